@@ -53,10 +53,26 @@ const DtypeName* by_dtype(DataType t) {
   return nullptr;
 }
 
+// A numpy array of str / bytes / object -> a string tensor (copied; bytes
+// are taken as UTF-8, objects through str()).
+Tensor to_string_tensor(const py::array& a) {
+  const py::array flat = py::module_::import("numpy").attr("ravel")(a);
+  Tensor t(DataType::kString, Shape(a.shape(), a.shape() + a.ndim()));
+  std::string* out = t.mutable_data<std::string>();
+  int64_t i = 0;
+  for (const auto& item : flat) {
+    if (py::isinstance<py::bytes>(item)) out[i++] = item.cast<std::string>();
+    else out[i++] = py::str(item).cast<std::string>();
+  }
+  return t;
+}
+
 // numpy array -> Tensor (borrowed: `keep` holds the array until the run ends).
 Tensor to_tensor(const std::string& name, const py::handle& value, std::vector<py::object>& keep) {
   py::array a = py::array::ensure(value);
   if (!a) throw Error(StatusCode::kInvalidArgument, "input '" + name + "' is not convertible to a numpy array");
+  const char kind = a.dtype().kind();
+  if (kind == 'U' || kind == 'S' || kind == 'O') return to_string_tensor(a);
   // Matched by equality in native byte order: 'q' and 'l', '>f4' and '<f4'
   // name the same element type.
   const py::object native = a.dtype().attr("newbyteorder")("=");
@@ -67,7 +83,7 @@ Tensor to_tensor(const std::string& name, const py::handle& value, std::vector<p
     throw Error(StatusCode::kInvalidArgument,
                 "input '" + name + "' has numpy dtype " + std::string(py::str(a.dtype())) +
                     ", which spindle does not support (expected float32, float64, float16, int8..int64, "
-                    "uint8..uint64 or bool)");
+                    "uint8..uint64, bool or str)");
   // Borrowed as is when C-contiguous, aligned and in native byte order;
   // otherwise copied into such an array, never rejected.
   const bool aligned = reinterpret_cast<uintptr_t>(a.data()) % dtype_size(match->dtype) == 0;
@@ -79,8 +95,43 @@ Tensor to_tensor(const std::string& name, const py::handle& value, std::vector<p
   return Tensor::borrow(match->dtype, std::move(shape), const_cast<void*>(a.data()));
 }
 
-// Tensor -> numpy array owning the tensor (no copy).
-py::array to_numpy(Tensor t) {
+// A list of arrays -> a sequence value of `elem` tensors (ONNX Runtime takes
+// lists for seq(tensor) inputs).
+Tensor to_sequence(const std::string& name, const py::handle& value, DataType elem, std::vector<py::object>& keep) {
+  if (!py::isinstance<py::list>(value) && !py::isinstance<py::tuple>(value))
+    throw Error(StatusCode::kInvalidArgument, "input '" + name + "' is a sequence: expected a list of numpy arrays, got " +
+                                                  std::string(py::str(py::type::of(value))));
+  std::vector<Tensor> items;
+  for (const auto& item : value) items.push_back(to_tensor(name, item, keep));
+  DataType dt = elem != DataType::kUndefined ? elem : items.empty() ? DataType::kFloat32 : items[0].dtype();
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].dtype() != dt)
+      throw Error(StatusCode::kInvalidArgument, "input '" + name + "': item " + std::to_string(i) + " is " +
+                                                    items[i].describe() + ", expected " + dtype_name(dt) +
+                                                    " like the model's sequence");
+  return Tensor::sequence(dt, std::move(items));
+}
+
+// Tensor -> numpy array owning the tensor (no copy); a string tensor -> an
+// object array of str; a sequence -> a list of arrays.
+py::object to_numpy(Tensor t) {
+  if (t.is_sequence()) {
+    py::list out;
+    for (const Tensor& item : t.sequence_items()) out.append(to_numpy(item));
+    return out;
+  }
+  if (t.dtype() == DataType::kString) {
+    py::array out(py::dtype("O"), std::vector<py::ssize_t>(t.shape().begin(), t.shape().end()));
+    auto** cells = static_cast<PyObject**>(out.mutable_data());
+    const std::string* s = t.data<std::string>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      PyObject* str = PyUnicode_DecodeUTF8(s[i].data(), static_cast<py::ssize_t>(s[i].size()), "replace");
+      if (!str) throw py::error_already_set();
+      Py_XDECREF(cells[i]);
+      cells[i] = str;
+    }
+    return out;
+  }
   const DtypeName* d = by_dtype(t.dtype());
   if (!d) throw Error(StatusCode::kUnsupported, "an output of dtype " + dtype_name(t.dtype()) + " cannot be returned to numpy");
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
@@ -108,7 +159,8 @@ NodeArg node_arg(const TensorInfo& info) {
     else a.shape.append(py::none());
   }
   const DtypeName* d = by_dtype(info.dtype);
-  a.type = d ? d->onnx : "tensor(" + dtype_name(info.dtype) + ")";
+  a.type = d ? d->onnx : info.dtype == DataType::kString ? "tensor(string)" : "tensor(" + dtype_name(info.dtype) + ")";
+  if (info.is_sequence) a.type = "seq(" + a.type + ")";
   return a;
 }
 
@@ -168,7 +220,11 @@ class PySession {
     Feeds feeds;
     for (const auto& [k, v] : feed) {
       const std::string name = py::str(k);
-      feeds.emplace_back(name, to_tensor(name, v, keep));
+      const TensorInfo* info = nullptr;
+      for (const auto& i : session_->inputs())
+        if (i.name == name) info = &i;
+      if (info && info->is_sequence) feeds.emplace_back(name, to_sequence(name, v, info->dtype, keep));
+      else feeds.emplace_back(name, to_tensor(name, v, keep));
     }
     std::vector<Tensor> outputs;
     {

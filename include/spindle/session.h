@@ -91,8 +91,12 @@ struct RunOptions {
 
 // A model input or output: element type and shape (-1 = dynamic dimension,
 // named in dim_names when the model names it).
+// A graph input or output. A sequence value (ONNX seq(tensor)) has
+// is_sequence set, dtype its items' element type and no shape; it is fed and
+// returned as a Tensor made by Tensor::sequence.
 struct TensorInfo {
   std::string name;
+  bool is_sequence = false;
   DataType dtype = DataType::kUndefined;
   Shape shape;
   std::vector<std::string> dim_names;

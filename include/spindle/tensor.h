@@ -4,6 +4,12 @@
 // OrtValue); clone() copies the data. Owned buffers are 64-byte aligned.
 // A borrowed tensor points at memory the caller keeps alive (zero-copy
 // feeds). Tensors made by kernels are always contiguous, row-major.
+//
+// String tensors (DataType::kString) hold std::string elements; their
+// buffer constructs and destroys them, and dtype_size() is 0 for them so
+// that kernels moving raw bytes refuse them. A Tensor can also be an ONNX
+// sequence value: an ordered list of tensors of one element type
+// (Tensor::sequence); it has no shape or data of its own.
 #pragma once
 
 #include <cstddef>
@@ -57,6 +63,7 @@ template <> constexpr DataType dtype_of<uint16_t>() { return DataType::kUInt16; 
 template <> constexpr DataType dtype_of<uint32_t>() { return DataType::kUInt32; }
 template <> constexpr DataType dtype_of<uint64_t>() { return DataType::kUInt64; }
 template <> constexpr DataType dtype_of<bool>() { return DataType::kBool; }
+template <> constexpr DataType dtype_of<std::string>() { return DataType::kString; }
 
 using Shape = std::vector<int64_t>;
 int64_t shape_numel(std::span<const int64_t> shape);   // 1 for a scalar
@@ -70,18 +77,22 @@ class Buffer {
  public:
   static std::shared_ptr<Buffer> allocate(size_t bytes);
   static std::shared_ptr<Buffer> borrow(void* data, size_t bytes);
+  // An owned buffer of `count` empty std::string objects (string tensors).
+  static std::shared_ptr<Buffer> allocate_strings(size_t count);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
   void* data() const { return data_; }
   size_t size() const { return size_; }
   bool owned() const { return owned_; }
+  bool holds_strings() const { return strings_ != 0; }
 
  private:
   Buffer(void* data, size_t size, bool owned) : data_(data), size_(size), owned_(owned) {}
   void* data_;
   size_t size_;
   bool owned_;
+  size_t strings_ = 0;  // std::string objects constructed in data_
 };
 
 class Tensor {
@@ -98,8 +109,13 @@ class Tensor {
   static Tensor from_vector(Shape shape, const std::vector<T>& values);
   template <class T>
   static Tensor scalar(T v) { return from_vector<T>({}, {v}); }
+  // A sequence value holding `items` (each a tensor of `elem_type`; checked).
+  static Tensor sequence(DataType elem_type, std::vector<Tensor> items);
 
   bool defined() const { return dtype_ != DataType::kUndefined; }
+  bool is_sequence() const { return items_ != nullptr; }
+  // The tensors of a sequence value; throws when this is a tensor.
+  const std::vector<Tensor>& sequence_items() const;
   DataType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   const Shape& strides() const { return strides_; }
@@ -143,6 +159,7 @@ class Tensor {
   Shape strides_;
   std::shared_ptr<Buffer> buffer_;
   size_t offset_ = 0;
+  std::shared_ptr<const std::vector<Tensor>> items_;  // set for sequence values
 };
 
 template <class T>
@@ -151,7 +168,7 @@ Tensor Tensor::from_vector(Shape shape, const std::vector<T>& values) {
   if (static_cast<int64_t>(values.size()) != t.numel())
     throw Error(StatusCode::kInvalidArgument, "Tensor::from_vector: " + std::to_string(values.size()) +
                                                   " values for shape " + shape_to_string(t.shape()));
-  T* out = t.mutable_data<T>();
+  T* out = t.template mutable_data<T>();
   for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
   return t;
 }

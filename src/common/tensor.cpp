@@ -2,6 +2,7 @@
 #include "spindle/tensor.h"
 
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -85,7 +86,17 @@ std::shared_ptr<Buffer> Buffer::borrow(void* data, size_t bytes) {
   return std::shared_ptr<Buffer>(new Buffer(data, bytes, false));
 }
 
+std::shared_ptr<Buffer> Buffer::allocate_strings(size_t count) {
+  std::shared_ptr<Buffer> b = allocate(count * sizeof(std::string));
+  auto* p = static_cast<std::string*>(b->data_);
+  for (size_t i = 0; i < count; ++i) new (p + i) std::string();
+  b->strings_ = count;
+  return b;
+}
+
 Buffer::~Buffer() {
+  auto* p = static_cast<std::string*>(data_);
+  for (size_t i = 0; i < strings_; ++i) p[i].~basic_string();
   if (owned_) std::free(data_);
 }
 
@@ -93,6 +104,10 @@ Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(sh
   for (int64_t d : shape_)
     if (d < 0) throw Error(StatusCode::kInvalidArgument, "tensor shape " + shape_to_string(shape_) + " has a negative dimension");
   strides_ = contiguous_strides(shape_);
+  if (dtype_ == DataType::kString) {
+    buffer_ = Buffer::allocate_strings(static_cast<size_t>(numel()));
+    return;
+  }
   const size_t bytes = nbytes();
   buffer_ = Buffer::allocate(bytes);
   std::memset(buffer_->data(), 0, bytes);
@@ -101,17 +116,22 @@ Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(sh
 Tensor::Tensor(DataType dtype, Shape shape, std::shared_ptr<Buffer> buffer, size_t byte_offset)
     : dtype_(dtype), shape_(std::move(shape)), buffer_(std::move(buffer)), offset_(byte_offset) {
   strides_ = contiguous_strides(shape_);
-  if (buffer_ && offset_ + nbytes() > buffer_->size())
+  const size_t bytes =
+      dtype_ == DataType::kString ? static_cast<size_t>(numel()) * sizeof(std::string) : nbytes();
+  if (buffer_ && offset_ + bytes > buffer_->size())
     throw Error(StatusCode::kInvalidArgument,
                 fmt::format("tensor {} needs {} bytes but its buffer holds {}", describe(), nbytes(), buffer_->size() - offset_));
 }
 
 Tensor Tensor::borrow(DataType dtype, Shape shape, void* data) {
+  if (dtype == DataType::kString)
+    throw Error(StatusCode::kInvalidArgument, "string tensors cannot borrow memory; build them with Tensor(kString, shape)");
   const size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
   return Tensor(dtype, std::move(shape), Buffer::borrow(data, bytes));
 }
 
 std::vector<int64_t> Tensor::to_int64_vector() const {
+  if (items_) throw Error(StatusCode::kInvalidArgument, "expected an integer tensor, got the " + describe());
   std::vector<int64_t> out(static_cast<size_t>(numel()));
   const void* p = raw_data();
   switch (dtype_) {
@@ -130,6 +150,7 @@ std::vector<int64_t> Tensor::to_int64_vector() const {
 }
 
 Tensor Tensor::reshaped(Shape shape) const {
+  if (items_) throw Error(StatusCode::kInvalidArgument, "cannot reshape the " + describe());
   if (shape_numel(shape) != numel())
     throw Error(StatusCode::kInvalidArgument,
                 fmt::format("cannot reshape {} to {}: element counts differ", describe(), shape_to_string(shape)));
@@ -139,15 +160,44 @@ Tensor Tensor::reshaped(Shape shape) const {
   return t;
 }
 
+Tensor Tensor::sequence(DataType elem_type, std::vector<Tensor> items) {
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].is_sequence() || items[i].dtype() != elem_type)
+      throw Error(StatusCode::kInvalidArgument,
+                  fmt::format("sequence of {}: item {} is {}", dtype_name(elem_type), i, items[i].describe()));
+  Tensor t;
+  t.dtype_ = elem_type;
+  t.items_ = std::make_shared<const std::vector<Tensor>>(std::move(items));
+  return t;
+}
+
+const std::vector<Tensor>& Tensor::sequence_items() const {
+  if (!items_) throw Error(StatusCode::kInvalidArgument, "expected a sequence value, got the tensor " + describe());
+  return *items_;
+}
+
 Tensor Tensor::clone() const {
+  if (is_sequence()) {
+    std::vector<Tensor> items;
+    for (const Tensor& t : *items_) items.push_back(t.clone());
+    return sequence(dtype_, std::move(items));
+  }
   Tensor t(dtype_, shape_);
+  if (dtype_ == DataType::kString) {
+    std::copy_n(data<std::string>(), numel(), t.mutable_data<std::string>());
+    return t;
+  }
   if (nbytes()) std::memcpy(t.raw_mutable_data(), raw_data(), nbytes());
   return t;
 }
 
-std::string Tensor::describe() const { return dtype_name(dtype_) + " " + shape_to_string(shape_); }
+std::string Tensor::describe() const {
+  if (is_sequence()) return fmt::format("sequence of {} {} tensor(s)", items_->size(), dtype_name(dtype_));
+  return dtype_name(dtype_) + " " + shape_to_string(shape_);
+}
 
 void Tensor::check_type(DataType expected) const {
+  if (items_) throw Error(StatusCode::kInvalidArgument, "expected a tensor, got the " + describe());
   if (dtype_ != expected)
     throw Error(StatusCode::kInvalidArgument,
                 fmt::format("tensor is {}, accessed as {}", describe(), dtype_name(expected)));

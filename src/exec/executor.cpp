@@ -103,12 +103,15 @@ void Frame::release_use(int value) {
 void Frame::recycle(Tensor t) {
   std::shared_ptr<Buffer> b = t.buffer();
   t = Tensor();
-  if (!b || !b->owned() || b.use_count() != 1) return;  // still shared (a view, an output) or borrowed
+  // Not when still shared (a view, an output, a sequence item), borrowed, or
+  // holding std::string objects.
+  if (!b || !b->owned() || b->holds_strings() || b.use_count() != 1) return;
   std::lock_guard<std::mutex> lock(cache_mu_);
   cache_.emplace(b->size(), std::move(b));
 }
 
 Tensor Frame::allocate(DataType dtype, const Shape& shape) {
+  if (dtype == DataType::kString) return Tensor(dtype, shape);
   const size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
   {
     std::lock_guard<std::mutex> lock(cache_mu_);

@@ -23,9 +23,11 @@
 namespace spindle::graph {
 
 // Element type and shape of a graph input or output; -1 marks a dynamic
-// dimension (its symbolic name, if any, is in dim_names).
+// dimension (its symbolic name, if any, is in dim_names). A sequence value
+// has is_sequence set, its items' element type and no shape.
 struct ValueInfo {
   std::string name;
+  bool is_sequence = false;
   DataType dtype = DataType::kUndefined;
   Shape shape;
   std::vector<std::string> dim_names;

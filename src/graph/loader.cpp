@@ -89,28 +89,34 @@ Status Graph::topological_sort() {
 
 namespace {
 
-// A graph input or output: a tensor of a supported element type, or a clear
-// kUnsupported error (sequences, maps, optionals, sparse tensors, bfloat16...).
+// A graph input or output: a tensor of a supported element type, a sequence
+// of such tensors, or a clear kUnsupported error (maps, optionals, sparse
+// tensors, bfloat16...).
 Result<ValueInfo> value_info(const onnx::ValueInfoProto& v, const char* kind) {
   ValueInfo info;
   info.name = v.name();
-  const onnx::TypeProto& type = v.type();
-  if (type.value_case() != onnx::TypeProto::VALUE_NOT_SET && !type.has_tensor_type()) {
-    const char* what = type.has_sequence_type() ? "a sequence"
-                       : type.has_map_type()    ? "a map"
-                       : type.has_optional_type() ? "an optional"
-                                                  : "a non-tensor value";
-    return unsupported(fmt::format("graph {} '{}' is {}; spindle supports tensor inputs and outputs only", kind,
-                                   v.name(), what));
+  const onnx::TypeProto* type = &v.type();
+  if (type->has_sequence_type()) {
+    info.is_sequence = true;
+    type = &type->sequence_type().elem_type();
+    if (type->value_case() == onnx::TypeProto::VALUE_NOT_SET) return info;
   }
-  if (type.has_tensor_type()) {
-    const auto& tt = type.tensor_type();
+  if (type->value_case() != onnx::TypeProto::VALUE_NOT_SET && !type->has_tensor_type()) {
+    const char* what = type->has_sequence_type() ? "a sequence of sequences"
+                       : type->has_map_type()    ? "a map"
+                       : type->has_optional_type() ? "an optional"
+                                                   : "a non-tensor value";
+    return unsupported(fmt::format("graph {} '{}' is {}{}; spindle supports tensors and sequences of tensors", kind,
+                                   v.name(), info.is_sequence ? "a sequence of " : "", what));
+  }
+  if (type->has_tensor_type()) {
+    const auto& tt = type->tensor_type();
     if (tt.elem_type() != 0) {
       auto dt = dtype_from_onnx(tt.elem_type());
       if (!dt.is_ok()) return unsupported(fmt::format("graph {} '{}': {}", kind, v.name(), dt.status().message()));
       info.dtype = dt.value();
     }
-    if (tt.has_shape()) {
+    if (tt.has_shape() && !info.is_sequence) {
       info.has_shape = true;
       for (const auto& d : tt.shape().dim()) {
         info.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);

@@ -1,17 +1,19 @@
 // onnx_convert.cpp — see onnx_convert.h.
 #include "graph/onnx_convert.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
 #include <fmt/format.h>
+#include <onnx/onnx-data_pb.h>
 
 namespace spindle::graph {
 
 Result<DataType> dtype_from_onnx(int32_t elem_type) {
   auto t = static_cast<DataType>(elem_type);
-  if (elem_type >= 1 && elem_type <= 13 && t != DataType::kString) return t;
-  return unsupported(fmt::format("element type {} ({}) is not supported (expected a numeric or bool type)", elem_type,
+  if (elem_type >= 1 && elem_type <= 13) return t;
+  return unsupported(fmt::format("element type {} ({}) is not supported (expected a numeric, bool or string type)", elem_type,
                                  onnx::TensorProto_DataType_Name(elem_type)));
 }
 
@@ -55,6 +57,15 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::file
   Tensor t(dtype, shape);
   const size_t bytes = t.nbytes();
   const std::string name = proto.name().empty() ? "<unnamed>" : proto.name();
+  if (dtype == DataType::kString) {
+    if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL || proto.has_raw_data())
+      return invalid_argument(fmt::format("string tensor '{}' must keep its values in string_data", name));
+    if (proto.string_data_size() != t.numel())
+      return invalid_argument(fmt::format("tensor '{}' ({}) has {} strings, expected {}", name, t.describe(),
+                                          proto.string_data_size(), t.numel()));
+    std::copy(proto.string_data().begin(), proto.string_data().end(), t.mutable_data<std::string>());
+    return t;
+  }
   auto size_error = [&](size_t got) {
     return invalid_argument(fmt::format("tensor '{}' ({}) holds {} bytes of data, expected {}", name, t.describe(), got, bytes));
   };
@@ -99,6 +110,33 @@ Result<Tensor> read_tensor_pb(const std::filesystem::path& path) {
   if (!proto.ParseFromIstream(&in))
     return invalid_argument(fmt::format("{} is not a serialized onnx TensorProto", path.string()));
   return tensor_from_proto(proto, path.parent_path());
+}
+
+Result<Tensor> read_sequence_pb(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return not_found(fmt::format("sequence file {} cannot be opened", path.string()));
+  onnx::SequenceProto proto;
+  if (!proto.ParseFromIstream(&in))
+    return invalid_argument(fmt::format("{} is not a serialized onnx SequenceProto", path.string()));
+  if (proto.elem_type() != onnx::SequenceProto::TENSOR)
+    return unsupported(fmt::format("{}: sequence element type {} is not supported (expected tensors)", path.string(),
+                                   static_cast<int>(proto.elem_type())));
+  std::vector<Tensor> items;
+  for (const auto& tp : proto.tensor_values()) {
+    SPINDLE_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, path.parent_path()));
+    items.push_back(std::move(t));
+  }
+  const DataType dt = items.empty() ? DataType::kFloat32 : items[0].dtype();
+  try {
+    return Tensor::sequence(dt, std::move(items));
+  } catch (const Error& e) {
+    return invalid_argument(fmt::format("{}: {}", path.string(), e.status().message()));
+  }
+}
+
+Result<Tensor> read_value_pb(const std::filesystem::path& path, const onnx::TypeProto& type) {
+  if (type.has_sequence_type()) return read_sequence_pb(path);
+  return read_tensor_pb(path);
 }
 
 Result<kernels::Attributes> attributes_from_proto(const onnx::NodeProto& node, const std::filesystem::path& base_dir) {

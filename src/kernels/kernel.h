@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <variant>
@@ -86,8 +87,14 @@ class KernelContext {
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   // True when input i is given (optional inputs may be absent or empty-named).
   bool has_input(int i) const { return i < num_inputs() && inputs_[static_cast<size_t>(i)].defined(); }
-  // Input i; throws a clear error when it is absent.
+  // Input i as a tensor; throws a clear error when it is absent, when it is
+  // a sequence value, or when it is a string tensor and the op was not
+  // registered with KernelRegistry::allow_strings.
   const Tensor& input(int i) const;
+  // Input i as a sequence value; throws when it is absent or a tensor.
+  const Tensor& sequence_input(int i) const;
+  // Input i whatever it is (tensor or sequence; Identity); throws when absent.
+  const Tensor& value_input(int i) const;
   // Allocates output i (contents unspecified: the kernel writes every element).
   Tensor& output(int i, DataType dtype, const Shape& shape);
   // Sets output i to an existing tensor (views: Reshape, Identity, Squeeze...).
@@ -128,6 +135,10 @@ class KernelRegistry {
   void add(const std::string& domain, const std::string& op_type, int since_min, int since_max,
            KernelFactory factory);
   const KernelFactory* find(const std::string& domain, const std::string& op_type, int opset) const;
+  // Marks op_type's kernels as reading string tensors (every other kernel
+  // gets a kUnsupported error when fed one, before it touches the data).
+  void allow_strings(const std::string& domain, const std::string& op_type);
+  bool takes_strings(const std::string& domain, const std::string& op_type) const;
   // "Add", "Conv", ... for docs and `spindle info`.
   std::vector<std::string> op_types(const std::string& domain = "") const;
   // Every registered operator with its opset ranges ("1-6, 7-17"; adjacent
@@ -143,6 +154,7 @@ class KernelRegistry {
     KernelFactory factory;
   };
   std::map<std::pair<std::string, std::string>, std::vector<Entry>> entries_;
+  std::set<std::pair<std::string, std::string>> string_ops_;
 };
 
 // Convenience for a kernel that is a plain function of its context.
@@ -169,6 +181,7 @@ void register_linalg_kernels(KernelRegistry& r);  // linalg/: Einsum, Det, MeanV
 void register_reduce_kernels(KernelRegistry& r);  // reduce/: Reduce*, ArgMax/ArgMin, Softmax, LogSoftmax
 void register_nn_kernels(KernelRegistry& r);      // nn/: Conv, ConvTranspose, pools, norms, MatMul, Gemm, Resize
 void register_tensor_kernels(KernelRegistry& r);  // tensor/: shape and data movement ops
+void register_text_kernels(KernelRegistry& r);    // text/: StringNormalizer, TfIdfVectorizer
 void register_detection_kernels(KernelRegistry& r);  // detection/: NonMaxSuppression, RoiAlign, MaxUnpool, GridSample
 
 // Throws Error(kInvalidArgument, "<label>: <message>").

@@ -59,9 +59,24 @@ Tensor Attributes::get_tensor(const std::string& name) const { return typed<Tens
 
 // ---------------------------------------------------------------- context
 
-const Tensor& KernelContext::input(int i) const {
+const Tensor& KernelContext::value_input(int i) const {
   if (!has_input(i)) fail(node_, fmt::format("input {} is required but was not given", i));
   return inputs_[static_cast<size_t>(i)];
+}
+
+const Tensor& KernelContext::input(int i) const {
+  const Tensor& t = value_input(i);
+  if (t.is_sequence()) fail(node_, fmt::format("input {} is a {}, expected a tensor", i, t.describe()));
+  if (t.dtype() == DataType::kString && !KernelRegistry::global().takes_strings(node_.domain, node_.op_type))
+    fail_unsupported(node_, fmt::format("input {} is a string tensor ({}); spindle's {} does not take strings", i,
+                                        t.describe(), node_.op_type));
+  return t;
+}
+
+const Tensor& KernelContext::sequence_input(int i) const {
+  const Tensor& t = value_input(i);
+  if (!t.is_sequence()) fail(node_, fmt::format("input {} is the tensor {}, expected a sequence", i, t.describe()));
+  return t;
 }
 
 Tensor& KernelContext::output(int i, DataType dtype, const Shape& shape) {
@@ -92,6 +107,14 @@ const KernelFactory* KernelRegistry::find(const std::string& domain, const std::
   for (const Entry& e : it->second)
     if (opset >= e.since_min && opset <= e.since_max) return &e.factory;
   return nullptr;
+}
+
+void KernelRegistry::allow_strings(const std::string& domain, const std::string& op_type) {
+  string_ops_.insert({domain, op_type});
+}
+
+bool KernelRegistry::takes_strings(const std::string& domain, const std::string& op_type) const {
+  return string_ops_.count({domain == "ai.onnx" ? "" : domain, op_type}) != 0;
 }
 
 std::vector<std::string> KernelRegistry::op_types(const std::string& domain) const {
@@ -129,6 +152,7 @@ const KernelRegistry& KernelRegistry::global() {
     register_detection_kernels(r);
     register_loss_kernels(r);
     register_linalg_kernels(r);
+    register_text_kernels(r);
     return r;
   }();
   return registry;

@@ -232,6 +232,7 @@ std::string dims_to_string(const TensorInfo& info) {
 TensorInfo tensor_info(const graph::ValueInfo& v) {
   TensorInfo t;
   t.name = v.name;
+  t.is_sequence = v.is_sequence;
   t.dtype = v.dtype;
   t.shape = v.shape;
   t.dim_names = v.dim_names;
@@ -256,6 +257,17 @@ void InferenceSession::Impl::validate_feeds(const Feeds& feeds) const {
     const TensorInfo& info = inputs[static_cast<size_t>(it->second)];
     if (!tensor.defined())
       throw Error(StatusCode::kInvalidArgument, fmt::format("{}: input '{}' is an empty tensor", origin, name));
+    if (tensor.is_sequence() != info.is_sequence)
+      throw Error(StatusCode::kInvalidArgument,
+                  fmt::format("{}: input '{}' is a {}, expected {}", origin, name, tensor.describe(),
+                              info.is_sequence ? "a sequence of " + dtype_name(info.dtype) + " tensors"
+                                               : "a tensor of " + dtype_name(info.dtype)));
+    if (info.is_sequence) {
+      if (info.dtype != DataType::kUndefined && tensor.dtype() != info.dtype)
+        throw Error(StatusCode::kInvalidArgument, fmt::format("{}: input '{}' is a {}, expected {} tensors", origin,
+                                                              name, tensor.describe(), dtype_name(info.dtype)));
+      continue;
+    }
     if (info.dtype != DataType::kUndefined && tensor.dtype() != info.dtype)
       throw Error(StatusCode::kInvalidArgument, fmt::format("{}: input '{}' is {}, expected element type {} with shape {}",
                                                             origin, name, tensor.describe(), dtype_name(info.dtype),

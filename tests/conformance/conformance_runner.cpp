@@ -157,7 +157,7 @@ std::pair<Outcome, std::string> run_test(const TestCase& t) {
         // input_i belongs to the i-th graph input that is not an initializer.
         while (k < model.graph().input_size() && initializers.count(model.graph().input(k).name())) ++k;
         if (k >= model.graph().input_size()) return {Outcome::kFailed, fmt::format("set {}: more inputs than the graph has", s)};
-        auto v = graph::read_tensor_pb(set / fmt::format("input_{}.pb", i));
+        auto v = graph::read_value_pb(set / fmt::format("input_{}.pb", i), model.graph().input(k).type());
         if (!v.is_ok()) {
           if (v.status().code() == StatusCode::kUnsupported) return {Outcome::kUnsupportedAtLoad, v.status().to_string()};
           return {Outcome::kFailed, v.status().to_string()};
@@ -172,7 +172,9 @@ std::pair<Outcome, std::string> run_test(const TestCase& t) {
         return {Outcome::kFailed, fmt::format("set {} ({}): {}", s, mode_name, e.what())};
       }
       for (int o = 0; fs::exists(set / fmt::format("output_{}.pb", o)); ++o) {
-        auto want = graph::read_tensor_pb(set / fmt::format("output_{}.pb", o));
+        if (o >= model.graph().output_size())
+          return {Outcome::kFailed, fmt::format("set {}: more outputs than the graph has", s)};
+        auto want = graph::read_value_pb(set / fmt::format("output_{}.pb", o), model.graph().output(o).type());
         if (!want.is_ok()) {
           if (want.status().code() == StatusCode::kUnsupported) return {Outcome::kUnsupportedAtLoad, want.status().to_string()};
           return {Outcome::kFailed, want.status().to_string()};

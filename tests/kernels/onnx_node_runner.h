@@ -21,12 +21,34 @@ namespace spindle::testing {
 inline const std::filesystem::path kOnnxNodeTestDir = "/usr/share/libonnx-testdata/data/node";
 
 // Compares two tensors: same dtype and shape; floats (float16/32/64) within
-// atol + rtol*|b| (NaN equals NaN), everything else exactly. The message
-// names how many elements differ and the first one (index, got, expected).
+// atol + rtol*|b| (NaN equals NaN), everything else (strings included)
+// exactly. The message names how many elements differ and the first one
+// (index, got, expected). Sequences match when they have as many items and
+// each pair matches.
 inline ::testing::AssertionResult tensors_close(const Tensor& got, const Tensor& want, double rtol, double atol) {
-  if (got.dtype() != want.dtype() || got.shape() != want.shape())
+  if (got.is_sequence() != want.is_sequence() || got.dtype() != want.dtype() || got.shape() != want.shape())
     return ::testing::AssertionFailure() << "got " << got.describe() << ", expected " << want.describe();
+  if (want.is_sequence()) {
+    const auto& g = got.sequence_items();
+    const auto& w = want.sequence_items();
+    if (g.size() != w.size()) return ::testing::AssertionFailure() << "got " << got.describe() << ", expected " << want.describe();
+    for (size_t i = 0; i < w.size(); ++i) {
+      auto r = tensors_close(g[i], w[i], rtol, atol);
+      if (!r) return ::testing::AssertionFailure() << "sequence item " << i << ": " << r.message();
+    }
+    return ::testing::AssertionSuccess();
+  }
   const int64_t n = want.numel();
+  if (want.dtype() == DataType::kString) {
+    const std::string* gs = got.data<std::string>();
+    const std::string* ws = want.data<std::string>();
+    int bad = 0;
+    std::string first;
+    for (int64_t i = 0; i < n; ++i)
+      if (gs[i] != ws[i] && bad++ == 0) first = fmt::format("element {}: got \"{}\", expected \"{}\"", i, gs[i], ws[i]);
+    if (bad) return ::testing::AssertionFailure() << bad << " of " << n << " strings differ; first " << first;
+    return ::testing::AssertionSuccess();
+  }
   auto at = [](const Tensor& t, int64_t i) -> double {
     const void* p = t.raw_data();
     switch (t.dtype()) {
@@ -100,7 +122,7 @@ inline ::testing::AssertionResult run_onnx_node_test(const std::string& name, do
     std::map<std::string, Tensor> values;
     for (const auto& init : g.initializer()) values[init.name()] = graph::tensor_from_proto(init, dir).value();
     for (int i = 0; std::filesystem::exists(set_dir / fmt::format("input_{}.pb", i)); ++i) {
-      auto t = graph::read_tensor_pb(set_dir / fmt::format("input_{}.pb", i));
+      auto t = graph::read_value_pb(set_dir / fmt::format("input_{}.pb", i), g.input(i).type());
       if (!t.is_ok()) return ::testing::AssertionFailure() << t.status().to_string();
       values[g.input(i).name()] = std::move(t).value();
     }
@@ -113,7 +135,7 @@ inline ::testing::AssertionResult run_onnx_node_test(const std::string& name, do
       return ::testing::AssertionFailure() << name << ": " << e.what();
     }
     for (int o = 0; std::filesystem::exists(set_dir / fmt::format("output_{}.pb", o)); ++o) {
-      auto want = graph::read_tensor_pb(set_dir / fmt::format("output_{}.pb", o));
+      auto want = graph::read_value_pb(set_dir / fmt::format("output_{}.pb", o), g.output(o).type());
       if (!want.is_ok()) return ::testing::AssertionFailure() << want.status().to_string();
       int pos = -1;
       for (int k = 0; k < proto.output_size(); ++k)

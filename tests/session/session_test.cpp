@@ -290,6 +290,52 @@ TEST(SessionParallel, WideGraphMatchesSequentialBitwise) {
   }
 }
 
+// S: seq(float), x: float [2]; T = SequenceInsert(S, x); n = SequenceLength(T);
+// outputs T (a sequence) and n.
+std::vector<uint8_t> sequence_model() {
+  ModelBuilder b;
+  b.input("S", {}).input("x", {2}).output("T", {}).output("n", {}, onnx::TensorProto::INT64);
+  for (auto* v : {b.proto().mutable_graph()->mutable_input(0), b.proto().mutable_graph()->mutable_output(0)}) {
+    onnx::TypeProto elem;
+    elem.mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    *v->mutable_type()->mutable_sequence_type()->mutable_elem_type() = elem;
+  }
+  b.node("SequenceInsert", {"S", "x"}, {"T"});
+  b.node("SequenceLength", {"T"}, {"n"});
+  return b.bytes();
+}
+
+TEST(SessionSequences, SequenceInputsAndOutputsRoundTripAndMisfeedsAreClearErrors) {
+  for (ExecutionMode mode : {ExecutionMode::kSequential, ExecutionMode::kParallel}) {
+    SessionOptions o;
+    o.execution_mode = mode;
+    auto s = InferenceSession::create_from_bytes(sequence_model(), o);
+    ASSERT_TRUE(s->inputs()[0].is_sequence);
+    EXPECT_EQ(s->inputs()[0].dtype, DataType::kFloat32);
+    EXPECT_FALSE(s->inputs()[1].is_sequence);
+    EXPECT_TRUE(s->outputs()[0].is_sequence);
+    const Tensor a = Tensor::from_vector<float>({3}, {1, 2, 3});
+    const Tensor x = Tensor::from_vector<float>({2}, {7, 8});
+    auto out = s->run({{"S", Tensor::sequence(DataType::kFloat32, {a})}, {"x", x}});
+    ASSERT_TRUE(out[0].is_sequence());
+    ASSERT_EQ(out[0].sequence_items().size(), 2u);
+    EXPECT_EQ(out[0].sequence_items()[0].to_vector<float>(), a.to_vector<float>());
+    EXPECT_EQ(out[0].sequence_items()[1].to_vector<float>(), x.to_vector<float>());
+    EXPECT_EQ(out[1].data<int64_t>()[0], 2);
+    // A tensor where the sequence goes, a sequence where the tensor goes,
+    // a sequence of the wrong element type.
+    EXPECT_THAT(error_of([&] { s->run({{"S", a}, {"x", x}}); }),
+                HasSubstr("input 'S' is a float32 3, expected a sequence of float32 tensors"));
+    EXPECT_THAT(error_of([&] { s->run({{"S", Tensor::sequence(DataType::kFloat32, {})}, {"x", Tensor::sequence(DataType::kFloat32, {})}}); }),
+                HasSubstr("input 'x' is a sequence of 0 float32 tensor(s), expected a tensor of float32"));
+    EXPECT_THAT(error_of([&] { s->run({{"S", Tensor::sequence(DataType::kInt64, {})}, {"x", x}}); }),
+                HasSubstr("expected float32 tensors"));
+    // Still usable, and an empty sequence is a valid feed.
+    out = s->run({{"S", Tensor::sequence(DataType::kFloat32, {})}, {"x", x}});
+    EXPECT_EQ(out[1].data<int64_t>()[0], 1);
+  }
+}
+
 TEST(SessionControl, TerminateCancelsAndTheSessionStaysUsable) {
   for (ExecutionMode mode : {ExecutionMode::kSequential, ExecutionMode::kParallel}) {
     SessionOptions o;

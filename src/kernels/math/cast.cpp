@@ -1,8 +1,16 @@
 // cast.cpp — Cast and CastLike between float16/32/64, int8..int64,
-// uint8..uint64 and bool. float -> integer truncates toward zero (C++
+// uint8..uint64, bool and string. float -> integer truncates toward zero (C++
 // conversion); any -> bool is x != 0; bool -> numeric is 0 / 1; float16 goes
-// through float32 (round to nearest even). bfloat16 and string are not
-// supported (kUnsupported naming the dtype).
+// through float32 (round to nearest even). Numbers -> string: integers in
+// decimal, floats as the shortest text that reads back to the same value
+// ("0.9767611", "1e-07"), with NaN, INF and -INF as ONNX spells them.
+// String -> numbers: the whole text must be one number ("INF", "+INF",
+// "-inf", "NaN" are floats), else an error names the element. bool <-> string
+// and bfloat16 are refused (kUnsupported naming the dtype).
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <unordered_map>
 
 #include "kernels/math/elementwise.h"
@@ -43,7 +51,80 @@ void float_to_float16_into(ThreadPool* pool, const Tensor& f, Tensor& out) {
             [](float v) { return float_to_float16(v); }, 2.0);
 }
 
+template <class T>
+std::string number_text(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "INF" : "-INF";
+  }
+  return fmt::format("{}", v);
+}
+
+template <class T>
+T parse_number(const NodeInfo& node, const std::string& text, int64_t index) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  T v{};
+  if constexpr (std::is_floating_point_v<T>) {
+    v = static_cast<T>(std::strtod(begin, &end));
+    if (errno == ERANGE && std::isinf(v)) errno = 0;  // out of float range: +-inf, as a C cast would give
+  } else if constexpr (std::is_signed_v<T>) {
+    const long long w = std::strtoll(begin, &end, 10);
+    if (w < static_cast<long long>(std::numeric_limits<T>::min()) || w > static_cast<long long>(std::numeric_limits<T>::max()))
+      errno = ERANGE;
+    v = static_cast<T>(w);
+  } else {
+    const unsigned long long w = std::strtoull(begin, &end, 10);
+    if (text.find('-') != std::string::npos || w > static_cast<unsigned long long>(std::numeric_limits<T>::max())) errno = ERANGE;
+    v = static_cast<T>(w);
+  }
+  if (end == begin || *end != '\0' || errno != 0)
+    fail(node, fmt::format("element {} is the string \"{}\", which is not a {}", index, text,
+                           errno == ERANGE ? "number in range" : "number"));
+  return v;
+}
+
+#define SPINDLE_STRING_CAST_TYPES float, double, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+
+// string <-> numbers (float16 through float32), one element at a time.
+void cast_strings(const NodeInfo& node, const Tensor& x, Tensor& out) {
+  const int64_t n = x.numel();
+  if (x.dtype() == DataType::kString && out.dtype() == DataType::kString) {
+    std::copy_n(x.data<std::string>(), n, out.mutable_data<std::string>());
+  } else if (x.dtype() == DataType::kString) {
+    const std::string* in = x.data<std::string>();
+    if (out.dtype() == DataType::kFloat16) {
+      auto* o = static_cast<uint16_t*>(out.raw_mutable_data());
+      for (int64_t i = 0; i < n; ++i) o[i] = float_to_float16(parse_number<float>(node, in[i], i));
+      return;
+    }
+    dispatch<SPINDLE_STRING_CAST_TYPES>(out.dtype(), node, "target", [&](auto tag) {
+      using To = decltype(tag);
+      To* o = out.mutable_data<To>();
+      for (int64_t i = 0; i < n; ++i) o[i] = parse_number<To>(node, in[i], i);
+    });
+  } else {
+    std::string* o = out.mutable_data<std::string>();
+    if (x.dtype() == DataType::kFloat16) {
+      const auto* in = static_cast<const uint16_t*>(x.raw_data());
+      for (int64_t i = 0; i < n; ++i) o[i] = number_text(float16_to_float(in[i]));
+      return;
+    }
+    dispatch<SPINDLE_STRING_CAST_TYPES>(x.dtype(), node, "input", [&](auto tag) {
+      using From = decltype(tag);
+      const From* in = x.data<From>();
+      for (int64_t i = 0; i < n; ++i) o[i] = number_text(in[i]);
+    });
+  }
+}
+
 void cast_any(const NodeInfo& node, ThreadPool* pool, const Tensor& x, Tensor& out) {
+  if (x.dtype() == DataType::kString || out.dtype() == DataType::kString) {
+    if (x.dtype() == DataType::kBool || out.dtype() == DataType::kBool)
+      fail_unsupported(node, fmt::format("cast from {} to {} is not supported", dtype_name(x.dtype()), dtype_name(out.dtype())));
+    return cast_strings(node, x, out);
+  }
   if (x.dtype() == DataType::kFloat16) {
     const Tensor f = float16_as_float(pool, x);
     if (out.dtype() == DataType::kFloat32) std::memcpy(out.raw_mutable_data(), f.raw_data(), f.nbytes());
@@ -64,7 +145,7 @@ bool castable(DataType t) {
     case DataType::kFloat16:
     case DataType::kFloat32: case DataType::kFloat64: case DataType::kInt8: case DataType::kInt16:
     case DataType::kInt32: case DataType::kInt64: case DataType::kUInt8: case DataType::kUInt16:
-    case DataType::kUInt32: case DataType::kUInt64: case DataType::kBool:
+    case DataType::kUInt32: case DataType::kUInt64: case DataType::kBool: case DataType::kString:
       return true;
     default:
       return false;
@@ -113,7 +194,7 @@ class CastKernel final : public OpKernel {
       fail_unsupported(node, fmt::format("cast from {} is not supported", dtype_name(x.dtype())));
     if (!castable(to)) fail_unsupported(node, fmt::format("cast to {} is not supported", dtype_name(to)));
     Tensor& out = ctx.output(0, to, x.shape());
-    if (to == x.dtype()) {
+    if (to == x.dtype() && to != DataType::kString) {
       std::memcpy(out.raw_mutable_data(), x.raw_data(), x.nbytes());
       return;
     }
@@ -129,7 +210,7 @@ class CastKernel final : public OpKernel {
 
 void register_cast(KernelRegistry& r) {
   // Opset 1: `to` is a string; 6+: an int (13 adds bfloat16, which is
-  // refused like string).
+  // refused).
   auto cast = [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
     return std::make_unique<CastKernel>(target_from_attr(node), false);
   };
@@ -138,6 +219,8 @@ void register_cast(KernelRegistry& r) {
   r.add("", "CastLike", 1, 17, [](const NodeInfo&) -> std::unique_ptr<OpKernel> {
     return std::make_unique<CastKernel>(DataType::kUndefined, true);
   });
+  r.allow_strings("", "Cast");
+  r.allow_strings("", "CastLike");
 }
 
 }  // namespace spindle::kernels::math

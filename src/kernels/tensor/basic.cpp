@@ -49,9 +49,10 @@ class ConstantKernel final : public OpKernel {
 
 // ---------------------------------------------------------------- Identity
 
+// Any value: a tensor of any element type or a sequence.
 void identity(KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  elem_size(ctx.node(), x, "input");
+  const Tensor& x = ctx.value_input(0);
+  if (!x.is_sequence()) check_viewable(ctx.node(), x, "input");
   ctx.set_output(0, x);
 }
 
@@ -132,7 +133,7 @@ class ReshapeKernel final : public OpKernel {
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
     const Tensor& x = ctx.input(0);
-    elem_size(node, x, "data");
+    check_viewable(node, x, "data");
     const std::vector<int64_t> req = opset_ < 5 ? shape_attr_ : read_int_list(node, ctx.input(1), "shape");
     Shape out(req.size());
     int64_t infer = -1;
@@ -194,7 +195,7 @@ std::vector<int64_t> axes_of(const KernelContext& ctx, bool from_input, bool* gi
 void squeeze(KernelContext& ctx) {
   const NodeInfo& node = ctx.node();
   const Tensor& x = ctx.input(0);
-  elem_size(node, x, "data");
+  check_viewable(node, x, "data");
   bool given = false;
   const std::vector<int64_t> axes = axes_of(ctx, node.opset >= 13, &given);
   std::vector<bool> drop(static_cast<size_t>(x.rank()), false);
@@ -219,7 +220,7 @@ void squeeze(KernelContext& ctx) {
 void unsqueeze(KernelContext& ctx) {
   const NodeInfo& node = ctx.node();
   const Tensor& x = ctx.input(0);
-  elem_size(node, x, "data");
+  check_viewable(node, x, "data");
   bool given = false;
   const std::vector<int64_t> axes = axes_of(ctx, node.opset >= 13, &given);
   if (!given) fail(node, "axes are required");
@@ -242,7 +243,7 @@ void unsqueeze(KernelContext& ctx) {
 void flatten(KernelContext& ctx) {
   const NodeInfo& node = ctx.node();
   const Tensor& x = ctx.input(0);
-  elem_size(node, x, "input");
+  check_viewable(node, x, "input");
   const int64_t r = x.rank();
   int64_t axis = node.attrs.get_int("axis", 1);
   if (axis < -r || axis > r)
@@ -291,6 +292,7 @@ void register_basic(KernelRegistry& r) {
   r.add("", "Flatten", 1, 17, simple_kernel(flatten));
   r.add("", "Shape", 1, 17, simple_kernel(shape));
   r.add("", "Size", 1, 17, simple_kernel(size));
+  for (const char* op : {"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Shape", "Size"}) r.allow_strings("", op);
 }
 
 }  // namespace spindle::kernels::tensor

@@ -15,6 +15,7 @@ void register_tensor_kernels(KernelRegistry& r) {
   tensor::register_generate(r);
   tensor::register_select(r);
   tensor::register_unique(r);
+  tensor::register_sequence(r);
 }
 
 }  // namespace spindle::kernels

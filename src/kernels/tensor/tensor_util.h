@@ -42,6 +42,12 @@ inline size_t elem_size(const NodeInfo& node, const Tensor& t, const char* name)
   return es;
 }
 
+// For ops that only relabel a tensor (views: Identity, Reshape, Squeeze...):
+// every element type, strings included.
+inline void check_viewable(const NodeInfo& node, const Tensor& t, const char* name) {
+  if (t.dtype() != DataType::kString) elem_size(node, t, name);
+}
+
 inline bool is_integer_dtype(DataType t) {
   switch (t) {
     case DataType::kInt8: case DataType::kInt16: case DataType::kInt32: case DataType::kInt64:
@@ -176,6 +182,7 @@ void register_generate(KernelRegistry& r);   // generate.cpp: ConstantOfShape, R
                                              //   EyeLike, OneHot
 void register_select(KernelRegistry& r);     // select.cpp: TopK, ScatterElements, Scatter, Compress,
                                              //   ReverseSequence
+void register_sequence(KernelRegistry& r);   // sequence.cpp: Sequence*, SplitToSequence, ConcatFromSequence
 void register_unique(KernelRegistry& r);     // unique.cpp: Unique
 
 }  // namespace spindle::kernels::tensor
