@@ -94,6 +94,13 @@ Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string
                                const std::filesystem::path& base_dir, const LoadOptions& options = {});
 Result<Graph> load_model_file(const std::filesystem::path& path, const LoadOptions& options = {});
 
+// The training operator Gradient (ai.onnx.preview.training): not a kernel,
+// expanded by the loader into the nodes that compute it (gradient.cpp).
+bool is_gradient_node(const std::string& domain, const std::string& op_type);
+// Replaces every Gradient node of g with backward nodes; kUnsupported names
+// an op on the path that cannot be differentiated.
+Status expand_gradients(Graph& g);
+
 enum class OptimizationLevel { kDisableAll = 0, kBasic = 1, kExtended = 2, kAll = 99 };
 
 struct OptimizerStats {

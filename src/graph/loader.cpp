@@ -206,7 +206,7 @@ Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string
     if (opset == g.opsets.end())
       return invalid_argument(fmt::format("{}: node {} uses domain '{}', which the model does not import", origin, n.label(), n.domain));
     n.opset = opset->second;
-    if (!registry.find(n.domain, n.op_type, n.opset)) {
+    if (!is_gradient_node(n.domain, n.op_type) && !registry.find(n.domain, n.op_type, n.opset)) {
       const std::string what = fmt::format("{}{} (opset {})", n.domain.empty() ? "" : n.domain + ".", n.op_type, n.opset);
       if (missing_seen.insert(what).second) missing.push_back(what);
       continue;
@@ -220,6 +220,7 @@ Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string
   }
   if (!missing.empty())
     return unsupported(fmt::format("{}: {} operator(s) not supported by spindle: {}", origin, missing.size(), fmt::join(missing, ", ")));
+  if (Status s = expand_gradients(g); !s.is_ok()) return Status(s.code(), fmt::format("{}: {}", origin, s.message()));
 
   // Every value read must be produced, fed or constant.
   std::set<int> available(g.inputs.begin(), g.inputs.end());

@@ -9,6 +9,7 @@ void register_math_kernels(KernelRegistry& r) {
   math::register_compare(r);
   math::register_unary(r);
   math::register_cast(r);
+  math::register_gradient_ops(r);
 }
 
 }  // namespace spindle::kernels
