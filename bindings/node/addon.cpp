@@ -35,6 +35,7 @@ constexpr TypeName kTypes[] = {
     {DataType::kUInt8, "uint8"},     {DataType::kInt16, "int16"},     {DataType::kUInt16, "uint16"},
     {DataType::kInt32, "int32"},     {DataType::kUInt32, "uint32"},   {DataType::kInt64, "int64"},
     {DataType::kUInt64, "uint64"},   {DataType::kBool, "bool"},       {DataType::kFloat16, "float16"},
+    {DataType::kString, "string"},
 };
 
 DataType dtype_of_name(const std::string& name) {
@@ -136,9 +137,11 @@ Tensor tensor_from_js(const std::string& name, const Napi::Value& v) {
   const DataType dtype = dtype_of_name(o.Get("type").ToString());
   const Napi::Value data = o.Get("data");
   const Napi::Value dims_v = o.Get("dims");
-  if (!data.IsTypedArray() || !dims_v.IsArray())
-    throw Error(StatusCode::kInvalidArgument, "feed '" + name + "' needs a typed array `data` and an array `dims`");
-  const Napi::TypedArray ta = data.As<Napi::TypedArray>();
+  const bool is_string = dtype == DataType::kString;
+  if (!(is_string ? data.IsArray() : data.IsTypedArray()) || !dims_v.IsArray())
+    throw Error(StatusCode::kInvalidArgument, "feed '" + name + "' needs " +
+                                                  (is_string ? "an array of strings" : "a typed array") +
+                                                  " `data` and an array `dims`");
   const Napi::Array dims_a = dims_v.As<Napi::Array>();
   Shape dims;
   for (uint32_t i = 0; i < dims_a.Length(); ++i) {
@@ -149,6 +152,22 @@ Tensor tensor_from_js(const std::string& name, const Napi::Value& v) {
     dims.push_back(static_cast<int64_t>(d));
   }
   Tensor t(dtype, dims);
+  if (is_string) {
+    const Napi::Array a = data.As<Napi::Array>();
+    if (a.Length() != static_cast<uint32_t>(t.numel()))
+      throw Error(StatusCode::kInvalidArgument, "feed '" + name + "' has " + std::to_string(a.Length()) +
+                                                    " strings, expected " + std::to_string(t.numel()) + " for dims " +
+                                                    shape_to_string(dims));
+    std::string* out = t.mutable_data<std::string>();
+    for (uint32_t i = 0; i < a.Length(); ++i) {
+      const Napi::Value e = a.Get(i);
+      if (!e.IsString())
+        throw Error(StatusCode::kInvalidArgument, "feed '" + name + "': data[" + std::to_string(i) + "] is not a string");
+      out[i] = e.As<Napi::String>().Utf8Value();
+    }
+    return t;
+  }
+  const Napi::TypedArray ta = data.As<Napi::TypedArray>();
   if (ta.ByteLength() != t.nbytes())
     throw Error(StatusCode::kInvalidArgument,
                 "feed '" + name + "' has " + std::to_string(ta.ByteLength()) + " bytes of data, expected " +
@@ -159,9 +178,23 @@ Tensor tensor_from_js(const std::string& name, const Napi::Value& v) {
   return t;
 }
 
+// Sequence values are refused, as onnxruntime-node refuses non-tensor outputs.
 Napi::Value tensor_to_js(Napi::Env env, const Tensor& t) {
+  if (t.is_sequence())
+    throw Error(StatusCode::kUnsupported, "an output is a " + t.describe() +
+                                              "; the Node.js binding returns tensors only (the Python one returns lists)");
   Napi::Object o = Napi::Object::New(env);
   o.Set("type", name_of_dtype(t.dtype()));
+  Napi::Array dims = Napi::Array::New(env, t.shape().size());
+  for (size_t i = 0; i < t.shape().size(); ++i) dims.Set(static_cast<uint32_t>(i), static_cast<double>(t.shape()[i]));
+  o.Set("dims", dims);
+  if (t.dtype() == DataType::kString) {
+    Napi::Array a = Napi::Array::New(env, static_cast<size_t>(t.numel()));
+    const std::string* s = t.data<std::string>();
+    for (int64_t i = 0; i < t.numel(); ++i) a.Set(static_cast<uint32_t>(i), Napi::String::New(env, s[i]));
+    o.Set("data", a);
+    return o;
+  }
   Napi::ArrayBuffer buf = Napi::ArrayBuffer::New(env, t.nbytes());
   if (t.nbytes()) std::memcpy(buf.Data(), t.raw_data(), t.nbytes());
   const size_t n = static_cast<size_t>(t.numel());
@@ -180,9 +213,6 @@ Napi::Value tensor_to_js(Napi::Env env, const Tensor& t) {
     default: throw Error(StatusCode::kUnsupported, "an output of dtype " + dtype_name(t.dtype()) + " cannot be returned");
   }
   o.Set("data", data);
-  Napi::Array dims = Napi::Array::New(env, t.shape().size());
-  for (size_t i = 0; i < t.shape().size(); ++i) dims.Set(static_cast<uint32_t>(i), static_cast<double>(t.shape()[i]));
-  o.Set("dims", dims);
   return o;
 }
 

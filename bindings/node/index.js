@@ -42,9 +42,17 @@ class Tensor {
       if (!type) throw new TypeError('Tensor: cannot infer the type of the data; pass the type first');
     }
     const Typed = TYPED[type];
-    if (!Typed) throw new TypeError(`Tensor: type '${type}' is not supported (expected one of ${Object.keys(TYPED).join(', ')})`);
-    if (Array.isArray(data)) data = Typed.from(type === 'bool' ? data.map((v) => (v ? 1 : 0)) : data);
-    if (!(data instanceof Typed)) {
+    if (type === 'string') {
+      // onnxruntime-node's string tensors: a plain array of strings.
+      if (!Array.isArray(data) || data.some((s) => typeof s !== 'string')) {
+        throw new TypeError('Tensor: data for type \'string\' must be an array of strings');
+      }
+    } else if (!Typed) {
+      throw new TypeError(`Tensor: type '${type}' is not supported (expected one of ${[...Object.keys(TYPED), 'string'].join(', ')})`);
+    } else if (Array.isArray(data)) {
+      data = Typed.from(type === 'bool' ? data.map((v) => (v ? 1 : 0)) : data);
+    }
+    if (type !== 'string' && !(data instanceof Typed)) {
       throw new TypeError(`Tensor: data for type '${type}' must be a ${Typed.name}, got ${data?.constructor?.name}`);
     }
     dims = dims ?? [data.length];

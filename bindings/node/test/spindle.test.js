@@ -167,3 +167,22 @@ test('Tensor types: int64 as BigInt64Array, int32, bool and uint8', () => {
   assert.strictEqual(new spindle.Tensor('uint8', new Uint8Array([7]), [1]).size, 1);
   assert.throws(() => new spindle.Tensor('int64', new Float32Array(1), [1]), /must be a BigInt64Array/);
 });
+
+test('string tensors as arrays of strings, as onnxruntime-node passes them; sequences refused clearly', async () => {
+  const data = '/usr/share/libonnx-testdata/data/node';
+  const norm = await spindle.InferenceSession.create(
+    path.join(data, 'test_strnormalizer_export_monday_casesensintive_upper', 'model.onnx'));
+  const out = await norm.run({ x: new spindle.Tensor('string', ['monday', 'tuesday', 'Ünïcode', 'monday'], [4]) });
+  assert.strictEqual(out.y.type, 'string');
+  assert.deepStrictEqual(out.y.data, ['TUESDAY', 'ÜNÏCODE']);
+  assert.deepStrictEqual(out.y.dims, [2]);
+  assert.throws(() => new spindle.Tensor('string', ['a', 1], [2]), /must be an array of strings/);
+  await assert.rejects(norm.run({ x: new spindle.Tensor('float32', new Float32Array(2), [2]) }),
+                       /input 'x' is float32 2, expected element type string/);
+  const seq = await spindle.InferenceSession.create(path.join(data, 'test_identity_sequence', 'model.onnx'));
+  await assert.rejects(seq.run({ x: new spindle.Tensor('float32', new Float32Array(2), [2]) }),
+                       /input 'x' is a float32 2, expected a sequence of float32 tensors/);
+  // Still usable.
+  assert.deepStrictEqual((await norm.run({ x: new spindle.Tensor('string', ['a', 'b', 'monday', 'c'], [4]) })).y.data,
+                         ['A', 'B', 'C']);
+});

@@ -104,7 +104,9 @@ def test_bad_input_raises_clear_errors_and_the_session_stays_usable():
         sess.run(None, {"x": x, "y": x})
     with pytest.raises(KeyError, match=r"unknown output name 'nope'"):
         sess.run(["nope"], feeds)
-    with pytest.raises(ValueError, match=r"numpy dtype"):
+    with pytest.raises(ValueError, match=r"numpy dtype complex64"):
+        sess.run(None, {"x": np.zeros(3, dtype=np.complex64)})
+    with pytest.raises(ValueError, match=r"input 'x' is string 1, expected element type float32"):
         sess.run(None, {"x": np.array(["a"])})
     # Still usable.
     np.testing.assert_allclose(sess.run(None, feeds)[0], list(expected.values())[0], rtol=1e-3, atol=1e-4)
@@ -281,3 +283,48 @@ def test_enable_profiling_writes_a_chrome_trace(tmp_path):
     assert path.startswith(str(tmp_path / "prof_"))
     events = json.loads(Path(path).read_text())["traceEvents"]
     assert any(e.get("cat") == "node" for e in events)
+
+
+def test_sequence_and_string_values_as_onnx_runtime_passes_them():
+    from onnx import TensorProto, helper
+
+    seq_float = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+    graph = helper.make_graph(
+        [
+            helper.make_node("SequenceInsert", ["S", "x"], ["T"]),
+            helper.make_node("SequenceLength", ["T"], ["n"]),
+            helper.make_node("StringNormalizer", ["words"], ["normalized"], case_change_action="UPPER",
+                             stopwords=["the"]),
+        ],
+        "seq_and_strings",
+        [
+            helper.make_value_info("S", seq_float),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("words", TensorProto.STRING, [None]),
+        ],
+        [
+            helper.make_value_info("T", seq_float),
+            helper.make_tensor_value_info("n", TensorProto.INT64, []),
+            helper.make_tensor_value_info("normalized", TensorProto.STRING, [None]),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    sess = spindle.InferenceSession(model.SerializeToString())
+    assert [i.type for i in sess.get_inputs()] == ["seq(tensor(float))", "tensor(float)", "tensor(string)"]
+    a = np.arange(3, dtype=np.float32)
+    x = np.array([7, 8], dtype=np.float32)
+    t, n, normalized = sess.run(None, {"S": [a], "x": x, "words": np.array(["the", "Ünïcode", "cat"])})
+    assert isinstance(t, list) and len(t) == 2
+    np.testing.assert_array_equal(t[0], a)
+    np.testing.assert_array_equal(t[1], x)
+    assert int(n) == 2
+    assert normalized.dtype == object and normalized.tolist() == ["ÜNÏCODE", "CAT"]
+    # bytes and object arrays are strings too; an empty list is an empty sequence.
+    _, n, normalized = sess.run(None, {"S": [], "x": x, "words": np.array([b"dog", "the"], dtype=object)})
+    assert int(n) == 1 and normalized.tolist() == ["DOG"]
+    with pytest.raises(Exception, match="input 'S' is a sequence: expected a list of numpy arrays"):
+        sess.run(None, {"S": a, "x": x, "words": np.array(["a"])})
+    with pytest.raises(Exception, match="item 0 is int64 2, expected float32"):
+        sess.run(None, {"S": [np.array([1, 2])], "x": x, "words": np.array(["a"])})
+    t, _, _ = sess.run(None, {"S": [a, a], "x": x, "words": np.array(["a"])})
+    assert len(t) == 3

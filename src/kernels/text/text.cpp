@@ -84,12 +84,18 @@ class StringNormalizerKernel final : public OpKernel {
       fail(node, fmt::format("case_change_action '{}' is not one of NONE, LOWER, UPPER", action));
     std::string name = node.attrs.get_string("locale", "en_US");
     if (name.find('.') == std::string::npos) name += ".UTF-8";
-    try {
-      locale_ = std::locale(name);
-    } catch (const std::runtime_error&) {
-      locale_ = std::locale("C.UTF-8");
+    for (const std::string& candidate : {name, std::string("C.UTF-8")}) {
+      try {
+        locale_ = std::locale(candidate);
+        ctype_ = &std::use_facet<std::ctype<wchar_t>>(locale_);
+        break;
+      } catch (const std::runtime_error&) {
+      }
     }
-    ctype_ = &std::use_facet<std::ctype<wchar_t>>(locale_);
+    if (!ctype_ && case_ != Case::kNone)
+      fail_unsupported(node, fmt::format("neither the locale {} nor C.UTF-8 is installed; case changes need one", name));
+    if (!ctype_ && !case_sensitive_)
+      fail_unsupported(node, fmt::format("neither the locale {} nor C.UTF-8 is installed; case-insensitive stop words need one", name));
     if (node.attrs.has("stopwords"))
       for (const std::string& w : node.attrs.get_strings("stopwords"))
         stopwords_.push_back(case_sensitive_ ? w : fold(node, w, Case::kLower, -1));
