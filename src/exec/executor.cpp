@@ -11,7 +11,68 @@ namespace spindle::exec {
 
 // ---------------------------------------------------------------- Plan
 
-Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g) {
+namespace {
+
+// A graph attribute compiled for its node's kernel: runs sequentially on the
+// calling thread (kernels inside still use the intra-op pool), one frame per
+// call.
+class CompiledSubgraph final : public kernels::Subgraph {
+ public:
+  CompiledSubgraph(std::unique_ptr<Plan> plan, std::vector<size_t> outer_index)
+      : plan_(std::move(plan)), outer_index_(std::move(outer_index)) {}
+
+  int num_inputs() const override {
+    return static_cast<int>(plan_->graph().inputs.size() - plan_->graph().captures.size());
+  }
+  int num_outputs() const override { return static_cast<int>(plan_->graph().outputs.size()); }
+  DataType output_dtype(int i) const override { return plan_->graph().output_info[static_cast<size_t>(i)].dtype; }
+
+  std::vector<Tensor> run(std::span<const Tensor> inputs, std::span<const Tensor> outer, ThreadPool* pool) const override {
+    const graph::Graph& g = plan_->graph();
+    const size_t formal = static_cast<size_t>(num_inputs());
+    if (inputs.size() != formal)
+      throw Error(StatusCode::kInvalidArgument,
+                  fmt::format("subgraph '{}' takes {} inputs, got {}", g.metadata.graph_name, formal, inputs.size()));
+    Frame frame(*plan_);
+    frame.begin_run();
+    for (size_t i = 0; i < formal; ++i) frame.values()[static_cast<size_t>(g.inputs[i])] = inputs[i];
+    for (size_t c = 0; c < outer_index_.size(); ++c)
+      frame.values()[static_cast<size_t>(g.inputs[formal + c])] = outer[outer_index_[c]];
+    run_sequential(*plan_, frame, pool, RunControl{});
+    std::vector<Tensor> out;
+    for (int id : g.outputs) out.push_back(frame.values()[static_cast<size_t>(id)]);
+    frame.end_run();
+    return out;
+  }
+
+ private:
+  std::unique_ptr<Plan> plan_;
+  std::vector<size_t> outer_index_;  // capture c is outer[outer_index_[c]]
+};
+
+Result<std::shared_ptr<const kernels::Subgraph>> compile_subgraph(const graph::Node& n, const std::string& attr,
+                                                                  const graph::Graph& sub,
+                                                                  graph::OptimizationLevel level) {
+  graph::Graph g = sub;
+  g.metadata.graph_name = fmt::format("{} of {}", attr, n.label());
+  if (level != graph::OptimizationLevel::kDisableAll) {
+    auto stats = graph::optimize(g, level);
+    if (!stats.is_ok()) return stats.status();
+  }
+  std::vector<size_t> outer_index;
+  for (const std::string& c : g.captures) {
+    auto it = std::find(n.outer_names.begin(), n.outer_names.end(), c);
+    if (it == n.outer_names.end())
+      return internal_error(fmt::format("{}: '{}' reads '{}', which the node does not pass", n.label(), attr, c));
+    outer_index.push_back(static_cast<size_t>(it - n.outer_names.begin()));
+  }
+  SPINDLE_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Plan::compile(std::move(g), level));
+  return std::shared_ptr<const kernels::Subgraph>(std::make_shared<CompiledSubgraph>(std::move(plan), std::move(outer_index)));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationLevel subgraph_level) {
   auto plan = std::unique_ptr<Plan>(new Plan());
   plan->graph_ = std::move(g);
   const graph::Graph& graph = plan->graph_;
@@ -27,8 +88,16 @@ Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g) {
     p.info.opset = n.opset;
     p.info.name = n.name;
     p.info.attrs = n.attrs;
-    p.info.num_inputs = static_cast<int>(n.inputs.size());
+    p.info.num_outer_inputs = static_cast<int>(n.outer_names.size());
+    p.info.num_inputs = static_cast<int>(n.inputs.size()) - p.info.num_outer_inputs;
     p.info.num_outputs = static_cast<int>(n.outputs.size());
+    for (const auto& [attr, value] : n.attrs.all())
+      if (const auto* ga = std::get_if<kernels::GraphAttr>(&value)) {
+        auto sub = compile_subgraph(n, attr, *ga->graph, subgraph_level);
+        if (!sub.is_ok())
+          return Status(sub.status().code(), fmt::format("in graph '{}' of node {}: {}", attr, n.label(), sub.status().message()));
+        p.info.subgraphs[attr] = std::move(sub).value();
+      }
     for (int in : n.inputs) p.info.const_inputs.push_back(in >= 0 ? graph.initializer(in) : nullptr);
     p.inputs = n.inputs;
     p.outputs = n.outputs;

@@ -35,8 +35,11 @@ struct PlanNode {
 
 class Plan {
  public:
-  // Creates every kernel; errors name the node.
-  static Result<std::unique_ptr<Plan>> compile(graph::Graph g);
+  // Creates every kernel; errors name the node. Graph attributes (control
+  // flow) are optimized at `subgraph_level` and compiled into Subgraphs for
+  // their node's kernel.
+  static Result<std::unique_ptr<Plan>> compile(graph::Graph g,
+                                               graph::OptimizationLevel subgraph_level = graph::OptimizationLevel::kAll);
 
   const graph::Graph& graph() const { return graph_; }
   const std::vector<PlanNode>& nodes() const { return nodes_; }

@@ -42,6 +42,9 @@ struct Node {
   kernels::Attributes attrs;
   std::vector<int> inputs;   // value ids, -1 = absent
   std::vector<int> outputs;  // value ids, -1 = unused optional output
+  // Values of this graph (or enclosing ones) read by the node's subgraphs,
+  // by name; they are the node's last inputs, after its own.
+  std::vector<std::string> outer_names;
   std::string label() const { return name.empty() ? op_type : op_type + " '" + name + "'"; }
 };
 
@@ -71,7 +74,10 @@ class Graph {
 
   std::vector<Node> nodes;
   std::map<int, Tensor> initializers;
-  std::vector<int> inputs;   // graph inputs that are not initializers, in model order
+  std::vector<int> inputs;   // graph inputs that are not initializers, in model order, then captures
+  // A subgraph's values read from enclosing graphs, by name; their ids end
+  // `inputs`.
+  std::vector<std::string> captures;
   std::vector<int> outputs;  // graph outputs
   std::vector<ValueInfo> input_info, output_info;
   std::map<std::string, int> opsets;  // domain -> version

@@ -1,5 +1,7 @@
 // loader.cpp — onnx ModelProto to Graph (see graph.h).
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <set>
 
 #include <fmt/format.h>
@@ -127,6 +129,113 @@ Result<ValueInfo> value_info(const onnx::ValueInfoProto& v, const char* kind) {
   return info;
 }
 
+
+// Builds a Graph (the main graph or a subgraph of a control-flow node) from
+// its GraphProto. Unsupported operators, in any graph, are collected into
+// `missing` so that one error lists them all.
+struct GraphBuilder {
+  const std::string& origin;
+  const std::filesystem::path& base_dir;
+  const std::map<std::string, int>& opsets;
+  std::vector<std::string> missing;
+  std::set<std::string> missing_seen;
+
+  // A subgraph reads values of enclosing graphs by name: those become
+  // `captures`, inputs after its formal ones.
+  Status build(const onnx::GraphProto& gp, Graph& g, bool subgraph) {
+    g.base_dir = base_dir;
+    g.opsets = opsets;
+    for (const auto& init : gp.initializer()) {
+      auto t = tensor_from_proto(init, base_dir);
+      if (!t.is_ok())
+        return Status(t.status().code(), fmt::format("{}: initializer '{}': {}", origin, init.name(), t.status().message()));
+      g.initializers[g.add_value(init.name())] = std::move(t).value();
+    }
+    if (gp.sparse_initializer_size() > 0)
+      return unsupported(fmt::format("{}: sparse initializers are not supported", origin));
+    for (const auto& in : gp.input()) {
+      const int id = g.add_value(in.name());
+      if (!subgraph && g.is_initializer(id)) continue;  // an initializer with a default value: constant here
+      g.inputs.push_back(id);
+      auto info = value_info(in, "input");
+      if (!info.is_ok()) return Status(info.status().code(), fmt::format("{}: {}", origin, info.status().message()));
+      g.input_info.push_back(std::move(info).value());
+    }
+    for (const auto& out : gp.output()) {
+      g.outputs.push_back(g.add_value(out.name()));
+      auto info = value_info(out, "output");
+      if (!info.is_ok()) return Status(info.status().code(), fmt::format("{}: {}", origin, info.status().message()));
+      g.output_info.push_back(std::move(info).value());
+    }
+
+    const auto& registry = kernels::KernelRegistry::global();
+    for (const auto& np : gp.node()) {
+      Node n;
+      n.name = np.name();
+      n.op_type = np.op_type();
+      n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+      auto opset = opsets.find(n.domain);
+      if (opset == opsets.end())
+        return invalid_argument(
+            fmt::format("{}: node {} uses domain '{}', which the model does not import", origin, n.label(), n.domain));
+      n.opset = opset->second;
+      if (!is_gradient_node(n.domain, n.op_type) && !registry.find(n.domain, n.op_type, n.opset)) {
+        const std::string what = fmt::format("{}{} (opset {})", n.domain.empty() ? "" : n.domain + ".", n.op_type, n.opset);
+        if (missing_seen.insert(what).second) missing.push_back(what);
+        continue;
+      }
+      std::vector<std::string> outer;  // names the node's subgraphs read from here or above
+      std::function<Result<kernels::AttrValue>(const onnx::GraphProto&)> load_subgraph =
+          [&](const onnx::GraphProto& sub) -> Result<kernels::AttrValue> {
+        auto sg = std::make_shared<Graph>();
+        SPINDLE_RETURN_IF_ERROR(build(sub, *sg, true));
+        for (const auto& c : sg->captures)
+          if (std::find(outer.begin(), outer.end(), c) == outer.end()) outer.push_back(c);
+        return kernels::AttrValue(kernels::GraphAttr{std::move(sg)});
+      };
+      auto attrs = attributes_from_proto(np, base_dir, &load_subgraph);
+      if (!attrs.is_ok()) return Status(attrs.status().code(), fmt::format("{}: {}", origin, attrs.status().message()));
+      n.attrs = std::move(attrs).value();
+      for (const auto& in : np.input()) n.inputs.push_back(in.empty() ? -1 : g.add_value(in));
+      for (const auto& name : outer) n.inputs.push_back(g.add_value(name));
+      n.outer_names = std::move(outer);
+      for (const auto& out : np.output()) n.outputs.push_back(out.empty() ? -1 : g.add_value(out));
+      g.nodes.push_back(std::move(n));
+    }
+    if (!missing.empty()) return Status::ok();  // reported by the caller, with every graph's
+    if (Status s = expand_gradients(g); !s.is_ok()) return Status(s.code(), fmt::format("{}: {}", origin, s.message()));
+
+    // Every value read must be produced, fed or constant; in a subgraph the
+    // others come from enclosing graphs.
+    std::set<int> available(g.inputs.begin(), g.inputs.end());
+    for (const auto& [id, _] : g.initializers) available.insert(id);
+    for (const Node& n : g.nodes)
+      for (int out : n.outputs) available.insert(out);
+    auto capture = [&](int id) {
+      g.captures.push_back(g.value_name(id));
+      g.inputs.push_back(id);
+      ValueInfo info;
+      info.name = g.value_name(id);
+      g.input_info.push_back(std::move(info));
+      available.insert(id);
+    };
+    for (const Node& n : g.nodes)
+      for (int in : n.inputs)
+        if (in >= 0 && !available.count(in)) {
+          if (!subgraph)
+            return invalid_argument(fmt::format("{}: node {} reads '{}', which no node, input or initializer provides",
+                                                origin, n.label(), g.value_name(in)));
+          capture(in);
+        }
+    for (int out : g.outputs)
+      if (!available.count(out)) {
+        if (!subgraph) return invalid_argument(fmt::format("{}: graph output '{}' is never produced", origin, g.value_name(out)));
+        capture(out);
+      }
+    return g.topological_sort();
+  }
+};
+
 }  // namespace
 
 Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string& origin,
@@ -170,72 +279,11 @@ Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string
     g.opsets[d] = static_cast<int>(op.version());
   }
   if (!g.opsets.count("")) g.opsets[""] = 1;
-  const onnx::GraphProto& gp = model.graph();
-
-  for (const auto& init : gp.initializer()) {
-    auto t = tensor_from_proto(init, base_dir);
-    if (!t.is_ok()) return Status(t.status().code(), fmt::format("{}: initializer '{}': {}", origin, init.name(), t.status().message()));
-    g.initializers[g.add_value(init.name())] = std::move(t).value();
-  }
-  if (gp.sparse_initializer_size() > 0)
-    return unsupported(fmt::format("{}: sparse initializers are not supported", origin));
-  for (const auto& in : gp.input()) {
-    const int id = g.add_value(in.name());
-    if (g.is_initializer(id)) continue;  // an initializer with a default value: constant here
-    g.inputs.push_back(id);
-    auto info = value_info(in, "input");
-    if (!info.is_ok()) return Status(info.status().code(), fmt::format("{}: {}", origin, info.status().message()));
-    g.input_info.push_back(std::move(info).value());
-  }
-  for (const auto& out : gp.output()) {
-    g.outputs.push_back(g.add_value(out.name()));
-    auto info = value_info(out, "output");
-    if (!info.is_ok()) return Status(info.status().code(), fmt::format("{}: {}", origin, info.status().message()));
-    g.output_info.push_back(std::move(info).value());
-  }
-
-  std::vector<std::string> missing;
-  std::set<std::string> missing_seen;
-  const auto& registry = kernels::KernelRegistry::global();
-  for (const auto& np : gp.node()) {
-    Node n;
-    n.name = np.name();
-    n.op_type = np.op_type();
-    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
-    auto opset = g.opsets.find(n.domain);
-    if (opset == g.opsets.end())
-      return invalid_argument(fmt::format("{}: node {} uses domain '{}', which the model does not import", origin, n.label(), n.domain));
-    n.opset = opset->second;
-    if (!is_gradient_node(n.domain, n.op_type) && !registry.find(n.domain, n.op_type, n.opset)) {
-      const std::string what = fmt::format("{}{} (opset {})", n.domain.empty() ? "" : n.domain + ".", n.op_type, n.opset);
-      if (missing_seen.insert(what).second) missing.push_back(what);
-      continue;
-    }
-    auto attrs = attributes_from_proto(np, base_dir);
-    if (!attrs.is_ok()) return Status(attrs.status().code(), fmt::format("{}: {}", origin, attrs.status().message()));
-    n.attrs = std::move(attrs).value();
-    for (const auto& in : np.input()) n.inputs.push_back(in.empty() ? -1 : g.add_value(in));
-    for (const auto& out : np.output()) n.outputs.push_back(out.empty() ? -1 : g.add_value(out));
-    g.nodes.push_back(std::move(n));
-  }
-  if (!missing.empty())
-    return unsupported(fmt::format("{}: {} operator(s) not supported by spindle: {}", origin, missing.size(), fmt::join(missing, ", ")));
-  if (Status s = expand_gradients(g); !s.is_ok()) return Status(s.code(), fmt::format("{}: {}", origin, s.message()));
-
-  // Every value read must be produced, fed or constant.
-  std::set<int> available(g.inputs.begin(), g.inputs.end());
-  for (const auto& [id, _] : g.initializers) available.insert(id);
-  for (const Node& n : g.nodes)
-    for (int out : n.outputs) available.insert(out);
-  for (const Node& n : g.nodes)
-    for (int in : n.inputs)
-      if (in >= 0 && !available.count(in))
-        return invalid_argument(fmt::format("{}: node {} reads '{}', which no node, input or initializer provides", origin,
-                                            n.label(), g.value_name(in)));
-  for (int out : g.outputs)
-    if (!available.count(out))
-      return invalid_argument(fmt::format("{}: graph output '{}' is never produced", origin, g.value_name(out)));
-  SPINDLE_RETURN_IF_ERROR(g.topological_sort());
+  GraphBuilder builder{origin, base_dir, g.opsets, {}, {}};
+  SPINDLE_RETURN_IF_ERROR(builder.build(model.graph(), g, false));
+  if (!builder.missing.empty())
+    return unsupported(fmt::format("{}: {} operator(s) not supported by spindle: {}", origin, builder.missing.size(),
+                                   fmt::join(builder.missing, ", ")));
   return g;
 }
 

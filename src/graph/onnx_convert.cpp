@@ -139,7 +139,9 @@ Result<Tensor> read_value_pb(const std::filesystem::path& path, const onnx::Type
   return read_tensor_pb(path);
 }
 
-Result<kernels::Attributes> attributes_from_proto(const onnx::NodeProto& node, const std::filesystem::path& base_dir) {
+Result<kernels::Attributes> attributes_from_proto(
+    const onnx::NodeProto& node, const std::filesystem::path& base_dir,
+    const std::function<Result<kernels::AttrValue>(const onnx::GraphProto&)>* load_graph) {
   kernels::Attributes attrs;
   for (const onnx::AttributeProto& a : node.attribute()) {
     switch (a.type()) {
@@ -154,6 +156,13 @@ Result<kernels::Attributes> attributes_from_proto(const onnx::NodeProto& node, c
         attrs.set(a.name(), std::move(t));
         break;
       }
+      case onnx::AttributeProto::GRAPH:
+        if (load_graph) {
+          SPINDLE_ASSIGN_OR_RETURN(kernels::AttrValue v, (*load_graph)(a.g()));
+          attrs.set(a.name(), std::move(v));
+          break;
+        }
+        [[fallthrough]];
       default:
         return unsupported(fmt::format("{} '{}': attribute '{}' has type {}, which spindle does not support", node.op_type(),
                                        node.name(), a.name(), onnx::AttributeProto_AttributeType_Name(a.type())));

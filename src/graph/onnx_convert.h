@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include <onnx/onnx_pb.h>
@@ -23,8 +24,11 @@ Result<Tensor> read_sequence_pb(const std::filesystem::path& path);
 // A test-data file of a graph input or output of type `type`: a
 // SequenceProto for sequence types, else a TensorProto.
 Result<Tensor> read_value_pb(const std::filesystem::path& path, const onnx::TypeProto& type);
-// Attributes of a node (graph-valued attributes are rejected as unsupported).
-Result<kernels::Attributes> attributes_from_proto(const onnx::NodeProto& node, const std::filesystem::path& base_dir = {});
+// Attributes of a node. Graph-valued attributes go through `load_graph`;
+// without it they are refused as unsupported.
+Result<kernels::Attributes> attributes_from_proto(
+    const onnx::NodeProto& node, const std::filesystem::path& base_dir = {},
+    const std::function<Result<kernels::AttrValue>(const onnx::GraphProto&)>* load_graph = nullptr);
 // Element type of an onnx elem_type; kUnsupported for types spindle lacks.
 Result<DataType> dtype_from_onnx(int32_t elem_type);
 

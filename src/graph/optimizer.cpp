@@ -41,7 +41,7 @@ Status fold_constants(Graph& g, OptimizerStats& stats) {
   std::vector<bool> dead(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    if (!all_inputs_constant(g, n)) continue;
+    if (!all_inputs_constant(g, n) || n.attrs.has_graph()) continue;
     std::vector<Tensor> inputs;
     for (int in : n.inputs) inputs.push_back(in >= 0 ? *g.initializer(in) : Tensor());
     std::vector<Tensor> outputs;

@@ -12,6 +12,7 @@
 // rank 4"). Unsupported attribute values throw kUnsupported at creation.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -24,10 +25,38 @@
 #include "spindle/tensor.h"
 #include "spindle/thread_pool.h"
 
+namespace spindle::graph {
+class Graph;
+}
+
 namespace spindle::kernels {
 
+// A graph-valued attribute (If branches, Loop / Scan / SequenceMap bodies)
+// as the loader built it. The executor compiles it into a Subgraph for the
+// node's kernel (NodeInfo::subgraph).
+struct GraphAttr {
+  std::shared_ptr<const graph::Graph> graph;
+};
+
 using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
-                               std::vector<std::string>, Tensor>;
+                               std::vector<std::string>, Tensor, GraphAttr>;
+
+// A compiled subgraph that a control-flow kernel runs. Its inputs are the
+// formal inputs of the graph (a Loop body's iteration number, condition and
+// carried values...); the values it reads from enclosing graphs are inputs of
+// the node after its own (NodeInfo::num_inputs), which run() receives as
+// `outer` and picks from by name. run() may be called from several threads
+// at once; each call has its own frame.
+class Subgraph {
+ public:
+  virtual ~Subgraph() = default;
+  virtual int num_inputs() const = 0;
+  virtual int num_outputs() const = 0;
+  // Element type of output i as declared (kUndefined when not declared).
+  virtual DataType output_dtype(int i) const = 0;
+  virtual std::vector<Tensor> run(std::span<const Tensor> inputs, std::span<const Tensor> outer,
+                                  ThreadPool* pool) const = 0;
+};
 
 class Attributes {
  public:
@@ -49,6 +78,7 @@ class Attributes {
   std::vector<float> get_floats(const std::string& name, const std::vector<float>& def) const;
   std::vector<std::string> get_strings(const std::string& name) const;
   Tensor get_tensor(const std::string& name) const;
+  bool has_graph() const;  // any graph-valued attribute
   const std::map<std::string, AttrValue>& all() const { return values_; }
 
  private:
@@ -64,6 +94,9 @@ struct NodeInfo {
   std::string name;
   Attributes attrs;
   int num_inputs = 0;   // as written in the node, optional inputs included (may be absent)
+  // Values of enclosing graphs that the node's subgraphs read, passed after
+  // the node's own inputs (Node::outer_names says which).
+  int num_outer_inputs = 0;
   int num_outputs = 1;
   // Inputs whose values are known at load time (initializers, folded
   // constants); null where the value is only known at run time.
@@ -71,6 +104,10 @@ struct NodeInfo {
   const Tensor* const_input(int i) const {
     return i < static_cast<int>(const_inputs.size()) ? const_inputs[static_cast<size_t>(i)] : nullptr;
   }
+  // Compiled graph attributes by attribute name (control-flow ops).
+  std::map<std::string, std::shared_ptr<const Subgraph>> subgraphs;
+  // Throws a clear error when the attribute is missing.
+  const Subgraph& subgraph(const std::string& attr) const;
   // "Conv 'conv1'" — for error messages.
   std::string label() const { return name.empty() ? op_type : op_type + " '" + name + "'"; }
 };
@@ -83,7 +120,12 @@ class KernelContext {
                 ThreadPool* pool, const OutputAllocator* allocator = nullptr)
       : node_(node), inputs_(inputs), outputs_(outputs), pool_(pool), allocator_(allocator) {}
 
-  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  // Inputs as written in the node; values read by its subgraphs from this
+  // graph follow them (outer_inputs()).
+  int num_inputs() const { return static_cast<int>(inputs_.size()) - node_.num_outer_inputs; }
+  std::span<const Tensor> outer_inputs() const {
+    return inputs_.subspan(static_cast<size_t>(num_inputs()));
+  }
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   // True when input i is given (optional inputs may be absent or empty-named).
   bool has_input(int i) const { return i < num_inputs() && inputs_[static_cast<size_t>(i)].defined(); }
@@ -181,6 +223,7 @@ void register_linalg_kernels(KernelRegistry& r);  // linalg/: Einsum, Det, MeanV
 void register_reduce_kernels(KernelRegistry& r);  // reduce/: Reduce*, ArgMax/ArgMin, Softmax, LogSoftmax
 void register_nn_kernels(KernelRegistry& r);      // nn/: Conv, ConvTranspose, pools, norms, MatMul, Gemm, Resize
 void register_tensor_kernels(KernelRegistry& r);  // tensor/: shape and data movement ops
+void register_control_kernels(KernelRegistry& r);  // control/: If, Loop, Scan, SequenceMap
 void register_text_kernels(KernelRegistry& r);    // text/: StringNormalizer, TfIdfVectorizer
 void register_detection_kernels(KernelRegistry& r);  // detection/: NonMaxSuppression, RoiAlign, MaxUnpool, GridSample
 

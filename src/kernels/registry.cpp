@@ -56,6 +56,17 @@ std::vector<std::string> Attributes::get_strings(const std::string& name) const 
   return typed<std::vector<std::string>>(at(name), name, "a list of strings");
 }
 Tensor Attributes::get_tensor(const std::string& name) const { return typed<Tensor>(at(name), name, "a tensor"); }
+bool Attributes::has_graph() const {
+  for (const auto& [_, v] : values_)
+    if (std::holds_alternative<GraphAttr>(v)) return true;
+  return false;
+}
+
+const Subgraph& NodeInfo::subgraph(const std::string& attr) const {
+  auto it = subgraphs.find(attr);
+  if (it == subgraphs.end() || !it->second) fail(*this, fmt::format("graph attribute '{}' is missing", attr));
+  return *it->second;
+}
 
 // ---------------------------------------------------------------- context
 
@@ -153,6 +164,7 @@ const KernelRegistry& KernelRegistry::global() {
     register_loss_kernels(r);
     register_linalg_kernels(r);
     register_text_kernels(r);
+    register_control_kernels(r);
     return r;
   }();
   return registry;

@@ -377,7 +377,7 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
   auto stats = graph::optimize(g, static_cast<graph::OptimizationLevel>(options.graph_optimization_level));
   if (!stats.is_ok()) throw Error(stats.status().code(), origin + ": " + stats.status().message());
   impl->stats = stats.value();
-  auto plan = exec::Plan::compile(std::move(g));
+  auto plan = exec::Plan::compile(std::move(g), static_cast<graph::OptimizationLevel>(options.graph_optimization_level));
   if (!plan.is_ok()) throw Error(plan.status().code(), origin + ": " + plan.status().message());
   impl->plan = std::move(plan).value();
 
