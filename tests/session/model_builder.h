@@ -72,6 +72,14 @@ class ModelBuilder {
     a->set_type(onnx::AttributeProto::INTS);
     for (int64_t x : v) a->add_ints(x);
   }
+  // A graph-valued attribute (If branches, Loop / Scan bodies): the graph
+  // of another builder.
+  static void attr_graph(onnx::NodeProto& n, const std::string& name, const ModelBuilder& sub) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = sub.model_.graph();
+  }
   std::vector<uint8_t> bytes() const {
     std::string s = model_.SerializeAsString();
     return {s.begin(), s.end()};
