@@ -9,6 +9,7 @@ void register_binary(KernelRegistry& r);   // binary.cpp: Add Sub Mul Div Pow Mo
 void register_compare(KernelRegistry& r);  // compare.cpp: Equal Less Greater ... And Or Xor Not Where
 void register_unary(KernelRegistry& r);    // unary.cpp: Abs Neg Exp ... activations, Clip, IsNaN, IsInf
 void register_cast(KernelRegistry& r);     // cast.cpp: Cast CastLike
-void register_gradient_ops(KernelRegistry& r);  // gradient_ops.cpp: spindle.ConstantLike, spindle.SumToShape
+void register_gradient_ops(KernelRegistry& r);
+void register_optimizers(KernelRegistry& r);   // optimizers.cpp: Adagrad Momentum Adam (ai.onnx.preview.training)  // gradient_ops.cpp: spindle.ConstantLike, spindle.SumToShape
 
 }  // namespace spindle::kernels::math

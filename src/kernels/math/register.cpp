@@ -10,6 +10,7 @@ void register_math_kernels(KernelRegistry& r) {
   math::register_unary(r);
   math::register_cast(r);
   math::register_gradient_ops(r);
+  math::register_optimizers(r);
 }
 
 }  // namespace spindle::kernels
