@@ -90,6 +90,34 @@ INSTANTIATE_TEST_SUITE_P(MathOnnx, MathNodeTest, ::testing::ValuesIn(kMathNodeTe
 
 // The same node tests through a 3-thread pool (tensors are small, so this
 // mostly checks that the inline path and the pool path agree).
+TEST(Float16Math, BinaryAndVariadicOpsRoundTheFloat32ResultOnce) {
+  // Values whose float16 sum and product need rounding; a broadcast row.
+  std::vector<uint16_t> a, b, c;
+  for (float v : {1.0f, 0.1f, 2049.0f, -3.3f, 65000.0f, 1e-4f}) a.push_back(float_to_float16(v));
+  for (float v : {0.0009765625f, 0.2f, 1.0f}) b.push_back(float_to_float16(v));
+  for (float v : {-0.5f, 7.0f, 0.3f}) c.push_back(float_to_float16(v));
+  Tensor A(DataType::kFloat16, {2, 3}), B(DataType::kFloat16, {3}), C(DataType::kFloat16, {3});
+  std::memcpy(A.raw_mutable_data(), a.data(), 12);
+  std::memcpy(B.raw_mutable_data(), b.data(), 6);
+  std::memcpy(C.raw_mutable_data(), c.data(), 6);
+  auto expect = [&](const std::string& op, const std::vector<Tensor>& in, auto f) {
+    const Tensor y = run_kernel_once(op, 13, {}, in)[0];
+    ASSERT_EQ(y.dtype(), DataType::kFloat16) << op;
+    ASSERT_EQ(y.shape(), (Shape{2, 3})) << op;
+    const auto* got = static_cast<const uint16_t*>(y.raw_data());
+    for (size_t i = 0; i < 6; ++i) {
+      const float want = f(float16_to_float(a[i]), float16_to_float(b[i % 3]), float16_to_float(c[i % 3]));
+      EXPECT_EQ(got[i], float_to_float16(want)) << op << " element " << i;
+    }
+  };
+  expect("Add", {A, B}, [](float x, float y, float) { return x + y; });
+  expect("Mul", {A, B}, [](float x, float y, float) { return x * y; });
+  expect("Div", {A, B}, [](float x, float y, float) { return x / y; });
+  expect("Max", {A, B, C}, [](float x, float y, float z) { return std::max(std::max(x, y), z); });
+  expect("Min", {A, B, C}, [](float x, float y, float z) { return std::min(std::min(x, y), z); });
+  expect("Sum", {A, B, C}, [](float x, float y, float z) { return (x + y) + z; });
+}
+
 TEST(MathNodeTestPool, AddBcastAndWhereWithPool) {
   auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 3}).value();
   EXPECT_TRUE(testing::run_onnx_node_test("test_add_bcast", 1e-3, 1e-5, pool.get()));

@@ -149,6 +149,13 @@ class BinaryKernel final : public OpKernel {
       fail(node, fmt::format("slope {} does not broadcast to X {}", shape_to_string(b.shape()),
                              shape_to_string(a.shape())));
     Tensor& out = ctx.output(0, a.dtype(), out_shape);
+    if (a.dtype() == DataType::kFloat16) {
+      const Tensor af = float16_to_float32(ctx.pool(), a), bf = float16_to_float32(ctx.pool(), b);
+      Tensor of(DataType::kFloat32, out_shape);
+      binary_apply<float>(ctx.pool(), op_, c_fmod_, of.mutable_data<float>(), out_shape, af.data<float>(), a.shape(),
+                          bf.data<float>(), bs);
+      return float32_to_float16(ctx.pool(), of, out);
+    }
     auto go = [&](auto tag) {
       using T = decltype(tag);
       binary_apply<T>(ctx.pool(), op_, c_fmod_, out.mutable_data<T>(), out_shape, a.data<T>(), a.shape(),
@@ -221,18 +228,24 @@ class VariadicKernel final : public OpKernel {
     const Shape out_shape = broadcast_shapes(node, shapes);
     const DataType dt = ctx.input(0).dtype();
     Tensor& out = ctx.output(0, dt, out_shape);
-    dispatch<SPINDLE_NUMERIC_TYPES>(dt, node, "input 0", [&](auto tag) {
+    // float16 inputs are widened to float32 (Sum and Mean accumulate in
+    // float32 and round to float16 once, at the end).
+    std::vector<Tensor> inputs;
+    for (int i = 0; i < n; ++i)
+      inputs.push_back(dt == DataType::kFloat16 ? float16_to_float32(ctx.pool(), ctx.input(i)) : ctx.input(i));
+    Tensor wide = dt == DataType::kFloat16 ? Tensor(DataType::kFloat32, out_shape) : out;
+    dispatch<SPINDLE_NUMERIC_TYPES>(wide.dtype(), node, "input 0", [&](auto tag) {
       using T = decltype(tag);
-      T* o = out.mutable_data<T>();
+      T* o = wide.mutable_data<T>();
       ThreadPool* pool = ctx.pool();
       if (n == 1) {
-        const std::pair<const T*, const Shape*> A{ctx.input(0).data<T>(), &shapes[0]};
+        const std::pair<const T*, const Shape*> A{inputs[0].data<T>(), &shapes[0]};
         run_elementwise(pool, o, out_shape, [](T x) { return x; }, 0.0, A);
       } else {
-        binary_apply<T>(pool, op_, false, o, out_shape, ctx.input(0).data<T>(), shapes[0], ctx.input(1).data<T>(),
+        binary_apply<T>(pool, op_, false, o, out_shape, inputs[0].data<T>(), shapes[0], inputs[1].data<T>(),
                         shapes[1]);
         for (int i = 2; i < n; ++i)
-          binary_apply<T>(pool, op_, false, o, out_shape, o, out_shape, ctx.input(i).data<T>(),
+          binary_apply<T>(pool, op_, false, o, out_shape, o, out_shape, inputs[static_cast<size_t>(i)].data<T>(),
                           shapes[static_cast<size_t>(i)]);
       }
       if (mean_ && n > 1) {
@@ -240,6 +253,7 @@ class VariadicKernel final : public OpKernel {
         run_unary(pool, o, o, out.numel(), [count](T x) { return static_cast<T>(x / count); }, 4.0);
       }
     });
+    if (dt == DataType::kFloat16) float32_to_float16(ctx.pool(), wide, out);
   }
 
  private:

@@ -38,19 +38,6 @@ void cast_tensor(const NodeInfo& node, ThreadPool* pool, const Tensor& x, Tensor
   });
 }
 
-// float16 <-> float32; other pairs with float16 go through float32.
-Tensor float16_as_float(ThreadPool* pool, const Tensor& x) {
-  Tensor f(DataType::kFloat32, x.shape());
-  run_unary(pool, f.mutable_data<float>(), static_cast<const uint16_t*>(x.raw_data()), x.numel(),
-            [](uint16_t h) { return float16_to_float(h); }, 2.0);
-  return f;
-}
-
-void float_to_float16_into(ThreadPool* pool, const Tensor& f, Tensor& out) {
-  run_unary(pool, static_cast<uint16_t*>(out.raw_mutable_data()), f.data<float>(), f.numel(),
-            [](float v) { return float_to_float16(v); }, 2.0);
-}
-
 template <class T>
 std::string number_text(T v) {
   if constexpr (std::is_floating_point_v<T>) {
@@ -126,16 +113,16 @@ void cast_any(const NodeInfo& node, ThreadPool* pool, const Tensor& x, Tensor& o
     return cast_strings(node, x, out);
   }
   if (x.dtype() == DataType::kFloat16) {
-    const Tensor f = float16_as_float(pool, x);
+    const Tensor f = float16_to_float32(pool, x);
     if (out.dtype() == DataType::kFloat32) std::memcpy(out.raw_mutable_data(), f.raw_data(), f.nbytes());
     else cast_tensor(node, pool, f, out);
     return;
   }
   if (out.dtype() == DataType::kFloat16) {
-    if (x.dtype() == DataType::kFloat32) return float_to_float16_into(pool, x, out);
+    if (x.dtype() == DataType::kFloat32) return float32_to_float16(pool, x, out);
     Tensor f(DataType::kFloat32, x.shape());
     cast_tensor(node, pool, x, f);
-    return float_to_float16_into(pool, f, out);
+    return float32_to_float16(pool, f, out);
   }
   cast_tensor(node, pool, x, out);
 }

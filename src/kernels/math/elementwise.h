@@ -184,6 +184,22 @@ void run_unary(ThreadPool* pool, O* out, const I* in, int64_t n, const Op& op, d
   });
 }
 
+// ------------------------------------------------------------------ float16
+
+// float16 kernels compute in float32 and round back to nearest even: for
+// +, -, *, /, min, max and fmod of float16 values that is the correctly
+// rounded float16 result (float32 holds more than twice float16's bits).
+inline Tensor float16_to_float32(ThreadPool* pool, const Tensor& x) {
+  Tensor f(DataType::kFloat32, x.shape());
+  run_unary(pool, f.mutable_data<float>(), static_cast<const uint16_t*>(x.raw_data()), x.numel(),
+            [](uint16_t h) { return float16_to_float(h); }, 2.0);
+  return f;
+}
+inline void float32_to_float16(ThreadPool* pool, const Tensor& f, Tensor& out) {
+  run_unary(pool, static_cast<uint16_t*>(out.raw_mutable_data()), f.data<float>(), f.numel(),
+            [](float v) { return float_to_float16(v); }, 2.0);
+}
+
 // ------------------------------------------------------------------ dtypes
 
 // Calls f(T{}) with the C++ type of dtype, for the types listed in Ts;
