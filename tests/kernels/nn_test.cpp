@@ -330,6 +330,38 @@ TEST_P(NnConvReference, MatchesNaiveLoops) {
 INSTANTIATE_TEST_SUITE_P(NnShapes, NnConvReference, ::testing::ValuesIn(conv_cases()),
                          [](const ::testing::TestParamInfo<ConvCase>& i) { return i.param.name; });
 
+TEST(NnBatchNorm, TrainingModeNormalizesWithBatchStatisticsAndMovesTheRunningOnes) {
+  // X [3, 2, 5]: channel 0 ramps, channel 1 is constant (variance 0).
+  std::vector<float> x(30);
+  for (int n = 0; n < 3; ++n)
+    for (int i = 0; i < 5; ++i) {
+      x[static_cast<size_t>(n * 10 + i)] = static_cast<float>(n * 5 + i);
+      x[static_cast<size_t>(n * 10 + 5 + i)] = 4.0f;
+    }
+  const Tensor X = Tensor::from_vector<float>({3, 2, 5}, x);
+  const Tensor ones = Tensor::from_vector<float>({2}, {1, 1}), zeros = Tensor::from_vector<float>({2}, {0, 0});
+  const Tensor mean = Tensor::from_vector<float>({2}, {10, 0}), var = Tensor::from_vector<float>({2}, {2, 2});
+  std::vector<std::vector<float>> per_pool;
+  for (int threads : {1, 3}) {
+    auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
+    auto out = kernels::run_kernel_once("BatchNormalization", 15,
+                               {{"training_mode", int64_t{1}}, {"momentum", 0.75f}},
+                               {X, ones, zeros, mean, var}, 3, pool.get());
+    // Channel 0: values 0..14, mean 7, population variance (15^2 - 1) / 12.
+    const double var0 = (15.0 * 15.0 - 1.0) / 12.0;
+    const auto y = out[0].to_vector<float>();
+    EXPECT_NEAR(y[0], (0 - 7) / std::sqrt(var0), 1e-5);
+    EXPECT_NEAR(y[24], (14 - 7) / std::sqrt(var0), 1e-5);
+    EXPECT_EQ(y[5], 0.0f);  // a constant channel: x - mean is exactly 0
+    EXPECT_EQ(out[1].to_vector<float>()[0], 10 * 0.75f + 7 * 0.25f);
+    EXPECT_NEAR(out[2].to_vector<float>()[0], 2 * 0.75 + var0 * 0.25, 1e-5);
+    EXPECT_EQ(out[1].to_vector<float>()[1], 4 * 0.25f);
+    EXPECT_EQ(out[2].to_vector<float>()[1], 2 * 0.75f);
+    per_pool.push_back(y);
+  }
+  EXPECT_EQ(per_pool[0], per_pool[1]);
+}
+
 TEST(NnConv, RandomConfigurationsMatchNaiveLoops) {
   // 80 random shapes across every path (depthwise, pointwise, implicit GEMM,
   // im2col, 1-D / 2-D / 3-D, groups, strides, dilations, asymmetric pads).

@@ -53,10 +53,12 @@ class BatchNormKernel final : public OpKernel {
  public:
   explicit BatchNormKernel(const NodeInfo& node)
       : epsilon_(node.attrs.get_float("epsilon", 1e-5f)),
-        spatial_(node.opset < 9 ? node.attrs.get_int("spatial", 1) != 0 : true) {
-    if (node.opset >= 14 && node.attrs.get_int("training_mode", 0) != 0)
-      fail_unsupported(node, "training_mode=1 is not supported (inference only)");
-    if (node.num_outputs > 1)
+        spatial_(node.opset < 9 ? node.attrs.get_int("spatial", 1) != 0 : true),
+        training_(node.opset >= 14 && node.attrs.get_int("training_mode", 0) != 0),
+        momentum_(node.attrs.get_float("momentum", 0.9f)) {
+    if (training_ && node.num_outputs > 3)
+      fail(node, fmt::format("{} outputs, expected at most 3 (Y, running_mean, running_var)", node.num_outputs));
+    if (!training_ && node.num_outputs > 1)
       fail_unsupported(node, fmt::format("{} outputs requested: the training outputs (running mean/var, saved "
                                          "mean/var) are not supported (inference only)",
                                          node.num_outputs));
@@ -83,6 +85,20 @@ class BatchNormKernel final : public OpKernel {
       prm[i] = t.data<float>();
     }
     Tensor& Y = ctx.output(0, DataType::kFloat32, X.shape());
+    const float* x = X.data<float>();
+    // Training mode: normalize with this batch's per-channel mean and
+    // (population) variance; the running statistics move towards them.
+    std::vector<float> batch_stats;
+    if (training_) {
+      batch_stats = channel_mean_var(ctx.pool(), x, N, C, inner);
+      for (int o = 1; o < 3 && o < ctx.num_outputs(); ++o) {
+        float* run = ctx.output(o, DataType::kFloat32, {C}).mutable_data<float>();
+        for (int64_t c = 0; c < C; ++c)
+          run[c] = prm[o + 1][c] * momentum_ + batch_stats[static_cast<size_t>((o - 1) * C + c)] * (1 - momentum_);
+      }
+      prm[2] = batch_stats.data();
+      prm[3] = batch_stats.data() + C;
+    }
     if (Y.numel() == 0) return;
     // y = x * a + b with a = scale / sqrt(var + eps), b = B - mean * a.
     std::vector<float> ab_storage(static_cast<size_t>(2 * per));
@@ -92,7 +108,6 @@ class BatchNormKernel final : public OpKernel {
       ab[i] = a;
       ab[per + i] = prm[1][i] - prm[2][i] * a;
     }
-    const float* x = X.data<float>();
     float* y = Y.mutable_data<float>();
     const float* a = ab;
     const float* b = ab + per;
@@ -115,8 +130,33 @@ class BatchNormKernel final : public OpKernel {
   }
 
  private:
+  // Per-channel mean then variance of x [N, C, inner], in double, each
+  // channel summed in index order (the same for any thread count).
+  static std::vector<float> channel_mean_var(ThreadPool* pool, const float* x, int64_t N, int64_t C, int64_t inner) {
+    std::vector<float> out(static_cast<size_t>(2 * C));
+    parallel_for(pool, 0, C, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        double sum = 0, sq = 0;
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t i = 0; i < inner; ++i) sum += x[(n * C + c) * inner + i];
+        const double count = static_cast<double>(N * inner);
+        const double mean = count > 0 ? sum / count : 0.0;
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t i = 0; i < inner; ++i) {
+            const double d = x[(n * C + c) * inner + i] - mean;
+            sq += d * d;
+          }
+        out[static_cast<size_t>(c)] = static_cast<float>(mean);
+        out[static_cast<size_t>(C + c)] = static_cast<float>(count > 0 ? sq / count : 0.0);
+      }
+    });
+    return out;
+  }
+
   float epsilon_;
   bool spatial_;
+  bool training_;
+  float momentum_;
 };
 
 // ---------------------------------------------------------------- InstanceNormalization
@@ -286,7 +326,8 @@ class LrnKernel final : public OpKernel {
 
 void register_norm(KernelRegistry& r) {
   // BatchNormalization: 1 (consumed_inputs, is_test, spatial), 6, 7, 9 (no
-  // spatial), 14 (training_mode), 15 — inference semantics only.
+  // spatial), 14 (training_mode: batch statistics and running mean / var
+  // outputs), 15; the training outputs of opsets before 14 are refused.
   r.add("", "BatchNormalization", 1, 17, factory_of<BatchNormKernel>());
   r.add("", "InstanceNormalization", 1, 17, factory_of<InstanceNormKernel>());
   r.add("", "LayerNormalization", 17, 17, factory_of<LayerNormKernel>());
