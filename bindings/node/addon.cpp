@@ -180,7 +180,7 @@ Tensor tensor_from_js(const std::string& name, const Napi::Value& v) {
 
 // Sequence values are refused, as onnxruntime-node refuses non-tensor outputs.
 Napi::Value tensor_to_js(Napi::Env env, const Tensor& t) {
-  if (t.is_sequence())
+  if (!t.is_tensor())
     throw Error(StatusCode::kUnsupported, "an output is a " + t.describe() +
                                               "; the Node.js binding returns tensors only (the Python one returns lists)");
   Napi::Object o = Napi::Object::New(env);

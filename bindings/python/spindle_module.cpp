@@ -113,8 +113,13 @@ Tensor to_sequence(const std::string& name, const py::handle& value, DataType el
 }
 
 // Tensor -> numpy array owning the tensor (no copy); a string tensor -> an
-// object array of str; a sequence -> a list of arrays.
+// object array of str; a sequence -> a list of arrays; an optional -> None
+// or what it holds.
 py::object to_numpy(Tensor t) {
+  if (t.is_optional()) {
+    const Tensor* held = t.optional_value();
+    return held ? to_numpy(*held) : py::none();
+  }
   if (t.is_sequence()) {
     py::list out;
     for (const Tensor& item : t.sequence_items()) out.append(to_numpy(item));
@@ -161,6 +166,7 @@ NodeArg node_arg(const TensorInfo& info) {
   const DtypeName* d = by_dtype(info.dtype);
   a.type = d ? d->onnx : info.dtype == DataType::kString ? "tensor(string)" : "tensor(" + dtype_name(info.dtype) + ")";
   if (info.is_sequence) a.type = "seq(" + a.type + ")";
+  if (info.is_optional) a.type = "optional(" + a.type + ")";
   return a;
 }
 
@@ -223,8 +229,18 @@ class PySession {
       const TensorInfo* info = nullptr;
       for (const auto& i : session_->inputs())
         if (i.name == name) info = &i;
-      if (info && info->is_sequence) feeds.emplace_back(name, to_sequence(name, v, info->dtype, keep));
-      else feeds.emplace_back(name, to_tensor(name, v, keep));
+      if (info && info->is_optional) {
+        // None is the empty optional; anything else is what it holds.
+        Tensor held;
+        if (!v.is_none())
+          held = info->is_sequence ? to_sequence(name, v, info->dtype, keep) : to_tensor(name, v, keep);
+        const DataType dt = held.defined() ? held.dtype() : info->dtype == DataType::kUndefined ? DataType::kFloat32 : info->dtype;
+        feeds.emplace_back(name, Tensor::optional(dt, info->is_sequence, held));
+      } else if (info && info->is_sequence) {
+        feeds.emplace_back(name, to_sequence(name, v, info->dtype, keep));
+      } else {
+        feeds.emplace_back(name, to_tensor(name, v, keep));
+      }
     }
     std::vector<Tensor> outputs;
     {

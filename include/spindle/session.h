@@ -96,6 +96,7 @@ struct RunOptions {
 // returned as a Tensor made by Tensor::sequence.
 struct TensorInfo {
   std::string name;
+  bool is_optional = false;  // fed and returned as Tensor::optional (empty or holding the value)
   bool is_sequence = false;
   DataType dtype = DataType::kUndefined;
   Shape shape;

@@ -9,7 +9,8 @@
 // buffer constructs and destroys them, and dtype_size() is 0 for them so
 // that kernels moving raw bytes refuse them. A Tensor can also be an ONNX
 // sequence value: an ordered list of tensors of one element type
-// (Tensor::sequence); it has no shape or data of its own.
+// (Tensor::sequence), or an ONNX optional value: empty or holding one tensor
+// or sequence (Tensor::optional). Those have no shape or data of their own.
 #pragma once
 
 #include <cstddef>
@@ -111,11 +112,22 @@ class Tensor {
   static Tensor scalar(T v) { return from_vector<T>({}, {v}); }
   // A sequence value holding `items` (each a tensor of `elem_type`; checked).
   static Tensor sequence(DataType elem_type, std::vector<Tensor> items);
+  // An optional value: empty (`value` undefined; `of_sequence` says whether
+  // it would hold a sequence of `elem_type` tensors or one such tensor), or
+  // holding `value` (a tensor or a sequence).
+  static Tensor optional(DataType elem_type, bool of_sequence, const Tensor& value);
+  static Tensor optional(DataType elem_type, bool of_sequence);  // empty
 
   bool defined() const { return dtype_ != DataType::kUndefined; }
-  bool is_sequence() const { return items_ != nullptr; }
-  // The tensors of a sequence value; throws when this is a tensor.
+  bool is_tensor() const { return items_ == nullptr; }
+  bool is_sequence() const { return items_ != nullptr && !optional_; }
+  bool is_optional() const { return optional_; }
+  // The tensors of a sequence value; throws when this is not a sequence.
   const std::vector<Tensor>& sequence_items() const;
+  // An optional value's content: null when empty; throws when this is not
+  // an optional. optional_of_sequence(): what it holds or would hold.
+  const Tensor* optional_value() const;
+  bool optional_of_sequence() const { return optional_sequence_; }
   DataType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   const Shape& strides() const { return strides_; }
@@ -159,7 +171,9 @@ class Tensor {
   Shape strides_;
   std::shared_ptr<Buffer> buffer_;
   size_t offset_ = 0;
-  std::shared_ptr<const std::vector<Tensor>> items_;  // set for sequence values
+  std::shared_ptr<const std::vector<Tensor>> items_;  // sequence items, or an optional's 0 or 1 value
+  bool optional_ = false;
+  bool optional_sequence_ = false;
 };
 
 template <class T>

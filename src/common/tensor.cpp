@@ -172,11 +172,35 @@ Tensor Tensor::sequence(DataType elem_type, std::vector<Tensor> items) {
 }
 
 const std::vector<Tensor>& Tensor::sequence_items() const {
-  if (!items_) throw Error(StatusCode::kInvalidArgument, "expected a sequence value, got the tensor " + describe());
+  if (!is_sequence()) throw Error(StatusCode::kInvalidArgument, "expected a sequence value, got the " + describe());
   return *items_;
 }
 
+Tensor Tensor::optional(DataType elem_type, bool of_sequence, const Tensor& value) {
+  if (value.defined() && (value.is_optional() || value.is_sequence() != of_sequence || value.dtype() != elem_type))
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("an optional {} of {} cannot hold the {}", of_sequence ? "sequence" : "tensor",
+                            dtype_name(elem_type), value.describe()));
+  Tensor t;
+  t.dtype_ = elem_type;
+  t.optional_ = true;
+  t.optional_sequence_ = of_sequence;
+  t.items_ = std::make_shared<const std::vector<Tensor>>(value.defined() ? std::vector<Tensor>{value} : std::vector<Tensor>{});
+  return t;
+}
+
+Tensor Tensor::optional(DataType elem_type, bool of_sequence) { return optional(elem_type, of_sequence, Tensor()); }
+
+const Tensor* Tensor::optional_value() const {
+  if (!optional_) throw Error(StatusCode::kInvalidArgument, "expected an optional value, got the " + describe());
+  return items_->empty() ? nullptr : &(*items_)[0];
+}
+
 Tensor Tensor::clone() const {
+  if (is_optional()) {
+    const Tensor* v = optional_value();
+    return optional(dtype_, optional_sequence_, v ? v->clone() : Tensor());
+  }
   if (is_sequence()) {
     std::vector<Tensor> items;
     for (const Tensor& t : *items_) items.push_back(t.clone());
@@ -192,6 +216,11 @@ Tensor Tensor::clone() const {
 }
 
 std::string Tensor::describe() const {
+  if (is_optional()) {
+    const Tensor* v = optional_value();
+    return v ? "optional holding the " + v->describe()
+             : fmt::format("empty optional ({} of {})", optional_sequence_ ? "sequence" : "tensor", dtype_name(dtype_));
+  }
   if (is_sequence()) return fmt::format("sequence of {} {} tensor(s)", items_->size(), dtype_name(dtype_));
   return dtype_name(dtype_) + " " + shape_to_string(shape_);
 }

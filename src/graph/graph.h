@@ -24,9 +24,11 @@ namespace spindle::graph {
 
 // Element type and shape of a graph input or output; -1 marks a dynamic
 // dimension (its symbolic name, if any, is in dim_names). A sequence value
-// has is_sequence set, its items' element type and no shape.
+// has is_sequence set, its items' element type and no shape; an optional
+// value has is_optional set and describes what it may hold.
 struct ValueInfo {
   std::string name;
+  bool is_optional = false;  // optional(tensor) or optional(seq(tensor))
   bool is_sequence = false;
   DataType dtype = DataType::kUndefined;
   Shape shape;

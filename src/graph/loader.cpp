@@ -92,12 +92,17 @@ Status Graph::topological_sort() {
 namespace {
 
 // A graph input or output: a tensor of a supported element type, a sequence
-// of such tensors, or a clear kUnsupported error (maps, optionals, sparse
-// tensors, bfloat16...).
+// of such tensors, an optional of either, or a clear kUnsupported error
+// (maps, sparse tensors, bfloat16...).
 Result<ValueInfo> value_info(const onnx::ValueInfoProto& v, const char* kind) {
   ValueInfo info;
   info.name = v.name();
   const onnx::TypeProto* type = &v.type();
+  if (type->has_optional_type()) {
+    info.is_optional = true;
+    type = &type->optional_type().elem_type();
+    if (type->value_case() == onnx::TypeProto::VALUE_NOT_SET) return info;
+  }
   if (type->has_sequence_type()) {
     info.is_sequence = true;
     type = &type->sequence_type().elem_type();
@@ -108,8 +113,10 @@ Result<ValueInfo> value_info(const onnx::ValueInfoProto& v, const char* kind) {
                        : type->has_map_type()    ? "a map"
                        : type->has_optional_type() ? "an optional"
                                                    : "a non-tensor value";
-    return unsupported(fmt::format("graph {} '{}' is {}{}; spindle supports tensors and sequences of tensors", kind,
-                                   v.name(), info.is_sequence ? "a sequence of " : "", what));
+    return unsupported(fmt::format("graph {} '{}' is {}{}{}; spindle supports tensors, sequences of tensors and "
+                                   "optionals of those",
+                                   kind, v.name(), info.is_optional ? "an optional of " : "",
+                                   info.is_sequence ? "a sequence of " : "", what));
   }
   if (type->has_tensor_type()) {
     const auto& tt = type->tensor_type();

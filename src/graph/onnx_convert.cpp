@@ -112,31 +112,70 @@ Result<Tensor> read_tensor_pb(const std::filesystem::path& path) {
   return tensor_from_proto(proto, path.parent_path());
 }
 
-Result<Tensor> read_sequence_pb(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found(fmt::format("sequence file {} cannot be opened", path.string()));
-  onnx::SequenceProto proto;
-  if (!proto.ParseFromIstream(&in))
-    return invalid_argument(fmt::format("{} is not a serialized onnx SequenceProto", path.string()));
-  if (proto.elem_type() != onnx::SequenceProto::TENSOR)
-    return unsupported(fmt::format("{}: sequence element type {} is not supported (expected tensors)", path.string(),
+namespace {
+
+Result<Tensor> sequence_from_proto(const onnx::SequenceProto& proto, const std::filesystem::path& base_dir,
+                                   DataType empty_dtype, const std::string& origin) {
+  if (proto.elem_type() != onnx::SequenceProto::TENSOR && !(proto.elem_type() == 0 && proto.tensor_values_size() == 0))
+    return unsupported(fmt::format("{}: sequence element type {} is not supported (expected tensors)", origin,
                                    static_cast<int>(proto.elem_type())));
   std::vector<Tensor> items;
   for (const auto& tp : proto.tensor_values()) {
-    SPINDLE_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, path.parent_path()));
+    SPINDLE_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, base_dir));
     items.push_back(std::move(t));
   }
-  const DataType dt = items.empty() ? DataType::kFloat32 : items[0].dtype();
+  const DataType dt = items.empty() ? empty_dtype : items[0].dtype();
   try {
     return Tensor::sequence(dt, std::move(items));
   } catch (const Error& e) {
-    return invalid_argument(fmt::format("{}: {}", path.string(), e.status().message()));
+    return invalid_argument(fmt::format("{}: {}", origin, e.status().message()));
   }
 }
 
+// Element type a TypeProto declares for its tensors (float when it does not).
+DataType declared_dtype(const onnx::TypeProto& type) {
+  const onnx::TypeProto* t = &type;
+  while (t->has_optional_type() || t->has_sequence_type())
+    t = t->has_optional_type() ? &t->optional_type().elem_type() : &t->sequence_type().elem_type();
+  if (t->has_tensor_type()) {
+    auto dt = dtype_from_onnx(t->tensor_type().elem_type());
+    if (dt.is_ok()) return dt.value();
+  }
+  return DataType::kFloat32;
+}
+
+}  // namespace
+
 Result<Tensor> read_value_pb(const std::filesystem::path& path, const onnx::TypeProto& type) {
-  if (type.has_sequence_type()) return read_sequence_pb(path);
-  return read_tensor_pb(path);
+  if (!type.has_optional_type() && !type.has_sequence_type()) return read_tensor_pb(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return not_found(fmt::format("value file {} cannot be opened", path.string()));
+  const DataType dt = declared_dtype(type);
+  if (type.has_sequence_type()) {
+    onnx::SequenceProto proto;
+    if (!proto.ParseFromIstream(&in))
+      return invalid_argument(fmt::format("{} is not a serialized onnx SequenceProto", path.string()));
+    return sequence_from_proto(proto, path.parent_path(), dt, path.string());
+  }
+  onnx::OptionalProto proto;
+  if (!proto.ParseFromIstream(&in))
+    return invalid_argument(fmt::format("{} is not a serialized onnx OptionalProto", path.string()));
+  const bool of_sequence = type.optional_type().elem_type().has_sequence_type();
+  Tensor held;
+  if (proto.has_tensor_value()) {
+    SPINDLE_ASSIGN_OR_RETURN(held, tensor_from_proto(proto.tensor_value(), path.parent_path()));
+  } else if (proto.has_sequence_value()) {
+    SPINDLE_ASSIGN_OR_RETURN(held, sequence_from_proto(proto.sequence_value(), path.parent_path(), dt, path.string()));
+  } else if (proto.elem_type() != onnx::OptionalProto::UNDEFINED && proto.elem_type() != onnx::OptionalProto::TENSOR &&
+             proto.elem_type() != onnx::OptionalProto::SEQUENCE) {
+    return unsupported(fmt::format("{}: optional element type {} is not supported", path.string(),
+                                   static_cast<int>(proto.elem_type())));
+  }
+  try {
+    return Tensor::optional(held.defined() ? held.dtype() : dt, of_sequence, held);
+  } catch (const Error& e) {
+    return invalid_argument(fmt::format("{}: {}", path.string(), e.status().message()));
+  }
 }
 
 Result<kernels::Attributes> attributes_from_proto(
@@ -154,6 +193,21 @@ Result<kernels::Attributes> attributes_from_proto(
       case onnx::AttributeProto::TENSOR: {
         SPINDLE_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(a.t(), base_dir));
         attrs.set(a.name(), std::move(t));
+        break;
+      }
+      case onnx::AttributeProto::TYPE_PROTO: {
+        const onnx::TypeProto* tp = &a.tp();
+        kernels::TypeAttr t;
+        if (tp->has_sequence_type()) {
+          t.sequence = true;
+          tp = &tp->sequence_type().elem_type();
+        }
+        if (!tp->has_tensor_type())
+          return unsupported(fmt::format("{} '{}': attribute '{}' names a type other than a tensor or a sequence of "
+                                         "tensors",
+                                         node.op_type(), node.name(), a.name()));
+        SPINDLE_ASSIGN_OR_RETURN(t.dtype, dtype_from_onnx(tp->tensor_type().elem_type()));
+        attrs.set(a.name(), t);
         break;
       }
       case onnx::AttributeProto::GRAPH:

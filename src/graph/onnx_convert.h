@@ -18,11 +18,9 @@ namespace spindle::graph {
 Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::filesystem::path& base_dir = {});
 // A serialized TensorProto file (.pb), as in the ONNX backend test data.
 Result<Tensor> read_tensor_pb(const std::filesystem::path& path);
-// A serialized SequenceProto file of tensors, as a sequence value (an empty
-// sequence takes its element type from elem_type's tensor type, else float).
-Result<Tensor> read_sequence_pb(const std::filesystem::path& path);
 // A test-data file of a graph input or output of type `type`: a
-// SequenceProto for sequence types, else a TensorProto.
+// SequenceProto for sequence types, an OptionalProto for optional types,
+// else a TensorProto.
 Result<Tensor> read_value_pb(const std::filesystem::path& path, const onnx::TypeProto& type);
 // Attributes of a node. Graph-valued attributes go through `load_graph`;
 // without it they are refused as unsupported.

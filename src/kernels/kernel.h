@@ -38,8 +38,15 @@ struct GraphAttr {
   std::shared_ptr<const graph::Graph> graph;
 };
 
+// A type-valued attribute (Optional's `type`): a tensor or a sequence of
+// tensors of `dtype`.
+struct TypeAttr {
+  bool sequence = false;
+  DataType dtype = DataType::kUndefined;
+};
+
 using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
-                               std::vector<std::string>, Tensor, GraphAttr>;
+                               std::vector<std::string>, Tensor, GraphAttr, TypeAttr>;
 
 // A compiled subgraph that a control-flow kernel runs. Its inputs are the
 // formal inputs of the graph (a Loop body's iteration number, condition and
@@ -78,6 +85,7 @@ class Attributes {
   std::vector<float> get_floats(const std::string& name, const std::vector<float>& def) const;
   std::vector<std::string> get_strings(const std::string& name) const;
   Tensor get_tensor(const std::string& name) const;
+  TypeAttr get_type(const std::string& name) const;
   bool has_graph() const;  // any graph-valued attribute
   const std::map<std::string, AttrValue>& all() const { return values_; }
 

@@ -56,6 +56,7 @@ std::vector<std::string> Attributes::get_strings(const std::string& name) const 
   return typed<std::vector<std::string>>(at(name), name, "a list of strings");
 }
 Tensor Attributes::get_tensor(const std::string& name) const { return typed<Tensor>(at(name), name, "a tensor"); }
+TypeAttr Attributes::get_type(const std::string& name) const { return typed<TypeAttr>(at(name), name, "a type"); }
 bool Attributes::has_graph() const {
   for (const auto& [_, v] : values_)
     if (std::holds_alternative<GraphAttr>(v)) return true;
@@ -77,7 +78,8 @@ const Tensor& KernelContext::value_input(int i) const {
 
 const Tensor& KernelContext::input(int i) const {
   const Tensor& t = value_input(i);
-  if (t.is_sequence()) fail(node_, fmt::format("input {} is a {}, expected a tensor", i, t.describe()));
+  if (!t.is_tensor())
+    fail(node_, fmt::format("input {} is {} {}, expected a tensor", i, t.is_optional() ? "an" : "a", t.describe()));
   if (t.dtype() == DataType::kString && !KernelRegistry::global().takes_strings(node_.domain, node_.op_type))
     fail_unsupported(node_, fmt::format("input {} is a string tensor ({}); spindle's {} does not take strings", i,
                                         t.describe(), node_.op_type));
@@ -86,7 +88,7 @@ const Tensor& KernelContext::input(int i) const {
 
 const Tensor& KernelContext::sequence_input(int i) const {
   const Tensor& t = value_input(i);
-  if (!t.is_sequence()) fail(node_, fmt::format("input {} is the tensor {}, expected a sequence", i, t.describe()));
+  if (!t.is_sequence()) fail(node_, fmt::format("input {} is {}{}, expected a sequence", i, t.is_tensor() ? "the tensor " : "an ", t.describe()));
   return t;
 }
 

@@ -232,6 +232,7 @@ std::string dims_to_string(const TensorInfo& info) {
 TensorInfo tensor_info(const graph::ValueInfo& v) {
   TensorInfo t;
   t.name = v.name;
+  t.is_optional = v.is_optional;
   t.is_sequence = v.is_sequence;
   t.dtype = v.dtype;
   t.shape = v.shape;
@@ -257,6 +258,18 @@ void InferenceSession::Impl::validate_feeds(const Feeds& feeds) const {
     const TensorInfo& info = inputs[static_cast<size_t>(it->second)];
     if (!tensor.defined())
       throw Error(StatusCode::kInvalidArgument, fmt::format("{}: input '{}' is an empty tensor", origin, name));
+    if (tensor.is_optional() || info.is_optional) {
+      // Optional values: the kind and element type must match (Tensor::optional
+      // checked what it holds against them).
+      if (!tensor.is_optional() || tensor.optional_of_sequence() != info.is_sequence ||
+          (info.dtype != DataType::kUndefined && tensor.dtype() != info.dtype))
+        throw Error(StatusCode::kInvalidArgument,
+                    fmt::format("{}: input '{}' is the {}, expected {}", origin, name, tensor.describe(),
+                                info.is_optional ? fmt::format("an optional {} of {}", info.is_sequence ? "sequence" : "tensor",
+                                                               dtype_name(info.dtype))
+                                                 : "a tensor or sequence, not an optional"));
+      continue;
+    }
     if (tensor.is_sequence() != info.is_sequence)
       throw Error(StatusCode::kInvalidArgument,
                   fmt::format("{}: input '{}' is a {}, expected {}", origin, name, tensor.describe(),

@@ -24,10 +24,21 @@ inline const std::filesystem::path kOnnxNodeTestDir = "/usr/share/libonnx-testda
 // atol + rtol*|b| (NaN equals NaN), everything else (strings included)
 // exactly. The message names how many elements differ and the first one
 // (index, got, expected). Sequences match when they have as many items and
-// each pair matches.
+// each pair matches; optionals when both are empty or both hold matching
+// values.
 inline ::testing::AssertionResult tensors_close(const Tensor& got, const Tensor& want, double rtol, double atol) {
-  if (got.is_sequence() != want.is_sequence() || got.dtype() != want.dtype() || got.shape() != want.shape())
+  if (got.is_sequence() != want.is_sequence() || got.is_optional() != want.is_optional() ||
+      got.dtype() != want.dtype() || got.shape() != want.shape())
     return ::testing::AssertionFailure() << "got " << got.describe() << ", expected " << want.describe();
+  if (want.is_optional()) {
+    const Tensor* g = got.optional_value();
+    const Tensor* w = want.optional_value();
+    if (!g || !w) {
+      if (g || w) return ::testing::AssertionFailure() << "got " << got.describe() << ", expected " << want.describe();
+      return ::testing::AssertionSuccess();
+    }
+    return tensors_close(*g, *w, rtol, atol);
+  }
   if (want.is_sequence()) {
     const auto& g = got.sequence_items();
     const auto& w = want.sequence_items();

@@ -115,5 +115,23 @@ TEST(ConcatFromSequence, NewAxisStacksAtEitherEndAndConcatUndoesSplit) {
                         {"axis 3 is out of range", "rank-3"});
 }
 
+TEST(Optional, WrapsTensorsAndSequencesAndRefusesToUnwrapNothing) {
+  const Tensor x = Tensor::from_vector<float>({2}, {1, 2});
+  const Tensor wrapped = run_kernel_once("Optional", 15, {}, {x})[0];
+  ASSERT_TRUE(wrapped.is_optional());
+  EXPECT_EQ(wrapped.optional_value()->buffer(), x.buffer());
+  EXPECT_TRUE(run_kernel_once("OptionalHasElement", 15, {}, {wrapped})[0].data<bool>()[0]);
+  EXPECT_EQ(run_kernel_once("OptionalGetElement", 15, {}, {wrapped})[0].buffer(), x.buffer());
+  const Tensor empty = run_kernel_once("Optional", 15, {{"type", kernels::TypeAttr{true, DataType::kInt64}}}, {})[0];
+  EXPECT_TRUE(empty.is_optional() && empty.optional_of_sequence() && !empty.optional_value());
+  EXPECT_EQ(empty.dtype(), DataType::kInt64);
+  EXPECT_FALSE(run_kernel_once("OptionalHasElement", 15, {}, {empty})[0].data<bool>()[0]);
+  testing::expect_error("OptionalGetElement", 15, {}, {empty}, {"input is an empty optional (sequence of int64)"});
+  testing::expect_error("Optional", 15, {}, {Tensor()}, {"the attribute 'type' is required"});
+  testing::expect_error("Relu", 13, {}, {wrapped}, {"input 0 is an optional holding the float32 2, expected a tensor"});
+  // An optional of a sequence must hold a sequence.
+  EXPECT_THROW(Tensor::optional(DataType::kFloat32, true, x), Error);
+}
+
 }  // namespace
 }  // namespace spindle

@@ -328,3 +328,27 @@ def test_sequence_and_string_values_as_onnx_runtime_passes_them():
         sess.run(None, {"S": [np.array([1, 2])], "x": x, "words": np.array(["a"])})
     t, _, _ = sess.run(None, {"S": [a, a], "x": x, "words": np.array(["a"])})
     assert len(t) == 3
+
+
+def test_optional_values_are_none_or_what_they_hold():
+    from onnx import TensorProto, helper
+
+    opt = helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [2]))
+    graph = helper.make_graph(
+        [
+            helper.make_node("OptionalHasElement", ["o"], ["has"]),
+            helper.make_node("Identity", ["o"], ["same"]),
+        ],
+        "optional",
+        [helper.make_value_info("o", opt)],
+        [helper.make_tensor_value_info("has", TensorProto.BOOL, []), helper.make_value_info("same", opt)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    sess = spindle.InferenceSession(model.SerializeToString())
+    assert sess.get_inputs()[0].type == "optional(tensor(float))"
+    has, same = sess.run(None, {"o": None})
+    assert not bool(has) and same is None
+    x = np.array([1.5, 2.5], dtype=np.float32)
+    has, same = sess.run(None, {"o": x})
+    assert bool(has)
+    np.testing.assert_array_equal(same, x)

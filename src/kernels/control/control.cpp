@@ -18,7 +18,7 @@ namespace spindle::kernels {
 namespace {
 
 bool read_bool(const NodeInfo& node, const Tensor& t, const char* what) {
-  if (t.is_sequence() || t.numel() != 1 || (t.dtype() != DataType::kBool && dtype_size(t.dtype()) == 0))
+  if (!t.is_tensor() || t.numel() != 1 || (t.dtype() != DataType::kBool && dtype_size(t.dtype()) == 0))
     fail(node, fmt::format("{} is {}, expected a single bool", what, t.describe()));
   if (t.dtype() == DataType::kBool) return t.data<bool>()[0];
   return t.to_int64_vector()[0] != 0;
@@ -44,7 +44,7 @@ int64_t prod(const Shape& s, size_t begin, size_t end) {
 }
 
 void check_copyable(const NodeInfo& node, const Tensor& t, const std::string& what) {
-  if (t.is_sequence() || (t.dtype() != DataType::kString && dtype_size(t.dtype()) == 0))
+  if (!t.is_tensor() || (t.dtype() != DataType::kString && dtype_size(t.dtype()) == 0))
     fail(node, fmt::format("{} is {}, expected a tensor", what, t.describe()));
 }
 

@@ -49,10 +49,10 @@ class ConstantKernel final : public OpKernel {
 
 // ---------------------------------------------------------------- Identity
 
-// Any value: a tensor of any element type or a sequence.
+// Any value: a tensor of any element type, a sequence or an optional.
 void identity(KernelContext& ctx) {
   const Tensor& x = ctx.value_input(0);
-  if (!x.is_sequence()) check_viewable(ctx.node(), x, "input");
+  if (x.is_tensor()) check_viewable(ctx.node(), x, "input");
   ctx.set_output(0, x);
 }
 

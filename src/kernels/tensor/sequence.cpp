@@ -1,6 +1,7 @@
 // sequence.cpp — the sequence operators (opset 11+): SequenceEmpty,
 // SequenceConstruct, SequenceInsert, SequenceAt, SequenceErase,
-// SequenceLength, SplitToSequence, ConcatFromSequence.
+// SequenceLength, SplitToSequence, ConcatFromSequence; and the optional
+// operators (opset 15+): Optional, OptionalHasElement, OptionalGetElement.
 //
 // A sequence value is a Tensor made by Tensor::sequence: an immutable list
 // of tensor handles. Insert and Erase make a new list that shares the
@@ -197,6 +198,44 @@ class ConcatFromSequenceKernel final : public OpKernel {
   std::unique_ptr<OpKernel> concat_;
 };
 
+// ---------------------------------------------------------------- optionals
+
+// Optional(input?; type?): an optional holding input, or an empty one of
+// `type`.
+class OptionalKernel final : public OpKernel {
+ public:
+  explicit OptionalKernel(const NodeInfo& node) {
+    if (node.attrs.has("type")) type_ = node.attrs.get_type("type");
+  }
+  void compute(KernelContext& ctx) const override {
+    if (ctx.has_input(0)) {
+      const Tensor& v = ctx.value_input(0);
+      if (v.is_optional()) fail(ctx.node(), fmt::format("input is an {}, expected a tensor or a sequence", v.describe()));
+      ctx.set_output(0, Tensor::optional(v.dtype(), v.is_sequence(), v));
+      return;
+    }
+    if (type_.dtype == DataType::kUndefined) fail(ctx.node(), "without an input, the attribute 'type' is required");
+    ctx.set_output(0, Tensor::optional(type_.dtype, type_.sequence));
+  }
+
+ private:
+  TypeAttr type_;
+};
+
+void optional_has_element(KernelContext& ctx) {
+  bool has = ctx.has_input(0);
+  if (has && ctx.value_input(0).is_optional()) has = ctx.value_input(0).optional_value() != nullptr;
+  ctx.set_output(0, Tensor::scalar<bool>(has));
+}
+
+void optional_get_element(KernelContext& ctx) {
+  const Tensor& v = ctx.value_input(0);
+  if (!v.is_optional()) return ctx.set_output(0, v);
+  const Tensor* held = v.optional_value();
+  if (!held) fail(ctx.node(), fmt::format("input is an {}", v.describe()));
+  ctx.set_output(0, *held);
+}
+
 }  // namespace
 
 void register_sequence(KernelRegistry& r) {
@@ -208,8 +247,12 @@ void register_sequence(KernelRegistry& r) {
   r.add("", "SequenceLength", 11, 17, simple_kernel(sequence_length));
   r.add("", "SplitToSequence", 11, 17, factory_of<SplitToSequenceKernel>());
   r.add("", "ConcatFromSequence", 11, 17, factory_of<ConcatFromSequenceKernel>());
+  r.add("", "Optional", 15, 17, factory_of<OptionalKernel>());
+  r.add("", "OptionalHasElement", 15, 17, simple_kernel(optional_has_element));
+  r.add("", "OptionalGetElement", 15, 17, simple_kernel(optional_get_element));
   // These only move tensor handles, so any element type goes.
-  for (const char* op : {"SequenceConstruct", "SequenceInsert", "SequenceAt", "SequenceErase", "SequenceLength"})
+  for (const char* op : {"SequenceConstruct", "SequenceInsert", "SequenceAt", "SequenceErase", "SequenceLength",
+                         "Optional", "OptionalHasElement", "OptionalGetElement"})
     r.allow_strings("", op);
 }
 

@@ -182,7 +182,7 @@ void register_generate(KernelRegistry& r);   // generate.cpp: ConstantOfShape, R
                                              //   EyeLike, OneHot
 void register_select(KernelRegistry& r);     // select.cpp: TopK, ScatterElements, Scatter, Compress,
                                              //   ReverseSequence
-void register_sequence(KernelRegistry& r);   // sequence.cpp: Sequence*, SplitToSequence, ConcatFromSequence
+void register_sequence(KernelRegistry& r);   // sequence.cpp: Sequence*, SplitToSequence, ConcatFromSequence, Optional*
 void register_unique(KernelRegistry& r);     // unique.cpp: Unique
 
 }  // namespace spindle::kernels::tensor
