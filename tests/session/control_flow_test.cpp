@@ -165,5 +165,32 @@ TEST(ControlFlow, ScanHonoursInputAndOutputAxesAndDirections) {
   }
 }
 
+// Scan opset 8: a batch axis first, per-item sequence lengths, backwards.
+TEST(ControlFlow, Scan8RunsEachBatchItemForItsLengthAndPadsWithZeros) {
+  ModelBuilder body, m(8);
+  body.input("sum_in", {1}).input("x", {1}).output("sum_out", {1}).output("running", {1});
+  body.node("Add", {"sum_in", "x"}, {"sum_out"});
+  body.node("Identity", {"sum_out"}, {"running"});
+  m.input("lens", {2}, kInt64).input("s0", {2, 1}).input("X", {2, 3, 1}).output("sum", {2, 1}).output("Y", {2, 3, 1});
+  auto& scan = m.node("Scan", {"lens", "s0", "X"}, {"sum", "Y"});
+  ModelBuilder::attr_graph(scan, "body", body);
+  ModelBuilder::attr_int(scan, "num_scan_inputs", 1);
+  ModelBuilder::attr_ints(scan, "directions", {1});
+  auto s = InferenceSession::create_from_bytes(m.bytes());
+  auto out = s->run({{"lens", Tensor::from_vector<int64_t>({2}, {3, 2})},
+                     {"s0", Tensor::from_vector<float>({2, 1}, {0, 100})},
+                     {"X", Tensor::from_vector<float>({2, 3, 1}, {1, 2, 3, 10, 20, 30})}});
+  EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{6, 130}));
+  EXPECT_EQ(out[1].shape(), (Shape{2, 3, 1}));
+  EXPECT_EQ(out[1].to_vector<float>(), (std::vector<float>{3, 5, 6, 120, 130, 0}));
+  try {
+    s->run({{"lens", Tensor::from_vector<int64_t>({2}, {3, 4})}, {"s0", Tensor::from_vector<float>({2, 1}, {0, 0})},
+            {"X", Tensor::from_vector<float>({2, 3, 1}, {1, 2, 3, 4, 5, 6})}});
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("sequence_lens holds 4, expected 1..3"));
+  }
+}
+
 }  // namespace
 }  // namespace spindle

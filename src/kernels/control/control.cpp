@@ -1,5 +1,5 @@
 // control.cpp — the control-flow operators: If (opset 1+), Loop (1+), Scan
-// (9+) and SequenceMap (17). Their graph attributes arrive compiled
+// (8 with a batch axis, 9+) and SequenceMap (17). Their graph attributes arrive compiled
 // (NodeInfo::subgraph); values the subgraphs read from enclosing graphs are
 // the node's outer inputs (KernelContext::outer_inputs), passed through to
 // every run of a subgraph.
@@ -233,6 +233,93 @@ class ScanKernel final : public OpKernel {
   std::vector<int64_t> in_axes_, in_dirs_, out_axes_, out_dirs_;
 };
 
+// Scan opset 8: (sequence_lens?, states..., scan inputs...; body,
+// num_scan_inputs, directions). Every state and scan input has a batch axis
+// 0 and scan inputs a time axis 1; the body runs per batch item over its
+// first sequence_lens[b] steps (all of them when absent). Scan outputs are
+// [batch, time, ...], zero past an item's length.
+class Scan8Kernel final : public OpKernel {
+ public:
+  explicit Scan8Kernel(const NodeInfo& node) : m_(node.attrs.get_int("num_scan_inputs")) {
+    const Subgraph& body = node.subgraph("body");
+    n_ = node.num_inputs - 1 - m_;
+    if (m_ < 1 || n_ < 0)
+      fail(node, fmt::format("num_scan_inputs {} does not fit the node's {} inputs", m_, node.num_inputs));
+    if (body.num_inputs() != n_ + m_)
+      fail(node, fmt::format("body takes {} inputs, expected {} ({} states and {} scan inputs)", body.num_inputs(),
+                             n_ + m_, n_, m_));
+    k_ = body.num_outputs() - n_;
+    if (k_ < 0 || node.num_outputs != body.num_outputs())
+      fail(node, fmt::format("has {} outputs and its body {}, expected the same number, at least {} states",
+                             node.num_outputs, body.num_outputs(), n_));
+    dirs_ = node.attrs.get_ints("directions", std::vector<int64_t>(static_cast<size_t>(m_), 0));
+    if (static_cast<int64_t>(dirs_.size()) != m_)
+      fail(node, fmt::format("directions has {} entries, expected {}", dirs_.size(), m_));
+  }
+  void compute(KernelContext& ctx) const override {
+    const NodeInfo& node = ctx.node();
+    const Subgraph& body = node.subgraph("body");
+    int64_t batch = -1, steps = -1;
+    for (int64_t i = 0; i < n_ + m_; ++i) {
+      const Tensor& t = ctx.input(static_cast<int>(1 + i));
+      check_copyable(node, t, fmt::format("input {}", 1 + i));
+      const bool scan = i >= n_;
+      if (t.rank() < (scan ? 2 : 1) || (batch >= 0 && t.dim(0) != batch) || (scan && steps >= 0 && t.dim(1) != steps))
+        fail(node, fmt::format("input {} is {}, expected batch {} first{}", 1 + i, t.describe(), batch,
+                               scan ? fmt::format(" and {} time steps second", steps) : ""));
+      batch = t.dim(0);
+      if (scan) steps = t.dim(1);
+    }
+    std::vector<int64_t> lens(static_cast<size_t>(batch), steps);
+    if (ctx.has_input(0)) {
+      lens = ctx.input(0).to_int64_vector();
+      if (static_cast<int64_t>(lens.size()) != batch)
+        fail(node, fmt::format("sequence_lens is {}, expected {} values", ctx.input(0).describe(), batch));
+      for (int64_t l : lens)
+        if (l < 1 || l > steps) fail(node, fmt::format("sequence_lens holds {}, expected 1..{}", l, steps));
+    }
+    std::vector<std::vector<Tensor>> states(static_cast<size_t>(n_)), scans(static_cast<size_t>(k_));
+    for (int64_t b = 0; b < batch; ++b) {
+      std::vector<Tensor> args(static_cast<size_t>(n_ + m_));
+      for (int64_t s = 0; s < n_; ++s) args[static_cast<size_t>(s)] = slice(ctx.input(static_cast<int>(1 + s)), 0, b);
+      std::vector<std::vector<Tensor>> per_step(static_cast<size_t>(k_));
+      const int64_t len = lens[static_cast<size_t>(b)];
+      for (int64_t t = 0; t < len; ++t) {
+        for (int64_t j = 0; j < m_; ++j) {
+          const int64_t at = dirs_[static_cast<size_t>(j)] == 1 ? len - 1 - t : t;
+          args[static_cast<size_t>(n_ + j)] = slice(slice(ctx.input(static_cast<int>(1 + n_ + j)), 0, b), 0, at);
+        }
+        std::vector<Tensor> out = body.run(args, ctx.outer_inputs(), ctx.pool());
+        for (int64_t s = 0; s < n_; ++s) args[static_cast<size_t>(s)] = std::move(out[static_cast<size_t>(s)]);
+        for (int64_t k = 0; k < k_; ++k) per_step[static_cast<size_t>(k)].push_back(std::move(out[static_cast<size_t>(n_ + k)]));
+      }
+      for (int64_t s = 0; s < n_; ++s) states[static_cast<size_t>(s)].push_back(args[static_cast<size_t>(s)]);
+      for (int64_t k = 0; k < k_; ++k) {
+        Tensor stacked = stack(node, per_step[static_cast<size_t>(k)], 0, DataType::kUndefined, fmt::format("scan output {}", k));
+        if (len < steps) {  // pad with zeros to the full time axis
+          Shape full = stacked.shape();
+          full[0] = steps;
+          Tensor padded(stacked.dtype(), full);
+          const int64_t inner = stacked.numel() / len;
+          for (int64_t t = 0; t < len; ++t) copy_block(stacked, t, padded, t, inner);
+          stacked = padded;
+        }
+        scans[static_cast<size_t>(k)].push_back(std::move(stacked));
+      }
+    }
+    for (int64_t s = 0; s < n_; ++s)
+      ctx.set_output(static_cast<int>(s), stack(node, states[static_cast<size_t>(s)], 0, body.output_dtype(static_cast<int>(s)),
+                                                fmt::format("state {}", s)));
+    for (int64_t k = 0; k < k_; ++k)
+      ctx.set_output(static_cast<int>(n_ + k), stack(node, scans[static_cast<size_t>(k)], 0,
+                                                     body.output_dtype(static_cast<int>(n_ + k)), fmt::format("scan output {}", k)));
+  }
+
+ private:
+  int64_t m_, n_ = 0, k_ = 0;
+  std::vector<int64_t> dirs_;
+};
+
 // ---------------------------------------------------------------- SequenceMap
 
 // SequenceMap(input_sequence, additional...; body): runs body once per item
@@ -280,6 +367,7 @@ class SequenceMapKernel final : public OpKernel {
 void register_control_kernels(KernelRegistry& r) {
   r.add("", "If", 1, 17, factory_of<IfKernel>());
   r.add("", "Loop", 1, 17, factory_of<LoopKernel>());
+  r.add("", "Scan", 8, 8, factory_of<Scan8Kernel>());
   r.add("", "Scan", 9, 17, factory_of<ScanKernel>());
   r.add("", "SequenceMap", 17, 17, factory_of<SequenceMapKernel>());
   // They pass values through to their subgraphs without reading them.
