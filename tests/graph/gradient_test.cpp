@@ -79,21 +79,19 @@ TEST(Gradient, MatchesFiniteDifferencesThroughBroadcastAndSharedValues) {
     const auto db = out[2].to_vector<double>();
     ASSERT_EQ(out[2].shape(), (Shape{3}));  // summed over the broadcast rows
     EXPECT_EQ(out[3].to_vector<double>(), (std::vector<double>{0, 0}));
-    const double h = 1e-6;
-    for (size_t i = 0; i < x.size(); ++i) {
-      auto xp = x, xm = x;
-      xp[i] += h;
-      xm[i] -= h;
-      const double fd = (sum_w(*s, xp, b) - sum_w(*s, xm, b)) / (2 * h);
-      EXPECT_NEAR(dx[i], fd, 1e-6 * std::max(1.0, std::fabs(fd))) << "dx[" << i << "]";
-    }
-    for (size_t j = 0; j < b.size(); ++j) {
-      auto bp = b, bm = b;
-      bp[j] += h;
-      bm[j] -= h;
-      const double fd = (sum_w(*s, x, bp) - sum_w(*s, x, bm)) / (2 * h);
-      EXPECT_NEAR(db[j], fd, 1e-6 * std::max(1.0, std::fabs(fd))) << "db[" << j << "]";
-    }
+    // Central differences of sum(w) in each element of x (which = 0) or b (1).
+    auto check = [&](int which, const std::vector<double>& grad) {
+      const double h = 1e-6;
+      for (size_t i = 0; i < grad.size(); ++i) {
+        std::vector<double> plus[2] = {x, b}, minus[2] = {x, b};
+        plus[which][i] += h;
+        minus[which][i] -= h;
+        const double fd = (sum_w(*s, plus[0], plus[1]) - sum_w(*s, minus[0], minus[1])) / (2 * h);
+        EXPECT_NEAR(grad[i], fd, 1e-6 * std::max(1.0, std::fabs(fd))) << (which ? "db[" : "dx[") << i << "]";
+      }
+    };
+    check(0, dx);
+    check(1, db);
   }
 }
 
