@@ -78,6 +78,8 @@ Result<Tensor> read_npy(const std::filesystem::path& path) {
 }
 
 Status write_npy(const std::filesystem::path& path, const Tensor& tensor) {
+  if (!tensor.is_tensor())
+    return unsupported(fmt::format("{}: cannot write the {} as .npy, which holds one tensor", path.string(), tensor.describe()));
   const char* code = nullptr;
   for (const Descr& d : kDescrs)
     if (d.dtype == tensor.dtype()) code = d.code;

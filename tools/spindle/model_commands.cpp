@@ -176,7 +176,7 @@ void run_command(const RunArgs& a) {
   if (!a.output_dir.empty()) std::filesystem::create_directories(a.output_dir);
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string& name = session->outputs()[i].name;
-    fmt::print("{}: {} {}\n", name, dtype_name(outputs[i].dtype()), shape_to_string(outputs[i].shape()));
+    fmt::print("{}: {}\n", name, outputs[i].describe());
     if (!a.output_dir.empty()) {
       const auto path = std::filesystem::path(a.output_dir) / (sanitize(name) + ".npy");
       if (Status s = io::write_npy(path, outputs[i]); !s.is_ok()) throw Error(s);
