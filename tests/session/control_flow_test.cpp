@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "model_builder.h"
 #include "spindle/session.h"
 
@@ -163,6 +166,27 @@ TEST(ControlFlow, ScanHonoursInputAndOutputAxesAndDirections) {
     EXPECT_EQ(out[1].shape(), (Shape{2, 4}));
     EXPECT_EQ(out[1].to_vector<float>(), (std::vector<float>{10, 9, 7, 4, 200, 190, 170, 140}));
   }
+}
+
+TEST(ControlFlow, ManyThreadsRunOneLoopSessionAtOnce) {
+  // Each run gets its own subgraph frames: concurrent runs do not see each
+  // other's iteration values.
+  auto s = InferenceSession::create_from_bytes(loop_model());
+  const Tensor acc0 = Tensor::from_vector<float>({3}, {0, 0, 0});
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      const float v = static_cast<float>(t + 1);
+      const Tensor x = Tensor::from_vector<float>({3}, {v, v, v});
+      for (int r = 0; r < 25; ++r) {
+        auto out = s->run({{"x", x}, {"M", Tensor::scalar<int64_t>(3 + t)}, {"stop_at", Tensor::scalar<int64_t>(100)},
+                           {"acc0", acc0}});
+        if (out[0].to_vector<float>()[0] != v * static_cast<float>(3 + t) || out[1].dim(0) != 3 + t) ++wrong;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 // Scan opset 8: a batch axis first, per-item sequence lengths, backwards.
