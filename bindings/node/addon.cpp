@@ -82,6 +82,8 @@ SessionOptions parse_options(const Napi::Object& o) {
       throw Error(StatusCode::kInvalidArgument,
                   "graphOptimizationLevel is '" + l + "', expected 'disabled', 'basic', 'extended' or 'all'");
   }
+  if (o.Has("enableProfiling")) opts.enable_profiling = o.Get("enableProfiling").ToBoolean();
+  if (o.Has("profileFilePrefix")) opts.profile_file_prefix = o.Get("profileFilePrefix").ToString();
   if (o.Has("config")) {
     const Napi::Object c = o.Get("config").As<Napi::Object>();
     const Napi::Array keys = c.GetPropertyNames();
@@ -105,7 +107,8 @@ class Session : public Napi::ObjectWrap<Session> {
     return DefineClass(env, "Session",
                        {InstanceAccessor<&Session::input_names>("inputNames"),
                         InstanceAccessor<&Session::output_names>("outputNames"),
-                        InstanceMethod<&Session::run>("run")});
+                        InstanceMethod<&Session::run>("run"),
+                        InstanceMethod<&Session::end_profiling>("endProfiling")});
   }
 
   explicit Session(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Session>(info) {}
@@ -117,6 +120,16 @@ class Session : public Napi::ObjectWrap<Session> {
     uint32_t i = 0;
     for (const auto& in : session_->inputs()) a.Set(i++, in.name);
     return a;
+  }
+  // Writes the runs recorded since creation (or the last call) as a Chrome
+  // trace file and returns its path; an error when enableProfiling was not set.
+  Napi::Value end_profiling(const Napi::CallbackInfo& info) {
+    try {
+      return Napi::String::New(info.Env(), session_->end_profiling());
+    } catch (const std::exception& e) {
+      js_error(info.Env(), e.what()).ThrowAsJavaScriptException();
+      return info.Env().Undefined();
+    }
   }
   Napi::Value output_names(const Napi::CallbackInfo& info) {
     Napi::Array a = Napi::Array::New(info.Env());

@@ -68,7 +68,8 @@ class Tensor {
 }
 
 const OPTION_NAMES = ['executionMode', 'intraOpNumThreads', 'interOpNumThreads', 'graphOptimizationLevel', 'extra',
-  'executionProviders', 'logSeverityLevel', 'logVerbosityLevel', 'logId', 'enableCpuMemArena', 'enableMemPattern'];
+  'executionProviders', 'logSeverityLevel', 'logVerbosityLevel', 'logId', 'enableCpuMemArena', 'enableMemPattern',
+  'enableProfiling', 'profileFilePrefix'];
 
 function editDistance(a, b) {
   const row = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -111,7 +112,8 @@ function nativeOptions(options) {
           throw new TypeError(`execution provider '${name}' is not available; spindle runs on CPU ('cpu')`);
         }
       }
-    } else if (['executionMode', 'intraOpNumThreads', 'interOpNumThreads', 'graphOptimizationLevel'].includes(k)) {
+    } else if (['executionMode', 'intraOpNumThreads', 'interOpNumThreads', 'graphOptimizationLevel', 'enableProfiling',
+      'profileFilePrefix'].includes(k)) {
       out[k] = v;
     }
   }
@@ -145,6 +147,16 @@ class InferenceSession {
     const out = {};
     for (const [name, t] of Object.entries(raw)) out[name] = new Tensor(t.type, t.data, t.dims);
     return out;
+  }
+
+  // Profiling, as onnxruntime-node: with the option enableProfiling every run
+  // is recorded from creation on, so startProfiling() has nothing to start;
+  // endProfiling() writes the recorded runs as a Chrome trace file
+  // (<profileFilePrefix>_<date>_<time>.json) and returns its path.
+  startProfiling() {}
+
+  endProfiling() {
+    return this._native.endProfiling();
   }
 
   async release() {}

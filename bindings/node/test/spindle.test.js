@@ -186,3 +186,20 @@ test('string tensors as arrays of strings, as onnxruntime-node passes them; sequ
   assert.deepStrictEqual((await norm.run({ x: new spindle.Tensor('string', ['a', 'b', 'monday', 'c'], [4]) })).y.data,
                          ['A', 'B', 'C']);
 });
+
+test('enableProfiling records runs and endProfiling writes a Chrome trace, as onnxruntime-node', async () => {
+  const model = path.join('/usr/share/libonnx-testdata/data/node', 'test_strnormalizer_export_monday_casesensintive_upper', 'model.onnx');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spindle-prof-'));
+  const session = await spindle.InferenceSession.create(model, { enableProfiling: true, profileFilePrefix: path.join(dir, 'p') });
+  session.startProfiling();
+  for (let i = 0; i < 2; i++) await session.run({ x: new spindle.Tensor('string', ['a', 'b', 'monday', 'c'], [4]) });
+  const file = session.endProfiling();
+  assert.ok(file.startsWith(path.join(dir, 'p_')) && file.endsWith('.json'), file);
+  const trace = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const events = Array.isArray(trace) ? trace : trace.traceEvents;
+  assert.ok(events.filter((e) => e.name === 'StringNormalizer' || e.args?.op_type === 'StringNormalizer').length >= 2,
+            JSON.stringify(events).slice(0, 400));
+  fs.rmSync(dir, { recursive: true });
+  const plain = await spindle.InferenceSession.create(model);
+  assert.throws(() => plain.endProfiling(), /profiling is not enabled/);
+});
