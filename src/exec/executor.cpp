@@ -27,7 +27,8 @@ class CompiledSubgraph final : public kernels::Subgraph {
   int num_outputs() const override { return static_cast<int>(plan_->graph().outputs.size()); }
   DataType output_dtype(int i) const override { return plan_->graph().output_info[static_cast<size_t>(i)].dtype; }
 
-  std::vector<Tensor> run(std::span<const Tensor> inputs, std::span<const Tensor> outer, ThreadPool* pool) const override {
+  std::vector<Tensor> run(std::span<const Tensor> inputs, std::span<const Tensor> outer, ThreadPool* pool,
+                          const std::atomic<bool>* terminate) const override {
     const graph::Graph& g = plan_->graph();
     const size_t formal = static_cast<size_t>(num_inputs());
     if (inputs.size() != formal)
@@ -38,7 +39,9 @@ class CompiledSubgraph final : public kernels::Subgraph {
     for (size_t i = 0; i < formal; ++i) frame.values()[static_cast<size_t>(g.inputs[i])] = inputs[i];
     for (size_t c = 0; c < outer_index_.size(); ++c)
       frame.values()[static_cast<size_t>(g.inputs[formal + c])] = outer[outer_index_[c]];
-    run_sequential(*plan_, frame, pool, RunControl{});
+    RunControl control;
+    control.terminate = terminate;
+    run_sequential(*plan_, frame, pool, control);
     std::vector<Tensor> out;
     for (int id : g.outputs) out.push_back(frame.values()[static_cast<size_t>(id)]);
     frame.end_run();
@@ -226,6 +229,7 @@ void run_node(const Plan& plan, Frame& frame, int index, ThreadPool* intra, cons
   try {
     BlockTraceScope trace(control.on_block ? &blocks : nullptr);
     kernels::KernelContext ctx(n.info, inputs, outputs, intra, &frame.allocator());
+    ctx.set_terminate(control.terminate);
     n.kernel->compute(ctx);
   } catch (const Error&) {
     throw;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -61,8 +62,9 @@ class Subgraph {
   virtual int num_outputs() const = 0;
   // Element type of output i as declared (kUndefined when not declared).
   virtual DataType output_dtype(int i) const = 0;
-  virtual std::vector<Tensor> run(std::span<const Tensor> inputs, std::span<const Tensor> outer,
-                                  ThreadPool* pool) const = 0;
+  // `terminate` (may be null) cancels the run between the subgraph's nodes.
+  virtual std::vector<Tensor> run(std::span<const Tensor> inputs, std::span<const Tensor> outer, ThreadPool* pool,
+                                  const std::atomic<bool>* terminate) const = 0;
 };
 
 class Attributes {
@@ -151,6 +153,12 @@ class KernelContext {
   void set_output(int i, Tensor t);
   bool wants_output(int i) const { return i < num_outputs(); }
   ThreadPool* pool() const { return pool_; }
+  // The run's cancel flag (RunOptions::terminate; may be null): kernels that
+  // loop over subgraph runs check it between iterations.
+  void set_terminate(const std::atomic<bool>* terminate) { terminate_ = terminate; }
+  const std::atomic<bool>* terminate() const { return terminate_; }
+  // Throws kCancelled when the run was cancelled.
+  void check_terminate() const;
   const NodeInfo& node() const { return node_; }
 
  private:
@@ -159,6 +167,7 @@ class KernelContext {
   std::vector<Tensor>& outputs_;
   ThreadPool* pool_;
   const OutputAllocator* allocator_;
+  const std::atomic<bool>* terminate_ = nullptr;
 };
 
 class OpKernel {

@@ -86,6 +86,11 @@ const Tensor& KernelContext::input(int i) const {
   return t;
 }
 
+void KernelContext::check_terminate() const {
+  if (terminate_ && terminate_->load(std::memory_order_relaxed))
+    throw Error(StatusCode::kCancelled, node_.label() + ": the run was cancelled by RunOptions::terminate");
+}
+
 const Tensor& KernelContext::sequence_input(int i) const {
   const Tensor& t = value_input(i);
   if (!t.is_sequence()) fail(node_, fmt::format("input {} is {}{}, expected a sequence", i, t.is_tensor() ? "the tensor " : "an ", t.describe()));

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "model_builder.h"
@@ -187,6 +188,33 @@ TEST(ControlFlow, ManyThreadsRunOneLoopSessionAtOnce) {
     });
   for (auto& th : threads) th.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(ControlFlow, TerminateStopsALongLoopBetweenIterations) {
+  // 10^12 iterations: only cancelling ends it.
+  auto s = InferenceSession::create_from_bytes(loop_model());
+  const Tensor x = Tensor::from_vector<float>({3}, {1, 1, 1});
+  const Tensor acc0 = Tensor::from_vector<float>({3}, {0, 0, 0});
+  RunOptions ro;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ro.terminate = true;
+  });
+  StatusCode code = StatusCode::kOk;
+  try {
+    s->run({{"x", x}, {"M", Tensor::scalar<int64_t>(1000000000000)}, {"stop_at", Tensor::scalar<int64_t>(1000000000000)},
+            {"acc0", acc0}},
+           {"acc"}, &ro);
+  } catch (const Error& e) {
+    code = e.code();
+    EXPECT_THAT(std::string(e.what()), HasSubstr("RunOptions::terminate"));
+  }
+  canceller.join();
+  EXPECT_EQ(code, StatusCode::kCancelled);
+  // Still usable.
+  EXPECT_EQ(s->run({{"x", x}, {"M", Tensor::scalar<int64_t>(2)}, {"stop_at", Tensor::scalar<int64_t>(9)}, {"acc0", acc0}})[0]
+                .to_vector<float>(),
+            (std::vector<float>{2, 2, 2}));
 }
 
 // Scan opset 8: a batch axis first, per-item sequence lengths, backwards.

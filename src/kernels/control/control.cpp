@@ -5,7 +5,8 @@
 // every run of a subgraph.
 //
 // A subgraph runs sequentially on the thread that runs the node; its kernels
-// use the same intra-op pool. Loop and Scan stack per-iteration outputs;
+// use the same intra-op pool. RunOptions::terminate is checked between
+// iterations and between a subgraph's nodes. Loop and Scan stack per-iteration outputs;
 // slices and stacks copy rows of bytes (strings element by element).
 #include <cstring>
 #include <memory>
@@ -100,7 +101,7 @@ class IfKernel final : public OpKernel {
     const NodeInfo& node = ctx.node();
     const bool cond = read_bool(node, ctx.input(0), "cond");
     const Subgraph& branch = node.subgraph(cond ? "then_branch" : "else_branch");
-    std::vector<Tensor> out = branch.run({}, ctx.outer_inputs(), ctx.pool());
+    std::vector<Tensor> out = branch.run({}, ctx.outer_inputs(), ctx.pool(), ctx.terminate());
     for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output(i, std::move(out[static_cast<size_t>(i)]));
   }
 };
@@ -145,9 +146,10 @@ class LoopKernel final : public OpKernel {
     const int num_scans = body.num_outputs() - 1 - carried;
     std::vector<std::vector<Tensor>> scans(static_cast<size_t>(num_scans));
     for (int64_t i = 0; (!has_m || i < max_trips) && cond; ++i) {
+      ctx.check_terminate();
       args[0] = Tensor::scalar<int64_t>(i);
       args[1] = Tensor::scalar<bool>(cond);
-      std::vector<Tensor> out = body.run(args, ctx.outer_inputs(), ctx.pool());
+      std::vector<Tensor> out = body.run(args, ctx.outer_inputs(), ctx.pool(), ctx.terminate());
       if (has_cond) cond = read_bool(node, out[0], "the body's condition output");
       for (int v = 0; v < carried; ++v) args[static_cast<size_t>(v) + 2] = std::move(out[static_cast<size_t>(v) + 1]);
       for (int k = 0; k < num_scans; ++k)
@@ -208,11 +210,12 @@ class ScanKernel final : public OpKernel {
     }
     std::vector<std::vector<Tensor>> scans(static_cast<size_t>(k_));
     for (int64_t t = 0; t < steps; ++t) {
+      ctx.check_terminate();
       for (int64_t j = 0; j < m_; ++j) {
         const int64_t at = in_dirs_[static_cast<size_t>(j)] == 1 ? steps - 1 - t : t;
         args[static_cast<size_t>(n_ + j)] = slice(ctx.input(static_cast<int>(n_ + j)), axes[static_cast<size_t>(j)], at);
       }
-      std::vector<Tensor> out = body.run(args, ctx.outer_inputs(), ctx.pool());
+      std::vector<Tensor> out = body.run(args, ctx.outer_inputs(), ctx.pool(), ctx.terminate());
       for (int64_t s = 0; s < n_; ++s) args[static_cast<size_t>(s)] = std::move(out[static_cast<size_t>(s)]);
       for (int64_t k = 0; k < k_; ++k) scans[static_cast<size_t>(k)].push_back(std::move(out[static_cast<size_t>(n_ + k)]));
     }
@@ -285,11 +288,12 @@ class Scan8Kernel final : public OpKernel {
       std::vector<std::vector<Tensor>> per_step(static_cast<size_t>(k_));
       const int64_t len = lens[static_cast<size_t>(b)];
       for (int64_t t = 0; t < len; ++t) {
+        ctx.check_terminate();
         for (int64_t j = 0; j < m_; ++j) {
           const int64_t at = dirs_[static_cast<size_t>(j)] == 1 ? len - 1 - t : t;
           args[static_cast<size_t>(n_ + j)] = slice(slice(ctx.input(static_cast<int>(1 + n_ + j)), 0, b), 0, at);
         }
-        std::vector<Tensor> out = body.run(args, ctx.outer_inputs(), ctx.pool());
+        std::vector<Tensor> out = body.run(args, ctx.outer_inputs(), ctx.pool(), ctx.terminate());
         for (int64_t s = 0; s < n_; ++s) args[static_cast<size_t>(s)] = std::move(out[static_cast<size_t>(s)]);
         for (int64_t k = 0; k < k_; ++k) per_step[static_cast<size_t>(k)].push_back(std::move(out[static_cast<size_t>(n_ + k)]));
       }
@@ -346,11 +350,12 @@ class SequenceMapKernel final : public OpKernel {
     std::vector<std::vector<Tensor>> outs(static_cast<size_t>(ctx.num_outputs()));
     std::vector<Tensor> args(static_cast<size_t>(ctx.num_inputs()));
     for (int64_t t = 0; t < n; ++t) {
+      ctx.check_terminate();
       for (int i = 0; i < ctx.num_inputs(); ++i) {
         const Tensor& v = ctx.value_input(i);
         args[static_cast<size_t>(i)] = v.is_sequence() ? v.sequence_items()[static_cast<size_t>(t)] : v;
       }
-      std::vector<Tensor> out = body.run(args, ctx.outer_inputs(), ctx.pool());
+      std::vector<Tensor> out = body.run(args, ctx.outer_inputs(), ctx.pool(), ctx.terminate());
       for (int o = 0; o < ctx.num_outputs(); ++o) outs[static_cast<size_t>(o)].push_back(std::move(out[static_cast<size_t>(o)]));
     }
     for (int o = 0; o < ctx.num_outputs(); ++o) {
