@@ -109,7 +109,7 @@ Result<ValueInfo> value_info(const onnx::ValueInfoProto& v, const char* kind) {
     if (type->value_case() == onnx::TypeProto::VALUE_NOT_SET) return info;
   }
   if (type->value_case() != onnx::TypeProto::VALUE_NOT_SET && !type->has_tensor_type()) {
-    const char* what = type->has_sequence_type() ? "a sequence of sequences"
+    const char* what = type->has_sequence_type() ? "a sequence"
                        : type->has_map_type()    ? "a map"
                        : type->has_optional_type() ? "an optional"
                                                    : "a non-tensor value";
