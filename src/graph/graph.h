@@ -93,6 +93,8 @@ class Graph {
 
 struct LoadOptions {
   bool run_checker = true;
+  // ONNX shape inference, run only when a graph output declares no element
+  // type (it fills those in).
   bool infer_shapes = true;
 };
 

@@ -137,6 +137,24 @@ Result<ValueInfo> value_info(const onnx::ValueInfoProto& v, const char* kind) {
 }
 
 
+// Whether some output of the graph or of a subgraph in it declares no
+// element type.
+bool has_untyped_output(const onnx::GraphProto& g) {
+  for (const auto& out : g.output()) {
+    const onnx::TypeProto* t = &out.type();
+    while (t->has_optional_type() || t->has_sequence_type())
+      t = t->has_optional_type() ? &t->optional_type().elem_type() : &t->sequence_type().elem_type();
+    if (!t->has_tensor_type() || t->tensor_type().elem_type() == 0) return true;
+  }
+  for (const auto& n : g.node())
+    for (const auto& a : n.attribute()) {
+      if (a.has_g() && has_untyped_output(a.g())) return true;
+      for (const auto& sub : a.graphs())
+        if (has_untyped_output(sub)) return true;
+    }
+  return false;
+}
+
 // Builds a Graph (the main graph or a subgraph of a control-flow node) from
 // its GraphProto. Unsupported operators, in any graph, are collected into
 // `missing` so that one error lists them all.
@@ -263,7 +281,11 @@ Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string
       return invalid_argument(fmt::format("{}: the ONNX checker rejected the model: {}", origin, e.what()));
     }
   }
-  if (options.infer_shapes) {
+  // spindle needs static shape inference only for the types of graph outputs
+  // the model leaves undeclared (shapes are known at run time). libonnx's
+  // inference can crash on malformed models the checker accepts (a ConvInteger
+  // whose input rank contradicts its weights), so it runs only when needed.
+  if (options.infer_shapes && has_untyped_output(model.graph())) {
     try {
       onnx::shape_inference::InferShapes(model);
     } catch (const std::exception&) {
