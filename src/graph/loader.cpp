@@ -136,7 +136,6 @@ Result<ValueInfo> value_info(const onnx::ValueInfoProto& v, const char* kind) {
   return info;
 }
 
-
 // Whether some output of the graph or of a subgraph in it declares no
 // element type.
 bool has_untyped_output(const onnx::GraphProto& g) {
