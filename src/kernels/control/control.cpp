@@ -14,9 +14,12 @@
 #include <fmt/format.h>
 
 #include "kernels/kernel.h"
+#include "kernels/tensor/tensor_util.h"
 
 namespace spindle::kernels {
 namespace {
+
+using tensor::prod;
 
 bool read_bool(const NodeInfo& node, const Tensor& t, const char* what) {
   if (!t.is_tensor() || t.numel() != 1 || (t.dtype() != DataType::kBool && dtype_size(t.dtype()) == 0))
@@ -36,12 +39,6 @@ void copy_block(const Tensor& src, int64_t src_index, Tensor& dst, int64_t dst_i
   std::memcpy(static_cast<char*>(dst.raw_mutable_data()) + static_cast<size_t>(dst_index * inner) * es,
               static_cast<const char*>(src.raw_data()) + static_cast<size_t>(src_index * inner) * es,
               static_cast<size_t>(inner) * es);
-}
-
-int64_t prod(const Shape& s, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i) p *= s[i];
-  return p;
 }
 
 void check_copyable(const NodeInfo& node, const Tensor& t, const std::string& what) {

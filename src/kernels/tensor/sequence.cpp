@@ -134,12 +134,9 @@ class SplitToSequenceKernel final : public OpKernel {
     }
     std::vector<Tensor> items;
     if (!sizes.empty()) {
-      NodeInfo info = split_node_;
-      info.num_inputs = 2;
-      info.num_outputs = static_cast<int>(sizes.size());
       std::vector<Tensor> inputs{x, Tensor::from_vector<int64_t>({static_cast<int64_t>(sizes.size())}, sizes)};
       items.resize(sizes.size());
-      KernelContext inner(info, inputs, items, ctx.pool());
+      KernelContext inner(split_node_, inputs, items, ctx.pool());  // counts come from the spans
       split_->compute(inner);
     }
     if (!given && !keepdims_) {
@@ -183,10 +180,8 @@ class ConcatFromSequenceKernel final : public OpKernel {
         items[i] = items[i].reshaped(s);
       }
     }
-    NodeInfo info = concat_node_;
-    info.num_inputs = static_cast<int>(items.size());
     std::vector<Tensor> out(1);
-    KernelContext inner(info, items, out, ctx.pool());
+    KernelContext inner(concat_node_, items, out, ctx.pool());
     concat_->compute(inner);
     ctx.set_output(0, std::move(out[0]));
   }
