@@ -26,6 +26,7 @@ enum class StatusCode {
   kCancelled,          // a run stopped by RunOptions::terminate
   kRuntimeError,       // a kernel failed while running
   kInternal,           // a broken invariant inside spindle
+  kResourceExhausted,  // a size, memory or time budget was exceeded (the session stays usable)
 };
 
 // Short stable name of a code ("INVALID_ARGUMENT", ...).
@@ -58,6 +59,7 @@ inline Status not_found(std::string msg) { return {StatusCode::kNotFound, std::m
 inline Status failed_precondition(std::string msg) { return {StatusCode::kFailedPrecondition, std::move(msg)}; }
 inline Status unsupported(std::string msg) { return {StatusCode::kUnsupported, std::move(msg)}; }
 inline Status runtime_error(std::string msg) { return {StatusCode::kRuntimeError, std::move(msg)}; }
+inline Status resource_exhausted(std::string msg) { return {StatusCode::kResourceExhausted, std::move(msg)}; }
 inline Status internal_error(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
 
 // The one exception type of the public API.

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -67,7 +68,17 @@ template <> constexpr DataType dtype_of<bool>() { return DataType::kBool; }
 template <> constexpr DataType dtype_of<std::string>() { return DataType::kString; }
 
 using Shape = std::vector<int64_t>;
-int64_t shape_numel(std::span<const int64_t> shape);   // 1 for a scalar
+// Element count of a shape (1 for a scalar). Throws spindle::Error
+// (INVALID_ARGUMENT) naming the shape when a dimension is negative or the
+// product does not fit in int64: shapes come from untrusted models and inputs.
+int64_t shape_numel(std::span<const int64_t> shape);
+// The same without throwing: nullopt on a negative dimension or overflow.
+std::optional<int64_t> checked_numel(std::span<const int64_t> shape);
+// a * b for sizes (a, b >= 0): nullopt on overflow.
+std::optional<int64_t> checked_mul(int64_t a, int64_t b);
+// Bytes of `numel` elements of `elem_size` bytes; throws spindle::Error
+// (RESOURCE_EXHAUSTED) when that does not fit in int64 / size_t.
+size_t checked_nbytes(int64_t numel, size_t elem_size);
 std::string shape_to_string(std::span<const int64_t> shape);  // "1x3x224x224", "scalar"
 Shape contiguous_strides(std::span<const int64_t> shape);     // in elements
 
@@ -134,7 +145,7 @@ class Tensor {
   int64_t dim(int64_t i) const { return shape_[static_cast<size_t>(i < 0 ? i + rank() : i)]; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
   int64_t numel() const { return shape_numel(shape_); }
-  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+  size_t nbytes() const { return checked_nbytes(numel(), dtype_size(dtype_)); }
   bool is_contiguous() const { return strides_ == contiguous_strides(shape_); }
 
   const void* raw_data() const { return static_cast<const char*>(buffer_ ? buffer_->data() : nullptr) + offset_; }

@@ -13,6 +13,7 @@ const char* status_code_name(StatusCode code) {
     case StatusCode::kCancelled: return "CANCELLED";
     case StatusCode::kRuntimeError: return "RUNTIME_ERROR";
     case StatusCode::kInternal: return "INTERNAL";
+    case StatusCode::kResourceExhausted: return "RESOURCE_EXHAUSTED";
   }
   return "UNKNOWN";
 }

@@ -54,10 +54,39 @@ Result<DataType> dtype_from_name(const std::string& name) {
   return invalid_argument(fmt::format("unknown element type '{}' (expected float32, int64, int32, bool, ...)", name));
 }
 
+std::optional<int64_t> checked_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+std::optional<int64_t> checked_numel(std::span<const int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  }
+  return n;
+}
+
 int64_t shape_numel(std::span<const int64_t> shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (d < 0)
+      throw Error(StatusCode::kInvalidArgument,
+                  fmt::format("shape [{}] has a negative dimension", fmt::join(shape, ", ")));
+    if (__builtin_mul_overflow(n, d, &n))
+      throw Error(StatusCode::kInvalidArgument,
+                  fmt::format("shape [{}] has more elements than fit in a 64-bit count", fmt::join(shape, ", ")));
+  }
   return n;
+}
+
+size_t checked_nbytes(int64_t numel, size_t elem_size) {
+  int64_t bytes = 0;
+  if (numel < 0 || __builtin_mul_overflow(numel, static_cast<int64_t>(elem_size), &bytes))
+    throw Error(StatusCode::kResourceExhausted,
+                fmt::format("{} elements of {} bytes do not fit in memory", numel, elem_size));
+  return static_cast<size_t>(bytes);
 }
 
 std::string shape_to_string(std::span<const int64_t> shape) {

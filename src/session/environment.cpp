@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "spindle/cpu.h"
+
 #include "threading/env_vars.h"
 #include "threading/intra_pool.h"
 #include "threading/pool_options.h"
@@ -185,6 +187,8 @@ std::string Environment::parallel_info() {
   std::string s = "spindle parallel_info\n";
   s += fmt::format("  backend: {}\n", parallel_backend_name());
   s += fmt::format("  topology: {}\n", detail::topology().summary());
+  s += fmt::format("  kernels ISA level: {} (CPU supports {}; SPINDLE_ISA caps it)\n", isa_level_name(active_isa_level()),
+                   isa_level_name(detected_isa_level()));
   s += "  environment variables:";
   for (bool intra : {true, false})
     for (const std::string& var : detail::env_thread_variables(intra)) {
