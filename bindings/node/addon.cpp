@@ -8,13 +8,22 @@
 //   parallelInfo() -> string
 // options: { intraOpNumThreads, interOpNumThreads, executionMode: 'sequential' |
 // 'parallel', graphOptimizationLevel: 'disabled' | 'basic' | 'extended' | 'all',
-// config: { 'session.intra_op.allow_spinning': '0', ... } } (index.js flattens
-// onnxruntime-node's `extra` object into `config`).
-// Feeds are copied into runtime tensors on the JS thread; the model runs on a
-// libuv worker thread, so several runs overlap; outputs are copied into new
-// typed arrays. Errors reject the promise with the C++ message.
+// config: { 'session.intra_op.allow_spinning': '0', ... }, syncRunThresholdUs }
+// (index.js flattens onnxruntime-node's `extra` object into `config`).
+// Feeds are copied into runtime tensors on the JS thread. A run goes to a
+// libuv worker thread, so several runs overlap, unless the session's recent
+// runs took less than `syncRunThresholdUs` (default kDefaultSyncThresholdUs):
+// then it runs on the JS thread, because the hop to a worker and back
+// (~40 us on these machines) would cost more than the run itself; the promise
+// is resolved before run() returns. Outputs whose buffer nobody else holds are
+// handed to JavaScript without a copy (an external ArrayBuffer that keeps the
+// buffer alive); outputs that share memory with the model (an initializer) or
+// with another output are copied, so writing into them changes nothing else.
+// Errors reject the promise with the C++ message.
 #include <napi.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -97,6 +106,32 @@ SessionOptions parse_options(const Napi::Object& o) {
 
 Napi::Error js_error(Napi::Env env, const std::string& message) { return Napi::Error::New(env, message); }
 
+// Runs shorter than this run on the JavaScript thread (see the file comment).
+// 100 us: 2.5x the worker round trip measured by bench/bindings/overhead.js,
+// so a run that takes the synchronous path blocks the event loop no longer
+// than a few hops would have cost.
+constexpr double kDefaultSyncThresholdUs = 100;
+
+// Recent run time of a session, shared by its runs on any thread: an
+// exponential moving average (weight 1/4 per run) in nanoseconds; -1 until
+// the first run finished.
+struct RunClock {
+  std::atomic<int64_t> recent_ns{-1};
+  void record(std::chrono::steady_clock::duration d) {
+    const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+    const int64_t old = recent_ns.load(std::memory_order_relaxed);
+    recent_ns.store(old < 0 ? ns : (3 * old + ns) / 4, std::memory_order_relaxed);
+  }
+};
+
+std::vector<Tensor> timed_run(InferenceSession& s, const Feeds& feeds, const std::vector<std::string>& names,
+                              RunClock& clock) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<Tensor> out = s.run(feeds, names);
+  clock.record(std::chrono::steady_clock::now() - t0);
+  return out;
+}
+
 // ---------------------------------------------------------------- Session
 
 class Session : public Napi::ObjectWrap<Session> {
@@ -112,7 +147,10 @@ class Session : public Napi::ObjectWrap<Session> {
   }
 
   explicit Session(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Session>(info) {}
-  void set(std::shared_ptr<InferenceSession> s) { session_ = std::move(s); }
+  void set(std::shared_ptr<InferenceSession> s, double sync_threshold_us) {
+    session_ = std::move(s);
+    sync_threshold_ns_ = static_cast<int64_t>(sync_threshold_us * 1000);
+  }
 
  private:
   Napi::Value input_names(const Napi::CallbackInfo& info) {
@@ -140,6 +178,8 @@ class Session : public Napi::ObjectWrap<Session> {
   Napi::Value run(const Napi::CallbackInfo& info);
 
   std::shared_ptr<InferenceSession> session_;
+  std::shared_ptr<RunClock> clock_ = std::make_shared<RunClock>();
+  int64_t sync_threshold_ns_ = 0;
 };
 Napi::FunctionReference* Session::constructor = nullptr;
 
@@ -191,6 +231,22 @@ Tensor tensor_from_js(const std::string& name, const Napi::Value& v) {
   return t;
 }
 
+// The output's bytes as an ArrayBuffer: the runtime's own buffer when this
+// tensor is its only holder (the ArrayBuffer's finalizer then releases it),
+// else a copy.
+Napi::ArrayBuffer output_bytes(Napi::Env env, const Tensor& t) {
+  const std::shared_ptr<Buffer>& b = t.buffer();
+  if (b && b->owned() && b.use_count() == 1 && t.nbytes() > 0) {
+    auto* hold = new std::shared_ptr<Buffer>(b);
+    return Napi::ArrayBuffer::New(
+        env, const_cast<void*>(t.raw_data()), t.nbytes(),
+        [](Napi::Env, void*, std::shared_ptr<Buffer>* h) { delete h; }, hold);
+  }
+  Napi::ArrayBuffer buf = Napi::ArrayBuffer::New(env, t.nbytes());
+  if (t.nbytes()) std::memcpy(buf.Data(), t.raw_data(), t.nbytes());
+  return buf;
+}
+
 // Sequence values are refused, as onnxruntime-node refuses non-tensor outputs.
 Napi::Value tensor_to_js(Napi::Env env, const Tensor& t) {
   if (!t.is_tensor())
@@ -208,8 +264,7 @@ Napi::Value tensor_to_js(Napi::Env env, const Tensor& t) {
     o.Set("data", a);
     return o;
   }
-  Napi::ArrayBuffer buf = Napi::ArrayBuffer::New(env, t.nbytes());
-  if (t.nbytes()) std::memcpy(buf.Data(), t.raw_data(), t.nbytes());
+  Napi::ArrayBuffer buf = output_bytes(env, t);
   const size_t n = static_cast<size_t>(t.numel());
   Napi::Value data;
   switch (t.dtype()) {
@@ -233,9 +288,10 @@ Napi::Value tensor_to_js(Napi::Env env, const Tensor& t) {
 
 class CreateWorker : public Napi::AsyncWorker {
  public:
-  CreateWorker(Napi::Env env, std::string path, std::vector<uint8_t> bytes, SessionOptions opts)
+  CreateWorker(Napi::Env env, std::string path, std::vector<uint8_t> bytes, SessionOptions opts,
+               double sync_threshold_us)
       : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), path_(std::move(path)),
-        bytes_(std::move(bytes)), opts_(std::move(opts)) {}
+        bytes_(std::move(bytes)), opts_(std::move(opts)), sync_threshold_us_(sync_threshold_us) {}
   Napi::Promise promise() { return deferred_.Promise(); }
 
   void Execute() override {
@@ -247,7 +303,7 @@ class CreateWorker : public Napi::AsyncWorker {
   }
   void OnOK() override {
     Napi::Object obj = Session::constructor->New({});
-    Session::Unwrap(obj)->set(std::move(session_));
+    Session::Unwrap(obj)->set(std::move(session_), sync_threshold_us_);
     deferred_.Resolve(obj);
   }
   void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
@@ -257,19 +313,32 @@ class CreateWorker : public Napi::AsyncWorker {
   std::string path_;
   std::vector<uint8_t> bytes_;
   SessionOptions opts_;
+  double sync_threshold_us_;
   std::shared_ptr<InferenceSession> session_;
 };
 
+// The result object of a run: { name: { type, data, dims } }.
+Napi::Object outputs_to_js(Napi::Env env, const InferenceSession& s, const std::vector<std::string>& requested,
+                           const std::vector<Tensor>& outputs) {
+  Napi::Object result = Napi::Object::New(env);
+  std::vector<std::string> names = requested;
+  if (names.empty())
+    for (const auto& o : s.outputs()) names.push_back(o.name);
+  for (size_t i = 0; i < outputs.size(); ++i) result.Set(names[i], tensor_to_js(env, outputs[i]));
+  return result;
+}
+
 class RunWorker : public Napi::AsyncWorker {
  public:
-  RunWorker(Napi::Env env, std::shared_ptr<InferenceSession> s, Feeds feeds, std::vector<std::string> names)
+  RunWorker(Napi::Env env, std::shared_ptr<InferenceSession> s, std::shared_ptr<RunClock> clock, Feeds feeds,
+            std::vector<std::string> names)
       : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), session_(std::move(s)),
-        feeds_(std::move(feeds)), names_(std::move(names)) {}
+        clock_(std::move(clock)), feeds_(std::move(feeds)), names_(std::move(names)) {}
   Napi::Promise promise() { return deferred_.Promise(); }
 
   void Execute() override {
     try {
-      outputs_ = session_->run(feeds_, names_);
+      outputs_ = timed_run(*session_, feeds_, names_, *clock_);
     } catch (const std::exception& e) {
       SetError(e.what());
     }
@@ -277,11 +346,8 @@ class RunWorker : public Napi::AsyncWorker {
   void OnOK() override {
     Napi::Env env = Env();
     try {
-      Napi::Object result = Napi::Object::New(env);
-      std::vector<std::string> names = names_;
-      if (names.empty())
-        for (const auto& o : session_->outputs()) names.push_back(o.name);
-      for (size_t i = 0; i < outputs_.size(); ++i) result.Set(names[i], tensor_to_js(env, outputs_[i]));
+      Napi::Object result = outputs_to_js(env, *session_, names_, outputs_);
+      outputs_.clear();  // the ArrayBuffers are now the only holders
       deferred_.Resolve(result);
     } catch (const std::exception& e) {
       deferred_.Reject(js_error(env, e.what()).Value());
@@ -292,6 +358,7 @@ class RunWorker : public Napi::AsyncWorker {
  private:
   Napi::Promise::Deferred deferred_;
   std::shared_ptr<InferenceSession> session_;
+  std::shared_ptr<RunClock> clock_;
   Feeds feeds_;
   std::vector<std::string> names_;
   std::vector<Tensor> outputs_;
@@ -314,7 +381,15 @@ Napi::Value Session::run(const Napi::CallbackInfo& info) {
       const Napi::Array a = info[1].As<Napi::Array>();
       for (uint32_t i = 0; i < a.Length(); ++i) names.push_back(a.Get(i).ToString());
     }
-    auto* w = new RunWorker(env, session_, std::move(feeds), std::move(names));
+    const int64_t recent = clock_->recent_ns.load(std::memory_order_relaxed);
+    if (recent >= 0 && recent < sync_threshold_ns_) {
+      std::vector<Tensor> outputs = timed_run(*session_, feeds, names, *clock_);
+      feeds.clear();  // an output that is an input's buffer is then held by the output alone
+      Napi::Object result = outputs_to_js(env, *session_, names, outputs);
+      deferred.Resolve(result);
+      return deferred.Promise();
+    }
+    auto* w = new RunWorker(env, session_, clock_, std::move(feeds), std::move(names));
     Napi::Promise p = w->promise();
     w->Queue();
     return p;
@@ -329,7 +404,18 @@ Napi::Value create_session(const Napi::CallbackInfo& info) {
   try {
     if (info.Length() < 1) throw Error(StatusCode::kInvalidArgument, "createSession(pathOrBuffer, options): missing model");
     SessionOptions opts;
-    if (info.Length() > 1 && info[1].IsObject()) opts = parse_options(info[1].As<Napi::Object>());
+    double sync_threshold_us = kDefaultSyncThresholdUs;
+    if (info.Length() > 1 && info[1].IsObject()) {
+      const Napi::Object o = info[1].As<Napi::Object>();
+      opts = parse_options(o);
+      if (o.Has("syncRunThresholdUs")) {
+        const Napi::Value v = o.Get("syncRunThresholdUs");
+        sync_threshold_us = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+        if (!(sync_threshold_us >= 0))
+          throw Error(StatusCode::kInvalidArgument,
+                      "syncRunThresholdUs must be a number of microseconds >= 0 (0: every run on a worker thread)");
+      }
+    }
     std::string path;
     std::vector<uint8_t> bytes;
     if (info[0].IsString()) {
@@ -345,7 +431,7 @@ Napi::Value create_session(const Napi::CallbackInfo& info) {
     } else {
       throw Error(StatusCode::kInvalidArgument, "the model must be a path string or a Uint8Array / Buffer of its bytes");
     }
-    auto* w = new CreateWorker(env, std::move(path), std::move(bytes), std::move(opts));
+    auto* w = new CreateWorker(env, std::move(path), std::move(bytes), std::move(opts), sync_threshold_us);
     Napi::Promise p = w->promise();
     w->Queue();
     return p;

@@ -69,7 +69,7 @@ class Tensor {
 
 const OPTION_NAMES = ['executionMode', 'intraOpNumThreads', 'interOpNumThreads', 'graphOptimizationLevel', 'extra',
   'executionProviders', 'logSeverityLevel', 'logVerbosityLevel', 'logId', 'enableCpuMemArena', 'enableMemPattern',
-  'enableProfiling', 'profileFilePrefix'];
+  'enableProfiling', 'profileFilePrefix', 'syncRunThresholdUs'];
 
 function editDistance(a, b) {
   const row = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -113,7 +113,7 @@ function nativeOptions(options) {
         }
       }
     } else if (['executionMode', 'intraOpNumThreads', 'interOpNumThreads', 'graphOptimizationLevel', 'enableProfiling',
-      'profileFilePrefix'].includes(k)) {
+      'profileFilePrefix', 'syncRunThresholdUs'].includes(k)) {
       out[k] = v;
     }
   }

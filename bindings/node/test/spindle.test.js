@@ -187,6 +187,62 @@ test('string tensors as arrays of strings, as onnxruntime-node passes them; sequ
                          ['A', 'B', 'C']);
 });
 
+test('outputs come without a copy yet never alias the model or a later run', async (t) => {
+  // An output that is a constant of the model is copied: writing into it
+  // must not change what the next run returns.
+  const data = '/usr/share/libonnx-testdata/data/node';
+  const constant = await spindle.InferenceSession.create(path.join(data, 'test_constant', 'model.onnx'));
+  const first = (await constant.run({}))[constant.outputNames[0]];
+  const original = Float32Array.from(first.data);
+  first.data.fill(42);
+  const second = (await constant.run({}))[constant.outputNames[0]];
+  assert.deepStrictEqual(Array.from(second.data), Array.from(original));
+  // A computed output is the runtime's own buffer: a later run (synchronous
+  // or on a worker) must not reuse it while JavaScript holds it.
+  const ref = reference('ch_ppocr_mobile_v2.0_cls_infer', t);
+  if (!ref) return;
+  for (const syncRunThresholdUs of [0, 1e9]) {
+    const s = await spindle.InferenceSession.create(ref.model, { syncRunThresholdUs });
+    const [name] = s.inputNames;
+    const feed = ref.feeds[name];
+    const r1 = await s.run({ [name]: new spindle.Tensor('float32', feed.data, feed.dims) });
+    const out = s.outputNames[0];
+    const kept = Float32Array.from(r1[out].data);
+    for (let i = 0; i < 3; i++) {
+      await s.run({ [name]: new spindle.Tensor('float32', new Float32Array(feed.data.length), feed.dims) });
+    }
+    assert.deepStrictEqual(Array.from(r1[out].data), Array.from(kept));
+    assertClose(r1[out], ref.outputs[out]);
+  }
+});
+
+test('short runs resolve on the JavaScript thread; syncRunThresholdUs 0 sends every run to a worker', async (t) => {
+  const ref = reference('ch_ppocr_mobile_v2.0_cls_infer', t);
+  if (!ref) return;
+  // Settled within a few microtask turns (no macrotask, so no worker's result,
+  // can come in between), or still waiting for a worker.
+  const settledAtOnce = async (p) => {
+    let done = false;
+    p.then(() => { done = true; });
+    for (let i = 0; i < 20; i++) await null;
+    return done;
+  };
+  for (const [threshold, sync] of [[1e9, true], [0, false]]) {
+    const s = await spindle.InferenceSession.create(ref.model, { syncRunThresholdUs: threshold });
+    const [name] = s.inputNames;
+    const feeds = { [name]: new spindle.Tensor('float32', ref.feeds[name].data, ref.feeds[name].dims) };
+    // The first run always goes to a worker: the session has no run time yet.
+    const first = s.run(feeds);
+    assert.strictEqual(await settledAtOnce(first), false);
+    await first;
+    const p = s.run(feeds);
+    assert.strictEqual(await settledAtOnce(p), sync, `syncRunThresholdUs ${threshold}`);
+    assertClose((await p)[s.outputNames[0]], ref.outputs[s.outputNames[0]]);
+  }
+  await assert.rejects(spindle.InferenceSession.create(ref.model, { syncRunThresholdUs: -1 }),
+                       /syncRunThresholdUs must be a number of microseconds >= 0/);
+});
+
 test('enableProfiling records runs and endProfiling writes a Chrome trace, as onnxruntime-node', async () => {
   const model = path.join('/usr/share/libonnx-testdata/data/node', 'test_strnormalizer_export_monday_casesensintive_upper', 'model.onnx');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spindle-prof-'));
