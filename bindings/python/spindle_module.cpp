@@ -112,7 +112,8 @@ Tensor to_sequence(const std::string& name, const py::handle& value, DataType el
   return Tensor::sequence(dt, std::move(items));
 }
 
-// Tensor -> numpy array owning the tensor (no copy); a string tensor -> an
+// Tensor -> numpy array owning the tensor (no copy when the tensor is its
+// buffer's only holder); a string tensor -> an
 // object array of str; a sequence -> a list of arrays; an optional -> None
 // or what it holds.
 py::object to_numpy(Tensor t) {
@@ -143,6 +144,11 @@ py::object to_numpy(Tensor t) {
   std::vector<py::ssize_t> strides;
   const auto es = static_cast<py::ssize_t>(dtype_size(t.dtype()));
   for (int64_t s : t.strides()) strides.push_back(static_cast<py::ssize_t>(s) * es);
+  // Shared memory (a constant of the model, an input's borrowed buffer,
+  // another output) is copied, so writing into the array changes nothing else.
+  const std::shared_ptr<Buffer>& b = t.buffer();
+  if (!b || !b->owned() || b.use_count() != 1)
+    return py::array(py::dtype(d->numpy), shape, strides, t.raw_data());
   auto* owner = new Tensor(std::move(t));
   py::capsule free_when_done(owner, [](void* p) { delete static_cast<Tensor*>(p); });
   return py::array(py::dtype(d->numpy), shape, strides, owner->raw_data(), free_when_done);

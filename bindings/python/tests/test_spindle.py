@@ -272,6 +272,25 @@ def test_threads_run_one_session_at_the_same_time():
         f"only {overlapping} of {samples} samples saw two runs executing at once"
 
 
+def test_outputs_never_alias_the_model_or_a_later_run():
+    # An output that is a constant of the model comes as a copy: writing into
+    # it must not change the next run's result.
+    sess = spindle.InferenceSession("/usr/share/libonnx-testdata/data/node/test_constant/model.onnx")
+    first = sess.run(None, {})[0]
+    original = first.copy()
+    first[...] = 42
+    np.testing.assert_array_equal(sess.run(None, {})[0], original)
+    # A computed output owns the runtime's buffer: later runs must not reuse it.
+    model, feeds, _ = reference(CLS)
+    cls = spindle.InferenceSession(model)
+    name = cls.get_inputs()[0].name
+    kept = cls.run(None, {name: feeds[name]})[0]
+    snapshot = kept.copy()
+    for _ in range(3):
+        cls.run(None, {name: np.zeros_like(feeds[name])})
+    np.testing.assert_array_equal(kept, snapshot)
+
+
 def test_enable_profiling_writes_a_chrome_trace(tmp_path):
     model, feeds, _ = reference(CLS)
     so = spindle.SessionOptions()
