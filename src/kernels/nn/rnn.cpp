@@ -5,13 +5,23 @@
 //
 // The input projection of every time step is one GEMM over the whole
 // sequence (X [T*B, I] x W^T, through the serial BLAS, split in row blocks
-// across the pool); the recurrence is one small GEMM per step (H [B, Hs] x
-// R^T), and the two directions of a bidirectional layer run side by side.
+// across the pool), with the input bias and the recurrence bias folded in
+// (except GRU's hidden-gate recurrence bias, which the reset gate scales).
+// The recurrence is, for batches up to kMatvecBatch, one dot product per row
+// of R straight from the model's weights (rnn_step.isa.cpp, per ISA level: no
+// packing per step), else one small GEMM per step (H [B, Hs] x R^T). Gate
+// non-linearities run over whole gate vectors with the vectorizable
+// functions of vec_math.h, all buffers are allocated once per call, and the
+// two directions of a bidirectional layer run side by side.
 // Steps past a batch entry's sequence length leave Y at 0 and its state as
 // it was, as the ONNX reference does.
 #include <cmath>
 
+#include "kernels/isa/dispatch.h"
+#include "kernels/math/vec_math.h"
 #include "kernels/nn/nn_util.h"
+
+SPINDLE_ISA_DECLARE(void, matvec_rows, (const float* r, int64_t rows, int64_t len, const float* x, float* out));
 
 namespace spindle::kernels::nn {
 
@@ -33,8 +43,8 @@ struct Act {
   float operator()(float x) const {
     switch (kind) {
       case kRelu: return x > 0 ? x : 0.0f;
-      case kTanh: return std::tanh(x);
-      case kSigmoid: return 1.0f / (1.0f + std::exp(-x));
+      case kTanh: return vm::fast_tanh(x);
+      case kSigmoid: return vm::fast_sigmoid(x);
       case kAffine: return alpha * x + beta;
       case kLeakyRelu: return x >= 0 ? x : alpha * x;
       case kThresholdedRelu: return x > alpha ? x : 0.0f;
@@ -46,7 +56,29 @@ struct Act {
     }
     return x;
   }
+  // v[i] = f(v[i]) for i < n; the common kinds as plain loops the compiler
+  // vectorizes.
+  void apply(float* v, int64_t n) const {
+    switch (kind) {
+      case kTanh:
+        for (int64_t i = 0; i < n; ++i) v[i] = vm::fast_tanh(v[i]);
+        return;
+      case kSigmoid:
+        for (int64_t i = 0; i < n; ++i) v[i] = vm::fast_sigmoid(v[i]);
+        return;
+      case kRelu:
+        for (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? v[i] : 0.0f;
+        return;
+      default:
+        for (int64_t i = 0; i < n; ++i) v[i] = (*this)(v[i]);
+    }
+  }
 };
+
+// Batches up to this size take the per-row dot products of rnn_step.isa.cpp
+// for the recurrence; larger ones one BLAS GEMM per step, which then packs R
+// for enough rows of H to pay for it.
+constexpr int64_t kMatvecBatch = 4;
 
 struct ActSpec {
   const char* name;
@@ -193,14 +225,20 @@ class RecurrentKernel final : public OpKernel {
   void run_direction(ThreadPool* pool, const Direction& dir, const float* x, const std::vector<int64_t>& lens,
                      int64_t d, const float* h0, const float* c0, float* y, float* yh, float* yc) const {
     const int64_t T = dir.T, B = dir.B, I = dir.I, H = dir.H, G = dir.G, GH = G * H;
-    // Input projections of all steps: xw [T*B, G*H] = X W^T + Wb.
+    const bool gru_h_bias_apart = cell_ == Cell::kGru;  // Rb_h is scaled by r (lbr) or added after r.H R_h
+    // Input projections of all steps: xw [T*B, G*H] = X W^T + Wb + Rb (all
+    // but GRU's Rb_h).
+    std::vector<float> bias(static_cast<size_t>(GH), 0.0f);
+    for (int64_t k = 0; k < GH; ++k) {
+      if (dir.wb) bias[static_cast<size_t>(k)] += dir.wb[k];
+      if (dir.rb && !(gru_h_bias_apart && k >= 2 * H)) bias[static_cast<size_t>(k)] += dir.rb[k];
+    }
     std::vector<float> xw(static_cast<size_t>(T * B * GH));
     const int64_t rows = T * B;
     parallel_for(pool, 0, rows, grain_for_work(rows, 2.0 * static_cast<double>(GH * I)), [&](int64_t r0, int64_t r1) {
       gemm(false, true, r1 - r0, GH, I, 1.0f, x + r0 * I, I, dir.w, I, 0.0f, xw.data() + r0 * GH, GH);
-      if (dir.wb)
-        for (int64_t r = r0; r < r1; ++r)
-          for (int64_t k = 0; k < GH; ++k) xw[static_cast<size_t>(r * GH + k)] += dir.wb[k];
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t k = 0; k < GH; ++k) xw[static_cast<size_t>(r * GH + k)] += bias[static_cast<size_t>(k)];
     });
 
     std::vector<float> h(static_cast<size_t>(B * H), 0.0f), c(static_cast<size_t>(B * H), 0.0f);
@@ -209,77 +247,105 @@ class RecurrentKernel final : public OpKernel {
         if (h0) h[static_cast<size_t>(b * H + k)] = h0[state_at(d, b, B) + k];
         if (c0) c[static_cast<size_t>(b * H + k)] = c0[state_at(d, b, B) + k];
       }
-    std::vector<float> hr(static_cast<size_t>(B * GH));  // H_{t-1} R^T + Rb
-    // GRU without linear_before_reset: gates z, r and (r . H_{t-1}) R_h^T.
-    std::vector<float> z, rg, rh, rhr;
-    if (cell_ == Cell::kGru && !linear_before_reset_) {
-      z.resize(static_cast<size_t>(B * H));
-      rg.resize(static_cast<size_t>(B * H));
+    // GRU without linear_before_reset needs only the z and r rows of R for
+    // H_{t-1}; its hidden gate multiplies (r . H_{t-1}) by R_h afterwards.
+    const bool gru_split = cell_ == Cell::kGru && !linear_before_reset_;
+    const int64_t r_rows = gru_split ? 2 * H : GH;
+    std::vector<float> hr(static_cast<size_t>(B * GH));  // H_{t-1} R^T
+    std::vector<float> gates(static_cast<size_t>(GH)), tmp(static_cast<size_t>(H));
+    std::vector<float> rh, rhr;
+    if (gru_split) {
       rh.assign(static_cast<size_t>(B * H), 0.0f);
       rhr.resize(static_cast<size_t>(B * H));
     }
     const Act* acts = &acts_[static_cast<size_t>((dir.reverse && dirs_ == 2 ? 1 : 0) * acts_per_dir())];
     auto active = [&](int64_t b, int64_t step) { return step < lens[static_cast<size_t>(b)]; };
     auto time_of = [&](int64_t b, int64_t step) { return dir.reverse ? lens[static_cast<size_t>(b)] - 1 - step : step; };
+    static const auto matvec = SPINDLE_ISA_SELECT(matvec_rows);
+    // out [B, ld] = in [B, H] x R[0:rows]^T
+    auto recurrence = [&](const float* in, const float* r, int64_t rows_used, float* out, int64_t ld) {
+      if (B <= kMatvecBatch) {
+        for (int64_t b = 0; b < B; ++b) matvec(r, rows_used, H, in + b * H, out + b * ld);
+      } else {
+        gemm(false, true, B, rows_used, H, 1.0f, in, H, r, H, 0.0f, out, ld);
+      }
+    };
+    float* g = gates.data();
 
     for (int64_t step = 0; step < T; ++step) {
-      gemm(false, true, B, GH, H, 1.0f, h.data(), H, dir.r, H, 0.0f, hr.data(), GH);
+      recurrence(h.data(), dir.r, r_rows, hr.data(), GH);
       for (int64_t b = 0; b < B; ++b) {
         if (!active(b, step)) continue;  // this sequence has ended: its state stays, its Y stays 0
         const float* xg = xw.data() + (time_of(b, step) * B + b) * GH;
-        float* hg = hr.data() + b * GH;
-        if (dir.rb)
-          for (int64_t k = 0; k < GH; ++k) hg[k] += dir.rb[k];
+        const float* hg = hr.data() + b * GH;
         float* hb = h.data() + b * H;
         float* cb = c.data() + b * H;
         switch (cell_) {
           case Cell::kRnn:
-            for (int64_t k = 0; k < H; ++k) hb[k] = acts[0](clip(xg[k] + hg[k]));
+            for (int64_t k = 0; k < H; ++k) g[k] = clip(xg[k] + hg[k]);
+            acts[0].apply(g, H);
+            std::copy(g, g + H, hb);
             break;
-          case Cell::kGru:
+          case Cell::kGru: {
+            // z and r: g[0:2H]
+            for (int64_t k = 0; k < 2 * H; ++k) g[k] = clip(xg[k] + hg[k]);
+            acts[0].apply(g, 2 * H);
             if (linear_before_reset_) {
-              for (int64_t k = 0; k < H; ++k) {
-                const float zk = acts[0](clip(xg[k] + hg[k]));
-                const float rk = acts[0](clip(xg[H + k] + hg[H + k]));
-                const float ht = acts[1](clip(xg[2 * H + k] + rk * hg[2 * H + k]));
-                hb[k] = (1.0f - zk) * ht + zk * hb[k];
-              }
+              const float* rbh = dir.rb ? dir.rb + 2 * H : nullptr;
+              for (int64_t k = 0; k < H; ++k)
+                g[2 * H + k] = clip(xg[2 * H + k] + g[H + k] * (hg[2 * H + k] + (rbh ? rbh[k] : 0.0f)));
+              acts[1].apply(g + 2 * H, H);
+              for (int64_t k = 0; k < H; ++k) hb[k] = (1.0f - g[k]) * g[2 * H + k] + g[k] * hb[k];
             } else {
-              for (int64_t k = 0; k < H; ++k) {
-                z[static_cast<size_t>(b * H + k)] = acts[0](clip(xg[k] + hg[k]));
-                rg[static_cast<size_t>(b * H + k)] = acts[0](clip(xg[H + k] + hg[H + k]));
-                rh[static_cast<size_t>(b * H + k)] = rg[static_cast<size_t>(b * H + k)] * hb[k];
-              }
+              // keep z for after the batch's (r . H) R_h product
+              std::copy(g, g + H, hr.data() + b * GH + 2 * H);
+              for (int64_t k = 0; k < H; ++k) rh[static_cast<size_t>(b * H + k)] = g[H + k] * hb[k];
             }
             break;
-          case Cell::kLstm:
+          }
+          case Cell::kLstm: {
+            const float* p = dir.peep;  // [i, o, f]
+            float* ig = g;
+            float* og = g + H;
+            float* fg = g + 2 * H;
+            float* cc = g + 3 * H;
             for (int64_t k = 0; k < H; ++k) {
-              const float* p = dir.peep;
-              const float ig = acts[0](clip(xg[k] + hg[k] + (p ? p[k] * cb[k] : 0.0f)));
-              const float fg = input_forget_
-                                   ? 1.0f - ig
-                                   : acts[0](clip(xg[2 * H + k] + hg[2 * H + k] + (p ? p[2 * H + k] * cb[k] : 0.0f)));
-              const float cc = acts[1](clip(xg[3 * H + k] + hg[3 * H + k]));
-              const float ct = fg * cb[k] + ig * cc;
-              const float og = acts[0](clip(xg[H + k] + hg[H + k] + (p ? p[H + k] * ct : 0.0f)));
-              cb[k] = ct;
-              hb[k] = og * acts[2](ct);
+              ig[k] = clip(xg[k] + hg[k] + (p ? p[k] * cb[k] : 0.0f));
+              fg[k] = clip(xg[2 * H + k] + hg[2 * H + k] + (p ? p[2 * H + k] * cb[k] : 0.0f));
+              cc[k] = clip(xg[3 * H + k] + hg[3 * H + k]);
             }
+            acts[0].apply(ig, H);
+            if (input_forget_)
+              for (int64_t k = 0; k < H; ++k) fg[k] = 1.0f - ig[k];
+            else
+              acts[0].apply(fg, H);
+            acts[1].apply(cc, H);
+            for (int64_t k = 0; k < H; ++k) {
+              const float ct = fg[k] * cb[k] + ig[k] * cc[k];
+              cb[k] = ct;
+              og[k] = clip(xg[H + k] + hg[H + k] + (p ? p[H + k] * ct : 0.0f));
+              tmp[static_cast<size_t>(k)] = ct;
+            }
+            acts[0].apply(og, H);
+            acts[2].apply(tmp.data(), H);
+            for (int64_t k = 0; k < H; ++k) hb[k] = og[k] * tmp[static_cast<size_t>(k)];
             break;
+          }
         }
       }
-      if (cell_ == Cell::kGru && !linear_before_reset_) {
+      if (gru_split) {
         // h~ = g(X_t W_h^T + Wb_h + (r . H_{t-1}) R_h^T + Rb_h)
-        gemm(false, true, B, H, H, 1.0f, rh.data(), H, dir.r + 2 * H * H, H, 0.0f, rhr.data(), H);
+        recurrence(rh.data(), dir.r + 2 * H * H, H, rhr.data(), H);
+        const float* rbh = dir.rb ? dir.rb + 2 * H : nullptr;
         for (int64_t b = 0; b < B; ++b) {
           if (!active(b, step)) continue;
           const float* xg = xw.data() + (time_of(b, step) * B + b) * GH;
+          const float* z = hr.data() + b * GH + 2 * H;
           float* hb = h.data() + b * H;
-          for (int64_t k = 0; k < H; ++k) {
-            const size_t i = static_cast<size_t>(b * H + k);
-            const float ht = acts[1](clip(xg[2 * H + k] + rhr[i] + (dir.rb ? dir.rb[2 * H + k] : 0.0f)));
-            hb[k] = (1.0f - z[i]) * ht + z[i] * hb[k];
-          }
+          for (int64_t k = 0; k < H; ++k)
+            g[k] = clip(xg[2 * H + k] + rhr[static_cast<size_t>(b * H + k)] + (rbh ? rbh[k] : 0.0f));
+          acts[1].apply(g, H);
+          for (int64_t k = 0; k < H; ++k) hb[k] = (1.0f - z[k]) * g[k] + z[k] * hb[k];
         }
       }
       if (y)
