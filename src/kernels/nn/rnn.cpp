@@ -22,6 +22,8 @@
 #include "kernels/nn/nn_util.h"
 
 SPINDLE_ISA_DECLARE(void, matvec_rows, (const float* r, int64_t rows, int64_t len, const float* x, float* out));
+SPINDLE_ISA_DECLARE(void, sigmoid_inplace, (float* v, int64_t n));
+SPINDLE_ISA_DECLARE(void, tanh_inplace, (float* v, int64_t n));
 
 namespace spindle::kernels::nn {
 
@@ -56,15 +58,16 @@ struct Act {
     }
     return x;
   }
-  // v[i] = f(v[i]) for i < n; the common kinds as plain loops the compiler
-  // vectorizes.
+  // v[i] = f(v[i]) for i < n; sigmoid and tanh at the ISA level's width.
   void apply(float* v, int64_t n) const {
+    static const auto sigmoid_fn = SPINDLE_ISA_SELECT(sigmoid_inplace);
+    static const auto tanh_fn = SPINDLE_ISA_SELECT(tanh_inplace);
     switch (kind) {
       case kTanh:
-        for (int64_t i = 0; i < n; ++i) v[i] = vm::fast_tanh(v[i]);
+        tanh_fn(v, n);
         return;
       case kSigmoid:
-        for (int64_t i = 0; i < n; ++i) v[i] = vm::fast_sigmoid(v[i]);
+        sigmoid_fn(v, n);
         return;
       case kRelu:
         for (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? v[i] : 0.0f;

@@ -7,6 +7,9 @@
 // 128 that is 196 KB copied per step); rows of R are already contiguous, so a
 // dot product per row reads R once, straight from the cache.
 //
+// The gate non-linearities (sigmoid, tanh over a gate vector) are here too,
+// so they run at the level's vector width.
+//
 // Determinism: each out[j] is summed in a fixed order (8 lanes, then the
 // lanes pairwise, then the tail), independent of threads; levels may differ
 // in the last bits.
@@ -17,6 +20,7 @@
 #endif
 
 #include "kernels/isa/dispatch.h"
+#include "kernels/math/vec_math.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 
@@ -79,6 +83,14 @@ void matvec_rows(const float* r, int64_t rows, int64_t len, const float* x, floa
     out[j] = tail_dot(rj, x, vec_len, len, (s[0] + s[2]) + (s[1] + s[3]));
   }
 #endif
+}
+
+void sigmoid_inplace(float* v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) v[i] = vm::fast_sigmoid(v[i]);
+}
+
+void tanh_inplace(float* v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) v[i] = vm::fast_tanh(v[i]);
 }
 
 }  // namespace spindle::kernels::SPINDLE_ISA_NS
