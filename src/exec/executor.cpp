@@ -53,12 +53,37 @@ class CompiledSubgraph final : public kernels::Subgraph {
   std::vector<size_t> outer_index_;  // capture c is outer[outer_index_[c]]
 };
 
+// A value the subgraph reads from the enclosing graph that is a constant
+// there (an initializer, possibly one the enclosing graph's optimizer made)
+// becomes a constant of the subgraph, so the subgraph's own constant folding,
+// fusions and kernel set-up see it as the weights it is. Exporters put a
+// branch's or loop body's weights in the main graph (PyTorch does), and
+// without this a Conv inside an If would re-slice and re-concatenate its
+// weights on every run.
+void inline_constant_captures(const graph::Node& n, const graph::Graph& enclosing, graph::Graph& g) {
+  const size_t formal_outer_start = n.inputs.size() - n.outer_names.size();
+  const size_t formal = g.inputs.size() - g.captures.size();
+  for (size_t c = g.captures.size(); c-- > 0;) {
+    auto it = std::find(n.outer_names.begin(), n.outer_names.end(), g.captures[c]);
+    if (it == n.outer_names.end()) continue;  // reported by compile_subgraph
+    const int outer_id = n.inputs[formal_outer_start + static_cast<size_t>(it - n.outer_names.begin())];
+    const Tensor* value = outer_id >= 0 ? enclosing.initializer(outer_id) : nullptr;
+    if (!value) continue;
+    const size_t pos = formal + c;
+    g.initializers[g.inputs[pos]] = *value;  // shares the buffer
+    g.inputs.erase(g.inputs.begin() + static_cast<std::ptrdiff_t>(pos));
+    g.input_info.erase(g.input_info.begin() + static_cast<std::ptrdiff_t>(pos));
+    g.captures.erase(g.captures.begin() + static_cast<std::ptrdiff_t>(c));
+  }
+}
+
 Result<std::shared_ptr<const kernels::Subgraph>> compile_subgraph(const graph::Node& n, const std::string& attr,
-                                                                  const graph::Graph& sub,
+                                                                  const graph::Graph& sub, const graph::Graph& enclosing,
                                                                   graph::OptimizationLevel level) {
   graph::Graph g = sub;
   g.metadata.graph_name = fmt::format("{} of {}", attr, n.label());
   if (level != graph::OptimizationLevel::kDisableAll) {
+    inline_constant_captures(n, enclosing, g);
     auto stats = graph::optimize(g, level);
     if (!stats.is_ok()) return stats.status();
   }
@@ -96,7 +121,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationL
     p.info.num_outputs = static_cast<int>(n.outputs.size());
     for (const auto& [attr, value] : n.attrs.all())
       if (const auto* ga = std::get_if<kernels::GraphAttr>(&value)) {
-        auto sub = compile_subgraph(n, attr, *ga->graph, subgraph_level);
+        auto sub = compile_subgraph(n, attr, *ga->graph, graph, subgraph_level);
         if (!sub.is_ok())
           return Status(sub.status().code(), fmt::format("in graph '{}' of node {}: {}", attr, n.label(), sub.status().message()));
         p.info.subgraphs[attr] = std::move(sub).value();

@@ -1,0 +1,93 @@
+#!/usr/bin/env node
+'use strict';
+// spindle and ONNX Runtime on one model, both through Node.js in one process
+// (spindle's package has onnxruntime-node's API shape), A B A B: each round
+// times RUNS runs of one side, then of the other. Same input, outputs checked
+// to agree first. Prints one JSON line: per side the median over rounds of
+// each round's p50 (ms) and CPU ms per inference, and the ratio spindle/ORT.
+//
+//   SPINDLE_NODE_ADDON=<build>/bindings/node/spindle.node \
+//   node bench/models/side_by_side.js MODEL --shape NAME=DIMS... [--intra N] [--rounds N] [--runs N]
+//        [--int-range HI]   int64/int32 inputs uniform in [0, HI) (token ids; default 100)
+//
+// ORT comes from the cache scripts/fetch-models.sh fills (SPINDLE_CACHE).
+const path = require('path');
+const c = require('../../tools/ort/common');
+const spindle = require(path.join(__dirname, '..', '..', 'bindings', 'node'));
+
+const median = (a) => { const s = a.slice().sort((x, y) => x - y); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+
+function inputs(metas, shapes, intHi) {
+  const out = {};
+  metas.forEach((m, k) => {
+    const dims = shapes.get(m.name) || m.shape.map((d) => (typeof d === 'number' && d > 0 ? d : 1));
+    const n = dims.reduce((a, b) => a * b, 1);
+    const u = c.uniformFloat32(n, k, 0, 1);
+    let data;
+    if (m.type === 'float32') data = u;
+    else if (m.type === 'int64') data = BigInt64Array.from(u, (v) => BigInt(Math.floor(v * intHi)));
+    else if (m.type === 'int32') data = Int32Array.from(u, (v) => Math.floor(v * intHi));
+    else if (m.type === 'bool') data = Uint8Array.from(u, (v) => (v < 0.5 ? 1 : 0));
+    else c.die(`input '${m.name}' has type ${m.type}; float32, int64, int32 and bool are generated`);
+    out[m.name] = { type: m.type, data, dims };
+  });
+  return out;
+}
+
+async function timeSide(session, feeds, runs) {
+  const times = [];
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < runs; i++) {
+    const t0 = process.hrtime.bigint();
+    await session.run(feeds);
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  const cpu = process.cpuUsage(cpu0);
+  return { p50: median(times), cpu: (cpu.user + cpu.system) / 1000 / runs };
+}
+
+async function main() {
+  const { positional, opts } = c.parseArgs(process.argv.slice(2),
+    { '--shape': 'list', '--intra': 'int', '--rounds': 'int', '--runs': 'int', '--int-range': 'int' },
+    'usage: side_by_side.js MODEL --shape NAME=DIMS... [--intra N] [--rounds N] [--runs N] [--int-range HI]');
+  const model = path.resolve(positional[0]);
+  const intra = opts.intra ?? 1, rounds = opts.rounds ?? 5, runs = opts.runs ?? 20, intHi = opts['int-range'] ?? 100;
+  const ort = c.loadOrt();
+  const o = await ort.InferenceSession.create(model, { intraOpNumThreads: intra, interOpNumThreads: 1,
+                                                      executionMode: 'sequential', graphOptimizationLevel: 'all' });
+  const s = await spindle.InferenceSession.create(model, { intraOpNumThreads: intra, executionMode: 'sequential' });
+  const shapes = c.parseShapeArgs(opts.shape);
+  const raw = inputs(c.inputMetadata(o), shapes, intHi);
+  const of = {}, sf = {};
+  for (const [k, v] of Object.entries(raw)) {
+    of[k] = new ort.Tensor(v.type, v.data, v.dims);
+    sf[k] = new spindle.Tensor(v.type, v.data, v.dims);
+  }
+  // Outputs must agree before anything is timed.
+  const ro = await o.run(of), rs = await s.run(sf);
+  let worst = 0;
+  for (const name of o.outputNames) {
+    const a = ro[name].data, b = rs[name].data;
+    if (a.length !== b.length) c.die(`output '${name}': ${b.length} values from spindle, ${a.length} from ORT`);
+    for (let i = 0; i < a.length; i++) {
+      const d = Math.abs(Number(a[i]) - Number(b[i])) / (1e-3 + Math.abs(Number(a[i])));
+      if (!(d <= worst)) worst = Number.isNaN(d) ? Infinity : d;
+    }
+  }
+  if (worst > 1e-2) c.die(`outputs differ: worst relative difference ${worst}`);
+  await timeSide(s, sf, Math.min(runs, 5));
+  await timeSide(o, of, Math.min(runs, 5));
+  const sp = [], op = [];
+  for (let r = 0; r < rounds; r++) {
+    sp.push(await timeSide(s, sf, runs));
+    op.push(await timeSide(o, of, runs));
+  }
+  const sm = median(sp.map((x) => x.p50)), om = median(op.map((x) => x.p50));
+  const r3 = (x) => Math.round(x * 1000) / 1000;
+  console.log(JSON.stringify({
+    model: path.basename(model), intra, rounds, runs, worst_rel_diff: Number(worst.toExponential(2)),
+    spindle_p50_ms: r3(sm), ort_p50_ms: r3(om), ratio: r3(sm / om),
+    spindle_cpu_ms: r3(median(sp.map((x) => x.cpu))), ort_cpu_ms: r3(median(op.map((x) => x.cpu))),
+  }));
+}
+main().catch((e) => { console.error(e.stack || e.message); process.exit(1); });
