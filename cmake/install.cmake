@@ -68,9 +68,14 @@ if(_spindle_link_options MATCHES "rpath")
   set(SPINDLE_INSTALL_RPATH "")
 endif()
 
+# Objects: the two libraries' own, plus the object libraries added to spindle
+# as sources (the per-ISA kernels), read from its SOURCES.
 set(_spindle_objects $<TARGET_OBJECTS:spindle> $<TARGET_OBJECTS:spindle_threading>)
-foreach(lib IN LISTS SPINDLE_ISA_OBJECT_LIBRARIES)
-  list(APPEND _spindle_objects $<TARGET_OBJECTS:${lib}>)
+get_target_property(_spindle_sources spindle SOURCES)
+foreach(src IN LISTS _spindle_sources)
+  if(src MATCHES "^\\$<TARGET_OBJECTS:")
+    list(APPEND _spindle_objects ${src})
+  endif()
 endforeach()
 set(_spindle_includes
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
@@ -83,6 +88,7 @@ set(_spindle_includes
 add_library(spindle_shared SHARED ${_spindle_objects})
 target_include_directories(spindle_shared PUBLIC ${_spindle_includes})
 target_link_libraries(spindle_shared PUBLIC Threads::Threads PRIVATE spindle)
+target_link_options(spindle_shared PRIVATE -Wl,--no-undefined)
 set_target_properties(spindle_shared PROPERTIES
   OUTPUT_NAME spindle EXPORT_NAME spindle
   VERSION ${PROJECT_VERSION} SOVERSION ${SPINDLE_SOVERSION}
@@ -131,7 +137,9 @@ install(FILES ${PROJECT_BINARY_DIR}/spindleConfig.cmake ${PROJECT_BINARY_DIR}/sp
 # with `cmake --install build --prefix DIR` works as well as /usr.
 file(RELATIVE_PATH SPINDLE_PC_TO_PREFIX "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
 string(REGEX REPLACE "/$" "" SPINDLE_PC_TO_PREFIX "${SPINDLE_PC_TO_PREFIX}")
-set(SPINDLE_PC_LIBS_PRIVATE "-lonnx -lonnx_proto")
+# Named here rather than as Requires.private: pkg-config reads those even for
+# --cflags, which would make a shared-library user install their -dev packages.
+set(SPINDLE_PC_LIBS_PRIVATE "-lonnx -lonnx_proto -lprotobuf -lfmt -lhwloc")
 foreach(file IN LISTS SPINDLE_BLAS_FILES)
   string(APPEND SPINDLE_PC_LIBS_PRIVATE " ${file}")
 endforeach()
