@@ -16,8 +16,10 @@ async function main() {
     process.exit(2);
   }
   const shapes = Object.fromEntries(shapeArgs.map((a) => {
-    const [name, dims] = a.split('=');
-    return [name, dims.split('x').map(Number)];
+    const [name, text] = a.split('=');
+    const dims = (text ?? '').split('x').map(Number);
+    if (!dims.every((d) => Number.isInteger(d) && d >= 0)) throw new Error(`'${a}': expected NAME=DIMxDIM..., e.g. x=1x3x48x320`);
+    return [name, dims];
   }));
   console.log(`spindle ${spindle.version}`);
   const session = await spindle.InferenceSession.create(model, {

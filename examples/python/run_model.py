@@ -21,7 +21,10 @@ def main(argv):
     shapes = {}
     for arg in argv[2:]:
         name, _, dims = arg.partition("=")
-        shapes[name] = [int(d) for d in dims.split("x")]
+        try:
+            shapes[name] = [int(d) for d in dims.split("x")]
+        except ValueError:
+            sys.exit(f"'{arg}': expected NAME=DIMxDIM..., e.g. x=1x3x48x320")
     print(f"spindle {ort.__version__}")
 
     so = ort.SessionOptions()
