@@ -101,7 +101,8 @@ deb() {
   grep -q "./usr/lib/libspindle.so.[0-9.]* ->" "$work/deb-files.txt" || { echo "the .deb lacks the SONAME link"; return 1; }
   dpkg-deb -f "$file" Depends | grep -q libblis4-serial || { echo "Depends lacks libblis4-serial"; return 1; }
   if [ "$(id -u)" -eq 0 ]; then
-    apt-get install -s "$file"
+    # Resolving needs apt's package lists (an image may come without them).
+    apt-get install -s "$file" || { apt-get update -qq && apt-get install -s "$file"; }
   fi
   dpkg-deb -x "$file" "$work/deb-root"
   build_example deb "$work/deb-root/usr"
