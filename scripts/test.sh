@@ -45,4 +45,11 @@ for backend in openmp tbb; do
   cmake --build "$dir" -j "$jobs"
   ctest --test-dir "$dir" --output-on-failure -j 1
 done
+# --- packaging
+# What users install, from its installed form: cmake --install + examples/cpp,
+# the .deb (built, inspected, dependencies resolved by apt-get -s, not
+# installed), the pip-installed Python package with the pytest suite, and the
+# npm-packed Node package in a scratch project with tsc --noEmit.
+scripts/check-packaging.sh build
+
 echo "scripts/test.sh: all test suites passed"

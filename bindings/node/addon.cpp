@@ -31,6 +31,7 @@
 
 #include "spindle/environment.h"
 #include "spindle/session.h"
+#include "spindle/version.h"
 
 namespace spindle {
 namespace {
@@ -449,6 +450,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   Session::constructor = new Napi::FunctionReference(Napi::Persistent(cls));
   exports.Set("Session", cls);
   exports.Set("createSession", Napi::Function::New(env, create_session));
+  exports.Set("version", Napi::String::New(env, spindle::version()));
   exports.Set("parallelInfo", Napi::Function::New(env, [](const Napi::CallbackInfo& info) -> Napi::Value {
                 return Napi::String::New(info.Env(), parallel_info());
               }));

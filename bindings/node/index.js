@@ -7,21 +7,26 @@
 //     extra: { session: { intra_op: { allow_spinning: '0' } } } });
 //   const results = await session.run({ x: new spindle.Tensor('float32', data, [1, 3, 48, 192]) });
 //
-// The native addon (addon.cpp) is built by CMake (target spindle_node) into
-// <build>/bindings/node/spindle.node; `npm install` of this folder builds it
-// (build.js). SPINDLE_NODE_ADDON overrides where it is loaded from.
+// The native addon (addon.cpp): `npm install` of the package builds it
+// against an installed spindle into ./build/spindle.node (build.js); in the
+// checkout the project's CMake builds it as the target spindle_node into
+// <build>/bindings/node/spindle.node. SPINDLE_NODE_ADDON overrides where it
+// is loaded from. Types: index.d.ts.
 const fs = require('fs');
 const path = require('path');
 
 function loadAddon() {
+  // The repository's own build folder only when this is the checkout's copy.
+  const checkout = fs.existsSync(path.join(__dirname, '..', '..', 'include', 'spindle', 'session.h'));
   const candidates = [
     process.env.SPINDLE_NODE_ADDON,
     path.join(__dirname, 'build', 'spindle.node'),
-    path.join(__dirname, '..', '..', 'build', 'bindings', 'node', 'spindle.node'),
+    checkout && path.join(__dirname, '..', '..', 'build', 'bindings', 'node', 'spindle.node'),
   ].filter(Boolean);
   for (const c of candidates) if (fs.existsSync(c)) return require(path.resolve(c));
   throw new Error(`spindle: native addon not found (looked in ${candidates.join(', ')}); ` +
-                  'build it with `npm install` in bindings/node or `cmake --build build --target spindle_node`');
+                  'build it with `npm rebuild spindle` (needs an installed spindle: docs/packaging.md) ' +
+                  'or, in the checkout, `cmake --build build --target spindle_node`');
 }
 const addon = loadAddon();
 
@@ -162,4 +167,4 @@ class InferenceSession {
   async release() {}
 }
 
-module.exports = { InferenceSession, Tensor, parallelInfo: () => addon.parallelInfo() };
+module.exports = { InferenceSession, Tensor, parallelInfo: () => addon.parallelInfo(), version: addon.version };

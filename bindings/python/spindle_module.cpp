@@ -27,6 +27,7 @@
 
 #include "spindle/environment.h"
 #include "spindle/session.h"
+#include "spindle/version.h"
 
 namespace py = pybind11;
 
@@ -308,6 +309,7 @@ class PySession {
 PYBIND11_MODULE(spindle, m) {
   using namespace spindle;
   m.doc() = "spindle: a CPU inference runtime for ONNX models (ONNX Runtime API shape)";
+  m.attr("__version__") = version();
 
   static py::exception<Error> fail(m, "Fail", PyExc_RuntimeError);
   static py::object invalid = py::reinterpret_steal<py::object>(PyErr_NewException(

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "spindle/environment.h"
 #include "spindle/status.h"
+#include "spindle/version.h"
 
 namespace spindle::cli {
 
@@ -20,6 +21,7 @@ void add_info_command(CLI::App& app) {
 int main(int argc, char** argv) {
   CLI::App app{"spindle: a CPU inference runtime for ONNX models"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", fmt::format("spindle {}", spindle::version()));
   spindle::cli::add_info_command(app);
 #ifndef SPINDLE_THREADING_ONLY
   spindle::cli::add_model_commands(app);
