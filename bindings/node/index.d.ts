@@ -93,6 +93,13 @@ export declare namespace InferenceSession {
     executionMode?: 'sequential' | 'parallel';
     enableProfiling?: boolean;
     profileFilePrefix?: string;
+    /**
+     * spindle only: runs of a session whose recent runs took less than this
+     * many microseconds run on the JavaScript thread instead of a libuv worker
+     * (the hop costs more than such a run). Default 100; 0 sends every run to
+     * a worker.
+     */
+    syncRunThresholdUs?: number;
     /** Accepted; spindle has no log levels. */
     logId?: string;
     /** Accepted; spindle has no log levels. */
