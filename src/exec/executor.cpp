@@ -14,8 +14,11 @@ namespace spindle::exec {
 namespace {
 
 // A graph attribute compiled for its node's kernel: runs sequentially on the
-// calling thread (kernels inside still use the intra-op pool), one frame per
-// call.
+// calling thread (kernels inside still use the intra-op pool). Frames are
+// kept between calls, so a Loop body or an If branch run again (next
+// iteration, next run of the session) reuses its frame and the buffers the
+// frame recycled; calls on several threads at once (concurrent session runs,
+// nested subgraphs) each take a frame of their own from the free list.
 class CompiledSubgraph final : public kernels::Subgraph {
  public:
   CompiledSubgraph(std::unique_ptr<Plan> plan, std::vector<size_t> outer_index)
@@ -34,23 +37,49 @@ class CompiledSubgraph final : public kernels::Subgraph {
     if (inputs.size() != formal)
       throw Error(StatusCode::kInvalidArgument,
                   fmt::format("subgraph '{}' takes {} inputs, got {}", g.metadata.graph_name, formal, inputs.size()));
-    Frame frame(*plan_);
+    FrameLease lease(*this);
+    Frame& frame = *lease.frame;
     frame.begin_run();
     for (size_t i = 0; i < formal; ++i) frame.values()[static_cast<size_t>(g.inputs[i])] = inputs[i];
     for (size_t c = 0; c < outer_index_.size(); ++c)
       frame.values()[static_cast<size_t>(g.inputs[formal + c])] = outer[outer_index_[c]];
     RunControl control;
     control.terminate = terminate;
-    run_sequential(*plan_, frame, pool, control);
     std::vector<Tensor> out;
-    for (int id : g.outputs) out.push_back(frame.values()[static_cast<size_t>(id)]);
+    try {
+      run_sequential(*plan_, frame, pool, control);
+      for (int id : g.outputs) out.push_back(frame.values()[static_cast<size_t>(id)]);
+    } catch (...) {
+      frame.end_run();
+      throw;
+    }
     frame.end_run();
     return out;
   }
 
  private:
+  // A frame taken from the free list (or made) for one call, and given back.
+  struct FrameLease {
+    const CompiledSubgraph& owner;
+    std::unique_ptr<Frame> frame;
+    explicit FrameLease(const CompiledSubgraph& o) : owner(o) {
+      std::lock_guard<std::mutex> lock(owner.frames_mu_);
+      if (!owner.free_frames_.empty()) {
+        frame = std::move(owner.free_frames_.back());
+        owner.free_frames_.pop_back();
+      }
+      if (!frame) frame = std::make_unique<Frame>(*owner.plan_);
+    }
+    ~FrameLease() {
+      std::lock_guard<std::mutex> lock(owner.frames_mu_);
+      owner.free_frames_.push_back(std::move(frame));
+    }
+  };
+
   std::unique_ptr<Plan> plan_;
   std::vector<size_t> outer_index_;  // capture c is outer[outer_index_[c]]
+  mutable std::mutex frames_mu_;
+  mutable std::vector<std::unique_ptr<Frame>> free_frames_;
 };
 
 // A value the subgraph reads from the enclosing graph that is a constant
