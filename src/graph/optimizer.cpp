@@ -5,7 +5,11 @@
 //             weights and bias, Add(x,3)->Clip(0,6)->Mul(x,.)->Div(6) as one
 //             HardSwish, Conv/ConvTranspose/Gemm/MatMul + activation fusion
 //             and a scalar Mul / Add after it (the kernel applies them to
-//             each output block while it is still in cache)
+//             each output block while it is still in cache); exported
+//             GELU (x * 0.5 * (1 + Erf(x / sqrt 2))) as one Gelu and exported
+//             layer normalization (ReduceMean, Sub, Pow, ReduceMean, Add,
+//             Sqrt, Div, Mul, Add over the last axis) as one
+//             LayerNormalization, each a single pass over the data
 //   all:      same as extended (weight pre-packing happens in the kernels)
 #include <cmath>
 #include <set>
@@ -360,6 +364,138 @@ void fuse_activations(Graph& g, OptimizerStats& stats) {
   g.compact(dead);
 }
 
+// A node of `g` whose op is `op` (default domain) reading `value`, when it is
+// the value's only reader; else -1.
+int only_reader(const Graph& g, int value, const char* op, const std::vector<bool>& dead) {
+  const int i = single_consumer(g, value);
+  if (i < 0 || dead[static_cast<size_t>(i)]) return -1;
+  const Node& n = g.nodes[static_cast<size_t>(i)];
+  return n.op_type == op && n.domain.empty() ? i : -1;
+}
+
+bool near(float a, float b) { return std::fabs(a - b) <= 1e-5f * std::fabs(b); }
+
+// Erf-form GELU as exporters write it: Div(x, sqrt 2) (or Mul(x, 1/sqrt 2))
+// -> Erf -> Add 1 -> Mul x -> Mul 0.5, every intermediate read once, becomes
+// Gelu(x) (com.microsoft, as ONNX Runtime fuses it; ONNX's own Gelu is
+// opset 20).
+void fuse_gelu(Graph& g, OptimizerStats& stats) {
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (size_t e = 0; e < g.nodes.size(); ++e) {
+    const Node& erf = g.nodes[e];
+    if (erf.op_type != "Erf" || !erf.domain.empty() || erf.inputs.size() != 1 || dead[e]) continue;
+    const int scale_index = g.producer(erf.inputs[0]);
+    if (scale_index < 0 || single_consumer(g, erf.inputs[0]) != static_cast<int>(e)) continue;
+    const Node& scale = g.nodes[static_cast<size_t>(scale_index)];
+    if (!scale.domain.empty() || scale.inputs.size() != 2) continue;
+    const int x = scale.inputs[0];
+    const float c = single_value(g, scale.inputs[1]);
+    const bool by_div = scale.op_type == "Div" && near(c, static_cast<float>(M_SQRT2));
+    const bool by_mul = scale.op_type == "Mul" && near(c, static_cast<float>(M_SQRT1_2));
+    if (!by_div && !by_mul) continue;
+    const int add = only_reader(g, erf.outputs[0], "Add", dead);
+    if (add < 0) continue;
+    const Node& a = g.nodes[static_cast<size_t>(add)];
+    if (!near(single_value(g, a.inputs[0] == erf.outputs[0] ? a.inputs[1] : a.inputs[0]), 1.0f)) continue;
+    const int mul_x = only_reader(g, a.outputs[0], "Mul", dead);
+    if (mul_x < 0) continue;
+    const Node& mx = g.nodes[static_cast<size_t>(mul_x)];
+    if ((mx.inputs[0] == a.outputs[0] ? mx.inputs[1] : mx.inputs[0]) != x) continue;
+    const int half = only_reader(g, mx.outputs[0], "Mul", dead);
+    if (half < 0) continue;
+    Node& h = g.nodes[static_cast<size_t>(half)];
+    if (!near(single_value(g, h.inputs[0] == mx.outputs[0] ? h.inputs[1] : h.inputs[0]), 0.5f)) continue;
+    for (int i : {scale_index, static_cast<int>(e), add, mul_x}) dead[static_cast<size_t>(i)] = true;
+    Node gelu;
+    gelu.name = h.name.empty() ? g.value_name(h.outputs[0]) + "/Gelu" : h.name + "/Gelu";
+    gelu.op_type = "Gelu";
+    gelu.domain = "com.microsoft";
+    gelu.opset = 1;
+    gelu.inputs = {x};
+    gelu.outputs = {h.outputs[0]};
+    h = std::move(gelu);
+    ++stats.fused_gelus;
+  }
+  g.compact(dead);
+}
+
+// The reduced axes of a ReduceMean (attribute before opset 18, input after)
+// are exactly the last one, with keepdims on.
+bool reduces_last_axis(const Graph& g, const Node& r) {
+  if (r.attrs.get_int("keepdims", 1) != 1) return false;
+  std::vector<int64_t> axes;
+  if (r.attrs.has("axes")) {
+    axes = r.attrs.get_ints("axes");
+  } else if (r.inputs.size() > 1 && r.inputs[1] >= 0) {
+    const Tensor* t = g.initializer(r.inputs[1]);
+    if (!t || t->dtype() != DataType::kInt64) return false;
+    axes = t->to_int64_vector();
+  }
+  return axes == std::vector<int64_t>{-1};
+}
+
+// Layer normalization as exporters write it before opset 17:
+//   m = ReduceMean(x, -1); d = Sub(x, m); v = ReduceMean(Pow(d, 2), -1);
+//   y = Div(d, Sqrt(Add(v, eps))) * gamma + beta
+// becomes LayerNormalization(x, gamma, beta, axis -1, epsilon eps).
+void fuse_layer_norm(Graph& g, OptimizerStats& stats) {
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (size_t r = 0; r < g.nodes.size(); ++r) {
+    const Node& mean = g.nodes[r];
+    if (mean.op_type != "ReduceMean" || !mean.domain.empty() || dead[r] || !reduces_last_axis(g, mean)) continue;
+    const int x = mean.inputs[0];
+    const int sub = only_reader(g, mean.outputs[0], "Sub", dead);
+    if (sub < 0) continue;
+    const Node& sb = g.nodes[static_cast<size_t>(sub)];
+    if (sb.inputs[0] != x || sb.inputs[1] != mean.outputs[0]) continue;
+    const int d = sb.outputs[0];
+    auto readers = g.consumers(d);
+    if (readers.size() != 2 || g.is_graph_output(d)) continue;
+    const int pow = g.nodes[static_cast<size_t>(readers[0])].op_type == "Pow" ? readers[0] : readers[1];
+    const int div = pow == readers[0] ? readers[1] : readers[0];
+    const Node& pw = g.nodes[static_cast<size_t>(pow)];
+    const Node& dv = g.nodes[static_cast<size_t>(div)];
+    if (pw.op_type != "Pow" || dv.op_type != "Div" || pw.inputs[0] != d || dv.inputs[0] != d ||
+        !near(single_value(g, pw.inputs[1]), 2.0f) || dead[static_cast<size_t>(pow)] || dead[static_cast<size_t>(div)])
+      continue;
+    const int var = only_reader(g, pw.outputs[0], "ReduceMean", dead);
+    if (var < 0 || !reduces_last_axis(g, g.nodes[static_cast<size_t>(var)])) continue;
+    const int add_eps = only_reader(g, g.nodes[static_cast<size_t>(var)].outputs[0], "Add", dead);
+    if (add_eps < 0) continue;
+    const Node& ae = g.nodes[static_cast<size_t>(add_eps)];
+    const int var_out = g.nodes[static_cast<size_t>(var)].outputs[0];
+    const float eps = single_value(g, ae.inputs[0] == var_out ? ae.inputs[1] : ae.inputs[0]);
+    if (!(eps >= 0)) continue;
+    const int sqrt = only_reader(g, ae.outputs[0], "Sqrt", dead);
+    if (sqrt < 0 || single_consumer(g, g.nodes[static_cast<size_t>(sqrt)].outputs[0]) != div ||
+        dv.inputs[1] != g.nodes[static_cast<size_t>(sqrt)].outputs[0])
+      continue;
+    const int mul = only_reader(g, dv.outputs[0], "Mul", dead);
+    if (mul < 0) continue;
+    const Node& ml = g.nodes[static_cast<size_t>(mul)];
+    const Tensor* gamma = constant_operand(g, ml, dv.outputs[0]);
+    const int add_beta = only_reader(g, ml.outputs[0], "Add", dead);
+    if (!gamma || gamma->rank() != 1 || add_beta < 0) continue;
+    Node& ab = g.nodes[static_cast<size_t>(add_beta)];
+    const Tensor* beta = constant_operand(g, ab, ml.outputs[0]);
+    if (!beta || beta->shape() != gamma->shape()) continue;
+    const int gamma_id = ml.inputs[0] == dv.outputs[0] ? ml.inputs[1] : ml.inputs[0];
+    const int beta_id = ab.inputs[0] == ml.outputs[0] ? ab.inputs[1] : ab.inputs[0];
+    for (int i : {static_cast<int>(r), sub, pow, var, add_eps, sqrt, div, mul}) dead[static_cast<size_t>(i)] = true;
+    Node ln;
+    ln.name = ab.name.empty() ? g.value_name(ab.outputs[0]) + "/LayerNormalization" : ab.name + "/LayerNormalization";
+    ln.op_type = "LayerNormalization";
+    ln.opset = 17;
+    ln.attrs.set("axis", int64_t{-1});
+    ln.attrs.set("epsilon", eps);
+    ln.inputs = {x, gamma_id, beta_id};
+    ln.outputs = {ab.outputs[0]};
+    ab = std::move(ln);
+    ++stats.fused_layer_norms;
+  }
+  g.compact(dead);
+}
+
 }  // namespace
 
 Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level) {
@@ -371,6 +507,8 @@ Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level) {
     fold_batchnorms(g, stats);
     fold_conv_affine(g, stats);
     fuse_hardswish(g, stats);
+    fuse_gelu(g, stats);
+    fuse_layer_norm(g, stats);
     fuse_activations(g, stats);
   }
   SPINDLE_RETURN_IF_ERROR(g.topological_sort());

@@ -142,6 +142,60 @@ TEST(Optimizer, AffineAndHardSwishLookAlikesAreLeftAlone) {
   EXPECT_THAT(summary, ::testing::HasSubstr("HardSwish patterns fused 0"));
 }
 
+// Two encoder blocks' worth of exported patterns: layer normalization over
+// the last axis (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add)
+// and Erf-form GELU (Div sqrt 2, Erf, Add 1, Mul x, Mul 0.5) become one
+// LayerNormalization and one Gelu; a LayerNorm over another axis and a GELU
+// whose Erf output is read twice stay as they are.
+TEST(Optimizer, ExportedLayerNormAndGeluBecomeOneNodeEach) {
+  ModelBuilder b(13);
+  b.input("x", {2, 3, 8}).output("y", {2, 3, 8}).output("w", {2, 3, 8}).output("e2", {2, 3, 8});
+  b.initializer("two", {}, {2.0f});
+  b.initializer("eps", {}, {1e-5f});
+  b.initializer("gamma", {8}, random_values(8, 21, 0.5f, 1.5f));
+  b.initializer("beta", {8}, random_values(8, 22));
+  b.initializer("sqrt2", {}, {1.4142135f});
+  b.initializer("one", {}, {1.0f});
+  b.initializer("half", {}, {0.5f});
+  auto mean = [&](const std::string& in, const std::string& out, std::vector<int64_t> axes) -> auto& {
+    auto& n = b.node("ReduceMean", {in}, {out});
+    ModelBuilder::attr_ints(n, "axes", axes);
+    return n;
+  };
+  mean("x", "m", {-1});
+  b.node("Sub", {"x", "m"}, {"d"});
+  b.node("Pow", {"d", "two"}, {"d2"});
+  mean("d2", "v", {-1});
+  b.node("Add", {"v", "eps"}, {"ve"});
+  b.node("Sqrt", {"ve"}, {"sd"});
+  b.node("Div", {"d", "sd"}, {"n"});
+  b.node("Mul", {"n", "gamma"}, {"ng"});
+  b.node("Add", {"ng", "beta"}, {"ln"});
+  b.node("Div", {"ln", "sqrt2"}, {"s"});
+  b.node("Erf", {"s"}, {"e"});
+  b.node("Add", {"e", "one"}, {"e1"});
+  b.node("Mul", {"ln", "e1"}, {"g"});
+  b.node("Mul", {"g", "half"}, {"y"});
+  // Normalization over axis 1: not LayerNormalization(axis -1).
+  mean("x", "m1", {1});
+  b.node("Sub", {"x", "m1"}, {"d1"});
+  b.node("Pow", {"d1", "two"}, {"d12"});
+  mean("d12", "v1", {1});
+  b.node("Add", {"v1", "eps"}, {"ve1"});
+  b.node("Sqrt", {"ve1"}, {"sd1"});
+  b.node("Div", {"d1", "sd1"}, {"w"});
+  // GELU whose Erf is also a graph output: the Erf must stay.
+  b.node("Div", {"x", "sqrt2"}, {"s2"});
+  b.node("Erf", {"s2"}, {"e2"});
+  b.node("Add", {"e2", "one"}, {"e21"});
+  b.node("Mul", {"x", "e21"}, {"g2"});
+  b.node("Mul", {"g2", "half"}, {"y2"});
+  b.output("y2", {2, 3, 8});
+  const std::string summary = optimized_matches_plain(b.bytes(), {2, 3, 8}, 2 + 7 + 5);
+  EXPECT_THAT(summary, ::testing::HasSubstr("GELU patterns fused 1"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("layer norms fused 1"));
+}
+
 TEST(Optimizer, BasicLevelFoldsConstantsButDoesNotFuse) {
   SessionOptions basic;
   basic.graph_optimization_level = GraphOptimizationLevel::kBasic;
