@@ -14,26 +14,10 @@ namespace {
 
 using math::UOp;
 
-template <class T>
-inline T t_exp(T x) {
-  if constexpr (sizeof(T) == 4) return vm::fast_exp(x);
-  else return vm::f_exp(x);
-}
-template <class T>
-inline T t_tanh(T x) {
-  if constexpr (sizeof(T) == 4) return vm::fast_tanh(x);
-  else return vm::f_tanh(x);
-}
-template <class T>
-inline T t_erf(T x) {
-  if constexpr (sizeof(T) == 4) return vm::fast_erf(x);
-  else return vm::f_erf(x);
-}
-template <class T>
-inline T t_sigmoid(T x) {
-  if constexpr (sizeof(T) == 4) return vm::fast_sigmoid(x);
-  else return x >= 0 ? 1 / (1 + vm::f_exp(-x)) : vm::f_exp(x) / (1 + vm::f_exp(x));
-}
+using vm::t_erf;
+using vm::t_exp;
+using vm::t_sigmoid;
+using vm::t_tanh;
 
 // o[i] = f(x[i]); f is copied to a local so that the stores cannot alias it.
 template <class T, class F>

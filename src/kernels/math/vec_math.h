@@ -151,6 +151,17 @@ inline float fast_erf(float x) {
   return ax < 0.921875f ? small : big;
 }
 
+// Element type overloads for kernels templated on float / double: the
+// polynomials above for float32, libm for float64.
+inline float t_exp(float x) { return fast_exp(x); }
+inline double t_exp(double x) { return f_exp(x); }
+inline float t_tanh(float x) { return fast_tanh(x); }
+inline double t_tanh(double x) { return f_tanh(x); }
+inline float t_erf(float x) { return fast_erf(x); }
+inline double t_erf(double x) { return f_erf(x); }
+inline float t_sigmoid(float x) { return fast_sigmoid(x); }
+inline double t_sigmoid(double x) { return x >= 0 ? 1 / (1 + f_exp(-x)) : f_exp(x) / (1 + f_exp(x)); }
+
 }  // namespace spindle::kernels::SPINDLE_ISA_NS::vm
 
 namespace spindle::kernels {

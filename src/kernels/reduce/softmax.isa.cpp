@@ -16,12 +16,6 @@ namespace {
 using reduce::SoftmaxKind;
 
 template <class T>
-inline T exp_t(T x) {
-  if constexpr (sizeof(T) == 4) return vm::fast_exp(x);
-  else return vm::f_exp(x);
-}
-
-template <class T>
 inline T nan_max(T a, T b) {
   return (a > b || a != a) ? a : b;
 }
@@ -54,12 +48,12 @@ T row_exp_sum(const T* __restrict x, T* __restrict y, int64_t n, T m) {
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
     for (int j = 0; j < kLanes; ++j) {
-      const T e = exp_t(x[i + j] - m);
+      const T e = vm::t_exp(x[i + j] - m);
       if constexpr (Store) y[i + j] = e;
       lanes[j] += e;
     }
   for (int j = 0; i + j < n; ++j) {
-    const T e = exp_t(x[i + j] - m);
+    const T e = vm::t_exp(x[i + j] - m);
     if constexpr (Store) y[i + j] = e;
     lanes[j] += e;
   }
@@ -120,7 +114,7 @@ void cols(SoftmaxKind kind, const T* xb, T* yb, int64_t D, int64_t inner, int64_
     const T* __restrict xr = xb + d * inner;
     T* __restrict yr = yb + d * inner;
     for (int64_t j = 0; j < n; ++j) {
-      const T ev = exp_t(xr[j] - m[j]);
+      const T ev = vm::t_exp(xr[j] - m[j]);
       if (kind == SoftmaxKind::kSoftmax) yr[j] = ev;
       s[j] += ev;
     }
