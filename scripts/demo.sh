@@ -79,7 +79,7 @@ step 5 "spindle bench: the three models at the default, 1 and 2 intra-op threads
 
 step 6 "Threading benchmark: spindle's pool against OpenMP, TBB, Eigen and pthreadpool"
 cmake --build "$build" -j "$jobs" --target bench_threading
-with_progress "bench_threading (about 1-2 minutes)" "$build/demo-threading.txt" bench/threading/run.sh "$build"
+with_progress "bench_threading (1-2 minutes on an idle 2-core machine)" "$build/demo-threading.txt" bench/threading/run.sh "$build"
 
 step 7 "spindle tune: a 20-second search for the classifier's best thread settings"
 "$build/spindle" tune "$cls" --shape x=1x3x48x192 --budget-s 20

@@ -35,15 +35,14 @@
 
 namespace spindle::kernels::SPINDLE_ISA_NS::vm {
 
-inline float f_abs(float x) { return __builtin_fabsf(x); }
-inline double f_abs(double x) { return __builtin_fabs(x); }
-inline float f_sqrt(float x) { return __builtin_sqrtf(x); }
-inline double f_sqrt(double x) { return __builtin_sqrt(x); }
-inline float f_nearbyint(float x) { return __builtin_nearbyintf(x); }
-inline double f_nearbyint(double x) { return __builtin_nearbyint(x); }
-#define SPINDLE_VM_LIBM(name)                          \
-  inline float f_##name(float x) { return ::name##f(x); } \
-  inline double f_##name(double x) { return ::name(x); }
+// name(float) calls f32, name(double) calls f64.
+#define SPINDLE_VM_TYPED(name, f32, f64)             \
+  inline float name(float x) { return f32(x); }     \
+  inline double name(double x) { return f64(x); }
+SPINDLE_VM_TYPED(f_abs, __builtin_fabsf, __builtin_fabs)
+SPINDLE_VM_TYPED(f_sqrt, __builtin_sqrtf, __builtin_sqrt)
+SPINDLE_VM_TYPED(f_nearbyint, __builtin_nearbyintf, __builtin_nearbyint)
+#define SPINDLE_VM_LIBM(name) SPINDLE_VM_TYPED(f_##name, ::name##f, ::name)
 SPINDLE_VM_LIBM(log)
 SPINDLE_VM_LIBM(log1p)
 SPINDLE_VM_LIBM(exp)
@@ -153,14 +152,12 @@ inline float fast_erf(float x) {
 
 // Element type overloads for kernels templated on float / double: the
 // polynomials above for float32, libm for float64.
-inline float t_exp(float x) { return fast_exp(x); }
-inline double t_exp(double x) { return f_exp(x); }
-inline float t_tanh(float x) { return fast_tanh(x); }
-inline double t_tanh(double x) { return f_tanh(x); }
-inline float t_erf(float x) { return fast_erf(x); }
-inline double t_erf(double x) { return f_erf(x); }
+SPINDLE_VM_TYPED(t_exp, fast_exp, f_exp)
+SPINDLE_VM_TYPED(t_tanh, fast_tanh, f_tanh)
+SPINDLE_VM_TYPED(t_erf, fast_erf, f_erf)
 inline float t_sigmoid(float x) { return fast_sigmoid(x); }
 inline double t_sigmoid(double x) { return x >= 0 ? 1 / (1 + f_exp(-x)) : f_exp(x) / (1 + f_exp(x)); }
+#undef SPINDLE_VM_TYPED
 
 }  // namespace spindle::kernels::SPINDLE_ISA_NS::vm
 
