@@ -19,7 +19,7 @@
 # status (one test: the exit status). `build NAME COMMAND...` runs a step
 # that later suites need and stops the script when it fails.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 jobs=$(nproc)
 logs=$PWD/build/test-logs
 mkdir -p "$logs"
@@ -72,7 +72,8 @@ count_tests() {
 # suite NAME KIND COMMAND...: runs COMMAND, shows its output, records a line.
 suite() {
   local name=$1 kind=$2; shift 2
-  local log=$logs/$(tr -c 'A-Za-z0-9_.-' '_' <<<"$name").log start=$SECONDS status
+  local log start=$SECONDS status
+  log=$logs/$(printf '%s' "$name" | tr -c 'A-Za-z0-9_.-' '_').log
   printf '\n===== %s\n' "$name"
   "$@" 2>&1 | tee "$log"
   status=${PIPESTATUS[0]}
