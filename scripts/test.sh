@@ -1,55 +1,154 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test through ctest:
+# Installs what is missing, builds, and runs every test suite:
 #   build/         Release build: every test (threading, kernels, session,
-#                  ONNX backend conformance, real models vs ONNX Runtime)
-#   build-tsan/    ThreadSanitizer: threading and session tests
+#                  the models at every ISA level, tools, Python and Node
+#                  bindings, ONNX backend conformance)
+#   build-tsan/    ThreadSanitizer: the threading and session test programs
 #   build-asan/    AddressSanitizer + UBSan: threading, kernel, session and
-#                  conformance tests
+#                  conformance test programs
 #   build-openmp/, build-tbb/   the threading tests on the other parallel backends
-set -euo pipefail
-cd "$(dirname "$0")/.."
-scripts/setup-deps.sh
-# The real models (npm) and ONNX Runtime's reference outputs for them.
-scripts/make-references.sh
-# node-addon-api for the Node.js addon (built by CMake below).
-(cd bindings/node && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+# The sanitizer and backend folders build only the test programs they run.
+#
+# Each suite prints its own output, then one line is recorded for it; the
+# script ends with those lines and "N passed, M failed" over all suites.
+# A failing suite does not stop the others; the exit status is 1 when any
+# suite (or a build) failed.
+#
+# To add a suite: `suite NAME KIND COMMAND...`, KIND telling how to count
+# its tests in its output: ctest, gtest, pytest, node, conformance or
+# status (one test: the exit status). `build NAME COMMAND...` runs a step
+# that later suites need and stops the script when it fails.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
 jobs=$(nproc)
+logs=$PWD/build/test-logs
+mkdir -p "$logs"
+summary=()
+total_passed=0
+total_failed=0
+script_start=$SECONDS
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$jobs"
+elapsed() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+
+# Counts of the last run from its log: sets passed / failed.
+count_tests() {
+  local kind=$1 log=$2 status=$3 line
+  passed=""; failed=""
+  case $kind in
+    ctest)
+      # "100% tests passed, 0 tests failed out of 42"
+      line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)
+      if [ -n "$line" ]; then
+        failed=$(sed -E 's/.* ([0-9]+) tests? failed.*/\1/' <<<"$line")
+        passed=$(( $(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line") - failed ))
+      fi ;;
+    pytest)
+      # "12 passed, 1 failed, 2 skipped in 3.1s"
+      line=$(grep -E '[0-9]+ (passed|failed)' "$log" | tail -1)
+      if [ -n "$line" ]; then
+        passed=$(grep -oE '[0-9]+ passed' <<<"$line" | awk '{ s += $1 } END { print s + 0 }')
+        failed=$(grep -oE '[0-9]+ (failed|errors?)' <<<"$line" | awk '{ s += $1 } END { print s + 0 }')
+      fi ;;
+    node)
+      # node --test's TAP summary: "# pass 10" / "# fail 0"
+      passed=$(grep -oE '# pass [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+')
+      failed=$(grep -oE '# fail [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+') ;;
+    conformance)
+      # the runner's closing "N passed, M failed"
+      line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+      if [ -n "$line" ]; then
+        passed=${line%% passed*}
+        failed=$(sed -E 's/.*, ([0-9]+) failed/\1/' <<<"$line")
+      fi ;;
+  esac
+  if [ -z "$passed" ] || [ -z "$failed" ]; then
+    # No counts found (or KIND status): the suite counts as one test.
+    if [ "$status" -eq 0 ]; then passed=1; failed=0; else passed=0; failed=1; fi
+  elif [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+    failed=1  # it failed without a failing test (a crash, a timeout): count it
+  fi
+}
+
+# suite NAME KIND COMMAND...: runs COMMAND, shows its output, records a line.
+suite() {
+  local name=$1 kind=$2; shift 2
+  local log start=$SECONDS status
+  log=$logs/$(printf '%s' "$name" | tr -c 'A-Za-z0-9_.-' '_').log
+  printf '\n===== %s\n' "$name"
+  "$@" 2>&1 | tee "$log"
+  status=${PIPESTATUS[0]}
+  count_tests "$kind" "$log" "$status"
+  total_passed=$((total_passed + passed))
+  total_failed=$((total_failed + failed))
+  summary+=("$(printf '%-34s %6d passed %5d failed  %8s  %s' "$name" "$passed" "$failed" \
+                "$(elapsed $((SECONDS - start)))" "$([ "$failed" -eq 0 ] && echo ok || echo "FAILED (log: $log)")")")
+}
+
+print_summary() {
+  printf '\n===== summary (%s)\n' "$(elapsed $((SECONDS - script_start)))"
+  printf '%s\n' "${summary[@]}"
+  echo "scripts/test.sh: $total_passed passed, $total_failed failed"
+}
+
+# build NAME COMMAND...: a step the suites need; stops everything on failure.
+build() {
+  local name=$1; shift
+  local start=$SECONDS
+  printf '\n===== %s\n' "$name"
+  if ! "$@"; then
+    summary+=("$(printf '%-34s build FAILED after %s' "$name" "$(elapsed $((SECONDS - start)))")")
+    total_failed=$((total_failed + 1))
+    print_summary
+    exit 1
+  fi
+  summary+=("$(printf '%-34s built in %s' "$name" "$(elapsed $((SECONDS - start)))")")
+}
+
+build "dependencies" scripts/setup-deps.sh
+# The real models (npm) and ONNX Runtime's reference outputs for them.
+build "models and references" scripts/make-references.sh
+# node-addon-api for the Node.js addon (built by CMake below).
+build "node-addon-api" bash -c 'cd bindings/node && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error'
+
+build "Release build" bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build -j $jobs"
 # Threading tests measure CPU time and spinning: one at a time.
-ctest --test-dir build --output-on-failure -j 1 -L threading
-ctest --test-dir build --output-on-failure -j "$jobs" -LE 'threading|conformance|tools'
+suite "C++ threading (Release)" ctest ctest --test-dir build --output-on-failure -j 1 -L threading
+suite "C++ graph/exec/kernels/session/io/models (Release)" ctest \
+  ctest --test-dir build --output-on-failure -j "$jobs" -LE 'threading|conformance|tools|python|node'
 # spindle tune picks settings by timing them: alone on the machine.
-ctest --test-dir build --output-on-failure -j 1 -L tools
-# The ONNX backend test suite, with its report (per-operator table, counts,
-# and the closing "N passed, M failed" line).
-ctest --test-dir build --verbose -L conformance
+suite "C++ tools (Release)" ctest ctest --test-dir build --output-on-failure -j 1 -L tools
+suite "pytest (Python bindings)" pytest ctest --test-dir build --verbose -L python
+suite "node --test (Node bindings)" node ctest --test-dir build --verbose -L node
+# The ONNX backend test suite, with its report (per-operator table, counts).
+suite "ONNX conformance (Release)" conformance build/tests/conformance_runner
 
-cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINDLE_SANITIZE=thread -DSPINDLE_BUILD_BENCH=OFF >/dev/null
-cmake --build build-tsan -j "$jobs"
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+build "ThreadSanitizer build" bash -c "cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DSPINDLE_SANITIZE=thread -DSPINDLE_BUILD_BENCH=OFF && cmake --build build-tsan -j $jobs --target test_threading test_session"
+suite "ThreadSanitizer threading+session" ctest env TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   ctest --test-dir build-tsan --output-on-failure -j 1 -L 'threading|session'
 
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINDLE_SANITIZE=address -DSPINDLE_BUILD_BENCH=OFF >/dev/null
-cmake --build build-asan -j "$jobs"
-ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1" \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'threading|session|kernels|conformance'
+build "AddressSanitizer build" bash -c "cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DSPINDLE_SANITIZE=address -DSPINDLE_BUILD_BENCH=OFF && cmake --build build-asan -j $jobs \
+  --target test_threading test_session test_kernels conformance_runner"
+suite "ASan+UBSan threading/session/kernels" ctest env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'threading|session|kernels'
+suite "ASan+UBSan ONNX conformance" conformance env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  build-asan/tests/conformance_runner
 
 # The same threading tests on the OpenMP and TBB backends (knobs those
 # backends do not own are skipped there and listed by parallel_info).
 for backend in openmp tbb; do
-  dir=build-$backend
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPINDLE_PARALLEL_BACKEND=$backend \
-    -DSPINDLE_THREADING_ONLY=ON -DSPINDLE_BUILD_BENCH=OFF >/dev/null
-  cmake --build "$dir" -j "$jobs"
-  ctest --test-dir "$dir" --output-on-failure -j 1
+  build "$backend build" bash -c "cmake -S . -B build-$backend -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DSPINDLE_PARALLEL_BACKEND=$backend -DSPINDLE_THREADING_ONLY=ON -DSPINDLE_BUILD_BENCH=OFF && \
+    cmake --build build-$backend -j $jobs --target test_threading"
+  suite "C++ threading ($backend)" ctest ctest --test-dir "build-$backend" --output-on-failure -j 1
 done
-# --- packaging
+
 # What users install, from its installed form: cmake --install + examples/cpp,
 # the .deb (built, inspected, dependencies resolved by apt-get -s, not
 # installed), the pip-installed Python package with the pytest suite, and the
 # npm-packed Node package in a scratch project with tsc --noEmit.
-scripts/check-packaging.sh build
+suite "packaging (install, .deb, pip, npm)" status scripts/check-packaging.sh build
 
-echo "scripts/test.sh: all test suites passed"
+print_summary
+[ "$total_failed" -eq 0 ]

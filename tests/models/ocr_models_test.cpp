@@ -14,6 +14,7 @@
 
 #include "../kernels/onnx_node_runner.h"
 #include "io/npy.h"
+#include "references.h"
 #include "spindle/session.h"
 
 namespace spindle {
@@ -21,32 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path cache_dir() {
-  if (const char* c = std::getenv("SPINDLE_CACHE")) return c;
-  const char* home = std::getenv("HOME");
-  return fs::path(home ? home : "/root") / ".cache/spindle";
-}
-
-struct Reference {
-  fs::path model;
-  Feeds feeds;
-  std::vector<std::pair<std::string, Tensor>> outputs;
-};
-
-Reference load_reference(const std::string& stem) {
-  const fs::path dir = cache_dir() / "refs" / stem;
-  std::ifstream in(dir / "manifest.json");
-  if (!in) throw std::runtime_error(fmt::format("no reference at {}: run scripts/make-references.sh", dir.string()));
-  nlohmann::json m = nlohmann::json::parse(in);
-  Reference r;
-  r.model = cache_dir() / "models" / (stem + ".onnx");
-  if (m.contains("model")) r.model = m["model"].get<std::string>();
-  for (const auto& i : m["inputs"])
-    r.feeds.emplace_back(i["name"].get<std::string>(), io::read_npy(dir / i["file"].get<std::string>()).value());
-  for (const auto& o : m["outputs"])
-    r.outputs.emplace_back(o["name"].get<std::string>(), io::read_npy(dir / o["file"].get<std::string>()).value());
-  return r;
-}
+using testing::load_reference;
+using testing::Reference;
 
 struct Case {
   std::string stem;

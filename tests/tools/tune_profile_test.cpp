@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_runner.h"
 #include "session/model_builder.h"
 #include "spindle/session.h"
 
@@ -24,12 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 using testing::ModelBuilder;
 using ::testing::HasSubstr;
-
-fs::path temp_dir() {
-  fs::path d = fs::temp_directory_path() / fmt::format("spindle-tools-test-{}", getpid());
-  fs::create_directories(d);
-  return d;
-}
 
 // `branches` independent chains of `depth` single-row Softmax ops over 32768
 // values, summed. A single row runs inline (intra-op threads cannot help it),
@@ -54,16 +49,6 @@ fs::path softmax_chains(const std::string& name, int branches, int depth) {
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
                                               static_cast<std::streamsize>(bytes.size()));
   return path;
-}
-
-int run_cli(const std::string& args, std::string* output = nullptr) {
-  const fs::path out = temp_dir() / "cli-output.txt";
-  const int rc = std::system(fmt::format("{} {} > {} 2>&1", SPINDLE_CLI, args, out.string()).c_str());
-  if (output) {
-    std::ifstream in(out);
-    output->assign(std::istreambuf_iterator<char>(in), {});
-  }
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
 // CPUs of the machine left idle over 300 ms (from /proc/stat).

@@ -1,19 +1,60 @@
 // spindle — the command-line tool: spindle run | bench | info | tune | profile.
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <string>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "spindle/cpu.h"
 #include "spindle/environment.h"
 #include "spindle/status.h"
 #include "spindle/version.h"
+#include "threading/env_vars.h"
+#include "threading/topology.h"
 
 namespace spindle::cli {
 
+namespace {
+
+// The machine, the kernels' ISA level and the threading defaults as JSON.
+nlohmann::json info_json() {
+  const detail::Topology& topo = detail::topology();
+  nlohmann::json j;
+  j["backend"] = parallel_backend_name();
+  const char* cap = std::getenv("SPINDLE_ISA");
+  j["isa"] = {{"active", isa_level_name(active_isa_level())},
+              {"detected", isa_level_name(detected_isa_level())},
+              {"SPINDLE_ISA", cap ? nlohmann::json(cap) : nlohmann::json(nullptr)}};
+  j["topology"] = {{"summary", topo.summary()},
+                   {"usable_physical_cores", topo.cores.size()},
+                   {"machine_physical_cores", topo.machine_cores},
+                   {"machine_logical_cpus", topo.machine_pus},
+                   {"numa_nodes", topo.numa_nodes},
+                   {"default_num_threads", topo.default_num_threads}};
+  nlohmann::json env = nlohmann::json::object();
+  for (bool intra : {true, false})
+    for (const std::string& var : detail::env_thread_variables(intra)) {
+      const char* v = std::getenv(var.c_str());
+      env[var] = v ? nlohmann::json(v) : nlohmann::json(nullptr);
+    }
+  j["environment"] = env;
+  return j;
+}
+
+}  // namespace
+
 void add_info_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("info", "Print the threading configuration (parallel_info)");
-  cmd->callback([] { fmt::print("{}", parallel_info()); });
+  auto* cmd = app.add_subcommand("info", "Print the threading configuration and the kernels' ISA level");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "print one JSON object (backend, ISA level, topology, environment)");
+  cmd->callback([json] {
+    if (*json) fmt::print("{}\n", info_json().dump(2));
+    else fmt::print("{}", parallel_info());
+  });
 }
 
 }  // namespace spindle::cli
@@ -22,12 +63,28 @@ int main(int argc, char** argv) {
   CLI::App app{"spindle: a CPU inference runtime for ONNX models"};
   app.require_subcommand(1);
   app.set_version_flag("--version", fmt::format("spindle {}", spindle::version()));
+  // --help shows each option's default value.
+  app.option_defaults()->always_capture_default();
   spindle::cli::add_info_command(app);
 #ifndef SPINDLE_THREADING_ONLY
   spindle::cli::add_model_commands(app);
   spindle::cli::add_profile_command(app);
   spindle::cli::add_tune_command(app);
 #endif
+  // An unknown first word is a mistyped command: say which ones exist.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      known = known || sub->get_name() == argv[1];
+      names += fmt::format("{}{}", names.empty() ? "" : ", ", sub->get_name());
+    }
+    if (!known) {
+      fmt::print(stderr, "spindle: error: unknown command '{}'; the commands are {} (see spindle --help)\n", argv[1],
+                 names);
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,6 +1,7 @@
 // model_commands.cpp — spindle run and spindle bench, and the helpers every
 // model command shares (model_common.h).
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +17,7 @@
 #include "commands.h"
 #include "model_common.h"
 #include "io/npy.h"
+#include "spindle/cpu.h"
 #include "spindle/session.h"
 
 namespace spindle::cli {
@@ -102,11 +104,28 @@ Shape parse_dims(const std::string& name, const std::string& dims) {
   return shape;
 }
 
+std::string describe_inputs(const InferenceSession& s) {
+  std::string out;
+  for (const TensorInfo& in : s.inputs()) {
+    std::string dims;
+    for (size_t d = 0; d < in.shape.size(); ++d)
+      dims += fmt::format("{}{}", d ? "x" : "",
+                          in.shape[d] >= 0 ? std::to_string(in.shape[d])
+                                           : (d < in.dim_names.size() && !in.dim_names[d].empty() ? in.dim_names[d] : "?"));
+    out += fmt::format("{}{} ({} {})", out.empty() ? "" : ", ", in.name, dtype_name(in.dtype), dims);
+  }
+  return out.empty() ? std::string("(none)") : out;
+}
+
 // Random inputs for every model input not given in `feeds`.
 void fill_random_inputs(const InferenceSession& s, Feeds& feeds, const std::vector<std::string>& shape_specs) {
   std::map<std::string, Shape> shapes;
   for (const auto& spec : shape_specs) {
     auto [name, dims] = split_assignment(spec, "--shape");
+    if (std::none_of(s.inputs().begin(), s.inputs().end(), [&](const TensorInfo& in) { return in.name == name; }))
+      throw Error(StatusCode::kInvalidArgument,
+                  fmt::format("--shape {}: the model has no input '{}'; its inputs are {}", spec, name,
+                              describe_inputs(s)));
     shapes[name] = parse_dims(name, dims);
   }
   std::mt19937 rng(42);
@@ -159,13 +178,15 @@ struct RunArgs {
 };
 
 struct BenchArgs {
-  std::string model;
+  std::vector<std::string> models;
   std::vector<std::string> inputs;
   std::vector<std::string> shapes;
+  std::string threads;  // --threads 0,1,2: one column per intra-op thread count
   int runs = 20;
   int warmup = 3;
   int concurrency = 1;
   bool json = false;
+  bool table = false;
   ThreadingFlags threading;
 };
 
@@ -184,14 +205,72 @@ void run_command(const RunArgs& a) {
   }
 }
 
-void bench_command(const BenchArgs& a) {
-  if (a.runs < 1) throw Error(StatusCode::kInvalidArgument, fmt::format("--runs {}: expected at least 1", a.runs));
-  if (a.warmup < 0) throw Error(StatusCode::kInvalidArgument, fmt::format("--warmup {}: expected 0 or more", a.warmup));
-  if (a.concurrency < 1 || a.concurrency > 256)
-    throw Error(StatusCode::kInvalidArgument, fmt::format("--concurrency {}: expected 1 to 256", a.concurrency));
-  auto session = InferenceSession::create(a.model, session_options(a.threading));
+// The --shape specs that apply to `model`: "MODEL:NAME=DIMS" when MODEL is
+// the model's path or file stem, and every plain "NAME=DIMS" whose NAME is
+// one of its inputs (with a single model, every plain spec: a NAME it lacks
+// is then an error naming its inputs).
+std::vector<std::string> shapes_for(const std::string& model, const InferenceSession& s,
+                                    const std::vector<std::string>& specs, bool single) {
+  const std::string stem = std::filesystem::path(model).stem().string();
+  std::vector<std::string> out;
+  for (const std::string& spec : specs) {
+    const auto colon = spec.find(':');
+    const auto eq = spec.find('=');
+    if (colon != std::string::npos && colon < eq) {
+      const std::string who = spec.substr(0, colon);
+      if (who == model || who == stem) {
+        out.push_back(spec.substr(colon + 1));
+        continue;
+      }
+    }
+    const std::string name = split_assignment(spec, "--shape").first;
+    const bool has = std::any_of(s.inputs().begin(), s.inputs().end(), [&](const TensorInfo& in) { return in.name == name; });
+    if (single || has) out.push_back(spec);
+  }
+  return out;
+}
+
+// Checks that every --shape spec applies to at least one model.
+void check_shapes_used(const BenchArgs& a, const std::vector<std::vector<std::string>>& used,
+                       const std::vector<std::string>& described) {
+  for (const std::string& spec : a.shapes) {
+    bool any = false;
+    for (const auto& u : used)
+      for (const std::string& x : u) any = any || x == spec || spec.ends_with(":" + x);
+    if (any) continue;
+    std::string models;
+    for (size_t m = 0; m < a.models.size(); ++m)
+      models += fmt::format("\n  {}: {}", std::filesystem::path(a.models[m]).stem().string(), described[m]);
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("--shape {}: no model has that input (write MODEL:NAME=DIMS for one model); the "
+                            "models' inputs are:{}",
+                            spec, models));
+  }
+}
+
+std::vector<int> parse_threads(const std::string& list) {
+  std::vector<int> out;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    const std::string part = list.substr(pos, comma - pos);
+    char* end = nullptr;
+    const long v = std::strtol(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || v < 0 || v > 1024)
+      throw Error(StatusCode::kInvalidArgument,
+                  fmt::format("--threads {}: expected intra-op thread counts like 0,1,2 (0 = the default)", list));
+    out.push_back(static_cast<int>(v));
+    pos = comma + 1;
+  }
+  return out;
+}
+
+// Times one model with the given flags; returns the measurements as JSON.
+nlohmann::json bench_one(const std::string& model, const BenchArgs& a, const ThreadingFlags& flags,
+                         const std::vector<std::string>& shapes) {
+  auto session = InferenceSession::create(model, session_options(flags));
   Feeds feeds = read_inputs(a.inputs);
-  fill_random_inputs(*session, feeds, a.shapes);
+  fill_random_inputs(*session, feeds, shapes);
   for (int i = 0; i < a.warmup; ++i) session->run(feeds);
 
   std::vector<double> latencies(static_cast<size_t>(a.runs));
@@ -226,11 +305,12 @@ void bench_command(const BenchArgs& a) {
 
   nlohmann::json j;
   j["runtime"] = "spindle";
-  j["model"] = a.model;
+  j["model"] = model;
   j["intra"] = session->intra_op_pool()->dop();
-  j["inter"] = a.threading.inter;
-  j["mode"] = a.threading.mode;
-  j["opt_level"] = a.threading.opt_level;
+  j["inter"] = flags.inter;
+  j["mode"] = flags.mode;
+  j["opt_level"] = flags.opt_level;
+  j["optimizations"] = session->optimization_summary();
   j["runs"] = a.runs;
   j["warmup"] = a.warmup;
   j["concurrency"] = a.concurrency;
@@ -240,21 +320,107 @@ void bench_command(const BenchArgs& a) {
                      {"p99", percentile(latencies, 99)}};
   j["throughput_per_s"] = a.runs / wall;
   j["cpu_ms_per_inference"] = cpu_ms;
-  nlohmann::json shapes = nlohmann::json::object();
-  for (const auto& [name, t] : feeds) shapes[name] = shape_to_string(t.shape());
-  j["inputs"] = shapes;
+  nlohmann::json in_shapes = nlohmann::json::object();
+  for (const auto& [name, t] : feeds) in_shapes[name] = shape_to_string(t.shape());
+  j["inputs"] = in_shapes;
+  return j;
+}
+
+void print_report(const nlohmann::json& j) {
+  fmt::print("model       {}\n", j["model"].get<std::string>());
+  fmt::print("threads     intra {} · mode {} · {}\n", j["intra"].get<int>(), j["mode"].get<std::string>(),
+             j["optimizations"].get<std::string>());
+  fmt::print("runs        {} (warmup {}, concurrency {})\n", j["runs"].get<int>(), j["warmup"].get<int>(),
+             j["concurrency"].get<int>());
+  const auto& l = j["latency_ms"];
+  fmt::print("latency ms  min {:.3f}  p50 {:.3f}  p90 {:.3f}  p99 {:.3f}\n", l["min"].get<double>(),
+             l["p50"].get<double>(), l["p90"].get<double>(), l["p99"].get<double>());
+  fmt::print("throughput  {:.2f} inferences/s\n", j["throughput_per_s"].get<double>());
+  fmt::print("cpu         {:.3f} ms per inference\n", j["cpu_ms_per_inference"].get<double>());
+}
+
+// One row per model, one column per thread count: median latency in ms.
+void print_table(const BenchArgs& a, const std::vector<int>& threads, const std::vector<nlohmann::json>& results) {
+  std::vector<std::string> head = {"model", "inputs"};
+  for (size_t t = 0; t < threads.size(); ++t) {
+    const int dop = results[t]["intra"].get<int>();
+    head.push_back(threads[t] == 0 ? fmt::format("default ({})", dop)
+                                   : fmt::format("{} thread{}", threads[t], threads[t] == 1 ? "" : "s"));
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (size_t m = 0; m < a.models.size(); ++m) {
+    const nlohmann::json& first = results[m * threads.size()];
+    std::string inputs;
+    for (const auto& [name, shape] : first["inputs"].items())
+      inputs += fmt::format("{}{}={}", inputs.empty() ? "" : " ", name, shape.get<std::string>());
+    std::vector<std::string> row = {std::filesystem::path(a.models[m]).stem().string(), inputs};
+    for (size_t t = 0; t < threads.size(); ++t)
+      row.push_back(fmt::format("{:.2f}", results[m * threads.size() + t]["latency_ms"]["p50"].get<double>()));
+    rows.push_back(row);
+  }
+  std::vector<size_t> width(head.size());
+  for (size_t c = 0; c < head.size(); ++c) {
+    width[c] = head[c].size();
+    for (const auto& r : rows) width[c] = std::max(width[c], r[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t c = 0; c < cells.size(); ++c)
+      out += c < 2 ? fmt::format("{:<{}}  ", cells[c], width[c]) : fmt::format("{:>{}}  ", cells[c], width[c]);
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    fmt::print("{}\n", out);
+  };
+  fmt::print("median latency (ms) of {} runs after {} warm-up, intra-op threads per column; kernels {}\n", a.runs,
+             a.warmup, isa_level_name(active_isa_level()));
+  line(head);
+  std::string rule;
+  for (size_t c = 0; c < width.size(); ++c) rule += std::string(width[c], '-') + (c + 1 < width.size() ? "  " : "");
+  fmt::print("{}\n", rule);
+  for (const auto& r : rows) line(r);
+}
+
+void bench_command(const BenchArgs& a) {
+  if (a.runs < 1) throw Error(StatusCode::kInvalidArgument, fmt::format("--runs {}: expected at least 1", a.runs));
+  if (a.warmup < 0) throw Error(StatusCode::kInvalidArgument, fmt::format("--warmup {}: expected 0 or more", a.warmup));
+  if (a.concurrency < 1 || a.concurrency > 256)
+    throw Error(StatusCode::kInvalidArgument, fmt::format("--concurrency {}: expected 1 to 256", a.concurrency));
+  const bool single = a.models.size() == 1;
+  if (!single && !a.inputs.empty())
+    throw Error(StatusCode::kInvalidArgument,
+                "--input is for one model; with several models the inputs are random (give shapes with "
+                "--shape MODEL:NAME=DIMS)");
+  const bool table = a.table || !single || !a.threads.empty();
+  const std::vector<int> threads = a.threads.empty() ? std::vector<int>{a.threading.intra} : parse_threads(a.threads);
+  // Load every model first so that a wrong --shape fails before any timing.
+  std::vector<std::vector<std::string>> shapes(a.models.size());
+  std::vector<std::string> described(a.models.size());
+  for (size_t m = 0; m < a.models.size(); ++m) {
+    auto session = InferenceSession::create(a.models[m], session_options(a.threading));
+    shapes[m] = shapes_for(a.models[m], *session, a.shapes, single);
+    described[m] = describe_inputs(*session);
+  }
+  check_shapes_used(a, shapes, described);
+  const bool progress = table && isatty(STDERR_FILENO);
+  std::vector<nlohmann::json> results;
+  for (size_t m = 0; m < a.models.size(); ++m)
+    for (int t : threads) {
+      ThreadingFlags flags = a.threading;
+      if (!a.threads.empty()) {
+        flags.intra = t;
+        flags.intra_opt = nullptr;  // --threads wins over --options too
+      }
+      if (progress)
+        fmt::print(stderr, "\r  timing {} at {} ...\x1b[K", std::filesystem::path(a.models[m]).filename().string(),
+                   t == 0 ? std::string("the default thread count") : fmt::format("{} thread(s)", t));
+      results.push_back(bench_one(a.models[m], a, flags, shapes[m]));
+    }
+  if (progress) fmt::print(stderr, "\r\x1b[K");
   if (a.json) {
-    fmt::print("{}\n", j.dump());
+    fmt::print("{}\n", table ? nlohmann::json(results).dump() : results[0].dump());
     return;
   }
-  fmt::print("model       {}\n", a.model);
-  fmt::print("threads     intra {} · mode {} · {}\n", session->intra_op_pool()->dop(), a.threading.mode,
-             session->optimization_summary());
-  fmt::print("runs        {} (warmup {}, concurrency {})\n", a.runs, a.warmup, a.concurrency);
-  fmt::print("latency ms  min {:.3f}  p50 {:.3f}  p90 {:.3f}  p99 {:.3f}\n", j["latency_ms"]["min"].get<double>(),
-             j["latency_ms"]["p50"].get<double>(), j["latency_ms"]["p90"].get<double>(), j["latency_ms"]["p99"].get<double>());
-  fmt::print("throughput  {:.2f} inferences/s\n", j["throughput_per_s"].get<double>());
-  fmt::print("cpu         {:.3f} ms per inference\n", cpu_ms);
+  if (table) print_table(a, threads, results);
+  else print_report(results[0]);
 }
 
 }  // namespace
@@ -269,14 +435,21 @@ void add_model_commands(CLI::App& app) {
   run->callback([run_args] { run_command(*run_args); });
 
   auto bench_args = std::make_shared<BenchArgs>();
-  auto* bench = app.add_subcommand("bench", "Time a model: latency percentiles, throughput, CPU per inference");
-  bench->add_option("model", bench_args->model, "ONNX model file")->required();
+  auto* bench = app.add_subcommand(
+      "bench", "Time one or more models: latency percentiles, throughput, CPU per inference; with several "
+               "models or --threads, a table of median latencies printed by spindle");
+  bench->add_option("model", bench_args->models, "ONNX model file(s)")->required();
   bench->add_option("--input", bench_args->inputs, "NAME=FILE (.npy or .pb), repeatable; other inputs are random");
-  bench->add_option("--shape", bench_args->shapes, "NAME=1x3x224x224 for random inputs with dynamic dimensions");
+  bench->add_option("--shape", bench_args->shapes,
+                    "[MODEL:]NAME=1x3x224x224 for random inputs with dynamic dimensions; MODEL (file stem) picks "
+                    "one model");
+  bench->add_option("--threads", bench_args->threads,
+                    "intra-op thread counts to compare, e.g. 0,1,2 (0 = the default); overrides --intra");
   bench->add_option("--runs", bench_args->runs, "timed runs");
   bench->add_option("--warmup", bench_args->warmup, "untimed runs first");
   bench->add_option("--concurrency", bench_args->concurrency, "threads calling run at once");
-  bench->add_flag("--json", bench_args->json, "print one JSON object");
+  bench->add_flag("--json", bench_args->json, "print JSON (an array of objects in table mode)");
+  bench->add_flag("--table", bench_args->table, "print the table even for one model and one thread count");
   add_threading_flags(bench, bench_args->threading);
   bench->callback([bench_args] { bench_command(*bench_args); });
 }

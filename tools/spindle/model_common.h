@@ -38,7 +38,10 @@ SessionOptions session_options(const ThreadingFlags& f);
 std::pair<std::string, std::string> split_assignment(const std::string& s, const std::string& flag);
 // --input NAME=FILE (.npy or .pb)
 Feeds read_inputs(const std::vector<std::string>& specs);
-// Random inputs for every model input not in `feeds`; --shape NAME=DIMS specs.
+// "x (float32 1x3xHxW), ..." for error messages.
+std::string describe_inputs(const InferenceSession& s);
+// Random inputs for every model input not in `feeds`; --shape NAME=DIMS specs
+// (a NAME the model lacks is an error naming its inputs).
 void fill_random_inputs(const InferenceSession& s, Feeds& feeds, const std::vector<std::string>& shape_specs);
 // Process CPU time (user + system, all threads), seconds.
 double cpu_seconds();

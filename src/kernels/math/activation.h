@@ -10,9 +10,9 @@
 //                     ONNX defaults (alpha 0.01; -inf, +inf; 0.2, 0.5).
 //   activation_affine floats {scale, shift}: then y = scale * act(x) + shift
 //                     (a scalar Mul / Add that followed the activation).
-// apply() is header-only and each case is a plain loop the compiler
-// vectorizes; Sigmoid and Tanh use the polynomial versions of vec_math.h
-// (within 1e-6 relative of std::).
+// apply() runs activation.isa.cpp's loops, compiled per ISA level; each case
+// is a plain loop the compiler vectorizes; Sigmoid and Tanh use the
+// polynomial versions of vec_math.h (within 1e-6 relative of std::).
 #pragma once
 
 #include <cmath>
@@ -23,7 +23,7 @@
 #include <fmt/format.h>
 
 #include "kernels/kernel.h"
-#include "kernels/math/vec_math.h"
+#include "kernels/isa/dispatch.h"
 
 namespace spindle::kernels {
 
@@ -74,58 +74,19 @@ struct Activation {
 
   bool is_none() const { return kind == kNone && !affine; }
 
-  // In place over data[0, n).
-  inline void apply(float* __restrict data, int64_t n) const {
-    apply_kind(data, n);
-    if (!affine) return;
-    const float s = scale, t = shift;
-    for (int64_t i = 0; i < n; ++i) data[i] = s * data[i] + t;
-  }
-
- private:
-  inline void apply_kind(float* __restrict data, int64_t n) const {
-    float* __restrict d = data;
-    const float av = a, bv = b;
-    switch (kind) {
-      case kNone:
-        return;
-      case kRelu:
-        for (int64_t i = 0; i < n; ++i) d[i] = d[i] > 0.0f ? d[i] : 0.0f;
-        return;
-      case kLeakyRelu:
-        for (int64_t i = 0; i < n; ++i) d[i] = d[i] < 0.0f ? av * d[i] : d[i];
-        return;
-      case kClip:
-        for (int64_t i = 0; i < n; ++i) {
-          float v = d[i];
-          v = v < av ? av : v;
-          d[i] = v > bv ? bv : v;
-        }
-        return;
-      case kHardSigmoid:
-        for (int64_t i = 0; i < n; ++i) {
-          float v = av * d[i] + bv;
-          v = v < 0.0f ? 0.0f : v;
-          d[i] = v > 1.0f ? 1.0f : v;
-        }
-        return;
-      case kSigmoid:
-        for (int64_t i = 0; i < n; ++i) d[i] = vm::fast_sigmoid(d[i]);
-        return;
-      case kHardSwish:
-        for (int64_t i = 0; i < n; ++i) {
-          const float x = d[i];
-          float v = x * (1.0f / 6.0f) + 0.5f;
-          v = v < 0.0f ? 0.0f : v;
-          v = v > 1.0f ? 1.0f : v;
-          d[i] = x * v;
-        }
-        return;
-      case kTanh:
-        for (int64_t i = 0; i < n; ++i) d[i] = vm::fast_tanh(d[i]);
-        return;
-    }
-  }
+  // In place over data[0, n), at the active ISA level (activation.isa.cpp).
+  inline void apply(float* data, int64_t n) const;
 };
+
+}  // namespace spindle::kernels
+
+SPINDLE_ISA_DECLARE(void, apply_activation, (const spindle::kernels::Activation& act, float* data, int64_t n));
+
+namespace spindle::kernels {
+
+inline void Activation::apply(float* data, int64_t n) const {
+  static const auto fn = SPINDLE_ISA_SELECT(apply_activation);
+  fn(*this, data, n);
+}
 
 }  // namespace spindle::kernels

@@ -3,87 +3,21 @@
 // dtypes: Abs and Sign take every numeric type, Neg and Relu the signed ones,
 // Clip every numeric type; everything else float32 / float64.
 //
-// Speed: the loops are plain loops over contiguous pointers. Exp, Sigmoid,
-// Tanh, Erf (and Gelu, Elu, Selu, Celu, built on them) use the vectorizable
-// polynomials of vec_math.h for float32 (within 1e-6 relative of std::, see
-// there and the MathVecMath tests); float64 uses std::. Floor / Ceil / Round
-// are built on nearbyint (which the compiler vectorizes without needing
-// -fno-trapping-math), Sqrt uses the SSE/AVX square root directly (std::sqrt
-// does not vectorize without -fno-math-errno). The other transcendental ops
-// (Log, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh,
-// Softplus) call std:: per element.
+// Speed: the float32 / float64 ops other than Abs, Neg, Sign and Relu run
+// in unary.isa.cpp, compiled per ISA level (AVX-512, AVX2+FMA, SSE2) and
+// chosen at start-up; see there for the polynomials used. The rest are plain
+// loops over contiguous pointers.
 #include <cmath>
 #include <limits>
 
-#if defined(__AVX__) || defined(__SSE2__)
-#include <immintrin.h>
-#endif
-
 #include "kernels/math/elementwise.h"
 #include "kernels/math/math_ops.h"
-#include "kernels/math/vec_math.h"
+#include "kernels/math/unary_isa.h"
 
 namespace spindle::kernels::math {
 namespace {
 
-enum class UOp {
-  kAbs, kNeg, kSign, kRelu,  // generic
-  kSqrt, kExp, kLog, kReciprocal, kFloor, kCeil, kRound, kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh,
-  kAsinh, kAcosh, kAtanh, kErf, kTanh, kSigmoid, kLeakyRelu, kElu, kSelu, kCelu, kHardSigmoid, kHardSwish,
-  kSoftplus, kSoftsign, kThresholdedRelu, kShrink, kGelu, kGeluTanh
-};
-
-struct Params {
-  float alpha = 0, beta = 0, gamma = 0;
-};
-
-template <class T>
-inline T t_exp(T x) {
-  if constexpr (std::is_same_v<T, float>) return vm::fast_exp(x);
-  else return std::exp(x);
-}
-template <class T>
-inline T t_tanh(T x) {
-  if constexpr (std::is_same_v<T, float>) return vm::fast_tanh(x);
-  else return std::tanh(x);
-}
-template <class T>
-inline T t_erf(T x) {
-  if constexpr (std::is_same_v<T, float>) return vm::fast_erf(x);
-  else return std::erf(x);
-}
-template <class T>
-inline T t_sigmoid(T x) {
-  if constexpr (std::is_same_v<T, float>) return vm::fast_sigmoid(x);
-  else return x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + std::exp(x));
-}
-// floor / ceil from round-to-nearest-even (exact for every float).
-template <class T>
-inline T t_floor(T x) {
-  const T r = std::nearbyint(x);
-  return r > x ? r - 1 : r;
-}
-template <class T>
-inline T t_ceil(T x) {
-  const T r = std::nearbyint(x);
-  return r < x ? r + 1 : r;
-}
-
-template <class T>
-void sqrt_loop(ThreadPool* pool, T* out, const T* in, int64_t n) {
-  Cost cost{static_cast<double>(sizeof(T)), static_cast<double>(sizeof(T)), 4.0};
-  parallel_for(pool, n, cost, [&](int64_t b, int64_t e) {
-    int64_t i = b;
-    if constexpr (std::is_same_v<T, float>) {
-#if defined(__AVX__)
-      for (; i + 8 <= e; i += 8) _mm256_storeu_ps(out + i, _mm256_sqrt_ps(_mm256_loadu_ps(in + i)));
-#elif defined(__SSE2__)
-      for (; i + 4 <= e; i += 4) _mm_storeu_ps(out + i, _mm_sqrt_ps(_mm_loadu_ps(in + i)));
-#endif
-    }
-    for (; i < e; ++i) out[i] = std::sqrt(in[i]);
-  });
-}
+using Params = UnaryParams;
 
 template <class T>
 void unary_generic(ThreadPool* pool, UOp op, T* o, const T* x, int64_t n) {
@@ -104,88 +38,43 @@ void unary_generic(ThreadPool* pool, UOp op, T* o, const T* x, int64_t n) {
   }
 }
 
+// Cycles per element, for the pool's grain heuristics.
+double unary_cycles(UOp op) {
+  switch (op) {
+    case UOp::kSqrt: return 4.0;
+    case UOp::kExp: return 4.0;
+    case UOp::kReciprocal: return 2.0;
+    case UOp::kFloor:
+    case UOp::kCeil:
+    case UOp::kRound:
+    case UOp::kLeakyRelu:
+    case UOp::kHardSigmoid:
+    case UOp::kHardSwish:
+    case UOp::kShrink: return 1.0;
+    case UOp::kThresholdedRelu: return 0.5;
+    case UOp::kSoftsign: return 2.0;
+    case UOp::kErf:
+    case UOp::kTanh:
+    case UOp::kSigmoid: return 6.0;
+    case UOp::kElu:
+    case UOp::kSelu:
+    case UOp::kCelu: return 5.0;
+    case UOp::kGelu:
+    case UOp::kGeluTanh: return 8.0;
+    case UOp::kSoftplus: return 40.0;
+    default: return 20.0;  // a libm call
+  }
+}
+
 template <class T>
 void unary_float(ThreadPool* pool, UOp op, const Params& p, T* o, const T* x, int64_t n) {
-  const T alpha = static_cast<T>(p.alpha), beta = static_cast<T>(p.beta), gamma = static_cast<T>(p.gamma);
-  constexpr double kStd = 20.0;  // cost of a std:: transcendental call
-  switch (op) {
-    case UOp::kSqrt: return sqrt_loop(pool, o, x, n);
-    case UOp::kExp: return run_unary(pool, o, x, n, [](T v) { return t_exp(v); }, 4.0);
-    case UOp::kLog: return run_unary(pool, o, x, n, [](T v) { return std::log(v); }, kStd);
-    case UOp::kReciprocal: return run_unary(pool, o, x, n, [](T v) { return T(1) / v; }, 2.0);
-    case UOp::kFloor: return run_unary(pool, o, x, n, [](T v) { return t_floor(v); }, 1.0);
-    case UOp::kCeil: return run_unary(pool, o, x, n, [](T v) { return t_ceil(v); }, 1.0);
-    case UOp::kRound: return run_unary(pool, o, x, n, [](T v) { return std::nearbyint(v); }, 1.0);
-    case UOp::kSin: return run_unary(pool, o, x, n, [](T v) { return std::sin(v); }, kStd);
-    case UOp::kCos: return run_unary(pool, o, x, n, [](T v) { return std::cos(v); }, kStd);
-    case UOp::kTan: return run_unary(pool, o, x, n, [](T v) { return std::tan(v); }, kStd);
-    case UOp::kAsin: return run_unary(pool, o, x, n, [](T v) { return std::asin(v); }, kStd);
-    case UOp::kAcos: return run_unary(pool, o, x, n, [](T v) { return std::acos(v); }, kStd);
-    case UOp::kAtan: return run_unary(pool, o, x, n, [](T v) { return std::atan(v); }, kStd);
-    case UOp::kSinh: return run_unary(pool, o, x, n, [](T v) { return std::sinh(v); }, kStd);
-    case UOp::kCosh: return run_unary(pool, o, x, n, [](T v) { return std::cosh(v); }, kStd);
-    case UOp::kAsinh: return run_unary(pool, o, x, n, [](T v) { return std::asinh(v); }, kStd);
-    case UOp::kAcosh: return run_unary(pool, o, x, n, [](T v) { return std::acosh(v); }, kStd);
-    case UOp::kAtanh: return run_unary(pool, o, x, n, [](T v) { return std::atanh(v); }, kStd);
-    case UOp::kErf: return run_unary(pool, o, x, n, [](T v) { return t_erf(v); }, 6.0);
-    case UOp::kTanh: return run_unary(pool, o, x, n, [](T v) { return t_tanh(v); }, 6.0);
-    case UOp::kSigmoid: return run_unary(pool, o, x, n, [](T v) { return t_sigmoid(v); }, 6.0);
-    case UOp::kLeakyRelu: return run_unary(pool, o, x, n, [alpha](T v) { return v < 0 ? alpha * v : v; }, 1.0);
-    case UOp::kElu:
-      return run_unary(pool, o, x, n, [alpha](T v) { return v < 0 ? alpha * (t_exp(v) - T(1)) : v; }, 5.0);
-    case UOp::kSelu:
-      return run_unary(
-          pool, o, x, n, [alpha, gamma](T v) { return v > 0 ? gamma * v : gamma * (alpha * t_exp(v) - alpha); }, 5.0);
-    case UOp::kCelu:
-      return run_unary(
-          pool, o, x, n,
-          [alpha](T v) {
-            const T neg = alpha * (t_exp(v / alpha) - T(1));
-            return (v > 0 ? v : T(0)) + (neg < 0 ? neg : T(0));
-          },
-          5.0);
-    case UOp::kHardSigmoid:
-      return run_unary(
-          pool, o, x, n,
-          [alpha, beta](T v) {
-            T r = alpha * v + beta;
-            r = r < 0 ? T(0) : r;
-            return r > 1 ? T(1) : r;
-          },
-          1.0);
-    case UOp::kHardSwish:
-      return run_unary(
-          pool, o, x, n,
-          [](T v) {
-            T r = v * (T(1) / T(6)) + T(0.5);
-            r = r < 0 ? T(0) : r;
-            r = r > 1 ? T(1) : r;
-            return v * r;
-          },
-          1.0);
-    case UOp::kSoftplus:
-      // log(1 + exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|)).
-      return run_unary(
-          pool, o, x, n, [](T v) { return (v > 0 ? v : T(0)) + std::log1p(std::exp(-std::fabs(v))); }, 2 * kStd);
-    case UOp::kSoftsign: return run_unary(pool, o, x, n, [](T v) { return v / (T(1) + std::fabs(v)); }, 2.0);
-    case UOp::kThresholdedRelu: return run_unary(pool, o, x, n, [alpha](T v) { return v > alpha ? v : T(0); }, 0.5);
-    case UOp::kShrink:
-      // alpha = lambd, beta = bias.
-      return run_unary(
-          pool, o, x, n, [alpha, beta](T v) { return v < -alpha ? v + beta : v > alpha ? v - beta : T(0); }, 1.0);
-    case UOp::kGelu:
-      return run_unary(
-          pool, o, x, n, [](T v) { return T(0.5) * v * (T(1) + t_erf(v * T(0.70710678118654752440))); }, 8.0);
-    case UOp::kGeluTanh:
-      return run_unary(
-          pool, o, x, n,
-          [](T v) {
-            const T inner = T(0.79788456080286535588) * (v + T(0.044715) * v * v * v);
-            return T(0.5) * v * (T(1) + t_tanh(inner));
-          },
-          8.0);
-    default: break;
-  }
+  static const auto float_fn = SPINDLE_ISA_SELECT(unary_float_chunk);
+  static const auto double_fn = SPINDLE_ISA_SELECT(unary_double_chunk);
+  Cost cost{static_cast<double>(sizeof(T)), static_cast<double>(sizeof(T)), unary_cycles(op)};
+  parallel_for(pool, n, cost, [&](int64_t b, int64_t e) {
+    if constexpr (std::is_same_v<T, float>) float_fn(op, p, o + b, x + b, e - b);
+    else double_fn(op, p, o + b, x + b, e - b);
+  });
 }
 
 class UnaryKernel final : public OpKernel {

@@ -17,14 +17,49 @@
 //                 Numerical Recipes erfcc fit t*exp(-x^2 + P(t)),
 //                 t = 1/(1+|x|/2) (fractional error < 1.2e-7); ~2.4e-7.
 // All stay within 1e-6 relative of the std:: functions.
+//
+// The functions live in the namespace of the ISA level the translation unit
+// is compiled for (spindle::kernels::<level>::vm; `baseline` outside the
+// *.isa.cpp files) and call no std:: template, so a copy the compiler does
+// not inline stays private to its level (src/kernels/isa/dispatch.h).
+// spindle::kernels::vm names this translation unit's level. The libm
+// overloads below (f_log, f_sin, ...) call the C functions for the same
+// reason: std::log(float) is an inline function shared by every object.
 #pragma once
 
-#include <algorithm>
-#include <bit>
-#include <cmath>
+#include <math.h>  // the C functions only: see above
+
 #include <cstdint>
 
-namespace spindle::kernels::vm {
+#include "kernels/isa/dispatch.h"
+
+namespace spindle::kernels::SPINDLE_ISA_NS::vm {
+
+// name(float) calls f32, name(double) calls f64.
+#define SPINDLE_VM_TYPED(name, f32, f64)             \
+  inline float name(float x) { return f32(x); }     \
+  inline double name(double x) { return f64(x); }
+SPINDLE_VM_TYPED(f_abs, __builtin_fabsf, __builtin_fabs)
+SPINDLE_VM_TYPED(f_sqrt, __builtin_sqrtf, __builtin_sqrt)
+SPINDLE_VM_TYPED(f_nearbyint, __builtin_nearbyintf, __builtin_nearbyint)
+#define SPINDLE_VM_LIBM(name) SPINDLE_VM_TYPED(f_##name, ::name##f, ::name)
+SPINDLE_VM_LIBM(log)
+SPINDLE_VM_LIBM(log1p)
+SPINDLE_VM_LIBM(exp)
+SPINDLE_VM_LIBM(sin)
+SPINDLE_VM_LIBM(cos)
+SPINDLE_VM_LIBM(tan)
+SPINDLE_VM_LIBM(asin)
+SPINDLE_VM_LIBM(acos)
+SPINDLE_VM_LIBM(atan)
+SPINDLE_VM_LIBM(sinh)
+SPINDLE_VM_LIBM(cosh)
+SPINDLE_VM_LIBM(asinh)
+SPINDLE_VM_LIBM(acosh)
+SPINDLE_VM_LIBM(atanh)
+SPINDLE_VM_LIBM(tanh)
+SPINDLE_VM_LIBM(erf)
+#undef SPINDLE_VM_LIBM
 
 // exp(x) for float, vectorizable.
 inline float fast_exp(float x) {
@@ -36,7 +71,7 @@ inline float fast_exp(float x) {
   constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: round-to-nearest trick
   const float t = x * kLog2e + kMagic;
   const float n = t - kMagic;
-  const int32_t ni = static_cast<int32_t>(std::bit_cast<uint32_t>(t) - std::bit_cast<uint32_t>(kMagic));
+  const int32_t ni = static_cast<int32_t>(__builtin_bit_cast(uint32_t, t) - __builtin_bit_cast(uint32_t, kMagic));
   // Cody-Waite: r = x - n*ln2 in two parts.
   float r = x - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
@@ -50,19 +85,19 @@ inline float fast_exp(float x) {
   // 2^n as 2^n1 * 2^n2 so that n in [-150, 129] stays representable.
   const int32_t n1 = ni >> 1;
   const int32_t n2 = ni - n1;
-  const float s1 = std::bit_cast<float>(static_cast<uint32_t>(n1 + 127) << 23);
-  const float s2 = std::bit_cast<float>(static_cast<uint32_t>(n2 + 127) << 23);
+  const float s1 = __builtin_bit_cast(float, static_cast<uint32_t>(n1 + 127) << 23);
+  const float s2 = __builtin_bit_cast(float, static_cast<uint32_t>(n2 + 127) << 23);
   return p * s1 * s2;
 }
 
 inline float fast_sigmoid(float x) {
-  const float e = fast_exp(-std::fabs(x));
+  const float e = fast_exp(-f_abs(x));
   const float s = 1.0f / (1.0f + e);
   return x >= 0.0f ? s : e * s;
 }
 
 inline float fast_tanh(float x) {
-  const float ax = std::fabs(x);
+  const float ax = f_abs(x);
   // Small |x|: odd polynomial (Cephes tanhf).
   const float z = x * x;
   float p = -5.70498872745e-3f;
@@ -83,7 +118,7 @@ inline float fast_tanh(float x) {
 // t = 1 / (1 + |x|/2) (Numerical Recipes' erfcc Chebyshev fit). Both branches
 // are computed and selected, which keeps the loop branch-free.
 inline float fast_erf(float x) {
-  const float ax = std::fabs(x);
+  const float ax = f_abs(x);
   // Series: erf(x) = 2/sqrt(pi) * sum (-1)^n x^(2n+1) / (n! (2n+1)).
   const float z = x * x;
   float s = -1.0f / (9.0f * 362880.0f * 19.0f);              // n=9
@@ -115,4 +150,17 @@ inline float fast_erf(float x) {
   return ax < 0.921875f ? small : big;
 }
 
-}  // namespace spindle::kernels::vm
+// Element type overloads for kernels templated on float / double: the
+// polynomials above for float32, libm for float64.
+SPINDLE_VM_TYPED(t_exp, fast_exp, f_exp)
+SPINDLE_VM_TYPED(t_tanh, fast_tanh, f_tanh)
+SPINDLE_VM_TYPED(t_erf, fast_erf, f_erf)
+inline float t_sigmoid(float x) { return fast_sigmoid(x); }
+inline double t_sigmoid(double x) { return x >= 0 ? 1 / (1 + f_exp(-x)) : f_exp(x) / (1 + f_exp(x)); }
+#undef SPINDLE_VM_TYPED
+
+}  // namespace spindle::kernels::SPINDLE_ISA_NS::vm
+
+namespace spindle::kernels {
+namespace vm = SPINDLE_ISA_NS::vm;
+}  // namespace spindle::kernels

@@ -24,7 +24,11 @@
 
 #include "kernels/nn/activation.h"
 #include "kernels/nn/nn_util.h"
-#include "kernels/nn/simd.h"
+#include "kernels/isa/dispatch.h"
+
+// out[f] = bias + sum_t wk[t] * taps[t][f], f < n (depthwise.isa.cpp).
+SPINDLE_ISA_DECLARE(void, depthwise_flat,
+                    (const float* const* taps, int nt, const float* wk, float bias, float* out, int64_t n));
 
 namespace spindle::kernels::nn {
 
@@ -66,45 +70,14 @@ inline void fill_padded_row(const float* src, int64_t W, int64_t pl, int64_t NW,
     dst[(j % sw) * phase_stride + j / sw] = j >= jlo && j < jhi ? src[j - pl] : 0.0f;
 }
 
-// V vectors of outputs out[f .. f + V * width): bias + sum_t w[t] * taps[t][f ..].
-template <int T, int V, bool Tail>
-inline void dw_tile(const float* const* taps, int nt, const float* wk, float bias, float* out, int64_t f, int tail) {
-  constexpr int W = simd::kWidth;
-  const int ntaps = T > 0 ? T : nt;
-  simd::VFloat acc[V];
-  for (int v = 0; v < V; ++v) acc[v] = simd::set1(bias);
-  for (int t = 0; t < ntaps; ++t) {
-    const simd::VFloat wv = simd::set1(wk[t]);
-    const float* p = taps[t] + f;
-    for (int v = 0; v < V; ++v)
-      acc[v] = simd::fmadd(wv, Tail ? simd::load_n(p + v * W, tail) : simd::load(p + v * W), acc[v]);
-  }
-  for (int v = 0; v < V; ++v) {
-    if (Tail) simd::store_n(out + f + v * W, acc[v], tail);
-    else simd::store(out + f + v * W, acc[v]);
-  }
-}
-
-// out[0, n) in tiles of 8 / 4 / 1 vectors (8 independent FMA chains hide
-// the FMA latency), then one masked vector.
-template <int T>
-void dw_flat(const float* const* taps, int nt, const float* wk, float bias, float* out, int64_t n) {
-  constexpr int W = simd::kWidth;
-  int64_t f = 0;
-  for (; f + 8 * W <= n; f += 8 * W) dw_tile<T, 8, false>(taps, nt, wk, bias, out, f, W);
-  for (; f + 4 * W <= n; f += 4 * W) dw_tile<T, 4, false>(taps, nt, wk, bias, out, f, W);
-  for (; f + W <= n; f += W) dw_tile<T, 1, false>(taps, nt, wk, bias, out, f, W);
-  if (f < n) dw_tile<T, 1, true>(taps, nt, wk, bias, out, f, static_cast<int>(n - f));
-}
-
 // Output rows [oh0, oh1) of one depthwise plane (spatial dims 1 and 2 of w).
 //
 // The padded input rows of the band are split into sh x sw phase planes
 // (row phase r % sh, column phase j % sw) of L = ceil(NW / sw) columns.
 // Output (oh, ow) is computed at the flat index f = (oh - oh0) * L + ow, and
 // tap (kh, kw) then reads its phase plane at f plus a constant offset, so
-// the whole band is one long vectorized loop; columns ow >= OW of the flat
-// output are discarded when the rows are copied out.
+// the whole band is one long vectorized loop (depthwise.isa.cpp); columns
+// ow >= OW of the flat output are discarded when the rows are copied out.
 void depthwise_band(const float* x, const float* wk, float bias, float* y, const Window3& w, int64_t oh0, int64_t oh1,
                     const Activation& act) {
   const int64_t H = w.in[1], W = w.in[2], OW = w.out[2];
@@ -151,12 +124,8 @@ void depthwise_band(const float* x, const float* wk, float bias, float* y, const
 
   const int64_t n = band * L;
   float* out = OW == L ? y + oh0 * OW : scratch_floats(2, static_cast<size_t>(n));
-  switch (nt) {
-    case 9: dw_flat<9>(taps, nt, wk, bias, out, n); break;
-    case 25: dw_flat<25>(taps, nt, wk, bias, out, n); break;
-    case 3: dw_flat<3>(taps, nt, wk, bias, out, n); break;
-    default: dw_flat<0>(taps, nt, wk, bias, out, n); break;
-  }
+  static const auto flat_fn = SPINDLE_ISA_SELECT(depthwise_flat);
+  flat_fn(taps, nt, wk, bias, out, n);
   if (OW != L)
     for (int64_t i = 0; i < band; ++i)
       std::memcpy(y + (oh0 + i) * OW, out + i * L, static_cast<size_t>(OW) * sizeof(float));

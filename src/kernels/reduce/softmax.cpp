@@ -8,7 +8,8 @@
 //   and summed in lanes, then one scaling pass — all vectorizable loops;
 //   inner > 1: columns are processed in chunks of up to 256, vectorized
 //   across the chunk.
-// Rows (or column chunks) are split across the pool; each row is computed
+// The per-row and per-chunk loops are in softmax.isa.cpp, compiled per ISA
+// level. Rows (or column chunks) are split across the pool; each row is computed
 // by one thread in a fixed order, so results are bitwise identical for any
 // thread count. dtypes: float32, float64.
 #include <algorithm>
@@ -16,95 +17,26 @@
 #include <limits>
 
 #include "kernels/math/elementwise.h"
-#include "kernels/math/vec_math.h"
 #include "kernels/reduce/reduce_ops.h"
+#include "kernels/reduce/softmax_isa.h"
 
 namespace spindle::kernels::reduce {
 namespace {
 
-enum class SKind { kSoftmax, kLogSoftmax, kHardmax };
-
-template <class T>
-inline T exp_t(T x) {
-  if constexpr (std::is_same_v<T, float>) return vm::fast_exp(x);
-  else return std::exp(x);
-}
-
-template <class T>
-inline T nan_max(T a, T b) {
-  return (a > b || a != a) ? a : b;
-}
-
-constexpr int kLanes = 32;
-
-template <class T>
-T row_max(const T* __restrict x, int64_t n) {
-  T m = -std::numeric_limits<T>::infinity();
-  if (n < kLanes) {
-    for (int64_t i = 0; i < n; ++i) m = nan_max(m, x[i]);
-    return m;
-  }
-  T lanes[kLanes];
-  for (int j = 0; j < kLanes; ++j) lanes[j] = m;
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) lanes[j] = nan_max(lanes[j], x[i + j]);
-  for (int j = 0; i + j < n; ++j) lanes[j] = nan_max(lanes[j], x[i + j]);
-  for (int w = kLanes / 2; w >= 1; w /= 2)
-    for (int j = 0; j < w; ++j) lanes[j] = nan_max(lanes[j], lanes[j + w]);
-  return lanes[0];
-}
-
-// y[i] = exp(x[i] - m) (when Store) and returns the sum of those.
-template <class T, bool Store>
-T row_exp_sum(const T* __restrict x, T* __restrict y, int64_t n, T m) {
-  T lanes[kLanes];
-  for (int j = 0; j < kLanes; ++j) lanes[j] = T(0);
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) {
-      const T e = exp_t(x[i + j] - m);
-      if constexpr (Store) y[i + j] = e;
-      lanes[j] += e;
-    }
-  for (int j = 0; i + j < n; ++j) {
-    const T e = exp_t(x[i + j] - m);
-    if constexpr (Store) y[i + j] = e;
-    lanes[j] += e;
-  }
-  for (int w = kLanes / 2; w >= 1; w /= 2)
-    for (int j = 0; j < w; ++j) lanes[j] += lanes[j + w];
-  return lanes[0];
-}
+using SKind = SoftmaxKind;
 
 template <class T>
 void softmax_rows(SKind kind, const T* x, T* y, int64_t rows, int64_t D, ThreadPool* pool) {
+  static const auto row_f32 = SPINDLE_ISA_SELECT(softmax_row_float);
+  static const auto row_f64 = SPINDLE_ISA_SELECT(softmax_row_double);
   Cost cost;
   cost.bytes_loaded = static_cast<double>(D) * sizeof(T) * 2;
   cost.bytes_stored = static_cast<double>(D) * sizeof(T);
   cost.compute_cycles = static_cast<double>(D) * 3.0;
   parallel_for(pool, rows, cost, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
-      const T* __restrict xr = x + r * D;
-      T* __restrict yr = y + r * D;
-      if (kind == SKind::kHardmax) {
-        int64_t best = 0;
-        for (int64_t i = 1; i < D; ++i)
-          if (xr[i] > xr[best]) best = i;
-        for (int64_t i = 0; i < D; ++i) yr[i] = T(0);
-        yr[best] = T(1);
-        continue;
-      }
-      const T m = row_max(xr, D);
-      if (kind == SKind::kSoftmax) {
-        const T s = row_exp_sum<T, true>(xr, yr, D, m);
-        const T inv = T(1) / s;
-        for (int64_t i = 0; i < D; ++i) yr[i] *= inv;
-      } else {
-        const T s = row_exp_sum<T, false>(xr, yr, D, m);
-        const T sub = m + std::log(s);
-        for (int64_t i = 0; i < D; ++i) yr[i] = xr[i] - sub;
-      }
+      if constexpr (std::is_same_v<T, float>) row_f32(kind, x + r * D, y + r * D, D);
+      else row_f64(kind, x + r * D, y + r * D, D);
     }
   });
 }
@@ -112,66 +44,20 @@ void softmax_rows(SKind kind, const T* x, T* y, int64_t rows, int64_t D, ThreadP
 // [outer, D, inner] with inner > 1: columns in chunks.
 template <class T>
 void softmax_cols(SKind kind, const T* x, T* y, int64_t outer, int64_t D, int64_t inner, ThreadPool* pool) {
+  static const auto cols_f32 = SPINDLE_ISA_SELECT(softmax_cols_float);
+  static const auto cols_f64 = SPINDLE_ISA_SELECT(softmax_cols_double);
   Cost cost;
   cost.bytes_loaded = static_cast<double>(D) * sizeof(T) * 2;
   cost.bytes_stored = static_cast<double>(D) * sizeof(T);
   cost.compute_cycles = static_cast<double>(D) * 3.0;
   parallel_for(pool, 0, outer * inner, column_grain(cost, inner), [&](int64_t b, int64_t e) {
-    constexpr int64_t kChunk = 256;
-    T m[kChunk], s[kChunk];
     int64_t pos = b;
     while (pos < e) {
       const int64_t o = pos / inner, c0 = pos % inner;
-      const int64_t n = std::min({inner - c0, e - pos, kChunk});
-      const T* xb = x + o * D * inner + c0;
-      T* yb = y + o * D * inner + c0;
-      for (int64_t j = 0; j < n; ++j) m[j] = xb[j];
-      if (kind == SKind::kHardmax) {
-        int64_t idx[kChunk];
-        for (int64_t j = 0; j < n; ++j) idx[j] = 0;
-        for (int64_t d = 1; d < D; ++d) {
-          const T* xr = xb + d * inner;
-          for (int64_t j = 0; j < n; ++j)
-            if (xr[j] > m[j]) {
-              m[j] = xr[j];
-              idx[j] = d;
-            }
-        }
-        for (int64_t d = 0; d < D; ++d) {
-          T* yr = yb + d * inner;
-          for (int64_t j = 0; j < n; ++j) yr[j] = idx[j] == d ? T(1) : T(0);
-        }
-        pos += n;
-        continue;
-      }
-      for (int64_t d = 1; d < D; ++d) {
-        const T* __restrict xr = xb + d * inner;
-        for (int64_t j = 0; j < n; ++j) m[j] = nan_max(m[j], xr[j]);
-      }
-      for (int64_t j = 0; j < n; ++j) s[j] = T(0);
-      for (int64_t d = 0; d < D; ++d) {
-        const T* __restrict xr = xb + d * inner;
-        T* __restrict yr = yb + d * inner;
-        for (int64_t j = 0; j < n; ++j) {
-          const T ev = exp_t(xr[j] - m[j]);
-          if (kind == SKind::kSoftmax) yr[j] = ev;
-          s[j] += ev;
-        }
-      }
-      if (kind == SKind::kSoftmax) {
-        for (int64_t j = 0; j < n; ++j) s[j] = T(1) / s[j];
-        for (int64_t d = 0; d < D; ++d) {
-          T* __restrict yr = yb + d * inner;
-          for (int64_t j = 0; j < n; ++j) yr[j] *= s[j];
-        }
-      } else {
-        for (int64_t j = 0; j < n; ++j) s[j] = m[j] + std::log(s[j]);
-        for (int64_t d = 0; d < D; ++d) {
-          const T* __restrict xr = xb + d * inner;
-          T* __restrict yr = yb + d * inner;
-          for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] - s[j];
-        }
-      }
+      const int64_t n = std::min({inner - c0, e - pos, kSoftmaxChunk});
+      const int64_t at = o * D * inner + c0;
+      if constexpr (std::is_same_v<T, float>) cols_f32(kind, x + at, y + at, D, inner, n);
+      else cols_f64(kind, x + at, y + at, D, inner, n);
       pos += n;
     }
   });

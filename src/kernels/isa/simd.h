@@ -1,21 +1,28 @@
-// simd.h — the few float vector operations the direct nn kernels need
-// (depthwise convolution), over AVX-512, AVX2+FMA or plain scalars, chosen at
-// compile time (the build uses -march=native).
+// simd.h — the few float vector operations the per-ISA kernels use directly
+// (depthwise convolution), one width per ISA level: 16 lanes of AVX-512, 8 of
+// AVX2+FMA, 4 of SSE2 at the x86-64 baseline (scalar elsewhere). The level is
+// the one the translation unit is compiled for (the -m flags of its
+// spindle_isa_<level> object library), so only *.isa.cpp files include this.
 //
-// Every element, full vector or tail, goes through the same fused
-// multiply-add sequence, so results do not depend on where an element falls
-// in a vector.
+// Everything lives in spindle::kernels::SPINDLE_ISA_NS::simd, so an inline
+// function that the compiler does not inline is a weak symbol of that level
+// only (dispatch.h's rule).
+//
+// Every element, full vector or tail, goes through the same multiply-add
+// sequence, so results do not depend on where an element falls in a vector.
+// fmadd is fused with AVX2 / AVX-512 and a separate multiply and add at the
+// baseline (no FMA there): levels agree within rounding, not bitwise.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
-#include <cstring>
 
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include "kernels/isa/dispatch.h"
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)) || defined(__SSE2__)
 #include <immintrin.h>
 #endif
 
-namespace spindle::kernels::nn::simd {
+namespace spindle::kernels::SPINDLE_ISA_NS::simd {
 
 #if defined(__AVX512F__)
 
@@ -45,6 +52,25 @@ inline VFloat load_n(const float* p, int n) { return _mm256_maskload_ps(p, tail_
 inline void store_n(float* p, VFloat v, int n) { _mm256_maskstore_ps(p, tail_mask(n), v); }
 inline VFloat fmadd(VFloat a, VFloat b, VFloat c) { return _mm256_fmadd_ps(a, b, c); }
 
+#elif defined(__SSE2__)
+
+constexpr int kWidth = 4;
+using VFloat = __m128;
+inline VFloat set1(float v) { return _mm_set1_ps(v); }
+inline VFloat load(const float* p) { return _mm_loadu_ps(p); }
+inline void store(float* p, VFloat v) { _mm_storeu_ps(p, v); }
+inline VFloat load_n(const float* p, int n) {
+  float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  for (int i = 0; i < n; ++i) t[i] = p[i];
+  return _mm_loadu_ps(t);
+}
+inline void store_n(float* p, VFloat v, int n) {
+  float t[4];
+  _mm_storeu_ps(t, v);
+  for (int i = 0; i < n; ++i) p[i] = t[i];
+}
+inline VFloat fmadd(VFloat a, VFloat b, VFloat c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
+
 #else
 
 constexpr int kWidth = 1;
@@ -54,8 +80,8 @@ inline VFloat load(const float* p) { return *p; }
 inline void store(float* p, VFloat v) { *p = v; }
 inline VFloat load_n(const float* p, int n) { return n > 0 ? *p : 0.0f; }
 inline void store_n(float* p, VFloat v, int) { *p = v; }
-inline VFloat fmadd(VFloat a, VFloat b, VFloat c) { return std::fma(a, b, c); }
+inline VFloat fmadd(VFloat a, VFloat b, VFloat c) { return a * b + c; }
 
 #endif
 
-}  // namespace spindle::kernels::nn::simd
+}  // namespace spindle::kernels::SPINDLE_ISA_NS::simd

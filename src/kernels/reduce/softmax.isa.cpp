@@ -1,0 +1,149 @@
+// softmax.isa.cpp — Softmax / LogSoftmax / Hardmax over one row or one chunk
+// of columns (softmax.cpp splits the tensor), compiled once per ISA level
+// (src/kernels/isa/dispatch.h).
+//
+// Rows: max with 32 accumulator lanes, then exp(x - max) (vec_math
+// polynomial for float32) stored and summed in lanes, then one scaling pass.
+// Columns: the same steps vectorized across the chunk. The lanes fix the
+// summation order, so a row's result does not depend on the vector width
+// beyond the exp polynomial's rounding.
+#include "kernels/math/vec_math.h"
+#include "kernels/reduce/softmax_isa.h"
+
+namespace spindle::kernels::SPINDLE_ISA_NS {
+namespace {
+
+using reduce::SoftmaxKind;
+
+template <class T>
+inline T nan_max(T a, T b) {
+  return (a > b || a != a) ? a : b;
+}
+
+constexpr int kLanes = 32;
+
+template <class T>
+T row_max(const T* __restrict x, int64_t n) {
+  T m = -__builtin_inf();
+  if (n < kLanes) {
+    for (int64_t i = 0; i < n; ++i) m = nan_max(m, x[i]);
+    return m;
+  }
+  T lanes[kLanes];
+  for (int j = 0; j < kLanes; ++j) lanes[j] = m;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lanes[j] = nan_max(lanes[j], x[i + j]);
+  for (int j = 0; i + j < n; ++j) lanes[j] = nan_max(lanes[j], x[i + j]);
+  for (int w = kLanes / 2; w >= 1; w /= 2)
+    for (int j = 0; j < w; ++j) lanes[j] = nan_max(lanes[j], lanes[j + w]);
+  return lanes[0];
+}
+
+// y[i] = exp(x[i] - m) (when Store) and returns the sum of those.
+template <class T, bool Store>
+T row_exp_sum(const T* __restrict x, T* __restrict y, int64_t n, T m) {
+  T lanes[kLanes];
+  for (int j = 0; j < kLanes; ++j) lanes[j] = T(0);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) {
+      const T e = vm::t_exp(x[i + j] - m);
+      if constexpr (Store) y[i + j] = e;
+      lanes[j] += e;
+    }
+  for (int j = 0; i + j < n; ++j) {
+    const T e = vm::t_exp(x[i + j] - m);
+    if constexpr (Store) y[i + j] = e;
+    lanes[j] += e;
+  }
+  for (int w = kLanes / 2; w >= 1; w /= 2)
+    for (int j = 0; j < w; ++j) lanes[j] += lanes[j + w];
+  return lanes[0];
+}
+
+template <class T>
+void row(SoftmaxKind kind, const T* __restrict xr, T* __restrict yr, int64_t D) {
+  if (kind == SoftmaxKind::kHardmax) {
+    int64_t best = 0;
+    for (int64_t i = 1; i < D; ++i)
+      if (xr[i] > xr[best]) best = i;
+    for (int64_t i = 0; i < D; ++i) yr[i] = T(0);
+    yr[best] = T(1);
+    return;
+  }
+  const T m = row_max(xr, D);
+  if (kind == SoftmaxKind::kSoftmax) {
+    const T s = row_exp_sum<T, true>(xr, yr, D, m);
+    const T inv = T(1) / s;
+    for (int64_t i = 0; i < D; ++i) yr[i] *= inv;
+  } else {
+    const T s = row_exp_sum<T, false>(xr, yr, D, m);
+    const T sub = m + vm::f_log(s);
+    for (int64_t i = 0; i < D; ++i) yr[i] = xr[i] - sub;
+  }
+}
+
+template <class T>
+void cols(SoftmaxKind kind, const T* xb, T* yb, int64_t D, int64_t inner, int64_t n) {
+  T m[reduce::kSoftmaxChunk], s[reduce::kSoftmaxChunk];
+  for (int64_t j = 0; j < n; ++j) m[j] = xb[j];
+  if (kind == SoftmaxKind::kHardmax) {
+    int64_t idx[reduce::kSoftmaxChunk];
+    for (int64_t j = 0; j < n; ++j) idx[j] = 0;
+    for (int64_t d = 1; d < D; ++d) {
+      const T* xr = xb + d * inner;
+      for (int64_t j = 0; j < n; ++j)
+        if (xr[j] > m[j]) {
+          m[j] = xr[j];
+          idx[j] = d;
+        }
+    }
+    for (int64_t d = 0; d < D; ++d) {
+      T* yr = yb + d * inner;
+      for (int64_t j = 0; j < n; ++j) yr[j] = idx[j] == d ? T(1) : T(0);
+    }
+    return;
+  }
+  for (int64_t d = 1; d < D; ++d) {
+    const T* __restrict xr = xb + d * inner;
+    for (int64_t j = 0; j < n; ++j) m[j] = nan_max(m[j], xr[j]);
+  }
+  for (int64_t j = 0; j < n; ++j) s[j] = T(0);
+  for (int64_t d = 0; d < D; ++d) {
+    const T* __restrict xr = xb + d * inner;
+    T* __restrict yr = yb + d * inner;
+    for (int64_t j = 0; j < n; ++j) {
+      const T ev = vm::t_exp(xr[j] - m[j]);
+      if (kind == SoftmaxKind::kSoftmax) yr[j] = ev;
+      s[j] += ev;
+    }
+  }
+  if (kind == SoftmaxKind::kSoftmax) {
+    for (int64_t j = 0; j < n; ++j) s[j] = T(1) / s[j];
+    for (int64_t d = 0; d < D; ++d) {
+      T* __restrict yr = yb + d * inner;
+      for (int64_t j = 0; j < n; ++j) yr[j] *= s[j];
+    }
+  } else {
+    for (int64_t j = 0; j < n; ++j) s[j] = m[j] + vm::f_log(s[j]);
+    for (int64_t d = 0; d < D; ++d) {
+      const T* __restrict xr = xb + d * inner;
+      T* __restrict yr = yb + d * inner;
+      for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] - s[j];
+    }
+  }
+}
+
+}  // namespace
+
+void softmax_row_float(SoftmaxKind kind, const float* x, float* y, int64_t D) { row<float>(kind, x, y, D); }
+void softmax_row_double(SoftmaxKind kind, const double* x, double* y, int64_t D) { row<double>(kind, x, y, D); }
+void softmax_cols_float(SoftmaxKind kind, const float* x, float* y, int64_t D, int64_t inner, int64_t n) {
+  cols<float>(kind, x, y, D, inner, n);
+}
+void softmax_cols_double(SoftmaxKind kind, const double* x, double* y, int64_t D, int64_t inner, int64_t n) {
+  cols<double>(kind, x, y, D, inner, n);
+}
+
+}  // namespace spindle::kernels::SPINDLE_ISA_NS
