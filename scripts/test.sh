@@ -20,6 +20,11 @@ cmake --build build -j "$jobs"
 # Threading tests measure CPU time and spinning: one at a time.
 ctest --test-dir build --output-on-failure -j 1 -L threading
 ctest --test-dir build --output-on-failure -j "$jobs" -LE 'threading|conformance|tools'
+# ctest runs each test in its own process; tests must also hold all in one
+# process, repeated (no test may depend on a fresh default Environment).
+for t in test_threading test_exec test_session; do
+  build/tests/$t --gtest_repeat=3 --gtest_brief=1
+done
 # spindle tune picks settings by timing them: alone on the machine.
 ctest --test-dir build --output-on-failure -j 1 -L tools
 # The ONNX backend test suite, with its report (per-operator table, counts,
