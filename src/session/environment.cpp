@@ -1,8 +1,9 @@
 // environment.cpp — global pools and the PyTorch-style process API.
 //
-// Pools start lazily under the environment's mutex. The fast path of the
-// free functions reads an atomic pointer, so parallel_for on the default
-// environment takes no lock once the pool exists.
+// Pools start lazily under the environment's mutex. Every user of a pool
+// (session, parallel_for call) copies its shared_ptr, held by a short lock
+// for the copy only, so set_num_threads can replace the pool at any time:
+// the old one is joined when its last user lets go (see environment.h).
 #include "spindle/environment.h"
 
 #include <cstdlib>
@@ -24,11 +25,27 @@ struct Environment::Impl {
   std::mutex mu;  // serializes creating and replacing pools and reading the options
   ThreadingOptions intra_options;
   ThreadingOptions inter_options;
-  // The current pools. Readers copy the shared_ptr (an atomic load, no lock
-  // once the pool exists) and so keep the pool alive while they use it; a
-  // replaced pool is joined by whoever drops its last reference.
-  std::atomic<std::shared_ptr<ThreadPool>> intra;
-  std::atomic<std::shared_ptr<TaskPool>> inter;
+  // The current pools. Readers copy the shared_ptr under ptr_mu (held for
+  // the copy only; libstdc++ 12's std::atomic<std::shared_ptr> is not
+  // ThreadSanitizer-clean) and so keep the pool alive while they use it; a
+  // replaced pool is joined by whoever drops its last reference, outside
+  // ptr_mu.
+  mutable std::mutex ptr_mu;
+  std::shared_ptr<ThreadPool> intra;
+  std::shared_ptr<TaskPool> inter;
+
+  template <class P>
+  std::shared_ptr<P> get(const std::shared_ptr<P>& p) const {
+    std::lock_guard<std::mutex> lock(ptr_mu);
+    return p;
+  }
+  // Installs `next`; returns the previous pool (dropped by the caller, outside ptr_mu).
+  template <class P>
+  std::shared_ptr<P> put(std::shared_ptr<P>& p, std::shared_ptr<P> next) {
+    std::lock_guard<std::mutex> lock(ptr_mu);
+    p.swap(next);
+    return next;
+  }
   std::atomic<int> intra_set{0};  // set_intra_op_num_threads' count, 0 = never called
 };
 
@@ -59,23 +76,23 @@ Environment::Environment(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Environment::~Environment() = default;
 
 std::shared_ptr<ThreadPool> Environment::intra_op_pool() {
-  if (auto p = impl_->intra.load(std::memory_order_acquire)) return p;
+  if (auto p = impl_->get(impl_->intra)) return p;
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto p = impl_->intra.load(std::memory_order_acquire);
+  auto p = impl_->get(impl_->intra);
   if (!p) {
     p = ThreadPool::create(impl_->intra_options).value();
-    impl_->intra.store(p, std::memory_order_release);
+    impl_->put(impl_->intra, p);
   }
   return p;
 }
 
 std::shared_ptr<TaskPool> Environment::inter_op_pool() {
-  if (auto p = impl_->inter.load(std::memory_order_acquire)) return p;
+  if (auto p = impl_->get(impl_->inter)) return p;
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto p = impl_->inter.load(std::memory_order_acquire);
+  auto p = impl_->get(impl_->inter);
   if (!p) {
     p = TaskPool::create(impl_->inter_options).value();
-    impl_->inter.store(p, std::memory_order_release);
+    impl_->put(impl_->inter, p);
   }
   return p;
 }
@@ -88,12 +105,12 @@ Status Environment::set_intra_op_num_threads(int n) {
   ThreadingOptions next = impl_->intra_options;
   next.num_threads = n;
   if (!next.affinities.empty() && static_cast<int>(next.affinities.size()) != n - 1) next.affinities.clear();
-  if (impl_->intra.load(std::memory_order_acquire)) {
+  if (impl_->get(impl_->intra)) {
     // Build the new pool first: on failure the old one stays in service.
     // Sessions and parallel_for calls that hold the old pool finish on it;
     // the last of them joins its workers.
     SPINDLE_ASSIGN_OR_RETURN(std::shared_ptr<ThreadPool> pool, ThreadPool::create(next));
-    impl_->intra.store(std::move(pool), std::memory_order_release);
+    impl_->put(impl_->intra, std::move(pool));  // the old one is released here, outside ptr_mu
   } else {
     SPINDLE_RETURN_IF_ERROR(detail::resolve_pool_options(next, detail::PoolKind::kIntraOp).status());
   }
@@ -109,7 +126,7 @@ Status Environment::set_inter_op_num_threads(int n) {
     return invalid_argument(fmt::format("set_num_interop_threads({}): expected a thread count in [1, {}]", n,
                                         detail::kMaxThreads));
   std::lock_guard<std::mutex> lock(impl_->mu);
-  if (auto inter = impl_->inter.load(std::memory_order_acquire))
+  if (auto inter = impl_->get(impl_->inter))
     return failed_precondition(fmt::format(
         "set_num_interop_threads({}): the inter-op pool has already started with {} thread(s); the size can only "
         "be set before its first use (the first fork or parallel run)",
@@ -122,13 +139,13 @@ Status Environment::set_inter_op_num_threads(int n) {
 }
 
 int Environment::intra_op_num_threads() {
-  if (auto p = impl_->intra.load(std::memory_order_acquire)) return p->dop();
+  if (auto p = impl_->get(impl_->intra)) return p->dop();
   std::lock_guard<std::mutex> lock(impl_->mu);
   return detail::resolve_pool_options(impl_->intra_options, detail::PoolKind::kIntraOp).value().options.num_threads;
 }
 
 int Environment::inter_op_num_threads() {
-  if (auto p = impl_->inter.load(std::memory_order_acquire)) return p->num_threads();
+  if (auto p = impl_->get(impl_->inter)) return p->num_threads();
   std::lock_guard<std::mutex> lock(impl_->mu);
   return detail::resolve_pool_options(impl_->inter_options, detail::PoolKind::kInterOp).value().options.num_threads;
 }
@@ -208,8 +225,8 @@ std::string Environment::parallel_info() {
   s += "\n";
   std::lock_guard<std::mutex> lock(impl_->mu);
   const auto ignored = detail::backend_ignored_knobs();
-  const auto intra = impl_->intra.load(std::memory_order_acquire);
-  const auto inter = impl_->inter.load(std::memory_order_acquire);
+  const auto intra = impl_->get(impl_->intra);
+  const auto inter = impl_->get(impl_->inter);
   s += describe_pool(intra ? intra->options() : impl_->intra_options, detail::PoolKind::kIntraOp, intra != nullptr,
                      ignored);
   s += describe_pool(inter ? inter->options() : impl_->inter_options, detail::PoolKind::kInterOp, inter != nullptr, {});
