@@ -115,6 +115,11 @@ build "Release build" bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=R
 suite "C++ threading (Release)" ctest ctest --test-dir build --output-on-failure -j 1 -L threading
 suite "C++ graph/exec/kernels/session/io/models (Release)" ctest \
   ctest --test-dir build --output-on-failure -j "$jobs" -LE 'threading|conformance|tools|python|node'
+# ctest runs each test in its own process; the tests must also hold all in
+# one process, repeated (no test may depend on a fresh default Environment).
+for t in test_threading test_exec test_session; do
+  suite "$t x3 in one process" status build/tests/$t --gtest_repeat=3 --gtest_brief=1
+done
 # spindle tune picks settings by timing them: alone on the machine.
 suite "C++ tools (Release)" ctest ctest --test-dir build --output-on-failure -j 1 -L tools
 suite "pytest (Python bindings)" pytest ctest --test-dir build --verbose -L python

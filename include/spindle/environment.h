@@ -9,6 +9,19 @@
 //
 // The PyTorch-style free functions act on Environment::default_env().
 // Thread-safety: every member may be called from any thread.
+//
+// Lifetimes. Pools are shared: the Environment holds its current pools and
+// every session created on them holds them too (shared_ptr), as does every
+// parallel_for call while it runs. set_intra_op_num_threads swaps in a new
+// pool for what starts afterwards; the old one is joined when its last user
+// lets go. Destroying an Environment likewise leaves the pools to the
+// sessions still using them. Nothing ever runs on a freed pool.
+//
+// set_num_threads (PyTorch's meaning: the process's intra-op thread count)
+// governs what is created after the call: the global intra-op pool, and every
+// session created afterwards on this Environment with intra_op_num_threads = 0
+// (its own pool then has that many threads instead of one per physical core).
+// Sessions created before the call keep the pools they have.
 #pragma once
 
 #include <memory>
@@ -31,13 +44,20 @@ class Environment {
 
   ~Environment();
 
-  // Global pools; created on first call.
-  ThreadPool& intra_op_pool();
-  TaskPool& inter_op_pool();
+  // Global pools; created on first call. The caller shares ownership: the
+  // pool stays valid while the pointer is held, even across
+  // set_intra_op_num_threads or the Environment's destruction.
+  std::shared_ptr<ThreadPool> intra_op_pool();
+  std::shared_ptr<TaskPool> inter_op_pool();
 
-  // Replaces the intra-op pool by one with n threads (n >= 1, counting the
-  // caller). Callers of the old pool must have returned.
+  // Sets the intra-op thread count (n >= 1, counting the caller): a started
+  // global intra-op pool is replaced by one with n threads (its current users
+  // finish on the old one), and sessions created afterwards with
+  // intra_op_num_threads = 0 get n threads. On error nothing changes.
   Status set_intra_op_num_threads(int n);
+  // The count given to set_intra_op_num_threads, or 0 when it was never
+  // called (sessions then size their own pools from their options).
+  int intra_op_num_threads_set() const;
   // Sets the inter-op pool size; only before the inter-op pool is first used.
   Status set_inter_op_num_threads(int n);
   int intra_op_num_threads();
@@ -67,11 +87,12 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFn fn);
 
 template <class F>
 auto fork(F&& fn) {
-  return Environment::default_env().inter_op_pool().fork(std::forward<F>(fn));
+  return Environment::default_env().inter_op_pool()->fork(std::forward<F>(fn));
 }
 
 // Text report: backend, topology, pools and sizes, affinity, spin settings,
-// environment variables read, and knobs the backend ignores.
+// environment variables read, knobs the backend ignores, and the
+// set_num_threads rule with the count in force.
 std::string parallel_info();
 
 // Name of the backend compiled in: "native", "openmp" or "tbb".

@@ -48,7 +48,10 @@ std::vector<std::string> all();
 }  // namespace config_keys
 
 struct SessionOptions {
-  int intra_op_num_threads = 0;  // 0 = physical cores available (workers pinned one per core)
+  // 0 = the count given to set_num_threads on the session's Environment before
+  // the session was created, else the physical cores available (workers
+  // pinned one per core). See spindle/environment.h.
+  int intra_op_num_threads = 0;
   int inter_op_num_threads = 0;  // parallel mode only; 0 = physical cores available
   ExecutionMode execution_mode = ExecutionMode::kSequential;
   GraphOptimizationLevel graph_optimization_level = GraphOptimizationLevel::kAll;
@@ -133,6 +136,9 @@ class InferenceSession {
                                                   Environment* env = nullptr);
   static std::unique_ptr<InferenceSession> create_from_bytes(std::span<const uint8_t> model, const SessionOptions& options = {},
                                                              Environment* env = nullptr);
+  // Waits for outstanding run_async requests, then stops the session's own
+  // pools before anything their tasks touch is freed (global pools live on
+  // with the Environment and the other sessions that share them).
   ~InferenceSession();
 
   const std::vector<TensorInfo>& inputs() const;
@@ -142,7 +148,11 @@ class InferenceSession {
   // Runs the model. output_names empty = all outputs, in model order.
   std::vector<Tensor> run(const Feeds& feeds, const std::vector<std::string>& output_names = {},
                           RunOptions* run_options = nullptr);
-  // Same, on the inter-op pool; the callback gets the status and outputs.
+  // Same, on the inter-op pool (the session's own in parallel mode, else the
+  // default Environment's); the callback gets the status and outputs. The
+  // session's destructor waits until every callback has returned, so a
+  // session may be destroyed with requests outstanding (but not from inside
+  // one of its own callbacks).
   void run_async(Feeds feeds, std::vector<std::string> output_names,
                  std::function<void(Status, std::vector<Tensor>)> callback);
   // Same as run(), recording node and block events into `profile`.
@@ -152,6 +162,7 @@ class InferenceSession {
   std::string end_profiling();
 
   // The session's intra-op pool (custom ops may call parallel_for on it).
+  // Valid while the session lives, whatever set_num_threads does meanwhile.
   ThreadPool* intra_op_pool();
   // What this session resolved: threads, mode, spinning, placement, what is ignored.
   std::string threading_info() const;

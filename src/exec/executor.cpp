@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <queue>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -329,7 +330,8 @@ struct ParallelRun {
   std::condition_variable cv;
   std::priority_queue<std::pair<int64_t, int>> ready;  // (priority, -index): longest path first, then plan order
   int remaining = 0;
-  int tasks_alive = 0;
+  int tasks_alive = 0;   // tasks scheduled and not finished (they reference this run)
+  int tasks_queued = 0;  // of those, the ones not started yet
   bool failed = false;
   std::exception_ptr error;
 
@@ -373,6 +375,7 @@ struct ParallelRun {
         const int room = inter.num_threads() - tasks_alive;
         spawn = std::max(0, std::min(want, room));
         tasks_alive += spawn;
+        tasks_queued += spawn;
         if (remaining == 0 || ready.size() > 1) cv.notify_all();
       }
       for (int s = 0; s < spawn; ++s) inter.schedule([this] { task(); });
@@ -380,6 +383,10 @@ struct ParallelRun {
   }
 
   void task() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      --tasks_queued;
+    }
     drain();
     std::lock_guard<std::mutex> lock(mu);
     --tasks_alive;
@@ -401,6 +408,7 @@ void run_parallel(const Plan& plan, Frame& frame, ThreadPool* intra, TaskPool& i
       if (nodes[i].num_deps == 0) run.push_locked(static_cast<int>(i));
     spawn = std::max(0, std::min(static_cast<int>(run.ready.size()) - 1, inter.num_threads()));
     run.tasks_alive = spawn;
+    run.tasks_queued = spawn;
   }
   for (int s = 0; s < spawn; ++s) inter.schedule([&run] { run.task(); });
   for (;;) {
@@ -408,13 +416,21 @@ void run_parallel(const Plan& plan, Frame& frame, ThreadPool* intra, TaskPool& i
     std::unique_lock<std::mutex> lock(run.mu);
     run.cv.wait(lock, [&] { return run.done_locked() || !run.ready.empty(); });
     if (run.done_locked()) {
-      // Queued tasks still reference `run`. Help run queued work meanwhile:
-      // the caller may itself be an inter-op thread (run_async).
+      // Tasks of this run still reference `run`: wait until none is left.
+      // While some have not started, run queued work (ours or any): the
+      // caller may itself be an inter-op thread (run_async), and the pool's
+      // other threads may all be busy. Once all have started, sleep until
+      // the last one ends (it notifies). No timed poll.
       while (run.tasks_alive > 0) {
+        if (run.tasks_queued == 0) {
+          run.cv.wait(lock, [&] { return run.tasks_alive == 0 || run.tasks_queued > 0; });
+          continue;
+        }
         lock.unlock();
-        const bool ran = inter.try_run_one();
+        // False when a pool thread has just taken our task and is about to
+        // start it: a moment's wait.
+        if (!inter.try_run_one()) std::this_thread::yield();
         lock.lock();
-        if (!ran) run.cv.wait_for(lock, std::chrono::milliseconds(1), [&] { return run.tasks_alive == 0; });
       }
       break;
     }

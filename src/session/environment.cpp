@@ -1,8 +1,9 @@
 // environment.cpp — global pools and the PyTorch-style process API.
 //
-// Pools start lazily under the environment's mutex. The fast path of the
-// free functions reads an atomic pointer, so parallel_for on the default
-// environment takes no lock once the pool exists.
+// Pools start lazily under the environment's mutex. Every user of a pool
+// (session, parallel_for call) copies its shared_ptr, held by a short lock
+// for the copy only, so set_num_threads can replace the pool at any time:
+// the old one is joined when its last user lets go (see environment.h).
 #include "spindle/environment.h"
 
 #include <cstdlib>
@@ -21,13 +22,31 @@
 namespace spindle {
 
 struct Environment::Impl {
-  std::mutex mu;
+  std::mutex mu;  // serializes creating and replacing pools and reading the options
   ThreadingOptions intra_options;
   ThreadingOptions inter_options;
-  std::unique_ptr<ThreadPool> intra;
-  std::unique_ptr<TaskPool> inter;
-  std::atomic<ThreadPool*> intra_ptr{nullptr};
-  std::atomic<TaskPool*> inter_ptr{nullptr};
+  // The current pools. Readers copy the shared_ptr under ptr_mu (held for
+  // the copy only; libstdc++ 12's std::atomic<std::shared_ptr> is not
+  // ThreadSanitizer-clean) and so keep the pool alive while they use it; a
+  // replaced pool is joined by whoever drops its last reference, outside
+  // ptr_mu.
+  mutable std::mutex ptr_mu;
+  std::shared_ptr<ThreadPool> intra;
+  std::shared_ptr<TaskPool> inter;
+
+  template <class P>
+  std::shared_ptr<P> get(const std::shared_ptr<P>& p) const {
+    std::lock_guard<std::mutex> lock(ptr_mu);
+    return p;
+  }
+  // Installs `next`; returns the previous pool (dropped by the caller, outside ptr_mu).
+  template <class P>
+  std::shared_ptr<P> put(std::shared_ptr<P>& p, std::shared_ptr<P> next) {
+    std::lock_guard<std::mutex> lock(ptr_mu);
+    p.swap(next);
+    return next;
+  }
+  std::atomic<int> intra_set{0};  // set_intra_op_num_threads' count, 0 = never called
 };
 
 Result<std::shared_ptr<Environment>> Environment::create(ThreadingOptions intra_op, ThreadingOptions inter_op) {
@@ -56,24 +75,26 @@ Environment& Environment::default_env() {
 Environment::Environment(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Environment::~Environment() = default;
 
-ThreadPool& Environment::intra_op_pool() {
-  if (ThreadPool* p = impl_->intra_ptr.load(std::memory_order_acquire)) return *p;
+std::shared_ptr<ThreadPool> Environment::intra_op_pool() {
+  if (auto p = impl_->get(impl_->intra)) return p;
   std::lock_guard<std::mutex> lock(impl_->mu);
-  if (!impl_->intra) {
-    impl_->intra = ThreadPool::create(impl_->intra_options).value();
-    impl_->intra_ptr.store(impl_->intra.get(), std::memory_order_release);
+  auto p = impl_->get(impl_->intra);
+  if (!p) {
+    p = ThreadPool::create(impl_->intra_options).value();
+    impl_->put(impl_->intra, p);
   }
-  return *impl_->intra;
+  return p;
 }
 
-TaskPool& Environment::inter_op_pool() {
-  if (TaskPool* p = impl_->inter_ptr.load(std::memory_order_acquire)) return *p;
+std::shared_ptr<TaskPool> Environment::inter_op_pool() {
+  if (auto p = impl_->get(impl_->inter)) return p;
   std::lock_guard<std::mutex> lock(impl_->mu);
-  if (!impl_->inter) {
-    impl_->inter = TaskPool::create(impl_->inter_options).value();
-    impl_->inter_ptr.store(impl_->inter.get(), std::memory_order_release);
+  auto p = impl_->get(impl_->inter);
+  if (!p) {
+    p = TaskPool::create(impl_->inter_options).value();
+    impl_->put(impl_->inter, p);
   }
-  return *impl_->inter;
+  return p;
 }
 
 Status Environment::set_intra_op_num_threads(int n) {
@@ -84,28 +105,32 @@ Status Environment::set_intra_op_num_threads(int n) {
   ThreadingOptions next = impl_->intra_options;
   next.num_threads = n;
   if (!next.affinities.empty() && static_cast<int>(next.affinities.size()) != n - 1) next.affinities.clear();
-  if (impl_->intra) {
+  if (impl_->get(impl_->intra)) {
     // Build the new pool first: on failure the old one stays in service.
-    SPINDLE_ASSIGN_OR_RETURN(auto pool, ThreadPool::create(next));
-    impl_->intra_ptr.store(pool.get(), std::memory_order_release);
-    impl_->intra = std::move(pool);
+    // Sessions and parallel_for calls that hold the old pool finish on it;
+    // the last of them joins its workers.
+    SPINDLE_ASSIGN_OR_RETURN(std::shared_ptr<ThreadPool> pool, ThreadPool::create(next));
+    impl_->put(impl_->intra, std::move(pool));  // the old one is released here, outside ptr_mu
   } else {
     SPINDLE_RETURN_IF_ERROR(detail::resolve_pool_options(next, detail::PoolKind::kIntraOp).status());
   }
   impl_->intra_options = std::move(next);
+  impl_->intra_set.store(n, std::memory_order_release);
   return Status::ok();
 }
+
+int Environment::intra_op_num_threads_set() const { return impl_->intra_set.load(std::memory_order_acquire); }
 
 Status Environment::set_inter_op_num_threads(int n) {
   if (n < 1 || n > detail::kMaxThreads)
     return invalid_argument(fmt::format("set_num_interop_threads({}): expected a thread count in [1, {}]", n,
                                         detail::kMaxThreads));
   std::lock_guard<std::mutex> lock(impl_->mu);
-  if (impl_->inter)
+  if (auto inter = impl_->get(impl_->inter))
     return failed_precondition(fmt::format(
         "set_num_interop_threads({}): the inter-op pool has already started with {} thread(s); the size can only "
         "be set before its first use (the first fork or parallel run)",
-        n, impl_->inter->num_threads()));
+        n, inter->num_threads()));
   ThreadingOptions next = impl_->inter_options;
   next.num_threads = n;
   SPINDLE_RETURN_IF_ERROR(detail::resolve_pool_options(next, detail::PoolKind::kInterOp).status());
@@ -114,13 +139,13 @@ Status Environment::set_inter_op_num_threads(int n) {
 }
 
 int Environment::intra_op_num_threads() {
-  if (ThreadPool* p = impl_->intra_ptr.load(std::memory_order_acquire)) return p->dop();
+  if (auto p = impl_->get(impl_->intra)) return p->dop();
   std::lock_guard<std::mutex> lock(impl_->mu);
   return detail::resolve_pool_options(impl_->intra_options, detail::PoolKind::kIntraOp).value().options.num_threads;
 }
 
 int Environment::inter_op_num_threads() {
-  if (TaskPool* p = impl_->inter_ptr.load(std::memory_order_acquire)) return p->num_threads();
+  if (auto p = impl_->get(impl_->inter)) return p->num_threads();
   std::lock_guard<std::mutex> lock(impl_->mu);
   return detail::resolve_pool_options(impl_->inter_options, detail::PoolKind::kInterOp).value().options.num_threads;
 }
@@ -136,7 +161,9 @@ void set_num_interop_threads(int n) { Environment::default_env().set_inter_op_nu
 int get_num_interop_threads() { return Environment::default_env().inter_op_num_threads(); }
 
 void parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFn fn) {
-  Environment::default_env().intra_op_pool().parallel_for(begin, end, grain, fn);
+  // The shared_ptr keeps the pool alive should set_num_threads replace it
+  // while this loop runs.
+  Environment::default_env().intra_op_pool()->parallel_for(begin, end, grain, fn);
 }
 
 const char* parallel_backend_name() { return SPINDLE_BACKEND_NAME; }
@@ -198,10 +225,18 @@ std::string Environment::parallel_info() {
   s += "\n";
   std::lock_guard<std::mutex> lock(impl_->mu);
   const auto ignored = detail::backend_ignored_knobs();
-  s += describe_pool(impl_->intra ? impl_->intra->options() : impl_->intra_options, detail::PoolKind::kIntraOp,
-                     impl_->intra != nullptr, ignored);
-  s += describe_pool(impl_->inter ? impl_->inter->options() : impl_->inter_options, detail::PoolKind::kInterOp,
-                     impl_->inter != nullptr, {});
+  const auto intra = impl_->get(impl_->intra);
+  const auto inter = impl_->get(impl_->inter);
+  s += describe_pool(intra ? intra->options() : impl_->intra_options, detail::PoolKind::kIntraOp, intra != nullptr,
+                     ignored);
+  s += describe_pool(inter ? inter->options() : impl_->inter_options, detail::PoolKind::kInterOp, inter != nullptr, {});
+  if (const int n = impl_->intra_set.load(std::memory_order_acquire))
+    s += fmt::format("  set_num_threads({}): sessions created since then with intra_op_num_threads = 0 get {} intra-op "
+                     "thread(s); sessions created before keep their pools\n",
+                     n, n);
+  else
+    s += "  set_num_threads: not called (sessions with intra_op_num_threads = 0 size their pools as above: "
+         "variables, then physical cores); once called, its count governs sessions created afterwards\n";
   return s;
 }
 

@@ -4,9 +4,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -177,6 +179,12 @@ Status threading_options_from_session(const SessionOptions& o, ThreadingOptions&
 
 // ---------------------------------------------------------------- session
 
+// Destruction order. Members are destroyed bottom-up, so the pools come last
+// in the declaration: they are stopped first, while everything a queued task
+// touches (plan, frames, options) still exists. A pool's destructor runs the
+// tasks still queued on it before joining. ~InferenceSession first waits for
+// its run_async work (which may sit on a pool the session does not own), so
+// nothing of the session runs after it is gone.
 struct InferenceSession::Impl {
   SessionOptions options;
   std::string origin;
@@ -185,17 +193,29 @@ struct InferenceSession::Impl {
   std::unique_ptr<exec::Plan> plan;
   graph::OptimizerStats stats;
   int nodes_before = 0;
-  std::unique_ptr<ThreadPool> own_intra;
-  std::unique_ptr<TaskPool> own_inter;
-  ThreadPool* intra = nullptr;
-  TaskPool* inter = nullptr;  // parallel mode (or global pools)
-  Environment* env = nullptr;
   std::mutex frames_mu;
   std::vector<std::unique_ptr<exec::Frame>> frames;
   std::map<std::string, int> input_index;  // name -> index in inputs
   std::mutex profile_mu;  // enable_profiling: runs recorded so far
   std::vector<ProfiledRun> profiled;
   std::chrono::steady_clock::time_point profile_start = std::chrono::steady_clock::now();
+  // run_async calls whose callback has not returned yet.
+  std::mutex async_mu;
+  std::condition_variable async_cv;
+  int async_pending = 0;
+  bool threads_from_set_num_threads = false;
+  // Last: the pools (see above). Shared with the Environment for global
+  // pools, so set_num_threads or the Environment's end cannot free them
+  // under this session; the raw pointers are the same pools, for the run path.
+  std::shared_ptr<ThreadPool> intra_pool;
+  std::shared_ptr<TaskPool> inter_pool;  // parallel mode
+  ThreadPool* intra = nullptr;
+  TaskPool* inter = nullptr;
+
+  void wait_for_async_runs() {
+    std::unique_lock<std::mutex> lock(async_mu);
+    async_cv.wait(lock, [&] { return async_pending == 0; });
+  }
 
   std::unique_ptr<exec::Frame> acquire_frame() {
     {
@@ -370,7 +390,7 @@ std::vector<Tensor> InferenceSession::Impl::run(const Feeds& feeds, const std::v
 }
 
 InferenceSession::InferenceSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-InferenceSession::~InferenceSession() = default;
+InferenceSession::~InferenceSession() { impl_->wait_for_async_runs(); }
 
 namespace {
 
@@ -395,16 +415,21 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
   impl->plan = std::move(plan).value();
 
   const bool parallel = options.execution_mode == ExecutionMode::kParallel;
+  Environment& environment = env ? *env : Environment::default_env();
   if (options.use_per_session_threads) {
+    // set_num_threads (PyTorch's meaning) governs default sessions created
+    // after the call: see spindle/environment.h.
+    if (options.intra_op_num_threads == 0) {
+      intra.num_threads = environment.intra_op_num_threads_set();
+      impl->threads_from_set_num_threads = intra.num_threads != 0;
+    }
     auto ip = ThreadPool::create(intra);
     if (!ip.is_ok()) throw Error(ip.status());
-    impl->own_intra = std::move(ip).value();
-    impl->intra = impl->own_intra.get();
+    impl->intra_pool = std::move(ip).value();
     if (parallel) {
       auto tp = TaskPool::create(inter);
       if (!tp.is_ok()) throw Error(tp.status());
-      impl->own_inter = std::move(tp).value();
-      impl->inter = impl->own_inter.get();
+      impl->inter_pool = std::move(tp).value();
     }
   } else {
     if (options.intra_op_num_threads != 0 || options.inter_op_num_threads != 0 || !options.config_entries.empty() ||
@@ -413,10 +438,11 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
                   "use_per_session_threads = false uses the Environment's global pools, but the session also sets its "
                   "own thread options (intra_op_num_threads, inter_op_num_threads, config entries or custom thread "
                   "functions); set them on the Environment (ThreadingOptions) instead");
-    impl->env = env ? env : &Environment::default_env();
-    impl->intra = &impl->env->intra_op_pool();
-    if (parallel) impl->inter = &impl->env->inter_op_pool();
+    impl->intra_pool = environment.intra_op_pool();
+    if (parallel) impl->inter_pool = environment.inter_op_pool();
   }
+  impl->intra = impl->intra_pool.get();
+  impl->inter = impl->inter_pool.get();
   return impl;
 }
 
@@ -526,17 +552,33 @@ std::vector<Tensor> InferenceSession::run_profiled(const Feeds& feeds, RunProfil
 
 void InferenceSession::run_async(Feeds feeds, std::vector<std::string> output_names,
                                  std::function<void(Status, std::vector<Tensor>)> callback) {
-  TaskPool* pool = impl_->inter ? impl_->inter : &Environment::default_env().inter_op_pool();
-  pool->schedule([this, feeds = std::move(feeds), names = std::move(output_names), cb = std::move(callback)] {
+  // Sequential sessions have no inter-op pool of their own: the default
+  // Environment's (which lives as long as the process) runs the request.
+  std::shared_ptr<TaskPool> pool = impl_->inter_pool ? impl_->inter_pool : Environment::default_env().inter_op_pool();
+  {
+    std::lock_guard<std::mutex> lock(impl_->async_mu);
+    ++impl_->async_pending;
+  }
+  // The session waits in its destructor until the callback returned, so
+  // `impl` outlives the task.
+  Impl* impl = impl_.get();
+  pool->schedule([impl, feeds = std::move(feeds), names = std::move(output_names), cb = std::move(callback)] {
     std::vector<Tensor> out;
     Status status = Status::ok();
     try {
-      out = impl_->run(feeds, names, nullptr, nullptr);
+      out = impl->run(feeds, names, nullptr, nullptr);
     } catch (const Error& e) {
       status = e.status();
     } catch (const std::exception& e) {
       status = runtime_error(e.what());
     }
+    struct Done {  // also when the callback throws (which ends the process)
+      Impl* impl;
+      ~Done() {
+        std::lock_guard<std::mutex> lock(impl->async_mu);
+        if (--impl->async_pending == 0) impl->async_cv.notify_all();
+      }
+    } done{impl};
     cb(std::move(status), std::move(out));
   });
 }
@@ -561,8 +603,8 @@ std::string InferenceSession::threading_info() const {
   s += fmt::format("execution mode: {}\n", parallel ? "parallel" : "sequential");
   s += fmt::format("pools: {}\n", i.options.use_per_session_threads ? "per session" : "global (Environment)");
   const ThreadingOptions& io = i.intra->options();
-  s += fmt::format("intra-op: {} thread(s) including the caller, spinning {}{}\n", i.intra->dop(),
-                   io.allow_spinning ? "on" : "off",
+  s += fmt::format("intra-op: {} thread(s) including the caller{}, spinning {}{}\n", i.intra->dop(),
+                   i.threads_from_set_num_threads ? " (from set_num_threads)" : "", io.allow_spinning ? "on" : "off",
                    io.spin_duration ? fmt::format(" ({} us)", io.spin_duration->count()) : std::string());
   if (i.inter)
     s += fmt::format("inter-op: {} thread(s)\n", i.inter->num_threads());

@@ -27,7 +27,24 @@
 // There is no shared queue and no mutex on this path; concurrent callers use
 // different Jobs and claim different idle workers (or run alone when none is
 // idle). Pairs with spin.h (the spin window) and parker.h (sleeping).
+//
+// The key invariant: any thread may claim any block of any Job, and the claim
+// (the CAS on `state`) is the only thing that decides who runs a block. An
+// offer (a worker's slot holding &job) decides nothing: it only wakes a
+// worker so that it looks. So an offer that arrives late, twice, or for a
+// loop already over costs a wasted look and never a lost or doubled block.
+// That is why the caller's take-back (step 4) may read is_parked() relaxed:
+// a stale "awake" leaves an offer that the worker finds stale and drops; a
+// stale "parked" takes back an offer from a worker that finds its slot idle
+// and goes back to waiting. Either way no block depends on it.
+//
+// Invariants checked in debug and sanitizer builds (SPINDLE_POOL_CHECK):
+// a claimed block index is below n and belongs to the claimed generation;
+// workers never report more blocks than the loop has; a Job is released
+// only with every block claimed and every worker-claimed block done.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <array>
 #include <latch>
 #include <mutex>
@@ -44,11 +61,36 @@ namespace spindle::detail {
 
 namespace {
 
+#if !defined(NDEBUG) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SPINDLE_POOL_CHECK(cond)                                                                 \
+  do {                                                                                           \
+    if (!(cond)) {                                                                               \
+      std::fprintf(stderr, "spindle intra-op pool invariant violated: %s (%s:%d)\n", #cond, __FILE__, \
+                   __LINE__);                                                                    \
+      std::abort();                                                                              \
+    }                                                                                            \
+  } while (0)
+#else
+#define SPINDLE_POOL_CHECK(cond) \
+  do {                           \
+  } while (0)
+#endif
+
 constexpr uintptr_t kIdle = 0;
-// Callers spin this many pause rounds waiting for blocks that workers run
-// before they start yielding.
+// The caller waiting for blocks that workers claimed spins this many pause
+// rounds: the join of short blocks is on the path bench/threading's
+// pool_bench measures as dispatch_hot (dispatch + join of a 2-block loop).
+// Then it yields kJoinYieldRounds times (a worker preempted mid-block on a
+// loaded machine), then parks until a worker finishing a block wakes it, so
+// a long wait burns no CPU. kJoinYieldRounds is a bound, not a measured
+// optimum: it only decides how soon a long wait stops costing CPU.
 constexpr int kJoinSpinRounds = 4096;
-// Jobs per pool: concurrent callers beyond this run their loops alone.
+constexpr int kJoinYieldRounds = 64;
+// Jobs per pool: concurrent callers beyond this run their loops alone (each
+// caller holds one Job for one loop). No benchmark chose it: it is a bound
+// whose only cost when exceeded is that the extra callers get no help
+// (correct, IntraPool.MoreConcurrentCallersThanJobs); the table costs
+// kJobs x 128 bytes per pool.
 constexpr size_t kJobs = 64;
 
 // The state word.
@@ -60,6 +102,20 @@ constexpr bool is_busy(uint64_t s) { return (s & kBusyBit) != 0; }
 constexpr uint64_t gen_of(uint64_t s) { return (s >> 32) & 0x7fffffff; }
 constexpr int64_t blocks_of(uint64_t s) { return static_cast<int64_t>((s >> 16) & 0xffff); }
 constexpr int64_t next_of(uint64_t s) { return static_cast<int64_t>(s & 0xffff); }
+
+// The layout: each field reads back what pack wrote, the fields do not
+// overlap, and claiming (s + 1) advances `next` alone while next < n.
+static_assert(pack(0x7fffffff, 0xffff, 0xffff) == ~uint64_t{0}, "busy|gen|n|next fill 64 bits");
+static_assert(gen_of(pack(0x7fffffff, 0, 0)) == 0x7fffffff && blocks_of(pack(0x7fffffff, 0, 0)) == 0 &&
+                  next_of(pack(0x7fffffff, 0, 0)) == 0,
+              "gen stays in bits 32..62");
+static_assert(blocks_of(pack(0, 0xffff, 0)) == 0xffff && next_of(pack(0, 0xffff, 0)) == 0 && gen_of(pack(0, 0xffff, 0)) == 0,
+              "n stays in bits 16..31");
+static_assert(next_of(pack(5, 0xffff, 0xfffe) + 1) == 0xffff && blocks_of(pack(5, 0xffff, 0xfffe) + 1) == 0xffff &&
+                  gen_of(pack(5, 0xffff, 0xfffe) + 1) == 5,
+              "a claim (s + 1) with next < n touches next only");
+static_assert(is_busy(pack(0, 0, 0)) && !is_busy(pack(0, 0, 0) & ~kBusyBit), "busy is bit 63");
+static_assert(gen_of(pack(0x7fffffff + uint64_t{1}, 0, 0)) == 0, "the generation wraps within its 31 bits");
 
 // The claim word on its own line (callers and workers contend on it only for
 // blocks); the loop's fields and `done` on the next.
@@ -73,6 +129,9 @@ struct alignas(64) Job {
   std::atomic<bool> failed{false};
   std::mutex error_mu;
   std::exception_ptr error;
+  // The caller parks here after its bounded spin and yield (step 4); a worker
+  // that adds to `done` wakes it.
+  Parker joiner;
 
   bool has_blocks() const {
     const uint64_t s = state.load(std::memory_order_seq_cst);
@@ -88,6 +147,7 @@ struct alignas(64) Job {
     uint64_t s = state.load(std::memory_order_acquire);
     while (is_busy(s) && next_of(s) < blocks_of(s)) {
       if (!state.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+      SPINDLE_POOL_CHECK(next_of(s) < blocks_of(s) && blocks_of(s) <= 0xffff);
       count += run_block(s);
       s = state.load(std::memory_order_acquire);
     }
@@ -212,13 +272,8 @@ class NativeIntraPool final : public IntraPoolImpl {
 
     // 4. Wait for the blocks workers claimed (none when the caller ran them all).
     const int64_t theirs = part.num_blocks - mine;
-    for (int round = 0; job->done.load(std::memory_order_acquire) != theirs; ++round) {
-      if (round < kJoinSpinRounds) {
-        cpu_pause();
-      } else {
-        std::this_thread::yield();
-      }
-    }
+    SPINDLE_POOL_CHECK(theirs >= 0 && next_of(job->state.load(std::memory_order_relaxed)) == part.num_blocks);
+    wait_for_workers(*job, theirs);
     const bool failed = job->failed.load(std::memory_order_relaxed);
     std::exception_ptr error = failed ? job->error : nullptr;
 
@@ -234,6 +289,7 @@ class NativeIntraPool final : public IntraPoolImpl {
     }
 
     // 5. Release the Job (no blocks left to claim).
+    SPINDLE_POOL_CHECK(job->done.load(std::memory_order_relaxed) == theirs);
     job->state.store(pack(gen, 0, 0) & ~kBusyBit, std::memory_order_release);
     if (failed) std::rethrow_exception(error);
   }
@@ -269,7 +325,12 @@ class NativeIntraPool final : public IntraPoolImpl {
       if (word == kIdle) return;  // stopping
       for (;;) {
         Job* job = reinterpret_cast<Job*>(word);
-        if (const int64_t ran = job->help(); ran > 0) job->done.fetch_add(ran, std::memory_order_release);
+        if (const int64_t ran = job->help(); ran > 0) {
+          // seq_cst: the condition write of Parker's protocol (parker.h).
+          const int64_t before = job->done.fetch_add(ran, std::memory_order_seq_cst);
+          SPINDLE_POOL_CHECK(before + ran < 0x10000);
+          job->joiner.unpark();  // a load of its flag unless the caller parked
+        }
         // Leave the Job. The slot may have been taken back by its caller
         // meanwhile, and then offered by another: serve that one.
         uintptr_t expected = word;
@@ -285,6 +346,24 @@ class NativeIntraPool final : public IntraPoolImpl {
         if (!w.slot.compare_exchange_strong(idle, word, std::memory_order_seq_cst)) word = idle;  // offered elsewhere
       }
     }
+  }
+
+  // Step 4: spin, then yield, then park (bounded: a long block or a
+  // preempted worker costs the caller no CPU). The worker that adds to
+  // `done` unparks it; Parker's protocol makes the wake-up impossible to
+  // miss (`done` is the condition).
+  static void wait_for_workers(Job& job, int64_t theirs) {
+    auto finished = [&] { return job.done.load(std::memory_order_acquire) == theirs; };
+    for (int round = 0; !finished(); ++round) {
+      if (round < kJoinSpinRounds) {
+        cpu_pause();
+      } else if (round < kJoinSpinRounds + kJoinYieldRounds) {
+        std::this_thread::yield();
+      } else {
+        job.joiner.park(finished);
+      }
+    }
+    SPINDLE_POOL_CHECK(job.done.load(std::memory_order_relaxed) == theirs);
   }
 
   // A free Job, or nullptr when all are in use. Each caller thread starts

@@ -7,8 +7,9 @@
 // pauses, capped at backoff_max; the budget counts pauses, so the total spin
 // time stays the window whatever the backoff. Polling itself costs time the
 // budget does not see (much more under sanitizers or a loaded machine), so
-// every kClockCheckPauses pauses the steady clock is read as a backstop and
-// the spin ends when the window has passed. Pairs with parker.h: a worker
+// every kClockCheckPauses pauses, and after every yield (a yield on a loaded
+// machine can give the CPU away for a whole time slice), the steady clock is
+// read as a backstop and the spin ends when the window has passed. Pairs with parker.h: a worker
 // spins first and parks when the budget runs out.
 #pragma once
 
@@ -68,7 +69,10 @@ bool spin_until(const SpinPolicy& policy, Done done, GiveUp give_up) {
     for (int i = 0; i < backoff; ++i) cpu_pause();
     spent += backoff;
     if (backoff < policy.backoff_max) backoff <<= 1;
-    if ((spent & (kYieldPauses - 1)) < static_cast<int64_t>(backoff)) yield_cpu();
+    if ((spent & (kYieldPauses - 1)) < static_cast<int64_t>(backoff)) {
+      yield_cpu();
+      next_clock_check = spent;  // read the clock now
+    }
     if (spent >= next_clock_check) {
       if (std::chrono::steady_clock::now() >= deadline) break;
       next_clock_check = spent + kClockCheckPauses;

@@ -12,7 +12,11 @@
 //
 // (seq_cst on both sides: the worker sees the task or the scheduler sees the
 // sleeper.) Future::wait() from a pool thread runs queued tasks while it
-// waits, so a saturated pool whose tasks wait on tasks cannot deadlock.
+// waits, so a saturated pool whose tasks wait on tasks cannot deadlock; with
+// nothing queued it sleeps on the same word as a "helper", and every task
+// that finishes while helpers sleep wakes them to look at their futures
+// (fences on both sides: the helper sees its future ready or the finishing
+// task sees the helper). No timed poll.
 #include <deque>
 #include <latch>
 #include <mutex>
@@ -83,7 +87,30 @@ class TaskPoolImpl {
     }
     queued_.fetch_sub(1, std::memory_order_relaxed);
     task();
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with wait_helping's
+    if (helpers_.load(std::memory_order_relaxed) > 0) {
+      wake_seq_.fetch_add(1, std::memory_order_seq_cst);
+      futex_wake(&wake_seq_, INT_MAX);
+    }
     return true;
+  }
+
+  // Future::wait on a thread of this pool: runs queued tasks until `f` is
+  // ready, sleeping while there are none (see the overview).
+  void wait_helping(const FutureStateBase& f) {
+    while (!f.is_ready()) {
+      if (try_run_one()) continue;
+      helpers_.fetch_add(1, std::memory_order_seq_cst);
+      sleepers_.fetch_add(1, std::memory_order_seq_cst);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      for (;;) {
+        const uint32_t s = wake_seq_.load(std::memory_order_seq_cst);
+        if (f.is_ready() || has_queued() || stop_.load(std::memory_order_seq_cst)) break;
+        futex_wait(&wake_seq_, s);
+      }
+      sleepers_.fetch_sub(1, std::memory_order_relaxed);
+      helpers_.fetch_sub(1, std::memory_order_relaxed);
+    }
   }
 
   bool has_queued() const { return queued_.load(std::memory_order_acquire) > 0; }
@@ -123,6 +150,7 @@ class TaskPoolImpl {
   std::deque<std::function<void()>> queue_;
   std::atomic<int64_t> queued_{0};
   std::atomic<int> sleepers_{0};
+  std::atomic<int> helpers_{0};  // sleepers inside wait_helping
   std::atomic<uint32_t> wake_seq_{0};
   std::atomic<bool> stop_{false};
 };
@@ -140,13 +168,9 @@ void FutureStateBase::mark_ready() {
 void FutureStateBase::wait(TaskPoolImpl* pool) {
   if (is_ready()) return;
   if (pool && pool->is_worker_thread()) {
-    // Help: run queued tasks until ours is done. With nothing queued, our
-    // task is running elsewhere; sleep briefly on the future itself.
-    while (!is_ready()) {
-      if (pool->try_run_one()) continue;
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::microseconds(200), [&] { return is_ready(); });
-    }
+    // Help: run queued tasks until ours is done (a pool thread blocked here
+    // could otherwise hold up the very task it waits for).
+    pool->wait_helping(*this);
     return;
   }
   std::unique_lock<std::mutex> lock(mu_);

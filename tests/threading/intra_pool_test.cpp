@@ -2,9 +2,14 @@
 // under concurrency, exceptions, nesting and determinism.
 #include <gtest/gtest.h>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <latch>
 #include <mutex>
 #include <numeric>
 #include <random>
@@ -22,6 +27,7 @@ namespace {
 using testing::count_process_threads;
 using testing::cpu_ms_while_sleeping;
 using testing::runnable_fraction;
+using testing::settled_thread_count;
 
 std::unique_ptr<ThreadPool> make_pool(int threads, bool spin = true) {
   ThreadingOptions o;
@@ -31,18 +37,22 @@ std::unique_ptr<ThreadPool> make_pool(int threads, bool spin = true) {
 }
 
 class PoolSizes : public ::testing::TestWithParam<int> {};
-INSTANTIATE_TEST_SUITE_P(Threads, PoolSizes, ::testing::Values(1, 2, 3, 8));
+// 0 = automatic: one thread per physical core this process may use.
+INSTANTIATE_TEST_SUITE_P(Threads, PoolSizes, ::testing::Values(0, 1, 2, 3, 8));
 
 TEST_P(PoolSizes, CreatesExactlyNMinusOneWorkerThreads) {
   SPINDLE_REQUIRE_NATIVE_BACKEND();
   const int before = count_process_threads();
   {
     auto pool = make_pool(GetParam());
-    EXPECT_EQ(count_process_threads() - before, GetParam() - 1);
-    EXPECT_EQ(pool->dop(), GetParam());
-    EXPECT_EQ(static_cast<int>(pool->worker_tids().size()), GetParam() - 1);
+    // Automatic: the detected count (the thread-count variables would
+    // override it; the test runs without them).
+    const int n = GetParam() ? GetParam() : detail::topology().default_num_threads;
+    EXPECT_EQ(pool->dop(), n);
+    EXPECT_EQ(settled_thread_count(before + n - 1) - before, n - 1);
+    EXPECT_EQ(static_cast<int>(pool->worker_tids().size()), n - 1);
   }
-  EXPECT_EQ(count_process_threads(), before);
+  EXPECT_EQ(settled_thread_count(before), before) << "every worker is joined";
 }
 
 TEST_P(PoolSizes, EveryIndexRunsExactlyOnce) {
@@ -132,6 +142,58 @@ TEST_P(PoolSizes, ManyCallersShareOnePool) {
   }
   for (auto& t : callers) t.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+// More concurrent callers than the pool has Jobs (64): those beyond run their
+// loops alone, and every loop still runs each index exactly once.
+TEST(IntraPool, MoreConcurrentCallersThanJobs) {
+  auto pool = make_pool(3);
+  constexpr int kCallers = 80;
+  std::latch start(kCallers);
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c)
+    callers.emplace_back([&, c] {
+      start.arrive_and_wait();
+      for (int l = 0; l < 20; ++l) {
+        const int64_t n = 200 + c;
+        std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+        pool->parallel_for(0, n, 1, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)].fetch_add(1);
+          std::this_thread::yield();  // hold the Job while the others arrive
+        });
+        for (auto& h : hits) wrong += h.load() != 1;
+      }
+    });
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+// The take-back path: with spinning off, workers park at once; a caller that
+// finishes its tiny loop before the workers it offered it to wake takes the
+// offer back. Afterwards every index ran once, the workers sleep, and they
+// still serve the next loop that needs them (no lost or stale offer).
+TEST(IntraPool, OffersTakenBackFromSleepingWorkersLeaveThePoolServing) {
+  SPINDLE_REQUIRE_NATIVE_BACKEND();
+  auto pool = make_pool(8, /*spin=*/false);
+  int wrong = 0;
+  for (int l = 0; l < 5000; ++l) {
+    std::array<std::atomic<int>, 8> hits{};
+    pool->parallel_for(0, 8, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)].fetch_add(1);
+    });
+    for (auto& h : hits) wrong += h.load() != 1;
+  }
+  EXPECT_EQ(wrong, 0);
+  EXPECT_LT(cpu_ms_while_sleeping(100), 2.0) << "workers sleep after the loops";
+  std::mutex mu;
+  std::set<int> tids;
+  pool->parallel_for(0, 8, 1, [&](int64_t, int64_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::lock_guard<std::mutex> lock(mu);
+    tids.insert(static_cast<int>(syscall(SYS_gettid)));
+  });
+  EXPECT_GE(tids.size(), 4u) << "sleeping blocks are shared with the workers";
 }
 
 TEST(IntraPool, UsesWorkersForLargeLoops) {

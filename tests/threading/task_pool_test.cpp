@@ -5,6 +5,8 @@
 #include <atomic>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "spindle/environment.h"
 #include "spindle/thread_pool.h"
 #include "test_util.h"
@@ -81,37 +83,50 @@ TEST(TaskPool, ManyProducersAndIdleBurnWithoutSpinning) {
 
 TEST(Environment, ProcessApiSetsAndReportsThreadCounts) {
   SPINDLE_REQUIRE_NATIVE_BACKEND();
+  set_num_threads(1);  // no workers, whether or not an earlier test started the pool
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let joined workers leave /proc
+  const int before = testing::count_process_threads();
   set_num_threads(3);
   EXPECT_EQ(get_num_threads(), 3);
-  const int before = testing::count_process_threads();
   std::atomic<int64_t> sum{0};
   parallel_for(0, 1000, 1, [&](int64_t b, int64_t e) { sum += e - b; });
   EXPECT_EQ(sum.load(), 1000);
-  EXPECT_EQ(testing::count_process_threads() - before, 2);
+  EXPECT_EQ(testing::settled_thread_count(before + 2) - before, 2);
   set_num_threads(2);
-  EXPECT_EQ(testing::count_process_threads() - before, 1) << "the old pool's workers are joined";
+  EXPECT_EQ(testing::settled_thread_count(before + 1) - before, 1) << "the old pool's workers are joined";
   EXPECT_THROW(set_num_threads(-1), Error);
   EXPECT_EQ(get_num_threads(), 2) << "a rejected value leaves the pool as it was";
 }
 
+// On a fresh Environment each time (the default one keeps its started pool
+// for the rest of the process, and tests must hold when repeated).
 TEST(Environment, InteropThreadsOnlyBeforeFirstUse) {
-  set_num_interop_threads(3);
-  EXPECT_EQ(get_num_interop_threads(), 3);
+  auto env = Environment::create().value();
+  ASSERT_TRUE(env->set_inter_op_num_threads(3).is_ok());
+  EXPECT_EQ(env->inter_op_num_threads(), 3);
+  EXPECT_EQ(env->inter_op_pool()->fork([] { return 5; }).get(), 5);
+  Status late = env->set_inter_op_num_threads(2);
+  EXPECT_EQ(late.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(late.message(), HasSubstr("set_num_interop_threads(2)"));
+  EXPECT_THAT(late.message(), HasSubstr("before its first use"));
+  EXPECT_EQ(env->inter_op_num_threads(), 3);
+  // The process functions act on the default Environment the same way.
   EXPECT_EQ(fork([] { return 5; }).get(), 5);
   try {
-    set_num_interop_threads(2);
+    set_num_interop_threads(get_num_interop_threads() + 1);
     FAIL() << "set_num_interop_threads after first use must fail";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), StatusCode::kFailedPrecondition);
-    EXPECT_THAT(e.what(), HasSubstr("set_num_interop_threads(2)"));
     EXPECT_THAT(e.what(), HasSubstr("before its first use"));
   }
-  EXPECT_EQ(get_num_interop_threads(), 3);
 }
 
+// A fresh Environment: the default one may have started its pools or been
+// given set_num_threads by an earlier test in this process.
 TEST(Environment, ParallelInfoNamesBackendPoolsAndVariables) {
+  auto env = Environment::create().value();
   setenv("OMP_NUM_THREADS", "2", 1);
-  std::string info = parallel_info();
+  std::string info = env->parallel_info();
   unsetenv("OMP_NUM_THREADS");
   EXPECT_THAT(info, HasSubstr(std::string("backend: ") + parallel_backend_name()));
   EXPECT_THAT(info, HasSubstr("intra-op pool: 2 thread(s)"));
@@ -127,10 +142,33 @@ TEST(Environment, ParallelInfoNamesBackendPoolsAndVariables) {
   }
 }
 
+// set_num_threads replaces the pool while other threads run parallel_for on
+// it: each call keeps the pool it started on (use-after-free before).
+TEST(Environment, FreeParallelForWhileSetNumThreadsReplacesThePool) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 3; ++t)
+    callers.emplace_back([&] {
+      while (!stop.load()) {
+        std::atomic<int64_t> sum{0};
+        parallel_for(0, 4096, 16, [&](int64_t b, int64_t e) { sum += e - b; });
+        if (sum.load() != 4096) ++wrong;
+      }
+    });
+  const int before = get_num_threads();
+  for (int i = 0; i < 200; ++i) set_num_threads(1 + i % 2);
+  stop = true;
+  for (auto& t : callers) t.join();
+  set_num_threads(before);
+  EXPECT_THAT(parallel_info(), HasSubstr(fmt::format("set_num_threads({})", before)));
+  EXPECT_EQ(wrong.load(), 0);
+}
+
 TEST(Environment, SeparateEnvironmentOwnsItsOwnPools) {
   auto env = Environment::create(ThreadingOptions{.num_threads = 2}, ThreadingOptions{.num_threads = 1}).value();
-  EXPECT_EQ(env->intra_op_pool().dop(), 2);
-  EXPECT_EQ(env->inter_op_pool().num_threads(), 1);
+  EXPECT_EQ(env->intra_op_pool()->dop(), 2);
+  EXPECT_EQ(env->inter_op_pool()->num_threads(), 1);
   EXPECT_FALSE(Environment::create(ThreadingOptions{.num_threads = -2}).is_ok());
 }
 

@@ -39,6 +39,19 @@ inline int count_process_threads() {
   return n;
 }
 
+// The process's thread count once it equals `expected`, or after a bound
+// (2 s) the count it settled on: a joined thread can stay listed in /proc for
+// a moment, and a started one can appear a moment late.
+inline int settled_thread_count(int expected) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  int n = count_process_threads();
+  while (n != expected && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    n = count_process_threads();
+  }
+  return n;
+}
+
 // CPU time of the whole process in milliseconds.
 inline double process_cpu_ms() {
   timespec ts{};

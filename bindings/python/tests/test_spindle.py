@@ -6,6 +6,8 @@ scripts/make-references.sh fills (SPINDLE_CACHE, default ~/.cache/spindle).
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -214,6 +216,76 @@ def test_process_functions():
     with pytest.raises(ValueError, match=r"set_num_interop_threads\(-1\)"):
         spindle.set_num_interop_threads(-1)
     assert spindle.get_num_threads() == n
+
+
+def tanh_model(path, n=1 << 16):
+    """y = tanh(x) + x over float [n]: large enough that the kernel splits it across the pool."""
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Tanh", ["x"], ["t"]), helper.make_node("Add", ["t", "x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path.write_bytes(model.SerializeToString())
+
+
+# Run in a child interpreter: before the fix this killed the interpreter with
+# SIGSEGV (the session kept a raw pointer to the pool set_num_threads freed),
+# which must fail this test rather than end the test run.
+SET_NUM_THREADS_WHILE_RUNNING = """
+import os, sys, threading
+import numpy as np
+import spindle
+
+def threads():
+    return len(os.listdir("/proc/self/task"))
+
+model = sys.argv[1]
+so = spindle.SessionOptions()
+so.use_per_session_threads = False
+sess = spindle.InferenceSession(model, so)
+x = {"x": (np.arange(1 << 16, dtype=np.float32) % 97) / 50 - 1}
+want = sess.run(None, x)[0]
+stop = False
+wrong = []
+
+def work():
+    while not stop:
+        if not np.array_equal(sess.run(None, x)[0], want):
+            wrong.append(1)
+
+workers = [threading.Thread(target=work) for _ in range(4)]
+for t in workers:
+    t.start()
+for i in range(200):
+    spindle.set_num_threads(1 + i % 2)
+stop = True
+for t in workers:
+    t.join()
+assert not wrong, f"{len(wrong)} runs gave wrong results"
+
+# PyTorch's meaning: the count governs default sessions created after the call.
+spindle.set_num_threads(3)
+assert "set_num_threads(3)" in spindle.parallel_info()
+before = threads()
+fresh = spindle.InferenceSession(model)  # default options: its own pool
+assert threads() - before == 2, f"{threads() - before} threads started, expected 2 (3 counting the caller)"
+assert np.array_equal(fresh.run(None, x)[0], want)
+print("ok")
+"""
+
+
+def test_set_num_threads_while_threads_run_a_global_pool_session(tmp_path):
+    """The issue's reproduction: 4 threads run a session on the global pools
+    while another calls set_num_threads(1 + i % 2) 200 times; then the count
+    set governs a default session created afterwards (threads really started)."""
+    tanh_model(tmp_path / "tanh.onnx")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    r = subprocess.run([sys.executable, "-c", SET_NUM_THREADS_WHILE_RUNNING, str(tmp_path / "tanh.onnx")],
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", \
+        f"exit status {r.returncode} (-11 is SIGSEGV)\nstdout: {r.stdout}\nstderr: {r.stderr[-3000:]}"
 
 
 def thread_state(tid):
