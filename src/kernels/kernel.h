@@ -248,4 +248,14 @@ void register_detection_kernels(KernelRegistry& r);  // detection/: NonMaxSuppre
 [[noreturn]] void fail(const NodeInfo& node, const std::string& message);
 [[noreturn]] void fail_unsupported(const NodeInfo& node, const std::string& message);
 
+// Checked size arithmetic for kernels that compute shapes, element counts or
+// workspace sizes from data or attributes (hostile models choose them). Each
+// throws Error(kInvalidArgument) "<label>: <what> ..." naming the node, the
+// operands or the shape when a size is negative or the result does not fit in
+// int64; they never wrap.
+int64_t size_mul(const NodeInfo& node, int64_t a, int64_t b, const char* what);
+int64_t size_add(const NodeInfo& node, int64_t a, int64_t b, const char* what);
+// Element count of `shape` (dims >= 0); `what` names it ("output 0", "repeats").
+int64_t size_numel(const NodeInfo& node, std::span<const int64_t> shape, const char* what);
+
 }  // namespace spindle::kernels

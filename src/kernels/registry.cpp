@@ -1,5 +1,9 @@
 // registry.cpp — KernelRegistry, Attributes, KernelContext (see kernel.h).
+#include <new>
+#include <optional>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kernels/kernel.h"
 
@@ -10,6 +14,28 @@ void fail(const NodeInfo& node, const std::string& message) {
 }
 void fail_unsupported(const NodeInfo& node, const std::string& message) {
   throw Error(StatusCode::kUnsupported, node.label() + ": " + message);
+}
+
+int64_t size_mul(const NodeInfo& node, int64_t a, int64_t b, const char* what) {
+  const std::optional<int64_t> r = checked_mul(a, b);
+  if (!r) fail(node, fmt::format("{} = {} x {} is negative or does not fit in a 64-bit size", what, a, b));
+  return *r;
+}
+
+int64_t size_add(const NodeInfo& node, int64_t a, int64_t b, const char* what) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r) || r < 0)
+    fail(node, fmt::format("{} = {} + {} is negative or does not fit in a 64-bit size", what, a, b));
+  return r;
+}
+
+int64_t size_numel(const NodeInfo& node, std::span<const int64_t> shape, const char* what) {
+  const std::optional<int64_t> n = checked_numel(shape);
+  if (!n)
+    fail(node, fmt::format("{} has the shape [{}], which has a negative dimension or more elements than fit in a "
+                           "64-bit count",
+                           what, fmt::join(shape, ", ")));
+  return *n;
 }
 
 // ---------------------------------------------------------------- attributes
@@ -101,8 +127,20 @@ Tensor& KernelContext::output(int i, DataType dtype, const Shape& shape) {
   if (i >= num_outputs()) fail(node_, fmt::format("output {} does not exist (node has {})", i, num_outputs()));
   for (int64_t d : shape)
     if (d < 0) fail(node_, fmt::format("output {} would have the negative shape {}", i, shape_to_string(shape)));
+  const std::string what = fmt::format("output {}", i);
+  const int64_t numel = size_numel(node_, shape, what.c_str());
+  if (!checked_mul(numel, static_cast<int64_t>(dtype == DataType::kString ? sizeof(std::string) : dtype_size(dtype))))
+    throw Error(StatusCode::kResourceExhausted,
+                fmt::format("{}: output {} of shape {} ({} elements of {}) does not fit in memory", node_.label(), i,
+                            shape_to_string(shape), numel, dtype_name(dtype)));
   Tensor& out = outputs_[static_cast<size_t>(i)];
-  out = allocator_ && *allocator_ ? (*allocator_)(dtype, shape) : Tensor(dtype, shape);
+  try {
+    out = allocator_ && *allocator_ ? (*allocator_)(dtype, shape) : Tensor(dtype, shape);
+  } catch (const std::bad_alloc&) {
+    throw Error(StatusCode::kResourceExhausted,
+                fmt::format("{}: cannot allocate output {} ({} {}, {} elements)", node_.label(), i, dtype_name(dtype),
+                            shape_to_string(shape), numel));
+  }
   return out;
 }
 

@@ -8,6 +8,8 @@
 // corner of a zero tensor of that shape (every dim at least the inferred
 // one). Elements are moved by byte size, so every dtype is supported;
 // duplicate indices keep the last value.
+#include <limits>
+
 #include "kernels/detection/detection_ops.h"
 #include "kernels/tensor/tensor_util.h"
 
@@ -44,12 +46,16 @@ class MaxUnpoolKernel final : public OpKernel {
       fail(node, fmt::format("input I is {}, expected int64 {} (the shape of X)", ind.describe(),
                              shape_to_string(x.shape())));
     Shape inferred = x.shape();
-    for (size_t i = 0; i < k; ++i)
-      inferred[i + 2] = (x.shape()[i + 2] - 1) * strides_[i] - pads_[i] - pads_[i + k] + kernel_[i];
-    for (int64_t d : inferred)
-      if (d < 0)
-        fail(node, fmt::format("the inferred output shape {} of X {} is negative", tensor::dims_string(inferred),
-                               x.describe()));
+    // Attributes come from the model: computed wide, then range-checked.
+    for (size_t i = 0; i < k; ++i) {
+      const __int128 d = static_cast<__int128>(x.shape()[i + 2] - 1) * strides_[i] - pads_[i] - pads_[i + k] + kernel_[i];
+      if (d < 0 || d > std::numeric_limits<int64_t>::max())
+        fail(node, fmt::format("the inferred output dim {} of X {} (kernel_shape {}, strides {}, pads {}) is negative "
+                               "or does not fit in a 64-bit size",
+                               i + 2, x.describe(), tensor::dims_string(kernel_), tensor::dims_string(strides_),
+                               tensor::dims_string(pads_)));
+      inferred[i + 2] = static_cast<int64_t>(d);
+    }
     Shape out_shape = inferred;
     if (ctx.has_input(2)) {
       out_shape = tensor::read_int_list(node, ctx.input(2), "output_shape");
@@ -61,7 +67,7 @@ class MaxUnpoolKernel final : public OpKernel {
                                tensor::dims_string(out_shape), inferred.size(), inferred[0], inferred[1],
                                tensor::dims_string(inferred)));
     }
-    const int64_t total = shape_numel(inferred);
+    const int64_t total = size_numel(node, inferred, "the inferred output");
     const int64_t* iv = ind.data<int64_t>();
     const int64_t n = x.numel();
     for (int64_t i = 0; i < n; ++i)

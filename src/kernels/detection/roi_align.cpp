@@ -71,11 +71,25 @@ class RoiAlignKernel final : public OpKernel {
         fail(node, fmt::format("batch_indices[{}] is {}, expected 0..{} (the batch size of X {})", r, batch[r], n - 1,
                                x.describe()));
     const std::vector<double> roi_v = tensor::read_doubles(node, rois, "rois");
+    // The sample grid of each roi comes from sampling_ratio or the roi's
+    // size (both from the model): check the per-roi sample table before
+    // any is built.
+    const int64_t plane = size_mul(node, out_h_, out_w_, "output_height x output_width");
+    std::vector<std::pair<int64_t, int64_t>> grids(static_cast<size_t>(num_rois));
+    for (int64_t r = 0; r < num_rois; ++r) {
+      const Geometry g = geometry(roi_v.data() + r * 4);
+      const double samples = static_cast<double>(plane) * g.grid_h * g.grid_w;
+      if (samples > static_cast<double>(kMaxSamplesPerRoi))
+        throw Error(StatusCode::kResourceExhausted,
+                    fmt::format("{}: roi {} needs {} x {} sample points per bin of its {} x {} output ({:g} in all, "
+                                "more than the {} spindle allows per roi); check sampling_ratio and the roi size",
+                                node.label(), r, g.grid_h, g.grid_w, out_h_, out_w_, samples, kMaxSamplesPerRoi));
+      grids[static_cast<size_t>(r)] = {static_cast<int64_t>(g.grid_h), static_cast<int64_t>(g.grid_w)};
+    }
     math::dispatch<float, double>(x.dtype(), node, "input X", [&](auto tag) {
       using T = decltype(tag);
       const T* src = x.data<T>();
       T* y = ctx.output(0, x.dtype(), {num_rois, channels, out_h_, out_w_}).template mutable_data<T>();
-      const int64_t plane = out_h_ * out_w_;
       const Cost cost{static_cast<double>(plane) * 16 * sizeof(T), static_cast<double>(plane * sizeof(T)),
                       static_cast<double>(plane) * 40};
       parallel_for(ctx.pool(), num_rois * channels, cost, [&](int64_t u0, int64_t u1) {
@@ -84,7 +98,9 @@ class RoiAlignKernel final : public OpKernel {
         for (int64_t u = u0; u < u1; ++u) {
           const int64_t r = u / channels, c = u % channels;
           if (r != cached_roi) {
-            prepare(roi_v.data() + r * 4, height, width, samples, grid_h, grid_w);
+            grid_h = grids[static_cast<size_t>(r)].first;
+            grid_w = grids[static_cast<size_t>(r)].second;
+            prepare(roi_v.data() + r * 4, height, width, grid_h, grid_w, samples);
             cached_roi = r;
           }
           const T* img = src + (batch[r] * channels + c) * height * width;
@@ -113,21 +129,36 @@ class RoiAlignKernel final : public OpKernel {
   }
 
  private:
-  // The sample points of every output bin of one ROI, bin-major.
-  void prepare(const double* roi, int64_t height, int64_t width, std::vector<Sample>& samples, int64_t& grid_h,
-               int64_t& grid_w) const {
+  // Where a roi starts, its bin size and its sample grid per bin. A NaN or
+  // negative grid size (from a NaN or inverted roi) is 0 samples.
+  struct Geometry {
+    double x0, y0, bin_h, bin_w, grid_h, grid_w;
+  };
+  Geometry geometry(const double* roi) const {
     const double offset = half_pixel_ ? 0.5 : 0.0;
-    const double x0 = roi[0] * spatial_scale_ - offset, y0 = roi[1] * spatial_scale_ - offset;
-    double roi_w = roi[2] * spatial_scale_ - offset - x0, roi_h = roi[3] * spatial_scale_ - offset - y0;
+    Geometry g;
+    g.x0 = roi[0] * spatial_scale_ - offset;
+    g.y0 = roi[1] * spatial_scale_ - offset;
+    double roi_w = roi[2] * spatial_scale_ - offset - g.x0, roi_h = roi[3] * spatial_scale_ - offset - g.y0;
     if (!half_pixel_) {
       roi_w = std::max(roi_w, 1.0);
       roi_h = std::max(roi_h, 1.0);
     }
-    const double bin_h = roi_h / static_cast<double>(out_h_), bin_w = roi_w / static_cast<double>(out_w_);
-    grid_h = sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(std::ceil(roi_h / static_cast<double>(out_h_)));
-    grid_w = sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(std::ceil(roi_w / static_cast<double>(out_w_)));
-    grid_h = std::max<int64_t>(grid_h, 0);
-    grid_w = std::max<int64_t>(grid_w, 0);
+    g.bin_h = roi_h / static_cast<double>(out_h_);
+    g.bin_w = roi_w / static_cast<double>(out_w_);
+    g.grid_h = sampling_ratio_ > 0 ? static_cast<double>(sampling_ratio_) : std::ceil(g.bin_h);
+    g.grid_w = sampling_ratio_ > 0 ? static_cast<double>(sampling_ratio_) : std::ceil(g.bin_w);
+    if (!(g.grid_h > 0)) g.grid_h = 0;
+    if (!(g.grid_w > 0)) g.grid_w = 0;
+    return g;
+  }
+
+  // The sample points of every output bin of one roi, bin-major (grid_h x
+  // grid_w per bin, sizes checked by compute()).
+  void prepare(const double* roi, int64_t height, int64_t width, int64_t grid_h, int64_t grid_w,
+               std::vector<Sample>& samples) const {
+    const Geometry g = geometry(roi);
+    const double x0 = g.x0, y0 = g.y0, bin_h = g.bin_h, bin_w = g.bin_w;
     samples.assign(static_cast<size_t>(out_h_ * out_w_ * grid_h * grid_w), Sample{});
     size_t k = 0;
     for (int64_t ph = 0; ph < out_h_; ++ph)
@@ -139,8 +170,8 @@ class RoiAlignKernel final : public OpKernel {
             double xx = x0 + static_cast<double>(pw) * bin_w +
                         (static_cast<double>(ix) + 0.5) * bin_w / static_cast<double>(grid_w);
             double yv = yy;
-            if (yv < -1.0 || yv > static_cast<double>(height) || xx < -1.0 || xx > static_cast<double>(width))
-              continue;  // outside: zero weights
+            if (!(yv >= -1.0 && yv <= static_cast<double>(height) && xx >= -1.0 && xx <= static_cast<double>(width)))
+              continue;  // outside (or NaN): zero weights
             yv = std::max(yv, 0.0);
             xx = std::max(xx, 0.0);
             int64_t ylo = static_cast<int64_t>(yv), xlo = static_cast<int64_t>(xx), yhi, xhi;
@@ -171,6 +202,9 @@ class RoiAlignKernel final : public OpKernel {
         }
   }
 
+  // Sample points of one roi's table (out_h x out_w x grid_h x grid_w,
+  // 48 bytes each: 768 MiB).
+  static constexpr int64_t kMaxSamplesPerRoi = int64_t{1} << 24;
   int64_t out_h_, out_w_, sampling_ratio_;
   double spatial_scale_;
   bool max_ = false, half_pixel_ = true;

@@ -13,7 +13,7 @@ void apply_kind(const Activation& act, float* __restrict d, int64_t n) {
     case Activation::kNone:
       return;
     case Activation::kRelu:
-      for (int64_t i = 0; i < n; ++i) d[i] = d[i] > 0.0f ? d[i] : 0.0f;
+      for (int64_t i = 0; i < n; ++i) d[i] = d[i] < 0.0f ? 0.0f : d[i];  // NaN stays NaN, as in ONNX Runtime
       return;
     case Activation::kLeakyRelu:
       for (int64_t i = 0; i < n; ++i) d[i] = d[i] < 0.0f ? av * d[i] : d[i];

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "kernels/math/elementwise.h"
+#include "kernels/math/float_to_int.h"
 #include "kernels/math/math_ops.h"
 
 namespace spindle::kernels::math {
@@ -263,12 +264,15 @@ class VariadicKernel final : public OpKernel {
 
 // Pow: X and Y may differ in type (opset 12+); the output has X's type.
 // Scalar exponents 1, 2 and 3 take exact multiply paths (pow(x, 2) is
-// exactly x * x in IEEE arithmetic).
+// exactly x * x in IEEE arithmetic). Integer X: computed in double and
+// converted like ONNX Runtime does (an out-of-range or NaN result gives the
+// type's minimum: float_to_int.h), never undefined behaviour.
 template <class X>
 struct PowOp {
   template <class Y>
   X operator()(X x, Y y) const {
     if constexpr (std::is_same_v<X, float>) return std::pow(x, static_cast<float>(y));
+    else if constexpr (std::is_integral_v<X>) return float_to_int<X>(std::pow(static_cast<double>(x), static_cast<double>(y)));
     else return static_cast<X>(std::pow(static_cast<double>(x), static_cast<double>(y)));
   }
 };

@@ -1,7 +1,8 @@
 // cast.cpp — Cast and CastLike between float16/32/64, int8..int64,
-// uint8..uint64, bool and string. float -> integer truncates toward zero (C++
-// conversion); any -> bool is x != 0; bool -> numeric is 0 / 1; float16 goes
-// through float32 (round to nearest even). Numbers -> string: integers in
+// uint8..uint64, bool and string. float -> integer truncates toward zero, and
+// NaN / out-of-range values give what ONNX Runtime gives on x86-64
+// (float_to_int.h); any -> bool is x != 0; bool -> numeric is 0 / 1; float16
+// goes through float32 (round to nearest even). Numbers -> string: integers in
 // decimal, floats as the shortest text that reads back to the same value
 // ("0.9767611", "1e-07"), with NaN, INF and -INF as ONNX spells them.
 // String -> numbers: the whole text must be one number ("INF", "+INF",
@@ -14,6 +15,7 @@
 #include <unordered_map>
 
 #include "kernels/math/elementwise.h"
+#include "kernels/math/float_to_int.h"
 #include "kernels/math/math_ops.h"
 
 namespace spindle::kernels::math {
@@ -24,6 +26,7 @@ namespace {
 template <class To, class From>
 inline To cast_one(From v) {
   if constexpr (std::is_same_v<To, bool>) return v != From(0);
+  else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) return float_to_int<To>(v);
   else return static_cast<To>(v);
 }
 

@@ -33,7 +33,7 @@ void unary_generic(ThreadPool* pool, UOp op, T* o, const T* x, int64_t n) {
       if constexpr (is_float_v<T>)
         return run_unary(pool, o, x, n, [](T v) { return v > 0 ? T(1) : v < 0 ? T(-1) : v; }, 0.5);
       else return run_unary(pool, o, x, n, [](T v) { return static_cast<T>((v > T(0)) - (v < T(0))); }, 0.5);
-    case UOp::kRelu: return run_unary(pool, o, x, n, [](T v) { return v > T(0) ? v : T(0); }, 0.5);
+    case UOp::kRelu: return run_unary(pool, o, x, n, [](T v) { return v < T(0) ? T(0) : v; }, 0.5);  // NaN stays NaN
     default: break;
   }
 }

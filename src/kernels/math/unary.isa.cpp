@@ -65,7 +65,7 @@ void unary_chunk(UOp op, const math::UnaryParams& p, T* o, const T* x, int64_t n
     case UOp::kCelu:
       return map(o, x, n, [alpha](T v) {
         const T neg = alpha * (t_exp(v / alpha) - T(1));
-        return (v > 0 ? v : T(0)) + (neg < 0 ? neg : T(0));
+        return (v < 0 ? T(0) : v) + (neg < 0 ? neg : T(0));  // NaN stays NaN
       });
     case UOp::kHardSigmoid:
       return map(o, x, n, [alpha, beta](T v) {

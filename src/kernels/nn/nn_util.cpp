@@ -109,12 +109,15 @@ Window3 forward_window(const NodeInfo& node, const WindowAttrs& a, const Shape& 
     w.k[j] = kernel[static_cast<size_t>(i)];
     w.s[j] = a.strides.empty() ? 1 : a.strides[static_cast<size_t>(i)];
     w.d[j] = a.dilations.empty() ? 1 : a.dilations[static_cast<size_t>(i)];
-    const int64_t dk = (w.k[j] - 1) * w.d[j] + 1;
+    // Attributes come from the model: the dilated kernel and the padded
+    // extent are checked sizes.
+    const int64_t dk = size_add(node, size_mul(node, w.k[j] - 1, w.d[j], "(kernel - 1) x dilation"), 1, "the dilated kernel");
     switch (a.auto_pad) {
       case AutoPad::kNotSet: {
         w.pb[j] = a.pads.empty() ? 0 : a.pads[static_cast<size_t>(i)];
         w.pe[j] = a.pads.empty() ? 0 : a.pads[static_cast<size_t>(i + nd)];
-        const int64_t span = w.in[j] + w.pb[j] + w.pe[j] - dk;
+        const int64_t span =
+            size_add(node, size_add(node, w.in[j], w.pb[j], "the padded input"), w.pe[j], "the padded input") - dk;
         if (span < 0) {
           w.out[j] = 0;
         } else if (a.ceil_mode) {
@@ -133,7 +136,8 @@ Window3 forward_window(const NodeInfo& node, const WindowAttrs& a, const Shape& 
       case AutoPad::kSameUpper:
       case AutoPad::kSameLower: {
         w.out[j] = ceil_div(w.in[j], w.s[j]);
-        const int64_t total = std::max<int64_t>(0, (w.out[j] - 1) * w.s[j] + dk - w.in[j]);
+        const int64_t total =
+            std::max<int64_t>(0, size_add(node, (w.out[j] - 1) * w.s[j], dk, "the SAME-padded extent") - w.in[j]);
         const int64_t small = total / 2, big = total - total / 2;
         w.pb[j] = a.auto_pad == AutoPad::kSameUpper ? small : big;
         w.pe[j] = a.auto_pad == AutoPad::kSameUpper ? big : small;

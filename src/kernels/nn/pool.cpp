@@ -6,6 +6,11 @@
 // kernel taps that fall inside the input ([klo, khi)) and, for
 // count_include_pad, inside the padded input. Planes (n, c) are independent
 // blocks for parallel_for; each output is computed by one block.
+//
+// NaN: MaxPool and GlobalMaxPool skip NaN taps and give NaN only when every
+// tap of the window is NaN (C's fmax). ONNX Runtime gives NaN for all-NaN
+// windows too; for mixed windows its result depends on where the NaN sits
+// (MLAS's SIMD max), which spindle does not imitate (docs/nan-and-overflow.md).
 #include <cmath>
 #include <limits>
 
@@ -118,9 +123,11 @@ class PoolKernel final : public OpKernel {
     const int64_t st = S > 0 ? S : s;
     switch (a_.kind) {
       case PoolKind::kMax:
+        // acc starts as NaN: the first number replaces it, later NaNs are
+        // skipped; a window of NaNs only stays NaN (see the file comment).
         for (int64_t o = a; o < b; ++o) {
           const float v = static_cast<float>(row[o * st + off]);
-          acc[o] = v > acc[o] ? v : acc[o];
+          acc[o] = (v > acc[o] || acc[o] != acc[o]) ? v : acc[o];
         }
         break;
       case PoolKind::kAverage:
@@ -148,7 +155,7 @@ class PoolKernel final : public OpKernel {
   template <class T>
   void plane(const T* x, T* y, float* acc, const Window3& w, const DimTaps* t) const {
     const int64_t H = w.in[1], W = w.in[2], OW = w.out[2], s2 = w.s[2];
-    const float init = a_.kind == PoolKind::kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+    const float init = a_.kind == PoolKind::kMax ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
     for (int64_t od = 0; od < w.out[0]; ++od)
       for (int64_t oh = 0; oh < w.out[1]; ++oh, y += OW) {
         const size_t a = static_cast<size_t>(od), b = static_cast<size_t>(oh);
@@ -173,8 +180,7 @@ class PoolKernel final : public OpKernel {
         switch (a_.kind) {
           case PoolKind::kMax:
             for (int64_t ow = 0; ow < OW; ++ow)
-              y[ow] = acc[ow] == -std::numeric_limits<float>::infinity() && rows * (t[2].hi[static_cast<size_t>(ow)] -
-                                                                                     t[2].lo[static_cast<size_t>(ow)]) == 0
+              y[ow] = rows * (t[2].hi[static_cast<size_t>(ow)] - t[2].lo[static_cast<size_t>(ow)]) == 0
                           ? std::numeric_limits<T>::lowest()
                           : static_cast<T>(acc[ow]);
             break;
@@ -211,7 +217,7 @@ class PoolKernel final : public OpKernel {
               const T* row = x + (id * H + ih) * W;
               for (int64_t k2 = t[2].lo[c]; k2 < t[2].hi[c]; ++k2) {
                 const int64_t iw = t[2].start[c] + k2 * w.d[2];
-                if (row[iw] > best || best_at < 0) {
+                if (row[iw] > best || best_at < 0 || (best != best && row[iw] == row[iw])) {
                   best = row[iw];
                   best_at = a_.storage_order == 0 ? (id * H + ih) * W + iw : (iw * H + ih) * D + id;
                 }
@@ -253,7 +259,7 @@ class GlobalPoolKernel final : public OpKernel {
         const float* v = x + p * n;
         if (kind_ == PoolKind::kMax) {
           float m = v[0];
-          for (int64_t i = 1; i < n; ++i) m = v[i] > m ? v[i] : m;
+          for (int64_t i = 1; i < n; ++i) m = (v[i] > m || m != m) ? v[i] : m;  // NaN only if all are
           y[p] = m;
         } else if (kind_ == PoolKind::kAverage) {
           // Eight partial sums (a fixed order) let the loop vectorize.

@@ -158,7 +158,11 @@ class ResizeKernel final : public OpKernel {
     for (size_t i = 0; i < rank; ++i) {
       if (!(sc[i] > 0)) fail(node, fmt::format("scales has the non-positive value {}", sc[i]));
       scales[i] = sc[i];
-      ys[i] = static_cast<int64_t>(std::floor(static_cast<double>(xs[i]) * scales[i]));
+      const double y = std::floor(static_cast<double>(xs[i]) * scales[i]);
+      if (!(y < 9223372036854775808.0))
+        fail(node, fmt::format("scales value {} makes dim {} of input X {} larger than a 64-bit size", sc[i], i,
+                               shape_to_string(xs)));
+      ys[i] = static_cast<int64_t>(y);
     }
     return false;
   }

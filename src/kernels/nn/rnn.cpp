@@ -44,7 +44,7 @@ struct Act {
 
   float operator()(float x) const {
     switch (kind) {
-      case kRelu: return x > 0 ? x : 0.0f;
+      case kRelu: return x < 0 ? 0.0f : x;  // NaN stays NaN
       case kTanh: return vm::fast_tanh(x);
       case kSigmoid: return vm::fast_sigmoid(x);
       case kAffine: return alpha * x + beta;
@@ -70,7 +70,7 @@ struct Act {
         sigmoid_fn(v, n);
         return;
       case kRelu:
-        for (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? v[i] : 0.0f;
+        for (int64_t i = 0; i < n; ++i) v[i] = v[i] < 0 ? 0.0f : v[i];  // NaN stays NaN
         return;
       default:
         for (int64_t i = 0; i < n; ++i) v[i] = (*this)(v[i]);
@@ -131,12 +131,19 @@ class RecurrentKernel final : public OpKernel {
                                           : "batch_size x seq_length x input_size"));
     const int64_t T = layout_ == 0 ? X.dim(0) : X.dim(1), B = layout_ == 0 ? X.dim(1) : X.dim(0), I = X.dim(2);
     const int64_t H = hidden_, G = gates_of(cell_), D = dirs_;
-    check_shape(node, W, "W", {D, G * H, I});
-    check_shape(node, R, "R", {D, G * H, H});
+    // hidden_size comes from the model: size every weight and workspace
+    // with checked products before comparing shapes or allocating.
+    const int64_t GH = size_mul(node, G, H, "gates x hidden_size");
+    const int64_t TB = size_mul(node, T, B, "seq_length x batch_size");
+    size_mul(node, TB, GH, "the input projection workspace (seq_length x batch_size x gates x hidden_size)");
+    size_mul(node, B, GH, "the recurrent workspace (batch_size x gates x hidden_size)");
+    size_mul(node, size_mul(node, TB, D, "seq_length x batch_size x directions"), H, "the output Y");
+    check_shape(node, W, "W", {D, GH, I});
+    check_shape(node, R, "R", {D, GH, H});
     const float* bias = nullptr;
     if (ctx.has_input(3)) {
       require_float(node, ctx.input(3), "B");
-      check_shape(node, ctx.input(3), "B", {D, 2 * G * H});
+      check_shape(node, ctx.input(3), "B", {D, size_mul(node, 2, GH, "the bias size")});
       bias = ctx.input(3).data<float>();
     }
     std::vector<int64_t> lens(static_cast<size_t>(B), T);
@@ -158,7 +165,7 @@ class RecurrentKernel final : public OpKernel {
     const float* peep = nullptr;
     if (cell_ == Cell::kLstm && ctx.has_input(7)) {
       require_float(node, ctx.input(7), "P");
-      check_shape(node, ctx.input(7), "P", {D, 3 * H});
+      check_shape(node, ctx.input(7), "P", {D, size_mul(node, 3, H, "the peephole size")});
       peep = ctx.input(7).data<float>();
     }
 

@@ -157,7 +157,7 @@ class ReshapeKernel final : public OpKernel {
         }
       }
       out[i] = d;
-      known *= d;
+      known = size_mul(node, known, d, "the product of the given shape dimensions");
     }
     if (infer >= 0) {
       if (allowzero_ && has_zero)
@@ -167,9 +167,10 @@ class ReshapeKernel final : public OpKernel {
                                x.describe(), x.numel(), dims_string(req)));
       out[static_cast<size_t>(infer)] = x.numel() / known;
     }
-    if (shape_numel(out) != x.numel())
+    const int64_t out_numel = size_numel(node, out, "the reshaped output");
+    if (out_numel != x.numel())
       fail(node, fmt::format("cannot reshape {} ({} elements) to shape {} ({} elements): element counts differ",
-                             x.describe(), x.numel(), dims_string(req), shape_numel(out)));
+                             x.describe(), x.numel(), dims_string(req), out_numel));
     ctx.set_output(0, x.reshaped(out));
   }
 

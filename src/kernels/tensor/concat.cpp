@@ -36,7 +36,7 @@ class ConcatKernel final : public OpKernel {
       if (!ok)
         fail(node, fmt::format("input {} is {}, expected rank {} and the dims of input 0 ({}) except on axis {}", i,
                                xi.describe(), r, shape_to_string(x0.shape()), axis));
-      out_shape[ax] += xi.shape()[ax];
+      out_shape[ax] = size_add(node, out_shape[ax], xi.shape()[ax], "the concatenated axis");
     }
     if (ctx.num_inputs() == 1) {
       ctx.set_output(0, x0);
@@ -98,7 +98,7 @@ class SplitKernel final : public OpKernel {
     int64_t sum = 0;
     for (int64_t s : split) {
       if (s < 0) fail(node, fmt::format("split {} has a negative entry", dims_string(split)));
-      sum += s;
+      sum = size_add(node, sum, s, "the sum of split");
     }
     if (sum != dim)
       fail(node, fmt::format("split {} sums to {}, expected the size {} of axis {} of {}", dims_string(split), sum, dim,

@@ -44,7 +44,7 @@ void tile_copy(KernelContext& ctx, const Tensor& x, const std::vector<int64_t>& 
   std::vector<int64_t> strides;
   for (size_t i = 0; i < r; ++i) {
     if (reps[i] < 0) fail(node, fmt::format("repeats {} has a negative entry", dims_string(reps)));
-    out_shape[i] = x.shape()[i] * reps[i];
+    out_shape[i] = size_mul(node, x.shape()[i], reps[i], "a tiled dimension");
     dims.insert(dims.end(), {reps[i], x.shape()[i]});
     strides.insert(strides.end(), {0, st[i]});
   }
@@ -119,11 +119,25 @@ class PadKernel final : public OpKernel {
     std::vector<std::vector<int64_t>> map(r);
     for (size_t i = 0; i < r; ++i) {
       const int64_t d = x.shape()[i], b = pads[i], e = pads[i + r];
-      const int64_t o = d + b + e;
+      int64_t o = 0;
+      if (__builtin_add_overflow(d, b, &o) || __builtin_add_overflow(o, e, &o))
+        fail(node, fmt::format("pads {} make dim {} of {} larger than a 64-bit size", dims_string(pads), i,
+                               x.describe()));
       if (o < 0)
         fail(node, fmt::format("pads {} remove more than the {} elements of dim {} of {}", dims_string(pads), d, i,
                                x.describe()));
+      int64_t last_source = 0;  // source index of the last output coordinate
+      if (o > 0 && __builtin_sub_overflow(o - 1, b, &last_source))
+        fail(node, fmt::format("pads {} are out of the 64-bit range", dims_string(pads)));
       out_shape[i] = o;
+    }
+    // The source maps below are as long as the output dims: allocate the
+    // output (a clean error when it cannot exist) before building them.
+    Tensor& y = ctx.output(0, x.dtype(), out_shape);
+    const int64_t total = size_numel(node, out_shape, "the padded output");
+    if (total == 0) return;
+    for (size_t i = 0; i < r; ++i) {
+      const int64_t d = x.shape()[i], b = pads[i], o = out_shape[i];
       if (mode_ != PadMode::kConstant && d == 0 && o > 0)
         fail(node, fmt::format("cannot {} pad the empty dim {} of {}", mode_ == PadMode::kEdge ? "edge" : "reflect",
                                i, x.describe()));
@@ -147,9 +161,6 @@ class PadKernel final : public OpKernel {
         map[i][static_cast<size_t>(j)] = s;
       }
     }
-    Tensor& y = ctx.output(0, x.dtype(), out_shape);
-    const int64_t total = shape_numel(out_shape);
-    if (total == 0) return;
     if (r == 0) {
       std::memcpy(y.raw_mutable_data(), x.raw_data(), es);
       return;

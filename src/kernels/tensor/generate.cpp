@@ -2,6 +2,7 @@
 // positions rather than copied: ConstantOfShape, Range, NonZero, Trilu,
 // EyeLike and OneHot.
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include "kernels/tensor/tensor_util.h"
@@ -58,17 +59,32 @@ void range(KernelContext& ctx) {
     using T = decltype(tag);
     const T start = *s.data<T>(), limit = *l.data<T>(), delta = *d.data<T>();
     if (delta == T(0)) fail(node, "delta is 0, expected a nonzero step");
+    // The element count in a wider type, then checked: start, limit and
+    // delta come from the model (inf, NaN, spans past int64).
     int64_t n;
     if constexpr (std::is_floating_point_v<T>) {
-      n = static_cast<int64_t>(std::max(std::ceil((static_cast<double>(limit) - start) / delta), 0.0));
+      const double count = std::max(std::ceil((static_cast<double>(limit) - start) / delta), 0.0);
+      if (!(count < 9223372036854775808.0))
+        fail(node, fmt::format("start {}, limit {} and delta {} give {} elements, more than fit in a 64-bit count",
+                               start, limit, delta, count));
+      n = static_cast<int64_t>(count);
     } else {
-      const int64_t span = static_cast<int64_t>(limit) - static_cast<int64_t>(start);
-      const int64_t st = static_cast<int64_t>(delta);
-      n = (span > 0) == (st > 0) && span != 0 ? (span + st + (st > 0 ? -1 : 1)) / st : 0;
+      const __int128 span = static_cast<__int128>(limit) - static_cast<__int128>(start);
+      const __int128 st = static_cast<__int128>(delta);
+      const __int128 count = (span > 0) == (st > 0) && span != 0 ? (span + st + (st > 0 ? -1 : 1)) / st : 0;
+      if (count > std::numeric_limits<int64_t>::max())
+        fail(node, fmt::format("start {}, limit {} and delta {} give more elements than fit in a 64-bit count", start,
+                               limit, delta));
+      n = static_cast<int64_t>(count);
     }
     Tensor& y = ctx.output(0, s.dtype(), {n});
     T* out = y.mutable_data<T>();
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+    if constexpr (std::is_floating_point_v<T>) {
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+    } else {  // modulo 2^64: i * delta may pass int64 while start + i * delta stays in range
+      for (int64_t i = 0; i < n; ++i)
+        out[i] = static_cast<T>(static_cast<uint64_t>(start) + static_cast<uint64_t>(i) * static_cast<uint64_t>(delta));
+    }
   };
   switch (s.dtype()) {
     case DataType::kFloat32: run(float{}); break;
@@ -140,9 +156,12 @@ class TriluKernel final : public OpKernel {
     const Tensor& x = ctx.input(0);
     const size_t es = elem_size(node, x, "input");
     if (x.rank() < 2) fail(node, fmt::format("input is {}, expected rank >= 2", x.describe()));
-    const int64_t k = ctx.has_input(1) ? read_int_scalar(node, ctx.input(1), "k") : 0;
-    Tensor& y = ctx.output(0, x.dtype(), x.shape());
     const int64_t rows = x.dim(-2), cols = x.dim(-1);
+    // Any k outside [-rows, cols] keeps all or nothing: clamp it so that
+    // i + k cannot overflow.
+    const int64_t k = std::clamp<int64_t>(ctx.has_input(1) ? read_int_scalar(node, ctx.input(1), "k") : 0,
+                                          -rows - 1, cols + 1);
+    Tensor& y = ctx.output(0, x.dtype(), x.shape());
     const int64_t all_rows = cols == 0 ? 0 : x.numel() / cols;
     const int64_t esz = static_cast<int64_t>(es);
     const char* src = static_cast<const char*>(x.raw_data());
@@ -184,8 +203,9 @@ class EyeLikeKernel final : public OpKernel {
     char* out = static_cast<char*>(y.raw_mutable_data());
     std::memset(out, 0, y.nbytes());
     const int64_t rows = x.dim(0), cols = x.dim(1);
+    const int64_t k = std::clamp<int64_t>(k_, -rows, cols);  // beyond: no ones; i + k cannot overflow
     for (int64_t i = 0; i < rows; ++i) {
-      const int64_t j = i + k_;
+      const int64_t j = i + k;
       if (j >= 0 && j < cols) std::memcpy(out + (i * cols + j) * static_cast<int64_t>(es), one.data(), es);
     }
   }
@@ -208,8 +228,9 @@ class OneHotKernel final : public OpKernel {
     const Tensor& values = ctx.input(2);
     const std::vector<double> dv = read_doubles(node, ctx.input(1), "depth");
     if (dv.size() != 1) fail(node, fmt::format("input depth is {}, expected one value", ctx.input(1).describe()));
+    if (!(dv[0] >= 1.0 && dv[0] < 9223372036854775808.0))
+      fail(node, fmt::format("depth {} is invalid, expected a positive value that fits in int64", dv[0]));
     const int64_t depth = static_cast<int64_t>(dv[0]);
-    if (depth <= 0) fail(node, fmt::format("depth {} is invalid, expected a positive value", dv[0]));
     if (values.numel() != 2) fail(node, fmt::format("input values is {}, expected 2 values [off, on]", values.describe()));
     const size_t es = elem_size(node, values, "values");
     const int64_t r = ind.rank();
@@ -227,9 +248,13 @@ class OneHotKernel final : public OpKernel {
     const int64_t inner = prod(ind.shape(), static_cast<size_t>(axis), ind.shape().size());
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
-        int64_t v = static_cast<int64_t>(idx[static_cast<size_t>(o * inner + i)]);
+        // Out of [-depth, depth) (or NaN): all off, as the spec says.
+        const double f = idx[static_cast<size_t>(o * inner + i)];
+        const double dd = static_cast<double>(depth);
+        if (!(f > -dd - 1.0 && f < dd)) continue;
+        int64_t v = static_cast<int64_t>(f);
         if (v < 0) v += depth;
-        if (v < 0 || v >= depth) continue;  // out of range: all off
+        if (v < 0 || v >= depth) continue;
         std::memcpy(out + ((o * depth + v) * inner + i) * static_cast<int64_t>(es), vb + es, es);
       }
   }

@@ -60,8 +60,11 @@ class SliceKernel final : public OpKernel {
       if (seen[a]) fail(node, fmt::format("axes {} repeat axis {}", dims_string(axes), a));
       seen[a] = true;
       const int64_t d = x.shape()[a];
-      const int64_t st = steps[i];
-      if (st == 0) fail(node, fmt::format("steps {} has a zero step", dims_string(steps)));
+      if (steps[i] == 0) fail(node, fmt::format("steps {} has a zero step", dims_string(steps)));
+      // A step longer than the dim selects at most one element, as a step of
+      // the dim's size does: clamping keeps the arithmetic below in range.
+      const int64_t max_step = std::max<int64_t>(d, 1);
+      const int64_t st = std::clamp<int64_t>(steps[i], -max_step, max_step);
       int64_t b = starts[i], e = ends[i];
       if (b < 0) b += d;
       if (e < 0) e += d;

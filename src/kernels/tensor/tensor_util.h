@@ -77,9 +77,14 @@ inline int64_t read_int_scalar(const NodeInfo& node, const Tensor& t, const char
   return read_ints(node, t, name)[0];
 }
 
+// Product of dims [begin, end) of a tensor's shape. Part of a shape can
+// overflow even when the whole does not (another dim is 0): that throws.
 inline int64_t prod(const Shape& s, size_t begin, size_t end) {
   int64_t p = 1;
-  for (size_t i = begin; i < end && i < s.size(); ++i) p *= s[i];
+  for (size_t i = begin; i < end && i < s.size(); ++i)
+    if (s[i] < 0 || __builtin_mul_overflow(p, s[i], &p))
+      throw Error(StatusCode::kInvalidArgument,
+                  fmt::format("dims {}..{} of shape {} multiply past a 64-bit size", begin, end, shape_to_string(s)));
   return p;
 }
 
