@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "kernels/kernel.h"
+#include "kernels/op_schema.h"
 
 namespace spindle::kernels {
 
@@ -122,8 +123,22 @@ const KernelFactory* KernelRegistry::find(const std::string& domain, const std::
   const std::string d = domain == "ai.onnx" ? "" : domain;
   auto it = entries_.find({d, op_type});
   if (it == entries_.end()) return nullptr;
-  for (const Entry& e : it->second)
-    if (opset >= e.since_min && opset <= e.since_max) return &e.factory;
+  auto covering = [&](int v) -> const KernelFactory* {
+    for (const Entry& e : it->second)
+      if (v >= e.since_min && v <= e.since_max) return &e.factory;
+    return nullptr;
+  };
+  if (const KernelFactory* f = covering(opset)) return f;
+  if (!d.empty() || opset > kMaxOpset) return nullptr;
+  // A version that only widened element types runs on the kernel of the
+  // version before it (Conv-22 on Conv-11's): walk back to the version a
+  // kernel covers.
+  const OpSchema* s = find_schema(op_type, opset);
+  while (s && widens_types_only(op_type, s->since_version)) {
+    s = find_schema(op_type, s->since_version - 1);
+    if (s)
+      if (const KernelFactory* f = covering(s->since_version)) return f;
+  }
   return nullptr;
 }
 
@@ -147,6 +162,10 @@ std::vector<KernelRegistry::OpRanges> KernelRegistry::ranges() const {
   for (const auto& [key, entries] : entries_) {
     std::vector<std::pair<int, int>> spans;
     for (const Entry& e : entries) spans.emplace_back(e.since_min, e.since_max);
+    // Default-domain opsets that run on an earlier version's kernel.
+    if (key.first.empty())
+      for (int v = 1; v <= kMaxOpset; ++v)
+        if (find(key.first, key.second, v)) spans.emplace_back(v, v);
     std::sort(spans.begin(), spans.end());
     std::vector<std::pair<int, int>> merged;
     for (const auto& s : spans) {
