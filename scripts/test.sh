@@ -19,12 +19,14 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$jobs"
 # Threading tests measure CPU time and spinning: one at a time.
 ctest --test-dir build --output-on-failure -j 1 -L threading
-ctest --test-dir build --output-on-failure -j "$jobs" -LE 'threading|conformance|tools'
+ctest --test-dir build --output-on-failure -j "$jobs" -LE 'threading|conformance|tools|opsets'
 # spindle tune picks settings by timing them: alone on the machine.
 ctest --test-dir build --output-on-failure -j 1 -L tools
 # The ONNX backend test suite, with its report (per-operator table, counts,
 # and the closing "N passed, M failed" line).
 ctest --test-dir build --verbose -L conformance
+# Opsets 18-23 against ONNX Runtime (cases regenerated when missing).
+ctest --test-dir build --verbose -L opsets
 
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINDLE_SANITIZE=thread -DSPINDLE_BUILD_BENCH=OFF >/dev/null
 cmake --build build-tsan -j "$jobs"

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "graph/functions.h"
 #include "graph/graph.h"
 #include "graph/node_check.h"
 #include "graph/onnx_convert.h"
@@ -277,6 +278,7 @@ Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string
                                         origin, bytes.size()));
   if (!model.has_graph() || (model.graph().node_size() == 0 && model.graph().output_size() == 0))
     return invalid_argument(fmt::format("{}: not a valid ONNX model (no graph)", origin));
+  SPINDLE_RETURN_IF_ERROR(inline_functions(model, origin));
   // spindle needs static shape inference only for the types of graph outputs
   // the model leaves undeclared (shapes are known at run time). libonnx's
   // inference can crash on malformed models the checker accepts (a ConvInteger

@@ -79,10 +79,10 @@ Status check_node(const onnx::NodeProto& node, int opset) {
     bool known = false;
     const AttrType type = attribute_type(a, &known);
     if (!known)
-      return invalid_argument(fmt::format("{}: attribute '{}' has no type and no value, expected a {}", who, a.name(),
+      return invalid_argument(fmt::format("{}: attribute '{}' has no type and no value, expected type {}", who, a.name(),
                                           kernels::attr_type_name(spec->type)));
     if (type != spec->type)
-      return invalid_argument(fmt::format("{}: attribute '{}' is a {}, expected a {}", who, a.name(),
+      return invalid_argument(fmt::format("{}: attribute '{}' is of type {}, expected {}", who, a.name(),
                                           kernels::attr_type_name(type), kernels::attr_type_name(spec->type)));
   }
   for (const kernels::AttrSpec& spec : schema->attributes) {

@@ -130,15 +130,15 @@ const KernelFactory* KernelRegistry::find(const std::string& domain, const std::
   };
   if (const KernelFactory* f = covering(opset)) return f;
   if (!d.empty() || opset > kMaxOpset) return nullptr;
-  // A version that only widened element types runs on the kernel of the
-  // version before it (Conv-22 on Conv-11's): walk back to the version a
-  // kernel covers.
+  // Registrations up to opset 17 were written against ONNX 1.12. A later
+  // opset whose version of the operator is still one of those, or differs
+  // from it only by element types (Conv-22 from Conv-11), runs on that kernel.
+  constexpr int kBaseOpset = 17;
   const OpSchema* s = find_schema(op_type, opset);
-  while (s && widens_types_only(op_type, s->since_version)) {
-    s = find_schema(op_type, s->since_version - 1);
-    if (s)
-      if (const KernelFactory* f = covering(s->since_version)) return f;
-  }
+  while (s && widens_types_only(op_type, s->since_version)) s = find_schema(op_type, s->since_version - 1);
+  if (!s) return nullptr;
+  if (const KernelFactory* f = covering(s->since_version)) return f;  // Gelu-20's kernel at opset 23
+  if (s->since_version <= kBaseOpset) return covering(kBaseOpset);
   return nullptr;
 }
 

@@ -11,7 +11,7 @@
 // -fno-trapping-math), Sqrt uses the SSE/AVX square root directly (std::sqrt
 // does not vectorize without -fno-math-errno). The other transcendental ops
 // (Log, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh,
-// Softplus) call std:: per element.
+// Softplus, Mish) call std:: per element.
 #include <cmath>
 #include <limits>
 
@@ -30,7 +30,7 @@ enum class UOp {
   kAbs, kNeg, kSign, kRelu,  // generic
   kSqrt, kExp, kLog, kReciprocal, kFloor, kCeil, kRound, kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh,
   kAsinh, kAcosh, kAtanh, kErf, kTanh, kSigmoid, kLeakyRelu, kElu, kSelu, kCelu, kHardSigmoid, kHardSwish,
-  kSoftplus, kSoftsign, kThresholdedRelu, kShrink, kGelu, kGeluTanh
+  kSoftplus, kSoftsign, kThresholdedRelu, kShrink, kGelu, kGeluTanh, kMish
 };
 
 struct Params {
@@ -167,6 +167,11 @@ void unary_float(ThreadPool* pool, UOp op, const Params& p, T* o, const T* x, in
       // log(1 + exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|)).
       return run_unary(
           pool, o, x, n, [](T v) { return (v > 0 ? v : T(0)) + std::log1p(std::exp(-std::fabs(v))); }, 2 * kStd);
+    case UOp::kMish:
+      // x * tanh(softplus(x)), softplus as above.
+      return run_unary(
+          pool, o, x, n,
+          [](T v) { return v * std::tanh((v > 0 ? v : T(0)) + std::log1p(std::exp(-std::fabs(v)))); }, 3 * kStd);
     case UOp::kSoftsign: return run_unary(pool, o, x, n, [](T v) { return v / (T(1) + std::fabs(v)); }, 2.0);
     case UOp::kThresholdedRelu: return run_unary(pool, o, x, n, [alpha](T v) { return v > alpha ? v : T(0); }, 0.5);
     case UOp::kShrink:
@@ -357,6 +362,7 @@ void register_unary(KernelRegistry& r) {
   add_unary(r, "Softsign", UOp::kSoftsign);
   add_unary(r, "ThresholdedRelu", UOp::kThresholdedRelu, 1.0f);
   add_unary(r, "Shrink", UOp::kShrink);
+  add_unary(r, "Mish", UOp::kMish, 0, 0, 0, "", 18, 18);
   // Gelu: ai.onnx opset 20 (approximate = "none" | "tanh") and the
   // com.microsoft contrib op (erf form).
   add_unary(r, "Gelu", UOp::kGelu, 0, 0, 0, "", 20, 20);

@@ -1,6 +1,6 @@
 // norm.cpp — BatchNormalization (inference; opsets 1..17), InstanceNormalization
 // (1..17), LayerNormalization (17, with the optional Mean / InvStdDev
-// outputs) and LRN (1..17).
+// outputs), LRN (1..17), GroupNormalization (18, 21) and RMSNormalization (23).
 //
 // Statistics of one plane or row are accumulated in double by one block, so
 // they do not depend on the thread count.
@@ -8,6 +8,7 @@
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/nn_util.h"
+#include "kernels/op_schema.h"
 
 namespace spindle::kernels::nn {
 
@@ -275,6 +276,124 @@ class LayerNormKernel final : public OpKernel {
   float epsilon_;
 };
 
+// ---------------------------------------------------------------- RMSNormalization
+
+// RMSNormalization (23): Y = X / sqrt(mean(X^2 over axes [axis, rank)) +
+// epsilon) * scale, scale broadcast to the normalized shape.
+class RmsNormKernel final : public OpKernel {
+ public:
+  explicit RmsNormKernel(const NodeInfo& node)
+      : axis_(node.attrs.get_int("axis", -1)), epsilon_(node.attrs.get_float("epsilon", 1e-5f)) {
+    const int64_t stash = node.attrs.get_int("stash_type", 1);
+    if (stash != 1) fail_unsupported(node, fmt::format("stash_type {} is not supported (only 1 = float32)", stash));
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const NodeInfo& node = ctx.node();
+    const Tensor& X = ctx.input(0);
+    require_float(node, X, "X");
+    const int64_t rank = X.rank();
+    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    if (axis < 0 || axis >= rank)
+      fail(node, fmt::format("attribute axis {} is out of range for input X of shape {}", axis_, shape_to_string(X.shape())));
+    const Shape norm_shape(X.shape().begin() + axis, X.shape().end());
+    const int64_t cols = shape_numel(norm_shape);
+    const int64_t rows = cols == 0 ? 0 : X.numel() / cols;
+    const std::vector<float> scale = expand_to(node, ctx.input(1), "scale", norm_shape);
+    Tensor& Y = ctx.output(0, DataType::kFloat32, X.shape());
+    if (Y.numel() == 0) return;
+    const float* x = X.data<float>();
+    float* y = Y.mutable_data<float>();
+    const float* sc = scale.data();
+    parallel_for(ctx.pool(), 0, rows, grain_for_work(rows, 2.0 * static_cast<double>(cols)), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* xr = x + r * cols;
+        float* yr = y + r * cols;
+        double sq = 0;
+        for (int64_t i = 0; i < cols; ++i) sq += static_cast<double>(xr[i]) * xr[i];
+        const float inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(cols) + epsilon_));
+        for (int64_t i = 0; i < cols; ++i) yr[i] = xr[i] * inv * sc[i];
+      }
+    });
+  }
+
+ private:
+  int64_t axis_;
+  float epsilon_;
+};
+
+// ---------------------------------------------------------------- GroupNormalization
+
+// GroupNormalization: X is N x C x spatial..., its C channels split into
+// num_groups groups normalized over (channels of the group x spatial);
+// scale and bias hold one value per group at opset 18, per channel from 21.
+class GroupNormKernel final : public OpKernel {
+ public:
+  explicit GroupNormKernel(const NodeInfo& node)
+      : groups_(node.attrs.get_int("num_groups")), epsilon_(node.attrs.get_float("epsilon", 1e-5f)),
+        per_channel_(node.opset >= 21) {
+    if (groups_ < 1) fail(node, fmt::format("attribute num_groups is {}, expected >= 1", groups_));
+    const int64_t stash = node.attrs.get_int("stash_type", 1);
+    if (stash != 1) fail_unsupported(node, fmt::format("stash_type {} is not supported (only 1 = float32)", stash));
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const NodeInfo& node = ctx.node();
+    const Tensor& X = ctx.input(0);
+    require_float(node, X, "X");
+    if (X.rank() < 2)
+      fail(node, fmt::format("input X has shape {}, expected rank >= 2 (N x C x ...)", shape_to_string(X.shape())));
+    const int64_t N = X.dim(0), C = X.dim(1);
+    if (C % groups_ != 0)
+      fail(node, fmt::format("input X has {} channels, which num_groups {} does not divide", C, groups_));
+    const int64_t per = per_channel_ ? C : groups_;
+    const Tensor& scale = ctx.input(1);
+    const Tensor& bias = ctx.input(2);
+    require_float(node, scale, "scale");
+    require_float(node, bias, "bias");
+    if (scale.numel() != per || bias.numel() != per)
+      fail(node, fmt::format("inputs scale ({}) and bias ({}) must have {} values (one per {})", scale.describe(),
+                             bias.describe(), per, per_channel_ ? "channel" : "group"));
+    Tensor& Y = ctx.output(0, DataType::kFloat32, X.shape());
+    if (Y.numel() == 0) return;
+    const int64_t spatial = X.numel() / (N * C), cpg = C / groups_, len = cpg * spatial;
+    const float* x = X.data<float>();
+    float* y = Y.mutable_data<float>();
+    const float* sc = scale.data<float>();
+    const float* bi = bias.data<float>();
+    const int64_t planes = N * groups_;
+    parallel_for(ctx.pool(), 0, planes, grain_for_work(planes, 3.0 * static_cast<double>(len)), [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const float* xp = x + p * len;
+        float* yp = y + p * len;
+        double sum = 0;
+        for (int64_t i = 0; i < len; ++i) sum += xp[i];
+        const double mean = sum / static_cast<double>(len);
+        double sq = 0;
+        for (int64_t i = 0; i < len; ++i) {
+          const double d = xp[i] - mean;
+          sq += d * d;
+        }
+        const float inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(len) + epsilon_));
+        const float m = static_cast<float>(mean);
+        const int64_t g = p % groups_;
+        for (int64_t c = 0; c < cpg; ++c) {
+          const int64_t k = per_channel_ ? g * cpg + c : g;
+          const float a = inv * sc[k], b = bi[k];
+          const float* xc = xp + c * spatial;
+          float* yc = yp + c * spatial;
+          for (int64_t i = 0; i < spatial; ++i) yc[i] = (xc[i] - m) * a + b;
+        }
+      }
+    });
+  }
+
+ private:
+  int64_t groups_;
+  float epsilon_;
+  bool per_channel_;
+};
+
 // ---------------------------------------------------------------- LRN
 
 class LrnKernel final : public OpKernel {
@@ -332,6 +451,8 @@ void register_norm(KernelRegistry& r) {
   r.add("", "InstanceNormalization", 1, 17, factory_of<InstanceNormKernel>());
   r.add("", "LayerNormalization", 17, 17, factory_of<LayerNormKernel>());
   r.add("", "LRN", 1, 17, factory_of<LrnKernel>());
+  r.add("", "GroupNormalization", 18, kMaxOpset, factory_of<GroupNormKernel>());  // 21: per-channel scale / bias
+  r.add("", "RMSNormalization", 23, kMaxOpset, factory_of<RmsNormKernel>());
 }
 
 }  // namespace spindle::kernels::nn
