@@ -307,6 +307,78 @@ def nn_cases():
     return cases
 
 
+def more_cases():
+    """Recurrent, quantized, signal, detection, loss and control-flow operators."""
+    def branch(name, value):
+        out = helper.make_tensor_value_info(name + '_out', TensorProto.FLOAT, [3])
+        c = helper.make_node('Constant', [], [name + '_out'], value=helper.make_tensor('v', TensorProto.FLOAT, [3], value))
+        return helper.make_graph([c], name, [], [out])
+
+    loop_body = helper.make_graph(
+        [helper.make_node('Identity', ['cond_in'], ['cond_out']), helper.make_node('Add', ['v_in', 'v_in'], ['v_out']),
+         helper.make_node('Identity', ['v_out'], ['scan_out'])], 'body',
+        [helper.make_tensor_value_info('i', TensorProto.INT64, []), helper.make_tensor_value_info('cond_in', TensorProto.BOOL, []),
+         helper.make_tensor_value_info('v_in', TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info('cond_out', TensorProto.BOOL, []), helper.make_tensor_value_info('v_out', TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info('scan_out', TensorProto.FLOAT, [2])])
+    scan_body = helper.make_graph(
+        [helper.make_node('Add', ['s_in', 'x_t'], ['s_out']), helper.make_node('Identity', ['s_out'], ['y_t'])], 'scan',
+        [helper.make_tensor_value_info('s_in', TensorProto.FLOAT, [2]), helper.make_tensor_value_info('x_t', TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info('s_out', TensorProto.FLOAT, [2]), helper.make_tensor_value_info('y_t', TensorProto.FLOAT, [2])])
+    boxes = np.array([[[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, -0.1, 1, 0.9], [0, 10, 1, 11], [0, 10.1, 1, 11.1],
+                       [0, 100, 1, 101]]], np.float32)
+    scores = np.array([[[0.9, 0.75, 0.6, 0.95, 0.5, 0.3]]], np.float32)
+    return [
+        Case('constant', 'Constant', [], value=helper.make_tensor('v', TensorProto.FLOAT, [2, 2], [1, 2, 3, 4])),
+        Case('constant_ints', 'Constant', [], value_ints=[1, 2, 3]),
+        Case('if', 'If', [('c', np.array(False))], then_branch=branch('then', [1, 2, 3]), else_branch=branch('else', [4, 5, 6])),
+        Case('loop', 'Loop', [('m', np.array(3, np.int64)), ('cond', np.array(True)), ('v', f32(2))], outputs=2, body=loop_body),
+        Case('scan', 'Scan', [('s', f32(2)), ('x', f32(3, 2))], outputs=2, body=scan_body, num_scan_inputs=1),
+        Case('rnn', 'RNN', [('x', f32(3, 2, 4)), ('w', f32(1, 5, 4)), ('r', f32(1, 5, 5)), ('b', f32(1, 10))],
+             outputs=2, hidden_size=5),
+        Case('gru', 'GRU', [('x', f32(3, 2, 4)), ('w', f32(1, 15, 4)), ('r', f32(1, 15, 5)), ('b', f32(1, 30))],
+             outputs=2, hidden_size=5, linear_before_reset=1),
+        Case('lstm', 'LSTM', [('x', f32(3, 2, 4)), ('w', f32(2, 20, 4)), ('r', f32(2, 20, 5)), ('b', f32(2, 40))],
+             outputs=3, hidden_size=5, direction='bidirectional'),
+        Case('convinteger', 'ConvInteger', [('x', ints(1, 2, 4, 4, hi=255, dtype=np.uint8)),
+                                            ('w', ints(3, 2, 2, 2, hi=255, dtype=np.uint8)), ('xz', np.array(3, np.uint8))]),
+        Case('matmulinteger', 'MatMulInteger', [('a', ints(3, 4, hi=255, dtype=np.uint8)), ('b', ints(4, 2, hi=255, dtype=np.uint8)),
+                                                ('az', np.array(12, np.uint8)), ('bz', np.array(7, np.uint8))]),
+        Case('qlinearmatmul', 'QLinearMatMul', [('a', ints(3, 4, hi=255, dtype=np.uint8)), ('as', np.array(0.02, np.float32)),
+                                                ('az', np.array(120, np.uint8)), ('b', ints(4, 2, hi=255, dtype=np.uint8)),
+                                                ('bs', np.array(0.03, np.float32)), ('bz', np.array(130, np.uint8)),
+                                                ('ys', np.array(0.05, np.float32)), ('yz', np.array(128, np.uint8))]),
+        Case('qlinearconv', 'QLinearConv', [('x', ints(1, 2, 4, 4, hi=255, dtype=np.uint8)), ('xs', np.array(0.02, np.float32)),
+                                            ('xz', np.array(120, np.uint8)), ('w', ints(3, 2, 2, 2, hi=255, dtype=np.uint8)),
+                                            ('ws', np.array(0.03, np.float32)), ('wz', np.array(130, np.uint8)),
+                                            ('ys', np.array(0.2, np.float32)), ('yz', np.array(128, np.uint8))]),
+        Case('dynamicquantizelinear', 'DynamicQuantizeLinear', [('x', f32(3, 4))], outputs=3),
+        Case('det', 'Det', [('x', f32(2, 3, 3))]),
+        Case('hannwindow', 'HannWindow', [('n', np.array(8, np.int64))]),
+        Case('hammingwindow', 'HammingWindow', [('n', np.array(7, np.int64))], periodic=0),
+        Case('blackmanwindow', 'BlackmanWindow', [('n', np.array(9, np.int64))]),
+        Case('melweightmatrix', 'MelWeightMatrix', [('b', np.array(8, np.int64)), ('d', np.array(16, np.int64)),
+                                                    ('r', np.array(8000, np.int64)), ('lo', np.array(100.0, np.float32)),
+                                                    ('hi', np.array(3000.0, np.float32))]),
+        Case('stft', 'STFT', [('x', f32(1, 32, 1)), ('st', np.array(8, np.int64)), ('w', np.hanning(16).astype(np.float32))],
+             consts=['st'], onesided=1),
+        Case('nonmaxsuppression', 'NonMaxSuppression', [('b', boxes), ('s', scores), ('m', np.array([3], np.int64)),
+                                                        ('iou', np.array([0.5], np.float32))]),
+        Case('roialign', 'RoiAlign', [('x', f32(1, 2, 6, 6)), ('r', np.array([[0, 0, 4, 4], [1, 1, 5, 3]], np.float32)),
+                                      ('i', i64(0, 0))], output_height=2, output_width=3, sampling_ratio=2),
+        Case('maxunpool', 'MaxUnpool', [('x', f32(1, 1, 2, 2)), ('i', i64(0, 3, 9, 14).reshape(1, 1, 2, 2))],
+             kernel_shape=[2, 2], strides=[2, 2]),
+        Case('negativeloglikelihoodloss', 'NegativeLogLikelihoodLoss', [('x', f32(3, 5)), ('t', i64(1, 0, 4))]),
+        Case('softmaxcrossentropyloss', 'SoftmaxCrossEntropyLoss', [('x', f32(3, 5)), ('t', i64(1, 0, 4))],
+             reduction='sum'),
+        Case('tfidfvectorizer', 'TfIdfVectorizer', [('x', i64(1, 2, 3, 2, 1, 4))], mode='TF', min_gram_length=1,
+             max_gram_length=2, max_skip_count=0, ngram_counts=[0, 3], ngram_indexes=[0, 1, 2, 3],
+             pool_int64s=[1, 2, 4, 2, 1]),
+        Case('optionalhaselement', 'OptionalHasElement', [('x', f32(2))]),
+        Case('optionalgetelement', 'OptionalGetElement', [('x', f32(2))]),
+    ]
+
+
 def with_defaults(function, defaults):
     """A FunctionProto with attribute defaults (attribute_proto, field 11 of IR 9), which Debian's
     onnx 1.12 cannot write: appended in wire format."""
@@ -359,7 +431,8 @@ def function_cases():
 
 
 def all_cases():
-    return (unary_cases() + binary_cases() + reduce_cases() + tensor_cases() + nn_cases() + function_cases())
+    return (unary_cases() + binary_cases() + reduce_cases() + tensor_cases() + nn_cases() + more_cases() +
+            function_cases())
 
 
 def json_value(v):
