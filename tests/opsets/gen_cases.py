@@ -297,6 +297,22 @@ def nn_cases():
              num_heads=2, rotary_embedding_dim=4, since=23),
         Case('rotaryembedding_no_positions', 'RotaryEmbedding', [('x', f32(2, 3, 4, 8)), ('c', np.cos(f32(2, 4, 4))),
                                                                  ('s', np.sin(f32(2, 4, 4)))], since=23),
+        Case('attention', 'Attention', [('q', f32(2, 3, 4, 8)), ('k', f32(2, 3, 5, 8)), ('v', f32(2, 3, 5, 6))], since=23),
+        Case('attention_gqa_causal', 'Attention', [('q', f32(1, 4, 5, 8)), ('k', f32(1, 2, 5, 8)), ('v', f32(1, 2, 5, 8))],
+             is_causal=1, since=23),
+        Case('attention_3d_mask', 'Attention', [('q', f32(2, 4, 12)), ('k', f32(2, 6, 6)), ('v', f32(2, 6, 4)),
+                                                ('m', f32(4, 6, lo=-3, hi=0))], q_num_heads=2, kv_num_heads=1, since=23),
+        Case('attention_bool_mask_scale', 'Attention', [('q', f32(1, 2, 3, 4)), ('k', f32(1, 2, 5, 4)), ('v', f32(1, 2, 5, 4)),
+                                                        ('m', np.array([[True, True, False, True, True],
+                                                                        [True, False, True, True, False],
+                                                                        [False, True, True, True, True]]))],
+             scale=0.3, since=23),
+        Case('attention_past_present', 'Attention', [('q', f32(1, 2, 2, 4)), ('k', f32(1, 2, 2, 4)), ('v', f32(1, 2, 2, 4)),
+                                                     ('m', None), ('pk', f32(1, 2, 3, 4)), ('pv', f32(1, 2, 3, 4))],
+             outputs=3, is_causal=1, since=23),
+        Case('attention_softcap_qk', 'Attention', [('q', f32(1, 2, 3, 4, lo=-4, hi=4)), ('k', f32(1, 2, 3, 4, lo=-4, hi=4)),
+                                                   ('v', f32(1, 2, 3, 4))], outputs=['y0', '', '', 'y3'], softcap=2.0,
+             qk_matmul_output_mode=1, since=23),
         Case('affinegrid', 'AffineGrid', [('t', f32(2, 2, 3)), ('z', i64(2, 3, 4, 5))], consts=['z'], since=20),
         Case('affinegrid_align', 'AffineGrid', [('t', f32(2, 2, 3)), ('z', i64(2, 3, 4, 5))], consts=['z'],
              align_corners=1, since=20),
@@ -460,14 +476,14 @@ def write_case(root, case, opset):
     while node_inputs and node_inputs[-1] == '':
         node_inputs.pop()
     node = helper.make_node(case.op, node_inputs, case.outputs, name=case.name, domain=case.domain, **case.attrs)
-    outputs = [helper.make_value_info(o, helper.TypeProto()) for o in case.outputs]
+    outputs = [helper.make_value_info(o, helper.TypeProto()) for o in case.outputs if o]
     graph = helper.make_graph([node], case.name, graph_inputs, outputs, initializer=inits)
     imports = [helper.make_opsetid('', opset)] + ([helper.make_opsetid(case.domain, 1)] if case.domain else [])
     model = helper.make_model(graph, opset_imports=imports, producer_name='gen_cases.py', functions=case.functions)
     model.ir_version = IR_VERSION[opset]
     with open(os.path.join(d, 'model.onnx'), 'wb') as f:
         f.write(model.SerializeToString())
-    spec = {'op': case.op, 'opset': opset, 'inputs': [], 'outputs': case.outputs}
+    spec = {'op': case.op, 'opset': opset, 'inputs': [], 'outputs': [o for o in case.outputs if o]}
     for i, (in_name, value) in enumerate(feeds):
         with open(os.path.join(d, 'test_data_set_0', f'input_{i}.pb'), 'wb') as f:
             f.write(numpy_helper.from_array(value, in_name).SerializeToString())

@@ -214,10 +214,12 @@ class InstanceNormKernel final : public OpKernel {
 
 // ---------------------------------------------------------------- LayerNormalization
 
+// LayerNormalization, and RMSNormalization (23, `rms`): Y = X /
+// sqrt(mean(X^2) + epsilon) * scale, the mean taken as 0 and no bias.
 class LayerNormKernel final : public OpKernel {
  public:
-  explicit LayerNormKernel(const NodeInfo& node)
-      : axis_(node.attrs.get_int("axis", -1)), epsilon_(node.attrs.get_float("epsilon", 1e-5f)) {
+  LayerNormKernel(const NodeInfo& node, bool rms)
+      : axis_(node.attrs.get_int("axis", -1)), epsilon_(node.attrs.get_float("epsilon", 1e-5f)), rms_(rms) {
     const int64_t stash = node.attrs.get_int("stash_type", 1);
     if (stash != 1) fail_unsupported(node, fmt::format("stash_type {} is not supported (only 1 = float32)", stash));
   }
@@ -251,7 +253,8 @@ class LayerNormKernel final : public OpKernel {
         const float* xr = x + r * cols;
         float* yr = y + r * cols;
         double sum = 0;
-        for (int64_t i = 0; i < cols; ++i) sum += xr[i];
+        if (!rms_)
+          for (int64_t i = 0; i < cols; ++i) sum += xr[i];
         const double mean = sum / static_cast<double>(cols);
         double sq = 0;
         for (int64_t i = 0; i < cols; ++i) {
@@ -274,52 +277,7 @@ class LayerNormKernel final : public OpKernel {
  private:
   int64_t axis_;
   float epsilon_;
-};
-
-// ---------------------------------------------------------------- RMSNormalization
-
-// RMSNormalization (23): Y = X / sqrt(mean(X^2 over axes [axis, rank)) +
-// epsilon) * scale, scale broadcast to the normalized shape.
-class RmsNormKernel final : public OpKernel {
- public:
-  explicit RmsNormKernel(const NodeInfo& node)
-      : axis_(node.attrs.get_int("axis", -1)), epsilon_(node.attrs.get_float("epsilon", 1e-5f)) {
-    const int64_t stash = node.attrs.get_int("stash_type", 1);
-    if (stash != 1) fail_unsupported(node, fmt::format("stash_type {} is not supported (only 1 = float32)", stash));
-  }
-
-  void compute(KernelContext& ctx) const override {
-    const NodeInfo& node = ctx.node();
-    const Tensor& X = ctx.input(0);
-    require_float(node, X, "X");
-    const int64_t rank = X.rank();
-    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
-    if (axis < 0 || axis >= rank)
-      fail(node, fmt::format("attribute axis {} is out of range for input X of shape {}", axis_, shape_to_string(X.shape())));
-    const Shape norm_shape(X.shape().begin() + axis, X.shape().end());
-    const int64_t cols = shape_numel(norm_shape);
-    const int64_t rows = cols == 0 ? 0 : X.numel() / cols;
-    const std::vector<float> scale = expand_to(node, ctx.input(1), "scale", norm_shape);
-    Tensor& Y = ctx.output(0, DataType::kFloat32, X.shape());
-    if (Y.numel() == 0) return;
-    const float* x = X.data<float>();
-    float* y = Y.mutable_data<float>();
-    const float* sc = scale.data();
-    parallel_for(ctx.pool(), 0, rows, grain_for_work(rows, 2.0 * static_cast<double>(cols)), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const float* xr = x + r * cols;
-        float* yr = y + r * cols;
-        double sq = 0;
-        for (int64_t i = 0; i < cols; ++i) sq += static_cast<double>(xr[i]) * xr[i];
-        const float inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(cols) + epsilon_));
-        for (int64_t i = 0; i < cols; ++i) yr[i] = xr[i] * inv * sc[i];
-      }
-    });
-  }
-
- private:
-  int64_t axis_;
-  float epsilon_;
+  bool rms_;
 };
 
 // ---------------------------------------------------------------- GroupNormalization
@@ -449,10 +407,14 @@ void register_norm(KernelRegistry& r) {
   // outputs), 15; the training outputs of opsets before 14 are refused.
   r.add("", "BatchNormalization", 1, 17, factory_of<BatchNormKernel>());
   r.add("", "InstanceNormalization", 1, 17, factory_of<InstanceNormKernel>());
-  r.add("", "LayerNormalization", 17, 17, factory_of<LayerNormKernel>());
+  r.add("", "LayerNormalization", 17, 17, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<LayerNormKernel>(node, false);
+  });
   r.add("", "LRN", 1, 17, factory_of<LrnKernel>());
   r.add("", "GroupNormalization", 18, kMaxOpset, factory_of<GroupNormKernel>());  // 21: per-channel scale / bias
-  r.add("", "RMSNormalization", 23, kMaxOpset, factory_of<RmsNormKernel>());
+  r.add("", "RMSNormalization", 23, kMaxOpset, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<LayerNormKernel>(node, true);
+  });
 }
 
 }  // namespace spindle::kernels::nn
