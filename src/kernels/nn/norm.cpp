@@ -48,6 +48,24 @@ std::vector<float> expand_to(const NodeInfo& node, const Tensor& t, const char* 
   return out;
 }
 
+// Mean and (biased) variance of n values, accumulated in double; with
+// centered = false the mean is taken as 0 (RMSNormalization).
+struct Moments {
+  double mean, var;
+};
+Moments moments(const float* x, int64_t n, bool centered = true) {
+  double sum = 0;
+  if (centered)
+    for (int64_t i = 0; i < n; ++i) sum += x[i];
+  const double mean = sum / static_cast<double>(n);
+  double sq = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = x[i] - mean;
+    sq += d * d;
+  }
+  return {mean, sq / static_cast<double>(n)};
+}
+
 // ---------------------------------------------------------------- BatchNormalization
 
 class BatchNormKernel final : public OpKernel {
@@ -191,15 +209,7 @@ class InstanceNormKernel final : public OpKernel {
       for (int64_t p = p0; p < p1; ++p) {
         const float* xp = x + p * inner;
         float* yp = y + p * inner;
-        double sum = 0;
-        for (int64_t i = 0; i < inner; ++i) sum += xp[i];
-        const double mean = sum / static_cast<double>(inner);
-        double sq = 0;
-        for (int64_t i = 0; i < inner; ++i) {
-          const double d = xp[i] - mean;
-          sq += d * d;
-        }
-        const double var = sq / static_cast<double>(inner);
+        const auto [mean, var] = moments(xp, inner);
         const int64_t c = p % C;
         const float a = static_cast<float>(s[c] / std::sqrt(var + epsilon_));
         const float bb = static_cast<float>(b[c] - mean * a);
@@ -252,16 +262,8 @@ class LayerNormKernel final : public OpKernel {
       for (int64_t r = r0; r < r1; ++r) {
         const float* xr = x + r * cols;
         float* yr = y + r * cols;
-        double sum = 0;
-        if (!rms_)
-          for (int64_t i = 0; i < cols; ++i) sum += xr[i];
-        const double mean = sum / static_cast<double>(cols);
-        double sq = 0;
-        for (int64_t i = 0; i < cols; ++i) {
-          const double d = xr[i] - mean;
-          sq += d * d;
-        }
-        const float inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(cols) + epsilon_));
+        const auto [mean, var] = moments(xr, cols, !rms_);
+        const float inv = static_cast<float>(1.0 / std::sqrt(var + epsilon_));
         const float m = static_cast<float>(mean);
         if (bi) {
           for (int64_t i = 0; i < cols; ++i) yr[i] = (xr[i] - m) * inv * sc[i] + bi[i];
@@ -324,15 +326,8 @@ class GroupNormKernel final : public OpKernel {
       for (int64_t p = p0; p < p1; ++p) {
         const float* xp = x + p * len;
         float* yp = y + p * len;
-        double sum = 0;
-        for (int64_t i = 0; i < len; ++i) sum += xp[i];
-        const double mean = sum / static_cast<double>(len);
-        double sq = 0;
-        for (int64_t i = 0; i < len; ++i) {
-          const double d = xp[i] - mean;
-          sq += d * d;
-        }
-        const float inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(len) + epsilon_));
+        const auto [mean, var] = moments(xp, len);
+        const float inv = static_cast<float>(1.0 / std::sqrt(var + epsilon_));
         const float m = static_cast<float>(mean);
         const int64_t g = p % groups_;
         for (int64_t c = 0; c < cpg; ++c) {
