@@ -93,8 +93,8 @@ class DftKernel final : public OpKernel {
     const int64_t axis_given = ctx.node().opset >= 20 && ctx.has_input(2) ? scalar_int(node, ctx.input(2), "axis") : axis_;
     const int64_t axis = axis_given < 0 ? axis_given + rank : axis_given;
     if (axis < 1 || axis >= rank - 1)
-      fail(node, fmt::format("axis {} is out of range for input {}: expected 1..{} (not the batch or the "
-                             "complex dimension)", axis_given, shape_to_string(x.shape()), rank - 2));
+      fail(node, fmt::format("{} axis {} is out of range for input {}: expected 1..{} (not the batch or the "
+                             "complex dimension)", ctx.node().opset >= 20 ? "input" : "attribute", axis_given, shape_to_string(x.shape()), rank - 2));
     const int64_t n = x.dim(axis);
     int64_t len = n;
     if (ctx.has_input(1)) {
