@@ -114,7 +114,7 @@ build "Release build" bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=R
 # Threading tests measure CPU time and spinning: one at a time.
 suite "C++ threading (Release)" ctest ctest --test-dir build --output-on-failure -j 1 -L threading
 suite "C++ graph/exec/kernels/session/io/models (Release)" ctest \
-  ctest --test-dir build --output-on-failure -j "$jobs" -LE 'threading|conformance|tools|python|node'
+  ctest --test-dir build --output-on-failure -j "$jobs" -LE 'threading|conformance|tools|python|node|opsets'
 # ctest runs each test in its own process; the tests must also hold all in
 # one process, repeated (no test may depend on a fresh default Environment).
 for t in test_threading test_exec test_session; do
@@ -126,6 +126,9 @@ suite "pytest (Python bindings)" pytest ctest --test-dir build --verbose -L pyth
 suite "node --test (Node bindings)" node ctest --test-dir build --verbose -L node
 # The ONNX backend test suite, with its report (per-operator table, counts).
 suite "ONNX conformance (Release)" conformance build/tests/conformance_runner
+# Opsets 18-23 against ONNX Runtime 1.30 as the oracle (one-node cases,
+# generated when missing).
+suite "opsets 18-23 vs ONNX Runtime (Release)" conformance tests/opsets/run.sh build
 
 build "ThreadSanitizer build" bash -c "cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSPINDLE_SANITIZE=thread -DSPINDLE_BUILD_BENCH=OFF && cmake --build build-tsan -j $jobs --target test_threading test_session"

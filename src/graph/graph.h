@@ -92,6 +92,8 @@ class Graph {
 };
 
 struct LoadOptions {
+  // Validate every node of the default domain against spindle's operator
+  // signatures (kernels/op_schema.h): arity, attribute names and types.
   bool run_checker = true;
   // ONNX shape inference, run only when a graph output declares no element
   // type (it fills those in).

@@ -5,11 +5,13 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "graph/functions.h"
 #include "graph/graph.h"
+#include "graph/node_check.h"
 #include "graph/onnx_convert.h"
+#include "kernels/op_schema.h"
 
 namespace spindle::graph {
 
@@ -161,6 +163,7 @@ struct GraphBuilder {
   const std::string& origin;
   const std::filesystem::path& base_dir;
   const std::map<std::string, int>& opsets;
+  bool check_nodes;  // LoadOptions::run_checker
   std::vector<std::string> missing;
   std::set<std::string> missing_seen;
 
@@ -208,6 +211,8 @@ struct GraphBuilder {
         if (missing_seen.insert(what).second) missing.push_back(what);
         continue;
       }
+      if (check_nodes && n.domain.empty())
+        if (Status s = check_node(np, n.opset); !s.is_ok()) return Status(s.code(), fmt::format("{}: {}", origin, s.message()));
       std::vector<std::string> outer;  // names the node's subgraphs read from here or above
       std::function<Result<kernels::AttrValue>(const onnx::GraphProto&)> load_subgraph =
           [&](const onnx::GraphProto& sub) -> Result<kernels::AttrValue> {
@@ -273,13 +278,7 @@ Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string
                                         origin, bytes.size()));
   if (!model.has_graph() || (model.graph().node_size() == 0 && model.graph().output_size() == 0))
     return invalid_argument(fmt::format("{}: not a valid ONNX model (no graph)", origin));
-  if (options.run_checker) {
-    try {
-      onnx::checker::check_model(model);
-    } catch (const std::exception& e) {
-      return invalid_argument(fmt::format("{}: the ONNX checker rejected the model: {}", origin, e.what()));
-    }
-  }
+  SPINDLE_RETURN_IF_ERROR(inline_functions(model, origin));
   // spindle needs static shape inference only for the types of graph outputs
   // the model leaves undeclared (shapes are known at run time). libonnx's
   // inference can crash on malformed models the checker accepts (a ConvInteger
@@ -304,10 +303,13 @@ Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string
   for (const auto& p : model.metadata_props()) g.metadata.custom_metadata_map[p.key()] = p.value();
   for (const auto& op : model.opset_import()) {
     const std::string d = op.domain() == "ai.onnx" ? "" : op.domain();
+    if (d.empty() && op.version() > kernels::kMaxOpset)
+      return unsupported(fmt::format("{}: the model imports opset {} of the default ONNX domain; spindle supports "
+                                     "opsets 1 to {}", origin, op.version(), kernels::kMaxOpset));
     g.opsets[d] = static_cast<int>(op.version());
   }
   if (!g.opsets.count("")) g.opsets[""] = 1;
-  GraphBuilder builder{origin, base_dir, g.opsets, {}, {}};
+  GraphBuilder builder{origin, base_dir, g.opsets, options.run_checker, {}, {}};
   SPINDLE_RETURN_IF_ERROR(builder.build(model.graph(), g, false));
   if (!builder.missing.empty())
     return unsupported(fmt::format("{}: {} operator(s) not supported by spindle: {}", origin, builder.missing.size(),

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "kernels/kernel.h"
+#include "kernels/op_schema.h"
 
 namespace spindle::kernels {
 
@@ -160,8 +161,22 @@ const KernelFactory* KernelRegistry::find(const std::string& domain, const std::
   const std::string d = domain == "ai.onnx" ? "" : domain;
   auto it = entries_.find({d, op_type});
   if (it == entries_.end()) return nullptr;
-  for (const Entry& e : it->second)
-    if (opset >= e.since_min && opset <= e.since_max) return &e.factory;
+  auto covering = [&](int v) -> const KernelFactory* {
+    for (const Entry& e : it->second)
+      if (v >= e.since_min && v <= e.since_max) return &e.factory;
+    return nullptr;
+  };
+  if (const KernelFactory* f = covering(opset)) return f;
+  if (!d.empty() || opset > kMaxOpset) return nullptr;
+  // Registrations up to opset 17 were written against ONNX 1.12. A later
+  // opset whose version of the operator is still one of those, or differs
+  // from it only by element types (Conv-22 from Conv-11), runs on that kernel.
+  constexpr int kBaseOpset = 17;
+  const OpSchema* s = find_schema(op_type, opset);
+  while (s && widens_types_only(op_type, s->since_version)) s = find_schema(op_type, s->since_version - 1);
+  if (!s) return nullptr;
+  if (const KernelFactory* f = covering(s->since_version)) return f;  // Gelu-20's kernel at opset 23
+  if (s->since_version <= kBaseOpset) return covering(kBaseOpset);
   return nullptr;
 }
 
@@ -185,6 +200,10 @@ std::vector<KernelRegistry::OpRanges> KernelRegistry::ranges() const {
   for (const auto& [key, entries] : entries_) {
     std::vector<std::pair<int, int>> spans;
     for (const Entry& e : entries) spans.emplace_back(e.since_min, e.since_max);
+    // Default-domain opsets that run on an earlier version's kernel.
+    if (key.first.empty())
+      for (int v = 1; v <= kMaxOpset; ++v)
+        if (find(key.first, key.second, v)) spans.emplace_back(v, v);
     std::sort(spans.begin(), spans.end());
     std::vector<std::pair<int, int>> merged;
     for (const auto& s : spans) {

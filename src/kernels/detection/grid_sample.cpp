@@ -19,6 +19,7 @@
 
 #include "kernels/detection/detection_ops.h"
 #include "kernels/math/elementwise.h"
+#include "kernels/op_schema.h"
 #include "kernels/tensor/tensor_util.h"
 
 namespace spindle::kernels::detection {
@@ -195,7 +196,7 @@ class GridSampleKernel final : public OpKernel {
 }  // namespace
 
 void register_grid_sample(KernelRegistry& r) {
-  r.add("", "GridSample", 16, 17, factory_of<GridSampleKernel>());
+  r.add("", "GridSample", 16, kMaxOpset, factory_of<GridSampleKernel>());  // 20: linear / cubic, 2-D only here
 }
 
 }  // namespace spindle::kernels::detection

@@ -208,9 +208,21 @@ Q saturate_round(double v) {
                                     static_cast<double>(std::numeric_limits<Q>::max())));
 }
 
+// Opsets 21 and 23 add block quantization (block_size), output_dtype and
+// precision; spindle quantizes per tensor or per axis, to the zero point's
+// type.
+void refuse_block_quantization(const NodeInfo& node) {
+  for (const char* name : {"block_size", "output_dtype", "precision"})
+    if (const int64_t v = node.attrs.get_int(name, 0); v != 0)
+      fail_unsupported(node, fmt::format("attribute {}={} is not supported (spindle quantizes per tensor or per axis, "
+                                         "to the type of the zero point)", name, v));
+}
+
 class QuantizeKernel final : public OpKernel {
  public:
-  explicit QuantizeKernel(const NodeInfo& node) : axis_(node.attrs.get_int("axis", 1)) {}
+  explicit QuantizeKernel(const NodeInfo& node) : axis_(node.attrs.get_int("axis", 1)) {
+    refuse_block_quantization(node);
+  }
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
     const Tensor& x = ctx.input(0);
@@ -241,7 +253,9 @@ class QuantizeKernel final : public OpKernel {
 
 class DequantizeKernel final : public OpKernel {
  public:
-  explicit DequantizeKernel(const NodeInfo& node) : axis_(node.attrs.get_int("axis", 1)) {}
+  explicit DequantizeKernel(const NodeInfo& node) : axis_(node.attrs.get_int("axis", 1)) {
+    refuse_block_quantization(node);
+  }
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
     const Tensor& x = ctx.input(0);

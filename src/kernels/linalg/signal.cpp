@@ -1,5 +1,5 @@
 // signal.cpp — spectral ops of opset 17: DFT (forward and inverse, real or
-// complex input, dft_length, onesided), STFT (frame_step, window,
+// complex input, dft_length, onesided; 20: axis as an input), STFT (frame_step, window,
 // frame_length, onesided) and MelWeightMatrix.
 //
 // Transforms are direct sums over precomputed twiddles, accumulated in
@@ -16,6 +16,7 @@
 
 #include "kernels/kernel.h"
 #include "kernels/linalg/linalg_ops.h"
+#include "kernels/op_schema.h"
 
 namespace spindle::kernels::linalg {
 
@@ -80,7 +81,7 @@ void require_signal(const NodeInfo& node, const Tensor& x, const char* name) {
 class DftKernel final : public OpKernel {
  public:
   explicit DftKernel(const NodeInfo& node)
-      : axis_(node.attrs.get_int("axis", 1)), inverse_(node.attrs.get_int("inverse", 0) != 0),
+      : axis_(node.opset >= 20 ? -2 : node.attrs.get_int("axis", 1)), inverse_(node.attrs.get_int("inverse", 0) != 0),
         onesided_(node.attrs.get_int("onesided", 0) != 0) {}
 
   void compute(KernelContext& ctx) const override {
@@ -88,10 +89,12 @@ class DftKernel final : public OpKernel {
     const Tensor& x = ctx.input(0);
     require_signal(node, x, "input");
     const int64_t rank = x.rank();
-    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    // Opset 20 moves axis from an attribute to the optional input 2 (default -2).
+    const int64_t axis_given = ctx.node().opset >= 20 && ctx.has_input(2) ? scalar_int(node, ctx.input(2), "axis") : axis_;
+    const int64_t axis = axis_given < 0 ? axis_given + rank : axis_given;
     if (axis < 1 || axis >= rank - 1)
-      fail(node, fmt::format("attribute axis {} is out of range for input {}: expected 1..{} (not the batch or the "
-                             "complex dimension)", axis_, shape_to_string(x.shape()), rank - 2));
+      fail(node, fmt::format("{} axis {} is out of range for input {}: expected 1..{} (not the batch or the "
+                             "complex dimension)", ctx.node().opset >= 20 ? "input" : "attribute", axis_given, shape_to_string(x.shape()), rank - 2));
     const int64_t n = x.dim(axis);
     int64_t len = n;
     if (ctx.has_input(1)) {
@@ -253,7 +256,7 @@ class MelWeightMatrixKernel final : public OpKernel {
 }  // namespace
 
 void register_signal(KernelRegistry& r) {
-  r.add("", "DFT", 17, 19, factory_of<DftKernel>());
+  r.add("", "DFT", 17, kMaxOpset, factory_of<DftKernel>());  // 20: axis as input 2
   r.add("", "STFT", 17, 17, factory_of<StftKernel>());
   r.add("", "MelWeightMatrix", 17, 17, factory_of<MelWeightMatrixKernel>());
 }

@@ -1,5 +1,6 @@
 // binary.cpp — arithmetic elementwise ops with multidirectional broadcasting:
-// Add Sub Mul Div Mod Min Max PRelu Pow, and the variadic Sum Mean Max Min.
+// Add Sub Mul Div Mod Min Max PRelu Pow, the variadic Sum Mean Max Min, and
+// the integer BitShift, BitwiseAnd / Or / Xor / Not.
 //
 // dtypes: every numeric type (float32/64, int8..int64, uint8..uint64); PRelu
 // the signed ones. Integer arithmetic wraps; integer division / modulo by
@@ -209,6 +210,46 @@ class BitShiftKernel final : public OpKernel {
   bool left_ = true;
 };
 
+// BitwiseAnd / BitwiseOr / BitwiseXor (18): integers, NumPy broadcasting;
+// BitwiseNot (18): one integer input.
+enum class BitOp { kAnd, kOr, kXor, kNot };
+
+class BitwiseKernel final : public OpKernel {
+ public:
+  explicit BitwiseKernel(BitOp op) : op_(op) {}
+  void compute(KernelContext& ctx) const override {
+    const NodeInfo& node = ctx.node();
+    const Tensor& x = ctx.input(0);
+    if (op_ == BitOp::kNot) {
+      Tensor& out = ctx.output(0, x.dtype(), x.shape());
+      dispatch<SPINDLE_INT_TYPES>(x.dtype(), node, "input X", [&](auto tag) {
+        using T = decltype(tag);
+        run_unary(ctx.pool(), out.mutable_data<T>(), x.data<T>(), x.numel(), [](T a) { return static_cast<T>(~a); }, 0.5);
+      });
+      return;
+    }
+    const Tensor& y = ctx.input(1);
+    if (x.dtype() != y.dtype())
+      fail(node, fmt::format("inputs A ({}) and B ({}) must have the same dtype", x.describe(), y.describe()));
+    const Shape shapes[2] = {x.shape(), y.shape()};
+    const Shape out_shape = broadcast_shapes(node, shapes);
+    Tensor& out = ctx.output(0, x.dtype(), out_shape);
+    dispatch<SPINDLE_INT_TYPES>(x.dtype(), node, "input A", [&](auto tag) {
+      using T = decltype(tag);
+      const std::pair<const T*, const Shape*> A{x.data<T>(), &x.shape()}, B{y.data<T>(), &y.shape()};
+      T* o = out.mutable_data<T>();
+      switch (op_) {
+        case BitOp::kAnd: return run_elementwise(ctx.pool(), o, out_shape, [](T a, T b) { return static_cast<T>(a & b); }, 0.5, A, B);
+        case BitOp::kOr: return run_elementwise(ctx.pool(), o, out_shape, [](T a, T b) { return static_cast<T>(a | b); }, 0.5, A, B);
+        default: return run_elementwise(ctx.pool(), o, out_shape, [](T a, T b) { return static_cast<T>(a ^ b); }, 0.5, A, B);
+      }
+    });
+  }
+
+ private:
+  BitOp op_;
+};
+
 // Sum, Mean, Max, Min over 1..N inputs (Max/Min with two inputs use the same
 // kernel): out = in0 op in1, then out = out op in_k in place.
 class VariadicKernel final : public OpKernel {
@@ -340,6 +381,11 @@ void register_binary(KernelRegistry& r) {
   r.add("", "BitShift", 11, 17, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
     return std::make_unique<BitShiftKernel>(node);
   });
+  for (auto [name, op] : {std::pair{"BitwiseAnd", BitOp::kAnd}, std::pair{"BitwiseOr", BitOp::kOr},
+                          std::pair{"BitwiseXor", BitOp::kXor}, std::pair{"BitwiseNot", BitOp::kNot}})
+    r.add("", name, 18, 18, [op](const NodeInfo&) -> std::unique_ptr<OpKernel> {
+      return std::make_unique<BitwiseKernel>(op);
+    });
   auto pow = [](const NodeInfo&) -> std::unique_ptr<OpKernel> { return std::make_unique<PowKernel>(); };
   r.add("", "Pow", 1, 6, pow);
   r.add("", "Pow", 7, 17, pow);

@@ -62,6 +62,7 @@ double unary_cycles(UOp op) {
     case UOp::kGelu:
     case UOp::kGeluTanh: return 8.0;
     case UOp::kSoftplus: return 40.0;
+    case UOp::kMish: return 60.0;
     default: return 20.0;  // a libm call
   }
 }
@@ -246,6 +247,7 @@ void register_unary(KernelRegistry& r) {
   add_unary(r, "Softsign", UOp::kSoftsign);
   add_unary(r, "ThresholdedRelu", UOp::kThresholdedRelu, 1.0f);
   add_unary(r, "Shrink", UOp::kShrink);
+  add_unary(r, "Mish", UOp::kMish, 0, 0, 0, "", 18, 18);
   // Gelu: ai.onnx opset 20 (approximate = "none" | "tanh") and the
   // com.microsoft contrib op (erf form).
   add_unary(r, "Gelu", UOp::kGelu, 0, 0, 0, "", 20, 20);

@@ -83,6 +83,11 @@ void unary_chunk(UOp op, const math::UnaryParams& p, T* o, const T* x, int64_t n
     case UOp::kSoftplus:
       // log(1 + exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|)).
       return map(o, x, n, [](T v) { return (v > 0 ? v : T(0)) + vm::f_log1p(vm::f_exp(-vm::f_abs(v))); });
+    case UOp::kMish:
+      // x * tanh(softplus(x)), softplus as above.
+      return map(o, x, n, [](T v) {
+        return v * t_tanh((v > 0 ? v : T(0)) + vm::f_log1p(vm::f_exp(-vm::f_abs(v))));
+      });
     case UOp::kSoftsign: return map(o, x, n, [](T v) { return v / (T(1) + vm::f_abs(v)); });
     case UOp::kThresholdedRelu: return map(o, x, n, [alpha](T v) { return v > alpha ? v : T(0); });
     case UOp::kShrink:

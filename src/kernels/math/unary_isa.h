@@ -12,7 +12,7 @@ enum class UOp {
   kAbs, kNeg, kSign, kRelu,  // generic (every numeric dtype, unary.cpp)
   kSqrt, kExp, kLog, kReciprocal, kFloor, kCeil, kRound, kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh,
   kAsinh, kAcosh, kAtanh, kErf, kTanh, kSigmoid, kLeakyRelu, kElu, kSelu, kCelu, kHardSigmoid, kHardSwish,
-  kSoftplus, kSoftsign, kThresholdedRelu, kShrink, kGelu, kGeluTanh
+  kSoftplus, kSoftsign, kThresholdedRelu, kShrink, kGelu, kGeluTanh, kMish
 };
 
 // The op's attributes (alpha / beta / gamma, or Shrink's lambd / bias).

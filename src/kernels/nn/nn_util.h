@@ -116,5 +116,6 @@ void register_gemm(KernelRegistry& r);
 void register_resize(KernelRegistry& r);
 void register_rnn(KernelRegistry& r);
 void register_qlinear(KernelRegistry& r);
+void register_transformer(KernelRegistry& r);  // Attention, RotaryEmbedding, AffineGrid
 
 }  // namespace spindle::kernels::nn

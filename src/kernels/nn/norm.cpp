@@ -1,6 +1,6 @@
 // norm.cpp — BatchNormalization (inference; opsets 1..17), InstanceNormalization
 // (1..17), LayerNormalization (17, with the optional Mean / InvStdDev
-// outputs) and LRN (1..17).
+// outputs), LRN (1..17), GroupNormalization (18, 21) and RMSNormalization (23).
 //
 // Statistics of one plane or row are accumulated in double by one block, so
 // they do not depend on the thread count.
@@ -8,6 +8,7 @@
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/nn_util.h"
+#include "kernels/op_schema.h"
 
 namespace spindle::kernels::nn {
 
@@ -45,6 +46,24 @@ std::vector<float> expand_to(const NodeInfo& node, const Tensor& t, const char* 
     }
   }
   return out;
+}
+
+// Mean and (biased) variance of n values, accumulated in double; with
+// centered = false the mean is taken as 0 (RMSNormalization).
+struct Moments {
+  double mean, var;
+};
+Moments moments(const float* x, int64_t n, bool centered = true) {
+  double sum = 0;
+  if (centered)
+    for (int64_t i = 0; i < n; ++i) sum += x[i];
+  const double mean = sum / static_cast<double>(n);
+  double sq = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = x[i] - mean;
+    sq += d * d;
+  }
+  return {mean, sq / static_cast<double>(n)};
 }
 
 // ---------------------------------------------------------------- BatchNormalization
@@ -190,15 +209,7 @@ class InstanceNormKernel final : public OpKernel {
       for (int64_t p = p0; p < p1; ++p) {
         const float* xp = x + p * inner;
         float* yp = y + p * inner;
-        double sum = 0;
-        for (int64_t i = 0; i < inner; ++i) sum += xp[i];
-        const double mean = sum / static_cast<double>(inner);
-        double sq = 0;
-        for (int64_t i = 0; i < inner; ++i) {
-          const double d = xp[i] - mean;
-          sq += d * d;
-        }
-        const double var = sq / static_cast<double>(inner);
+        const auto [mean, var] = moments(xp, inner);
         const int64_t c = p % C;
         const float a = static_cast<float>(s[c] / std::sqrt(var + epsilon_));
         const float bb = static_cast<float>(b[c] - mean * a);
@@ -213,10 +224,12 @@ class InstanceNormKernel final : public OpKernel {
 
 // ---------------------------------------------------------------- LayerNormalization
 
+// LayerNormalization, and RMSNormalization (23, `rms`): Y = X /
+// sqrt(mean(X^2) + epsilon) * scale, the mean taken as 0 and no bias.
 class LayerNormKernel final : public OpKernel {
  public:
-  explicit LayerNormKernel(const NodeInfo& node)
-      : axis_(node.attrs.get_int("axis", -1)), epsilon_(node.attrs.get_float("epsilon", 1e-5f)) {
+  LayerNormKernel(const NodeInfo& node, bool rms)
+      : axis_(node.attrs.get_int("axis", -1)), epsilon_(node.attrs.get_float("epsilon", 1e-5f)), rms_(rms) {
     const int64_t stash = node.attrs.get_int("stash_type", 1);
     if (stash != 1) fail_unsupported(node, fmt::format("stash_type {} is not supported (only 1 = float32)", stash));
   }
@@ -249,15 +262,8 @@ class LayerNormKernel final : public OpKernel {
       for (int64_t r = r0; r < r1; ++r) {
         const float* xr = x + r * cols;
         float* yr = y + r * cols;
-        double sum = 0;
-        for (int64_t i = 0; i < cols; ++i) sum += xr[i];
-        const double mean = sum / static_cast<double>(cols);
-        double sq = 0;
-        for (int64_t i = 0; i < cols; ++i) {
-          const double d = xr[i] - mean;
-          sq += d * d;
-        }
-        const float inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(cols) + epsilon_));
+        const auto [mean, var] = moments(xr, cols, !rms_);
+        const float inv = static_cast<float>(1.0 / std::sqrt(var + epsilon_));
         const float m = static_cast<float>(mean);
         if (bi) {
           for (int64_t i = 0; i < cols; ++i) yr[i] = (xr[i] - m) * inv * sc[i] + bi[i];
@@ -273,6 +279,72 @@ class LayerNormKernel final : public OpKernel {
  private:
   int64_t axis_;
   float epsilon_;
+  bool rms_;
+};
+
+// ---------------------------------------------------------------- GroupNormalization
+
+// GroupNormalization: X is N x C x spatial..., its C channels split into
+// num_groups groups normalized over (channels of the group x spatial);
+// scale and bias hold one value per group at opset 18, per channel from 21.
+class GroupNormKernel final : public OpKernel {
+ public:
+  explicit GroupNormKernel(const NodeInfo& node)
+      : groups_(node.attrs.get_int("num_groups")), epsilon_(node.attrs.get_float("epsilon", 1e-5f)),
+        per_channel_(node.opset >= 21) {
+    if (groups_ < 1) fail(node, fmt::format("attribute num_groups is {}, expected >= 1", groups_));
+    const int64_t stash = node.attrs.get_int("stash_type", 1);
+    if (stash != 1) fail_unsupported(node, fmt::format("stash_type {} is not supported (only 1 = float32)", stash));
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const NodeInfo& node = ctx.node();
+    const Tensor& X = ctx.input(0);
+    require_float(node, X, "X");
+    if (X.rank() < 2)
+      fail(node, fmt::format("input X has shape {}, expected rank >= 2 (N x C x ...)", shape_to_string(X.shape())));
+    const int64_t N = X.dim(0), C = X.dim(1);
+    if (C % groups_ != 0)
+      fail(node, fmt::format("input X has {} channels, which num_groups {} does not divide", C, groups_));
+    const int64_t per = per_channel_ ? C : groups_;
+    const Tensor& scale = ctx.input(1);
+    const Tensor& bias = ctx.input(2);
+    require_float(node, scale, "scale");
+    require_float(node, bias, "bias");
+    if (scale.numel() != per || bias.numel() != per)
+      fail(node, fmt::format("inputs scale ({}) and bias ({}) must have {} values (one per {})", scale.describe(),
+                             bias.describe(), per, per_channel_ ? "channel" : "group"));
+    Tensor& Y = ctx.output(0, DataType::kFloat32, X.shape());
+    if (Y.numel() == 0) return;
+    const int64_t spatial = X.numel() / (N * C), cpg = C / groups_, len = cpg * spatial;
+    const float* x = X.data<float>();
+    float* y = Y.mutable_data<float>();
+    const float* sc = scale.data<float>();
+    const float* bi = bias.data<float>();
+    const int64_t planes = N * groups_;
+    parallel_for(ctx.pool(), 0, planes, grain_for_work(planes, 3.0 * static_cast<double>(len)), [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const float* xp = x + p * len;
+        float* yp = y + p * len;
+        const auto [mean, var] = moments(xp, len);
+        const float inv = static_cast<float>(1.0 / std::sqrt(var + epsilon_));
+        const float m = static_cast<float>(mean);
+        const int64_t g = p % groups_;
+        for (int64_t c = 0; c < cpg; ++c) {
+          const int64_t k = per_channel_ ? g * cpg + c : g;
+          const float a = inv * sc[k], b = bi[k];
+          const float* xc = xp + c * spatial;
+          float* yc = yp + c * spatial;
+          for (int64_t i = 0; i < spatial; ++i) yc[i] = (xc[i] - m) * a + b;
+        }
+      }
+    });
+  }
+
+ private:
+  int64_t groups_;
+  float epsilon_;
+  bool per_channel_;
 };
 
 // ---------------------------------------------------------------- LRN
@@ -330,8 +402,14 @@ void register_norm(KernelRegistry& r) {
   // outputs), 15; the training outputs of opsets before 14 are refused.
   r.add("", "BatchNormalization", 1, 17, factory_of<BatchNormKernel>());
   r.add("", "InstanceNormalization", 1, 17, factory_of<InstanceNormKernel>());
-  r.add("", "LayerNormalization", 17, 17, factory_of<LayerNormKernel>());
+  r.add("", "LayerNormalization", 17, 17, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<LayerNormKernel>(node, false);
+  });
   r.add("", "LRN", 1, 17, factory_of<LrnKernel>());
+  r.add("", "GroupNormalization", 18, kMaxOpset, factory_of<GroupNormKernel>());  // 21: per-channel scale / bias
+  r.add("", "RMSNormalization", 23, kMaxOpset, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<LayerNormKernel>(node, true);
+  });
 }
 
 }  // namespace spindle::kernels::nn

@@ -1,5 +1,5 @@
 // pool.cpp — MaxPool (1..17, optional Indices output, float32 / int8 /
-// uint8), AveragePool (1..17, count_include_pad, ceil_mode), LpPool (1..17),
+// uint8), AveragePool (1..23, count_include_pad, ceil_mode, dilations), LpPool (1..23),
 // GlobalAveragePool, GlobalMaxPool, GlobalLpPool (1..17).
 //
 // Windows are described per spatial dim and output coordinate by the range of
@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "kernels/nn/nn_util.h"
+#include "kernels/op_schema.h"
 
 namespace spindle::kernels::nn {
 
@@ -64,8 +65,11 @@ class PoolKernel final : public OpKernel {
  public:
   PoolKernel(const NodeInfo& node, PoolKind kind) {
     a_.kind = kind;
-    const bool dil = kind == PoolKind::kMax && node.opset >= 10;
-    const bool ceil_mode = kind != PoolKind::kLp && node.opset >= 10;
+    // dilations: MaxPool 10, AveragePool 19, LpPool 18; ceil_mode: MaxPool and
+    // AveragePool 10, LpPool 18.
+    const bool dil = (kind == PoolKind::kMax && node.opset >= 10) || (kind == PoolKind::kAverage && node.opset >= 19) ||
+                     (kind == PoolKind::kLp && node.opset >= 18);
+    const bool ceil_mode = kind != PoolKind::kLp ? node.opset >= 10 : node.opset >= 18;
     a_.window = WindowAttrs::parse(node, dil, ceil_mode);
     if (a_.window.kernel_shape.empty()) fail(node, "attribute kernel_shape is required");
     a_.count_include_pad = kind == PoolKind::kAverage && node.attrs.get_int("count_include_pad", 0) != 0;
@@ -298,10 +302,10 @@ std::unique_ptr<OpKernel> make_global_pool(const NodeInfo& node) {
 void register_pool(KernelRegistry& r) {
   // MaxPool: 1, 8 (storage_order, Indices), 10 (dilations, ceil_mode), 11, 12 (int8/uint8).
   r.add("", "MaxPool", 1, 17, make_pool<PoolKind::kMax>);
-  // AveragePool: 1, 7 (count_include_pad), 10 (ceil_mode), 11.
-  r.add("", "AveragePool", 1, 17, make_pool<PoolKind::kAverage>);
-  // LpPool: 1 (float p), 2 (int p), 11 (pads semantics).
-  r.add("", "LpPool", 1, 17, make_pool<PoolKind::kLp>);
+  // AveragePool: 1, 7 (count_include_pad), 10 (ceil_mode), 11, 19 (dilations).
+  r.add("", "AveragePool", 1, kMaxOpset, make_pool<PoolKind::kAverage>);
+  // LpPool: 1 (float p), 2 (int p), 11 (pads semantics), 18 (ceil_mode, dilations).
+  r.add("", "LpPool", 1, kMaxOpset, make_pool<PoolKind::kLp>);
   r.add("", "GlobalAveragePool", 1, 17, make_global_pool<PoolKind::kAverage>);
   r.add("", "GlobalMaxPool", 1, 17, make_global_pool<PoolKind::kMax>);
   r.add("", "GlobalLpPool", 1, 17, make_global_pool<PoolKind::kLp>);

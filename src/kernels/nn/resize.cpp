@@ -1,7 +1,9 @@
-// resize.cpp — Resize (ai.onnx 10, 11, 13; registered for 10..17) and
+// resize.cpp — Resize (ai.onnx 10, 11, 13, 18, 19; registered for 10..23) and
 // Upsample (7..9), N-d, modes nearest / linear / cubic, every
-// coordinate_transformation_mode of opset 13, scales or sizes, roi for
-// tf_crop_and_resize, exclude_outside and extrapolation_value.
+// coordinate_transformation_mode of opset 19 (half_pixel_symmetric), scales
+// or sizes, roi for tf_crop_and_resize, exclude_outside
+// and extrapolation_value; from 18, `axes` and keep_aspect_ratio_policy
+// (antialias is refused as unsupported).
 //
 // Each axis gets a table: for every output coordinate, T input taps (offset
 // already multiplied by the axis stride) and their weights (T = 1 for
@@ -16,15 +18,17 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "kernels/nn/nn_util.h"
+#include "kernels/op_schema.h"
 
 namespace spindle::kernels::nn {
 
 namespace {
 
 enum class Mode { kNearest, kLinear, kCubic };
-enum class Coord { kHalfPixel, kAsymmetric, kAlignCorners, kPytorchHalfPixel, kTfHalfPixelForNearest, kTfCropAndResize };
+enum class Coord { kHalfPixel, kHalfPixelSymmetric, kAsymmetric, kAlignCorners, kPytorchHalfPixel, kTfHalfPixelForNearest, kTfCropAndResize };
 enum class Rounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kSimple };
 
 struct AxisTable {
@@ -58,6 +62,7 @@ class ResizeKernel final : public OpKernel {
     } else {
       const std::string c = node.attrs.get_string("coordinate_transformation_mode", "half_pixel");
       if (c == "half_pixel") coord_ = Coord::kHalfPixel;
+      else if (c == "half_pixel_symmetric" && node.opset >= 19) coord_ = Coord::kHalfPixelSymmetric;
       else if (c == "asymmetric") coord_ = Coord::kAsymmetric;
       else if (c == "align_corners") coord_ = Coord::kAlignCorners;
       else if (c == "pytorch_half_pixel") coord_ = Coord::kPytorchHalfPixel;
@@ -77,6 +82,18 @@ class ResizeKernel final : public OpKernel {
     }
     if (upsample && node.opset < 9) {
       scales_attr_ = node.attrs.get_floats("scales");
+    }
+    if (!upsample && node.opset >= 18) {
+      if (node.attrs.get_int("antialias", 0) != 0)
+        fail_unsupported(node, "antialias=1 is not supported (expected 0)");
+      axes_ = node.attrs.get_ints("axes", {});
+      const std::string policy = node.attrs.get_string("keep_aspect_ratio_policy", "stretch");
+      if (policy == "stretch") policy_ = Policy::kStretch;
+      else if (policy == "not_larger") policy_ = Policy::kNotLarger;
+      else if (policy == "not_smaller") policy_ = Policy::kNotSmaller;
+      else
+        fail(node, fmt::format("attribute keep_aspect_ratio_policy is '{}', expected stretch, not_larger or "
+                               "not_smaller", policy));
     }
   }
 
@@ -136,6 +153,7 @@ class ResizeKernel final : public OpKernel {
         sizes = ctx.input(3).to_int64_vector();
       }
       if (sc.empty() && sizes.empty()) fail(node, "one of the inputs scales and sizes is required");
+      if (!axes_.empty()) expand_to_axes(node, xs, sc, sizes, roi);
       if (coord_ != Coord::kTfCropAndResize) roi.clear();
       if (!roi.empty() && roi.size() != 2 * rank)
         fail(node, fmt::format("input roi has {} values, expected {} for input X of shape {}", roi.size(), 2 * rank,
@@ -149,6 +167,21 @@ class ResizeKernel final : public OpKernel {
         if (sizes[i] < 0) fail(node, fmt::format("input sizes has the negative value {}", sizes[i]));
         ys[i] = sizes[i];
         scales[i] = xs[i] == 0 ? 1.0 : static_cast<double>(static_cast<float>(sizes[i]) / static_cast<float>(xs[i]));
+      }
+      if (policy_ != Policy::kStretch) {
+        // One scale for the resized axes, the smallest (not_larger) or the
+        // largest (not_smaller) of sizes / input; sizes become round(scale * input).
+        float scale = policy_ == Policy::kNotLarger ? std::numeric_limits<float>::max() : 0.0f;
+        for (size_t i = 0; i < rank; ++i) {
+          if (!resized_axis(i, rank)) continue;
+          const float s = static_cast<float>(sizes[i]) / static_cast<float>(xs[i]);
+          scale = policy_ == Policy::kNotLarger ? std::min(scale, s) : std::max(scale, s);
+        }
+        for (size_t i = 0; i < rank; ++i) {
+          if (!resized_axis(i, rank)) continue;
+          scales[i] = scale;
+          ys[i] = static_cast<int64_t>(std::round(scale * static_cast<float>(xs[i])));
+        }
       }
       return true;
     }
@@ -173,6 +206,14 @@ class ResizeKernel final : public OpKernel {
     const double x = static_cast<double>(o);
     switch (coord_) {
       case Coord::kHalfPixel: return (x + 0.5) / scale - 0.5;
+      case Coord::kHalfPixelSymmetric: {
+        // Half-pixel about the center of the input, adjusted for the output
+        // size having been rounded to an integer.
+        const double target = static_cast<double>(in) * scale;
+        const double adjustment = target > 0 ? std::floor(target) == target ? 1.0 : std::floor(target) / target : 1.0;
+        const double offset = static_cast<double>(in) / 2 * (1 - adjustment);
+        return offset + (x + 0.5) / scale - 0.5;
+      }
       case Coord::kPytorchHalfPixel: return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
       case Coord::kAlignCorners: return out > 1 ? x * static_cast<double>(in - 1) / (out - 1) : 0.0;
       case Coord::kAsymmetric: return x / scale;
@@ -379,8 +420,58 @@ class ResizeKernel final : public OpKernel {
     });
   }
 
+  // Opset 18: scales / sizes / roi given for `axes` only become full-rank.
+  void expand_to_axes(const NodeInfo& node, const Shape& xs, std::vector<float>& sc, std::vector<int64_t>& sizes,
+                      std::vector<float>& roi) const {
+    const size_t rank = xs.size(), n = axes_.size();
+    std::vector<size_t> at;
+    for (int64_t a : axes_) {
+      if (a < -static_cast<int64_t>(rank) || a >= static_cast<int64_t>(rank))
+        fail(node, fmt::format("attribute axes {} has {}, out of range for input X of shape {}", fmt::format("[{}]", fmt::join(axes_, ", ")), a,
+                               shape_to_string(xs)));
+      at.push_back(static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(rank) : a));
+    }
+    auto check = [&](size_t got, size_t want, const char* what) {
+      if (got != want)
+        fail(node, fmt::format("input {} has {} values, expected {} for axes {}", what, got, want, fmt::format("[{}]", fmt::join(axes_, ", "))));
+    };
+    if (!sc.empty()) {
+      check(sc.size(), n, "scales");
+      std::vector<float> full(rank, 1.0f);
+      for (size_t i = 0; i < n; ++i) full[at[i]] = sc[i];
+      sc = std::move(full);
+    }
+    if (!sizes.empty()) {
+      check(sizes.size(), n, "sizes");
+      std::vector<int64_t> full(xs.begin(), xs.end());
+      for (size_t i = 0; i < n; ++i) full[at[i]] = sizes[i];
+      sizes = std::move(full);
+    }
+    if (!roi.empty()) {
+      check(roi.size(), 2 * n, "roi");
+      std::vector<float> full(2 * rank, 0.0f);
+      for (size_t i = 0; i < rank; ++i) full[rank + i] = 1.0f;
+      for (size_t i = 0; i < n; ++i) {
+        full[at[i]] = roi[i];
+        full[rank + at[i]] = roi[n + i];
+      }
+      roi = std::move(full);
+    }
+  }
+
+  bool resized_axis(size_t i, size_t rank) const {
+    if (axes_.empty()) return true;
+    for (int64_t a : axes_)
+      if (static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(rank) : a) == i) return true;
+    return false;
+  }
+
+  enum class Policy { kStretch, kNotLarger, kNotSmaller };
+
   bool upsample_;
   int opset_;
+  std::vector<int64_t> axes_;
+  Policy policy_ = Policy::kStretch;
   Mode mode_ = Mode::kNearest;
   Coord coord_ = Coord::kHalfPixel;
   Rounding rounding_ = Rounding::kRoundPreferFloor;
@@ -393,7 +484,7 @@ class ResizeKernel final : public OpKernel {
 }  // namespace
 
 void register_resize(KernelRegistry& r) {
-  r.add("", "Resize", 10, 17, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
+  r.add("", "Resize", 10, kMaxOpset, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
     return std::make_unique<ResizeKernel>(node, false);
   });
   r.add("", "Upsample", 7, 9, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {

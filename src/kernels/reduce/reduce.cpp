@@ -23,6 +23,7 @@
 
 #include "kernels/math/elementwise.h"
 #include "kernels/math/vec_math.h"
+#include "kernels/op_schema.h"
 #include "kernels/reduce/reduce_ops.h"
 
 namespace spindle::kernels::reduce {
@@ -297,12 +298,11 @@ class ReduceKernel final : public OpKernel {
       has_axes = true;
     }
     if (has_axes && axes.empty()) has_axes = false;
-    if (!has_axes && noop_with_empty_axes_) {
-      Tensor& out = ctx.output(0, x.dtype(), x.shape());
-      std::memcpy(out.raw_mutable_data(), x.raw_data(), x.nbytes());
-      return;
-    }
-    std::vector<bool> reduced(static_cast<size_t>(rank), !has_axes);
+    // noop_with_empty_axes and no axes: nothing is reduced, but each element
+    // still goes through the reduction's map (x^2, log x, |x|), as in ONNX's
+    // reference and ONNX Runtime.
+    const bool noop = !has_axes && noop_with_empty_axes_;
+    std::vector<bool> reduced(static_cast<size_t>(rank), !has_axes && !noop);
     for (int64_t a : axes) reduced[static_cast<size_t>(normalize_axis(node, a, rank))] = true;
     Shape out_shape;
     for (int64_t d = 0; d < rank; ++d) {
@@ -482,7 +482,7 @@ void register_reduce(KernelRegistry& r) {
       return std::make_unique<ReduceKernel>(node, k, true);
     };
     r.add("", kind_name(k), 1, input_from - 1, attr_form);
-    r.add("", kind_name(k), input_from, 18, input_form);
+    r.add("", kind_name(k), input_from, kMaxOpset, input_form);
   }
   // ArgMax / ArgMin: opset 12 adds select_last_index (absent = 0 before).
   r.add("", "ArgMax", 1, 17, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {

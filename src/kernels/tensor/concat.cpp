@@ -2,6 +2,7 @@
 // copy_row_parts), where a row is one index of the dims before the axis.
 #include <memory>
 
+#include "kernels/op_schema.h"
 #include "kernels/tensor/tensor_util.h"
 
 namespace spindle::kernels::tensor {
@@ -64,8 +65,10 @@ class ConcatKernel final : public OpKernel {
 // ---------------------------------------------------------------- Split
 
 // Opset 1: split from the attribute or the optional input 1; 2..10: split
-// attribute; 11..12: negative axis; 13..17: split from the optional input 1.
-// Without split, the axis is divided into equal parts (it must divide).
+// attribute; 11..12: negative axis; 13..: split from the optional input 1;
+// 18..: or `num_outputs` parts of ceil(size / num_outputs), the last one
+// smaller. Without either, the axis is divided into equal parts (it must
+// divide).
 class SplitKernel final : public OpKernel {
  public:
   explicit SplitKernel(const NodeInfo& node) : opset_(node.opset) {
@@ -74,6 +77,9 @@ class SplitKernel final : public OpKernel {
       split_attr_ = node.attrs.get_ints("split");
       has_split_attr_ = true;
     }
+    num_outputs_ = opset_ >= 18 ? node.attrs.get_int("num_outputs", 0) : 0;
+    if (node.attrs.has("num_outputs") && (num_outputs_ < 1 || num_outputs_ != node.num_outputs))
+      fail(node, fmt::format("num_outputs is {}, expected the node's output count {}", num_outputs_, node.num_outputs));
   }
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
@@ -86,6 +92,15 @@ class SplitKernel final : public OpKernel {
     std::vector<int64_t> split;
     if (has_split_attr_) split = split_attr_;
     else if ((opset_ >= 13 || opset_ == 1) && ctx.has_input(1)) split = read_int_list(node, ctx.input(1), "split");
+    if (!split.empty() && num_outputs_ > 0)
+      fail(node, "has both the split input and the num_outputs attribute, expected one of them");
+    if (split.empty() && num_outputs_ > 0) {
+      const int64_t chunk = (dim + n - 1) / n;
+      for (int i = 0; i < n; ++i) split.push_back(std::clamp<int64_t>(dim - chunk * i, 0, chunk));
+      if (n > 1 && split.back() == 0)
+        fail(node, fmt::format("axis {} of {} has size {}, too small for {} outputs of size {}", axis, x.describe(),
+                               dim, n, chunk));
+    }
     if (split.empty()) {
       if (dim % n != 0)
         fail(node, fmt::format("axis {} of {} has size {}, which does not split into {} equal parts", axis,
@@ -122,6 +137,7 @@ class SplitKernel final : public OpKernel {
  private:
   int opset_;
   int64_t axis_;
+  int64_t num_outputs_ = 0;
   bool has_split_attr_ = false;
   std::vector<int64_t> split_attr_;
 };
@@ -130,7 +146,7 @@ class SplitKernel final : public OpKernel {
 
 void register_concat(KernelRegistry& r) {
   r.add("", "Concat", 1, 17, factory_of<ConcatKernel>());
-  r.add("", "Split", 1, 17, factory_of<SplitKernel>());
+  r.add("", "Split", 1, kMaxOpset, factory_of<SplitKernel>());
 }
 
 }  // namespace spindle::kernels::tensor

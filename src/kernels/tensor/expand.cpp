@@ -1,11 +1,14 @@
-// expand.cpp — ops that replicate data: Expand (broadcast), Tile and Pad.
+// expand.cpp — ops that replicate data: Expand (broadcast), Tile, Pad (with
+// 18's axes and 19's wrap mode) and CenterCropPad (18).
 // Expand and Tile are strided views with zero strides copied by
 // strided_copy; Pad maps every output coordinate to a source coordinate per
 // dim (or to the constant) and copies rows, the unpadded middle of each row
 // with one memcpy.
+#include <cstring>
 #include <memory>
 
 #include "kernels/broadcast.h"
+#include "kernels/op_schema.h"
 #include "kernels/tensor/tensor_util.h"
 
 namespace spindle::kernels::tensor {
@@ -75,10 +78,12 @@ void tile(KernelContext& ctx) {
 
 // ---------------------------------------------------------------- Pad
 
-enum class PadMode { kConstant, kReflect, kEdge };
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 
 // Opset 1: paddings / mode / value attributes; 2..10: pads / mode / value;
-// 11..12, 13..17: pads and optional constant_value inputs. Negative pads crop.
+// 11..: pads and optional constant_value inputs; 18..: optional axes input
+// (pads then hold begin and end for those axes only); 19..: wrap mode.
+// Negative pads crop.
 class PadKernel final : public OpKernel {
  public:
   explicit PadKernel(const NodeInfo& node) : opset_(node.opset) {
@@ -86,7 +91,10 @@ class PadKernel final : public OpKernel {
     if (mode == "constant") mode_ = PadMode::kConstant;
     else if (mode == "reflect") mode_ = PadMode::kReflect;
     else if (mode == "edge") mode_ = PadMode::kEdge;
-    else fail_unsupported(node, fmt::format("mode '{}' is not supported (expected constant, reflect or edge)", mode));
+    else if (mode == "wrap" && opset_ >= 19) mode_ = PadMode::kWrap;
+    else
+      fail_unsupported(node, fmt::format("mode '{}' is not supported at opset {} (expected constant, reflect, edge{})",
+                                         mode, opset_, opset_ >= 19 ? " or wrap" : ""));
     if (opset_ < 11) {
       pads_ = node.attrs.get_ints(opset_ < 2 ? "paddings" : "pads");
       value_ = node.attrs.get_float("value", 0.0f);
@@ -98,7 +106,20 @@ class PadKernel final : public OpKernel {
     const Tensor& x = ctx.input(0);
     const size_t es = elem_size(node, x, "data");
     const size_t r = static_cast<size_t>(x.rank());
-    const std::vector<int64_t> pads = opset_ < 11 ? pads_ : read_int_list(node, ctx.input(1), "pads");
+    std::vector<int64_t> pads = opset_ < 11 ? pads_ : read_int_list(node, ctx.input(1), "pads");
+    if (opset_ >= 18 && ctx.has_input(3)) {
+      const std::vector<int64_t> axes = read_int_list(node, ctx.input(3), "axes");
+      if (pads.size() != 2 * axes.size())
+        fail(node, fmt::format("pads {} has {} entries, expected {} (begin and end for each of the axes {})",
+                               dims_string(pads), pads.size(), 2 * axes.size(), dims_string(axes)));
+      std::vector<int64_t> full(2 * r, 0);
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const size_t a = static_cast<size_t>(normalize_axis(node, axes[i], static_cast<int64_t>(r)));
+        full[a] = pads[i];
+        full[a + r] = pads[i + axes.size()];
+      }
+      pads = std::move(full);
+    }
     if (pads.size() != 2 * r)
       fail(node, fmt::format("pads {} has {} entries, expected {} (begin and end for each dim of {})",
                              dims_string(pads), pads.size(), 2 * r, x.describe()));
@@ -139,8 +160,9 @@ class PadKernel final : public OpKernel {
     for (size_t i = 0; i < r; ++i) {
       const int64_t d = x.shape()[i], b = pads[i], o = out_shape[i];
       if (mode_ != PadMode::kConstant && d == 0 && o > 0)
-        fail(node, fmt::format("cannot {} pad the empty dim {} of {}", mode_ == PadMode::kEdge ? "edge" : "reflect",
-                               i, x.describe()));
+        fail(node, fmt::format("cannot {} pad the empty dim {} of {}",
+                               mode_ == PadMode::kEdge ? "edge" : mode_ == PadMode::kWrap ? "wrap" : "reflect", i,
+                               x.describe()));
       map[i].resize(static_cast<size_t>(o));
       for (int64_t j = 0; j < o; ++j) {
         int64_t s = j - b;
@@ -149,6 +171,8 @@ class PadKernel final : public OpKernel {
             s = -1;
           } else if (mode_ == PadMode::kEdge) {
             s = std::clamp<int64_t>(s, 0, d - 1);
+          } else if (mode_ == PadMode::kWrap) {
+            s = ((s % d) + d) % d;
           } else if (d == 1) {
             s = 0;
           } else {  // reflect without repeating the edge, folding as often as needed
@@ -223,12 +247,70 @@ class PadKernel final : public OpKernel {
   float value_ = 0.0f;
 };
 
+// ---------------------------------------------------------------- CenterCropPad
+
+// CenterCropPad (18): each of `axes` (default all) is cropped or zero-padded
+// to the size in input 1, centered (the odd element goes to the end).
+class CenterCropPadKernel final : public OpKernel {
+ public:
+  explicit CenterCropPadKernel(const NodeInfo& node) : axes_(node.attrs.get_ints("axes", {})) {}
+
+  void compute(KernelContext& ctx) const override {
+    const NodeInfo& node = ctx.node();
+    const Tensor& x = ctx.input(0);
+    const size_t es = elem_size(node, x, "input_data");
+    const int64_t r = x.rank();
+    const std::vector<int64_t> sizes = read_int_list(node, ctx.input(1), "shape");
+    std::vector<int64_t> axes = axes_;
+    if (axes.empty())
+      for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+    if (sizes.size() != axes.size())
+      fail(node, fmt::format("input shape {} has {} values, expected one per axis ({})", dims_string(sizes),
+                             sizes.size(), axes.size()));
+    Shape out_shape = x.shape();
+    std::vector<int64_t> shift(static_cast<size_t>(r), 0);  // source = output + shift
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const size_t a = static_cast<size_t>(normalize_axis(node, axes[i], r));
+      if (sizes[i] < 0) fail(node, fmt::format("input shape {} has a negative size", dims_string(sizes)));
+      const int64_t d = x.shape()[a], want = sizes[i];
+      shift[a] = want <= d ? (d - want) / 2 : -((want - d) / 2);
+      out_shape[a] = want;
+    }
+    Tensor& y = ctx.output(0, x.dtype(), out_shape);
+    const int64_t total = y.numel();
+    if (total == 0) return;
+    const Shape xs = contiguous_strides(x.shape());
+    const char* src = static_cast<const char*>(x.raw_data());
+    char* dst = static_cast<char*>(y.raw_mutable_data());
+    std::vector<int64_t> idx(static_cast<size_t>(r), 0);
+    for (int64_t o = 0; o < total; ++o) {
+      int64_t off = 0;
+      bool inside = true;
+      for (size_t k = 0; k < static_cast<size_t>(r); ++k) {
+        const int64_t s = idx[k] + shift[k];
+        inside = inside && s >= 0 && s < x.shape()[k];
+        off += s * xs[k];
+      }
+      if (inside) std::memcpy(dst + o * static_cast<int64_t>(es), src + off * static_cast<int64_t>(es), es);
+      else std::memset(dst + o * static_cast<int64_t>(es), 0, es);
+      for (size_t k = static_cast<size_t>(r); k-- > 0;) {
+        if (++idx[k] < out_shape[k]) break;
+        idx[k] = 0;
+      }
+    }
+  }
+
+ private:
+  std::vector<int64_t> axes_;
+};
+
 }  // namespace
 
 void register_expand(KernelRegistry& r) {
   r.add("", "Expand", 8, 17, simple_kernel(expand));
   r.add("", "Tile", 1, 17, simple_kernel(tile));
-  r.add("", "Pad", 1, 17, factory_of<PadKernel>());
+  r.add("", "Pad", 1, kMaxOpset, factory_of<PadKernel>());
+  r.add("", "CenterCropPad", 18, kMaxOpset, factory_of<CenterCropPadKernel>());
 }
 
 }  // namespace spindle::kernels::tensor

@@ -4,6 +4,7 @@
 // the value and the valid range.
 #include <memory>
 
+#include "kernels/op_schema.h"
 #include "kernels/tensor/tensor_util.h"
 
 namespace spindle::kernels::tensor {
@@ -280,7 +281,7 @@ void register_gather(KernelRegistry& r) {
   r.add("", "Gather", 1, 17, factory_of<GatherKernel>());
   r.add("", "GatherElements", 11, 17, factory_of<GatherElementsKernel>());
   r.add("", "GatherND", 11, 17, factory_of<GatherNDKernel>());
-  r.add("", "ScatterND", 11, 17, factory_of<ScatterNDKernel>());
+  r.add("", "ScatterND", 11, kMaxOpset, factory_of<ScatterNDKernel>());
 }
 
 }  // namespace spindle::kernels::tensor

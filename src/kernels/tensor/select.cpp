@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "kernels/math/elementwise.h"
+#include "kernels/op_schema.h"
 #include "kernels/tensor/tensor_util.h"
 
 namespace spindle::kernels::tensor {
@@ -289,7 +290,7 @@ class ReverseSequenceKernel final : public OpKernel {
 
 void register_select(KernelRegistry& r) {
   r.add("", "TopK", 1, 17, factory_of<TopKKernel>());
-  r.add("", "ScatterElements", 11, 17, factory_of<ScatterElementsKernel>());
+  r.add("", "ScatterElements", 11, kMaxOpset, factory_of<ScatterElementsKernel>());
   r.add("", "Scatter", 9, 10, factory_of<ScatterElementsKernel>());
   r.add("", "Compress", 9, 17, factory_of<CompressKernel>());
   r.add("", "ReverseSequence", 10, 17, factory_of<ReverseSequenceKernel>());

@@ -10,6 +10,7 @@
 // kernels (same checks, same parallel row copies).
 #include <memory>
 
+#include "kernels/op_schema.h"
 #include "kernels/tensor/tensor_util.h"
 
 namespace spindle::kernels::tensor {
@@ -243,8 +244,8 @@ void register_sequence(KernelRegistry& r) {
   r.add("", "SplitToSequence", 11, 17, factory_of<SplitToSequenceKernel>());
   r.add("", "ConcatFromSequence", 11, 17, factory_of<ConcatFromSequenceKernel>());
   r.add("", "Optional", 15, 17, factory_of<OptionalKernel>());
-  r.add("", "OptionalHasElement", 15, 17, simple_kernel(optional_has_element));
-  r.add("", "OptionalGetElement", 15, 17, simple_kernel(optional_get_element));
+  r.add("", "OptionalHasElement", 15, kMaxOpset, simple_kernel(optional_has_element));
+  r.add("", "OptionalGetElement", 15, kMaxOpset, simple_kernel(optional_get_element));
   // These only move tensor handles, so any element type goes.
   for (const char* op : {"SequenceConstruct", "SequenceInsert", "SequenceAt", "SequenceErase", "SequenceLength",
                          "Optional", "OptionalHasElement", "OptionalGetElement"})

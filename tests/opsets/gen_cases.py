@@ -1,0 +1,513 @@
+#!/usr/bin/python3
+"""gen_cases.py — one-node models of the default domain at opsets 18-23, for
+checking spindle against ONNX Runtime (tests/opsets/README.md).
+
+  /usr/bin/python3 tests/opsets/gen_cases.py OUT_DIR
+
+Writes OUT_DIR/opsets/<case>/model.onnx, test_data_set_0/input_<i>.pb and
+case.json (the inputs' values and the output names, which
+tests/opsets/ort_expected.js feeds to ONNX Runtime to write the expected
+outputs). Models are written with python3-onnx's helper without its checker
+(Debian's onnx 1.12 knows no schema past opset 17). Every operator is
+generated at every opset from 18 (or the operator's first) to 23, so each
+version of it that ONNX Runtime implements is covered; inputs are seeded.
+"""
+import json
+import os
+import shutil
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+OPSETS = range(18, 24)
+IR_VERSION = {18: 8, 19: 9, 20: 9, 21: 10, 22: 10, 23: 10}
+ELEM = {np.float32: TensorProto.FLOAT, np.int64: TensorProto.INT64, np.int32: TensorProto.INT32,
+        np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8, np.bool_: TensorProto.BOOL,
+        np.float64: TensorProto.DOUBLE, np.uint32: TensorProto.UINT32, np.uint64: TensorProto.UINT64,
+        np.int16: TensorProto.INT16, np.uint16: TensorProto.UINT16}
+JS_TYPE = {np.float32: 'float32', np.int64: 'int64', np.int32: 'int32', np.uint8: 'uint8', np.int8: 'int8',
+           np.bool_: 'bool', np.float64: 'float64', np.uint32: 'uint32', np.uint64: 'uint64', np.int16: 'int16',
+           np.uint16: 'uint16'}
+
+rng = np.random.default_rng(20231123)
+
+
+def f32(*shape, lo=-2.0, hi=2.0):
+    return rng.uniform(lo, hi, size=shape).astype(np.float32)
+
+
+def ints(*shape, lo=0, hi=10, dtype=np.int64):
+    return rng.integers(lo, hi, size=shape).astype(dtype)
+
+
+def i64(*values):
+    return np.array(values, dtype=np.int64)
+
+
+class Case:
+    """One node: op_type, inputs [(name, array or None = absent)], outputs, attributes, first opset."""
+
+    def __init__(self, name, op, inputs, outputs=1, since=18, until=23, consts=(), domain='', functions=(), **attrs):
+        self.name, self.op, self.inputs, self.attrs = name, op, inputs, attrs
+        self.domain, self.functions = domain, list(functions)  # model-local functions (IR >= 8)
+        self.outputs = [f'y{i}' for i in range(outputs)] if isinstance(outputs, int) else outputs
+        self.since, self.until = since, until
+        self.consts = set(consts)  # inputs written as initializers (axes, pads, shapes...)
+
+
+def unary_cases():
+    cases = []
+    floats = ['Abs', 'Neg', 'Sign', 'Relu', 'Exp', 'Floor', 'Ceil', 'Round', 'Sin', 'Cos', 'Tan', 'Atan', 'Sinh',
+              'Cosh', 'Asinh', 'Erf', 'Tanh', 'Sigmoid', 'Softplus', 'Softsign', 'HardSwish', 'Identity', 'Mish']
+    for op in floats:
+        cases.append(Case(op.lower(), op, [('x', f32(2, 3, 4))]))
+    for op in ['Sqrt', 'Log', 'Reciprocal', 'Acosh']:
+        cases.append(Case(op.lower(), op, [('x', f32(2, 3, 4, lo=1.1, hi=3.0))]))
+    for op in ['Asin', 'Acos', 'Atanh']:
+        cases.append(Case(op.lower(), op, [('x', f32(2, 3, 4, lo=-0.9, hi=0.9))]))
+    cases += [
+        Case('leakyrelu', 'LeakyRelu', [('x', f32(2, 3, 4))], alpha=0.2),
+        Case('elu', 'Elu', [('x', f32(2, 3, 4))], alpha=0.7),
+        Case('selu', 'Selu', [('x', f32(2, 3, 4))]),
+        Case('celu', 'Celu', [('x', f32(2, 3, 4))], alpha=1.5),
+        Case('hardsigmoid', 'HardSigmoid', [('x', f32(2, 3, 4))], alpha=0.3, beta=0.4),
+        Case('thresholdedrelu', 'ThresholdedRelu', [('x', f32(2, 3, 4))], alpha=0.5),
+        Case('shrink', 'Shrink', [('x', f32(2, 3, 4))], lambd=0.6, bias=0.1),
+        Case('gelu', 'Gelu', [('x', f32(2, 3, 4))], since=20),
+        Case('gelu_tanh', 'Gelu', [('x', f32(2, 3, 4))], since=20, approximate='tanh'),
+        Case('isnan', 'IsNaN', [('x', np.array([1.0, np.nan, np.inf, -2.0], np.float32))]),
+        Case('isinf', 'IsInf', [('x', np.array([1.0, np.nan, np.inf, -np.inf], np.float32))], detect_negative=0),
+        Case('not', 'Not', [('x', rng.integers(0, 2, size=(3, 4)).astype(np.bool_))]),
+        Case('abs_int32', 'Abs', [('x', ints(3, 4, lo=-9, hi=9, dtype=np.int32))]),
+        Case('clip', 'Clip', [('x', f32(2, 3, 4)), ('lo', np.array(-0.5, np.float32)), ('hi', np.array(0.7, np.float32))]),
+        Case('clip_int64_min', 'Clip', [('x', ints(3, 4, lo=-9, hi=9)), ('lo', np.array(-2, np.int64))]),
+    ]
+    return cases
+
+
+def binary_cases():
+    cases = []
+    for op in ['Add', 'Sub', 'Mul', 'Div', 'Max', 'Min', 'Sum', 'Mean']:
+        cases.append(Case(op.lower(), op, [('a', f32(2, 3, 4)), ('b', f32(3, 1))]))
+    for op in ['Add', 'Mul', 'Sub']:
+        cases.append(Case(op.lower() + '_int64', op, [('a', ints(2, 3, lo=-9, hi=9)), ('b', ints(3, lo=-9, hi=9))]))
+    cases += [
+        Case('div_int32', 'Div', [('a', ints(2, 3, lo=-9, hi=9, dtype=np.int32)), ('b', ints(2, 3, lo=1, hi=5, dtype=np.int32))]),
+        Case('pow', 'Pow', [('a', f32(2, 3, lo=0.5, hi=2)), ('b', f32(3, lo=-1, hi=2))]),
+        Case('mod_fmod', 'Mod', [('a', f32(2, 3)), ('b', f32(2, 3, lo=0.5, hi=2))], fmod=1),
+        Case('mod_int', 'Mod', [('a', ints(2, 3, lo=-9, hi=9)), ('b', ints(2, 3, lo=1, hi=5))]),
+        Case('prelu', 'PRelu', [('x', f32(2, 3, 4)), ('slope', f32(4))]),
+        Case('max_variadic', 'Max', [('a', f32(3, 4)), ('b', f32(4)), ('c', f32(3, 1))]),
+        Case('sum_variadic', 'Sum', [('a', f32(3, 4)), ('b', f32(4)), ('c', f32(3, 1))]),
+        Case('bitshift_left', 'BitShift', [('a', ints(3, 4, hi=200, dtype=np.uint32)), ('b', ints(4, hi=8, dtype=np.uint32))],
+             direction='LEFT'),
+        Case('bitshift_right', 'BitShift', [('a', ints(3, 4, hi=200, dtype=np.uint8)), ('b', ints(4, hi=8, dtype=np.uint8))],
+             direction='RIGHT'),
+    ]
+    for op in ['BitwiseAnd', 'BitwiseOr', 'BitwiseXor']:
+        cases.append(Case(op.lower(), op, [('a', ints(3, 4, lo=-99, hi=99, dtype=np.int32)), ('b', ints(4, lo=-99, hi=99, dtype=np.int32))]))
+        cases.append(Case(op.lower() + '_uint8', op, [('a', ints(3, 4, hi=255, dtype=np.uint8)), ('b', ints(3, 4, hi=255, dtype=np.uint8))]))
+    cases.append(Case('bitwisenot', 'BitwiseNot', [('x', ints(3, 4, lo=-99, hi=99, dtype=np.int64))]))
+    cases.append(Case('bitwisenot_uint16', 'BitwiseNot', [('x', ints(3, 4, hi=999, dtype=np.uint16))]))
+    for op in ['Equal', 'Greater', 'Less', 'GreaterOrEqual', 'LessOrEqual']:
+        cases.append(Case(op.lower(), op, [('a', ints(3, 4, hi=4).astype(np.float32)), ('b', ints(4, hi=4).astype(np.float32))]))
+    cases.append(Case('equal_int64', 'Equal', [('a', ints(3, 4, hi=3)), ('b', ints(4, hi=3))]))
+    b = lambda: rng.integers(0, 2, size=(3, 4)).astype(np.bool_)
+    for op in ['And', 'Or', 'Xor']:
+        cases.append(Case(op.lower(), op, [('a', b()), ('b', b())]))
+    cases.append(Case('where', 'Where', [('c', b()), ('a', f32(3, 4)), ('b', f32(4))]))
+    return cases
+
+
+def reduce_cases():
+    cases = []
+    ops = ['ReduceSum', 'ReduceMean', 'ReduceMax', 'ReduceMin', 'ReduceProd', 'ReduceL1', 'ReduceL2', 'ReduceLogSum',
+           'ReduceLogSumExp', 'ReduceSumSquare']
+    for op in ops:
+        x = f32(2, 3, 4, lo=0.2, hi=2.0)
+        n = op.lower()
+        cases.append(Case(n + '_axes', op, [('x', x), ('axes', i64(1))], consts=['axes']))
+        cases.append(Case(n + '_axes_keep0', op, [('x', x), ('axes', i64(0, -1))], consts=['axes'], keepdims=0))
+        cases.append(Case(n + '_all', op, [('x', x)]))
+        cases.append(Case(n + '_noop', op, [('x', x), ('axes', np.zeros(0, np.int64))], consts=['axes'],
+                          noop_with_empty_axes=1))
+        cases.append(Case(n + '_axes_runtime', op, [('x', x), ('axes', i64(2))]))
+    cases.append(Case('reducemax_int64', 'ReduceMax', [('x', ints(3, 4, lo=-9, hi=9)), ('axes', i64(1))], consts=['axes']))
+    cases += [
+        Case('argmax', 'ArgMax', [('x', f32(3, 4, 5))], axis=1),
+        Case('argmin_last', 'ArgMin', [('x', ints(3, 4, hi=3).astype(np.float32))], axis=-1, keepdims=0,
+             select_last_index=1),
+        Case('softmax', 'Softmax', [('x', f32(2, 3, 4))]),
+        Case('softmax_axis0', 'Softmax', [('x', f32(2, 3, 4))], axis=0),
+        Case('logsoftmax', 'LogSoftmax', [('x', f32(2, 3, 4))], axis=1),
+        Case('hardmax', 'Hardmax', [('x', f32(2, 3, 4))]),
+        Case('cumsum', 'CumSum', [('x', f32(2, 3, 4)), ('axis', np.array(1, np.int64))], exclusive=1, reverse=1),
+        Case('topk', 'TopK', [('x', f32(3, 6)), ('k', i64(2))], outputs=2, consts=['k']),
+        Case('topk_smallest', 'TopK', [('x', f32(3, 6)), ('k', i64(3))], outputs=2, consts=['k'], largest=0, axis=0),
+    ]
+    return cases
+
+
+def tensor_cases():
+    x = f32(2, 3, 4)
+    cases = [
+        Case('reshape', 'Reshape', [('x', x), ('s', i64(4, -1))], consts=['s']),
+        Case('reshape_allowzero', 'Reshape', [('x', x), ('s', i64(0, 12))], consts=['s'], allowzero=0),
+        Case('flatten', 'Flatten', [('x', x)], axis=2),
+        Case('squeeze', 'Squeeze', [('x', f32(2, 1, 4)), ('a', i64(1))], consts=['a']),
+        Case('unsqueeze', 'Unsqueeze', [('x', x), ('a', i64(0, -1))], consts=['a']),
+        Case('transpose', 'Transpose', [('x', x)], perm=[2, 0, 1]),
+        Case('shape', 'Shape', [('x', x)]),
+        Case('shape_slice', 'Shape', [('x', x)], start=1, end=-1),
+        Case('size', 'Size', [('x', x)]),
+        Case('concat', 'Concat', [('a', x), ('b', f32(2, 2, 4))], axis=1),
+        Case('split_num_outputs', 'Split', [('x', f32(2, 7))], outputs=3, axis=1, num_outputs=3),
+        Case('split_num_outputs_even', 'Split', [('x', f32(6, 2))], outputs=2, num_outputs=2),
+        Case('split_input', 'Split', [('x', f32(2, 6)), ('s', i64(1, 5))], outputs=2, consts=['s'], axis=1),
+        Case('slice', 'Slice', [('x', x), ('st', i64(0, 1)), ('en', i64(2, 3)), ('ax', i64(1, 2)), ('sp', i64(1, 2))]),
+        Case('gather', 'Gather', [('x', x), ('i', i64(2, 0))], axis=1),
+        Case('gatherelements', 'GatherElements', [('x', f32(3, 4)), ('i', ints(3, 2, hi=4))], axis=1),
+        Case('gathernd', 'GatherND', [('x', x), ('i', i64(0, 1, 1, 2).reshape(2, 2))]),
+        Case('scatterelements_max', 'ScatterElements', [('x', f32(3, 4)), ('i', i64(0, 0, 2, 1).reshape(2, 2)),
+                                                         ('u', f32(2, 2))], axis=1, reduction='max'),
+        Case('scatterelements_min', 'ScatterElements', [('x', f32(3, 4)), ('i', i64(1, 1, 3, 0).reshape(2, 2)),
+                                                         ('u', f32(2, 2))], axis=1, reduction='min'),
+        Case('scatterelements_add', 'ScatterElements', [('x', f32(3, 4)), ('i', i64(1, 1, 3, 0).reshape(2, 2)),
+                                                         ('u', f32(2, 2))], axis=1, reduction='add'),
+        Case('scatternd_max', 'ScatterND', [('x', f32(4, 3)), ('i', i64(1, 3, 1).reshape(3, 1)), ('u', f32(3, 3))],
+             reduction='max'),
+        Case('scatternd_min', 'ScatterND', [('x', f32(4, 3)), ('i', i64(1, 3, 1).reshape(3, 1)), ('u', f32(3, 3))],
+             reduction='min'),
+        Case('scatternd_mul', 'ScatterND', [('x', f32(4, 3)), ('i', i64(0, 2).reshape(2, 1)), ('u', f32(2, 3))],
+             reduction='mul'),
+        Case('pad_constant', 'Pad', [('x', f32(2, 3)), ('p', i64(0, 1, 1, 2)), ('v', np.array(0.5, np.float32))],
+             consts=['p']),
+        Case('pad_reflect', 'Pad', [('x', f32(3, 4)), ('p', i64(1, 2, 2, 1))], consts=['p'], mode='reflect'),
+        Case('pad_edge', 'Pad', [('x', f32(3, 4)), ('p', i64(1, 0, 0, 3))], consts=['p'], mode='edge'),
+        Case('pad_axes', 'Pad', [('x', f32(2, 3, 4)), ('p', i64(1, 2)), ('v', None), ('a', i64(-1))],
+             consts=['p', 'a']),
+        Case('pad_axes_two', 'Pad', [('x', f32(2, 3, 4)), ('p', i64(1, 0, 0, 2)), ('v', np.array(-1.0, np.float32)),
+                                     ('a', i64(0, 2))], consts=['p', 'a']),
+        Case('pad_wrap', 'Pad', [('x', f32(3, 4)), ('p', i64(1, 2, 2, 1))], consts=['p'], mode='wrap', since=19),
+        Case('pad_wrap_axes', 'Pad', [('x', f32(2, 3, 4)), ('p', i64(2, 3)), ('v', None), ('a', i64(2))],
+             consts=['p', 'a'], mode='wrap', since=19),
+        Case('expand', 'Expand', [('x', f32(3, 1)), ('s', i64(2, 3, 4))], consts=['s']),
+        Case('tile', 'Tile', [('x', f32(2, 3)), ('r', i64(2, 2))], consts=['r']),
+        Case('constantofshape', 'ConstantOfShape', [('s', i64(2, 3))], consts=['s'],
+             value=helper.make_tensor('v', TensorProto.FLOAT, [1], [1.5])),
+        Case('range', 'Range', [('s', np.array(1.0, np.float32)), ('l', np.array(7.0, np.float32)),
+                                ('d', np.array(1.5, np.float32))]),
+        Case('cast_to_int64', 'Cast', [('x', f32(3, 4, lo=-5, hi=5))], to=TensorProto.INT64),
+        Case('cast_to_float', 'Cast', [('x', ints(3, 4, lo=-5, hi=5, dtype=np.int32))], to=TensorProto.FLOAT),
+        Case('castlike', 'CastLike', [('x', f32(3, 4, lo=-5, hi=5)), ('t', ints(1, dtype=np.int32))]),
+        Case('depthtospace', 'DepthToSpace', [('x', f32(1, 8, 2, 3))], blocksize=2, mode='CRD'),
+        Case('spacetodepth', 'SpaceToDepth', [('x', f32(1, 2, 4, 6))], blocksize=2),
+        Case('onehot', 'OneHot', [('i', i64(0, 2, 1)), ('d', i64(4)), ('v', np.array([0, 1], np.float32))]),
+        Case('trilu', 'Trilu', [('x', f32(4, 5)), ('k', np.array(1, np.int64))], upper=0),
+        Case('nonzero', 'NonZero', [('x', ints(3, 4, hi=2).astype(np.float32))]),
+        Case('compress', 'Compress', [('x', f32(3, 4)), ('c', np.array([True, False, True]))], axis=0),
+        Case('eyelike', 'EyeLike', [('x', f32(3, 4))], k=1),
+        Case('unique', 'Unique', [('x', np.array([2, 1, 1, 3, 4, 3], np.float32))], outputs=4, sorted=1),
+        Case('reversesequence', 'ReverseSequence', [('x', f32(4, 3)), ('l', i64(1, 2, 4))], batch_axis=1, time_axis=0),
+        Case('dropout', 'Dropout', [('x', f32(3, 4))]),
+    ]
+    return cases
+
+
+def nn_cases():
+    img = f32(1, 2, 5, 6)
+    cases = [
+        Case('conv', 'Conv', [('x', img), ('w', f32(3, 2, 3, 3)), ('b', f32(3))], consts=['w', 'b'], pads=[1, 1, 1, 1]),
+        Case('conv_strided_dilated', 'Conv', [('x', img), ('w', f32(4, 1, 2, 2))], consts=['w'], group=2,
+             strides=[2, 1], dilations=[1, 2]),
+        Case('convtranspose', 'ConvTranspose', [('x', img), ('w', f32(2, 3, 3, 3))], consts=['w'], strides=[2, 2]),
+        Case('maxpool', 'MaxPool', [('x', img)], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1),
+        Case('maxpool_dilated', 'MaxPool', [('x', img)], kernel_shape=[2, 2], dilations=[2, 2]),
+        Case('averagepool', 'AveragePool', [('x', img)], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        Case('averagepool_dilated', 'AveragePool', [('x', img)], kernel_shape=[2, 2], dilations=[2, 1], since=19),
+        Case('averagepool_dilated_ceil', 'AveragePool', [('x', img)], kernel_shape=[2, 2], strides=[2, 2],
+             dilations=[1, 2], ceil_mode=1, since=19),
+        Case('lppool', 'LpPool', [('x', img)], kernel_shape=[2, 2], p=2),
+        Case('lppool_ceil', 'LpPool', [('x', img)], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1),
+        Case('lppool_dilated', 'LpPool', [('x', img)], kernel_shape=[2, 2], dilations=[2, 2], p=1),
+        Case('globalaveragepool', 'GlobalAveragePool', [('x', img)]),
+        Case('globalmaxpool', 'GlobalMaxPool', [('x', img)]),
+        Case('globallppool', 'GlobalLpPool', [('x', img)]),
+        Case('batchnorm', 'BatchNormalization', [('x', img), ('s', f32(2)), ('b', f32(2)), ('m', f32(2)),
+                                                 ('v', f32(2, lo=0.5, hi=2))]),
+        Case('instancenorm', 'InstanceNormalization', [('x', img), ('s', f32(2)), ('b', f32(2))]),
+        Case('layernorm', 'LayerNormalization', [('x', f32(2, 3, 4)), ('s', f32(4)), ('b', f32(4))]),
+        Case('layernorm_axis1', 'LayerNormalization', [('x', f32(2, 3, 4)), ('s', f32(3, 4))], axis=1, epsilon=1e-3),
+        Case('groupnorm', 'GroupNormalization', [('x', f32(2, 4, 3, 2)), ('s', f32(2)), ('b', f32(2))], num_groups=2,
+             until=20),
+        Case('groupnorm_per_channel', 'GroupNormalization', [('x', f32(2, 4, 3, 2)), ('s', f32(4)), ('b', f32(4))],
+             num_groups=2, since=21),
+        Case('rmsnorm', 'RMSNormalization', [('x', f32(2, 3, 4)), ('s', f32(4))], since=23),
+        Case('rmsnorm_axis1', 'RMSNormalization', [('x', f32(2, 3, 4)), ('s', f32(3, 4))], axis=1, epsilon=1e-3, since=23),
+        Case('lrn', 'LRN', [('x', img)], size=3),
+        Case('matmul', 'MatMul', [('a', f32(2, 3, 4)), ('b', f32(4, 5))]),
+        Case('gemm', 'Gemm', [('a', f32(3, 4)), ('b', f32(5, 4)), ('c', f32(5))], transB=1, alpha=0.5, beta=2.0),
+        Case('einsum', 'Einsum', [('a', f32(2, 3)), ('b', f32(3, 4))], equation='ij,jk->ik'),
+        Case('meanvariancenormalization', 'MeanVarianceNormalization', [('x', img)]),
+        Case('resize_linear_scales', 'Resize', [('x', f32(1, 1, 3, 4)), ('roi', None), ('s', np.array([1, 1, 2, 1.5], np.float32))],
+             consts=['s'], mode='linear'),
+        Case('resize_nearest_sizes', 'Resize', [('x', f32(1, 1, 3, 4)), ('roi', None), ('s', None), ('z', i64(1, 1, 5, 7))],
+             consts=['z'], mode='nearest'),
+        Case('resize_cubic', 'Resize', [('x', f32(1, 1, 4, 4)), ('roi', None), ('s', np.array([1, 1, 0.75, 1.5], np.float32))],
+             consts=['s'], mode='cubic'),
+        Case('resize_axes_scales', 'Resize', [('x', f32(1, 2, 3, 4)), ('roi', None), ('s', np.array([2, 0.5], np.float32))],
+             consts=['s'], mode='linear', axes=[2, 3]),
+        Case('resize_axes_sizes', 'Resize', [('x', f32(1, 2, 3, 4)), ('roi', None), ('s', None), ('z', i64(6))],
+             consts=['z'], mode='nearest', axes=[-1]),
+        Case('resize_not_larger', 'Resize', [('x', f32(1, 1, 3, 4)), ('roi', None), ('s', None), ('z', i64(7, 7))],
+             consts=['z'], mode='linear', axes=[2, 3], keep_aspect_ratio_policy='not_larger'),
+        Case('resize_not_smaller', 'Resize', [('x', f32(1, 1, 3, 4)), ('roi', None), ('s', None), ('z', i64(1, 1, 7, 7))],
+             consts=['z'], mode='nearest', keep_aspect_ratio_policy='not_smaller'),
+        Case('resize_half_pixel_symmetric', 'Resize', [('x', f32(1, 1, 4, 5)), ('roi', None),
+                                                       ('s', np.array([1, 1, 1.7, 0.6], np.float32))],
+             consts=['s'], mode='linear', coordinate_transformation_mode='half_pixel_symmetric', since=19),
+        Case('gridsample', 'GridSample', [('x', f32(1, 2, 4, 5)), ('g', f32(1, 3, 2, 2, lo=-1.1, hi=1.1))],
+             mode='linear' , since=20),
+        Case('gridsample_16', 'GridSample', [('x', f32(1, 2, 4, 5)), ('g', f32(1, 3, 2, 2, lo=-1.1, hi=1.1))],
+             mode='bilinear', until=19),
+        Case('gridsample_nearest_border', 'GridSample', [('x', f32(1, 2, 4, 5)), ('g', f32(1, 3, 2, 2, lo=-1.1, hi=1.1))],
+             mode='nearest', padding_mode='border', align_corners=1),
+        Case('dft', 'DFT', [('x', f32(2, 8, 1))], until=19, axis=1),
+        Case('dft_axis_input', 'DFT', [('x', f32(2, 8, 1)), ('n', None), ('a', np.array(1, np.int64))], consts=['a'],
+             since=20),
+        Case('dft_inverse', 'DFT', [('x', f32(1, 6, 2))], since=20, inverse=1),
+        Case('quantizelinear', 'QuantizeLinear', [('x', f32(3, 4)), ('s', np.array(0.05, np.float32)),
+                                                  ('z', np.array(128, np.uint8))]),
+        Case('dequantizelinear', 'DequantizeLinear', [('x', ints(3, 4, hi=255, dtype=np.uint8)),
+                                                      ('s', np.array(0.05, np.float32)), ('z', np.array(100, np.uint8))]),
+        Case('dequantizelinear_axis', 'DequantizeLinear', [('x', ints(3, 4, lo=-100, hi=100, dtype=np.int8)),
+                                                           ('s', f32(4, lo=0.01, hi=0.1)), ('z', np.zeros(4, np.int8))],
+             axis=1),
+    ]
+    ang = rng.uniform(0, 3, size=(6, 4)).astype(np.float32)
+    cases += [
+        Case('rotaryembedding', 'RotaryEmbedding', [('x', f32(2, 3, 4, 8)), ('c', np.cos(ang)), ('s', np.sin(ang)),
+                                                    ('p', ints(2, 4, hi=6))], since=23),
+        Case('rotaryembedding_interleaved', 'RotaryEmbedding', [('x', f32(2, 3, 4, 8)), ('c', np.cos(ang)),
+                                                                ('s', np.sin(ang)), ('p', ints(2, 4, hi=6))],
+             interleaved=1, since=23),
+        Case('rotaryembedding_3d_partial', 'RotaryEmbedding', [('x', f32(2, 4, 24)), ('c', np.cos(ang[:, :2])),
+                                                               ('s', np.sin(ang[:, :2])), ('p', ints(2, 4, hi=6))],
+             num_heads=2, rotary_embedding_dim=4, since=23),
+        Case('rotaryembedding_no_positions', 'RotaryEmbedding', [('x', f32(2, 3, 4, 8)), ('c', np.cos(f32(2, 4, 4))),
+                                                                 ('s', np.sin(f32(2, 4, 4)))], since=23),
+        Case('attention', 'Attention', [('q', f32(2, 3, 4, 8)), ('k', f32(2, 3, 5, 8)), ('v', f32(2, 3, 5, 6))], since=23),
+        Case('attention_gqa_causal', 'Attention', [('q', f32(1, 4, 5, 8)), ('k', f32(1, 2, 5, 8)), ('v', f32(1, 2, 5, 8))],
+             is_causal=1, since=23),
+        Case('attention_3d_mask', 'Attention', [('q', f32(2, 4, 12)), ('k', f32(2, 6, 6)), ('v', f32(2, 6, 4)),
+                                                ('m', f32(4, 6, lo=-3, hi=0))], q_num_heads=2, kv_num_heads=1, since=23),
+        Case('attention_bool_mask_scale', 'Attention', [('q', f32(1, 2, 3, 4)), ('k', f32(1, 2, 5, 4)), ('v', f32(1, 2, 5, 4)),
+                                                        ('m', np.array([[True, True, False, True, True],
+                                                                        [True, False, True, True, False],
+                                                                        [False, True, True, True, True]]))],
+             scale=0.3, since=23),
+        Case('attention_past_present', 'Attention', [('q', f32(1, 2, 2, 4)), ('k', f32(1, 2, 2, 4)), ('v', f32(1, 2, 2, 4)),
+                                                     ('m', None), ('pk', f32(1, 2, 3, 4)), ('pv', f32(1, 2, 3, 4))],
+             outputs=3, is_causal=1, since=23),
+        Case('attention_softcap_qk', 'Attention', [('q', f32(1, 2, 3, 4, lo=-4, hi=4)), ('k', f32(1, 2, 3, 4, lo=-4, hi=4)),
+                                                   ('v', f32(1, 2, 3, 4))], outputs=['y0', '', '', 'y3'], softcap=2.0,
+             qk_matmul_output_mode=1, since=23),
+        Case('affinegrid', 'AffineGrid', [('t', f32(2, 2, 3)), ('z', i64(2, 3, 4, 5))], consts=['z'], since=20),
+        Case('affinegrid_align', 'AffineGrid', [('t', f32(2, 2, 3)), ('z', i64(2, 3, 4, 5))], consts=['z'],
+             align_corners=1, since=20),
+        Case('affinegrid_3d', 'AffineGrid', [('t', f32(1, 3, 4)), ('z', i64(1, 1, 2, 3, 4))], consts=['z'], since=20),
+        Case('centercroppad', 'CenterCropPad', [('x', f32(5, 4, 3)), ('z', i64(3, 7, 3))], consts=['z']),
+        Case('centercroppad_axes', 'CenterCropPad', [('x', f32(5, 4, 3)), ('z', i64(2, 6))], consts=['z'], axes=[-1, 0]),
+    ]
+    return cases
+
+
+def more_cases():
+    """Recurrent, quantized, signal, detection, loss and control-flow operators."""
+    def branch(name, value):
+        out = helper.make_tensor_value_info(name + '_out', TensorProto.FLOAT, [3])
+        c = helper.make_node('Constant', [], [name + '_out'], value=helper.make_tensor('v', TensorProto.FLOAT, [3], value))
+        return helper.make_graph([c], name, [], [out])
+
+    loop_body = helper.make_graph(
+        [helper.make_node('Identity', ['cond_in'], ['cond_out']), helper.make_node('Add', ['v_in', 'v_in'], ['v_out']),
+         helper.make_node('Identity', ['v_out'], ['scan_out'])], 'body',
+        [helper.make_tensor_value_info('i', TensorProto.INT64, []), helper.make_tensor_value_info('cond_in', TensorProto.BOOL, []),
+         helper.make_tensor_value_info('v_in', TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info('cond_out', TensorProto.BOOL, []), helper.make_tensor_value_info('v_out', TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info('scan_out', TensorProto.FLOAT, [2])])
+    scan_body = helper.make_graph(
+        [helper.make_node('Add', ['s_in', 'x_t'], ['s_out']), helper.make_node('Identity', ['s_out'], ['y_t'])], 'scan',
+        [helper.make_tensor_value_info('s_in', TensorProto.FLOAT, [2]), helper.make_tensor_value_info('x_t', TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info('s_out', TensorProto.FLOAT, [2]), helper.make_tensor_value_info('y_t', TensorProto.FLOAT, [2])])
+    boxes = np.array([[[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, -0.1, 1, 0.9], [0, 10, 1, 11], [0, 10.1, 1, 11.1],
+                       [0, 100, 1, 101]]], np.float32)
+    scores = np.array([[[0.9, 0.75, 0.6, 0.95, 0.5, 0.3]]], np.float32)
+    return [
+        Case('constant', 'Constant', [], value=helper.make_tensor('v', TensorProto.FLOAT, [2, 2], [1, 2, 3, 4])),
+        Case('constant_ints', 'Constant', [], value_ints=[1, 2, 3]),
+        Case('if', 'If', [('c', np.array(False))], then_branch=branch('then', [1, 2, 3]), else_branch=branch('else', [4, 5, 6])),
+        Case('loop', 'Loop', [('m', np.array(3, np.int64)), ('cond', np.array(True)), ('v', f32(2))], outputs=2, body=loop_body),
+        Case('scan', 'Scan', [('s', f32(2)), ('x', f32(3, 2))], outputs=2, body=scan_body, num_scan_inputs=1),
+        Case('rnn', 'RNN', [('x', f32(3, 2, 4)), ('w', f32(1, 5, 4)), ('r', f32(1, 5, 5)), ('b', f32(1, 10))],
+             outputs=2, hidden_size=5),
+        Case('gru', 'GRU', [('x', f32(3, 2, 4)), ('w', f32(1, 15, 4)), ('r', f32(1, 15, 5)), ('b', f32(1, 30))],
+             outputs=2, hidden_size=5, linear_before_reset=1),
+        Case('lstm', 'LSTM', [('x', f32(3, 2, 4)), ('w', f32(2, 20, 4)), ('r', f32(2, 20, 5)), ('b', f32(2, 40))],
+             outputs=3, hidden_size=5, direction='bidirectional'),
+        Case('convinteger', 'ConvInteger', [('x', ints(1, 2, 4, 4, hi=255, dtype=np.uint8)),
+                                            ('w', ints(3, 2, 2, 2, hi=255, dtype=np.uint8)), ('xz', np.array(3, np.uint8))]),
+        Case('matmulinteger', 'MatMulInteger', [('a', ints(3, 4, hi=255, dtype=np.uint8)), ('b', ints(4, 2, hi=255, dtype=np.uint8)),
+                                                ('az', np.array(12, np.uint8)), ('bz', np.array(7, np.uint8))]),
+        Case('qlinearmatmul', 'QLinearMatMul', [('a', ints(3, 4, hi=255, dtype=np.uint8)), ('as', np.array(0.02, np.float32)),
+                                                ('az', np.array(120, np.uint8)), ('b', ints(4, 2, hi=255, dtype=np.uint8)),
+                                                ('bs', np.array(0.03, np.float32)), ('bz', np.array(130, np.uint8)),
+                                                ('ys', np.array(0.05, np.float32)), ('yz', np.array(128, np.uint8))]),
+        Case('qlinearconv', 'QLinearConv', [('x', ints(1, 2, 4, 4, hi=255, dtype=np.uint8)), ('xs', np.array(0.02, np.float32)),
+                                            ('xz', np.array(120, np.uint8)), ('w', ints(3, 2, 2, 2, hi=255, dtype=np.uint8)),
+                                            ('ws', np.array(0.03, np.float32)), ('wz', np.array(130, np.uint8)),
+                                            ('ys', np.array(0.2, np.float32)), ('yz', np.array(128, np.uint8))]),
+        Case('dynamicquantizelinear', 'DynamicQuantizeLinear', [('x', f32(3, 4))], outputs=3),
+        Case('det', 'Det', [('x', f32(2, 3, 3))]),
+        Case('hannwindow', 'HannWindow', [('n', np.array(8, np.int64))]),
+        Case('hammingwindow', 'HammingWindow', [('n', np.array(7, np.int64))], periodic=0),
+        Case('blackmanwindow', 'BlackmanWindow', [('n', np.array(9, np.int64))]),
+        Case('melweightmatrix', 'MelWeightMatrix', [('b', np.array(8, np.int64)), ('d', np.array(16, np.int64)),
+                                                    ('r', np.array(8000, np.int64)), ('lo', np.array(100.0, np.float32)),
+                                                    ('hi', np.array(3000.0, np.float32))]),
+        Case('stft', 'STFT', [('x', f32(1, 32, 1)), ('st', np.array(8, np.int64)), ('w', np.hanning(16).astype(np.float32))],
+             consts=['st'], onesided=1),
+        Case('nonmaxsuppression', 'NonMaxSuppression', [('b', boxes), ('s', scores), ('m', np.array([3], np.int64)),
+                                                        ('iou', np.array([0.5], np.float32))]),
+        Case('roialign', 'RoiAlign', [('x', f32(1, 2, 6, 6)), ('r', np.array([[0, 0, 4, 4], [1, 1, 5, 3]], np.float32)),
+                                      ('i', i64(0, 0))], output_height=2, output_width=3, sampling_ratio=2),
+        Case('maxunpool', 'MaxUnpool', [('x', f32(1, 1, 2, 2)), ('i', i64(0, 3, 9, 14).reshape(1, 1, 2, 2))],
+             kernel_shape=[2, 2], strides=[2, 2]),
+        Case('negativeloglikelihoodloss', 'NegativeLogLikelihoodLoss', [('x', f32(3, 5)), ('t', i64(1, 0, 4))]),
+        Case('softmaxcrossentropyloss', 'SoftmaxCrossEntropyLoss', [('x', f32(3, 5)), ('t', i64(1, 0, 4))],
+             reduction='sum'),
+        Case('tfidfvectorizer', 'TfIdfVectorizer', [('x', i64(1, 2, 3, 2, 1, 4))], mode='TF', min_gram_length=1,
+             max_gram_length=2, max_skip_count=0, ngram_counts=[0, 3], ngram_indexes=[0, 1, 2, 3],
+             pool_int64s=[1, 2, 4, 2, 1]),
+        Case('optionalhaselement', 'OptionalHasElement', [('x', f32(2))]),
+        Case('optionalgetelement', 'OptionalGetElement', [('x', f32(2))]),
+    ]
+
+
+def with_defaults(function, defaults):
+    """A FunctionProto with attribute defaults (attribute_proto, field 11 of IR 9), which Debian's
+    onnx 1.12 cannot write: appended in wire format."""
+    raw = function.SerializeToString()
+    for a in defaults:
+        body = a.SerializeToString()
+        length, n = b'', len(body)
+        while True:
+            length += bytes([(n & 0x7f) | (0x80 if n > 0x7f else 0)])
+            n >>= 7
+            if not n:
+                break
+        raw += bytes([(11 << 3) | 2]) + length + body
+    out = type(function)()
+    out.ParseFromString(raw)
+    return out
+
+
+def function_cases():
+    """Models calling model-local functions (inlined at load), with attribute references."""
+    def ref(name, ref_name, kind):
+        a = helper.make_attribute(name, 0.0 if kind == TensorProto.FLOAT else 0)
+        a.ClearField('f')
+        a.ClearField('i')
+        a.ref_attr_name = ref_name
+        a.type = {TensorProto.FLOAT: a.FLOAT, TensorProto.INT64: a.INT}[kind]
+        return a
+
+    scale = helper.make_node('Constant', [], ['alpha_t'])
+    scale.attribute.append(ref('value_float', 'alpha', TensorProto.FLOAT))
+    body = [scale, helper.make_node('Mul', ['x', 'alpha_t'], ['t']), helper.make_node('Add', ['t', 'y'], ['z'])]
+    scaled_add = lambda opset: helper.make_function('custom', 'ScaledAdd', ['x', 'y'], ['z'], body,
+                                                    [helper.make_opsetid('', opset)], ['alpha'])
+    softmax = helper.make_node('Softmax', ['x'], ['s'])
+    softmax.attribute.append(ref('axis', 'axis', TensorProto.INT64))
+    inner_call = helper.make_node('ScaledAdd', ['s', 'x'], ['z'], domain='custom', alpha=2.0)
+    nested = lambda opset: helper.make_function('custom', 'SoftmaxPlus', ['x'], ['z'], [softmax, inner_call],
+                                                [helper.make_opsetid('', opset), helper.make_opsetid('custom', 1)],
+                                                ['axis'])
+    cases = []
+    for opset in OPSETS:
+        cases.append(Case(f'function_scaled_add_{opset}', 'ScaledAdd', [('a', f32(2, 3)), ('b', f32(3))],
+                          since=opset, until=opset, domain='custom', functions=[scaled_add(opset)], alpha=0.5))
+        with_default = with_defaults(scaled_add(opset), [helper.make_attribute('alpha', 3.0)])
+        cases.append(Case(f'function_default_attr_{opset}', 'ScaledAdd', [('a', f32(2, 3)), ('b', f32(3))],
+                          since=max(opset, 19), until=opset, domain='custom', functions=[with_default]))
+        cases.append(Case(f'function_nested_{opset}', 'SoftmaxPlus', [('a', f32(2, 3, 4))], since=opset, until=opset,
+                          domain='custom', functions=[nested(opset), scaled_add(opset)], axis=1))
+    return cases
+
+
+def all_cases():
+    return (unary_cases() + binary_cases() + reduce_cases() + tensor_cases() + nn_cases() + more_cases() +
+            function_cases())
+
+
+def json_value(v):
+    """int64 as text (JavaScript numbers are doubles); NaN and infinities as JavaScript spells them."""
+    if isinstance(v, float) and not np.isfinite(v):
+        return 'NaN' if np.isnan(v) else ('Infinity' if v > 0 else '-Infinity')
+    return str(v) if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2**53 else v
+
+
+def write_case(root, case, opset):
+    name = f'test_{case.name}' if case.functions else f'test_{case.name}_opset{opset}'
+    d = os.path.join(root, name)
+    os.makedirs(os.path.join(d, 'test_data_set_0'))
+    graph_inputs, inits, node_inputs, feeds = [], [], [], []
+    for in_name, value in case.inputs:
+        if value is None:
+            node_inputs.append('')
+            continue
+        node_inputs.append(in_name)
+        if in_name in case.consts:
+            inits.append(numpy_helper.from_array(value, in_name))
+            continue
+        graph_inputs.append(helper.make_tensor_value_info(in_name, ELEM[value.dtype.type], list(value.shape)))
+        feeds.append((in_name, value))
+    while node_inputs and node_inputs[-1] == '':
+        node_inputs.pop()
+    node = helper.make_node(case.op, node_inputs, case.outputs, name=case.name, domain=case.domain, **case.attrs)
+    outputs = [helper.make_value_info(o, helper.TypeProto()) for o in case.outputs if o]
+    graph = helper.make_graph([node], case.name, graph_inputs, outputs, initializer=inits)
+    imports = [helper.make_opsetid('', opset)] + ([helper.make_opsetid(case.domain, 1)] if case.domain else [])
+    model = helper.make_model(graph, opset_imports=imports, producer_name='gen_cases.py', functions=case.functions)
+    model.ir_version = IR_VERSION[opset]
+    with open(os.path.join(d, 'model.onnx'), 'wb') as f:
+        f.write(model.SerializeToString())
+    spec = {'op': case.op, 'opset': opset, 'inputs': [], 'outputs': [o for o in case.outputs if o]}
+    for i, (in_name, value) in enumerate(feeds):
+        with open(os.path.join(d, 'test_data_set_0', f'input_{i}.pb'), 'wb') as f:
+            f.write(numpy_helper.from_array(value, in_name).SerializeToString())
+        data = value.reshape(-1).tolist()
+        spec['inputs'].append({'name': in_name, 'type': JS_TYPE[value.dtype.type], 'dims': list(value.shape),
+                               'data': [json_value(v) for v in data]})
+    with open(os.path.join(d, 'case.json'), 'w') as f:
+        json.dump(spec, f)
+
+
+def main():
+    if len(sys.argv) != 2:
+        raise SystemExit(__doc__)
+    root = os.path.join(sys.argv[1], 'opsets')
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    n = 0
+    for case in all_cases():
+        for opset in OPSETS:
+            if case.since <= opset <= case.until:
+                write_case(root, case, opset)
+                n += 1
+    print(f'{n} cases in {root}')
+
+
+if __name__ == '__main__':
+    main()
