@@ -209,13 +209,15 @@ bool has_external_data(const onnx::GraphProto& g) {
   return false;
 }
 
-// Replaces external data by empty inline data (for libonnx's checker only).
+// Makes external tensors empty inline ones (dims [0], no data; for libonnx's
+// checker only, which accepts an empty tensor without a value field).
 void strip_external_data(onnx::GraphProto& g) {
   auto strip = [](onnx::TensorProto& t) {
     if (!is_external(t)) return;
     t.clear_external_data();
     t.clear_data_location();
-    t.set_raw_data("");
+    t.clear_dims();
+    t.add_dims(0);
   };
   for (auto& t : *g.mutable_initializer()) strip(t);
   for (auto& n : *g.mutable_node())

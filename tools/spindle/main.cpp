@@ -1,6 +1,7 @@
 // spindle — the command-line tool: spindle run | bench | info | tune | profile.
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include <fmt/format.h>
 
@@ -32,6 +33,9 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const spindle::Error& e) {
     fmt::print(stderr, "spindle: error: {}\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "spindle: error: out of memory (RESOURCE_EXHAUSTED)\n");
     return 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "spindle: error: {}\n", e.what());
