@@ -4,6 +4,7 @@
 #include <iconv.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -74,7 +75,9 @@ class HeaderParser {
 
  private:
   Status bad(const std::string& what) const {
-    return invalid_argument(fmt::format("{}: malformed .npy header ({}): {}", where_, what, s_.substr(0, 200)));
+    std::string shown = s_.substr(0, 200);
+    while (!shown.empty() && std::isspace(static_cast<unsigned char>(shown.back()))) shown.pop_back();
+    return invalid_argument(fmt::format("{}: malformed .npy header ({}): {}", where_, what, shown));
   }
   void skip_ws() {
     while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\t')) ++pos_;

@@ -420,6 +420,23 @@ InferenceSession::~InferenceSession() = default;
 
 namespace {
 
+// Creates a pool; a thread the system refuses (ulimit -u, memory limits)
+// becomes an error naming the pool and the thread count.
+template <class Pool>
+std::unique_ptr<Pool> start_pool(const char* name, const ThreadingOptions& t) {
+  try {
+    auto p = Pool::create(t);
+    if (!p.is_ok()) throw Error(p.status());
+    return std::move(p).value();
+  } catch (const std::system_error& e) {
+    throw Error(StatusCode::kResourceExhausted,
+                fmt::format("cannot start the {} pool with {} threads: the system refused to create a thread ({}); use "
+                            "fewer threads or raise the process limits",
+                            name, t.num_threads == 0 ? std::string("the default number of") : std::to_string(t.num_threads),
+                            e.what()));
+  }
+}
+
 std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string& origin, const SessionOptions& options,
                                               Environment* env) {
   auto impl = std::make_unique<InferenceSession::Impl>();
@@ -442,30 +459,11 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
   impl->plan = std::move(plan).value();
 
   const bool parallel = options.execution_mode == ExecutionMode::kParallel;
-  // The system may refuse threads (ulimit -u, memory limits): name the pool.
-  auto refused = [](const char* pool, int n, const std::system_error& e) {
-    return Error(StatusCode::kResourceExhausted,
-                 fmt::format("cannot start the {} pool with {} threads: the system refused to create a thread ({}); use "
-                             "fewer threads or raise the process limits",
-                             pool, n == 0 ? std::string("the default number of") : std::to_string(n), e.what()));
-  };
   if (options.use_per_session_threads) {
-    try {
-      auto ip = ThreadPool::create(intra);
-      if (!ip.is_ok()) throw Error(ip.status());
-      impl->own_intra = std::move(ip).value();
-    } catch (const std::system_error& e) {
-      throw refused("intra-op", intra.num_threads, e);
-    }
+    impl->own_intra = start_pool<ThreadPool>("intra-op", intra);
     impl->intra = impl->own_intra.get();
     if (parallel) {
-      try {
-        auto tp = TaskPool::create(inter);
-        if (!tp.is_ok()) throw Error(tp.status());
-        impl->own_inter = std::move(tp).value();
-      } catch (const std::system_error& e) {
-        throw refused("inter-op", inter.num_threads, e);
-      }
+      impl->own_inter = start_pool<TaskPool>("inter-op", inter);
       impl->inter = impl->own_inter.get();
     }
   } else {

@@ -194,7 +194,8 @@ std::string write_value(const std::filesystem::path& path, const Tensor& value) 
     const auto& items = value.sequence_items();
     for (size_t i = 0; i < items.size(); ++i)
       if (Status s = io::write_npy(path / fmt::format("{}.npy", i), items[i]); !s.is_ok()) throw Error(s);
-    return fmt::format("{}/ ({} items: 0.npy ... )", path.string(), items.size());
+    return items.empty() ? fmt::format("{}/ (empty sequence)", path.string())
+                         : fmt::format("{}/0.npy ... {}.npy ({} items)", path.string(), items.size() - 1, items.size());
   }
   std::filesystem::path file = path;
   file += ".npy";
