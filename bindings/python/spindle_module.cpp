@@ -386,7 +386,8 @@ PYBIND11_MODULE(spindle, m) {
       .def_readwrite("logid", &PyRunOptions::logid)
       .def_property("terminate", [](const PyRunOptions& r) { return r.terminate.load(); },
                     [](PyRunOptions& r, bool v) { r.terminate.store(v); })
-      .def_readwrite("run_tag", &RunOptions::run_tag);
+      .def_readwrite("run_tag", &RunOptions::run_tag)
+      .def_readwrite("timeout_ms", &RunOptions::timeout_ms);  // spindle: fail the run past this many ms (0 = none)
 
   py::class_<ModelMetadata>(m, "ModelMetadata")
       .def_readonly("producer_name", &ModelMetadata::producer_name)

@@ -44,6 +44,18 @@ inline constexpr const char* kIntraOpSpinBackoffMax = "session.intra_op.spin_bac
 inline constexpr const char* kInterOpSpinBackoffMax = "session.inter_op.spin_backoff_max";
 inline constexpr const char* kIntraOpThreadAffinities = "session.intra_op_thread_affinities";
 inline constexpr const char* kIntraOpNumaNode = "session.intra_op.numa_node";
+// Limits of each run (clean RESOURCE_EXHAUSTED errors naming the node and
+// the size). Bytes; 0 = no limit. Defaults: half of the machine's physical
+// memory per tensor, three quarters for all the tensors a run holds at once.
+inline constexpr const char* kMaxTensorBytes = "session.max_tensor_bytes";
+inline constexpr const char* kMaxRunBytes = "session.max_run_bytes";
+// Iterations of a Loop that has no trip count (only a condition); 0 = no
+// cap. Default 1000000.
+inline constexpr const char* kMaxLoopIterations = "session.max_loop_iterations";
+// Directory of a model's external data files when the model is given as
+// bytes (create_from_bytes); without it such a model is refused. Files must
+// lie inside it. (ONNX Runtime's key.)
+inline constexpr const char* kExternalDataDir = "session.model_external_initializers_file_folder_path";
 std::vector<std::string> all();
 }  // namespace config_keys
 
@@ -89,6 +101,9 @@ struct RunOptions {
   // Set from any thread to cancel runs using these options; they fail with
   // StatusCode::kCancelled and the session stays usable.
   std::atomic<bool> terminate{false};
+  // A run that takes longer fails with RESOURCE_EXHAUSTED (checked between
+  // nodes and Loop/Scan iterations); 0 = no limit.
+  int64_t timeout_ms = 0;
   std::string run_tag;
 };
 
@@ -191,7 +206,18 @@ std::string chrome_trace_json(const std::vector<ProfiledRun>& runs, const std::s
                               const std::vector<int>& intra_worker_tids);
 
 // Builds the intra/inter ThreadingOptions a SessionOptions describes,
-// validating every key (errors name the key, the value and what was expected).
+// validating every key, the limit keys too (errors name the key, the value
+// and what was expected).
 Status threading_options_from_session(const SessionOptions& options, ThreadingOptions& intra, ThreadingOptions& inter);
+
+// The run limits and the external-data directory a SessionOptions sets
+// (config_keys::kMaxTensorBytes ... kExternalDataDir), defaults filled in.
+struct SessionLimits {
+  size_t max_tensor_bytes = 0;  // 0 = no limit
+  size_t max_run_bytes = 0;
+  int64_t max_loop_iterations = 0;
+  std::string external_data_dir;  // empty: none
+};
+Status session_limits(const SessionOptions& options, SessionLimits& limits);
 
 }  // namespace spindle

@@ -13,6 +13,7 @@
 // or sequence (Tensor::optional). Those have no shape or data of their own.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -84,6 +85,37 @@ Shape contiguous_strides(std::span<const int64_t> shape);     // in elements
 
 inline constexpr size_t kTensorAlignment = 64;
 
+// Memory budget of one run (session.max_tensor_bytes, session.max_run_bytes):
+// while a MemoryBudget::Scope is active on a thread, every buffer allocated
+// there counts against the budget until it is freed, and an allocation past
+// a limit throws spindle::Error (RESOURCE_EXHAUSTED) naming the size and the
+// limit. 0 = no limit.
+class MemoryBudget {
+ public:
+  MemoryBudget(size_t max_tensor_bytes, size_t max_live_bytes)
+      : max_tensor_bytes_(max_tensor_bytes), max_live_bytes_(max_live_bytes) {}
+  void acquire(size_t bytes);  // throws past a limit
+  void release(size_t bytes) { live_.fetch_sub(bytes, std::memory_order_relaxed); }
+  size_t live_bytes() const { return live_.load(std::memory_order_relaxed); }
+
+  // Makes `budget` (may be null: none) the calling thread's budget until the
+  // scope ends.
+  class Scope {
+   public:
+    explicit Scope(const std::shared_ptr<MemoryBudget>* budget);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    const std::shared_ptr<MemoryBudget>* previous_;
+  };
+
+ private:
+  size_t max_tensor_bytes_, max_live_bytes_;
+  std::atomic<size_t> live_{0};
+};
+
 // A reference-counted byte buffer (owned, aligned) or a borrowed pointer.
 class Buffer {
  public:
@@ -105,6 +137,7 @@ class Buffer {
   size_t size_;
   bool owned_;
   size_t strings_ = 0;  // std::string objects constructed in data_
+  std::shared_ptr<MemoryBudget> budget_;  // charged with size_ while this buffer lives
 };
 
 class Tensor {

@@ -104,11 +104,42 @@ Shape contiguous_strides(std::span<const int64_t> shape) {
   return s;
 }
 
+namespace {
+thread_local const std::shared_ptr<MemoryBudget>* current_budget = nullptr;
+}  // namespace
+
+void MemoryBudget::acquire(size_t bytes) {
+  if (max_tensor_bytes_ && bytes > max_tensor_bytes_)
+    throw Error(StatusCode::kResourceExhausted,
+                fmt::format("a tensor of {} bytes exceeds the limit of {} bytes per tensor (session.max_tensor_bytes)", bytes,
+                            max_tensor_bytes_));
+  const size_t live = live_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  if (max_live_bytes_ && live > max_live_bytes_) {
+    live_.fetch_sub(bytes, std::memory_order_relaxed);
+    throw Error(StatusCode::kResourceExhausted,
+                fmt::format("allocating {} bytes would bring the run's tensors to {} bytes, over the limit of {} bytes per "
+                            "run (session.max_run_bytes)",
+                            bytes, live, max_live_bytes_));
+  }
+}
+
+MemoryBudget::Scope::Scope(const std::shared_ptr<MemoryBudget>* budget) : previous_(current_budget) {
+  current_budget = budget;
+}
+MemoryBudget::Scope::~Scope() { current_budget = previous_; }
+
 std::shared_ptr<Buffer> Buffer::allocate(size_t bytes) {
+  std::shared_ptr<MemoryBudget> budget = current_budget ? *current_budget : nullptr;
+  if (budget) budget->acquire(bytes);
   const size_t rounded = (std::max<size_t>(bytes, 1) + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-  void* p = std::aligned_alloc(kTensorAlignment, rounded);
-  if (!p) throw std::bad_alloc();
-  return std::shared_ptr<Buffer>(new Buffer(p, bytes, true));
+  void* p = rounded < bytes ? nullptr : std::aligned_alloc(kTensorAlignment, rounded);
+  if (!p) {
+    if (budget) budget->release(bytes);
+    throw Error(StatusCode::kResourceExhausted, fmt::format("out of memory allocating a tensor of {} bytes", bytes));
+  }
+  std::shared_ptr<Buffer> b(new Buffer(p, bytes, true));
+  b->budget_ = std::move(budget);
+  return b;
 }
 
 std::shared_ptr<Buffer> Buffer::borrow(void* data, size_t bytes) {
@@ -116,7 +147,7 @@ std::shared_ptr<Buffer> Buffer::borrow(void* data, size_t bytes) {
 }
 
 std::shared_ptr<Buffer> Buffer::allocate_strings(size_t count) {
-  std::shared_ptr<Buffer> b = allocate(count * sizeof(std::string));
+  std::shared_ptr<Buffer> b = allocate(checked_nbytes(static_cast<int64_t>(count), sizeof(std::string)));
   auto* p = static_cast<std::string*>(b->data_);
   for (size_t i = 0; i < count; ++i) new (p + i) std::string();
   b->strings_ = count;
@@ -127,6 +158,7 @@ Buffer::~Buffer() {
   auto* p = static_cast<std::string*>(data_);
   for (size_t i = 0; i < strings_; ++i) p[i].~basic_string();
   if (owned_) std::free(data_);
+  if (budget_) budget_->release(size_);
 }
 
 Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {

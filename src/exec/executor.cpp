@@ -32,7 +32,7 @@ class CompiledSubgraph final : public kernels::Subgraph {
   DataType output_dtype(int i) const override { return plan_->graph().output_info[static_cast<size_t>(i)].dtype; }
 
   std::vector<Tensor> run(std::span<const Tensor> inputs, std::span<const Tensor> outer, ThreadPool* pool,
-                          const std::atomic<bool>* terminate) const override {
+                          const kernels::RunLimits* limits) const override {
     const graph::Graph& g = plan_->graph();
     const size_t formal = static_cast<size_t>(num_inputs());
     if (inputs.size() != formal)
@@ -45,7 +45,7 @@ class CompiledSubgraph final : public kernels::Subgraph {
     for (size_t c = 0; c < outer_index_.size(); ++c)
       frame.values()[static_cast<size_t>(g.inputs[formal + c])] = outer[outer_index_[c]];
     RunControl control;
-    control.terminate = terminate;
+    control.limits = limits;
     std::vector<Tensor> out;
     try {
       run_sequential(*plan_, frame, pool, control);
@@ -262,8 +262,7 @@ size_t Frame::cached_buffers() {
 namespace {
 
 void check_terminate(const RunControl& control) {
-  if (control.terminate && control.terminate->load(std::memory_order_relaxed))
-    throw Error(StatusCode::kCancelled, "the run was cancelled by RunOptions::terminate");
+  if (control.limits) control.limits->check("");
 }
 
 void run_node(const Plan& plan, Frame& frame, int index, ThreadPool* intra, const RunControl& control) {
@@ -283,11 +282,19 @@ void run_node(const Plan& plan, Frame& frame, int index, ThreadPool* intra, cons
   } blocks(control, index);
   try {
     BlockTraceScope trace(control.on_block ? &blocks : nullptr);
+    MemoryBudget::Scope budget(control.limits && control.limits->memory ? &control.limits->memory : nullptr);
     kernels::KernelContext ctx(n.info, inputs, outputs, intra, &frame.allocator());
-    ctx.set_terminate(control.terminate);
+    ctx.set_limits(control.limits);
     n.kernel->compute(ctx);
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    // Budget errors come from the allocator, which does not know the node.
+    if (e.status().code() == StatusCode::kResourceExhausted && !e.status().message().starts_with(n.info.op_type))
+      throw Error(StatusCode::kResourceExhausted, fmt::format("{}: {}", n.info.label(), e.status().message()));
     throw;
+  } catch (const std::bad_alloc&) {
+    throw Error(StatusCode::kResourceExhausted, fmt::format("{}: out of memory", n.info.label()));
+  } catch (const std::length_error&) {
+    throw Error(StatusCode::kResourceExhausted, fmt::format("{}: a buffer size exceeds what can be allocated", n.info.label()));
   } catch (const std::exception& e) {
     throw Error(StatusCode::kRuntimeError, fmt::format("{}: {}", n.info.label(), e.what()));
   }

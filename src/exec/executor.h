@@ -87,7 +87,7 @@ class Frame {
 };
 
 struct RunControl {
-  const std::atomic<bool>* terminate = nullptr;
+  const kernels::RunLimits* limits = nullptr;  // cancel flag, deadline, Loop cap, memory budget (may be null)
   // Called around each node (profiling); may be empty.
   std::function<void(int node, std::chrono::steady_clock::time_point start, std::chrono::steady_clock::time_point end)>
       on_node;

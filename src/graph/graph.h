@@ -95,16 +95,22 @@ struct LoadOptions {
   // Validate every node of the default domain against spindle's operator
   // signatures (kernels/op_schema.h): arity, attribute names and types.
   bool run_checker = true;
-  // ONNX shape inference, run only when a graph output declares no element
-  // type (it fills those in).
-  bool infer_shapes = true;
 };
 
 // Parses, checks and converts a model; every unsupported operator is listed
-// in one error. `origin` names the file in messages.
+// in one error. `origin` names the file in messages. External data is read
+// from files inside `base_dir` only (an empty base_dir refuses external
+// data: a model given as bytes has no directory of its own).
 Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string& origin,
                                const std::filesystem::path& base_dir, const LoadOptions& options = {});
 Result<Graph> load_model_file(const std::filesystem::path& path, const LoadOptions& options = {});
+
+// Fills in the element types of g's outputs that the model leaves
+// undeclared, from spindle's type rules (type_inference.cpp); `outer` holds
+// the types of values visible from enclosing graphs. Never runs libonnx's
+// shape inference. Types it cannot tell stay kUndefined (taken from the
+// computed tensors at run time).
+void infer_output_types(Graph& g, const std::map<std::string, DataType>& outer);
 
 // The training operator Gradient (ai.onnx.preview.training): not a kernel,
 // expanded by the loader into the nodes that compute it (gradient.cpp).

@@ -5,7 +5,8 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <onnx/shape_inference/implementation.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 
 #include "graph/functions.h"
 #include "graph/graph.h"
@@ -138,22 +139,59 @@ Result<ValueInfo> value_info(const onnx::ValueInfoProto& v, const char* kind) {
   return info;
 }
 
-// Whether some output of the graph or of a subgraph in it declares no
-// element type.
-bool has_untyped_output(const onnx::GraphProto& g) {
-  for (const auto& out : g.output()) {
-    const onnx::TypeProto* t = &out.type();
-    while (t->has_optional_type() || t->has_sequence_type())
-      t = t->has_optional_type() ? &t->optional_type().elem_type() : &t->sequence_type().elem_type();
-    if (!t->has_tensor_type() || t->tensor_type().elem_type() == 0) return true;
+// protobuf's default recursion limit (100) allows only ~30 nested If
+// levels; real models need far fewer than this.
+constexpr int kMaxMessageDepth = 1000;
+
+// Kinds of ONNX messages that can nest (the rest are leaves here).
+enum class Msg { kModel, kGraph, kNode, kAttribute, kFunction, kValueInfo, kType, kTypeElem, kMapType, kTraining, kLeaf };
+
+Msg child_message(Msg m, int field) {
+  switch (m) {
+    case Msg::kModel: return field == 7 ? Msg::kGraph : field == 25 ? Msg::kFunction : field == 20 ? Msg::kTraining : Msg::kLeaf;
+    case Msg::kGraph: return field == 1 ? Msg::kNode : field >= 11 && field <= 13 ? Msg::kValueInfo : Msg::kLeaf;
+    case Msg::kNode: return field == 5 ? Msg::kAttribute : Msg::kLeaf;
+    case Msg::kAttribute: return field == 6 || field == 11 ? Msg::kGraph : field == 14 || field == 15 ? Msg::kType : Msg::kLeaf;
+    case Msg::kFunction: return field == 7 ? Msg::kNode : field == 11 ? Msg::kAttribute : Msg::kLeaf;
+    case Msg::kValueInfo: return field == 2 ? Msg::kType : Msg::kLeaf;
+    case Msg::kType: return field == 4 || field == 9 ? Msg::kTypeElem : field == 5 ? Msg::kMapType : Msg::kLeaf;
+    case Msg::kTypeElem: return field == 1 ? Msg::kType : Msg::kLeaf;
+    case Msg::kMapType: return field == 2 ? Msg::kType : Msg::kLeaf;
+    case Msg::kTraining: return field == 1 || field == 2 ? Msg::kGraph : Msg::kLeaf;
+    case Msg::kLeaf: break;
   }
-  for (const auto& n : g.node())
-    for (const auto& a : n.attribute()) {
-      if (a.has_g() && has_untyped_output(a.g())) return true;
-      for (const auto& sub : a.graphs())
-        if (has_untyped_output(sub)) return true;
+  return Msg::kLeaf;
+}
+
+// How deep a serialized ModelProto nests graphs, nodes, attributes and
+// types, walked without recursion (to tell protobuf's depth limit from
+// truncation when parsing fails).
+int message_depth(std::span<const uint8_t> bytes) {
+  using google::protobuf::internal::WireFormatLite;
+  google::protobuf::io::CodedInputStream in(bytes.data(), static_cast<int>(bytes.size()));
+  std::vector<std::pair<Msg, google::protobuf::io::CodedInputStream::Limit>> stack{{Msg::kModel, 0}};
+  size_t depth = 0;
+  while (!stack.empty()) {
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) {
+      if (stack.size() == 1) break;
+      in.PopLimit(stack.back().second);
+      stack.pop_back();
+      continue;
     }
-  return false;
+    const Msg c = WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED
+                      ? child_message(stack.back().first, WireFormatLite::GetTagFieldNumber(tag))
+                      : Msg::kLeaf;
+    if (c == Msg::kLeaf) {
+      if (!WireFormatLite::SkipField(&in, tag)) break;
+      continue;
+    }
+    uint32_t len = 0;
+    if (!in.ReadVarint32(&len)) break;
+    stack.emplace_back(c, in.PushLimit(static_cast<int>(len)));
+    depth = std::max(depth, stack.size() - 1);
+  }
+  return static_cast<int>(depth);
 }
 
 // Builds a Graph (the main graph or a subgraph of a control-flow node) from
@@ -169,7 +207,8 @@ struct GraphBuilder {
 
   // A subgraph reads values of enclosing graphs by name: those become
   // `captures`, inputs after its formal ones.
-  Status build(const onnx::GraphProto& gp, Graph& g, bool subgraph) {
+  // `outer`: element types of values visible from enclosing graphs.
+  Status build(const onnx::GraphProto& gp, Graph& g, bool subgraph, const std::map<std::string, DataType>& outer) {
     g.base_dir = base_dir;
     g.opsets = opsets;
     for (const auto& init : gp.initializer()) {
@@ -195,6 +234,10 @@ struct GraphBuilder {
       g.output_info.push_back(std::move(info).value());
     }
 
+    std::map<std::string, DataType> known = outer;  // what this graph's subgraphs can see
+    for (const auto& [id, t] : g.initializers) known[g.value_name(id)] = t.dtype();
+    for (size_t i = 0; i < g.inputs.size(); ++i) known[g.value_name(g.inputs[i])] = g.input_info[i].dtype;
+
     const auto& registry = kernels::KernelRegistry::global();
     for (const auto& np : gp.node()) {
       Node n;
@@ -217,7 +260,7 @@ struct GraphBuilder {
       std::function<Result<kernels::AttrValue>(const onnx::GraphProto&)> load_subgraph =
           [&](const onnx::GraphProto& sub) -> Result<kernels::AttrValue> {
         auto sg = std::make_shared<Graph>();
-        SPINDLE_RETURN_IF_ERROR(build(sub, *sg, true));
+        SPINDLE_RETURN_IF_ERROR(build(sub, *sg, true, known));
         for (const auto& c : sg->captures)
           if (std::find(outer.begin(), outer.end(), c) == outer.end()) outer.push_back(c);
         return kernels::AttrValue(kernels::GraphAttr{std::move(sg)});
@@ -261,7 +304,9 @@ struct GraphBuilder {
         if (!subgraph) return invalid_argument(fmt::format("{}: graph output '{}' is never produced", origin, g.value_name(out)));
         capture(out);
       }
-    return g.topological_sort();
+    SPINDLE_RETURN_IF_ERROR(g.topological_sort());
+    infer_output_types(g, outer);
+    return Status::ok();
   }
 };
 
@@ -270,27 +315,28 @@ struct GraphBuilder {
 Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string& origin,
                                const std::filesystem::path& base_dir, const LoadOptions& options) {
   if (bytes.empty()) return invalid_argument(fmt::format("{}: the model is empty (0 bytes)", origin));
+  if (bytes.size() > static_cast<size_t>(INT32_MAX))
+    return invalid_argument(fmt::format("{}: the model is {} bytes; protobuf reads at most 2 GiB (keep large weights in "
+                                        "external data files)",
+                                        origin, bytes.size()));
   onnx::ModelProto model;
-  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
-      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+  google::protobuf::io::CodedInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+  stream.SetRecursionLimit(kMaxMessageDepth);
+  if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
+    if (const int depth = message_depth(bytes); depth > kMaxMessageDepth)
+      return invalid_argument(fmt::format("{}: the model nests protobuf messages {} levels deep, more than the limit of {} "
+                                          "(subgraphs inside subgraphs, e.g. If within If, about {} levels at most)",
+                                          origin, depth, kMaxMessageDepth, kMaxMessageDepth / 3));
     return invalid_argument(fmt::format("{}: not a valid ONNX model (protobuf parsing failed; {} bytes, truncated or not a "
                                         "ModelProto?)",
                                         origin, bytes.size()));
+  }
   if (!model.has_graph() || (model.graph().node_size() == 0 && model.graph().output_size() == 0))
     return invalid_argument(fmt::format("{}: not a valid ONNX model (no graph)", origin));
   SPINDLE_RETURN_IF_ERROR(inline_functions(model, origin));
-  // spindle needs static shape inference only for the types of graph outputs
-  // the model leaves undeclared (shapes are known at run time). libonnx's
-  // inference can crash on malformed models the checker accepts (a ConvInteger
-  // whose input rank contradicts its weights), so it runs only when needed.
-  if (options.infer_shapes && has_untyped_output(model.graph())) {
-    try {
-      onnx::shape_inference::InferShapes(model);
-    } catch (const std::exception&) {
-      // Shapes are also known at run time; a model whose static inference
-      // fails still runs.
-    }
-  }
+  // Element types of outputs the model leaves undeclared are inferred by
+  // spindle (infer_output_types); libonnx's shape inference never runs: it
+  // crashes on hostile models. Validation is spindle's own (node_check.h).
 
   Graph g;
   g.base_dir = base_dir;
@@ -310,7 +356,7 @@ Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string
   }
   if (!g.opsets.count("")) g.opsets[""] = 1;
   GraphBuilder builder{origin, base_dir, g.opsets, options.run_checker, {}, {}};
-  SPINDLE_RETURN_IF_ERROR(builder.build(model.graph(), g, false));
+  SPINDLE_RETURN_IF_ERROR(builder.build(model.graph(), g, false, {}));
   if (!builder.missing.empty())
     return unsupported(fmt::format("{}: {} operator(s) not supported by spindle: {}", origin, builder.missing.size(),
                                    fmt::join(builder.missing, ", ")));
@@ -324,7 +370,7 @@ Result<Graph> load_model_file(const std::filesystem::path& path, const LoadOptio
   std::ifstream in(path, std::ios::binary);
   if (!in) return not_found(fmt::format("model file {} cannot be opened", path.string()));
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return load_model_bytes(bytes, path.string(), path.parent_path(), options);
+  return load_model_bytes(bytes, path.string(), std::filesystem::absolute(path, ec).parent_path(), options);
 }
 
 }  // namespace spindle::graph

@@ -1,9 +1,12 @@
 // npy.h — NumPy .npy files (format 1.0-3.0, little-endian, C order) and the
 // tensor files the tools accept (.npy or serialized onnx TensorProto .pb).
+// Sizes in headers are checked against the file before anything is
+// allocated; string tensors are written as numpy's unicode dtype ('<U<n>').
 #pragma once
 
 #include <filesystem>
 
+#include "spindle/session.h"
 #include "spindle/status.h"
 #include "spindle/tensor.h"
 
@@ -13,5 +16,10 @@ Result<Tensor> read_npy(const std::filesystem::path& path);
 Status write_npy(const std::filesystem::path& path, const Tensor& tensor);
 // .npy or .pb by extension; anything else is an error naming the file.
 Result<Tensor> read_tensor_file(const std::filesystem::path& path);
+// A value for a model input of the kind `info` describes: a .pb file holds a
+// SequenceProto for a sequence input, an OptionalProto for an optional one,
+// else a TensorProto; a .npy file holds a tensor (numeric, bool or numpy
+// unicode strings).
+Result<Tensor> read_value_file(const std::filesystem::path& path, const TensorInfo& info);
 
 }  // namespace spindle::io

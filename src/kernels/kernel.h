@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -31,6 +32,20 @@ class Graph;
 }
 
 namespace spindle::kernels {
+
+// What bounds one run (RunOptions and the session's limits): executors check
+// it between nodes, control-flow kernels between iterations, and the memory
+// budget is active on the threads that run nodes.
+struct RunLimits {
+  const std::atomic<bool>* terminate = nullptr;  // RunOptions::terminate (may be null)
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  int64_t timeout_ms = 0;           // RunOptions::timeout_ms, for messages
+  int64_t max_loop_iterations = 0;  // session.max_loop_iterations: Loops without a trip count; 0 = no cap
+  std::shared_ptr<MemoryBudget> memory;  // session.max_tensor_bytes / max_run_bytes (may be null)
+  // Throws kCancelled when terminate is set, kResourceExhausted past the
+  // deadline; `where` (a node label, may be empty) starts the message.
+  void check(const std::string& where) const;
+};
 
 // A graph-valued attribute (If branches, Loop / Scan / SequenceMap bodies)
 // as the loader built it. The executor compiles it into a Subgraph for the
@@ -62,9 +77,9 @@ class Subgraph {
   virtual int num_outputs() const = 0;
   // Element type of output i as declared (kUndefined when not declared).
   virtual DataType output_dtype(int i) const = 0;
-  // `terminate` (may be null) cancels the run between the subgraph's nodes.
+  // `limits` (may be null) are checked between the subgraph's nodes.
   virtual std::vector<Tensor> run(std::span<const Tensor> inputs, std::span<const Tensor> outer, ThreadPool* pool,
-                                  const std::atomic<bool>* terminate) const = 0;
+                                  const RunLimits* limits) const = 0;
 };
 
 class Attributes {
@@ -153,11 +168,11 @@ class KernelContext {
   void set_output(int i, Tensor t);
   bool wants_output(int i) const { return i < num_outputs(); }
   ThreadPool* pool() const { return pool_; }
-  // The run's cancel flag (RunOptions::terminate; may be null): kernels that
-  // loop over subgraph runs check it between iterations.
-  void set_terminate(const std::atomic<bool>* terminate) { terminate_ = terminate; }
-  const std::atomic<bool>* terminate() const { return terminate_; }
-  // Throws kCancelled when the run was cancelled.
+  // The run's limits (cancel flag, deadline, Loop cap; may be null): kernels
+  // that loop over subgraph runs check them between iterations.
+  void set_limits(const RunLimits* limits) { limits_ = limits; }
+  const RunLimits* limits() const { return limits_; }
+  // Throws kCancelled when the run was cancelled, kResourceExhausted past its deadline.
   void check_terminate() const;
   const NodeInfo& node() const { return node_; }
 
@@ -167,7 +182,7 @@ class KernelContext {
   std::vector<Tensor>& outputs_;
   ThreadPool* pool_;
   const OutputAllocator* allocator_;
-  const std::atomic<bool>* terminate_ = nullptr;
+  const RunLimits* limits_ = nullptr;
 };
 
 class OpKernel {

@@ -113,9 +113,17 @@ const Tensor& KernelContext::input(int i) const {
   return t;
 }
 
+void RunLimits::check(const std::string& where) const {
+  const std::string prefix = where.empty() ? std::string() : where + ": ";
+  if (terminate && terminate->load(std::memory_order_relaxed))
+    throw Error(StatusCode::kCancelled, prefix + "the run was cancelled by RunOptions::terminate");
+  if (deadline != std::chrono::steady_clock::time_point::max() && std::chrono::steady_clock::now() > deadline)
+    throw Error(StatusCode::kResourceExhausted,
+                fmt::format("{}the run exceeded its time limit of {} ms (RunOptions::timeout_ms)", prefix, timeout_ms));
+}
+
 void KernelContext::check_terminate() const {
-  if (terminate_ && terminate_->load(std::memory_order_relaxed))
-    throw Error(StatusCode::kCancelled, node_.label() + ": the run was cancelled by RunOptions::terminate");
+  if (limits_) limits_->check(node_.label());
 }
 
 const Tensor& KernelContext::sequence_input(int i) const {

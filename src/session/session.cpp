@@ -4,13 +4,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -23,8 +26,9 @@ namespace spindle {
 // ---------------------------------------------------------------- options
 
 std::vector<std::string> config_keys::all() {
-  return {kIntraOpAllowSpinning, kInterOpAllowSpinning,  kIntraOpSpinDurationUs, kInterOpSpinDurationUs,
-          kIntraOpSpinBackoffMax, kInterOpSpinBackoffMax, kIntraOpThreadAffinities, kIntraOpNumaNode};
+  return {kIntraOpAllowSpinning,   kInterOpAllowSpinning, kIntraOpSpinDurationUs, kInterOpSpinDurationUs,
+          kIntraOpSpinBackoffMax,  kInterOpSpinBackoffMax, kIntraOpThreadAffinities, kIntraOpNumaNode,
+          kMaxTensorBytes,         kMaxRunBytes,          kMaxLoopIterations,     kExternalDataDir};
 }
 
 namespace {
@@ -174,6 +178,38 @@ Status threading_options_from_session(const SessionOptions& o, ThreadingOptions&
       t.numa_node = static_cast<int>(node);
     }
   }
+  SessionLimits limits;
+  return session_limits(o, limits);
+}
+
+namespace {
+
+// 0 when unknown.
+size_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
+}
+
+}  // namespace
+
+Status session_limits(const SessionOptions& o, SessionLimits& limits) {
+  const size_t mem = physical_memory_bytes();
+  limits.max_tensor_bytes = mem / 2;
+  limits.max_run_bytes = mem / 4 * 3;
+  limits.max_loop_iterations = 1'000'000;
+  for (const auto& [key, value] : o.config_entries) {
+    if (key == config_keys::kMaxTensorBytes || key == config_keys::kMaxRunBytes) {
+      SPINDLE_ASSIGN_OR_RETURN(int64_t v, parse_int_value(key, value, 0, INT64_MAX));
+      (key == config_keys::kMaxTensorBytes ? limits.max_tensor_bytes : limits.max_run_bytes) = static_cast<size_t>(v);
+    } else if (key == config_keys::kMaxLoopIterations) {
+      SPINDLE_ASSIGN_OR_RETURN(limits.max_loop_iterations, parse_int_value(key, value, 0, INT64_MAX));
+    } else if (key == config_keys::kExternalDataDir) {
+      std::error_code ec;
+      if (value.empty() || !std::filesystem::is_directory(value, ec))
+        return invalid_argument(fmt::format("{} = '{}': expected an existing directory", key, value));
+      limits.external_data_dir = value;
+    }
+  }
   return Status::ok();
 }
 
@@ -187,6 +223,7 @@ Status threading_options_from_session(const SessionOptions& o, ThreadingOptions&
 // nothing of the session runs after it is gone.
 struct InferenceSession::Impl {
   SessionOptions options;
+  SessionLimits limits;
   std::string origin;
   std::vector<TensorInfo> inputs, outputs;
   ModelMetadata metadata;
@@ -350,8 +387,17 @@ std::vector<Tensor> InferenceSession::Impl::run(const Feeds& feeds, const std::v
   frame->begin_run();
   for (const auto& [name, tensor] : feeds) frame->values()[static_cast<size_t>(g.value_id(name))] = tensor;
 
+  kernels::RunLimits run_limits;
+  run_limits.terminate = ro ? &ro->terminate : nullptr;
+  if (ro && ro->timeout_ms > 0) {
+    run_limits.timeout_ms = ro->timeout_ms;
+    run_limits.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ro->timeout_ms);
+  }
+  run_limits.max_loop_iterations = limits.max_loop_iterations;
+  if (limits.max_tensor_bytes || limits.max_run_bytes)
+    run_limits.memory = std::make_shared<MemoryBudget>(limits.max_tensor_bytes, limits.max_run_bytes);
   exec::RunControl control;
-  control.terminate = ro ? &ro->terminate : nullptr;
+  control.limits = &run_limits;
   std::mutex events_mu;
   const auto run_start = std::chrono::steady_clock::now();
   const int64_t run_start_ns =
@@ -394,6 +440,23 @@ InferenceSession::~InferenceSession() { impl_->wait_for_async_runs(); }
 
 namespace {
 
+// Creates a pool; a thread the system refuses (ulimit -u, memory limits)
+// becomes an error naming the pool and the thread count.
+template <class Pool>
+std::unique_ptr<Pool> start_pool(const char* name, const ThreadingOptions& t) {
+  try {
+    auto p = Pool::create(t);
+    if (!p.is_ok()) throw Error(p.status());
+    return std::move(p).value();
+  } catch (const std::system_error& e) {
+    throw Error(StatusCode::kResourceExhausted,
+                fmt::format("cannot start the {} pool with {} threads: the system refused to create a thread ({}); use "
+                            "fewer threads or raise the process limits",
+                            name, t.num_threads == 0 ? std::string("the default number of") : std::to_string(t.num_threads),
+                            e.what()));
+  }
+}
+
 std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string& origin, const SessionOptions& options,
                                               Environment* env) {
   auto impl = std::make_unique<InferenceSession::Impl>();
@@ -401,6 +464,7 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
   impl->origin = origin;
   ThreadingOptions intra, inter;
   if (Status s = threading_options_from_session(options, intra, inter); !s.is_ok()) throw Error(s);
+  if (Status s = session_limits(options, impl->limits); !s.is_ok()) throw Error(s);
   impl->metadata = g.metadata;
   for (const auto& v : g.input_info) impl->inputs.push_back(tensor_info(v));
   for (const auto& v : g.output_info) impl->outputs.push_back(tensor_info(v));
@@ -423,16 +487,16 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
       intra.num_threads = environment.intra_op_num_threads_set();
       impl->threads_from_set_num_threads = intra.num_threads != 0;
     }
-    auto ip = ThreadPool::create(intra);
-    if (!ip.is_ok()) throw Error(ip.status());
-    impl->intra_pool = std::move(ip).value();
+    impl->intra_pool = start_pool<ThreadPool>("intra-op", intra);
     if (parallel) {
-      auto tp = TaskPool::create(inter);
-      if (!tp.is_ok()) throw Error(tp.status());
-      impl->inter_pool = std::move(tp).value();
+      impl->inter_pool = start_pool<TaskPool>("inter-op", inter);
     }
   } else {
-    if (options.intra_op_num_threads != 0 || options.inter_op_num_threads != 0 || !options.config_entries.empty() ||
+    const auto threading_key = [](const auto& kv) {
+      return kv.first.starts_with("session.intra_op") || kv.first.starts_with("session.inter_op");
+    };
+    if (options.intra_op_num_threads != 0 || options.inter_op_num_threads != 0 ||
+        std::any_of(options.config_entries.begin(), options.config_entries.end(), threading_key) ||
         options.custom_create_thread_fn)
       throw Error(StatusCode::kInvalidArgument,
                   "use_per_session_threads = false uses the Environment's global pools, but the session also sets its "
@@ -446,24 +510,42 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
   return impl;
 }
 
+// Runs f, turning allocation failures into RESOURCE_EXHAUSTED errors naming `origin`.
+template <class F>
+auto guard_memory(const std::string& origin, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    throw Error(StatusCode::kResourceExhausted, fmt::format("{}: out of memory", origin));
+  } catch (const std::length_error&) {
+    throw Error(StatusCode::kResourceExhausted, fmt::format("{}: a buffer size exceeds what can be allocated", origin));
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<InferenceSession> InferenceSession::create(const std::string& model_path, const SessionOptions& options,
                                                            Environment* env) {
   ThreadingOptions intra, inter;  // options first: a bad key fails before the model is read
   if (Status s = threading_options_from_session(options, intra, inter); !s.is_ok()) throw Error(s);
-  auto g = graph::load_model_file(model_path);
-  if (!g.is_ok()) throw Error(g.status());
-  return std::unique_ptr<InferenceSession>(new InferenceSession(build(std::move(g).value(), model_path, options, env)));
+  return guard_memory(model_path, [&] {
+    auto g = graph::load_model_file(model_path);
+    if (!g.is_ok()) throw Error(g.status());
+    return std::unique_ptr<InferenceSession>(new InferenceSession(build(std::move(g).value(), model_path, options, env)));
+  });
 }
 
 std::unique_ptr<InferenceSession> InferenceSession::create_from_bytes(std::span<const uint8_t> model,
                                                                       const SessionOptions& options, Environment* env) {
   ThreadingOptions intra, inter;
   if (Status s = threading_options_from_session(options, intra, inter); !s.is_ok()) throw Error(s);
-  auto g = graph::load_model_bytes(model, "<model bytes>", std::filesystem::current_path());
-  if (!g.is_ok()) throw Error(g.status());
-  return std::unique_ptr<InferenceSession>(new InferenceSession(build(std::move(g).value(), "<model bytes>", options, env)));
+  SessionLimits limits;
+  if (Status s = session_limits(options, limits); !s.is_ok()) throw Error(s);
+  return guard_memory("<model bytes>", [&] {
+    auto g = graph::load_model_bytes(model, "<model bytes>", limits.external_data_dir);
+    if (!g.is_ok()) throw Error(g.status());
+    return std::unique_ptr<InferenceSession>(new InferenceSession(build(std::move(g).value(), "<model bytes>", options, env)));
+  });
 }
 
 const std::vector<TensorInfo>& InferenceSession::inputs() const { return impl_->inputs; }
@@ -472,13 +554,15 @@ const ModelMetadata& InferenceSession::model_metadata() const { return impl_->me
 
 std::vector<Tensor> InferenceSession::run(const Feeds& feeds, const std::vector<std::string>& output_names,
                                           RunOptions* run_options) {
-  if (!impl_->options.enable_profiling) return impl_->run(feeds, output_names, run_options, nullptr);
-  ProfiledRun r;
-  r.offset_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - impl_->profile_start).count();
-  auto out = impl_->run(feeds, output_names, run_options, &r.profile);
-  std::lock_guard<std::mutex> lock(impl_->profile_mu);
-  impl_->profiled.push_back(std::move(r));
-  return out;
+  return guard_memory(impl_->origin, [&] {
+    if (!impl_->options.enable_profiling) return impl_->run(feeds, output_names, run_options, nullptr);
+    ProfiledRun r;
+    r.offset_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - impl_->profile_start).count();
+    auto out = impl_->run(feeds, output_names, run_options, &r.profile);
+    std::lock_guard<std::mutex> lock(impl_->profile_mu);
+    impl_->profiled.push_back(std::move(r));
+    return out;
+  });
 }
 
 std::string InferenceSession::end_profiling() {

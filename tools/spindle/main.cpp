@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <string>
 
 #include <fmt/format.h>
@@ -91,6 +92,9 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const spindle::Error& e) {
     fmt::print(stderr, "spindle: error: {}\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "spindle: error: out of memory (RESOURCE_EXHAUSTED)\n");
     return 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "spindle: error: {}\n", e.what());

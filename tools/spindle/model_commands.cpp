@@ -35,6 +35,9 @@ void add_threading_flags(CLI::App* cmd, ThreadingFlags& f) {
   f.opt_level_opt = cmd->add_option("--opt-level", f.opt_level, "graph optimization level")
       ->check(CLI::IsMember({"disable", "basic", "extended", "all"}));
   cmd->add_option("--config", f.config, "session config entry KEY=VALUE (repeatable)");
+  cmd->add_option("--max-tensor-bytes", f.max_tensor_bytes, "largest tensor a run may allocate (0 = no limit; default half the RAM)");
+  cmd->add_option("--max-run-bytes", f.max_run_bytes, "bytes of tensors a run may hold at once (0 = no limit; default 3/4 of the RAM)");
+  cmd->add_option("--max-loop-iterations", f.max_loop_iterations, "cap on iterations of a Loop without a trip count (default 1000000)");
 }
 
 std::pair<std::string, std::string> split_assignment(const std::string& s, const std::string& flag) {
@@ -62,6 +65,9 @@ SessionOptions session_options(const ThreadingFlags& f) {
     if (!f.spin_backoff_max.empty()) o.add_config_entry(fmt::format("session.{}.spin_backoff_max", pool), f.spin_backoff_max);
   }
   if (!f.affinity.empty()) o.add_config_entry(config_keys::kIntraOpThreadAffinities, f.affinity);
+  if (!f.max_tensor_bytes.empty()) o.add_config_entry(config_keys::kMaxTensorBytes, f.max_tensor_bytes);
+  if (!f.max_run_bytes.empty()) o.add_config_entry(config_keys::kMaxRunBytes, f.max_run_bytes);
+  if (!f.max_loop_iterations.empty()) o.add_config_entry(config_keys::kMaxLoopIterations, f.max_loop_iterations);
   for (const auto& c : f.config) {
     auto [k, v] = split_assignment(c, "--config");
     o.add_config_entry(k, v);
@@ -69,11 +75,15 @@ SessionOptions session_options(const ThreadingFlags& f) {
   return o;
 }
 
-Feeds read_inputs(const std::vector<std::string>& specs) {
+Feeds read_inputs(const std::vector<std::string>& specs, const InferenceSession* session) {
   Feeds feeds;
   for (const auto& spec : specs) {
     auto [name, file] = split_assignment(spec, "--input");
-    auto t = io::read_tensor_file(file);
+    const TensorInfo* info = nullptr;
+    if (session)
+      for (const TensorInfo& in : session->inputs())
+        if (in.name == name) info = &in;
+    auto t = info ? io::read_value_file(file, *info) : io::read_tensor_file(file);
     if (!t.is_ok()) throw Error(t.status().code(), fmt::format("input '{}': {}", name, t.status().message()));
     feeds.emplace_back(name, std::move(t).value());
   }
@@ -174,6 +184,7 @@ struct RunArgs {
   std::string model;
   std::vector<std::string> inputs;
   std::string output_dir;
+  int64_t timeout_ms = 0;
   ThreadingFlags threading;
 };
 
@@ -187,21 +198,52 @@ struct BenchArgs {
   int concurrency = 1;
   bool json = false;
   bool table = false;
+  int64_t timeout_ms = 0;
   ThreadingFlags threading;
 };
 
+// Writes one output value under `path` (without extension): a tensor as
+// PATH.npy, a sequence as the folder PATH/ with 0.npy, 1.npy..., an optional
+// as what it holds (nothing when empty). Returns what it wrote.
+std::string write_value(const std::filesystem::path& path, const Tensor& value) {
+  if (value.is_optional()) {
+    const Tensor* held = value.optional_value();
+    return held ? write_value(path, *held) : std::string("nothing (empty optional)");
+  }
+  if (value.is_sequence()) {
+    std::filesystem::create_directories(path);
+    const auto& items = value.sequence_items();
+    for (size_t i = 0; i < items.size(); ++i)
+      if (Status s = io::write_npy(path / fmt::format("{}.npy", i), items[i]); !s.is_ok()) throw Error(s);
+    return items.empty() ? fmt::format("{}/ (empty sequence)", path.string())
+                         : fmt::format("{}/0.npy ... {}.npy ({} items)", path.string(), items.size() - 1, items.size());
+  }
+  std::filesystem::path file = path;
+  file += ".npy";
+  if (Status s = io::write_npy(file, value); !s.is_ok()) throw Error(s);
+  return file.string();
+}
+
+void check_timeout(int64_t timeout_ms) {
+  if (timeout_ms < 0) throw Error(StatusCode::kInvalidArgument, fmt::format("--timeout-ms {}: expected 0 (none) or more", timeout_ms));
+}
+
 void run_command(const RunArgs& a) {
+  check_timeout(a.timeout_ms);
   auto session = InferenceSession::create(a.model, session_options(a.threading));
-  Feeds feeds = read_inputs(a.inputs);
-  auto outputs = session->run(feeds);
+  Feeds feeds = read_inputs(a.inputs, session.get());
+  RunOptions ro;
+  ro.timeout_ms = a.timeout_ms;
+  auto outputs = session->run(feeds, {}, &ro);
   if (!a.output_dir.empty()) std::filesystem::create_directories(a.output_dir);
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string& name = session->outputs()[i].name;
-    fmt::print("{}: {}\n", name, outputs[i].describe());
-    if (!a.output_dir.empty()) {
-      const auto path = std::filesystem::path(a.output_dir) / (sanitize(name) + ".npy");
-      if (Status s = io::write_npy(path, outputs[i]); !s.is_ok()) throw Error(s);
+    if (a.output_dir.empty()) {
+      fmt::print("{}: {}\n", name, outputs[i].describe());
+      continue;
     }
+    const std::string wrote = write_value(std::filesystem::path(a.output_dir) / sanitize(name), outputs[i]);
+    fmt::print("{}: {} -> {}\n", name, outputs[i].describe(), wrote);
   }
 }
 
@@ -269,9 +311,11 @@ std::vector<int> parse_threads(const std::string& list) {
 nlohmann::json bench_one(const std::string& model, const BenchArgs& a, const ThreadingFlags& flags,
                          const std::vector<std::string>& shapes) {
   auto session = InferenceSession::create(model, session_options(flags));
-  Feeds feeds = read_inputs(a.inputs);
+  Feeds feeds = read_inputs(a.inputs, session.get());
   fill_random_inputs(*session, feeds, shapes);
-  for (int i = 0; i < a.warmup; ++i) session->run(feeds);
+  RunOptions ro;  // shared by the callers: only the timeout is set
+  ro.timeout_ms = a.timeout_ms;
+  for (int i = 0; i < a.warmup; ++i) session->run(feeds, {}, &ro);
 
   std::vector<double> latencies(static_cast<size_t>(a.runs));
   std::atomic<int> next{0};
@@ -280,7 +324,7 @@ nlohmann::json bench_one(const std::string& model, const BenchArgs& a, const Thr
   auto worker = [&] {
     for (int i; (i = next.fetch_add(1)) < a.runs;) {
       const auto s = std::chrono::steady_clock::now();
-      session->run(feeds);
+      session->run(feeds, {}, &ro);
       latencies[static_cast<size_t>(i)] =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
     }
@@ -384,6 +428,7 @@ void bench_command(const BenchArgs& a) {
   if (a.warmup < 0) throw Error(StatusCode::kInvalidArgument, fmt::format("--warmup {}: expected 0 or more", a.warmup));
   if (a.concurrency < 1 || a.concurrency > 256)
     throw Error(StatusCode::kInvalidArgument, fmt::format("--concurrency {}: expected 1 to 256", a.concurrency));
+  check_timeout(a.timeout_ms);
   const bool single = a.models.size() == 1;
   if (!single && !a.inputs.empty())
     throw Error(StatusCode::kInvalidArgument,
@@ -430,7 +475,9 @@ void add_model_commands(CLI::App& app) {
   auto* run = app.add_subcommand("run", "Run a model once and write its outputs");
   run->add_option("model", run_args->model, "ONNX model file")->required();
   run->add_option("--input", run_args->inputs, "NAME=FILE (.npy or TensorProto .pb), repeatable");
-  run->add_option("--output-dir", run_args->output_dir, "write each output as DIR/<name>.npy");
+  run->add_option("--output-dir", run_args->output_dir,
+                  "write each output as DIR/<name>.npy (strings as numpy unicode, sequences as DIR/<name>/0.npy, 1.npy...)");
+  run->add_option("--timeout-ms", run_args->timeout_ms, "fail the run after this many milliseconds (0 = no limit)");
   add_threading_flags(run, run_args->threading);
   run->callback([run_args] { run_command(*run_args); });
 
@@ -450,6 +497,7 @@ void add_model_commands(CLI::App& app) {
   bench->add_option("--concurrency", bench_args->concurrency, "threads calling run at once");
   bench->add_flag("--json", bench_args->json, "print JSON (an array of objects in table mode)");
   bench->add_flag("--table", bench_args->table, "print the table even for one model and one thread count");
+  bench->add_option("--timeout-ms", bench_args->timeout_ms, "fail any run that takes longer (0 = no limit)");
   add_threading_flags(bench, bench_args->threading);
   bench->callback([bench_args] { bench_command(*bench_args); });
 }

@@ -23,6 +23,7 @@ struct ThreadingFlags {
   std::string affinity;
   std::string opt_level = "all";
   std::vector<std::string> config;
+  std::string max_tensor_bytes, max_run_bytes, max_loop_iterations;  // session limits (config keys)
   // Set by add_threading_flags: which flags were given (they override --options).
   CLI::Option* intra_opt = nullptr;
   CLI::Option* inter_opt = nullptr;
@@ -31,13 +32,15 @@ struct ThreadingFlags {
 };
 
 // --options FILE --intra N --inter N --mode M --spin 0|1 --spin-duration-us N
-// --spin-backoff-max N --affinity S --opt-level L --config K=V
+// --spin-backoff-max N --affinity S --opt-level L --config K=V, and the run
+// limits --max-tensor-bytes N --max-run-bytes N --max-loop-iterations N
 void add_threading_flags(CLI::App* cmd, ThreadingFlags& f);
 SessionOptions session_options(const ThreadingFlags& f);
 
 std::pair<std::string, std::string> split_assignment(const std::string& s, const std::string& flag);
-// --input NAME=FILE (.npy or .pb)
-Feeds read_inputs(const std::vector<std::string>& specs);
+// --input NAME=FILE (.npy or .pb); with the session, a .pb file is read as
+// the kind of value the input is (tensor, sequence or optional).
+Feeds read_inputs(const std::vector<std::string>& specs, const InferenceSession* session = nullptr);
 // "x (float32 1x3xHxW), ..." for error messages.
 std::string describe_inputs(const InferenceSession& s);
 // Random inputs for every model input not in `feeds`; --shape NAME=DIMS specs

@@ -98,7 +98,7 @@ class IfKernel final : public OpKernel {
     const NodeInfo& node = ctx.node();
     const bool cond = read_bool(node, ctx.input(0), "cond");
     const Subgraph& branch = node.subgraph(cond ? "then_branch" : "else_branch");
-    std::vector<Tensor> out = branch.run({}, ctx.outer_inputs(), ctx.pool(), ctx.terminate());
+    std::vector<Tensor> out = branch.run({}, ctx.outer_inputs(), ctx.pool(), ctx.limits());
     for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output(i, std::move(out[static_cast<size_t>(i)]));
   }
 };
@@ -142,11 +142,17 @@ class LoopKernel final : public OpKernel {
     for (int v = 0; v < carried; ++v) args[static_cast<size_t>(v) + 2] = ctx.value_input(v + 2);
     const int num_scans = body.num_outputs() - 1 - carried;
     std::vector<std::vector<Tensor>> scans(static_cast<size_t>(num_scans));
+    const int64_t cap = !has_m && ctx.limits() ? ctx.limits()->max_loop_iterations : 0;
     for (int64_t i = 0; (!has_m || i < max_trips) && cond; ++i) {
       ctx.check_terminate();
+      if (cap > 0 && i >= cap)
+        throw Error(StatusCode::kResourceExhausted,
+                    fmt::format("{}: ran {} iterations without a trip count M and its condition is still true; the cap is "
+                                "session.max_loop_iterations = {}",
+                                node.label(), i, cap));
       args[0] = Tensor::scalar<int64_t>(i);
       args[1] = Tensor::scalar<bool>(cond);
-      std::vector<Tensor> out = body.run(args, ctx.outer_inputs(), ctx.pool(), ctx.terminate());
+      std::vector<Tensor> out = body.run(args, ctx.outer_inputs(), ctx.pool(), ctx.limits());
       if (has_cond) cond = read_bool(node, out[0], "the body's condition output");
       for (int v = 0; v < carried; ++v) args[static_cast<size_t>(v) + 2] = std::move(out[static_cast<size_t>(v) + 1]);
       for (int k = 0; k < num_scans; ++k)
@@ -212,7 +218,7 @@ class ScanKernel final : public OpKernel {
         const int64_t at = in_dirs_[static_cast<size_t>(j)] == 1 ? steps - 1 - t : t;
         args[static_cast<size_t>(n_ + j)] = slice(ctx.input(static_cast<int>(n_ + j)), axes[static_cast<size_t>(j)], at);
       }
-      std::vector<Tensor> out = body.run(args, ctx.outer_inputs(), ctx.pool(), ctx.terminate());
+      std::vector<Tensor> out = body.run(args, ctx.outer_inputs(), ctx.pool(), ctx.limits());
       for (int64_t s = 0; s < n_; ++s) args[static_cast<size_t>(s)] = std::move(out[static_cast<size_t>(s)]);
       for (int64_t k = 0; k < k_; ++k) scans[static_cast<size_t>(k)].push_back(std::move(out[static_cast<size_t>(n_ + k)]));
     }
@@ -290,7 +296,7 @@ class Scan8Kernel final : public OpKernel {
           const int64_t at = dirs_[static_cast<size_t>(j)] == 1 ? len - 1 - t : t;
           args[static_cast<size_t>(n_ + j)] = slice(slice(ctx.input(static_cast<int>(1 + n_ + j)), 0, b), 0, at);
         }
-        std::vector<Tensor> out = body.run(args, ctx.outer_inputs(), ctx.pool(), ctx.terminate());
+        std::vector<Tensor> out = body.run(args, ctx.outer_inputs(), ctx.pool(), ctx.limits());
         for (int64_t s = 0; s < n_; ++s) args[static_cast<size_t>(s)] = std::move(out[static_cast<size_t>(s)]);
         for (int64_t k = 0; k < k_; ++k) per_step[static_cast<size_t>(k)].push_back(std::move(out[static_cast<size_t>(n_ + k)]));
       }
@@ -352,7 +358,7 @@ class SequenceMapKernel final : public OpKernel {
         const Tensor& v = ctx.value_input(i);
         args[static_cast<size_t>(i)] = v.is_sequence() ? v.sequence_items()[static_cast<size_t>(t)] : v;
       }
-      std::vector<Tensor> out = body.run(args, ctx.outer_inputs(), ctx.pool(), ctx.terminate());
+      std::vector<Tensor> out = body.run(args, ctx.outer_inputs(), ctx.pool(), ctx.limits());
       for (int o = 0; o < ctx.num_outputs(); ++o) outs[static_cast<size_t>(o)].push_back(std::move(out[static_cast<size_t>(o)]));
     }
     for (int o = 0; o < ctx.num_outputs(); ++o) {
