@@ -115,8 +115,10 @@ TEST(Executor, TerminateCancelsBothExecutors) {
   auto plan = wide_plan();
   Frame frame(*plan);
   std::atomic<bool> terminate{true};
+  kernels::RunLimits limits;
+  limits.terminate = &terminate;
   RunControl control;
-  control.terminate = &terminate;
+  control.limits = &limits;
   auto inter = tasks(2);
   for (TaskPool* p : {static_cast<TaskPool*>(nullptr), inter.get()}) {
     try {
