@@ -44,6 +44,9 @@ inline constexpr const char* kIntraOpSpinBackoffMax = "session.intra_op.spin_bac
 inline constexpr const char* kInterOpSpinBackoffMax = "session.inter_op.spin_backoff_max";
 inline constexpr const char* kIntraOpThreadAffinities = "session.intra_op_thread_affinities";
 inline constexpr const char* kIntraOpNumaNode = "session.intra_op.numa_node";
+// "1": kernels keep constant weights as given instead of packing them into
+// their GEMM layout at session creation (less memory, slower runs).
+inline constexpr const char* kDisablePrepacking = "session.disable_prepacking";
 std::vector<std::string> all();
 }  // namespace config_keys
 
