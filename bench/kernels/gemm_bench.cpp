@@ -6,8 +6,7 @@
 // weights) * B (K x N, im2col columns or activations), Conv's orientation;
 // FC layers are 1 x N x K with the weights as B.
 //
-//   build/bench/kernels/bench_gemm --benchmark_repetitions=5 \
-//       --benchmark_report_aggregates_only=true
+//   build/bench/kernels/bench_gemm --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 

@@ -83,25 +83,27 @@ SG_INLINE Vec vfma(Vec a, Vec b, Vec c) { return a * b + c; }
 constexpr int kNV = 2;  // vectors per row of a micro-tile
 constexpr int kNR = kNV * kW;
 
-// One MR x NR tile: c[i][j] = init[i][j] + sum_k pa[k*MR + i] * pb[k*NR + j].
-// init is C itself (accumulate), the row bias, or zero. c has row stride ldc
-// and is a full tile (the caller handles ragged edges through a local tile).
+// One R x NR tile (R <= MR rows of an MR-row panel): c[i][j] = init[i][j] +
+// sum_k pa[k*MR + i] * pb[k*NR + j]. init is C itself (accumulate), the row
+// bias, or zero. c has row stride ldc and R full rows of NR columns (the
+// caller handles ragged columns through a local tile).
+template <int R>
 SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, const float* __restrict pb, float* c, int64_t ldc,
                           bool accumulate, const float* row_bias) {
-  Vec acc[kMR][kNV];
+  Vec acc[R][kNV];
   if (accumulate) {
 #pragma GCC unroll 16
-    for (int i = 0; i < kMR; ++i)
+    for (int i = 0; i < R; ++i)
 #pragma GCC unroll 2
       for (int v = 0; v < kNV; ++v) acc[i][v] = vload(c + i * ldc + v * kW);
   } else if (row_bias) {
 #pragma GCC unroll 16
-    for (int i = 0; i < kMR; ++i)
+    for (int i = 0; i < R; ++i)
 #pragma GCC unroll 2
       for (int v = 0; v < kNV; ++v) acc[i][v] = vset1(row_bias[i]);
   } else {
 #pragma GCC unroll 16
-    for (int i = 0; i < kMR; ++i)
+    for (int i = 0; i < R; ++i)
 #pragma GCC unroll 2
       for (int v = 0; v < kNV; ++v) acc[i][v] = vzero();
   }
@@ -110,7 +112,7 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, const float* _
 #pragma GCC unroll 2
     for (int v = 0; v < kNV; ++v) b[v] = vload(pb + v * kW);
 #pragma GCC unroll 16
-    for (int i = 0; i < kMR; ++i) {
+    for (int i = 0; i < R; ++i) {
       const Vec a = vset1(pa[i]);
 #pragma GCC unroll 2
       for (int v = 0; v < kNV; ++v) acc[i][v] = vfma(a, b[v], acc[i][v]);
@@ -119,9 +121,22 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, const float* _
     pb += kNR;
   }
 #pragma GCC unroll 16
-  for (int i = 0; i < kMR; ++i)
+  for (int i = 0; i < R; ++i)
 #pragma GCC unroll 2
     for (int v = 0; v < kNV; ++v) vstore(c + i * ldc + v * kW, acc[i][v]);
+}
+
+// micro_tile<rows> for a run-time rows in [1, MR]: a row edge (and M = 1,
+// FC layers at batch 1) computes only its rows. Every row's sum is the same
+// sequence of operations whatever R is, so results do not depend on where a
+// row falls in a panel.
+template <int R = kMR>
+SG_INLINE void micro_rows(int rows, int64_t kc, const float* pa, const float* pb, float* c, int64_t ldc, bool accumulate,
+                          const float* row_bias) {
+  if constexpr (R > 1) {
+    if (rows < R) return micro_rows<R - 1>(rows, kc, pa, pb, c, ldc, accumulate, row_bias);
+  }
+  micro_tile<R>(kc, pa, pb, c, ldc, accumulate, row_bias);
 }
 
 }  // namespace
@@ -131,7 +146,6 @@ SgemmGeometry sgemm_geometry() { return SgemmGeometry{kMR, kNR}; }
 void sgemm_block(const SgemmBlock& blk) {
   const int64_t m = blk.m, n = blk.n, kc = blk.kc;
   alignas(64) float tile[kMR * kNR];
-  alignas(64) float bias_pad[kMR];
   for (int64_t j0 = 0; j0 < n; j0 += kNR) {
     const int64_t nr = n - j0 < kNR ? n - j0 : kNR;
     const float* pb = blk.pb + (j0 / kNR) * blk.pb_stride;
@@ -140,19 +154,16 @@ void sgemm_block(const SgemmBlock& blk) {
       const float* pa = blk.pa + (i0 / kMR) * blk.pa_stride;
       float* c = blk.c + i0 * blk.ldc + j0;
       const float* bias = blk.row_bias ? blk.row_bias + i0 : nullptr;
-      if (mr == kMR && nr == kNR) {
-        micro_tile(kc, pa, pb, c, blk.ldc, blk.accumulate, bias);
+      if (nr == kNR) {
+        if (mr == kMR) micro_tile<kMR>(kc, pa, pb, c, blk.ldc, blk.accumulate, bias);
+        else micro_rows(static_cast<int>(mr), kc, pa, pb, c, blk.ldc, blk.accumulate, bias);
         continue;
       }
-      // Ragged edge: run a full tile on a local copy.
+      // Ragged columns: run the tile's rows on a local copy.
       if (blk.accumulate) {
         for (int64_t i = 0; i < mr; ++i) std::memcpy(tile + i * kNR, c + i * blk.ldc, static_cast<size_t>(nr) * 4);
       }
-      if (bias) {
-        for (int64_t i = 0; i < kMR; ++i) bias_pad[i] = i < mr ? bias[i] : 0.0f;
-        bias = bias_pad;
-      }
-      micro_tile(kc, pa, pb, tile, kNR, blk.accumulate, bias);
+      micro_rows(static_cast<int>(mr), kc, pa, pb, tile, kNR, blk.accumulate, bias);
       for (int64_t i = 0; i < mr; ++i) std::memcpy(c + i * blk.ldc, tile + i * kNR, static_cast<size_t>(nr) * 4);
     }
   }
