@@ -107,6 +107,7 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, const float* _
 #pragma GCC unroll 2
       for (int v = 0; v < kNV; ++v) acc[i][v] = vzero();
   }
+#pragma GCC unroll 4
   for (int64_t k = 0; k < kc; ++k) {
     Vec b[kNV];
 #pragma GCC unroll 2
