@@ -56,6 +56,9 @@ inline constexpr const char* kMaxLoopIterations = "session.max_loop_iterations";
 // bytes (create_from_bytes); without it such a model is refused. Files must
 // lie inside it. (ONNX Runtime's key.)
 inline constexpr const char* kExternalDataDir = "session.model_external_initializers_file_folder_path";
+// "1": kernels keep constant weights as given instead of packing them into
+// their GEMM layout at session creation (less memory, slower runs).
+inline constexpr const char* kDisablePrepacking = "session.disable_prepacking";
 std::vector<std::string> all();
 }  // namespace config_keys
 

@@ -109,7 +109,7 @@ void inline_constant_captures(const graph::Node& n, const graph::Graph& enclosin
 
 Result<std::shared_ptr<const kernels::Subgraph>> compile_subgraph(const graph::Node& n, const std::string& attr,
                                                                   const graph::Graph& sub, const graph::Graph& enclosing,
-                                                                  graph::OptimizationLevel level) {
+                                                                  graph::OptimizationLevel level, bool prepack) {
   graph::Graph g = sub;
   g.metadata.graph_name = fmt::format("{} of {}", attr, n.label());
   if (level != graph::OptimizationLevel::kDisableAll) {
@@ -124,13 +124,13 @@ Result<std::shared_ptr<const kernels::Subgraph>> compile_subgraph(const graph::N
       return internal_error(fmt::format("{}: '{}' reads '{}', which the node does not pass", n.label(), attr, c));
     outer_index.push_back(static_cast<size_t>(it - n.outer_names.begin()));
   }
-  SPINDLE_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Plan::compile(std::move(g), level));
+  SPINDLE_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Plan::compile(std::move(g), level, prepack));
   return std::shared_ptr<const kernels::Subgraph>(std::make_shared<CompiledSubgraph>(std::move(plan), std::move(outer_index)));
 }
 
 }  // namespace
 
-Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationLevel subgraph_level) {
+Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationLevel subgraph_level, bool prepack) {
   auto plan = std::unique_ptr<Plan>(new Plan());
   plan->graph_ = std::move(g);
   const graph::Graph& graph = plan->graph_;
@@ -149,9 +149,10 @@ Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationL
     p.info.num_outer_inputs = static_cast<int>(n.outer_names.size());
     p.info.num_inputs = static_cast<int>(n.inputs.size()) - p.info.num_outer_inputs;
     p.info.num_outputs = static_cast<int>(n.outputs.size());
+    p.info.prepack = prepack;
     for (const auto& [attr, value] : n.attrs.all())
       if (const auto* ga = std::get_if<kernels::GraphAttr>(&value)) {
-        auto sub = compile_subgraph(n, attr, *ga->graph, graph, subgraph_level);
+        auto sub = compile_subgraph(n, attr, *ga->graph, graph, subgraph_level, prepack);
         if (!sub.is_ok())
           return Status(sub.status().code(), fmt::format("in graph '{}' of node {}: {}", attr, n.label(), sub.status().message()));
         p.info.subgraphs[attr] = std::move(sub).value();

@@ -38,8 +38,10 @@ class Plan {
   // Creates every kernel; errors name the node. Graph attributes (control
   // flow) are optimized at `subgraph_level` and compiled into Subgraphs for
   // their node's kernel.
+  // `prepack` is NodeInfo::prepack for every kernel (subgraphs included).
   static Result<std::unique_ptr<Plan>> compile(graph::Graph g,
-                                               graph::OptimizationLevel subgraph_level = graph::OptimizationLevel::kAll);
+                                               graph::OptimizationLevel subgraph_level = graph::OptimizationLevel::kAll,
+                                               bool prepack = true);
 
   const graph::Graph& graph() const { return graph_; }
   const std::vector<PlanNode>& nodes() const { return nodes_; }

@@ -129,6 +129,9 @@ struct NodeInfo {
   const Tensor* const_input(int i) const {
     return i < static_cast<int>(const_inputs.size()) ? const_inputs[static_cast<size_t>(i)] : nullptr;
   }
+  // Kernels may pack constant inputs into their compute layout at creation
+  // (false: session.disable_prepacking = "1"; they then read them as given).
+  bool prepack = true;
   // Compiled graph attributes by attribute name (control-flow ops).
   std::map<std::string, std::shared_ptr<const Subgraph>> subgraphs;
   // Throws a clear error when the attribute is missing.

@@ -28,7 +28,8 @@ namespace spindle {
 std::vector<std::string> config_keys::all() {
   return {kIntraOpAllowSpinning,   kInterOpAllowSpinning, kIntraOpSpinDurationUs, kInterOpSpinDurationUs,
           kIntraOpSpinBackoffMax,  kInterOpSpinBackoffMax, kIntraOpThreadAffinities, kIntraOpNumaNode,
-          kMaxTensorBytes,         kMaxRunBytes,          kMaxLoopIterations,     kExternalDataDir};
+          kMaxTensorBytes,         kMaxRunBytes,          kMaxLoopIterations,     kExternalDataDir,
+          kDisablePrepacking};
 }
 
 namespace {
@@ -176,6 +177,9 @@ Status threading_options_from_session(const SessionOptions& o, ThreadingOptions&
     } else if (key == config_keys::kIntraOpNumaNode) {
       SPINDLE_ASSIGN_OR_RETURN(int64_t node, parse_int_value(key, value, -1, 1023));
       t.numa_node = static_cast<int>(node);
+    } else if (key == config_keys::kDisablePrepacking) {
+      SPINDLE_ASSIGN_OR_RETURN(bool disable, parse_bool_value(key, value));
+      (void)disable;  // read again when the plan is compiled
     }
   }
   SessionLimits limits;
@@ -474,7 +478,10 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
   auto stats = graph::optimize(g, static_cast<graph::OptimizationLevel>(options.graph_optimization_level));
   if (!stats.is_ok()) throw Error(stats.status().code(), origin + ": " + stats.status().message());
   impl->stats = stats.value();
-  auto plan = exec::Plan::compile(std::move(g), static_cast<graph::OptimizationLevel>(options.graph_optimization_level));
+  const auto no_prepack = options.config_entries.find(config_keys::kDisablePrepacking);
+  const bool prepack = no_prepack == options.config_entries.end() || !parse_bool_value("", no_prepack->second).value();
+  auto plan = exec::Plan::compile(std::move(g), static_cast<graph::OptimizationLevel>(options.graph_optimization_level),
+                                  prepack);
   if (!plan.is_ok()) throw Error(plan.status().code(), origin + ": " + plan.status().message());
   impl->plan = std::move(plan).value();
 

@@ -8,22 +8,26 @@
 //              zero-padded phase planes (rows and columns split by stride
 //              phase), so every tap reads contiguous memory at a constant
 //              offset and a whole band is one vectorized loop.
-//   pointwise  1x1 kernel, stride 1, no pads: Y_g = W_g * X_g, one BLAS
-//              GEMM (nn_util.h) per block reading X_g in place (1x1 inputs:
-//              a matrix-vector product).
+//   pointwise  1x1 kernel, stride 1, no pads: Y_g = W_g * X_g, one packed
+//              SGEMM (sgemm.h) per block on X_g in place, no im2col (1x1
+//              inputs: a matrix-vector product).
 //   im2col     everything else: im2col of a column tile (output positions)
 //              into a per-thread scratch of K x tile floats that stays in L2,
-//              then one BLAS GEMM with W_g read in place.
+//              then one SGEMM.
+// Constant weights of the two GEMM paths are packed into the SGEMM's A
+// panels once, when the kernel is created (unless the session sets
+// session.disable_prepacking = 1; NodeInfo::prepack).
 // Blocks: (batch, group, output-channel tile, column tile) for the GEMM paths
 // and (plane, band of output rows) for depthwise; all chosen from the shape
-// alone, so results do not depend on the thread count. The bias is written
-// into the block's output first and the GEMM accumulates onto it; the
-// activation runs on each block's rows right after its GEMM.
+// alone, so results do not depend on the thread count. The bias starts the
+// SGEMM's accumulators and the activation runs on each cache block of the
+// output right after its last k block (SgemmExtras).
 #include <array>
 #include <cstring>
 
 #include "kernels/nn/activation.h"
 #include "kernels/nn/nn_util.h"
+#include "kernels/nn/sgemm.h"
 #include "kernels/isa/dispatch.h"
 
 // out[f] = bias + sum_t wk[t] * taps[t][f], f < n (depthwise.isa.cpp).
@@ -221,6 +225,13 @@ class ConvKernel final : public OpKernel {
         fail(node, fmt::format("input W has shape {}: {} output channels are not divisible by group {}",
                                shape_to_string(w->shape()), w->dim(0), group_));
       w_ = *w;
+      // Constant weights of the GEMM paths are packed once, per group, into
+      // the micro-kernel's A panels (depthwise weights stay as they are).
+      const bool depthwise = w->dim(1) == 1 && w->rank() <= 4;
+      if (node.prepack && !depthwise) {
+        const int64_t Mg = w->dim(0) / group_, K = w->numel() / w->dim(0);
+        packed_w_ = PackedMatrix::pack_a(false, Mg, K, 1.0f, w->data<float>(), K, group_, Mg * K);
+      }
     }
     if (const Tensor* b = node.const_input(2)) {
       require_float(node, *b, "B");
@@ -345,6 +356,7 @@ class ConvKernel final : public OpKernel {
     const int64_t blocks = N * G * per_ng;
     const double block_work = static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1));
     const int64_t in_plane = w.in_size();
+    const bool packed = !packed_w_.empty() && &Wt == &w_;
     parallel_for(ctx.pool(), 0, blocks, grain_for_work(blocks, block_work), [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
         const int64_t ng = b / per_ng, rem = b % per_ng;
@@ -354,19 +366,19 @@ class ConvKernel final : public OpKernel {
         const int64_t len = p1 - p0;
         const float* xg = x + (n * C + g * Cg) * in_plane;
         float* yb = y + (n * M + g * Mg + m0) * P + p0;
-        if (bias)
-          for (int64_t m = m0; m < m1; ++m) std::fill(yb + (m - m0) * P, yb + (m - m0) * P + len, bias[g * Mg + m]);
+        SgemmExtras ex;
+        ex.packed_a = packed ? packed_w_.panel(m0, g) : nullptr;
+        ex.row_bias = bias ? bias + g * Mg + m0 : nullptr;
+        ex.act = act_.is_none() ? nullptr : &act_;
         const float* a = wd + (g * Mg + m0) * K;
         if (pointwise) {
           // B = the tile's columns of the Cg input planes, read in place.
-          gemm(false, false, m1 - m0, len, K, 1.0f, a, K, xg + p0, P, bias ? 1.0f : 0.0f, yb, P);
+          sgemm(false, false, m1 - m0, len, K, 1.0f, a, K, xg + p0, P, 0.0f, yb, P, ex);
         } else {
           float* col = scratch_floats(1, static_cast<size_t>(K * len));
           im2col(xg, Cg, w, p0, p1, col);
-          gemm(false, false, m1 - m0, len, K, 1.0f, a, K, col, len, bias ? 1.0f : 0.0f, yb, P);
+          sgemm(false, false, m1 - m0, len, K, 1.0f, a, K, col, len, 0.0f, yb, P, ex);
         }
-        if (!act_.is_none())
-          for (int64_t m = m0; m < m1; ++m) act_.apply(yb + (m - m0) * P, len);
       }
     });
   }
@@ -375,6 +387,7 @@ class ConvKernel final : public OpKernel {
   int64_t group_;
   Activation act_;
   Tensor w_, b_;  // constant W / B (pre-validated), undefined when given at run time
+  PackedMatrix packed_w_;  // w_ in sgemm's A panels, per group (GEMM paths; empty when not packed)
 };
 
 }  // namespace

@@ -3,30 +3,46 @@
 // both with a fused activation from the optimizer.
 //
 // Work is split into (batch, row tile, column tile) blocks chosen from the
-// shape alone; each block is one serial BLAS GEMM (nn_util.h) over the whole
-// K on the inputs in place, then the epilogue (Gemm's beta * C, the
-// activation) on its rows while they are in cache. A MatMul whose B has no
-// batch dims folds A's batch into the rows (one larger GEMM).
+// shape alone; each block is one packed SGEMM (sgemm.h) over the whole K,
+// with Gemm's beta * C written into the block first and the activation
+// applied by the SGEMM to each cache block of the output. A MatMul whose B
+// has no batch dims folds A's batch into the rows (one larger GEMM). A
+// constant B (weights) is packed into the SGEMM's panels once, when the
+// kernel is created (NodeInfo::prepack).
 #include <cstring>
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/activation.h"
 #include "kernels/nn/nn_util.h"
+#include "kernels/nn/sgemm.h"
 
 namespace spindle::kernels::nn {
 
 namespace {
 
-inline void apply_rows(const Activation& act, float* c, int64_t ldc, int64_t rows, int64_t cols) {
-  if (act.is_none()) return;
-  for (int64_t r = 0; r < rows; ++r) act.apply(c + r * ldc, cols);
+// The SGEMM extras of a block: its first column's panel of a pre-packed B
+// and the fused activation.
+inline SgemmExtras block_extras(const PackedMatrix& packed_b, int64_t n0, const Activation& act) {
+  SgemmExtras ex;
+  if (!packed_b.empty()) ex.packed_b = packed_b.panel(n0);
+  if (!act.is_none()) ex.act = &act;
+  return ex;
 }
 
 // ---------------------------------------------------------------- MatMul
 
 class MatMulKernel final : public OpKernel {
  public:
-  explicit MatMulKernel(const NodeInfo& node) : act_(Activation::from_attrs(node)) {}
+  explicit MatMulKernel(const NodeInfo& node) : act_(Activation::from_attrs(node)) {
+    // A constant float B without batch dims (or with batch dims of 1).
+    const Tensor* b = node.const_input(1);
+    if (node.prepack && b && b->dtype() == DataType::kFloat32 && b->rank() >= 2 && b->numel() > 0 &&
+        b->numel() == b->dim(b->rank() - 2) * b->dim(b->rank() - 1)) {
+      const int64_t K = b->dim(b->rank() - 2), N = b->dim(b->rank() - 1);
+      packed_b_ = PackedMatrix::pack_b(false, N, K, b->data<float>(), N);
+      const_b_ = b->data<float>();
+    }
+  }
 
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
@@ -57,6 +73,9 @@ class MatMulKernel final : public OpKernel {
     const float* b = B.data<float>();
     float* y = Y.mutable_data<float>();
     const int64_t batches = shape_numel(out_batch);
+    // The pre-packed B when this run's B is the constant it was packed from.
+    static const PackedMatrix kNone;
+    const PackedMatrix& packed_b = !packed_b_.empty() && b == const_b_ ? packed_b_ : kNone;
 
     // B shared by every batch and A not broadcast: one GEMM of batches*M rows.
     const bool fold = shape_numel(b_batch) == 1 && shape_numel(a_batch) == batches;
@@ -91,15 +110,16 @@ class MatMulKernel final : public OpKernel {
                      const int64_t m0 = (rem / gb.n_blocks) * gb.mt, m1 = std::min(rows, m0 + gb.mt);
                      const int64_t n0 = (rem % gb.n_blocks) * gb.nt, n1 = std::min(N, n0 + gb.nt);
                      float* c = y + bi * rows * N + m0 * N + n0;
-                     gemm(false, false, m1 - m0, n1 - n0, K, 1.0f, a + a_off[static_cast<size_t>(bi)] + m0 * K, K,
-                          b + b_off[static_cast<size_t>(bi)] + n0, N, 0.0f, c, N);
-                     apply_rows(act_, c, N, m1 - m0, n1 - n0);
+                     sgemm(false, false, m1 - m0, n1 - n0, K, 1.0f, a + a_off[static_cast<size_t>(bi)] + m0 * K, K,
+                           b + b_off[static_cast<size_t>(bi)] + n0, N, 0.0f, c, N, block_extras(packed_b, n0, act_));
                    }
                  });
   }
 
  private:
   Activation act_;
+  PackedMatrix packed_b_;          // constant B in SGEMM panels (empty when not packed)
+  const float* const_b_ = nullptr;  // the data packed_b_ was packed from
 };
 
 // ---------------------------------------------------------------- Gemm
@@ -111,7 +131,14 @@ class GemmKernel final : public OpKernel {
         beta_(node.attrs.get_float("beta", 1.0f)),
         trans_a_(node.attrs.get_int("transA", 0) != 0),
         trans_b_(node.attrs.get_int("transB", 0) != 0),
-        act_(Activation::from_attrs(node)) {}
+        act_(Activation::from_attrs(node)) {
+    const Tensor* b = node.const_input(1);
+    if (node.prepack && b && b->dtype() == DataType::kFloat32 && b->rank() == 2 && b->numel() > 0) {
+      packed_b_ = PackedMatrix::pack_b(trans_b_, trans_b_ ? b->dim(0) : b->dim(1), trans_b_ ? b->dim(1) : b->dim(0),
+                                       b->data<float>(), b->dim(1));
+      const_b_ = b->data<float>();
+    }
+  }
 
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
@@ -148,6 +175,8 @@ class GemmKernel final : public OpKernel {
     const float* a = A.data<float>();
     const float* b = B.data<float>();
     float* y = Y.mutable_data<float>();
+    static const PackedMatrix kNone;
+    const PackedMatrix& packed_b = !packed_b_.empty() && b == const_b_ ? packed_b_ : kNone;
     const GemmBlocks gb = choose_gemm_blocks(1, M, N, K, N);
     const int64_t blocks = gb.m_blocks * gb.n_blocks;
     const int64_t lda = A.dim(1), ldb = B.dim(1);
@@ -165,9 +194,9 @@ class GemmKernel final : public OpKernel {
                          float* row = y + i * N;
                          for (int64_t j = n0; j < n1; ++j) row[j] = beta_ * ci[j * c_cs];
                        }
-                     gemm(trans_a_, trans_b_, m1 - m0, n1 - n0, K, alpha_, trans_a_ ? a + m0 : a + m0 * lda, lda,
-                          trans_b_ ? b + n0 * ldb : b + n0, ldb, c ? 1.0f : 0.0f, yb, N);
-                     apply_rows(act_, yb, N, m1 - m0, n1 - n0);
+                     sgemm(trans_a_, trans_b_, m1 - m0, n1 - n0, K, alpha_, trans_a_ ? a + m0 : a + m0 * lda, lda,
+                           trans_b_ ? b + n0 * ldb : b + n0, ldb, c ? 1.0f : 0.0f, yb, N,
+                           block_extras(packed_b, n0, act_));
                    }
                  });
   }
@@ -176,6 +205,8 @@ class GemmKernel final : public OpKernel {
   float alpha_, beta_;
   bool trans_a_, trans_b_;
   Activation act_;
+  PackedMatrix packed_b_;          // constant op(B) in SGEMM panels (empty when not packed)
+  const float* const_b_ = nullptr;  // the data packed_b_ was packed from
 };
 
 }  // namespace

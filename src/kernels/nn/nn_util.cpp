@@ -1,5 +1,6 @@
 // nn_util.cpp — shared geometry, blocking and scratch helpers (see nn_util.h).
 #include "kernels/nn/nn_util.h"
+#include "kernels/nn/sgemm.h"
 
 #include <cblas.h>
 
@@ -21,7 +22,7 @@ struct ScratchSlot {
   size_t capacity = 0;
 };
 
-constexpr int kScratchSlots = 4;
+constexpr int kScratchSlots = 5;
 
 // Work (in multiply-adds) a parallel_for block should at least hold so that
 // the dispatch cost (a few microseconds) stays small; ~64K FMAs is ~10 us of
@@ -30,11 +31,11 @@ constexpr double kMinBlockWork = 65536.0;
 
 // Work per parallel block: ~2M FMAs, 20-40 us on one core, so a 2..4-thread
 // pool gets several blocks per thread on the OCR models' convolutions while
-// each block stays large enough for the GEMM to run near peak. At most 16
-// blocks: more only multiplied per-block setup (packing, halo rows; the
-// detector's 3x3 head convolution went from 2.6 to 2.0 ms going 64 -> 16).
+// each block stays large enough for the GEMM to run near peak. The count is
+// not capped: choose_gemm_blocks bounds the tiles from below instead (two
+// register tiles), and constant weights are pre-packed, so a block's setup
+// is its share of im2col / B packing only.
 constexpr double kBlockWork = 2.0 * 1024 * 1024;
-constexpr int64_t kMaxBlocks = 16;
 
 }  // namespace
 
@@ -169,7 +170,7 @@ void blas_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, T al
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  blas_gemm(trans_a, trans_b, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
+  sgemm(trans_a, trans_b, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, double alpha, const double* a, int64_t lda,
           const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
@@ -177,9 +178,9 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, double al
 }
 
 GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t max_nt) {
-  // Tiles are whole register tiles: mt a multiple of kGemmTileM, nt of
+  // Tiles are whole register tiles: mt a multiple of the SGEMM's MR, nt of
   // kGemmTileN (except when they cover the whole dimension).
-  constexpr int64_t MR = kGemmTileM, NR = kGemmTileN;
+  const int64_t MR = sgemm_mr(), NR = kGemmTileN;
   GemmBlocks b;
   M = std::max<int64_t>(M, 1);
   N = std::max<int64_t>(N, 1);
@@ -204,7 +205,7 @@ GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, 
 }
 
 int64_t blocks_for_work(double total_fma) {
-  return std::clamp<int64_t>(static_cast<int64_t>(std::ceil(total_fma / kBlockWork)), 1, kMaxBlocks);
+  return std::max<int64_t>(static_cast<int64_t>(std::ceil(total_fma / kBlockWork)), 1);
 }
 
 int64_t grain_for_work(int64_t n, double work_per_item) {

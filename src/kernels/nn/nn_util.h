@@ -35,7 +35,8 @@ inline int64_t round_up(int64_t a, int64_t m) { return ceil_div(a, m) * m; }
 // A per-thread scratch buffer (64-byte aligned floats, grows, never shrinks).
 // `slot` separates buffers used at the same time by one block: 0 = padded
 // input rows / pool row accumulator, 1 = im2col columns, 2 = GEMM output
-// columns (ConvTranspose) / flat depthwise output / LRN sums. Only used
+// columns (ConvTranspose) / flat depthwise output / LRN sums, 3 and 4 =
+// sgemm's packed B and A blocks (sgemm.h). Only used
 // inside parallel_for blocks, which never nest on one thread. Contents are
 // unspecified on return.
 float* scratch_floats(int slot, size_t n);
@@ -75,18 +76,19 @@ Window3 forward_window(const NodeInfo& node, const WindowAttrs& a, const Shape& 
 
 // C (m x n, row stride ldc) = alpha * op(A) * op(B) + beta * C, row-major,
 // op(A) = A (m x K, row stride lda) or, with trans_a, the transpose of a
-// K x m matrix (row stride lda); likewise B. One call of the serial BLAS
-// (BLIS, reentrant, no threads of its own) on the calling thread: kernels get
-// parallelism by calling it on disjoint blocks from parallel_for.
+// K x m matrix (row stride lda); likewise B. On the calling thread: kernels
+// get parallelism by calling it on disjoint blocks from parallel_for. float:
+// spindle's packed SGEMM (sgemm.h); double: one call of the serial BLAS
+// (BLIS, reentrant, no threads of its own).
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, double alpha, const double* a, int64_t lda,
           const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
 
-// Block granularity of GEMM splits: row tiles are multiples of kGemmTileM,
-// column tiles of kGemmTileN (the BLAS's register tile sizes divide these on
-// AVX2 and AVX-512), so blocks do not end in ragged register tiles.
-inline constexpr int64_t kGemmTileM = 8;
+// Block granularity of GEMM splits: row tiles are multiples of the SGEMM's
+// MR (sgemm_mr(), which pre-packed A panels require), column tiles of
+// kGemmTileN (every level's NR divides it), so blocks do not end in ragged
+// register tiles.
 inline constexpr int64_t kGemmTileN = 32;
 
 // Output-row / output-column blocking of one GEMM of M x N (reduction K) that
@@ -99,8 +101,7 @@ struct GemmBlocks {
 GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t max_nt);
 
 // Number of parallel blocks for a problem of `total_fma` multiply-adds: about
-// one per 2M FMAs (20-40 us on one core), at most 16 (enough to balance a few
-// threads while per-block setup such as packing or halo rows stays small).
+// one per 2M FMAs (20-40 us on one core), from the work size alone.
 int64_t blocks_for_work(double total_fma);
 
 // Per-block grain for parallel_for over `n` items of `work_per_item` FMAs:

@@ -1,0 +1,81 @@
+// gemm_bench.cpp — single-thread SGEMM throughput: spindle's packed SGEMM
+// (src/kernels/nn/sgemm.h, active ISA level; SPINDLE_ISA caps it) with the
+// weights pre-packed as a session does, with nothing pre-packed, and serial
+// BLIS (cblas_sgemm), on the GEMM shapes of CNN layers and FC layers.
+// Counter GFLOPS = 2 M N K / time. Shapes: M x N x K with C = A (M x K,
+// weights) * B (K x N, im2col columns or activations), Conv's orientation;
+// FC layers are 1 x N x K with the weights as B.
+//
+//   build/bench/kernels/bench_gemm --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+
+#include <random>
+#include <vector>
+
+#include "kernels/nn/sgemm.h"
+
+namespace {
+
+using spindle::kernels::nn::PackedMatrix;
+using spindle::kernels::nn::sgemm;
+using spindle::kernels::nn::SgemmExtras;
+
+struct Shape3 {
+  int64_t m, n, k;
+};
+
+// {M, N, K}: ResNet 3x3 im2col (stages 1..4 at 224x224), ResNet-50 / MobileNet
+// 1x1 layers, PP-OCR det / rec layers, FC layers (M = 1).
+const Shape3 kShapes[] = {
+    {64, 3136, 576},  {128, 784, 1152}, {256, 196, 2304}, {512, 49, 4608},  // resnet 3x3
+    {64, 3136, 256},  {256, 3136, 64},  {1024, 196, 256}, {96, 784, 576},   // 1x1 / mobilenet expand
+    {48, 6400, 216},  {120, 480, 480},  {1, 1000, 512},   {1, 1000, 2048},  // ocr det / rec, FC
+};
+
+std::vector<float> random_floats(size_t n) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+enum Impl { kPacked, kUnpacked, kBlis };
+
+void run(benchmark::State& st, Impl impl) {
+  const Shape3 s = kShapes[st.range(0)];
+  const auto a = random_floats(static_cast<size_t>(s.m * s.k));
+  const auto b = random_floats(static_cast<size_t>(s.k * s.n));
+  std::vector<float> c(static_cast<size_t>(s.m * s.n));
+  const bool fc = s.m == 1;
+  PackedMatrix packed = fc ? PackedMatrix::pack_b(false, s.n, s.k, b.data(), s.n)
+                           : PackedMatrix::pack_a(false, s.m, s.k, 1.0f, a.data(), s.k);
+  SgemmExtras ex;
+  if (impl == kPacked) (fc ? ex.packed_b : ex.packed_a) = packed.panel(0);
+  for (auto _ : st) {
+    if (impl == kBlis)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), s.n, 0.0f,
+                  c.data(), s.n);
+    else
+      sgemm(false, false, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), s.n, 0.0f, c.data(), s.n, ex);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  st.counters["GFLOPS"] = benchmark::Counter(2.0 * s.m * s.n * s.k, benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+  st.SetLabel(std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k));
+}
+
+void shapes(benchmark::internal::Benchmark* b) {
+  for (int i = 0; i < static_cast<int>(std::size(kShapes)); ++i) b->Arg(i);
+  b->Unit(benchmark::kMicrosecond);
+}
+
+BENCHMARK_CAPTURE(run, spindle_prepacked, kPacked)->Apply(shapes);
+BENCHMARK_CAPTURE(run, spindle, kUnpacked)->Apply(shapes);
+BENCHMARK_CAPTURE(run, blis, kBlis)->Apply(shapes);
+
+}  // namespace
+
+BENCHMARK_MAIN();

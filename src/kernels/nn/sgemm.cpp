@@ -1,0 +1,144 @@
+// sgemm.cpp — the cache-blocked SGEMM driver and PackedMatrix (sgemm.h) over
+// the active ISA level's micro-kernel and packing (sgemm.isa.cpp).
+#include "kernels/nn/sgemm.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "kernels/nn/nn_util.h"
+#include "kernels/nn/sgemm_isa.h"
+
+namespace spindle::kernels::nn {
+
+namespace {
+
+const auto geometry_fn = SPINDLE_ISA_SELECT(sgemm_geometry);
+const auto block_fn = SPINDLE_ISA_SELECT(sgemm_block);
+const auto pack_a_fn = SPINDLE_ISA_SELECT(sgemm_pack_a);
+const auto pack_b_fn = SPINDLE_ISA_SELECT(sgemm_pack_b);
+
+const SgemmGeometry& geometry() {
+  static const SgemmGeometry g = geometry_fn();
+  return g;
+}
+
+// Rows of A per cache block: the packed A block (mc x kc) stays in L2 while
+// the B panels stream past it. Columns per block: the packed B block
+// (kc x nc) stays in L3 / the outer L2.
+constexpr int64_t kMC = 168;  // a multiple of 4, 6 and 14 (every MR)
+constexpr int64_t kNC = 1024;
+
+// The k blocks of a reduction of length K: ceil(K / kSgemmKC) blocks of
+// (almost) equal size, from K alone.
+int64_t k_block(int64_t K) {
+  const int64_t nk = ceil_div(K, kSgemmKC);
+  return ceil_div(K, nk);
+}
+
+}  // namespace
+
+int64_t sgemm_mr() { return geometry().mr; }
+int64_t sgemm_nr() { return geometry().nr; }
+
+namespace {
+std::shared_ptr<float> alloc_panels(size_t n) {
+  const size_t bytes = std::max<size_t>(round_up(static_cast<int64_t>(n * sizeof(float)), 64), 64);
+  float* p = static_cast<float*>(std::aligned_alloc(64, bytes));
+  if (!p)
+    throw Error(StatusCode::kResourceExhausted, fmt::format("cannot allocate {} bytes for pre-packed weights", bytes));
+  return std::shared_ptr<float>(p, [](float* q) { std::free(q); });
+}
+}  // namespace
+
+PackedMatrix PackedMatrix::pack_a(bool trans, int64_t m, int64_t K, float alpha, const float* a, int64_t lda,
+                                  int64_t groups, int64_t group_offset) {
+  PackedMatrix pm;
+  pm.k_ = K;
+  pm.tile_ = sgemm_mr();
+  pm.group_stride_ = round_up(m, pm.tile_) * K;
+  const std::optional<int64_t> size = checked_mul(pm.group_stride_, groups);
+  if (!size)
+    throw Error(StatusCode::kResourceExhausted,
+                fmt::format("pre-packed weights of {} groups x {} x {} floats overflow int64", groups, m, K));
+  pm.size_ = static_cast<size_t>(*size);
+  pm.data_ = alloc_panels(pm.size_);
+  for (int64_t g = 0; g < groups; ++g)
+    pack_a_fn(trans, m, 0, K, alpha, a + g * group_offset, lda, pm.data_.get() + g * pm.group_stride_, K * pm.tile_);
+  return pm;
+}
+
+PackedMatrix PackedMatrix::pack_b(bool trans, int64_t n, int64_t K, const float* b, int64_t ldb) {
+  PackedMatrix pm;
+  pm.k_ = K;
+  pm.tile_ = sgemm_nr();
+  pm.group_stride_ = round_up(n, pm.tile_) * K;
+  pm.size_ = static_cast<size_t>(pm.group_stride_);
+  pm.data_ = alloc_panels(pm.size_);
+  pack_b_fn(trans, n, 0, K, b, ldb, pm.data_.get(), K * pm.tile_);
+  return pm;
+}
+
+void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmExtras& x) {
+  if (m <= 0 || n <= 0) return;
+  const int64_t MR = geometry().mr, NR = geometry().nr;
+  if (beta != 0.0f && beta != 1.0f)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] *= beta;
+  if (K <= 0) {
+    for (int64_t i = 0; i < m; ++i) {
+      float* row = c + i * ldc;
+      const float v = x.row_bias ? x.row_bias[i] : 0.0f;
+      if (beta == 0.0f) std::fill(row, row + n, v);
+      else if (x.row_bias) for (int64_t j = 0; j < n; ++j) row[j] += v;
+      if (x.act) x.act->apply(row, n);
+    }
+    return;
+  }
+  const int64_t kcb = k_block(K);
+  const int64_t mc_max = std::min(kMC, round_up(m, MR)), nc_max = std::min(kNC, round_up(n, NR));
+  float* buf_b = x.packed_b ? nullptr : scratch_floats(3, static_cast<size_t>(kcb * nc_max));
+  float* buf_a = x.packed_a ? nullptr : scratch_floats(4, static_cast<size_t>(kcb * mc_max));
+  for (int64_t jc = 0; jc < n; jc += kNC) {
+    const int64_t nc = std::min(kNC, n - jc);
+    for (int64_t pc = 0; pc < K; pc += kcb) {
+      const int64_t kc = std::min(kcb, K - pc);
+      const bool last_k = pc + kc == K;
+      SgemmBlock blk{};
+      blk.kc = kc;
+      blk.n = nc;
+      blk.ldc = ldc;
+      blk.accumulate = pc > 0 || beta != 0.0f;
+      if (x.packed_b) {
+        blk.pb = x.packed_b + (jc / NR) * K * NR + pc * NR;
+        blk.pb_stride = K * NR;
+      } else {
+        pack_b_fn(trans_b, nc, pc, kc, trans_b ? b + jc * ldb : b + jc, ldb, buf_b, kc * NR);
+        blk.pb = buf_b;
+        blk.pb_stride = kc * NR;
+      }
+      for (int64_t ic = 0; ic < m; ic += kMC) {
+        const int64_t mc = std::min(kMC, m - ic);
+        if (x.packed_a) {
+          blk.pa = x.packed_a + (ic / MR) * K * MR + pc * MR;
+          blk.pa_stride = K * MR;
+        } else {
+          pack_a_fn(trans_a, mc, pc, kc, alpha, trans_a ? a + ic : a + ic * lda, lda, buf_a, kc * MR);
+          blk.pa = buf_a;
+          blk.pa_stride = kc * MR;
+        }
+        blk.m = mc;
+        blk.c = c + ic * ldc + jc;
+        blk.row_bias = pc == 0 && x.row_bias && beta == 0.0f ? x.row_bias + ic : nullptr;
+        block_fn(blk);
+        if (last_k && x.act)
+          for (int64_t i = 0; i < mc; ++i) x.act->apply(blk.c + i * ldc, nc);
+      }
+    }
+  }
+}
+
+}  // namespace spindle::kernels::nn

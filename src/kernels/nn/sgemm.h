@@ -1,0 +1,76 @@
+// sgemm.h — spindle's packed single-precision GEMM: the cache-blocked driver
+// over the per-ISA micro-kernels of sgemm.isa.cpp, constant operands packed
+// once (at session creation) and epilogues applied while a block of C is in
+// cache.
+//
+//   C (m x n, row stride ldc) = alpha * op(A) * op(B) + beta * C
+//
+// Blocking (BLIS / MLAS loop order): columns in NC blocks; the reduction in
+// k blocks of at most kSgemmKC, split evenly from K alone (so every output
+// element sums its terms in the same order whatever the caller's row and
+// column split); rows in MC blocks; inside a block, MR x NR register tiles.
+// A block of B (kc x nc) and of A (mc x kc) are packed per call into
+// per-thread buffers, unless the caller passes the operand pre-packed.
+//
+// Pre-packed operands (PackedMatrix) hold panels over the full K in the
+// active ISA level's format. A caller that passes one for a row (column)
+// range starting at r0 must start at a multiple of sgemm_mr() (sgemm_nr()):
+// PackedMatrix::panel(r0) gives the pointer. choose_gemm_blocks (nn_util.h)
+// keeps block starts on these multiples.
+//
+// Thread-safety: sgemm runs on the calling thread only; parallelism comes
+// from callers running it on disjoint blocks of C. PackedMatrix is immutable
+// after construction.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "kernels/math/activation.h"
+
+namespace spindle::kernels::nn {
+
+// Register tile of the active ISA level (rows of A, columns of B).
+int64_t sgemm_mr();
+int64_t sgemm_nr();
+
+// Largest reduction block.
+inline constexpr int64_t kSgemmKC = 256;
+
+// A constant GEMM operand in the micro-kernel's panel format.
+class PackedMatrix {
+ public:
+  PackedMatrix() = default;
+  // op(A) of m x K (A side, MR-row panels), scaled by alpha. `groups`
+  // matrices one after the other, `group_offset` floats apart in `a` (Conv
+  // with groups: each group's W_g is packed on its own).
+  static PackedMatrix pack_a(bool trans, int64_t m, int64_t K, float alpha, const float* a, int64_t lda,
+                             int64_t groups = 1, int64_t group_offset = 0);
+  // op(B) of K x n (B side, NR-column panels).
+  static PackedMatrix pack_b(bool trans, int64_t n, int64_t K, const float* b, int64_t ldb);
+
+  bool empty() const { return !data_; }
+  int64_t k() const { return k_; }
+  // The panel holding row (A) / column (B) `r0` of group `g`; r0 must be a
+  // multiple of the panel size.
+  const float* panel(int64_t r0, int64_t g = 0) const { return data_.get() + g * group_stride_ + (r0 / tile_) * k_ * tile_; }
+  size_t bytes() const { return size_ * sizeof(float); }
+
+ private:
+  std::shared_ptr<float> data_;
+  int64_t k_ = 0, tile_ = 1, group_stride_ = 0;
+  size_t size_ = 0;
+};
+
+// What sgemm does besides the product.
+struct SgemmExtras {
+  const float* packed_a = nullptr;  // PackedMatrix::panel of the call's first row (alpha already applied)
+  const float* packed_b = nullptr;  // PackedMatrix::panel of the call's first column
+  const float* row_bias = nullptr;  // C[i][j] += row_bias[i] (only with beta == 0)
+  const Activation* act = nullptr;  // applied to C after the product and the bias
+};
+
+void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmExtras& extras = {});
+
+}  // namespace spindle::kernels::nn

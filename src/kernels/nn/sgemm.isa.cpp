@@ -1,0 +1,230 @@
+// sgemm.isa.cpp — the per-ISA part of spindle's packed SGEMM (sgemm.h): the
+// register-blocked micro-kernel, the loop over micro-tiles of one cache
+// block, and the packing of A and B into the micro-kernel's panel formats.
+//
+// Compiled once per ISA level (src/kernels/isa/dispatch.h). The code is
+// written once over a small width-generic vector layer (Vec, kW lanes):
+//   baseline  SSE2, 4 lanes, multiply + add:   MR x NR =  4 x 8
+//   avx2      AVX2 + FMA, 8 lanes:             MR x NR =  6 x 16
+//   avx512    AVX-512F, 16 lanes:              MR x NR = 14 x 32
+// NR is always two vectors; MR fills the register file (MR * 2 accumulators
+// + 2 B vectors + 1 broadcast A value).
+//
+// Panel formats (K = the full reduction length of the packed operand):
+//   A: panels of MR rows; panel p holds dst[p*K*MR + k*MR + i] =
+//      alpha * op(A)[p*MR + i][k], rows past m are zero.
+//   B: panels of NR columns; panel q holds dst[q*K*NR + k*NR + j] =
+//      op(B)[k][q*NR + j], columns past n are zero.
+// A k-range [k0, k0 + kc) of a panel is the contiguous run starting at
+// k0 * MR (k0 * NR), so a panel packed over the full K serves any KC block.
+//
+// Reduction order: every output element accumulates its k terms one at a
+// time in increasing k inside the micro-kernel; the caller chooses k blocks
+// from the shape only. The result therefore depends on the shape and the ISA
+// level, never on how rows and columns were split between threads.
+//
+// Per the dispatch rule, everything here has internal linkage except the
+// functions declared in sgemm.h, and no out-of-line std:: template is used.
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/isa/dispatch.h"
+#include "kernels/nn/sgemm_isa.h"
+
+#if defined(__AVX512F__) || defined(__AVX2__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
+namespace spindle::kernels::SPINDLE_ISA_NS {
+
+namespace {
+
+#define SG_INLINE inline __attribute__((always_inline))
+
+#if defined(__AVX512F__)
+using Vec = __m512;
+constexpr int kW = 16;
+constexpr int kMR = 14;
+SG_INLINE Vec vzero() { return _mm512_setzero_ps(); }
+SG_INLINE Vec vset1(float v) { return _mm512_set1_ps(v); }
+SG_INLINE Vec vload(const float* p) { return _mm512_loadu_ps(p); }
+SG_INLINE void vstore(float* p, Vec v) { _mm512_storeu_ps(p, v); }
+SG_INLINE Vec vfma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+#elif defined(__AVX2__) && defined(__FMA__)
+using Vec = __m256;
+constexpr int kW = 8;
+constexpr int kMR = 6;
+SG_INLINE Vec vzero() { return _mm256_setzero_ps(); }
+SG_INLINE Vec vset1(float v) { return _mm256_set1_ps(v); }
+SG_INLINE Vec vload(const float* p) { return _mm256_loadu_ps(p); }
+SG_INLINE void vstore(float* p, Vec v) { _mm256_storeu_ps(p, v); }
+SG_INLINE Vec vfma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+#elif defined(__SSE2__)
+using Vec = __m128;
+constexpr int kW = 4;
+constexpr int kMR = 4;
+SG_INLINE Vec vzero() { return _mm_setzero_ps(); }
+SG_INLINE Vec vset1(float v) { return _mm_set1_ps(v); }
+SG_INLINE Vec vload(const float* p) { return _mm_loadu_ps(p); }
+SG_INLINE void vstore(float* p, Vec v) { _mm_storeu_ps(p, v); }
+SG_INLINE Vec vfma(Vec a, Vec b, Vec c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
+#else
+// Plain C++ (non-x86 builds): one "lane" per vector.
+using Vec = float;
+constexpr int kW = 1;
+constexpr int kMR = 4;
+SG_INLINE Vec vzero() { return 0.0f; }
+SG_INLINE Vec vset1(float v) { return v; }
+SG_INLINE Vec vload(const float* p) { return *p; }
+SG_INLINE void vstore(float* p, Vec v) { *p = v; }
+SG_INLINE Vec vfma(Vec a, Vec b, Vec c) { return a * b + c; }
+#endif
+
+constexpr int kNV = 2;  // vectors per row of a micro-tile
+constexpr int kNR = kNV * kW;
+
+// One R x NR tile (R <= MR rows of an MR-row panel): c[i][j] = init[i][j] +
+// sum_k pa[k*MR + i] * pb[k*NR + j]. init is C itself (accumulate), the row
+// bias, or zero. c has row stride ldc and R full rows of NR columns (the
+// caller handles ragged columns through a local tile).
+template <int R>
+SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, const float* __restrict pb, float* c, int64_t ldc,
+                          bool accumulate, const float* row_bias) {
+  Vec acc[R][kNV];
+  if (accumulate) {
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 2
+      for (int v = 0; v < kNV; ++v) acc[i][v] = vload(c + i * ldc + v * kW);
+  } else if (row_bias) {
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 2
+      for (int v = 0; v < kNV; ++v) acc[i][v] = vset1(row_bias[i]);
+  } else {
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 2
+      for (int v = 0; v < kNV; ++v) acc[i][v] = vzero();
+  }
+#pragma GCC unroll 4
+  for (int64_t k = 0; k < kc; ++k) {
+    Vec b[kNV];
+#pragma GCC unroll 2
+    for (int v = 0; v < kNV; ++v) b[v] = vload(pb + v * kW);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      const Vec a = vset1(pa[i]);
+#pragma GCC unroll 2
+      for (int v = 0; v < kNV; ++v) acc[i][v] = vfma(a, b[v], acc[i][v]);
+    }
+    pa += kMR;
+    pb += kNR;
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 2
+    for (int v = 0; v < kNV; ++v) vstore(c + i * ldc + v * kW, acc[i][v]);
+}
+
+// micro_tile<rows> for a run-time rows in [1, MR]: a row edge (and M = 1,
+// FC layers at batch 1) computes only its rows. Every row's sum is the same
+// sequence of operations whatever R is, so results do not depend on where a
+// row falls in a panel.
+template <int R = kMR>
+SG_INLINE void micro_rows(int rows, int64_t kc, const float* pa, const float* pb, float* c, int64_t ldc, bool accumulate,
+                          const float* row_bias) {
+  if constexpr (R > 1) {
+    if (rows < R) return micro_rows<R - 1>(rows, kc, pa, pb, c, ldc, accumulate, row_bias);
+  }
+  micro_tile<R>(kc, pa, pb, c, ldc, accumulate, row_bias);
+}
+
+}  // namespace
+
+SgemmGeometry sgemm_geometry() { return SgemmGeometry{kMR, kNR}; }
+
+void sgemm_block(const SgemmBlock& blk) {
+  const int64_t m = blk.m, n = blk.n, kc = blk.kc;
+  alignas(64) float tile[kMR * kNR];
+  for (int64_t j0 = 0; j0 < n; j0 += kNR) {
+    const int64_t nr = n - j0 < kNR ? n - j0 : kNR;
+    const float* pb = blk.pb + (j0 / kNR) * blk.pb_stride;
+    for (int64_t i0 = 0; i0 < m; i0 += kMR) {
+      const int64_t mr = m - i0 < kMR ? m - i0 : kMR;
+      const float* pa = blk.pa + (i0 / kMR) * blk.pa_stride;
+      float* c = blk.c + i0 * blk.ldc + j0;
+      const float* bias = blk.row_bias ? blk.row_bias + i0 : nullptr;
+      if (nr == kNR) {
+        if (mr == kMR) micro_tile<kMR>(kc, pa, pb, c, blk.ldc, blk.accumulate, bias);
+        else micro_rows(static_cast<int>(mr), kc, pa, pb, c, blk.ldc, blk.accumulate, bias);
+        continue;
+      }
+      // Ragged columns: run the tile's rows on a local copy.
+      if (blk.accumulate) {
+        for (int64_t i = 0; i < mr; ++i) std::memcpy(tile + i * kNR, c + i * blk.ldc, static_cast<size_t>(nr) * 4);
+      }
+      micro_rows(static_cast<int>(mr), kc, pa, pb, tile, kNR, blk.accumulate, bias);
+      for (int64_t i = 0; i < mr; ++i) std::memcpy(c + i * blk.ldc, tile + i * kNR, static_cast<size_t>(nr) * 4);
+    }
+  }
+}
+
+void sgemm_pack_a(bool trans, int64_t m, int64_t k0, int64_t kc, float alpha, const float* a, int64_t lda,
+                  float* dst, int64_t dst_stride) {
+  for (int64_t p0 = 0; p0 < m; p0 += kMR) {
+    const int64_t rows = m - p0 < kMR ? m - p0 : kMR;
+    float* d = dst + (p0 / kMR) * dst_stride;
+    if (!trans) {
+      // Row i of the panel is a[(p0 + i) * lda + k]: read rows, write strided.
+      for (int64_t i = 0; i < rows; ++i) {
+        const float* src = a + (p0 + i) * lda + k0;
+        for (int64_t k = 0; k < kc; ++k) d[k * kMR + i] = alpha * src[k];
+      }
+      for (int64_t i = rows; i < kMR; ++i)
+        for (int64_t k = 0; k < kc; ++k) d[k * kMR + i] = 0.0f;
+    } else {
+      // op(A)[i][k] = a[k * lda + i]: each k is a contiguous run of rows.
+      for (int64_t k = 0; k < kc; ++k) {
+        const float* src = a + (k0 + k) * lda + p0;
+        float* dk = d + k * kMR;
+        for (int64_t i = 0; i < rows; ++i) dk[i] = alpha * src[i];
+        for (int64_t i = rows; i < kMR; ++i) dk[i] = 0.0f;
+      }
+    }
+  }
+}
+
+void sgemm_pack_b(bool trans, int64_t n, int64_t k0, int64_t kc, const float* b, int64_t ldb, float* dst,
+                  int64_t dst_stride) {
+  for (int64_t q0 = 0; q0 < n; q0 += kNR) {
+    const int64_t cols = n - q0 < kNR ? n - q0 : kNR;
+    float* d = dst + (q0 / kNR) * dst_stride;
+    if (!trans) {
+      if (cols == kNR) {
+        for (int64_t k = 0; k < kc; ++k) {
+          const float* src = b + (k0 + k) * ldb + q0;
+#pragma GCC unroll 2
+          for (int v = 0; v < kNV; ++v) vstore(d + k * kNR + v * kW, vload(src + v * kW));
+        }
+      } else {
+        for (int64_t k = 0; k < kc; ++k) {
+          const float* src = b + (k0 + k) * ldb + q0;
+          float* dk = d + k * kNR;
+          for (int64_t j = 0; j < cols; ++j) dk[j] = src[j];
+          for (int64_t j = cols; j < kNR; ++j) dk[j] = 0.0f;
+        }
+      }
+    } else {
+      // op(B)[k][j] = b[j * ldb + k]: read each column's run, write strided.
+      for (int64_t j = 0; j < cols; ++j) {
+        const float* src = b + (q0 + j) * ldb + k0;
+        for (int64_t k = 0; k < kc; ++k) d[k * kNR + j] = src[k];
+      }
+      for (int64_t j = cols; j < kNR; ++j)
+        for (int64_t k = 0; k < kc; ++k) d[k * kNR + j] = 0.0f;
+    }
+  }
+}
+
+}  // namespace spindle::kernels::SPINDLE_ISA_NS

@@ -1,0 +1,49 @@
+// sgemm_isa.h — the per-ISA entry points of the packed SGEMM
+// (sgemm.isa.cpp), declared for every level; sgemm.cpp picks the active
+// level's versions and drives them (cache blocking, threads' blocks,
+// epilogues). Only plain structs here: nothing the linker could share
+// between the ISA objects.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/isa/dispatch.h"
+
+namespace spindle::kernels {
+
+// Register tile of the active micro-kernel: MR rows x NR columns.
+struct SgemmGeometry {
+  int mr;
+  int nr;
+};
+
+// One cache block for sgemm_block: C[m x n] (row stride ldc) = init +
+// PA * PB over kc reductions, where init is C (accumulate), row_bias[i]
+// (when not null) or 0. pa points at the first A panel (already offset to
+// the block's first k), consecutive panels pa_stride floats apart; likewise
+// pb / pb_stride for the B panels.
+struct SgemmBlock {
+  int64_t m, n, kc;
+  const float* pa;
+  int64_t pa_stride;
+  const float* pb;
+  int64_t pb_stride;
+  float* c;
+  int64_t ldc;
+  bool accumulate;
+  const float* row_bias;
+};
+
+}  // namespace spindle::kernels
+
+SPINDLE_ISA_DECLARE(::spindle::kernels::SgemmGeometry, sgemm_geometry, ())
+SPINDLE_ISA_DECLARE(void, sgemm_block, (const ::spindle::kernels::SgemmBlock& blk))
+// Packs op(A)[0..m) x [k0, k0 + kc) times alpha into MR-row panels at dst,
+// dst_stride floats apart (sgemm.isa.cpp describes the format).
+SPINDLE_ISA_DECLARE(void, sgemm_pack_a,
+                    (bool trans, int64_t m, int64_t k0, int64_t kc, float alpha, const float* a, int64_t lda,
+                     float* dst, int64_t dst_stride))
+// Packs op(B)[k0, k0 + kc) x [0..n) into NR-column panels at dst.
+SPINDLE_ISA_DECLARE(void, sgemm_pack_b,
+                    (bool trans, int64_t n, int64_t k0, int64_t kc, const float* b, int64_t ldb, float* dst,
+                     int64_t dst_stride))

@@ -1,0 +1,316 @@
+// sgemm_test.cpp — spindle's packed SGEMM (src/kernels/nn/sgemm.h): results
+// against a double-precision reference over ragged shapes, transposes and
+// alpha / beta; pre-packed operands, bias and activation epilogues equal to
+// the plain path bit for bit; Conv / Gemm / MatMul with constant weights
+// packed at creation or not (NodeInfo::prepack) bitwise equal; bitwise
+// identical results for 1, 2 and 3 threads; the baseline and AVX2 levels'
+// micro-kernels called directly, and the whole reference test re-run in a
+// child process with SPINDLE_ISA=baseline.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.h"
+#include "kernels/nn/sgemm.h"
+#include "kernels/nn/sgemm_isa.h"
+#include "spindle/cpu.h"
+#include "spindle/thread_pool.h"
+
+namespace spindle {
+namespace {
+
+using kernels::Activation;
+using kernels::Attributes;
+using kernels::NodeInfo;
+using kernels::nn::PackedMatrix;
+using kernels::nn::sgemm;
+using kernels::nn::SgemmExtras;
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+Tensor random_tensor(const Shape& shape, uint32_t seed) {
+  const std::vector<float> v = random_floats(static_cast<size_t>(shape_numel(shape)), seed);
+  return Tensor::from_vector<float>(shape, v);
+}
+
+// A GEMM problem with its operands stored as op() expects.
+struct Problem {
+  bool ta, tb;
+  int64_t m, n, k;
+  float alpha, beta;
+  int64_t lda() const { return ta ? m : k; }
+  int64_t ldb() const { return tb ? k : n; }
+};
+
+// op(A)[i][p] and op(B)[p][j] of row-major storage.
+float at_a(const Problem& p, const std::vector<float>& a, int64_t i, int64_t q) {
+  return p.ta ? a[static_cast<size_t>(q * p.m + i)] : a[static_cast<size_t>(i * p.k + q)];
+}
+float at_b(const Problem& p, const std::vector<float>& b, int64_t q, int64_t j) {
+  return p.tb ? b[static_cast<size_t>(j * p.k + q)] : b[static_cast<size_t>(q * p.n + j)];
+}
+
+// Checks sgemm against a double reference; the bound is a few float ulps of
+// sum |a||b| per element (the error of any summation order).
+::testing::AssertionResult check_against_reference(const Problem& p, uint32_t seed) {
+  const auto a = random_floats(static_cast<size_t>(p.m * p.k), seed);
+  const auto b = random_floats(static_cast<size_t>(p.k * p.n), seed + 1);
+  const auto c0 = random_floats(static_cast<size_t>(p.m * p.n), seed + 2);
+  std::vector<float> c = c0;
+  sgemm(p.ta, p.tb, p.m, p.n, p.k, p.alpha, a.data(), p.lda(), b.data(), p.ldb(), p.beta, c.data(), p.n);
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t j = 0; j < p.n; ++j) {
+      double acc = 0, mag = 0;
+      for (int64_t q = 0; q < p.k; ++q) {
+        const double t = static_cast<double>(at_a(p, a, i, q)) * at_b(p, b, q, j);
+        acc += t;
+        mag += std::fabs(t);
+      }
+      const double c_in = c0[static_cast<size_t>(i * p.n + j)];
+      const double want = p.alpha * acc + (p.beta == 0.0f ? 0.0 : p.beta * c_in);
+      const double tol = 4e-7 * (static_cast<double>(p.k) + 4) * (std::fabs(p.alpha) * mag + std::fabs(p.beta * c_in)) + 1e-30;
+      const double got = c[static_cast<size_t>(i * p.n + j)];
+      if (!(std::fabs(got - want) <= tol))
+        return ::testing::AssertionFailure()
+               << "m=" << p.m << " n=" << p.n << " k=" << p.k << " transA=" << p.ta << " transB=" << p.tb
+               << " alpha=" << p.alpha << " beta=" << p.beta << ": C[" << i << "][" << j << "] = " << got
+               << ", expected " << want << " (tolerance " << tol << ", ISA " << isa_level_name(active_isa_level()) << ")";
+    }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(Sgemm, MatchesDoubleReferenceOnRaggedShapes) {
+  // Sizes around every level's MR (4, 6, 14), NR (8, 16, 32), the k block
+  // (256) and the cache blocks (MC 168, NC 1024).
+  const int64_t ms[] = {1, 3, 5, 6, 7, 13, 14, 15, 29, 170};
+  const int64_t ns[] = {1, 7, 8, 16, 17, 33, 65, 1030};
+  const int64_t ks[] = {1, 2, 9, 255, 257, 600};
+  uint32_t seed = 1;
+  for (int64_t m : ms)
+    for (int64_t n : ns)
+      for (int64_t k : ks) {
+        if (m * n * k > 6'000'000) continue;
+        const int variant = static_cast<int>(seed % 4);
+        const Problem p{variant == 1 || variant == 3, variant >= 2, m, n, k, seed % 3 == 0 ? 0.75f : 1.0f,
+                        seed % 5 == 0 ? 0.0f : (seed % 5 == 1 ? 1.0f : -0.5f)};
+        ASSERT_TRUE(check_against_reference(p, seed));
+        ++seed;
+      }
+}
+
+TEST(Sgemm, EveryTransposeAndScalingCombination) {
+  uint32_t seed = 77;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (float alpha : {1.0f, -2.0f})
+        for (float beta : {0.0f, 1.0f, 0.25f}) ASSERT_TRUE(check_against_reference({ta, tb, 23, 45, 300, alpha, beta}, seed++));
+}
+
+TEST(Sgemm, BetaZeroIgnoresNanInC) {
+  const int64_t m = 7, n = 19, k = 5;
+  const auto a = random_floats(m * k, 1), b = random_floats(k * n, 2);
+  std::vector<float> c(m * n, NAN);
+  sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
+  for (float v : c) ASSERT_FALSE(std::isnan(v));
+}
+
+TEST(Sgemm, ZeroDepthWritesBetaTimesCOrBias) {
+  std::vector<float> c = {1, 2, 3, 4};
+  const float bias[2] = {5, -6};
+  sgemm(false, false, 2, 2, 0, 1.0f, nullptr, 0, nullptr, 2, 0.5f, c.data(), 2);
+  EXPECT_EQ(c, (std::vector<float>{0.5f, 1, 1.5f, 2}));
+  SgemmExtras ex;
+  ex.row_bias = bias;
+  sgemm(false, false, 2, 2, 0, 1.0f, nullptr, 0, nullptr, 2, 0.0f, c.data(), 2, ex);
+  EXPECT_EQ(c, (std::vector<float>{5, 5, -6, -6}));
+}
+
+TEST(Sgemm, PrepackedOperandsAndEpiloguesEqualThePlainPathBitwise) {
+  // Row blocks start at multiples of MR, column blocks at multiples of 32.
+  const int64_t MR = kernels::nn::sgemm_mr();
+  const int64_t m = 4 * MR + 3, n = 101, k = 530;
+  const auto a = random_floats(m * k, 11), b = random_floats(k * n, 12), bias = random_floats(m, 13);
+  std::vector<float> plain(m * n), packed(m * n);
+  sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, plain.data(), n);
+  // Bias then Relu by hand on the plain result (the fused order: bias starts
+  // the sum, so add it before the product for the bitwise comparison).
+  std::vector<float> want(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) want[i * n + j] = bias[i];
+  sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 1.0f, want.data(), n);
+  for (float& v : want) v = v > 0.0f ? v : 0.0f;
+
+  const PackedMatrix pa = PackedMatrix::pack_a(false, m, k, 1.0f, a.data(), k);
+  const PackedMatrix pb = PackedMatrix::pack_b(false, n, k, b.data(), n);
+  Activation relu;
+  relu.kind = Activation::kRelu;
+  for (int64_t r0 : {int64_t{0}, MR, 3 * MR})
+    for (int64_t c0 : {int64_t{0}, int64_t{32}, int64_t{96}}) {
+      const int64_t rows = m - r0, cols = n - c0;
+      SgemmExtras only_a, only_b, fused;
+      only_a.packed_a = pa.panel(r0);
+      only_b.packed_b = pb.panel(c0);
+      fused.packed_a = pa.panel(r0);
+      fused.row_bias = bias.data() + r0;
+      fused.act = &relu;
+      for (const SgemmExtras* ex : {&only_a, &only_b}) {
+        std::fill(packed.begin(), packed.end(), 0.0f);
+        sgemm(false, false, rows, cols, k, 1.0f, a.data() + r0 * k, k, b.data() + c0, n, 0.0f, packed.data() + r0 * n + c0,
+              n, *ex);
+        for (int64_t i = r0; i < m; ++i)
+          ASSERT_EQ(0, std::memcmp(&packed[i * n + c0], &plain[i * n + c0], cols * sizeof(float)))
+              << "row " << i << " r0 " << r0 << " c0 " << c0 << (ex == &only_a ? " packed A" : " packed B");
+      }
+      sgemm(false, false, rows, cols, k, 1.0f, nullptr, 0, b.data() + c0, n, 0.0f, packed.data() + r0 * n + c0, n, fused);
+      for (int64_t i = r0; i < m; ++i)
+        ASSERT_EQ(0, std::memcmp(&packed[i * n + c0], &want[i * n + c0], cols * sizeof(float)))
+            << "bias + Relu, row " << i << " r0 " << r0 << " c0 " << c0;
+    }
+}
+
+// The per-level micro-kernels called directly (one k block): every level this
+// CPU runs, whatever SPINDLE_ISA says.
+using GeometryFn = kernels::SgemmGeometry (*)();
+using BlockFn = void (*)(const kernels::SgemmBlock&);
+using PackAFn = void (*)(bool, int64_t, int64_t, int64_t, float, const float*, int64_t, float*, int64_t);
+using PackBFn = void (*)(bool, int64_t, int64_t, int64_t, const float*, int64_t, float*, int64_t);
+
+void check_level(const char* name, GeometryFn geometry, BlockFn block, PackAFn pack_a, PackBFn pack_b) {
+  const kernels::SgemmGeometry g = geometry();
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      const int64_t m = 2 * g.mr + 1, n = 2 * g.nr + 3, k = 37;
+      const Problem p{ta, tb, m, n, k, 1.0f, 0.0f};
+      const auto a = random_floats(m * k, 5), b = random_floats(k * n, 6), bias = random_floats(m, 7);
+      std::vector<float> pa((m + g.mr) * k), pb((n + g.nr) * k), c(m * n, NAN);
+      pack_a(ta, m, 0, k, 1.0f, a.data(), p.lda(), pa.data(), k * g.mr);
+      pack_b(tb, n, 0, k, b.data(), p.ldb(), pb.data(), k * g.nr);
+      block({m, n, k, pa.data(), k * g.mr, pb.data(), k * g.nr, c.data(), n, false, bias.data()});
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double want = bias[i];
+          for (int64_t q = 0; q < k; ++q) want += static_cast<double>(at_a(p, a, i, q)) * at_b(p, b, q, j);
+          ASSERT_NEAR(c[i * n + j], want, 1e-5) << name << " transA " << ta << " transB " << tb << " at " << i << "," << j;
+        }
+    }
+}
+
+TEST(Sgemm, BaselineMicroKernelDirect) {
+  check_level("baseline", &kernels::baseline::sgemm_geometry, &kernels::baseline::sgemm_block,
+              &kernels::baseline::sgemm_pack_a, &kernels::baseline::sgemm_pack_b);
+  EXPECT_EQ(kernels::baseline::sgemm_geometry().nr, 8);
+}
+
+TEST(Sgemm, Avx2MicroKernelDirect) {
+  if (detected_isa_level() < IsaLevel::kAvx2) GTEST_SKIP() << "this CPU has no AVX2";
+  check_level("avx2", &kernels::avx2::sgemm_geometry, &kernels::avx2::sgemm_block, &kernels::avx2::sgemm_pack_a,
+              &kernels::avx2::sgemm_pack_b);
+  EXPECT_EQ(kernels::avx2::sgemm_geometry().nr, 16);
+}
+
+TEST(Sgemm, Avx512MicroKernelDirect) {
+  if (detected_isa_level() < IsaLevel::kAvx512) GTEST_SKIP() << "this CPU has no AVX-512";
+  check_level("avx512", &kernels::avx512::sgemm_geometry, &kernels::avx512::sgemm_block,
+              &kernels::avx512::sgemm_pack_a, &kernels::avx512::sgemm_pack_b);
+}
+
+TEST(Sgemm, WholeDriverAtBaselineInAChildProcess) {
+  if (std::getenv("SPINDLE_ISA")) GTEST_SKIP() << "already a capped run (SPINDLE_ISA is set)";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::setenv("SPINDLE_ISA", "baseline", 1);
+    const char* filter = "--gtest_filter=Sgemm.MatchesDoubleReference*:Sgemm.Every*:Sgemm.Prepacked*:SgemmOps.*:Sgemm.ActiveLevel*";
+    ::execl("/proc/self/exe", "sgemm_child", filter, static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the baseline child died (signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the SGEMM tests failed with SPINDLE_ISA=baseline (output above)";
+}
+
+TEST(Sgemm, ActiveLevelHonoursTheCap) {
+  const char* cap = std::getenv("SPINDLE_ISA");
+  if (!cap || std::string(cap) != "baseline") GTEST_SKIP() << "run by WholeDriverAtBaselineInAChildProcess";
+  EXPECT_EQ(kernels::nn::sgemm_mr(), 4);
+  EXPECT_EQ(kernels::nn::sgemm_nr(), 8);
+}
+
+// ---------------------------------------------------------------- operators
+
+NodeInfo make_node(const std::string& op, int opset, Attributes attrs, int num_inputs) {
+  NodeInfo n;
+  n.op_type = op;
+  n.opset = opset;
+  n.attrs = std::move(attrs);
+  n.num_inputs = num_inputs;
+  return n;
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
+}
+
+struct OpCase {
+  std::string name, op;
+  Attributes attrs;
+  std::vector<Shape> shapes;
+  int const_input;  // index of the weights input
+};
+
+std::vector<OpCase> op_cases() {
+  const Attributes pad1{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  return {
+      {"conv3x3", "Conv", pad1, {{1, 24, 30, 31}, {40, 24, 3, 3}, {40}}, 1},
+      {"conv3x3_relu", "Conv", {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"activation", std::string("Relu")}},
+       {{2, 16, 20, 20}, {33, 16, 3, 3}, {33}}, 1},
+      {"conv1x1", "Conv", {}, {{1, 64, 28, 28}, {70, 64, 1, 1}, {70}}, 1},
+      {"conv_groups", "Conv", {{"group", int64_t{4}}, {"strides", std::vector<int64_t>{2, 2}}}, {{1, 32, 21, 23}, {44, 8, 3, 3}}, 1},
+      {"conv_k_blocks", "Conv", pad1, {{1, 300, 9, 10}, {20, 300, 3, 3}}, 1},
+      {"matmul", "MatMul", {}, {{3, 37, 300}, {300, 150}}, 1},
+      {"matmul_vector_rows", "MatMul", {}, {{1, 700}, {700, 1000}}, 1},
+      {"gemm_transb", "Gemm", {{"transB", int64_t{1}}, {"alpha", 0.5f}}, {{57, 260}, {90, 260}, {90}}, 1},
+      {"gemm", "Gemm", {{"beta", 2.0f}}, {{9, 33}, {33, 70}, {1, 70}}, 1},
+  };
+}
+
+class SgemmOps : public ::testing::TestWithParam<OpCase> {};
+
+TEST_P(SgemmOps, PrepackedWeightsEqualRuntimeWeightsForAnyThreadCount) {
+  const OpCase& c = GetParam();
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < c.shapes.size(); ++i) inputs.push_back(random_tensor(c.shapes[i], 40 + static_cast<uint32_t>(i)));
+  NodeInfo node = make_node(c.op, 13, c.attrs, static_cast<int>(inputs.size()));
+  const Tensor runtime = kernels::run_kernel_once(node, inputs)[0];
+  node.const_inputs.assign(inputs.size(), nullptr);
+  node.const_inputs[static_cast<size_t>(c.const_input)] = &inputs[static_cast<size_t>(c.const_input)];
+  node.prepack = false;
+  const Tensor unpacked = kernels::run_kernel_once(node, inputs)[0];
+  EXPECT_TRUE(same_bits(runtime, unpacked)) << c.name << ": constant weights, prepacking off";
+  node.prepack = true;
+  for (int threads : {1, 2, 3}) {
+    auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
+    const Tensor packed = kernels::run_kernel_once(node, inputs, pool.get())[0];
+    EXPECT_TRUE(same_bits(runtime, packed)) << c.name << ": pre-packed weights, " << threads << " threads";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, SgemmOps, ::testing::ValuesIn(op_cases()),
+                         [](const ::testing::TestParamInfo<OpCase>& i) { return i.param.name; });
+
+}  // namespace
+}  // namespace spindle
