@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libtbb-dev libeigen3-dev libpthreadpool-dev libomp-dev
   python3-dev pybind11-dev python3-pytest
+  clang clang-14 libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

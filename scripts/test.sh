@@ -6,6 +6,7 @@
 #   build-asan/    AddressSanitizer + UBSan: threading, kernel, session and
 #                  conformance tests
 #   build-openmp/, build-tbb/   the threading tests on the other parallel backends
+#   build-fuzz/    clang + libFuzzer + ASan/UBSan: a short run of every fuzz target
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-deps.sh
@@ -45,4 +46,19 @@ for backend in openmp tbb; do
   cmake --build "$dir" -j "$jobs"
   ctest --test-dir "$dir" --output-on-failure -j 1
 done
+# Fuzzing (fuzz/, scripts/fuzz.sh): every libFuzzer target for a short,
+# bounded time (SPINDLE_FUZZ_SECONDS, default 25 s each) on a copy of its
+# seed corpus, with a summary line per target. A crash, sanitizer report,
+# timeout or out-of-memory input whose signature is not listed in
+# fuzz/known-crashes.txt fails the script. build-fuzz/ compiles the library
+# once more with clang (ASan + UBSan + coverage); docs/reliability.md says
+# how long that takes.
+fuzz_failed=()
+for target in model npy pb graph; do
+  scripts/fuzz.sh "$target" "${SPINDLE_FUZZ_SECONDS:-25}" || fuzz_failed+=("$target")
+done
+if [ ${#fuzz_failed[@]} -gt 0 ]; then
+  echo "scripts/test.sh: fuzzing found new crashes in: ${fuzz_failed[*]} (inputs in fuzz/crashes/, stacks in build-fuzz/runs/)"
+  exit 1
+fi
 echo "scripts/test.sh: all test suites passed"
