@@ -18,8 +18,10 @@
 //                      fail with CANCELLED or return the reference output
 // The reference for each input comes from a session with one thread.
 // Dynamic dimensions: the first (batch) is 1, the others D.
-// RSS is sampled every second; "start" is the sample after the first tenth
+// RSS is sampled every second; "start" is the sample after the first quarter
 // of the run (pools, arenas and caches warmed up), "end" the last one.
+// Spinning is off in every pool (the soak shares its cores with the runner
+// threads; spinning workers would only slow them down).
 // Exit status 1 when an output differs, a run fails other than by
 // cancellation, or RSS grew by more than 10 % from start to end.
 #include <sys/resource.h>
@@ -120,7 +122,7 @@ Feeds make_feeds(const std::vector<TensorInfo>& infos, int64_t dyn, uint32_t see
     } else if (info.dtype == DataType::kInt64) {
       for (int64_t i = 0; i < n; ++i) t.mutable_data<int64_t>()[i] = static_cast<int64_t>(rng() % 4);
     } else if (info.dtype != DataType::kBool) {
-      throw Error(StatusCode::kUnimplemented, "spindle_soak: input '" + info.name + "' has type " +
+      throw Error(StatusCode::kUnsupported, "spindle_soak: input '" + info.name + "' has type " +
                                                    dtype_name(info.dtype) + " (expected float32, int64 or bool)");
     }
     feeds.emplace_back(info.name, std::move(t));
@@ -163,6 +165,11 @@ int main(int argc, char** argv) {
   const std::span<const uint8_t> model(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
 
   try {
+    auto no_spin = [](SessionOptions o) {
+      o.add_config_entry(config_keys::kIntraOpAllowSpinning, "0");
+      o.add_config_entry(config_keys::kInterOpAllowSpinning, "0");
+      return o;
+    };
     SessionOptions single;
     single.intra_op_num_threads = 1;
     auto reference_session = InferenceSession::create_from_bytes(model, single);
@@ -178,7 +185,7 @@ int main(int argc, char** argv) {
     shared_options.intra_op_num_threads = args.intra;
     shared_options.inter_op_num_threads = args.intra;
     shared_options.execution_mode = args.mode;
-    auto shared = InferenceSession::create_from_bytes(model, shared_options);
+    auto shared = InferenceSession::create_from_bytes(model, no_spin(shared_options));
 
     Counts counts;
     std::atomic<bool> stop{false};
@@ -202,6 +209,7 @@ int main(int argc, char** argv) {
     threads.emplace_back([&] {  // churn
       SessionOptions o;
       o.intra_op_num_threads = 2;
+      o = no_spin(o);
       for (size_t k = 0; !stop; ++k) {
         try {
           auto s = InferenceSession::create_from_bytes(model, o);
@@ -247,7 +255,7 @@ int main(int argc, char** argv) {
 
     const auto start = Clock::now();
     const auto end = start + std::chrono::seconds(args.seconds);
-    const auto warm = start + std::chrono::milliseconds(args.seconds * 100);
+    const auto warm = start + std::chrono::milliseconds(args.seconds * 250);
     size_t rss_first = rss_kib(), rss_start = 0, rss_end = 0, rss_max = 0;
     while (Clock::now() < end) {
       std::this_thread::sleep_for(std::chrono::seconds(1));
