@@ -245,7 +245,8 @@ std::vector<std::string> value_names(const onnx::GraphProto& g) {
 
 void one_input(const uint8_t* data, size_t size) {
   Reader in(data, size);
-  const size_t index = (in.byte() | (in.byte() << 8)) % case_dirs().size();
+  const size_t low = in.byte();  // two statements: the operands of | are unsequenced
+  const size_t index = (low | (size_t{in.byte()} << 8)) % case_dirs().size();
   const Case* c = load_case(index);
   if (!c) return;
   onnx::ModelProto model = c->model;
@@ -287,7 +288,7 @@ void one_input(const uint8_t* data, size_t size) {
               name->clear();
             } else {
               const auto names = value_names(g);
-              *name = names[cc % names.size()];
+              if (!names.empty()) *name = names[cc % names.size()];
             }
           }
         break;
