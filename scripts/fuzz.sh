@@ -78,15 +78,15 @@ if [ -z "$last" ]; then
   exit 1
 fi
 execs=$(sed -E 's/^#([0-9]+):.*/\1/' <<<"$last")
-field() { sed -E "s/.* $1: ([^ ]+).*/\\1/" <<<"$last"; }
+field() { sed -E "s|.* $1: ([^ ]+).*|\\1|" <<<"$last"; }
 
 # Replays each new finding once and names it: kind + first frame in src/.
 signature() {
   local log=$1 kind frame
   kind=$(grep -m1 -oE "(AddressSanitizer|LeakSanitizer|libFuzzer): (deadly signal|detected memory leaks|[a-z-]+)|runtime error: [a-z -]+|throwing an instance of '[^']+'|ALARM: working on the last Unit" "$log" |
     head -n 1 || true)
-  frame=$(grep -m1 -E "^ +#[0-9]+ 0x[0-9a-f]+ in .* $root/src/" "$log" |
-    sed -E "s/^ +#[0-9]+ 0x[0-9a-f]+ in (.*) $(sed 's/[\/&.]/\\&/g' <<<"$root")\/(src\/[^:]+):.*/\1 \2/" || true)
+  frame=$(grep -m1 -E "^ +#[0-9]+ 0x[0-9a-f]+ in .* /[^ ]*/src/[^ ]+:[0-9]+" "$log" | grep -v " /usr/" |
+    sed -E 's/^ +#[0-9]+ 0x[0-9a-f]+ in (.*) \/[^ ]*\/(src\/[^: ]+):.*/\1 \2/' || true)
   # Function names only (no parameter lists), so that signatures stay short.
   frame=$(sed -E 's/\(anonymous namespace\)/{anon}/g; s/\(.*\) / /' <<<"$frame")
   echo "${kind:-unknown}|${frame:-no frame in src/}"
