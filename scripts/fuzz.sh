@@ -54,6 +54,7 @@ echo "$target: built in $(($(date +%s) - build_start)) s"
 run=build-fuzz/runs/$name
 crashes=fuzz/crashes/$name
 mkdir -p "$run" "$crashes"
+rm -f "$run"/replay-*.txt
 if [ "${FUZZ_KEEP_CORPUS:-0}" != 1 ] || [ ! -d "$run/corpus" ]; then
   rm -rf "$run/corpus"
   cp -r "fuzz/corpus/$name" "$run/corpus"
@@ -61,11 +62,11 @@ fi
 caps=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-before=$(mktemp)
-ls "$crashes" >"$before"
+rm -rf "$run/artifacts"
+mkdir -p "$run/artifacts"
 set +e
 "build-fuzz/fuzz/$target" -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 \
-  -max_total_time="$seconds" "${caps[@]}" -artifact_prefix="$crashes/" -print_final_stats=1 "$@" \
+  -max_total_time="$seconds" "${caps[@]}" -artifact_prefix="$run/artifacts/" -print_final_stats=1 "$@" \
   "$run/corpus" >"$run/log.txt" 2>&1
 status=$?
 set -e
@@ -94,10 +95,11 @@ signature() {
 new=0 known=0 total=0
 declare -A seen=()
 : >"$run/findings.txt"
-for f in $(comm -13 "$before" <(ls "$crashes")); do
+for f in $(ls "$run/artifacts"); do
   total=$((total + 1))
+  cp "$run/artifacts/$f" "$crashes/"
   replay="$run/replay-$f.txt"
-  timeout 120 "build-fuzz/fuzz/$target" "${caps[@]}" "$crashes/$f" >"$replay" 2>&1 || true
+  timeout 120 "build-fuzz/fuzz/$target" "${caps[@]}" "$run/artifacts/$f" >"$replay" 2>&1 || true
   sig=$(signature "$replay")
   [ -n "${seen[$sig]:-}" ] && continue
   seen[$sig]=1
@@ -111,7 +113,6 @@ for f in $(comm -13 "$before" <(ls "$crashes")); do
     new=$((new + 1)); echo "  NEW:   $sig  ($crashes/$f; stack: $replay)" | tee -a "$run/findings.txt"
   fi
 done
-rm -f "$before"
 
 echo "$target: ${execs} executions in ${seconds} s, coverage $(field cov) (features $(field ft)), corpus $(field corp)," \
   "oom/timeout/crash $(field 'oom/timeout/crash'), findings $total ($((new + known)) unique: $new new, $known known)"
