@@ -11,6 +11,7 @@ packages=(
   libtbb-dev libeigen3-dev libpthreadpool-dev libomp-dev
   python3-dev pybind11-dev python3-pytest
   python3-setuptools python3-wheel python3-venv python3-pip dpkg-dev
+  clang clang-14 libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -7,6 +7,7 @@
 #   build-asan/    AddressSanitizer + UBSan: threading, kernel, session and
 #                  conformance test programs
 #   build-openmp/, build-tbb/   the threading tests on the other parallel backends
+#   build-fuzz/    clang + libFuzzer + ASan/UBSan: a short run of every fuzz target
 # The sanitizer and backend folders build only the test programs they run.
 #
 # Each suite prints its own output, then one line is recorded for it; the
@@ -157,6 +158,16 @@ done
 # installed), the pip-installed Python package with the pytest suite, and the
 # npm-packed Node package in a scratch project with tsc --noEmit.
 suite "packaging (install, .deb, pip, npm)" status scripts/check-packaging.sh build
+
+# Fuzzing (fuzz/, scripts/fuzz.sh): every libFuzzer target for a short,
+# bounded time (SPINDLE_FUZZ_SECONDS, default 25 s each) on a copy of its
+# seed corpus. A crash, sanitizer report, timeout or out-of-memory input whose
+# signature is not listed in fuzz/known-crashes.txt fails the suite.
+# build-fuzz/ compiles the library once more with clang (ASan + UBSan +
+# coverage); docs/reliability.md says how long that takes.
+for target in model npy pb graph; do
+  suite "fuzz $target (${SPINDLE_FUZZ_SECONDS:-25} s)" status scripts/fuzz.sh "$target" "${SPINDLE_FUZZ_SECONDS:-25}"
+done
 
 print_summary
 [ "$total_failed" -eq 0 ]
