@@ -99,7 +99,9 @@ Shape contiguous_strides(std::span<const int64_t> shape) {
   int64_t acc = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     s[i] = acc;
-    acc *= std::max<int64_t>(shape[i], 1);
+    // Saturates instead of overflowing: a shape this large is refused by
+    // shape_numel before any stride is used.
+    if (__builtin_mul_overflow(acc, std::max<int64_t>(shape[i], 1), &acc)) acc = INT64_MAX;
   }
   return s;
 }

@@ -149,6 +149,13 @@ Tensor& KernelContext::output(int i, DataType dtype, const Shape& shape) {
     throw Error(StatusCode::kResourceExhausted,
                 fmt::format("{}: cannot allocate output {} ({} {}, {} elements)", node_.label(), i, dtype_name(dtype),
                             shape_to_string(shape), numel));
+  } catch (const Error& e) {
+    // Out of memory or past a budget (Buffer::allocate): name the node and
+    // the output too.
+    if (e.code() != StatusCode::kResourceExhausted) throw;
+    throw Error(StatusCode::kResourceExhausted,
+                fmt::format("{}: cannot allocate output {} ({} {}, {} elements): {}", node_.label(), i,
+                            dtype_name(dtype), shape_to_string(shape), numel, e.status().message()));
   }
   return out;
 }
