@@ -51,6 +51,7 @@ class RunOptions:
     logid: str
     terminate: bool
     run_tag: str
+    timeout_ms: int
     def __init__(self) -> None: ...
 
 class ModelMetadata:

@@ -178,17 +178,17 @@ TEST(SessionThreads, PerSessionPoolsAreReallyCreatedAndJoined) {
     o.inter_op_num_threads = 2;
     o.execution_mode = ExecutionMode::kParallel;
     auto s = InferenceSession::create_from_bytes(small_model(), o);
-    EXPECT_EQ(testing::count_process_threads() - before, 2 + 2);
+    EXPECT_EQ(testing::settled_thread_count(before + 2 + 2) - before, 2 + 2);
     EXPECT_THAT(s->threading_info(), HasSubstr("intra-op: 3 thread(s)"));
     EXPECT_THAT(s->threading_info(), HasSubstr("inter-op: 2 thread(s)"));
   }
-  EXPECT_EQ(testing::count_process_threads(), before);
+  EXPECT_EQ(testing::settled_thread_count(before), before);  // joined threads can linger in /proc for a moment
   {
     SessionOptions o;
     o.intra_op_num_threads = 2;
     o.inter_op_num_threads = 4;  // ignored in sequential mode, and said so
     auto s = InferenceSession::create_from_bytes(small_model(), o);
-    EXPECT_EQ(testing::count_process_threads() - before, 1);
+    EXPECT_EQ(testing::settled_thread_count(before + 1) - before, 1);
     EXPECT_THAT(s->threading_info(), HasSubstr("inter_op_num_threads = 4 is ignored in sequential mode"));
   }
 }
@@ -204,7 +204,7 @@ TEST(SessionThreads, GlobalPoolsAreSharedAndNoneAreCreated) {
   o.execution_mode = ExecutionMode::kParallel;
   auto a = InferenceSession::create_from_bytes(small_model(), o, env.get());
   auto b = InferenceSession::create_from_bytes(small_model(), o, env.get());
-  EXPECT_EQ(testing::count_process_threads(), before);
+  EXPECT_EQ(testing::settled_thread_count(before), before);  // joined threads can linger in /proc for a moment
   EXPECT_EQ(a->intra_op_pool(), b->intra_op_pool());
   Tensor x = input(5);
   EXPECT_EQ(a->run({{"x", x}})[0].to_vector<float>(), expected_small(x.to_vector<float>()));
@@ -221,7 +221,7 @@ TEST(SessionThreads, SerialBlasStartsNoThreadsAndIsReentrant) {
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 13) * 0.1f;
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 7) * 0.2f;
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1, a.data(), K, b.data(), N, 0, want.data(), N);
-  EXPECT_EQ(testing::count_process_threads(), before);
+  EXPECT_EQ(testing::settled_thread_count(before), before);  // joined threads can linger in /proc for a moment
   std::atomic<int> wrong{0};
   auto work = [&] {
     std::vector<float> c(M * N);

@@ -221,7 +221,7 @@ TEST(IntraPool, CreateAndDestroyInALoopIdleAndRightAfterWork) {
       ASSERT_EQ(sum.load(), 1000);
     }
   }
-  EXPECT_EQ(count_process_threads(), before);
+  EXPECT_EQ(settled_thread_count(before), before);  // joined threads can linger in /proc for a moment
 }
 
 TEST(IntraPool, CostHintRunsSmallLoopsInline) {
