@@ -1,6 +1,8 @@
 // tensor.cpp — see spindle/tensor.h.
 #include "spindle/tensor.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
@@ -130,9 +132,30 @@ MemoryBudget::Scope::Scope(const std::shared_ptr<MemoryBudget>* budget) : previo
 }
 MemoryBudget::Scope::~Scope() { current_budget = previous_; }
 
+namespace {
+
+// The machine's physical memory in bytes (0 when unknown). A buffer larger
+// than that cannot be backed, so it is refused before asking the allocator
+// (which may overcommit, or abort under AddressSanitizer).
+size_t physical_memory() {
+  static const size_t bytes = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : size_t{0};
+  }();
+  return bytes;
+}
+
+}  // namespace
+
 std::shared_ptr<Buffer> Buffer::allocate(size_t bytes) {
   std::shared_ptr<MemoryBudget> budget = current_budget ? *current_budget : nullptr;
-  if (budget) budget->acquire(bytes);
+  if (budget) budget->acquire(bytes);  // names the session's limit when past it
+  const size_t memory = physical_memory();
+  if (memory != 0 && bytes > memory) {
+    if (budget) budget->release(bytes);
+    throw Error(StatusCode::kResourceExhausted,
+                fmt::format("a tensor of {} bytes is larger than this machine's {} bytes of memory", bytes, memory));
+  }
   const size_t rounded = (std::max<size_t>(bytes, 1) + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
   void* p = rounded < bytes ? nullptr : std::aligned_alloc(kTensorAlignment, rounded);
   if (!p) {

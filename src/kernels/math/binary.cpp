@@ -381,11 +381,13 @@ void register_binary(KernelRegistry& r) {
   r.add("", "BitShift", 11, 17, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
     return std::make_unique<BitShiftKernel>(node);
   });
-  for (auto [name, op] : {std::pair{"BitwiseAnd", BitOp::kAnd}, std::pair{"BitwiseOr", BitOp::kOr},
-                          std::pair{"BitwiseXor", BitOp::kXor}, std::pair{"BitwiseNot", BitOp::kNot}})
-    r.add("", name, 18, 18, [op](const NodeInfo&) -> std::unique_ptr<OpKernel> {
+  for (const auto& entry : {std::pair{"BitwiseAnd", BitOp::kAnd}, std::pair{"BitwiseOr", BitOp::kOr},
+                             std::pair{"BitwiseXor", BitOp::kXor}, std::pair{"BitwiseNot", BitOp::kNot}}) {
+    const BitOp op = entry.second;  // (clang 14 cannot capture a structured binding)
+    r.add("", entry.first, 18, 18, [op](const NodeInfo&) -> std::unique_ptr<OpKernel> {
       return std::make_unique<BitwiseKernel>(op);
     });
+  }
   auto pow = [](const NodeInfo&) -> std::unique_ptr<OpKernel> { return std::make_unique<PowKernel>(); };
   r.add("", "Pow", 1, 6, pow);
   r.add("", "Pow", 7, 17, pow);
