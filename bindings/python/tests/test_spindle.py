@@ -234,12 +234,24 @@ def tanh_model(path, n=1 << 16):
 # SIGSEGV (the session kept a raw pointer to the pool set_num_threads freed),
 # which must fail this test rather than end the test run.
 SET_NUM_THREADS_WHILE_RUNNING = """
-import os, sys, threading
+import os, sys, threading, time
 import numpy as np
 import spindle
 
-def threads():
-    return len(os.listdir("/proc/self/task"))
+# This process's thread count as /proc lists it. A joined thread can stay
+# listed for a moment, so wait (2 s at most) for the count to reach `expected`,
+# or without it to stay the same for 200 ms, and return it.
+def threads(expected=None):
+    deadline = time.monotonic() + 2
+    n, since = len(os.listdir("/proc/self/task")), time.monotonic()
+    while time.monotonic() < deadline:
+        if n == expected or (expected is None and time.monotonic() - since >= 0.2):
+            break
+        time.sleep(0.01)
+        m = len(os.listdir("/proc/self/task"))
+        if m != n:
+            n, since = m, time.monotonic()
+    return n
 
 model = sys.argv[1]
 so = spindle.SessionOptions()
@@ -268,9 +280,10 @@ assert not wrong, f"{len(wrong)} runs gave wrong results"
 # PyTorch's meaning: the count governs default sessions created after the call.
 spindle.set_num_threads(3)
 assert "set_num_threads(3)" in spindle.parallel_info()
-before = threads()
+before = threads()  # settled: the joined workers have left /proc
 fresh = spindle.InferenceSession(model)  # default options: its own pool
-assert threads() - before == 2, f"{threads() - before} threads started, expected 2 (3 counting the caller)"
+started = threads(before + 2) - before
+assert started == 2, f"{started} threads started, expected 2 (3 counting the caller)"
 assert np.array_equal(fresh.run(None, x)[0], want)
 print("ok")
 """
