@@ -4,7 +4,12 @@
 // Native surface:
 //   createSession(pathOrBuffer, options) -> Promise<Session>   (loads off the JS thread)
 //   Session.inputNames, Session.outputNames
+//   Session.inputMetadata, Session.outputMetadata -> [{ name, isTensor, type, shape }]
+//     (onnxruntime-node's shape: a dynamic dimension is its name, '' if unnamed)
 //   Session.run(feeds, outputNames) -> Promise<{ name: { type, data, dims } }>
+//   Session.release()   drops the session (runs in flight keep it until they
+//                       end); any later call throws onnxruntime-node's
+//                       'Session already disposed.'
 //   parallelInfo() -> string
 // options: { intraOpNumThreads, interOpNumThreads, executionMode: 'sequential' |
 // 'parallel', graphOptimizationLevel: 'disabled' | 'basic' | 'extended' | 'all',
@@ -143,6 +148,9 @@ class Session : public Napi::ObjectWrap<Session> {
     return DefineClass(env, "Session",
                        {InstanceAccessor<&Session::input_names>("inputNames"),
                         InstanceAccessor<&Session::output_names>("outputNames"),
+                        InstanceAccessor<&Session::input_metadata>("inputMetadata"),
+                        InstanceAccessor<&Session::output_metadata>("outputMetadata"),
+                        InstanceMethod<&Session::release>("release"),
                         InstanceMethod<&Session::run>("run"),
                         InstanceMethod<&Session::end_profiling>("endProfiling")});
   }
@@ -154,17 +162,33 @@ class Session : public Napi::ObjectWrap<Session> {
   }
 
  private:
+  // onnxruntime-node's message for any use of a released session.
+  InferenceSession& live() const {
+    if (!session_) throw Error(StatusCode::kInvalidArgument, "Session already disposed.");
+    return *session_;
+  }
+  Napi::Value release(const Napi::CallbackInfo& info) {
+    if (!session_) {
+      js_error(info.Env(), "Session already disposed.").ThrowAsJavaScriptException();
+      return info.Env().Undefined();
+    }
+    session_.reset();
+    return info.Env().Undefined();
+  }
+  Napi::Value input_metadata(const Napi::CallbackInfo& info) { return metadata(info, true); }
+  Napi::Value output_metadata(const Napi::CallbackInfo& info) { return metadata(info, false); }
+  Napi::Value metadata(const Napi::CallbackInfo& info, bool inputs);
   Napi::Value input_names(const Napi::CallbackInfo& info) {
     Napi::Array a = Napi::Array::New(info.Env());
     uint32_t i = 0;
-    for (const auto& in : session_->inputs()) a.Set(i++, in.name);
+    for (const auto& in : live().inputs()) a.Set(i++, in.name);
     return a;
   }
   // Writes the runs recorded since creation (or the last call) as a Chrome
   // trace file and returns its path; an error when enableProfiling was not set.
   Napi::Value end_profiling(const Napi::CallbackInfo& info) {
     try {
-      return Napi::String::New(info.Env(), session_->end_profiling());
+      return Napi::String::New(info.Env(), live().end_profiling());
     } catch (const std::exception& e) {
       js_error(info.Env(), e.what()).ThrowAsJavaScriptException();
       return info.Env().Undefined();
@@ -173,7 +197,7 @@ class Session : public Napi::ObjectWrap<Session> {
   Napi::Value output_names(const Napi::CallbackInfo& info) {
     Napi::Array a = Napi::Array::New(info.Env());
     uint32_t i = 0;
-    for (const auto& out : session_->outputs()) a.Set(i++, out.name);
+    for (const auto& out : live().outputs()) a.Set(i++, out.name);
     return a;
   }
   Napi::Value run(const Napi::CallbackInfo& info);
@@ -183,6 +207,37 @@ class Session : public Napi::ObjectWrap<Session> {
   int64_t sync_threshold_ns_ = 0;
 };
 Napi::FunctionReference* Session::constructor = nullptr;
+
+// [{ name, isTensor, type, shape }]; a sequence or optional value is not a
+// tensor (isTensor false and nothing else, as onnxruntime-node reports it).
+Napi::Value Session::metadata(const Napi::CallbackInfo& info, bool inputs) {
+  Napi::Env env = info.Env();
+  if (!session_) {
+    js_error(env, "Session already disposed.").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  const std::vector<TensorInfo>& infos = inputs ? session_->inputs() : session_->outputs();
+  Napi::Array a = Napi::Array::New(env, infos.size());
+  for (size_t i = 0; i < infos.size(); ++i) {
+    const TensorInfo& t = infos[i];
+    Napi::Object m = Napi::Object::New(env);
+    m.Set("name", t.name);
+    const bool is_tensor = !t.is_sequence && !t.is_optional;
+    m.Set("isTensor", is_tensor);
+    if (is_tensor) {
+      m.Set("type", name_of_dtype(t.dtype));
+      Napi::Array shape = Napi::Array::New(env, t.shape.size());
+      for (size_t d = 0; d < t.shape.size(); ++d) {
+        const uint32_t k = static_cast<uint32_t>(d);
+        if (t.shape[d] >= 0) shape.Set(k, static_cast<double>(t.shape[d]));
+        else shape.Set(k, d < t.dim_names.size() ? t.dim_names[d] : std::string());
+      }
+      m.Set("shape", shape);
+    }
+    a.Set(static_cast<uint32_t>(i), m);
+  }
+  return a;
+}
 
 // Copies a { type, data, dims } object into a runtime tensor.
 Tensor tensor_from_js(const std::string& name, const Napi::Value& v) {
@@ -369,6 +424,7 @@ Napi::Value Session::run(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto deferred = Napi::Promise::Deferred::New(env);
   try {
+    InferenceSession& session = live();
     if (info.Length() < 1 || !info[0].IsObject()) throw Error(StatusCode::kInvalidArgument, "run(feeds): feeds must be an object");
     const Napi::Object f = info[0].As<Napi::Object>();
     Feeds feeds;
@@ -384,9 +440,9 @@ Napi::Value Session::run(const Napi::CallbackInfo& info) {
     }
     const int64_t recent = clock_->recent_ns.load(std::memory_order_relaxed);
     if (recent >= 0 && recent < sync_threshold_ns_) {
-      std::vector<Tensor> outputs = timed_run(*session_, feeds, names, *clock_);
+      std::vector<Tensor> outputs = timed_run(session, feeds, names, *clock_);
       feeds.clear();  // an output that is an input's buffer is then held by the output alone
-      Napi::Object result = outputs_to_js(env, *session_, names, outputs);
+      Napi::Object result = outputs_to_js(env, session, names, outputs);
       deferred.Resolve(result);
       return deferred.Promise();
     }

@@ -4,8 +4,10 @@
 // onnxruntime-common, MIT) for what spindle implements, so code typed against
 // onnxruntime-node type-checks after changing the import. What spindle does
 // not have is left out rather than declared and ignored: no GPU data
-// locations, no Tensor.getData()/dispose(), no input/output metadata, no
-// ArrayBuffer byteOffset overload of create().
+// locations (texture, gpu-buffer, ml-tensor, cpu-pinned) and the factories
+// that make them, no registerBackend / TRACE helpers. Tensor.fromImage,
+// toImageData and toDataURL are declared because onnxruntime-node declares
+// them; in Node.js they throw in both (they need browser image objects).
 
 export declare namespace Tensor {
   interface DataTypeMap {
@@ -22,22 +24,40 @@ export declare namespace Tensor {
     float64: Float64Array;
     uint32: Uint32Array;
     uint64: BigUint64Array;
+    uint4: Uint8Array;
+    int4: Int8Array;
   }
   type Type = keyof DataTypeMap;
   type DataType = DataTypeMap[Type];
+  /** 'cpu', or 'none' once disposed (the GPU locations of onnxruntime-node do not exist here). */
+  type DataLocation = 'none' | 'cpu' | 'cpu-pinned' | 'texture' | 'gpu-buffer' | 'ml-tensor';
 }
 
 export interface TypedTensor<T extends Tensor.Type> {
   readonly type: T;
+  /** The data; throws 'The tensor is disposed.' after dispose(). */
   readonly data: Tensor.DataTypeMap[T];
   readonly dims: readonly number[];
   /** Number of elements: the product of dims. */
   readonly size: number;
+  readonly location: Tensor.DataLocation;
+  /** The data (already in CPU memory). */
+  getData(releaseData?: boolean): Promise<Tensor.DataTypeMap[T]>;
+  /** Drops the data; location becomes 'none'. */
+  dispose(): void;
+  /** A tensor over the same data with other dims of the same element count. */
+  reshape(dims: readonly number[]): TypedTensor<T>;
+  /** Throws in Node.js, as onnxruntime-node's (needs OffscreenCanvas). */
+  toDataURL(options?: unknown): string;
+  /** Throws in Node.js, as onnxruntime-node's (needs OffscreenCanvas). */
+  toImageData(options?: unknown): unknown;
 }
 
 export interface Tensor extends TypedTensor<Tensor.Type> {}
 
 export interface TensorConstructor {
+  /** Throws in Node.js, as onnxruntime-node's (needs browser image objects). */
+  fromImage(image: unknown, options?: unknown): Promise<TypedTensor<'float32'> | TypedTensor<'uint8'>>;
   new (type: 'string', data: Tensor.DataTypeMap['string'] | readonly string[], dims?: readonly number[]): TypedTensor<'string'>;
   new (type: 'bool', data: Tensor.DataTypeMap['bool'] | readonly boolean[], dims?: readonly number[]): TypedTensor<'bool'>;
   new <T extends 'uint64' | 'int64'>(type: T, data: Tensor.DataTypeMap[T] | readonly bigint[] | readonly number[],
@@ -54,6 +74,12 @@ export interface TensorConstructor {
   new (data: Uint32Array, dims?: readonly number[]): TypedTensor<'uint32'>;
   new (data: BigInt64Array, dims?: readonly number[]): TypedTensor<'int64'>;
   new (data: BigUint64Array, dims?: readonly number[]): TypedTensor<'uint64'>;
+  new (data: Uint8ClampedArray, dims?: readonly number[]): TypedTensor<'uint8'>;
+  new (data: readonly string[], dims?: readonly number[]): TypedTensor<'string'>;
+  new (data: readonly boolean[], dims?: readonly number[]): TypedTensor<'bool'>;
+  new (type: Tensor.Type, data: Tensor.DataType | readonly number[] | readonly string[] | readonly bigint[] |
+    readonly boolean[], dims?: readonly number[]): Tensor;
+  new (data: Tensor.DataType, dims?: readonly number[]): Tensor;
 }
 
 export declare const Tensor: TensorConstructor;
@@ -76,8 +102,12 @@ export declare namespace InferenceSession {
     readonly name: 'cpu';
     useArena?: boolean;
   }
-  /** Only the CPU provider exists; any other name is refused at create(). */
-  type ExecutionProviderConfig = CpuExecutionProviderOption | 'cpu' | 'CPUExecutionProvider';
+  /**
+   * Only the CPU provider exists: other names are dropped with a warning (as
+   * onnxruntime-node drops a provider it does not have); a list without 'cpu'
+   * is refused.
+   */
+  type ExecutionProviderConfig = CpuExecutionProviderOption | ExecutionProviderOption | string;
 
   interface SessionOptions {
     executionProviders?: readonly ExecutionProviderConfig[];
@@ -85,12 +115,23 @@ export declare namespace InferenceSession {
     intraOpNumThreads?: number;
     /** Inter-op pool size (executionMode 'parallel'); 0 or absent = physical cores available. */
     interOpNumThreads?: number;
-    graphOptimizationLevel?: 'disabled' | 'basic' | 'extended' | 'all';
+    /** 'layout' runs as 'extended'. */
+    graphOptimizationLevel?: 'disabled' | 'basic' | 'extended' | 'layout' | 'all';
     /** Accepted; spindle plans memory per run itself. */
     enableCpuMemArena?: boolean;
     /** Accepted; spindle plans memory per run itself. */
     enableMemPattern?: boolean;
     executionMode?: 'sequential' | 'parallel';
+    /** Accepted and ignored, as onnxruntime-node 1.30 ignores it. */
+    freeDimensionOverrides?: { readonly [dimensionName: string]: number };
+    /** Not written (spindle's optimized graph is not ONNX): a warning says so. */
+    optimizedModelFilePath?: string;
+    /** Only 'cpu' exists; other locations are ignored with a warning. */
+    preferredOutputLocation?: Tensor.DataLocation | { readonly [outputName: string]: Tensor.DataLocation };
+    /** Accepted; spindle has no graph capture. */
+    enableGraphCapture?: boolean;
+    /** Ignored with a warning: external data files are read from beside the model file. */
+    externalData?: readonly (string | { data: unknown; path: string })[];
     enableProfiling?: boolean;
     profileFilePrefix?: string;
     /**
@@ -102,7 +143,7 @@ export declare namespace InferenceSession {
     syncRunThresholdUs?: number;
     /** Accepted; spindle has no log levels. */
     logId?: string;
-    /** Accepted; spindle has no log levels. */
+    /** 3 (error) or 4 (fatal) silences spindle's warnings for this session. */
     logSeverityLevel?: 0 | 1 | 2 | 3 | 4;
     /** Accepted; spindle has no log levels. */
     logVerbosityLevel?: number;
@@ -118,6 +159,19 @@ export declare namespace InferenceSession {
     tag?: string;
     extra?: Record<string, unknown>;
   }
+
+  interface NonTensorValueMetadata {
+    readonly name: string;
+    readonly isTensor: false;
+  }
+  interface TensorValueMetadata {
+    readonly name: string;
+    readonly isTensor: true;
+    readonly type: Tensor.Type;
+    /** A dynamic dimension is its name from the model ('' if unnamed). */
+    readonly shape: ReadonlyArray<number | string>;
+  }
+  type ValueMetadata = NonTensorValueMetadata | TensorValueMetadata;
 }
 
 export interface InferenceSession {
@@ -127,19 +181,57 @@ export interface InferenceSession {
   release(): Promise<void>;
   /** Profiling records every run from creation on (enableProfiling); nothing to start. */
   startProfiling(): void;
-  /** Writes the recorded runs as a Chrome trace file and returns its path (onnxruntime-node returns nothing). */
-  endProfiling(): string;
+  /**
+   * With enableProfiling: writes the recorded runs as a Chrome trace file and
+   * returns its path (onnxruntime-node returns nothing); otherwise a no-op.
+   */
+  endProfiling(): string | undefined;
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
+  readonly inputMetadata: readonly InferenceSession.ValueMetadata[];
+  readonly outputMetadata: readonly InferenceSession.ValueMetadata[];
 }
 
 export interface InferenceSessionFactory {
   create(uri: string, options?: InferenceSession.SessionOptions): Promise<InferenceSession>;
   create(buffer: ArrayBufferLike, options?: InferenceSession.SessionOptions): Promise<InferenceSession>;
+  create(buffer: ArrayBufferLike, byteOffset: number, byteLength?: number,
+    options?: InferenceSession.SessionOptions): Promise<InferenceSession>;
   create(buffer: Uint8Array, options?: InferenceSession.SessionOptions): Promise<InferenceSession>;
 }
 
 export declare const InferenceSession: InferenceSessionFactory;
+
+export declare namespace Env {
+  interface WebAssemblyFlags { [name: string]: unknown }
+  interface WebGLFlags { [name: string]: unknown }
+  interface WebGpuFlags { [name: string]: unknown }
+}
+
+export interface Env {
+  /** 'error' or 'fatal' silences spindle's warnings. */
+  logLevel?: 'verbose' | 'info' | 'warning' | 'error' | 'fatal';
+  debug?: boolean;
+  trace?: boolean;
+  /** common: the onnxruntime-common API version followed; node and spindle: spindle's version. */
+  readonly versions: {
+    readonly common: string;
+    readonly web?: string;
+    readonly node?: string;
+    readonly 'react-native'?: string;
+    readonly spindle?: string;
+  };
+  /** Empty, as in onnxruntime-node (browser backends' settings). */
+  readonly wasm: Env.WebAssemblyFlags;
+  readonly webgl: Env.WebGLFlags;
+  readonly webgpu: Env.WebGpuFlags;
+  [name: string]: unknown;
+}
+
+export declare const env: Env;
+
+/** The backends this package runs on: [{ name: 'cpu', bundled: true }]. */
+export declare function listSupportedBackends(): { name: string; bundled: boolean }[];
 
 /** The threading configuration: pools, thread counts and where they came from. */
 export declare function parallelInfo(): string;

@@ -12,6 +12,11 @@
 // checkout the project's CMake builds it as the target spindle_node into
 // <build>/bindings/node/spindle.node. SPINDLE_NODE_ADDON overrides where it
 // is loaded from. Types: index.d.ts.
+//
+// The JavaScript layer follows onnxruntime-node 1.30 (its onnxruntime-common
+// API) name for name: argument checks throw the same error classes with the
+// same messages, so code that catches or matches them keeps working. What
+// differs is listed in README.md ("Differences from onnxruntime-node").
 const fs = require('fs');
 const path = require('path');
 
@@ -30,51 +35,186 @@ function loadAddon() {
 }
 const addon = loadAddon();
 
-const TYPED = {
-  float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array,
-  uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array,
-  bool: Uint8Array, float16: Uint16Array,
-};
+// The onnxruntime-common API version this package follows (env.versions.common).
+const ORT_API_VERSION = '1.30.0';
 
+// Tensor types and their typed arrays, as onnxruntime-common maps them
+// (float16 as Uint16Array: Node.js has no Float16Array).
+const TYPED = new Map([
+  ['float32', Float32Array], ['uint8', Uint8Array], ['int8', Int8Array], ['uint16', Uint16Array],
+  ['int16', Int16Array], ['int32', Int32Array], ['bool', Uint8Array], ['float64', Float64Array],
+  ['uint32', Uint32Array], ['int4', Uint8Array], ['uint4', Uint8Array], ['int64', BigInt64Array],
+  ['uint64', BigUint64Array], ['float16', Uint16Array],
+]);
+const TYPE_OF_ARRAY = new Map([
+  [Float32Array, 'float32'], [Uint8Array, 'uint8'], [Int8Array, 'int8'], [Uint16Array, 'uint16'],
+  [Int16Array, 'int16'], [Int32Array, 'int32'], [BigInt64Array, 'int64'], [Float64Array, 'float64'],
+  [Uint32Array, 'uint32'], [BigUint64Array, 'uint64'],
+]);
+
+function typeOfArray(data) {
+  const exact = TYPE_OF_ARRAY.get(data?.constructor);
+  if (exact) return exact;
+  for (const [Typed, type] of TYPE_OF_ARRAY) if (data instanceof Typed) return type;  // e.g. a Buffer
+  return undefined;
+}
+
+function elementCount(dims) {
+  let size = 1;
+  for (let i = 0; i < dims.length; i++) {
+    const d = dims[i];
+    if (typeof d !== 'number' || !Number.isSafeInteger(d)) throw new TypeError(`dims[${i}] must be an integer, got: ${d}`);
+    if (d < 0) throw new RangeError(`dims[${i}] must be a non-negative integer, got: ${d}`);
+    size *= d;
+  }
+  return size;
+}
+
+// A tensor in CPU memory. Constructors, checks and messages as onnxruntime-node's:
+//   new Tensor(type, data[, dims])   data: a typed array of the type, or a plain array
+//   new Tensor(data[, dims])         type from the typed array; string[] / boolean[]
+// GPU locations (texture, gpu-buffer, ml-tensor, cpu-pinned) do not exist here.
 class Tensor {
-  // new Tensor(type, data, dims) or new Tensor(data, dims) (type from the array).
-  constructor(a, b, c) {
-    let type, data, dims;
-    if (typeof a === 'string') [type, data, dims] = [a, b, c];
-    else {
-      [data, dims] = [a, b];
-      type = Object.keys(TYPED).find((t) => t !== 'bool' && t !== 'float16' && data instanceof TYPED[t]);
-      if (!type) throw new TypeError('Tensor: cannot infer the type of the data; pass the type first');
-    }
-    const Typed = TYPED[type];
-    if (type === 'string') {
-      // onnxruntime-node's string tensors: a plain array of strings.
-      if (!Array.isArray(data) || data.some((s) => typeof s !== 'string')) {
-        throw new TypeError('Tensor: data for type \'string\' must be an array of strings');
+  constructor(arg0, arg1, arg2) {
+    let type;
+    let data;
+    let dims;
+    if (typeof arg0 === 'string') {
+      type = arg0;
+      dims = arg2;
+      if (type === 'string') {
+        if (!Array.isArray(arg1)) throw new TypeError("A string tensor's data must be a string array.");
+        if (arg1.some((s) => typeof s !== 'string')) throw new TypeError("A string tensor's data must be a string array.");
+        data = arg1;
+      } else {
+        const Typed = TYPED.get(type);
+        if (Typed === undefined) throw new TypeError(`Unsupported tensor type: ${type}.`);
+        if (Array.isArray(arg1)) {
+          if (type === 'float16' || type === 'uint4' || type === 'int4') {
+            throw new TypeError(`Creating a ${type} tensor from number array is not supported. Please use ${Typed.name} as data.`);
+          }
+          data = type === 'int64' || type === 'uint64' ? Typed.from(arg1, BigInt) : Typed.from(arg1);
+        } else if (arg1 instanceof Typed) {
+          data = arg1;
+        } else if (arg1 instanceof Uint8ClampedArray) {
+          if (type !== 'uint8') throw new TypeError("A Uint8ClampedArray tensor's data must be type of uint8");
+          data = Uint8Array.from(arg1);
+        } else {
+          throw new TypeError(`A ${type} tensor's data must be type of ${Typed}`);
+        }
       }
-    } else if (!Typed) {
-      throw new TypeError(`Tensor: type '${type}' is not supported (expected one of ${[...Object.keys(TYPED), 'string'].join(', ')})`);
-    } else if (Array.isArray(data)) {
-      data = Typed.from(type === 'bool' ? data.map((v) => (v ? 1 : 0)) : data);
+    } else {
+      dims = arg1;
+      if (Array.isArray(arg0)) {
+        if (arg0.length === 0) throw new TypeError('Tensor type cannot be inferred from an empty array.');
+        const first = typeof arg0[0];
+        if (first === 'string') [type, data] = ['string', arg0];
+        else if (first === 'boolean') [type, data] = ['bool', Uint8Array.from(arg0)];
+        else throw new TypeError(`Invalid element type of data array: ${first}.`);
+      } else if (arg0 instanceof Uint8ClampedArray) {
+        [type, data] = ['uint8', Uint8Array.from(arg0)];
+      } else {
+        type = typeOfArray(arg0);
+        if (type === undefined) throw new TypeError(`Unsupported type for tensor data: ${arg0?.constructor}.`);
+        data = arg0;
+      }
     }
-    if (type !== 'string' && !(data instanceof Typed)) {
-      throw new TypeError(`Tensor: data for type '${type}' must be a ${Typed.name}, got ${data?.constructor?.name}`);
-    }
-    dims = dims ?? [data.length];
-    const size = dims.reduce((p, d) => p * d, 1);
-    if (size !== data.length) {
-      throw new RangeError(`Tensor: dims [${dims}] hold ${size} elements but data has ${data.length}`);
-    }
+    if (dims === undefined) dims = [data.length];
+    else if (!Array.isArray(dims)) throw new TypeError("A tensor's dims must be a number array");
+    const size = elementCount(dims);
+    const packed = (type === 'int4' || type === 'uint4') && Math.ceil(size / 2) === data.length;
+    if (size !== data.length && !packed) throw new Error(`Tensor's size(${size}) does not match data length(${data.length}).`);
+    this.cpuData = data;
+    this.dataLocation = 'cpu';
     this.type = type;
-    this.data = data;
-    this.dims = dims.slice();
+    this.dims = dims;
     this.size = size;
+  }
+
+  get data() {
+    this.ensureValid();
+    return this.cpuData;
+  }
+
+  // 'cpu', or 'none' after dispose().
+  get location() {
+    return this.dataLocation;
+  }
+
+  async getData() {
+    return this.data;
+  }
+
+  dispose() {
+    this.cpuData = undefined;
+    this.dataLocation = 'none';
+  }
+
+  ensureValid() {
+    if (this.dataLocation === 'none') throw new Error('The tensor is disposed.');
+  }
+
+  // A tensor of the same data (not a copy) with other dims of the same size.
+  reshape(dims) {
+    this.ensureValid();
+    return new Tensor(this.type, this.cpuData, dims);
+  }
+
+  // Images: onnxruntime-node has these names but in Node.js they need browser
+  // objects (ImageData, OffscreenCanvas) and throw; so do these, saying why.
+  static async fromImage() {
+    throw new Error('Input data provided is not supported - aborted tensor creation ' +
+                    '(Tensor.fromImage needs browser image objects, which Node.js does not have; ' +
+                    'decode the image yourself and pass its pixels to new Tensor())');
+  }
+
+  toImageData() {
+    throw new ReferenceError('Tensor.toImageData needs OffscreenCanvas, which Node.js does not have');
+  }
+
+  toDataURL() {
+    throw new ReferenceError('Tensor.toDataURL needs OffscreenCanvas, which Node.js does not have');
   }
 }
 
-const OPTION_NAMES = ['executionMode', 'intraOpNumThreads', 'interOpNumThreads', 'graphOptimizationLevel', 'extra',
-  'executionProviders', 'logSeverityLevel', 'logVerbosityLevel', 'logId', 'enableCpuMemArena', 'enableMemPattern',
-  'enableProfiling', 'profileFilePrefix', 'syncRunThresholdUs'];
+// Logging: spindle's Node.js package prints only its own warnings (ignored
+// options, execution providers it does not have); env.logLevel 'error' or
+// 'fatal', or a session's logSeverityLevel 3 or 4, silences them.
+let logLevelValue = 'warning';
+const LOG_LEVELS = ['verbose', 'info', 'warning', 'error', 'fatal'];
+const env = {
+  wasm: {},
+  webgl: {},
+  webgpu: {},
+  versions: { common: ORT_API_VERSION, node: addon.version, spindle: addon.version },
+  set logLevel(value) {
+    if (value === undefined) return;
+    if (typeof value !== 'string' || !LOG_LEVELS.includes(value)) throw new Error(`Unsupported logging level: ${value}`);
+    logLevelValue = value;
+  },
+  get logLevel() {
+    return logLevelValue;
+  },
+};
+Object.defineProperty(env, 'logLevel', { enumerable: true });
+
+function warn(severity, message) {
+  if (LOG_LEVELS.indexOf(logLevelValue) > 2) return;
+  if (severity !== undefined && severity > 2) return;
+  console.warn(`spindle: ${message}`);
+}
+
+const listSupportedBackends = () => [{ name: 'cpu', bundled: true }];
+
+// Session option names: onnxruntime-node's (SessionOptions, OnnxModelOptions)
+// and spindle's own. Any other name is refused as a likely typo.
+const ORT_OPTION_NAMES = ['executionProviders', 'intraOpNumThreads', 'interOpNumThreads', 'freeDimensionOverrides',
+  'graphOptimizationLevel', 'enableCpuMemArena', 'enableMemPattern', 'executionMode', 'optimizedModelFilePath',
+  'enableProfiling', 'profileFilePrefix', 'logId', 'logSeverityLevel', 'logVerbosityLevel', 'preferredOutputLocation',
+  'enableGraphCapture', 'extra', 'externalData'];
+const OPTION_NAMES = [...ORT_OPTION_NAMES, 'syncRunThresholdUs'];
+const OPTIMIZATION_LEVELS = { disabled: 'disabled', basic: 'basic', extended: 'extended', layout: 'extended', all: 'all' };
+const CPU_PROVIDERS = ['cpu', 'CPUExecutionProvider'];
 
 function editDistance(a, b) {
   const row = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -101,70 +241,258 @@ function flatten(obj, prefix, out) {
   return out;
 }
 
+const invalid = (what) => new TypeError(`Invalid argument: sessionOptions.${what}`);
+
+function checkType(options, key, type, article) {
+  const v = options[key];
+  if (v !== undefined && typeof v !== type) throw invalid(`${key} must be ${article}.`);
+  return v;
+}
+
+function threadCount(options, key) {
+  const v = checkType(options, key, 'number', 'a number');
+  if (v !== undefined && !(Number.isInteger(v) && v >= 0)) throw new RangeError(`'${key}' is invalid: ${v}`);
+  return v;
+}
+
+function logSeverity(v, where) {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number') throw new TypeError(`Invalid argument: ${where}.logSeverityLevel must be a number.`);
+  if (![0, 1, 2, 3, 4].includes(v)) {
+    throw new RangeError(`Invalid argument: ${where}.logSeverityLevel must be one of the following: 0, 1, 2, 3, 4.`);
+  }
+  return v;
+}
+
+// Execution providers as onnxruntime-node resolves them: names it does not
+// have are dropped with a warning; none left is an error.
+function checkProviders(eps, severity) {
+  if (eps === undefined) return;
+  if (!Array.isArray(eps)) throw invalid('executionProviders must be an array.');
+  const names = eps.map((p) => (typeof p === 'string' ? p : p?.name));
+  const missing = names.filter((n) => !CPU_PROVIDERS.includes(n));
+  if (missing.length === names.length && names.length > 0) {
+    throw new Error(`no available backend found. ERR: ${missing.map((n) => `[${n}] backend not found.`).join(', ')}`);
+  }
+  for (const n of missing) {
+    warn(severity, `removing requested execution provider "${n}" from session options because it is not available: ` +
+                   'spindle runs on the CPU only');
+  }
+}
+
+// onnxruntime-node's session options -> the addon's ({ intraOpNumThreads,
+// interOpNumThreads, executionMode, graphOptimizationLevel, enableProfiling,
+// profileFilePrefix, syncRunThresholdUs, config }).
 function nativeOptions(options) {
-  const out = {};
-  for (const [k, v] of Object.entries(options ?? {})) {
+  for (const k of Object.keys(options)) {
     if (!OPTION_NAMES.includes(k)) {
       const best = OPTION_NAMES.reduce((a, b) => (editDistance(k, a) <= editDistance(k, b) ? a : b));
       throw new TypeError(`unknown session option '${k}'; did you mean '${best}'?`);
     }
+  }
+  const severity = logSeverity(options.logSeverityLevel, 'sessionOptions');
+  const out = {};
+  checkProviders(options.executionProviders, severity);
+  for (const k of ['intraOpNumThreads', 'interOpNumThreads']) {
+    const v = threadCount(options, k);
+    if (v !== undefined) out[k] = v;
+  }
+  for (const k of ['executionMode', 'graphOptimizationLevel']) {
+    const v = checkType(options, k, 'string', 'a string');
     if (v === undefined) continue;
-    if (k === 'extra') out.config = flatten(v, '', {});
-    else if (k === 'executionProviders') {
-      for (const p of v) {
-        const name = typeof p === 'string' ? p : p?.name;
-        if (name !== 'cpu' && name !== 'CPUExecutionProvider') {
-          throw new TypeError(`execution provider '${name}' is not available; spindle runs on CPU ('cpu')`);
-        }
-      }
-    } else if (['executionMode', 'intraOpNumThreads', 'interOpNumThreads', 'graphOptimizationLevel', 'enableProfiling',
-      'profileFilePrefix', 'syncRunThresholdUs'].includes(k)) {
-      out[k] = v;
-    }
+    const allowed = k === 'executionMode' ? { sequential: 'sequential', parallel: 'parallel' } : OPTIMIZATION_LEVELS;
+    if (!Object.hasOwn(allowed, v)) throw new TypeError(`'${k}' is not supported: ${v}`);
+    out[k] = allowed[v];
+  }
+  for (const k of ['enableCpuMemArena', 'enableMemPattern', 'enableProfiling', 'enableGraphCapture']) {
+    checkType(options, k, 'boolean', 'a boolean value');
+  }
+  for (const k of ['logId', 'profileFilePrefix', 'optimizedModelFilePath']) checkType(options, k, 'string', 'a string');
+  if (options.enableProfiling) out.enableProfiling = true;
+  if (options.profileFilePrefix !== undefined) out.profileFilePrefix = options.profileFilePrefix;
+  if (options.syncRunThresholdUs !== undefined) out.syncRunThresholdUs = options.syncRunThresholdUs;
+  if (options.extra !== undefined) {
+    if (options.extra === null || typeof options.extra !== 'object') throw invalid('extra must be an object.');
+    out.config = flatten(options.extra, '', {});
+  }
+  if (options.optimizedModelFilePath !== undefined) {
+    warn(severity, `optimizedModelFilePath '${options.optimizedModelFilePath}' is not written: spindle's optimized ` +
+                   'graph holds fused operators that are not ONNX operators, so it cannot be saved as an ONNX model');
+  }
+  if (options.externalData !== undefined) {
+    warn(severity, 'externalData is ignored: spindle reads a model\'s external data files from beside the model file ' +
+                   '(or the folder in extra.session.model_external_initializers_file_folder_path)');
+  }
+  const location = options.preferredOutputLocation;
+  const locations = typeof location === 'object' && location !== null ? Object.values(location) : [location];
+  if (locations.some((l) => l !== undefined && l !== 'cpu')) {
+    warn(severity, 'preferredOutputLocation other than \'cpu\' is ignored: outputs are always in CPU memory');
   }
   return out;
 }
 
+function checkRunOptions(options) {
+  logSeverity(options.logSeverityLevel, 'runOptions');
+  if (options.tag !== undefined && typeof options.tag !== 'string') {
+    throw new TypeError('Invalid argument: runOptions.tag must be a string.');
+  }
+}
+
+// A feed as the addon takes it; onnxruntime-node's checks and messages.
+function nativeFeed(v) {
+  if (v === null || typeof v !== 'object') throw new TypeError('Tensor must be an object.');
+  if (v instanceof Tensor && v.location !== 'cpu') throw new RangeError('Tensor.location is not supported.');
+  return v;
+}
+
+// Copies an output into a tensor given in `fetches` (onnxruntime-node's
+// pre-allocated outputs) and returns a tensor over that tensor's data.
+function intoPreallocated(name, out, pre) {
+  if (pre.type !== out.type || pre.size !== out.data.length || pre.dims.length !== out.dims.length ||
+      pre.dims.some((d, i) => d !== out.dims[i])) {
+    throw new Error(`output '${name}' is ${out.type} [${out.dims}] but the tensor given for it in 'fetches' is ` +
+                    `${pre.type} [${pre.dims}]`);
+  }
+  pre.data.set(out.data);
+  return new Tensor(pre.type, pre.data, pre.dims);
+}
+
+const DISPOSED = 'Session already disposed.';
+
 class InferenceSession {
-  constructor(native) {
+  constructor(native, options) {
     this._native = native;
+    this._profiling = options.enableProfiling === true;
     this.inputNames = native.inputNames;
     this.outputNames = native.outputNames;
+    this.inputMetadata = native.inputMetadata;
+    this.outputMetadata = native.outputMetadata;
   }
 
-  static async create(pathOrBuffer, options = {}) {
-    return new InferenceSession(await addon.createSession(pathOrBuffer, nativeOptions(options)));
+  // create(path[, options]), create(Uint8Array[, options]),
+  // create(ArrayBuffer[, byteOffset[, byteLength]][, options]): argument
+  // checks and messages as onnxruntime-node's.
+  static async create(arg0, arg1, arg2, arg3) {
+    let model;
+    let options = {};
+    const optionsAt = (v) => {
+      if (typeof v === 'object' && v !== null) options = v;
+      else if (v !== undefined) throw new TypeError("'options' must be an object.");
+    };
+    if (typeof arg0 === 'string' || arg0 instanceof Uint8Array) {
+      model = arg0;
+      optionsAt(arg1);
+    } else if (arg0 instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && arg0 instanceof SharedArrayBuffer)) {
+      let byteOffset = 0;
+      let byteLength = arg0.byteLength;
+      if (typeof arg1 === 'number') {
+        byteOffset = arg1;
+        if (!Number.isSafeInteger(byteOffset)) throw new RangeError("'byteOffset' must be an integer.");
+        if (byteOffset < 0 || byteOffset >= arg0.byteLength) {
+          throw new RangeError(`'byteOffset' is out of range [0, ${arg0.byteLength}).`);
+        }
+        byteLength = arg0.byteLength - byteOffset;
+        if (typeof arg2 === 'number') {
+          byteLength = arg2;
+          if (!Number.isSafeInteger(byteLength)) throw new RangeError("'byteLength' must be an integer.");
+          if (byteLength <= 0 || byteOffset + byteLength > arg0.byteLength) {
+            throw new RangeError(`'byteLength' is out of range (0, ${arg0.byteLength - byteOffset}].`);
+          }
+          optionsAt(arg3);
+        } else if (arg2 !== undefined) {
+          throw new TypeError("'byteLength' must be a number.");
+        }
+      } else {
+        optionsAt(arg1);
+      }
+      model = new Uint8Array(arg0, byteOffset, byteLength);
+    } else {
+      throw new TypeError("Unexpected argument[0]: must be 'path' or 'buffer'.");
+    }
+    return new InferenceSession(await addon.createSession(model, nativeOptions(options)), options);
   }
 
   // run(feeds[, fetches][, options]), as onnxruntime-node: fetches is an
-  // array of output names or an object keyed by output names; an object whose
-  // keys are not all output names is run options (logSeverityLevel, tag...:
-  // accepted, no effect).
-  async run(feeds, fetches) {
-    let names;
-    if (Array.isArray(fetches)) {
-      names = fetches;
-    } else if (fetches && typeof fetches === 'object') {
-      const keys = Object.keys(fetches);
-      if (keys.length > 0 && keys.every((k) => this.outputNames.includes(k))) names = keys;
+  // array of output names or an object keyed by output names (null, or a
+  // tensor to write that output into); an object with no output name among
+  // its keys is run options. Feeds whose names are not inputs are ignored.
+  async run(feeds, arg1, arg2) {
+    if (this._native === null) throw new Error(DISPOSED);
+    if (typeof feeds !== 'object' || feeds === null || feeds instanceof Tensor || Array.isArray(feeds)) {
+      throw new TypeError("'feeds' must be an object that use input names as keys and OnnxValue as corresponding values.");
     }
-    const raw = await this._native.run(feeds, names);
+    const fetches = {};
+    let options = {};
+    let fetchesGiven = false;
+    const optionsAt = (v) => {
+      if (typeof v === 'object' && v !== null) options = v;
+      else if (v !== undefined) throw new TypeError("'options' must be an object.");
+    };
+    if (typeof arg1 === 'object') {
+      if (arg1 === null) throw new TypeError('Unexpected argument[1]: cannot be null.');
+      if (arg1 instanceof Tensor) throw new TypeError("'fetches' cannot be a Tensor");
+      if (Array.isArray(arg1)) {
+        if (arg1.length === 0) throw new TypeError("'fetches' cannot be an empty array.");
+        for (const name of arg1) {
+          if (typeof name !== 'string') throw new TypeError("'fetches' must be a string array or an object.");
+          if (!this.outputNames.includes(name)) throw new RangeError(`'fetches' contains invalid output name: ${name}.`);
+          fetches[name] = null;
+        }
+        fetchesGiven = true;
+        optionsAt(arg2);
+      } else {
+        const keys = Object.getOwnPropertyNames(arg1);
+        for (const name of this.outputNames) {
+          const v = arg1[name];
+          if (keys.includes(name) && (v === null || v instanceof Tensor)) {
+            fetches[name] = v;
+            fetchesGiven = true;
+          }
+        }
+        if (fetchesGiven) optionsAt(arg2);
+        else options = arg1;
+      }
+    } else if (arg1 !== undefined) {
+      throw new TypeError("Unexpected argument[1]: must be 'fetches' or 'options'.");
+    }
+    for (const name of this.inputNames) {
+      if (feeds[name] === undefined) throw new Error(`input '${name}' is missing in 'feeds'.`);
+    }
+    checkRunOptions(options);
+    const inputs = {};
+    for (const name of this.inputNames) inputs[name] = nativeFeed(feeds[name]);
+    const names = fetchesGiven ? Object.keys(fetches) : undefined;
+    const raw = await this._native.run(inputs, names);
     const out = {};
-    for (const [name, t] of Object.entries(raw)) out[name] = new Tensor(t.type, t.data, t.dims);
+    for (const [name, t] of Object.entries(raw)) {
+      out[name] = fetches[name] ? intoPreallocated(name, t, fetches[name]) : new Tensor(t.type, t.data, t.dims);
+    }
     return out;
   }
 
   // Profiling, as onnxruntime-node: with the option enableProfiling every run
   // is recorded from creation on, so startProfiling() has nothing to start;
   // endProfiling() writes the recorded runs as a Chrome trace file
-  // (<profileFilePrefix>_<date>_<time>.json) and returns its path.
+  // (<profileFilePrefix>_<date>_<time>.json) and returns its path (ORT returns
+  // nothing); without enableProfiling it does nothing.
   startProfiling() {}
 
   endProfiling() {
-    return this._native.endProfiling();
+    if (this._native === null) throw new Error(DISPOSED);
+    return this._profiling ? this._native.endProfiling() : undefined;
   }
 
-  async release() {}
+  // Frees the model and its thread pools (once the runs in flight end). The
+  // session's names and metadata stay readable; anything else fails with
+  // onnxruntime-node's 'Session already disposed.'
+  async release() {
+    if (this._native === null) throw new Error(DISPOSED);
+    this._native.release();
+    this._native = null;
+  }
 }
 
-module.exports = { InferenceSession, Tensor, parallelInfo: () => addon.parallelInfo(), version: addon.version };
+module.exports = {
+  InferenceSession, Tensor, env, listSupportedBackends,
+  parallelInfo: () => addon.parallelInfo(), version: addon.version,
+};

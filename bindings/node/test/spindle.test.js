@@ -146,16 +146,19 @@ test('bad input rejects with the C++ message and the session stays usable', asyn
                        /input 'x' is float64 .* expected element type float32/);
   await assert.rejects(session.run({ x: new spindle.Tensor('float32', new Float32Array(6), [2, 3]) }),
                        /input 'x' has shape 2x3/);
-  await assert.rejects(session.run({}), /x/);
-  await assert.rejects(session.run({ ...good, y: good.x }), /unknown input name 'y'/);
+  await assert.rejects(session.run({}), { name: 'Error', message: "input 'x' is missing in 'feeds'." });
+  // onnxruntime-node ignores feeds that are not inputs.
+  assertClose((await session.run({ ...good, y: good.x }))[Object.keys(ref.outputs)[0]], Object.values(ref.outputs)[0]);
   await assert.rejects(spindle.InferenceSession.create(Buffer.from('garbage')), /not a valid ONNX model/);
   await assert.rejects(spindle.InferenceSession.create('/nonexistent/model.onnx'), /nonexistent/);
-  await assert.rejects(spindle.InferenceSession.create(ref.model, { intraOpNumThreads: -2 }), /intraOpNumThreads is -2/);
+  await assert.rejects(spindle.InferenceSession.create(ref.model, { intraOpNumThreads: -2 }),
+                       { name: 'RangeError', message: "'intraOpNumThreads' is invalid: -2" });
   await assert.rejects(spindle.InferenceSession.create(ref.model, { intraOpNumThread: 2 }),
                        /unknown session option 'intraOpNumThread'; did you mean 'intraOpNumThreads'/);
   await assert.rejects(spindle.InferenceSession.create(ref.model, { extra: { session: { intra_op: { allow_spining: '0' } } } }),
                        /did you mean 'session.intra_op.allow_spinning'/);
-  assert.throws(() => new spindle.Tensor('float32', new Float32Array(5), [2, 3]), /hold 6 elements but data has 5/);
+  assert.throws(() => new spindle.Tensor('float32', new Float32Array(5), [2, 3]), 
+                { name: 'Error', message: "Tensor's size(6) does not match data length(5)." });
   const [name] = Object.keys(ref.outputs);
   assertClose((await session.run(good))[name], ref.outputs[name]);
 });
@@ -165,7 +168,7 @@ test('Tensor types: int64 as BigInt64Array, int32, bool and uint8', () => {
   assert.strictEqual(new spindle.Tensor(new Int32Array([1, 2, 3]), [3]).type, 'int32');
   assert.strictEqual(new spindle.Tensor('bool', [true, false], [2]).data[0], 1);
   assert.strictEqual(new spindle.Tensor('uint8', new Uint8Array([7]), [1]).size, 1);
-  assert.throws(() => new spindle.Tensor('int64', new Float32Array(1), [1]), /must be a BigInt64Array/);
+  assert.throws(() => new spindle.Tensor('int64', new Float32Array(1), [1]), /A int64 tensor's data must be type of function BigInt64Array/);
 });
 
 test('string tensors as arrays of strings, as onnxruntime-node passes them; sequences refused clearly', async () => {
@@ -176,7 +179,7 @@ test('string tensors as arrays of strings, as onnxruntime-node passes them; sequ
   assert.strictEqual(out.y.type, 'string');
   assert.deepStrictEqual(out.y.data, ['TUESDAY', 'ÜNÏCODE']);
   assert.deepStrictEqual(out.y.dims, [2]);
-  assert.throws(() => new spindle.Tensor('string', ['a', 1], [2]), /must be an array of strings/);
+  assert.throws(() => new spindle.Tensor('string', ['a', 1], [2]), /A string tensor's data must be a string array/);
   await assert.rejects(norm.run({ x: new spindle.Tensor('float32', new Float32Array(2), [2]) }),
                        /input 'x' is float32 2, expected element type string/);
   const seq = await spindle.InferenceSession.create(path.join(data, 'test_identity_sequence', 'model.onnx'));
@@ -257,5 +260,5 @@ test('enableProfiling records runs and endProfiling writes a Chrome trace, as on
             JSON.stringify(events).slice(0, 400));
   fs.rmSync(dir, { recursive: true });
   const plain = await spindle.InferenceSession.create(model);
-  assert.throws(() => plain.endProfiling(), /profiling is not enabled/);
+  assert.strictEqual(plain.endProfiling(), undefined);  // a no-op, as onnxruntime-node's
 });
