@@ -12,6 +12,7 @@ packages=(
   python3-dev pybind11-dev python3-pytest
   python3-setuptools python3-wheel python3-venv python3-pip dpkg-dev
   clang clang-14 libclang-rt-14-dev
+  node-typescript
 )
 missing=()
 for p in "${packages[@]}"; do
