@@ -160,6 +160,18 @@ class Tensor {
     return new Tensor(this.type, this.cpuData, dims);
   }
 
+  // A tensor over an output the addon made (type, data and dims agree
+  // already): no checks, as a run returns it.
+  static _fromNative(t) {
+    const out = Object.create(Tensor.prototype);
+    out.cpuData = t.data;
+    out.dataLocation = 'cpu';
+    out.type = t.type;
+    out.dims = t.dims;
+    out.size = t.data.length;
+    return out;
+  }
+
   // Images: onnxruntime-node has these names but in Node.js they need browser
   // objects (ImageData, OffscreenCanvas) and throw; so do these, saying why.
   static async fromImage() {
@@ -465,7 +477,7 @@ class InferenceSession {
     const raw = await this._native.run(inputs, names);
     const out = {};
     for (const [name, t] of Object.entries(raw)) {
-      out[name] = fetches[name] ? intoPreallocated(name, t, fetches[name]) : new Tensor(t.type, t.data, t.dims);
+      out[name] = fetches[name] ? intoPreallocated(name, t, fetches[name]) : Tensor._fromNative(t);
     }
     return out;
   }
