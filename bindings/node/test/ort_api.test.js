@@ -23,6 +23,26 @@ const addFeeds = () => ({
   y: new spindle.Tensor('float32', new Float32Array(60).fill(0.5), [3, 4, 5]),
 });
 
+// spindle's pool threads in this process (named spindle-*).
+const poolThreads = () => fs.readdirSync('/proc/self/task')
+  .filter((t) => { try { return fs.readFileSync(`/proc/self/task/${t}/comm`, 'utf8').startsWith('spindle-'); } catch { return false; } })
+  .length;
+// Joined threads linger in /proc for a moment: polls until the count is at most `target`.
+async function poolThreadsSettleTo(target) {
+  for (let i = 0; i < 200 && poolThreads() > target; i++) await new Promise((r) => setTimeout(r, 10));
+  return poolThreads();
+}
+
+// First in this file (its own process), so no other session's threads come and go.
+test('release() stops the session\'s own threads', async () => {
+  const before = poolThreads();
+  const s = await spindle.InferenceSession.create(ADD, { intraOpNumThreads: 3 });
+  await s.run(addFeeds());
+  assert.strictEqual(poolThreads(), before + 2);  // the caller is the third
+  await s.release();
+  assert.strictEqual(await poolThreadsSettleTo(before), before);
+});
+
 test('env and listSupportedBackends have onnxruntime-node\'s shape', () => {
   assert.strictEqual(spindle.env.versions.common, '1.30.0');
   assert.strictEqual(spindle.env.versions.node, spindle.version);
