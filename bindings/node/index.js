@@ -393,6 +393,7 @@ class InferenceSession {
     };
     if (typeof arg0 === 'string' || arg0 instanceof Uint8Array) {
       model = arg0;
+      if (typeof model !== 'string' && !(model.buffer instanceof ArrayBuffer)) model = Uint8Array.from(model);
       optionsAt(arg1);
     } else if (arg0 instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && arg0 instanceof SharedArrayBuffer)) {
       let byteOffset = 0;
@@ -418,6 +419,8 @@ class InferenceSession {
         optionsAt(arg1);
       }
       model = new Uint8Array(arg0, byteOffset, byteLength);
+      // The addon reads ArrayBuffer-backed arrays only: copy a shared buffer's slice.
+      if (!(arg0 instanceof ArrayBuffer)) model = Uint8Array.from(model);
     } else {
       throw new TypeError("Unexpected argument[0]: must be 'path' or 'buffer'.");
     }

@@ -106,6 +106,10 @@ test('create(arrayBuffer, byteOffset, byteLength) loads the model from that slic
                        { name: 'RangeError', message: `'byteOffset' is out of range [0, ${ab.byteLength}).` });
   await assert.rejects(spindle.InferenceSession.create(ab, 37, bytes.length + 28),
                        { name: 'RangeError', message: `'byteLength' is out of range (0, ${ab.byteLength - 37}].` });
+  const shared = new SharedArrayBuffer(bytes.length + 8);
+  new Uint8Array(shared, 8).set(bytes);
+  assert.deepStrictEqual((await spindle.InferenceSession.create(shared, 8, bytes.length)).inputNames, ['x', 'y']);
+  assert.deepStrictEqual((await spindle.InferenceSession.create(new Uint8Array(shared, 8))).inputNames, ['x', 'y']);
   const exact = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length);
   assert.deepStrictEqual((await spindle.InferenceSession.create(exact, {})).inputNames, ['x', 'y']);
 });
