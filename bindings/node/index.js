@@ -507,7 +507,9 @@ class InferenceSession {
   }
 }
 
-module.exports = {
-  InferenceSession, Tensor, env, listSupportedBackends,
-  parallelInfo: () => addon.parallelInfo(), version: addon.version,
-};
+const parallelInfo = () => addon.parallelInfo();
+const { version } = addon;
+
+// Shorthand names only: Node.js finds them as named exports for ES modules
+// (`import { InferenceSession, Tensor } from 'spindle'`, as from onnxruntime-node).
+module.exports = { InferenceSession, Tensor, env, listSupportedBackends, parallelInfo, version };

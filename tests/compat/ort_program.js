@@ -17,9 +17,10 @@ const path = require('path');
 
 const which = process.argv[2] || process.env.ORT_PROGRAM_MODULE;
 const cache = process.env.SPINDLE_CACHE || path.join(os.homedir(), '.cache', 'spindle');
-const ort = which === 'ort' ? require(path.join(cache, 'ort', 'node_modules', 'onnxruntime-node'))
-  : which === 'spindle' ? require(path.join(__dirname, '..', '..', 'bindings', 'node'))
+const modulePath = which === 'ort' ? path.join(cache, 'ort', 'node_modules', 'onnxruntime-node')
+  : which === 'spindle' ? path.join(__dirname, '..', '..', 'bindings', 'node')
     : (() => { console.error('usage: ort_program.js ort|spindle'); process.exit(2); })();
+const ort = require(modulePath);
 
 const CLS = path.join(cache, 'models', 'ch_ppocr_mobile_v2.0_cls_infer.onnx');
 const REC = path.join(cache, 'models', 'ch_PP-OCRv4_rec_infer.onnx');
@@ -80,6 +81,10 @@ async function fails(name, fn) {
 
   await step('exports', () => ['InferenceSession', 'Tensor', 'env', 'listSupportedBackends']
     .map((k) => `${k}:${typeof ort[k]}`));
+  await step('esm-named-imports', async () => {
+    const m = await import(require('url').pathToFileURL(require.resolve(modulePath)).href);
+    return ['InferenceSession', 'Tensor', 'env', 'listSupportedBackends'].map((k) => `${k}:${typeof m[k]}`);
+  });
   await step('env.versions', () => ({ common: typeof ort.env.versions.common, node: typeof ort.env.versions.node }));
   await step('env.logLevel', () => {
     const before = ort.env.logLevel;

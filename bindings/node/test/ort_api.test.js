@@ -55,6 +55,13 @@ test('env and listSupportedBackends have onnxruntime-node\'s shape', () => {
   assert.deepStrictEqual(spindle.listSupportedBackends(), [{ name: 'cpu', bundled: true }]);
 });
 
+test('ES modules import the names, as from onnxruntime-node', async () => {
+  const m = await import(require('url').pathToFileURL(require.resolve('..')).href);
+  for (const name of ['InferenceSession', 'Tensor', 'env', 'listSupportedBackends', 'version']) {
+    assert.strictEqual(m[name], spindle[name], name);
+  }
+});
+
 test('inputMetadata and outputMetadata: type and shape, dynamic dimensions by name', async () => {
   const s = await spindle.InferenceSession.create(ADD);
   assert.deepStrictEqual(s.inputMetadata, [
