@@ -354,6 +354,11 @@ function checkRunOptions(options) {
 function nativeFeed(v) {
   if (v === null || typeof v !== 'object') throw new TypeError('Tensor must be an object.');
   if (v instanceof Tensor && v.location !== 'cpu') throw new RangeError('Tensor.location is not supported.');
+  // The addon reads ArrayBuffer-backed arrays only: a copy of one over a shared buffer.
+  const data = v.data;
+  if (typeof SharedArrayBuffer !== 'undefined' && data?.buffer instanceof SharedArrayBuffer) {
+    return { type: v.type, data: data.slice(), dims: v.dims };
+  }
   return v;
 }
 

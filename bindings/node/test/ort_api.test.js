@@ -183,4 +183,8 @@ test('run: fetches, pre-allocated outputs, run options and argument checks as on
                        { name: 'RangeError', message: "'fetches' contains invalid output name: nope." });
   await assert.rejects(s.run([1]), { name: 'TypeError' });
   await assert.rejects(s.run({ x: 5, y: 5 }), { name: 'TypeError', message: 'Tensor must be an object.' });
+  // Data in a SharedArrayBuffer (onnxruntime-node: a bare 'Invalid argument').
+  const shared = new Float32Array(new SharedArrayBuffer(240)).fill(2);
+  const sharedFeeds = { x: new spindle.Tensor('float32', shared, [3, 4, 5]), y: new spindle.Tensor('float32', shared, [3, 4, 5]) };
+  assert.strictEqual((await s.run(sharedFeeds)).sum.data[7], 4);
 });
