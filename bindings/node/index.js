@@ -16,7 +16,7 @@
 // The JavaScript layer follows onnxruntime-node 1.30 (its onnxruntime-common
 // API) name for name: argument checks throw the same error classes with the
 // same messages, so code that catches or matches them keeps working. What
-// differs is listed in README.md ("Differences from onnxruntime-node").
+// differs is listed in README.md (its Node.js section), each with its reason.
 const fs = require('fs');
 const path = require('path');
 
