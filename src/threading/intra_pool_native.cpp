@@ -327,7 +327,7 @@ class NativeIntraPool final : public IntraPoolImpl {
         Job* job = reinterpret_cast<Job*>(word);
         if (const int64_t ran = job->help(); ran > 0) {
           // seq_cst: the condition write of Parker's protocol (parker.h).
-          const int64_t before = job->done.fetch_add(ran, std::memory_order_seq_cst);
+          [[maybe_unused]] const int64_t before = job->done.fetch_add(ran, std::memory_order_seq_cst);
           SPINDLE_POOL_CHECK(before + ran < 0x10000);
           job->joiner.unpark();  // a load of its flag unless the caller parked
         }
