@@ -1,5 +1,6 @@
-// spindle_module.cpp — the Python module `spindle`, shaped like ONNX
-// Runtime's so that existing code changes only its import:
+// spindle_module.cpp — the extension module `spindle._C` under the Python
+// package `spindle` (spindle/__init__.py), shaped like ONNX Runtime's so that
+// existing code changes only its import:
 //
 //   so = spindle.SessionOptions()
 //   so.intra_op_num_threads = 2
@@ -13,9 +14,9 @@
 // type the model does not expect is an error); outputs are numpy arrays
 // that own the runtime's output buffers (no copy). The GIL is released while
 // a model runs, so Python threads running sessions really overlap. spindle
-// errors become Python exceptions with the same message: InvalidArgument,
-// NotFound and Unsupported derive from ValueError / KeyError /
-// NotImplementedError and from spindle.Fail.
+// errors become Python exceptions with ONNX Runtime's class names and
+// spindle's message (errors.cpp). Providers, OrtValue, IOBinding and the
+// other pure-Python parts of ONNX Runtime's API are in spindle/__init__.py.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -25,6 +26,7 @@
 #include <iterator>
 #include <optional>
 
+#include "errors.h"
 #include "spindle/environment.h"
 #include "spindle/session.h"
 #include "spindle/version.h"
@@ -202,6 +204,20 @@ class PySession {
       : options_(options.value_or(PySessionOptions{})) {
     check_providers(providers, provider_options);
     check_kwargs(kwargs);
+    try {
+      load(path_or_bytes);
+    } catch (const Error& e) {
+      python::rethrow_load_error(e);
+    }
+  }
+  // Outstanding run_async callbacks need the GIL: the session's destructor
+  // waits for them with the GIL released.
+  ~PySession() {
+    py::gil_scoped_release release;
+    session_.reset();
+  }
+
+  void load(const py::object& path_or_bytes) {
     const SessionOptions& opts = options_;
     if (py::isinstance<py::bytes>(path_or_bytes)) {
       const std::string bytes = path_or_bytes.cast<std::string>();
@@ -227,9 +243,67 @@ class PySession {
   }
 
   py::list run(const py::object& output_names, const py::dict& feed, PyRunOptions* run_options) {
-    std::vector<std::string> names;
-    if (!output_names.is_none()) names = output_names.cast<std::vector<std::string>>();
+    const std::vector<std::string> names = to_names(output_names);
     std::vector<py::object> keep;
+    const Feeds feeds = to_feeds(feed, keep);
+    std::vector<Tensor> outputs;
+    {
+      py::gil_scoped_release release;
+      outputs = session_->run(feeds, names, run_options);
+    }
+    return to_list(std::move(outputs));
+  }
+
+  // ONNX Runtime's run_async: returns at once; callback(outputs, user_data,
+  // err) is called on the inter-op pool, holding the GIL, with the outputs
+  // (a list of numpy arrays; empty on failure) and err = "" or the message.
+  void run_async(const py::object& output_names, const py::dict& feed, const py::function& callback,
+                 const py::object& user_data) {
+    // Everything Python the request holds (the callback, user data, the fed
+    // arrays borrowed by the feeds) is released under the GIL, by whichever
+    // thread drops the last reference.
+    struct Request {
+      py::function callback;
+      py::object user_data;
+      std::vector<py::object> keep;
+      ~Request() {
+        py::gil_scoped_acquire acquire;
+        callback = py::function();
+        user_data = py::object();
+        keep.clear();
+      }
+    };
+    auto request = std::make_shared<Request>(Request{callback, user_data, {}});
+    Feeds feeds = to_feeds(feed, request->keep);
+    std::vector<std::string> names = to_names(output_names);
+    py::gil_scoped_release release;
+    session_->run_async(std::move(feeds), std::move(names), [request](Status status, std::vector<Tensor> outputs) {
+      py::gil_scoped_acquire acquire;
+      try {
+        if (status.is_ok()) request->callback(to_list(std::move(outputs)), request->user_data, std::string());
+        else request->callback(py::list(), request->user_data, status.to_string());
+      } catch (py::error_already_set& e) {
+        // An exception in the callback has nowhere to go: reported like
+        // Python reports one in a thread.
+        e.discard_as_unraisable("spindle run_async callback");
+      } catch (const std::exception& e) {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+        PyErr_WriteUnraisable(request->callback.ptr());
+      }
+    });
+  }
+
+ private:
+  static std::vector<std::string> to_names(const py::object& output_names) {
+    if (output_names.is_none()) return {};
+    return output_names.cast<std::vector<std::string>>();
+  }
+  static py::list to_list(std::vector<Tensor> outputs) {
+    py::list result;
+    for (auto& t : outputs) result.append(to_numpy(std::move(t)));
+    return result;
+  }
+  Feeds to_feeds(const py::dict& feed, std::vector<py::object>& keep) const {
     Feeds feeds;
     for (const auto& [k, v] : feed) {
       const std::string name = py::str(k);
@@ -249,15 +323,10 @@ class PySession {
         feeds.emplace_back(name, to_tensor(name, v, keep));
       }
     }
-    std::vector<Tensor> outputs;
-    {
-      py::gil_scoped_release release;
-      outputs = session_->run(feeds, names, run_options);
-    }
-    py::list result;
-    for (auto& t : outputs) result.append(to_numpy(std::move(t)));
-    return result;
+    return feeds;
   }
+
+ public:
 
   std::vector<std::string> get_providers() const { return {"CPUExecutionProvider"}; }
   py::dict get_provider_options() const {
@@ -306,32 +375,11 @@ class PySession {
 }  // namespace
 }  // namespace spindle
 
-PYBIND11_MODULE(spindle, m) {
+PYBIND11_MODULE(_C, m) {
   using namespace spindle;
-  m.doc() = "spindle: a CPU inference runtime for ONNX models (ONNX Runtime API shape)";
+  m.doc() = "spindle's extension module; use the package `spindle`";
   m.attr("__version__") = version();
-
-  static py::exception<Error> fail(m, "Fail", PyExc_RuntimeError);
-  static py::object invalid = py::reinterpret_steal<py::object>(PyErr_NewException(
-      "spindle.InvalidArgument", py::make_tuple(fail, py::handle(PyExc_ValueError)).release().ptr(), nullptr));
-  static py::object not_found = py::reinterpret_steal<py::object>(PyErr_NewException(
-      "spindle.NotFound", py::make_tuple(fail, py::handle(PyExc_KeyError)).release().ptr(), nullptr));
-  static py::object unsupported = py::reinterpret_steal<py::object>(PyErr_NewException(
-      "spindle.Unsupported", py::make_tuple(fail, py::handle(PyExc_NotImplementedError)).release().ptr(), nullptr));
-  m.attr("InvalidArgument") = invalid;
-  m.attr("NotFound") = not_found;
-  m.attr("Unsupported") = unsupported;
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const Error& e) {
-      PyObject* type = fail.ptr();
-      if (e.code() == StatusCode::kInvalidArgument) type = invalid.ptr();
-      else if (e.code() == StatusCode::kNotFound) type = not_found.ptr();
-      else if (e.code() == StatusCode::kUnsupported) type = unsupported.ptr();
-      PyErr_SetString(type, e.what());
-    }
-  });
+  python::register_errors(m);
 
   py::enum_<ExecutionMode>(m, "ExecutionMode")
       .value("ORT_SEQUENTIAL", ExecutionMode::kSequential)
@@ -399,6 +447,10 @@ PYBIND11_MODULE(spindle, m) {
       .def_readonly("custom_metadata_map", &ModelMetadata::custom_metadata_map);
 
   py::class_<NodeArg>(m, "NodeArg")
+      .def(py::init([](std::string name, py::list shape, std::string type) {
+             return NodeArg{std::move(name), std::move(shape), std::move(type)};
+           }),
+           py::arg("name"), py::arg("shape"), py::arg("type"))
       .def_readonly("name", &NodeArg::name)
       .def_readonly("shape", &NodeArg::shape)
       .def_readonly("type", &NodeArg::type)
@@ -419,7 +471,9 @@ PYBIND11_MODULE(spindle, m) {
       .def("get_session_options", &PySession::get_session_options, py::return_value_policy::copy)
       .def("end_profiling", &PySession::end_profiling)
       .def("run", &PySession::run, py::arg("output_names"), py::arg("input_feed"),
-           py::arg("run_options") = nullptr);
+           py::arg("run_options") = nullptr)
+      .def("run_async", &PySession::run_async, py::arg("output_names"), py::arg("input_feed"), py::arg("callback"),
+           py::arg("user_data") = py::none());
 
   m.def("set_num_threads", [](int n) { set_num_threads(n); });
   m.def("get_num_threads", [] { return get_num_threads(); });

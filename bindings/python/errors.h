@@ -1,0 +1,23 @@
+// errors.h — spindle's errors as Python exceptions shaped like ONNX Runtime's
+// (onnxruntime.capi.onnxruntime_pybind11_state: Fail, InvalidArgument,
+// NoSuchFile, ...), registered on the extension module `spindle._C`.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include "spindle/status.h"
+
+namespace spindle::python {
+
+// Creates the exception classes on `m` and the translator from spindle::Error
+// (by StatusCode) and LoadError to them.
+void register_errors(pybind11::module_& m);
+
+// Raised by model loading for what ONNX Runtime reports with its own class: a
+// missing model file (NoSuchFile), bytes that are no ONNX protobuf
+// (InvalidProtobuf). Any other error passes through unchanged.
+[[noreturn]] void rethrow_load_error(const Error& e);
+
+}  // namespace spindle::python
