@@ -405,15 +405,15 @@ def _normalize_providers(providers, provider_options):
     for name, options in pairs:
         if not isinstance(options, dict):
             raise ValueError("'provider_options' values must be dicts.")
-        if name == _CPU:
-            if cpu_options is None:
-                cpu_options = {str(k): str(v) for k, v in options.items()}
-        else:
-            warnings.warn(f"Specified provider '{name}' is not in available provider names."
-                          f"Available providers: '{_CPU}'", stacklevel=3)
+        if name == _CPU and cpu_options is None:
+            cpu_options = {str(k): str(v) for k, v in options.items()}
     if cpu_options is None:
         raise ValueError(f"None of the specified providers {[n for n, _ in pairs]} is available. Available providers: "
                          f"'{_CPU}' (spindle runs on the CPU only: add '{_CPU}' to the list)")
+    for name, _ in pairs:
+        if name != _CPU:
+            warnings.warn(f"Specified provider '{name}' is not in available provider names."
+                          f"Available providers: '{_CPU}'", stacklevel=3)
     return cpu_options
 
 
