@@ -22,8 +22,10 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdint>
 #include <iterator>
+#include <mutex>
 #include <optional>
 
 #include "errors.h"
@@ -197,6 +199,37 @@ struct PyRunOptions : RunOptions {
   std::string logid;
 };
 
+// run_async requests whose callback has not yet returned. A callback needs
+// the GIL, which a thread cannot take once the interpreter is finalizing (it
+// would be stopped mid-call and the process aborted), so interpreter exit
+// waits for them first (registered with atexit by the module).
+class AsyncRuns {
+ public:
+  static AsyncRuns& instance() {
+    static auto* runs = new AsyncRuns;  // never destroyed: pool threads may end requests during exit
+    return *runs;
+  }
+  void begin() {
+    std::lock_guard lock(mutex_);
+    ++pending_;
+  }
+  void end() {
+    std::lock_guard lock(mutex_);
+    if (--pending_ == 0) done_.notify_all();
+  }
+  // Called with the GIL held; releases it while waiting.
+  void wait_all() {
+    py::gil_scoped_release release;
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [this] { return pending_ == 0; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_;
+  int pending_ = 0;
+};
+
 class PySession {
  public:
   PySession(const py::object& path_or_bytes, const std::optional<PySessionOptions>& options,
@@ -266,31 +299,45 @@ class PySession {
       py::function callback;
       py::object user_data;
       std::vector<py::object> keep;
-      ~Request() {
-        py::gil_scoped_acquire acquire;
+      void release() {
         callback = py::function();
         user_data = py::object();
         keep.clear();
+      }
+      ~Request() {
+        if (!callback && !user_data && keep.empty()) return;
+        py::gil_scoped_acquire acquire;
+        release();
       }
     };
     auto request = std::make_shared<Request>(Request{callback, user_data, {}});
     Feeds feeds = to_feeds(feed, request->keep);
     std::vector<std::string> names = to_names(output_names);
+    AsyncRuns::instance().begin();
     py::gil_scoped_release release;
-    session_->run_async(std::move(feeds), std::move(names), [request](Status status, std::vector<Tensor> outputs) {
-      py::gil_scoped_acquire acquire;
-      try {
-        if (status.is_ok()) request->callback(to_list(std::move(outputs)), request->user_data, std::string());
-        else request->callback(py::list(), request->user_data, status.to_string());
-      } catch (py::error_already_set& e) {
-        // An exception in the callback has nowhere to go: reported like
-        // Python reports one in a thread.
-        e.discard_as_unraisable("spindle run_async callback");
-      } catch (const std::exception& e) {
-        PyErr_SetString(PyExc_RuntimeError, e.what());
-        PyErr_WriteUnraisable(request->callback.ptr());
-      }
-    });
+    try {
+      session_->run_async(std::move(feeds), std::move(names), [request](Status status, std::vector<Tensor> outputs) {
+        {
+          py::gil_scoped_acquire acquire;
+          try {
+            if (status.is_ok()) request->callback(to_list(std::move(outputs)), request->user_data, std::string());
+            else request->callback(py::list(), request->user_data, status.to_string());
+          } catch (py::error_already_set& e) {
+            // An exception in the callback has nowhere to go: reported like
+            // Python reports one in a thread.
+            e.discard_as_unraisable("spindle run_async callback");
+          } catch (const std::exception& e) {
+            PyErr_SetString(PyExc_RuntimeError, e.what());
+            PyErr_WriteUnraisable(request->callback.ptr());
+          }
+          request->release();
+        }
+        AsyncRuns::instance().end();  // after the last use of the GIL
+      });
+    } catch (...) {
+      AsyncRuns::instance().end();
+      throw;
+    }
   }
 
  private:
@@ -380,6 +427,8 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "spindle's extension module; use the package `spindle`";
   m.attr("__version__") = version();
   python::register_errors(m);
+  py::module_::import("atexit").attr("register")(
+      py::cpp_function([] { AsyncRuns::instance().wait_all(); }, py::name("_wait_for_async_runs")));
 
   py::enum_<ExecutionMode>(m, "ExecutionMode")
       .value("ORT_SEQUENTIAL", ExecutionMode::kSequential)

@@ -5,6 +5,7 @@ config entries and the module functions. Outputs are checked against ONNX
 Runtime's reference outputs from the model cache (scripts/make-references.sh).
 """
 import gc
+import subprocess
 import sys
 import threading
 import time
@@ -17,7 +18,7 @@ import pytest
 import spindle
 from spindle.capi import onnxruntime_pybind11_state as ort_state
 
-from test_spindle import CLS, reference
+from test_spindle import CACHE, CLS, reference
 
 
 def close(got, want):
@@ -232,3 +233,22 @@ def test_module_functions():
         warnings.simplefilter("error")
         spindle.disable_telemetry_events()
         spindle.enable_telemetry_events()
+
+
+def test_interpreter_exit_waits_for_outstanding_run_async_callbacks():
+    # Without the wait, a pool thread taking the GIL for its callback while
+    # the interpreter finalizes aborts the process.
+    model, feeds, _ = reference(CLS)
+    script = f"""
+import numpy as np, spindle
+sess = spindle.InferenceSession({str(model)!r})
+x = np.load({str(CACHE / "refs" / CLS / "inputs" / "x.npy")!r})
+for i in range(3):
+    sess.run_async(None, {{"x": x}}, lambda outputs, user_data, err: print("callback", user_data, err, flush=True), i)
+print("exiting", flush=True)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert sorted(line for line in lines if line.startswith("callback")) == ["callback 0 ", "callback 1 ", "callback 2 "]
+    assert "exiting" in lines
