@@ -430,10 +430,10 @@ PYBIND11_MODULE(_C, m) {
   py::module_::import("atexit").attr("register")(
       py::cpp_function([] { AsyncRuns::instance().wait_all(); }, py::name("_wait_for_async_runs")));
 
-  py::enum_<ExecutionMode>(m, "ExecutionMode")
+  py::enum_<ExecutionMode>(m, "ExecutionMode", "Sequential: nodes one after another; parallel: independent nodes on the inter-op pool")
       .value("ORT_SEQUENTIAL", ExecutionMode::kSequential)
       .value("ORT_PARALLEL", ExecutionMode::kParallel);
-  py::enum_<GraphOptimizationLevel>(m, "GraphOptimizationLevel")
+  py::enum_<GraphOptimizationLevel>(m, "GraphOptimizationLevel", "How far the optimizer rewrites the graph at load")
       .value("ORT_DISABLE_ALL", GraphOptimizationLevel::kDisableAll)
       .value("ORT_ENABLE_BASIC", GraphOptimizationLevel::kBasic)
       .value("ORT_ENABLE_EXTENDED", GraphOptimizationLevel::kExtended)
@@ -486,7 +486,7 @@ PYBIND11_MODULE(_C, m) {
       .def_readwrite("run_tag", &RunOptions::run_tag)
       .def_readwrite("timeout_ms", &RunOptions::timeout_ms);  // spindle: fail the run past this many ms (0 = none)
 
-  py::class_<ModelMetadata>(m, "ModelMetadata")
+  py::class_<ModelMetadata>(m, "ModelMetadata", "The model's metadata (InferenceSession.get_modelmeta())")
       .def_readonly("producer_name", &ModelMetadata::producer_name)
       .def_readonly("graph_name", &ModelMetadata::graph_name)
       .def_readonly("domain", &ModelMetadata::domain)
@@ -495,7 +495,7 @@ PYBIND11_MODULE(_C, m) {
       .def_readonly("version", &ModelMetadata::version)
       .def_readonly("custom_metadata_map", &ModelMetadata::custom_metadata_map);
 
-  py::class_<NodeArg>(m, "NodeArg")
+  py::class_<NodeArg>(m, "NodeArg", "A model input or output: name, shape (ints, dimension names, None), type")
       .def(py::init([](std::string name, py::list shape, std::string type) {
              return NodeArg{std::move(name), std::move(shape), std::move(type)};
            }),
@@ -524,11 +524,11 @@ PYBIND11_MODULE(_C, m) {
       .def("run_async", &PySession::run_async, py::arg("output_names"), py::arg("input_feed"), py::arg("callback"),
            py::arg("user_data") = py::none());
 
-  m.def("set_num_threads", [](int n) { set_num_threads(n); });
-  m.def("get_num_threads", [] { return get_num_threads(); });
-  m.def("set_num_interop_threads", [](int n) { set_num_interop_threads(n); });
-  m.def("get_num_interop_threads", [] { return get_num_interop_threads(); });
-  m.def("parallel_info", [] { return parallel_info(); });
+  m.def("set_num_threads", [](int n) { set_num_threads(n); }, "Threads of the global intra-op pool and of sessions created later with intra_op_num_threads = 0 (PyTorch's name)");
+  m.def("get_num_threads", [] { return get_num_threads(); }, "The count set_num_threads set (or its default)");
+  m.def("set_num_interop_threads", [](int n) { set_num_interop_threads(n); }, "Threads of the global inter-op pool (PyTorch's name)");
+  m.def("get_num_interop_threads", [] { return get_num_interop_threads(); }, "The count set_num_interop_threads set (or its default)");
+  m.def("parallel_info", [] { return parallel_info(); }, "The threading layout: pools, threads, placement (PyTorch's name)");
   m.def("get_available_providers", [] { return std::vector<std::string>{"CPUExecutionProvider"}; });
   m.def("get_device", [] { return std::string("CPU"); });
 }

@@ -157,9 +157,20 @@ class ExecutionOrder(enum.Enum):
 
 
 class SessionOptions(_C.SessionOptions):
-    """Options of a session (ONNX Runtime's SessionOptions): threads, execution
-    mode, optimization level, config entries, profiling, plus the settings
-    below that only the Python API has."""
+    """Options of a session (ONNX Runtime's SessionOptions).
+
+    intra_op_num_threads, inter_op_num_threads: thread counts, counting the
+        calling thread; 0 = the physical cores available (checked when set).
+    execution_mode (ExecutionMode), graph_optimization_level
+        (GraphOptimizationLevel), use_per_session_threads (False: the global
+        pools), enable_profiling and profile_file_prefix (end_profiling()).
+    add_session_config_entry(key, value) / get_session_config_entry(key):
+        ONNX Runtime's session.* keys spindle knows (an unknown key fails at
+        session creation, naming the closest valid one).
+    log_severity_level, log_verbosity_level, logid, enable_cpu_mem_arena,
+        enable_mem_pattern, enable_mem_reuse: accepted, no effect.
+    Only in the Python API: optimized_model_filepath, execution_order,
+    add_free_dimension_override_by_name (below)."""
 
     # No __dict__: a misspelt option is an AttributeError, as in ONNX Runtime.
     __slots__ = ("optimized_model_filepath", "execution_order", "_free_dimensions")
@@ -182,8 +193,13 @@ class SessionOptions(_C.SessionOptions):
 
 
 class RunOptions(_C.RunOptions):
-    """Options of one run (ONNX Runtime's RunOptions): terminate, run_tag,
-    log levels, timeout_ms (spindle's), and run config entries."""
+    """Options of one run (ONNX Runtime's RunOptions).
+
+    terminate: set True (from any thread) to cancel the runs using these
+        options; they raise Fail (CANCELLED) and the session stays usable.
+    timeout_ms: spindle's; a run taking longer fails (0 = no limit).
+    run_tag, log_severity_level, log_verbosity_level, logid: accepted, no effect.
+    add_run_config_entry / get_run_config_entry: below."""
 
     __slots__ = ("_config",)
 
@@ -337,9 +353,11 @@ class IOBinding:
         return [r._array.copy() for r in self._results]
 
     def clear_binding_inputs(self):
+        """Forgets the bound inputs."""
         self._inputs.clear()
 
     def clear_binding_outputs(self):
+        """Forgets the bound outputs and the last run's results."""
         self._outputs.clear()
         self._results = []
 

@@ -240,11 +240,12 @@ def test_interpreter_exit_waits_for_outstanding_run_async_callbacks():
     # the interpreter finalizes aborts the process.
     model, feeds, _ = reference(CLS)
     script = f"""
-import numpy as np, spindle
+import sys, numpy as np, spindle
 sess = spindle.InferenceSession({str(model)!r})
 x = np.load({str(CACHE / "refs" / CLS / "inputs" / "x.npy")!r})
 for i in range(3):
-    sess.run_async(None, {{"x": x}}, lambda outputs, user_data, err: print("callback", user_data, err, flush=True), i)
+    sess.run_async(None, {{"x": x}},
+                   lambda outputs, user_data, err: sys.stdout.write(f"callback {{user_data}} {{err}}\\n"), i)
 print("exiting", flush=True)
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)

@@ -66,3 +66,20 @@ def test_stub_classes_declare_exactly_the_public_attributes(cls):
 def test_version_is_the_library_version():
     parts = spindle.__version__.split(".")
     assert len(parts) == 3 and all(p.isdigit() for p in parts), spindle.__version__
+
+
+def documented(obj, name):
+    lines = (getattr(obj, "__doc__", None) or "").strip().splitlines()
+    # pybind11 puts the signature ("name(arg0: int) -> None") first.
+    if lines and lines[0].startswith(name + "(") and " -> " in lines[0]:
+        lines = lines[1:]
+    return any(line.strip() for line in lines)
+
+
+def test_the_public_api_has_docstrings():
+    missing = [n for n in spindle.__all__ if n != "__version__" and not documented(getattr(spindle, n), n)]
+    for cls in ("InferenceSession", "OrtValue", "IOBinding", "SessionOptions", "RunOptions"):
+        c = getattr(spindle, cls)
+        missing += [f"{cls}.{n}" for n, v in vars(c).items() if callable(v) and not n.startswith("_")
+                    and not documented(v, n)]
+    assert missing == []
