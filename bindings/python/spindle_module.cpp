@@ -292,26 +292,26 @@ class PySession {
   // (a list of numpy arrays; empty on failure) and err = "" or the message.
   void run_async(const py::object& output_names, const py::dict& feed, const py::function& callback,
                  const py::object& user_data) {
-    // Everything Python the request holds (the callback, user data, the fed
-    // arrays borrowed by the feeds) is released under the GIL, by whichever
-    // thread drops the last reference.
-    struct Request {
+    // What the request holds of Python: the callback, the user data and the
+    // fed arrays the feeds borrow.
+    struct PyRefs {
       py::function callback;
       py::object user_data;
       std::vector<py::object> keep;
-      void release() {
-        callback = py::function();
-        user_data = py::object();
-        keep.clear();
-      }
+    };
+    // Released under the GIL by whichever thread drops the request last
+    // (when the run could not be started, the caller).
+    struct Request {
+      std::unique_ptr<PyRefs> refs;
       ~Request() {
-        if (!callback && !user_data && keep.empty()) return;
+        if (!refs) return;
         py::gil_scoped_acquire acquire;
-        release();
+        refs.reset();
       }
     };
-    auto request = std::make_shared<Request>(Request{callback, user_data, {}});
-    Feeds feeds = to_feeds(feed, request->keep);
+    auto request = std::make_shared<Request>();
+    request->refs.reset(new PyRefs{callback, user_data, {}});
+    Feeds feeds = to_feeds(feed, request->refs->keep);
     std::vector<std::string> names = to_names(output_names);
     AsyncRuns::instance().begin();
     py::gil_scoped_release release;
@@ -319,18 +319,23 @@ class PySession {
       session_->run_async(std::move(feeds), std::move(names), [request](Status status, std::vector<Tensor> outputs) {
         {
           py::gil_scoped_acquire acquire;
+          PyRefs& r = *request->refs;
           try {
-            if (status.is_ok()) request->callback(to_list(std::move(outputs)), request->user_data, std::string());
-            else request->callback(py::list(), request->user_data, status.to_string());
+            if (status.is_ok()) r.callback(to_list(std::move(outputs)), r.user_data, std::string());
+            else r.callback(py::list(), r.user_data, status.to_string());
           } catch (py::error_already_set& e) {
             // An exception in the callback has nowhere to go: reported like
             // Python reports one in a thread.
             e.discard_as_unraisable("spindle run_async callback");
           } catch (const std::exception& e) {
             PyErr_SetString(PyExc_RuntimeError, e.what());
-            PyErr_WriteUnraisable(request->callback.ptr());
+            PyErr_WriteUnraisable(r.callback.ptr());
           }
-          request->release();
+          // The callback may hold the last reference to this session, whose
+          // destructor waits for this very callback: its references are
+          // dropped on the main thread instead (a pending call).
+          PyRefs* refs = request->refs.release();
+          if (Py_AddPendingCall([](void* p) { delete static_cast<PyRefs*>(p); return 0; }, refs) != 0) delete refs;
         }
         AsyncRuns::instance().end();  // after the last use of the GIL
       });

@@ -253,3 +253,26 @@ print("exiting", flush=True)
     lines = done.stdout.splitlines()
     assert sorted(line for line in lines if line.startswith("callback")) == ["callback 0 ", "callback 1 ", "callback 2 "]
     assert "exiting" in lines
+
+
+def test_a_run_async_callback_may_hold_the_last_reference_to_its_session():
+    # The session's destructor waits for its callbacks; dropped inside one it
+    # would wait for itself (the process hung).
+    model, _, _ = reference(CLS)
+    script = f"""
+import threading, numpy as np, spindle
+done = threading.Event()
+def start():
+    sess = spindle.InferenceSession({str(model)!r})
+    sess.run_async(None, {{"x": np.zeros((1, 3, 48, 192), np.float32)}},
+                   lambda outputs, user_data, err: (sess.get_outputs(), done.set()), None)
+start()
+assert done.wait(120)
+again = threading.Event()
+sess = spindle.InferenceSession({str(model)!r})
+sess.run_async(None, {{"x": np.zeros((1, 3, 48, 192), np.float32)}}, lambda o, u, e: again.set(), None)
+assert again.wait(120)
+print("done", flush=True)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout == "done\n", done.stderr
