@@ -27,7 +27,15 @@ namespace py = pybind11;
 namespace spindle::python {
 namespace {
 
-enum class Kind { kFail, kInvalidArgument, kNotFound, kNoSuchFile, kInvalidProtobuf, kNotImplemented, kRuntimeException };
+enum class Kind {
+  kFail,
+  kInvalidArgument,
+  kNotFound,
+  kNoSuchFile,
+  kInvalidProtobuf,
+  kNotImplemented,
+  kRuntimeException,
+};
 
 // A load error re-classified by rethrow_load_error.
 class LoadError : public std::runtime_error {

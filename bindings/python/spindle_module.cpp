@@ -250,20 +250,6 @@ class PySession {
     session_.reset();
   }
 
-  void load(const py::object& path_or_bytes) {
-    const SessionOptions& opts = options_;
-    if (py::isinstance<py::bytes>(path_or_bytes)) {
-      const std::string bytes = path_or_bytes.cast<std::string>();
-      py::gil_scoped_release release;
-      session_ = InferenceSession::create_from_bytes(
-          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), opts);
-    } else {
-      const std::string path = py::str(path_or_bytes);
-      py::gil_scoped_release release;
-      session_ = InferenceSession::create(path, opts);
-    }
-  }
-
   std::vector<NodeArg> get_inputs() const {
     std::vector<NodeArg> out;
     for (const auto& i : session_->inputs()) out.push_back(node_arg(i));
@@ -346,6 +332,20 @@ class PySession {
   }
 
  private:
+  void load(const py::object& path_or_bytes) {
+    const SessionOptions& opts = options_;
+    if (py::isinstance<py::bytes>(path_or_bytes)) {
+      const std::string bytes = path_or_bytes.cast<std::string>();
+      py::gil_scoped_release release;
+      session_ = InferenceSession::create_from_bytes(
+          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), opts);
+    } else {
+      const std::string path = py::str(path_or_bytes);
+      py::gil_scoped_release release;
+      session_ = InferenceSession::create(path, opts);
+    }
+  }
+
   static std::vector<std::string> to_names(const py::object& output_names) {
     if (output_names.is_none()) return {};
     return output_names.cast<std::vector<std::string>>();
@@ -379,7 +379,6 @@ class PySession {
   }
 
  public:
-
   std::vector<std::string> get_providers() const { return {"CPUExecutionProvider"}; }
   py::dict get_provider_options() const {
     py::dict d;
@@ -435,7 +434,8 @@ PYBIND11_MODULE(_C, m) {
   py::module_::import("atexit").attr("register")(
       py::cpp_function([] { AsyncRuns::instance().wait_all(); }, py::name("_wait_for_async_runs")));
 
-  py::enum_<ExecutionMode>(m, "ExecutionMode", "Sequential: nodes one after another; parallel: independent nodes on the inter-op pool")
+  py::enum_<ExecutionMode>(m, "ExecutionMode",
+                           "Sequential: nodes one after another; parallel: independent nodes on the inter-op pool")
       .value("ORT_SEQUENTIAL", ExecutionMode::kSequential)
       .value("ORT_PARALLEL", ExecutionMode::kParallel);
   py::enum_<GraphOptimizationLevel>(m, "GraphOptimizationLevel", "How far the optimizer rewrites the graph at load")
@@ -529,11 +529,14 @@ PYBIND11_MODULE(_C, m) {
       .def("run_async", &PySession::run_async, py::arg("output_names"), py::arg("input_feed"), py::arg("callback"),
            py::arg("user_data") = py::none());
 
-  m.def("set_num_threads", [](int n) { set_num_threads(n); }, "Threads of the global intra-op pool and of sessions created later with intra_op_num_threads = 0 (PyTorch's name)");
+  m.def("set_num_threads", [](int n) { set_num_threads(n); },
+        "Threads of the global intra-op pool and of sessions created later with intra_op_num_threads = 0 "
+        "(PyTorch's name)");
   m.def("get_num_threads", [] { return get_num_threads(); }, "The count set_num_threads set (or its default)");
-  m.def("set_num_interop_threads", [](int n) { set_num_interop_threads(n); }, "Threads of the global inter-op pool (PyTorch's name)");
-  m.def("get_num_interop_threads", [] { return get_num_interop_threads(); }, "The count set_num_interop_threads set (or its default)");
-  m.def("parallel_info", [] { return parallel_info(); }, "The threading layout: pools, threads, placement (PyTorch's name)");
-  m.def("get_available_providers", [] { return std::vector<std::string>{"CPUExecutionProvider"}; });
-  m.def("get_device", [] { return std::string("CPU"); });
+  m.def("set_num_interop_threads", [](int n) { set_num_interop_threads(n); },
+        "Threads of the global inter-op pool (PyTorch's name)");
+  m.def("get_num_interop_threads", [] { return get_num_interop_threads(); },
+        "The count set_num_interop_threads set (or its default)");
+  m.def("parallel_info", [] { return parallel_info(); },
+        "The threading layout: pools, threads, placement (PyTorch's name)");
 }

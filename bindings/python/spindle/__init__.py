@@ -119,7 +119,8 @@ def set_default_logger_severity(severity):
     spindle writes to stderr only for real problems whatever the level."""
     global _logger_severity
     if not isinstance(severity, int) or not 0 <= severity <= 4:
-        raise InvalidArgument(f"set_default_logger_severity({severity!r}): expected an int from 0 (verbose) to 4 (fatal)")
+        raise InvalidArgument(f"set_default_logger_severity({severity!r}): expected an int from 0 (verbose) "
+                              "to 4 (fatal)")
     _logger_severity = severity
 
 
