@@ -235,12 +235,14 @@ def _check_cpu(device_type, device_id, what):
 
 
 class OrtValue:
-    """A tensor on the CPU, as ONNX Runtime's OrtValue. One made by
-    ortvalue_from_numpy shares the numpy array's memory (no copy) when the
-    array is C-contiguous; otherwise it holds a contiguous copy."""
+    """A value on the CPU, as ONNX Runtime's OrtValue: a tensor, or (as
+    run_with_ort_values returns them) a sequence of tensors or an empty
+    optional. One made by ortvalue_from_numpy shares the numpy array's memory
+    (no copy) when the array is C-contiguous; otherwise it holds a contiguous
+    copy."""
 
-    def __init__(self, array):
-        self._array = array
+    def __init__(self, value):
+        self._array = value  # a numpy array, a list of them (a sequence) or None (an empty optional)
 
     @staticmethod
     def ortvalue_from_numpy(numpy_obj, device_type="cpu", device_id=0):
@@ -258,51 +260,63 @@ class OrtValue:
             raise InvalidArgument(f"ortvalue_from_shape_and_type: element type {element_type} is not supported")
         return OrtValue(np.zeros(tuple(shape), dtype=element_type))
 
+    def _tensor(self, what):
+        if not isinstance(self._array, np.ndarray):
+            kind = "a sequence" if isinstance(self._array, list) else "an empty optional"
+            raise InvalidArgument(f"OrtValue.{what}(): this OrtValue is {kind}, not a tensor")
+        return self._array
+
     def numpy(self):
-        """The tensor as a numpy array sharing the OrtValue's memory."""
-        return self._array.view()
+        """The tensor as a numpy array sharing the OrtValue's memory (a
+        sequence: a list of arrays; an empty optional: None)."""
+        if isinstance(self._array, list):
+            return [a.view() for a in self._array]
+        return None if self._array is None else self._array.view()
 
     def shape(self):
-        """The shape, a list of ints."""
-        return list(self._array.shape)
+        """The tensor's shape, a list of ints."""
+        return list(self._tensor("shape").shape)
 
     def data_type(self):
         """ONNX Runtime's type string, e.g. 'tensor(float)'."""
-        return _ONNX_TYPES[self._array.dtype.type]
+        return _ONNX_TYPES[self._tensor("data_type").dtype.type]
 
     def element_type(self):
-        """The numpy element type, e.g. numpy.float32."""
-        return self._array.dtype.type
+        """The tensor's numpy element type, e.g. numpy.float32."""
+        return self._tensor("element_type").dtype.type
 
     def device_name(self):
         """'cpu'."""
         return "cpu"
 
     def is_tensor(self):
-        """True: spindle's OrtValues are tensors."""
-        return True
+        """True for a tensor."""
+        return isinstance(self._array, np.ndarray)
 
     def is_tensor_sequence(self):
-        """False: spindle's OrtValues are tensors."""
-        return False
+        """True for a sequence of tensors."""
+        return isinstance(self._array, list)
 
     def has_value(self):
-        """True: spindle's OrtValues hold a tensor."""
-        return True
+        """False for an empty optional."""
+        return self._array is not None
 
     def data_ptr(self):
-        """Address of the first element."""
-        return self._array.ctypes.data
+        """Address of the tensor's first element."""
+        return self._tensor("data_ptr").ctypes.data
 
     def update_inplace(self, np_arr):
         """Copies np_arr (same shape and element type) into this tensor."""
-        if np_arr.shape != self._array.shape or np_arr.dtype != self._array.dtype:
+        array = self._tensor("update_inplace")
+        if np_arr.shape != array.shape or np_arr.dtype != array.dtype:
             raise InvalidArgument(f"update_inplace: got {np_arr.dtype} {list(np_arr.shape)}, expected "
-                                  f"{self._array.dtype} {list(self._array.shape)}")
-        np.copyto(self._array, np_arr)
+                                  f"{array.dtype} {list(array.shape)}")
+        np.copyto(array, np_arr)
 
     def __repr__(self):
-        return f"OrtValue({self.data_type()}, shape={self.shape()})"
+        if self.is_tensor():
+            return f"OrtValue({self.data_type()}, shape={self.shape()})"
+        return f"OrtValue(sequence of {len(self._array)})" if self.is_tensor_sequence() else "OrtValue(None)"
 
 
 class IOBinding:
@@ -342,8 +356,11 @@ class IOBinding:
             self._outputs[name] = _array_at(buffer_ptr, element_type, shape)
 
     def bind_ortvalue_output(self, name, ortvalue):
-        """Requests the output `name`, written into the given OrtValue."""
-        self._outputs[name] = _numpy_of(ortvalue, f"bind_ortvalue_output('{name}')")
+        """Requests the output `name`, written into the given OrtValue (a tensor)."""
+        dest = _numpy_of(ortvalue, f"bind_ortvalue_output('{name}')")
+        if not isinstance(dest, np.ndarray):
+            raise InvalidArgument(f"bind_ortvalue_output('{name}'): the OrtValue is not a tensor")
+        self._outputs[name] = dest
 
     def get_outputs(self):
         """The last run's outputs as OrtValues, in binding order."""
@@ -379,6 +396,9 @@ class IOBinding:
             if dest is None:
                 values.append(OrtValue(result))
                 continue
+            if not isinstance(result, np.ndarray):
+                raise InvalidArgument(f"output '{name}' is a sequence or an optional, which cannot be written into "
+                                      "a bound buffer: bind it with bind_output(name) alone")
             if dest.shape != result.shape or dest.dtype != result.dtype:
                 raise InvalidArgument(f"output '{name}' is {result.dtype} {list(result.shape)}, but the bound "
                                       f"buffer is {dest.dtype} {list(dest.shape)}")

@@ -93,6 +93,33 @@ def test_ortvalue_shares_the_numpy_buffer_and_runs():
         spindle.OrtValue.ortvalue_from_numpy(x, "cuda", 0)
 
 
+def test_ortvalues_of_sequences_and_optionals():
+    from onnx import TensorProto, helper
+
+    seq = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+    opt = helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [2]))
+    graph = helper.make_graph(
+        [helper.make_node("SequenceInsert", ["S", "x"], ["T"]), helper.make_node("Identity", ["o"], ["same"])],
+        "seq_opt", [helper.make_value_info("S", seq), helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+                    helper.make_value_info("o", opt)],
+        [helper.make_value_info("T", seq), helper.make_value_info("same", opt)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    sess = spindle.InferenceSession(model.SerializeToString())
+    x = spindle.OrtValue.ortvalue_from_numpy(np.array([7, 8], np.float32))
+    t, same = sess.run_with_ort_values(None, {"S": spindle.OrtValue([]), "x": x, "o": spindle.OrtValue(None)})
+    assert t.is_tensor_sequence() and not t.is_tensor() and t.has_value()
+    assert [a.tolist() for a in t.numpy()] == [[7, 8]]
+    assert not same.has_value() and same.numpy() is None
+    with pytest.raises(spindle.InvalidArgument, match=r"OrtValue.shape\(\): this OrtValue is a sequence, not a tensor"):
+        t.shape()
+    # An output sequence fed back as an input.
+    (t2, _) = sess.run_with_ort_values(None, {"S": t, "x": x, "o": x})
+    assert [a.tolist() for a in t2.numpy()] == [[7, 8], [7, 8]]
+    binding = sess.io_binding()
+    with pytest.raises(spindle.InvalidArgument, match=r"the OrtValue is not a tensor"):
+        binding.bind_ortvalue_output("T", t)
+
+
 def test_io_binding_uses_bound_buffers_and_writes_into_bound_outputs():
     sess, x, want = cls_session()
     out_name = sess.get_outputs()[0].name
