@@ -11,6 +11,7 @@
 //   NotFound           InvalidArgument, KeyError   (unknown input/output name, key)
 //   NoSuchFile         Fail, FileNotFoundError
 //   InvalidProtobuf    Fail, ValueError
+//   InvalidGraph       Fail, ValueError                (a model the loader refuses)
 //   NotImplemented     Fail, NotImplementedError   (also named Unsupported)
 //   RuntimeException   Fail                        (a kernel failed while running)
 //   the others         Fail
@@ -33,6 +34,7 @@ enum class Kind {
   kNotFound,
   kNoSuchFile,
   kInvalidProtobuf,
+  kInvalidGraph,
   kNotImplemented,
   kRuntimeException,
 };
@@ -54,6 +56,7 @@ struct Classes {
   PyObject* not_found;
   PyObject* no_such_file;
   PyObject* invalid_protobuf;
+  PyObject* invalid_graph;
   PyObject* not_implemented;
   PyObject* runtime_exception;
 };
@@ -76,6 +79,7 @@ PyObject* class_of(Kind kind) {
     case Kind::kNotFound: return classes.not_found;
     case Kind::kNoSuchFile: return classes.no_such_file;
     case Kind::kInvalidProtobuf: return classes.invalid_protobuf;
+    case Kind::kInvalidGraph: return classes.invalid_graph;
     case Kind::kNotImplemented: return classes.not_implemented;
     case Kind::kRuntimeException: return classes.runtime_exception;
     case Kind::kFail: break;
@@ -95,13 +99,15 @@ Kind kind_of(StatusCode code) {
 
 }  // namespace
 
-void rethrow_load_error(const Error& e) {
+void rethrow_load_error(const Error& e, const std::string& origin) {
   const std::string what = e.what();
   if (e.code() == StatusCode::kNotFound && what.find("model file") != std::string::npos)
     throw LoadError(Kind::kNoSuchFile, what);
-  if (e.code() == StatusCode::kInvalidArgument &&
-      (what.find("not a valid ONNX model") != std::string::npos || what.find("protobuf") != std::string::npos))
-    throw LoadError(Kind::kInvalidProtobuf, what);
+  if (e.code() == StatusCode::kInvalidArgument) {
+    if (what.find("not a valid ONNX model") != std::string::npos || what.find("protobuf") != std::string::npos)
+      throw LoadError(Kind::kInvalidProtobuf, what);
+    if (e.status().message().starts_with(origin + ": ")) throw LoadError(Kind::kInvalidGraph, what);
+  }
   throw e;
 }
 
@@ -124,8 +130,8 @@ void register_errors(py::module_& m) {
   classes.not_implemented = make_class(m, "NotImplemented", {classes.fail, PyExc_NotImplementedError},
                                        "An operator, attribute or dtype spindle does not implement.");
   m.attr("Unsupported") = m.attr("NotImplemented");
-  make_class(m, "InvalidGraph", {classes.fail}, "ONNX Runtime's InvalidGraph (spindle reports graph errors as "
-                                                "InvalidArgument).");
+  classes.invalid_graph = make_class(m, "InvalidGraph", {classes.fail, PyExc_ValueError},
+                                     "The model's graph is malformed (a missing value, a node's inputs, types).");
   make_class(m, "EPFail", {classes.fail}, "ONNX Runtime's EPFail (spindle has one provider, the CPU).");
 
   py::register_exception_translator([](std::exception_ptr p) {

@@ -17,7 +17,10 @@ void register_errors(pybind11::module_& m);
 
 // Raised by model loading for what ONNX Runtime reports with its own class: a
 // missing model file (NoSuchFile), bytes that are no ONNX protobuf
-// (InvalidProtobuf). Any other error passes through unchanged.
-[[noreturn]] void rethrow_load_error(const Error& e);
+// (InvalidProtobuf), a graph the loader refuses (InvalidGraph: an invalid
+// argument whose message starts with the model's origin, its path or
+// "<model bytes>", as the loader's messages do). Any other error passes
+// through unchanged.
+[[noreturn]] void rethrow_load_error(const Error& e, const std::string& origin);
 
 }  // namespace spindle::python

@@ -240,7 +240,8 @@ class PySession {
     try {
       load(path_or_bytes);
     } catch (const Error& e) {
-      python::rethrow_load_error(e);
+      python::rethrow_load_error(e, py::isinstance<py::bytes>(path_or_bytes) ? "<model bytes>"
+                                                                             : std::string(py::str(path_or_bytes)));
     }
   }
   // Outstanding run_async callbacks need the GIL: the session's destructor

@@ -54,6 +54,23 @@ def test_onnx_runtime_exception_classes_are_spindles_and_raised_where_onnx_runti
     close(sess.run(None, {"x": x})[0], want)  # still usable
 
 
+def test_a_malformed_graph_is_invalid_graph_and_option_errors_stay_invalid_argument(tmp_path):
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Add", ["x", "nope"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    (tmp_path / "bad.onnx").write_bytes(model)
+    for source in (model, str(tmp_path / "bad.onnx")):
+        with pytest.raises(ort_state.InvalidGraph, match=r"node Add reads 'nope', which no node, input or initializer"):
+            spindle.InferenceSession(source)
+    so = spindle.SessionOptions()
+    so.add_session_config_entry("session.max_tensor_bytes", "x")
+    with pytest.raises(ort_state.InvalidArgument, match=r"session.max_tensor_bytes=\"x\""):
+        spindle.InferenceSession(reference(CLS)[0], so)
+
+
 def test_a_provider_list_with_cpu_runs_and_warns_for_the_others():
     model, feeds, expected = reference(CLS)
     with pytest.warns(UserWarning, match=r"Specified provider 'CUDAExecutionProvider' is not in available provider"):

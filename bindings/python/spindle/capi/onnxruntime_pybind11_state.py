@@ -5,7 +5,7 @@
 They are spindle's own classes (spindle.InvalidArgument is this
 InvalidArgument): a wrong input name or dtype raises InvalidArgument, a
 missing model file NoSuchFile, bytes that are no ONNX model InvalidProtobuf,
-an operator spindle lacks NotImplemented, a failing kernel RuntimeException,
+a malformed graph InvalidGraph, an operator spindle lacks NotImplemented, a failing kernel RuntimeException,
 anything else Fail (the base of them all)."""
 from spindle._C import (  # noqa: F401
     EngineError,
