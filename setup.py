@@ -1,6 +1,7 @@
 """setup.py — the build step of the Python package (pyproject.toml holds its
-metadata): runs the project's CMake for the target spindle_python and puts the
-module and its type stubs (bindings/python/spindle.pyi) into the wheel.
+metadata): the package `spindle` is bindings/python/spindle (Python files,
+type stubs, py.typed); its extension module spindle._C is built by the
+project's CMake (target spindle_python) and copied into the wheel.
 
 The CMake build folder is, in order: $SPINDLE_BUILD_DIR; the checkout's
 build/ when it is already configured (the folder the README's commands make,
@@ -26,16 +27,15 @@ class CMakeBuild(build_ext):
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
         subprocess.run(["cmake", "--build", str(build_dir), "--target", "spindle_python", "-j", jobs], check=True)
         suffix = sysconfig.get_config_var("EXT_SUFFIX")
-        built = build_dir / "bindings" / "python" / f"spindle{suffix}"
+        built = build_dir / "bindings" / "python" / "spindle" / f"_C{suffix}"
         if not built.exists():
-            found = sorted(p.name for p in built.parent.glob("spindle*.so"))
+            found = sorted(p.name for p in built.parent.glob("_C*.so"))
             sys.exit(f"spindle: {built} was not built (found {found or 'nothing'}); the build folder "
                      f"{build_dir} was configured for another Python than {sys.executable}: "
                      "set SPINDLE_BUILD_DIR to a new folder")
         target = Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built, target)
-        shutil.copyfile(ROOT / "bindings" / "python" / "spindle.pyi", target.with_name("spindle.pyi"))
 
     def cmake_build_dir(self):
         if os.environ.get("SPINDLE_BUILD_DIR"):
@@ -52,4 +52,6 @@ class CMakeBuild(build_ext):
         return build_dir
 
 
-setup(ext_modules=[Extension("spindle", sources=[])], cmdclass={"build_ext": CMakeBuild})
+setup(packages=["spindle", "spindle.capi"], package_dir={"": "bindings/python"},
+      package_data={"spindle": ["__init__.pyi", "py.typed"]},
+      ext_modules=[Extension("spindle._C", sources=[])], cmdclass={"build_ext": CMakeBuild})

@@ -1,5 +1,6 @@
-// spindle_module.cpp — the Python module `spindle`, shaped like ONNX
-// Runtime's so that existing code changes only its import:
+// spindle_module.cpp — the extension module `spindle._C` under the Python
+// package `spindle` (spindle/__init__.py), shaped like ONNX Runtime's so that
+// existing code changes only its import:
 //
 //   so = spindle.SessionOptions()
 //   so.intra_op_num_threads = 2
@@ -13,18 +14,21 @@
 // type the model does not expect is an error); outputs are numpy arrays
 // that own the runtime's output buffers (no copy). The GIL is released while
 // a model runs, so Python threads running sessions really overlap. spindle
-// errors become Python exceptions with the same message: InvalidArgument,
-// NotFound and Unsupported derive from ValueError / KeyError /
-// NotImplementedError and from spindle.Fail.
+// errors become Python exceptions with ONNX Runtime's class names and
+// spindle's message (errors.cpp). Providers, OrtValue, IOBinding and the
+// other pure-Python parts of ONNX Runtime's API are in spindle/__init__.py.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdint>
 #include <iterator>
+#include <mutex>
 #include <optional>
 
+#include "errors.h"
 #include "spindle/environment.h"
 #include "spindle/session.h"
 #include "spindle/version.h"
@@ -195,6 +199,37 @@ struct PyRunOptions : RunOptions {
   std::string logid;
 };
 
+// run_async requests whose callback has not yet returned. A callback needs
+// the GIL, which a thread cannot take once the interpreter is finalizing (it
+// would be stopped mid-call and the process aborted), so interpreter exit
+// waits for them first (registered with atexit by the module).
+class AsyncRuns {
+ public:
+  static AsyncRuns& instance() {
+    static auto* runs = new AsyncRuns;  // never destroyed: pool threads may end requests during exit
+    return *runs;
+  }
+  void begin() {
+    std::lock_guard lock(mutex_);
+    ++pending_;
+  }
+  void end() {
+    std::lock_guard lock(mutex_);
+    if (--pending_ == 0) done_.notify_all();
+  }
+  // Called with the GIL held; releases it while waiting.
+  void wait_all() {
+    py::gil_scoped_release release;
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [this] { return pending_ == 0; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_;
+  int pending_ = 0;
+};
+
 class PySession {
  public:
   PySession(const py::object& path_or_bytes, const std::optional<PySessionOptions>& options,
@@ -202,17 +237,18 @@ class PySession {
       : options_(options.value_or(PySessionOptions{})) {
     check_providers(providers, provider_options);
     check_kwargs(kwargs);
-    const SessionOptions& opts = options_;
-    if (py::isinstance<py::bytes>(path_or_bytes)) {
-      const std::string bytes = path_or_bytes.cast<std::string>();
-      py::gil_scoped_release release;
-      session_ = InferenceSession::create_from_bytes(
-          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), opts);
-    } else {
-      const std::string path = py::str(path_or_bytes);
-      py::gil_scoped_release release;
-      session_ = InferenceSession::create(path, opts);
+    try {
+      load(path_or_bytes);
+    } catch (const Error& e) {
+      python::rethrow_load_error(e, py::isinstance<py::bytes>(path_or_bytes) ? "<model bytes>"
+                                                                             : std::string(py::str(path_or_bytes)));
     }
+  }
+  // Outstanding run_async callbacks need the GIL: the session's destructor
+  // waits for them with the GIL released.
+  ~PySession() {
+    py::gil_scoped_release release;
+    session_.reset();
   }
 
   std::vector<NodeArg> get_inputs() const {
@@ -227,9 +263,100 @@ class PySession {
   }
 
   py::list run(const py::object& output_names, const py::dict& feed, PyRunOptions* run_options) {
-    std::vector<std::string> names;
-    if (!output_names.is_none()) names = output_names.cast<std::vector<std::string>>();
+    const std::vector<std::string> names = to_names(output_names);
     std::vector<py::object> keep;
+    const Feeds feeds = to_feeds(feed, keep);
+    std::vector<Tensor> outputs;
+    {
+      py::gil_scoped_release release;
+      outputs = session_->run(feeds, names, run_options);
+    }
+    return to_list(std::move(outputs));
+  }
+
+  // ONNX Runtime's run_async: returns at once; callback(outputs, user_data,
+  // err) is called on the inter-op pool, holding the GIL, with the outputs
+  // (a list of numpy arrays; empty on failure) and err = "" or the message.
+  void run_async(const py::object& output_names, const py::dict& feed, const py::function& callback,
+                 const py::object& user_data) {
+    // What the request holds of Python: the callback, the user data and the
+    // fed arrays the feeds borrow.
+    struct PyRefs {
+      py::function callback;
+      py::object user_data;
+      std::vector<py::object> keep;
+    };
+    // Released under the GIL by whichever thread drops the request last
+    // (when the run could not be started, the caller).
+    struct Request {
+      std::unique_ptr<PyRefs> refs;
+      ~Request() {
+        if (!refs) return;
+        py::gil_scoped_acquire acquire;
+        refs.reset();
+      }
+    };
+    auto request = std::make_shared<Request>();
+    request->refs.reset(new PyRefs{callback, user_data, {}});
+    Feeds feeds = to_feeds(feed, request->refs->keep);
+    std::vector<std::string> names = to_names(output_names);
+    AsyncRuns::instance().begin();
+    py::gil_scoped_release release;
+    try {
+      session_->run_async(std::move(feeds), std::move(names), [request](Status status, std::vector<Tensor> outputs) {
+        {
+          py::gil_scoped_acquire acquire;
+          PyRefs& r = *request->refs;
+          try {
+            if (status.is_ok()) r.callback(to_list(std::move(outputs)), r.user_data, std::string());
+            else r.callback(py::list(), r.user_data, status.to_string());
+          } catch (py::error_already_set& e) {
+            // An exception in the callback has nowhere to go: reported like
+            // Python reports one in a thread.
+            e.discard_as_unraisable("spindle run_async callback");
+          } catch (const std::exception& e) {
+            PyErr_SetString(PyExc_RuntimeError, e.what());
+            PyErr_WriteUnraisable(r.callback.ptr());
+          }
+          // The callback may hold the last reference to this session, whose
+          // destructor waits for this very callback: its references are
+          // dropped on the main thread instead (a pending call).
+          PyRefs* refs = request->refs.release();
+          if (Py_AddPendingCall([](void* p) { delete static_cast<PyRefs*>(p); return 0; }, refs) != 0) delete refs;
+        }
+        AsyncRuns::instance().end();  // after the last use of the GIL
+      });
+    } catch (...) {
+      AsyncRuns::instance().end();
+      throw;
+    }
+  }
+
+ private:
+  void load(const py::object& path_or_bytes) {
+    const SessionOptions& opts = options_;
+    if (py::isinstance<py::bytes>(path_or_bytes)) {
+      const std::string bytes = path_or_bytes.cast<std::string>();
+      py::gil_scoped_release release;
+      session_ = InferenceSession::create_from_bytes(
+          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), opts);
+    } else {
+      const std::string path = py::str(path_or_bytes);
+      py::gil_scoped_release release;
+      session_ = InferenceSession::create(path, opts);
+    }
+  }
+
+  static std::vector<std::string> to_names(const py::object& output_names) {
+    if (output_names.is_none()) return {};
+    return output_names.cast<std::vector<std::string>>();
+  }
+  static py::list to_list(std::vector<Tensor> outputs) {
+    py::list result;
+    for (auto& t : outputs) result.append(to_numpy(std::move(t)));
+    return result;
+  }
+  Feeds to_feeds(const py::dict& feed, std::vector<py::object>& keep) const {
     Feeds feeds;
     for (const auto& [k, v] : feed) {
       const std::string name = py::str(k);
@@ -249,16 +376,10 @@ class PySession {
         feeds.emplace_back(name, to_tensor(name, v, keep));
       }
     }
-    std::vector<Tensor> outputs;
-    {
-      py::gil_scoped_release release;
-      outputs = session_->run(feeds, names, run_options);
-    }
-    py::list result;
-    for (auto& t : outputs) result.append(to_numpy(std::move(t)));
-    return result;
+    return feeds;
   }
 
+ public:
   std::vector<std::string> get_providers() const { return {"CPUExecutionProvider"}; }
   py::dict get_provider_options() const {
     py::dict d;
@@ -306,37 +427,19 @@ class PySession {
 }  // namespace
 }  // namespace spindle
 
-PYBIND11_MODULE(spindle, m) {
+PYBIND11_MODULE(_C, m) {
   using namespace spindle;
-  m.doc() = "spindle: a CPU inference runtime for ONNX models (ONNX Runtime API shape)";
+  m.doc() = "spindle's extension module; use the package `spindle`";
   m.attr("__version__") = version();
+  python::register_errors(m);
+  py::module_::import("atexit").attr("register")(
+      py::cpp_function([] { AsyncRuns::instance().wait_all(); }, py::name("_wait_for_async_runs")));
 
-  static py::exception<Error> fail(m, "Fail", PyExc_RuntimeError);
-  static py::object invalid = py::reinterpret_steal<py::object>(PyErr_NewException(
-      "spindle.InvalidArgument", py::make_tuple(fail, py::handle(PyExc_ValueError)).release().ptr(), nullptr));
-  static py::object not_found = py::reinterpret_steal<py::object>(PyErr_NewException(
-      "spindle.NotFound", py::make_tuple(fail, py::handle(PyExc_KeyError)).release().ptr(), nullptr));
-  static py::object unsupported = py::reinterpret_steal<py::object>(PyErr_NewException(
-      "spindle.Unsupported", py::make_tuple(fail, py::handle(PyExc_NotImplementedError)).release().ptr(), nullptr));
-  m.attr("InvalidArgument") = invalid;
-  m.attr("NotFound") = not_found;
-  m.attr("Unsupported") = unsupported;
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const Error& e) {
-      PyObject* type = fail.ptr();
-      if (e.code() == StatusCode::kInvalidArgument) type = invalid.ptr();
-      else if (e.code() == StatusCode::kNotFound) type = not_found.ptr();
-      else if (e.code() == StatusCode::kUnsupported) type = unsupported.ptr();
-      PyErr_SetString(type, e.what());
-    }
-  });
-
-  py::enum_<ExecutionMode>(m, "ExecutionMode")
+  py::enum_<ExecutionMode>(m, "ExecutionMode",
+                           "Sequential: nodes one after another; parallel: independent nodes on the inter-op pool")
       .value("ORT_SEQUENTIAL", ExecutionMode::kSequential)
       .value("ORT_PARALLEL", ExecutionMode::kParallel);
-  py::enum_<GraphOptimizationLevel>(m, "GraphOptimizationLevel")
+  py::enum_<GraphOptimizationLevel>(m, "GraphOptimizationLevel", "How far the optimizer rewrites the graph at load")
       .value("ORT_DISABLE_ALL", GraphOptimizationLevel::kDisableAll)
       .value("ORT_ENABLE_BASIC", GraphOptimizationLevel::kBasic)
       .value("ORT_ENABLE_EXTENDED", GraphOptimizationLevel::kExtended)
@@ -389,7 +492,7 @@ PYBIND11_MODULE(spindle, m) {
       .def_readwrite("run_tag", &RunOptions::run_tag)
       .def_readwrite("timeout_ms", &RunOptions::timeout_ms);  // spindle: fail the run past this many ms (0 = none)
 
-  py::class_<ModelMetadata>(m, "ModelMetadata")
+  py::class_<ModelMetadata>(m, "ModelMetadata", "The model's metadata (InferenceSession.get_modelmeta())")
       .def_readonly("producer_name", &ModelMetadata::producer_name)
       .def_readonly("graph_name", &ModelMetadata::graph_name)
       .def_readonly("domain", &ModelMetadata::domain)
@@ -398,7 +501,11 @@ PYBIND11_MODULE(spindle, m) {
       .def_readonly("version", &ModelMetadata::version)
       .def_readonly("custom_metadata_map", &ModelMetadata::custom_metadata_map);
 
-  py::class_<NodeArg>(m, "NodeArg")
+  py::class_<NodeArg>(m, "NodeArg", "A model input or output: name, shape (ints, dimension names, None), type")
+      .def(py::init([](std::string name, py::list shape, std::string type) {
+             return NodeArg{std::move(name), std::move(shape), std::move(type)};
+           }),
+           py::arg("name"), py::arg("shape"), py::arg("type"))
       .def_readonly("name", &NodeArg::name)
       .def_readonly("shape", &NodeArg::shape)
       .def_readonly("type", &NodeArg::type)
@@ -419,13 +526,18 @@ PYBIND11_MODULE(spindle, m) {
       .def("get_session_options", &PySession::get_session_options, py::return_value_policy::copy)
       .def("end_profiling", &PySession::end_profiling)
       .def("run", &PySession::run, py::arg("output_names"), py::arg("input_feed"),
-           py::arg("run_options") = nullptr);
+           py::arg("run_options") = nullptr)
+      .def("run_async", &PySession::run_async, py::arg("output_names"), py::arg("input_feed"), py::arg("callback"),
+           py::arg("user_data") = py::none());
 
-  m.def("set_num_threads", [](int n) { set_num_threads(n); });
-  m.def("get_num_threads", [] { return get_num_threads(); });
-  m.def("set_num_interop_threads", [](int n) { set_num_interop_threads(n); });
-  m.def("get_num_interop_threads", [] { return get_num_interop_threads(); });
-  m.def("parallel_info", [] { return parallel_info(); });
-  m.def("get_available_providers", [] { return std::vector<std::string>{"CPUExecutionProvider"}; });
-  m.def("get_device", [] { return std::string("CPU"); });
+  m.def("set_num_threads", [](int n) { set_num_threads(n); },
+        "Threads of the global intra-op pool and of sessions created later with intra_op_num_threads = 0 "
+        "(PyTorch's name)");
+  m.def("get_num_threads", [] { return get_num_threads(); }, "The count set_num_threads set (or its default)");
+  m.def("set_num_interop_threads", [](int n) { set_num_interop_threads(n); },
+        "Threads of the global inter-op pool (PyTorch's name)");
+  m.def("get_num_interop_threads", [] { return get_num_interop_threads(); },
+        "The count set_num_interop_threads set (or its default)");
+  m.def("parallel_info", [] { return parallel_info(); },
+        "The threading layout: pools, threads, placement (PyTorch's name)");
 }

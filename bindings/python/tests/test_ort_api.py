@@ -1,0 +1,322 @@
+"""ONNX Runtime's Python API beyond InferenceSession.run, as spindle provides
+it: exception classes and where they are raised, provider lists, OrtValue,
+IOBinding, run_with_ort_values, run_async, free-dimension overrides, run
+config entries and the module functions. Outputs are checked against ONNX
+Runtime's reference outputs from the model cache (scripts/make-references.sh).
+"""
+import gc
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import spindle
+from spindle.capi import onnxruntime_pybind11_state as ort_state
+
+from test_spindle import CACHE, CLS, reference
+
+
+def close(got, want):
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+
+
+def cls_session(**kwargs):
+    model, feeds, expected = reference(CLS)
+    return spindle.InferenceSession(model, **kwargs), feeds["x"], list(expected.values())[0]
+
+
+def test_onnx_runtime_exception_classes_are_spindles_and_raised_where_onnx_runtime_raises_them():
+    for name in ["Fail", "InvalidArgument", "NoSuchFile", "NoModel", "EngineError", "RuntimeException",
+                 "InvalidProtobuf", "ModelLoaded", "NotImplemented", "InvalidGraph", "EPFail"]:
+        assert getattr(ort_state, name) is getattr(spindle, name)
+        assert issubclass(getattr(ort_state, name), spindle.Fail)
+    from spindle.capi._pybind_state import InvalidArgument
+    assert InvalidArgument is spindle.InvalidArgument and spindle.Unsupported is spindle.NotImplemented
+    sess, x, want = cls_session()
+    # A wrong input name: InvalidArgument in ONNX Runtime; still a KeyError here.
+    with pytest.raises(ort_state.InvalidArgument, match=r"unknown input name 'y'") as info:
+        sess.run(None, {"y": x})
+    assert isinstance(info.value, KeyError)
+    with pytest.raises(ort_state.InvalidArgument, match=r"unknown output name 'nope'"):
+        sess.run(["nope"], {"x": x})
+    with pytest.raises(ort_state.InvalidArgument, match=r"expected element type float32"):
+        sess.run(None, {"x": x.astype(np.float64)})
+    with pytest.raises(ort_state.NoSuchFile, match=r"model file /nonexistent/m.onnx does not exist") as info:
+        spindle.InferenceSession("/nonexistent/m.onnx")
+    assert isinstance(info.value, FileNotFoundError)
+    with pytest.raises(ort_state.InvalidProtobuf, match=r"not a valid ONNX model"):
+        spindle.InferenceSession(b"\x08\x07garbage")
+    close(sess.run(None, {"x": x})[0], want)  # still usable
+
+
+def test_a_malformed_graph_is_invalid_graph_and_option_errors_stay_invalid_argument(tmp_path):
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Add", ["x", "nope"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    (tmp_path / "bad.onnx").write_bytes(model)
+    for source in (model, str(tmp_path / "bad.onnx")):
+        with pytest.raises(ort_state.InvalidGraph, match=r"node Add reads 'nope', which no node, input or initializer"):
+            spindle.InferenceSession(source)
+    so = spindle.SessionOptions()
+    so.add_session_config_entry("session.max_tensor_bytes", "x")
+    with pytest.raises(ort_state.InvalidArgument, match=r"session.max_tensor_bytes=\"x\""):
+        spindle.InferenceSession(reference(CLS)[0], so)
+
+
+def test_a_provider_list_with_cpu_runs_and_warns_for_the_others():
+    model, feeds, expected = reference(CLS)
+    with pytest.warns(UserWarning, match=r"Specified provider 'CUDAExecutionProvider' is not in available provider"):
+        sess = spindle.InferenceSession(model, providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
+    assert sess.get_providers() == ["CPUExecutionProvider"]
+    close(sess.run(None, feeds)[0], list(expected.values())[0])
+    with pytest.warns(UserWarning, match=r"'CUDAExecutionProvider'"):
+        sess = spindle.InferenceSession(model, providers=[("CUDAExecutionProvider", {"device_id": 0}),
+                                                          ("CPUExecutionProvider", {"arena_extend_strategy": 1})])
+    assert sess.get_provider_options() == {"CPUExecutionProvider": {"arena_extend_strategy": "1"}}
+    with pytest.raises(ValueError, match=r"None of the specified providers \['CUDAExecutionProvider'\] is available. "
+                                         r"Available providers: 'CPUExecutionProvider'"):
+        spindle.InferenceSession(model, providers=["CUDAExecutionProvider"])
+    with pytest.raises(ValueError, match=r"'providers' values must be either strings or \(string, dict\) tuples"):
+        spindle.InferenceSession(model, providers=[1])
+    sess.set_providers(["CPUExecutionProvider"])
+    with pytest.raises(ValueError, match=r"None of the specified providers"):
+        sess.set_providers(["CUDAExecutionProvider"])
+    close(sess.run(None, feeds)[0], list(expected.values())[0])
+
+
+def test_ortvalue_shares_the_numpy_buffer_and_runs():
+    sess, x, want = cls_session()
+    v = spindle.OrtValue.ortvalue_from_numpy(x)
+    assert v.is_tensor() and v.shape() == [1, 3, 48, 192] and v.data_type() == "tensor(float)"
+    assert v.element_type() is np.float32 and v.device_name() == "cpu"
+    assert v.data_ptr() == x.ctypes.data and np.shares_memory(v.numpy(), x)  # no copy
+    strided = np.repeat(x, 2, axis=3)[..., ::2]
+    copied = spindle.OrtValue.ortvalue_from_numpy(strided)
+    assert not np.shares_memory(copied.numpy(), strided) and np.array_equal(copied.numpy(), x)
+    (out,) = sess.run_with_ort_values(None, {"x": v})
+    assert isinstance(out, spindle.OrtValue) and out.shape() == [1, 2]
+    close(out.numpy(), want)
+    empty = spindle.OrtValue.ortvalue_from_shape_and_type([2, 3], np.int64)
+    assert empty.shape() == [2, 3] and empty.data_type() == "tensor(int64)" and not empty.numpy().any()
+    with pytest.raises(spindle.InvalidArgument, match=r"device 'cuda' 0 is not available"):
+        spindle.OrtValue.ortvalue_from_numpy(x, "cuda", 0)
+
+
+def test_ortvalues_of_sequences_and_optionals():
+    from onnx import TensorProto, helper
+
+    seq = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+    opt = helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [2]))
+    graph = helper.make_graph(
+        [helper.make_node("SequenceInsert", ["S", "x"], ["T"]), helper.make_node("Identity", ["o"], ["same"])],
+        "seq_opt", [helper.make_value_info("S", seq), helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+                    helper.make_value_info("o", opt)],
+        [helper.make_value_info("T", seq), helper.make_value_info("same", opt)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    sess = spindle.InferenceSession(model.SerializeToString())
+    x = spindle.OrtValue.ortvalue_from_numpy(np.array([7, 8], np.float32))
+    t, same = sess.run_with_ort_values(None, {"S": spindle.OrtValue([]), "x": x, "o": spindle.OrtValue(None)})
+    assert t.is_tensor_sequence() and not t.is_tensor() and t.has_value()
+    assert [a.tolist() for a in t.numpy()] == [[7, 8]]
+    assert not same.has_value() and same.numpy() is None
+    with pytest.raises(spindle.InvalidArgument, match=r"OrtValue.shape\(\): this OrtValue is a sequence, not a tensor"):
+        t.shape()
+    # An output sequence fed back as an input.
+    (t2, _) = sess.run_with_ort_values(None, {"S": t, "x": x, "o": x})
+    assert [a.tolist() for a in t2.numpy()] == [[7, 8], [7, 8]]
+    binding = sess.io_binding()
+    with pytest.raises(spindle.InvalidArgument, match=r"the OrtValue is not a tensor"):
+        binding.bind_ortvalue_output("T", t)
+
+
+def test_io_binding_uses_bound_buffers_and_writes_into_bound_outputs():
+    sess, x, want = cls_session()
+    out_name = sess.get_outputs()[0].name
+    binding = sess.io_binding()
+    binding.bind_cpu_input("x", x)
+    binding.bind_output(out_name)
+    sess.run_with_iobinding(binding)
+    (result,) = binding.get_outputs()
+    close(result.numpy(), want)
+    close(binding.copy_outputs_to_cpu()[0], want)
+    # Into a preallocated OrtValue, and from a raw address.
+    dest = spindle.OrtValue.ortvalue_from_shape_and_type([1, 2], np.float32)
+    binding.clear_binding_inputs()
+    binding.clear_binding_outputs()
+    binding.bind_input("x", "cpu", 0, np.float32, list(x.shape), x.ctypes.data)
+    binding.bind_ortvalue_output(out_name, dest)
+    sess.run_with_iobinding(binding)
+    close(dest.numpy(), want)
+    assert binding.get_outputs()[0].data_ptr() == dest.data_ptr()
+    raw = np.zeros((1, 2), np.float32)
+    binding.bind_output(out_name, "cpu", 0, np.float32, [1, 2], raw.ctypes.data)
+    sess.run_with_iobinding(binding)
+    close(raw, want)
+    # A bound buffer of the wrong shape is an error naming both shapes.
+    binding.bind_ortvalue_output(out_name, spindle.OrtValue.ortvalue_from_shape_and_type([2, 2], np.float32))
+    with pytest.raises(spindle.InvalidArgument, match=r"output '.*' is float32 \[1, 2\], but the bound buffer is "
+                                                     r"float32 \[2, 2\]"):
+        sess.run_with_iobinding(binding)
+    binding.clear_binding_outputs()
+    with pytest.raises(spindle.InvalidArgument, match=r"no output is bound"):
+        sess.run_with_iobinding(binding)
+    assert binding.get_outputs() == []
+
+
+def test_run_async_calls_back_on_a_pool_thread_holding_the_gil():
+    sess, x, want = cls_session()
+    done = threading.Event()
+    got = {}
+
+    def callback(outputs, user_data, err):
+        got.update(outputs=outputs, user_data=user_data, err=err, thread=threading.get_ident())
+        done.set()
+
+    state = object()
+    sess.run_async(None, {"x": x}, callback, state)
+    assert done.wait(60)
+    assert got["err"] == "" and got["user_data"] is state and got["thread"] != threading.get_ident()
+    close(got["outputs"][0], want)
+    # A failed run: no outputs, the message in err; the session stays usable.
+    done.clear()
+    sess.run_async(None, {"y": x}, callback, None)
+    assert done.wait(60)
+    assert got["outputs"] == [] and "unknown input name 'y'" in got["err"]
+    close(sess.run(None, {"x": x})[0], want)
+
+
+def test_run_async_survives_a_raising_callback_and_a_dropped_session():
+    sess, x, want = cls_session()
+    raised = []
+    old_hook = sys.unraisablehook
+    sys.unraisablehook = lambda info: raised.append(info.exc_value)
+    try:
+        results = []
+        sess.run_async(None, {"x": x}, lambda o, u, e: results.append(o), None)
+
+        def boom(outputs, user_data, err):
+            raise RuntimeError("from the callback")
+
+        sess.run_async(None, {"x": x}, boom, None)
+        del sess  # waits for both requests, without deadlocking on the GIL
+        gc.collect()
+    finally:
+        sys.unraisablehook = old_hook
+    assert len(results) == 1
+    close(results[0][0], want)
+    assert [str(e) for e in raised] == ["from the callback"]
+
+
+def test_free_dimension_override_fixes_the_named_dimension():
+    model, feeds, expected = reference(CLS)
+    so = spindle.SessionOptions()
+    plain = spindle.InferenceSession(model)
+    batch = plain.get_inputs()[0].shape[0]
+    assert isinstance(batch, str)
+    so.add_free_dimension_override_by_name(batch, 1)
+    sess = spindle.InferenceSession(model, so)
+    assert sess.get_inputs()[0].shape[0] == 1 and sess.get_inputs()[0].shape[1:] == plain.get_inputs()[0].shape[1:]
+    close(sess.run(None, feeds)[0], list(expected.values())[0])
+    two = np.concatenate([feeds["x"]] * 2)
+    with pytest.raises(spindle.InvalidArgument, match=rf"input 'x': dimension 0 \('{batch}'\) is 2, expected 1"):
+        sess.run(None, {"x": two})
+    assert plain.run(None, {"x": two})[0].shape == (2, 2)
+    with pytest.raises(spindle.InvalidArgument, match=r"expected an int >= 0"):
+        so.add_free_dimension_override_by_name(batch, -1)
+
+
+def test_session_and_run_options_extras():
+    model, feeds, expected = reference(CLS)
+    so = spindle.SessionOptions()
+    so.execution_order = spindle.ExecutionOrder.PRIORITY_BASED
+    so.optimized_model_filepath = "/tmp/never-written.onnx"
+    with pytest.raises(AttributeError):
+        so.optimized_model_file_path = "x"  # a typo is an error, as in ONNX Runtime
+    with pytest.warns(UserWarning, match=r"optimized_model_filepath '/tmp/never-written.onnx' is ignored"):
+        sess = spindle.InferenceSession(model, so)
+    assert not Path("/tmp/never-written.onnx").exists()
+    assert sess.get_session_options() is so
+    assert sess.get_overridable_initializers() == []
+    ro = spindle.RunOptions()
+    ro.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+    assert ro.get_run_config_entry("memory.enable_memory_arena_shrinkage") == "cpu:0"
+    with pytest.raises(spindle.NotFound, match=r"run config entry 'nope' is not set"):
+        ro.get_run_config_entry("nope")
+    close(sess.run(None, feeds, ro)[0], list(expected.values())[0])
+    assert sess.get_profiling_start_time_ns() == 0
+    so = spindle.SessionOptions()
+    so.enable_profiling = True
+    before = time.monotonic_ns()
+    profiled = spindle.InferenceSession(model, so)
+    assert before <= profiled.get_profiling_start_time_ns() <= time.monotonic_ns()
+    Path(profiled.end_profiling()).unlink()
+
+
+def test_module_functions():
+    assert spindle.get_available_providers() == ["CPUExecutionProvider"]
+    assert {"CUDAExecutionProvider", "CPUExecutionProvider"} <= set(spindle.get_all_providers())
+    assert spindle.get_device() == "CPU" and spindle.get_version_string() == spindle.__version__
+    assert spindle.__version__ in spindle.get_build_info()
+    spindle.set_default_logger_severity(3)
+    spindle.set_default_logger_verbosity(0)
+    with pytest.raises(spindle.InvalidArgument, match=r"set_default_logger_severity\(5\): expected an int from 0"):
+        spindle.set_default_logger_severity(5)
+    spindle.set_default_logger_severity(2)
+    spindle.set_seed(42)
+    with pytest.raises(spindle.InvalidArgument, match=r"set_seed\('x'\)"):
+        spindle.set_seed("x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spindle.disable_telemetry_events()
+        spindle.enable_telemetry_events()
+
+
+def test_interpreter_exit_waits_for_outstanding_run_async_callbacks():
+    # Without the wait, a pool thread taking the GIL for its callback while
+    # the interpreter finalizes aborts the process. The report is registered
+    # with atexit before spindle is imported, so it runs after spindle's wait.
+    model, _, _ = reference(CLS)
+    script = f"""
+import atexit
+called = []
+atexit.register(lambda: print("called", sorted(called), flush=True))
+import numpy as np, spindle
+sess = spindle.InferenceSession({str(model)!r})
+x = np.load({str(CACHE / "refs" / CLS / "inputs" / "x.npy")!r})
+for i in range(3):
+    sess.run_async(None, {{"x": x}}, lambda outputs, user_data, err: called.append((user_data, err)), i)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "called [(0, ''), (1, ''), (2, '')]\n"
+
+
+def test_a_run_async_callback_may_hold_the_last_reference_to_its_session():
+    # The session's destructor waits for its callbacks; dropped inside one it
+    # would wait for itself (the process hung).
+    model, _, _ = reference(CLS)
+    script = f"""
+import threading, numpy as np, spindle
+done = threading.Event()
+def start():
+    sess = spindle.InferenceSession({str(model)!r})
+    sess.run_async(None, {{"x": np.zeros((1, 3, 48, 192), np.float32)}},
+                   lambda outputs, user_data, err: (sess.get_outputs(), done.set()), None)
+start()
+assert done.wait(120)
+again = threading.Event()
+sess = spindle.InferenceSession({str(model)!r})
+sess.run_async(None, {{"x": np.zeros((1, 3, 48, 192), np.float32)}}, lambda o, u, e: again.set(), None)
+assert again.wait(120)
+print("done", flush=True)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout == "done\n", done.stderr
