@@ -350,8 +350,16 @@ class ConvKernel final : public OpKernel {
       return;
     }
     // The im2col column tile (K x nt floats) stays near 1 MB, in L2.
-    const int64_t max_nt = pointwise ? P : std::max<int64_t>(kGemmTileN, 262144 / std::max<int64_t>(K, 1));
+    const int64_t max_nt = pointwise ? P : im2col_tile(K);
     const GemmBlocks gb = choose_gemm_blocks(N * G, Mg, P, K, max_nt);
+    // Few output positions and many rows (deep layers: 7x7, 14x14): the
+    // blocks split the rows, and each would redo the im2col of its columns.
+    if (!pointwise && gb.m_blocks > 1 &&
+        static_cast<double>(N * G) * static_cast<double>(K) * static_cast<double>(round_up(P, sgemm_nr())) <=
+            kMaxSharedColumns) {
+      run_gemm_shared_columns(ctx, x, Wt, bias, y, N, C, M, G, w);
+      return;
+    }
     const int64_t per_ng = gb.m_blocks * gb.n_blocks;
     const int64_t blocks = N * G * per_ng;
     const double block_work = static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1));
@@ -382,6 +390,64 @@ class ConvKernel final : public OpKernel {
       }
     });
   }
+
+  // Columns per im2col tile: K x tile floats near 1 MB (in L2), whole
+  // multiples of kGemmTileN.
+  static int64_t im2col_tile(int64_t K) {
+    return std::max<int64_t>(kGemmTileN, 262144 / std::max<int64_t>(K, 1) / kGemmTileN * kGemmTileN);
+  }
+
+  // The im2col path in two passes, for convolutions whose GEMM blocks split
+  // the output rows: first the im2col of every column tile, packed once into
+  // the SGEMM's B panels (a buffer on the calling thread shared by the
+  // blocks), then one SGEMM per (batch, group, row tile, column tile) on
+  // those panels. Same sums in the same order as the one-pass path: only
+  // where B is packed changes.
+  void run_gemm_shared_columns(KernelContext& ctx, const float* x, const Tensor& Wt, const float* bias, float* y,
+                               int64_t N, int64_t C, int64_t M, int64_t G, const Window3& w) const {
+    const int64_t Cg = C / G, Mg = M / G, K = Cg * w.k_size(), P = w.out_size();
+    const int64_t NR = sgemm_nr();
+    const int64_t per_ng = K * round_up(P, NR);  // floats of one (batch, group)'s packed columns
+    float* panels = scratch_floats(kSharedScratchSlot, static_cast<size_t>(N * G * per_ng));
+    const int64_t in_plane = w.in_size();
+    const int64_t tile = im2col_tile(K);
+    const int64_t tiles = ceil_div(P, tile);
+    const int64_t items = N * G * tiles;
+    parallel_for(ctx.pool(), 0, items, grain_for_work(items, static_cast<double>(K * tile)), [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t ng = i / tiles, p0 = (i % tiles) * tile, p1 = std::min(P, p0 + tile);
+        const int64_t n = ng / G, g = ng % G;
+        float* col = scratch_floats(1, static_cast<size_t>(K * (p1 - p0)));
+        im2col(x + (n * C + g * Cg) * in_plane, Cg, w, p0, p1, col);
+        pack_b_panels(false, p1 - p0, K, col, p1 - p0, panels + ng * per_ng + (p0 / NR) * K * NR);
+      }
+    });
+    const GemmBlocks gb = choose_gemm_blocks(N * G, Mg, P, K, P);
+    const int64_t per_block = gb.m_blocks * gb.n_blocks;
+    const int64_t blocks = N * G * per_block;
+    const bool packed = !packed_w_.empty() && &Wt == &w_;
+    const float* wd = Wt.data<float>();
+    parallel_for(ctx.pool(), 0, blocks, grain_for_work(blocks, static_cast<double>(gb.mt * gb.nt * K)),
+                 [&](int64_t b0, int64_t b1) {
+                   for (int64_t b = b0; b < b1; ++b) {
+                     const int64_t ng = b / per_block, rem = b % per_block;
+                     const int64_t n = ng / G, g = ng % G;
+                     const int64_t m0 = (rem / gb.n_blocks) * gb.mt, m1 = std::min(Mg, m0 + gb.mt);
+                     const int64_t p0 = (rem % gb.n_blocks) * gb.nt, p1 = std::min(P, p0 + gb.nt);
+                     SgemmExtras ex;
+                     ex.packed_a = packed ? packed_w_.panel(m0, g) : nullptr;
+                     ex.packed_b = panels + ng * per_ng + (p0 / NR) * K * NR;
+                     ex.row_bias = bias ? bias + g * Mg + m0 : nullptr;
+                     ex.act = act_.is_none() ? nullptr : &act_;
+                     sgemm(false, false, m1 - m0, p1 - p0, K, 1.0f, wd + (g * Mg + m0) * K, K, nullptr, 0, 0.0f,
+                           y + (n * M + g * Mg + m0) * P + p0, P, ex);
+                   }
+                 });
+  }
+
+  // Largest shared packed-column buffer (floats, 32 MB); larger problems
+  // keep the one-pass path.
+  static constexpr double kMaxSharedColumns = 8.0 * 1024 * 1024;
 
   WindowAttrs attrs_;
   int64_t group_;
