@@ -12,8 +12,12 @@
 //              SGEMM (sgemm.h) per block on X_g in place, no im2col (1x1
 //              inputs: a matrix-vector product).
 //   im2col     everything else: im2col of a column tile (output positions)
-//              into a per-thread scratch of K x tile floats that stays in L2,
-//              then one SGEMM.
+//              written straight into the SGEMM's packed B panels, a
+//              per-thread scratch of K x tile floats that stays in L2, then
+//              one SGEMM on them. When the blocks split the output rows
+//              (few positions, many channels: 7x7 and 14x14 layers), every
+//              tile's panels are built once into a buffer the row blocks
+//              share instead.
 // Constant weights of the two GEMM paths are packed into the SGEMM's A
 // panels once, when the kernel is created (unless the session sets
 // session.disable_prepacking = 1; NodeInfo::prepack).
@@ -138,12 +142,32 @@ void depthwise_band(const float* x, const float* wk, float bias, float* y, const
 
 // ---------------------------------------------------------------- im2col
 
+// One row of the im2col tile (len columns) into the SGEMM's B panels of NR
+// columns over the full K (PackedMatrix's B format, sgemm.h): row k of panel
+// q is dst[q * K * NR + k * NR ..]; columns past len are zero.
+// kNR > 0: NR known at compile time (fixed-size copies); 0: NR = nr.
+template <int kNR>
+inline void scatter_row(const float* row, int64_t len, int64_t k, int64_t K, int64_t nr, float* dst) {
+  const int64_t NR = kNR > 0 ? kNR : nr;
+  float* d = dst + k * NR;
+  int64_t j = 0;
+  for (; j + NR <= len; j += NR, d += K * NR) std::memcpy(d, row + j, static_cast<size_t>(NR) * sizeof(float));
+  if (j < len) {
+    std::memcpy(d, row + j, static_cast<size_t>(len - j) * sizeof(float));
+    std::memset(d + (len - j), 0, static_cast<size_t>(NR - (len - j)) * sizeof(float));
+  }
+}
+
 // Columns [p0, p1) of the im2col matrix of Cg input planes (rows ordered
-// c, kd, kh, kw like W): K = Cg * k_size rows of len = p1 - p0 floats at
-// col + k * len. Each row is written as long memcpy segments, one per output
-// row of the tile.
-void im2col(const float* x, int64_t Cg, const Window3& w, int64_t p0, int64_t p1, float* col) {
+// c, kd, kh, kw like W), K = Cg * k_size rows of len = p1 - p0 columns,
+// written straight into the SGEMM's B panels at dst (PackedMatrix's B
+// format over the full K, ceil(len / NR) panels), so the SGEMM packs nothing.
+// Each row is built in a per-thread row buffer as long memcpy segments, one
+// per output row of the tile, then cut into the panels.
+void im2col_panels(const float* x, int64_t Cg, const Window3& w, int64_t p0, int64_t p1, float* dst) {
   const int64_t len = p1 - p0;
+  const int64_t NR = sgemm_nr();
+  float* row = scratch_floats(2, static_cast<size_t>(len));
   const int64_t OH = w.out[1], OW = w.out[2], D = w.in[0], H = w.in[1], W = w.in[2];
   const int64_t plane = w.in_size();
   // The tile's segments: runs of output positions sharing (od, oh).
@@ -184,7 +208,7 @@ void im2col(const float* x, int64_t Cg, const Window3& w, int64_t p0, int64_t p1
           const int64_t ow_hi = W - 1 - kw_off < 0 ? 0 : std::min(OW, (W - 1 - kw_off) / s2 + 1);
           for (int64_t si = 0; si < nseg; ++si) {
             const Segment& sg = segs[si];
-            float* out = col + k * len + sg.j - sg.ow;  // out[ow] for ow in [sg.ow, sg.ow + sg.q)
+            float* out = row + sg.j - sg.ow;  // out[ow] for ow in [sg.ow, sg.ow + sg.q)
             const int64_t id = sg.od * w.s[0] - w.pb[0] + kd * w.d[0];
             const int64_t ih = sg.oh * w.s[1] - w.pb[1] + kh * w.d[1];
             const int64_t e = sg.ow + sg.q;
@@ -203,6 +227,13 @@ void im2col(const float* x, int64_t Cg, const Window3& w, int64_t p0, int64_t p1
               for (int64_t o = a; o < b; ++o) out[o] = src[o * s2];
             }
             for (int64_t o = b; o < e; ++o) out[o] = 0.0f;
+          }
+          const int64_t K = Cg * w.k_size();
+          switch (NR) {
+            case 8: scatter_row<8>(row, len, k, K, NR, dst); break;
+            case 16: scatter_row<16>(row, len, k, K, NR, dst); break;
+            case 32: scatter_row<32>(row, len, k, K, NR, dst); break;
+            default: scatter_row<0>(row, len, k, K, NR, dst); break;
           }
         }
   }
@@ -383,9 +414,10 @@ class ConvKernel final : public OpKernel {
           // B = the tile's columns of the Cg input planes, read in place.
           sgemm(false, false, m1 - m0, len, K, 1.0f, a, K, xg + p0, P, 0.0f, yb, P, ex);
         } else {
-          float* col = scratch_floats(1, static_cast<size_t>(K * len));
-          im2col(xg, Cg, w, p0, p1, col);
-          sgemm(false, false, m1 - m0, len, K, 1.0f, a, K, col, len, 0.0f, yb, P, ex);
+          float* col = scratch_floats(1, static_cast<size_t>(K * round_up(len, sgemm_nr())));
+          im2col_panels(xg, Cg, w, p0, p1, col);
+          ex.packed_b = col;
+          sgemm(false, false, m1 - m0, len, K, 1.0f, a, K, nullptr, 0, 0.0f, yb, P, ex);
         }
       }
     });
@@ -417,9 +449,7 @@ class ConvKernel final : public OpKernel {
       for (int64_t i = i0; i < i1; ++i) {
         const int64_t ng = i / tiles, p0 = (i % tiles) * tile, p1 = std::min(P, p0 + tile);
         const int64_t n = ng / G, g = ng % G;
-        float* col = scratch_floats(1, static_cast<size_t>(K * (p1 - p0)));
-        im2col(x + (n * C + g * Cg) * in_plane, Cg, w, p0, p1, col);
-        pack_b_panels(false, p1 - p0, K, col, p1 - p0, panels + ng * per_ng + (p0 / NR) * K * NR);
+        im2col_panels(x + (n * C + g * Cg) * in_plane, Cg, w, p0, p1, panels + ng * per_ng + (p0 / NR) * K * NR);
       }
     });
     const GemmBlocks gb = choose_gemm_blocks(N * G, Mg, P, K, P);

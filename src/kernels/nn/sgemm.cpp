@@ -77,12 +77,8 @@ PackedMatrix PackedMatrix::pack_b(bool trans, int64_t n, int64_t K, const float*
   pm.group_stride_ = round_up(n, pm.tile_) * K;
   pm.size_ = static_cast<size_t>(pm.group_stride_);
   pm.data_ = alloc_panels(pm.size_);
-  pack_b_panels(trans, n, K, b, ldb, pm.data_.get());
+  pack_b_fn(trans, n, 0, K, b, ldb, pm.data_.get(), K * pm.tile_);
   return pm;
-}
-
-void pack_b_panels(bool trans, int64_t n, int64_t K, const float* b, int64_t ldb, float* dst) {
-  pack_b_fn(trans, n, 0, K, b, ldb, dst, K * sgemm_nr());
 }
 
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float alpha, const float* a, int64_t lda,

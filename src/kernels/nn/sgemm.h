@@ -62,12 +62,6 @@ class PackedMatrix {
   size_t size_ = 0;
 };
 
-// Packs op(B) of K x n into `dst` in PackedMatrix's B format (NR-column
-// panels over the full K, ceil(n / NR) * NR * K floats): for a caller that
-// shares one packed operand between the blocks of one call (Conv's im2col
-// columns, packed once and read by every row block).
-void pack_b_panels(bool trans, int64_t n, int64_t K, const float* b, int64_t ldb, float* dst);
-
 // What sgemm does besides the product.
 struct SgemmExtras {
   const float* packed_a = nullptr;  // PackedMatrix::panel of the call's first row (alpha already applied)
