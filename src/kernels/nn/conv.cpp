@@ -382,7 +382,16 @@ class ConvKernel final : public OpKernel {
     }
     // The im2col column tile (K x nt floats) stays near 1 MB, in L2.
     const int64_t max_nt = pointwise ? P : im2col_tile(K);
-    const GemmBlocks gb = choose_gemm_blocks(N * G, Mg, P, K, max_nt);
+    GemmBlocks gb = choose_gemm_blocks(N * G, Mg, P, K, max_nt);
+    // Column tiles alone give at least half the blocks the work asks for
+    // (large outputs: 56x56, 112x112): keep every row in one block, so each
+    // tile's im2col is built once and used by all rows while it is in L2.
+    if (!pointwise && gb.m_blocks > 1 &&
+        2 * N * G * gb.n_blocks >= blocks_for_work(static_cast<double>(N * G) * static_cast<double>(Mg) *
+                                                   static_cast<double>(P) * static_cast<double>(K))) {
+      gb.mt = Mg;
+      gb.m_blocks = 1;
+    }
     // Few output positions and many rows (deep layers: 7x7, 14x14): the
     // blocks split the rows, and each would redo the im2col of its columns.
     if (!pointwise && gb.m_blocks > 1 &&
