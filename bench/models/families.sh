@@ -2,7 +2,9 @@
 # spindle vs ONNX Runtime on the benchmark families, both through Node.js in
 # one process (bench/models/side_by_side.js: A B A B, outputs checked first),
 # at intra-op 1 and 2, sequential. Models are exported once with Debian's
-# PyTorch (bench/models/export_models.py) into $SPINDLE_CACHE/bench-models.
+# PyTorch (bench/models/export_models.py) into $SPINDLE_CACHE/bench-models;
+# bench/models/setup.sh installs python3-torch / python3-torchvision first
+# when they are missing.
 # Prints a markdown table: p50 of each side (median over rounds), the ratio
 # spindle/ORT (< 1: spindle faster), CPU ms per inference of each side, and
 # each side's intra2/intra1 scaling.
@@ -19,6 +21,7 @@ runs=${RUNS:-20}
 scripts/fetch-models.sh >/dev/null
 if [ ! -s "$dir/models.tsv" ]; then
   echo "families: exporting models into $dir (once)" >&2
+  bench/models/setup.sh
   rm -rf "$dir.part" && mkdir -p "$dir.part"
   /usr/bin/python3 bench/models/export_models.py "$dir.part" >&2
   rm -rf "$dir" && mv "$dir.part" "$dir"

@@ -288,6 +288,10 @@ std::vector<ConvCase> conv_cases() {
       {"conv1d_wide", {1, 3, 100}, {4, 3, 5}, 1, {1}, {1}, {2, 2}, true},
       {"implicit_k_blocked", {1, 50, 6, 40}, {10, 50, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
       {"im2col_k_blocked", {1, 50, 5, 7}, {17, 50, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
+      // Few output positions, many rows: the im2col columns are packed once
+      // and shared by row blocks (conv.cpp's two-pass path).
+      {"im2col_shared_columns", {1, 64, 7, 7}, {96, 64, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
+      {"im2col_shared_columns_grouped", {2, 128, 6, 7}, {192, 64, 3, 3}, 2, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
       {"pointwise_k_blocked", {1, 400, 4, 8}, {9, 400, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true},
       {"depthwise3x3", {2, 6, 15, 21}, {6, 1, 3, 3}, 6, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
       {"depthwise3x3_s2", {1, 5, 16, 35}, {5, 1, 3, 3}, 5, {2, 2}, {1, 1}, {1, 1, 1, 1}, true},
@@ -474,6 +478,8 @@ INSTANTIATE_TEST_SUITE_P(
                         "Conv",
                         {{"group", int64_t{1}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}},
                         {{1, 1, 300, 300}, {1, 1, 3, 3}}},
+        DeterminismCase{"conv_im2col_shared_columns", "Conv", {{"pads", std::vector<int64_t>{1, 1, 1, 1}}},
+                        {{1, 128, 7, 7}, {256, 128, 3, 3}, {256}}},
         DeterminismCase{"conv_pointwise", "Conv", {}, {{1, 64, 40, 40}, {96, 64, 1, 1}, {96}}},
         DeterminismCase{"conv_pointwise_small_spatial", "Conv", {}, {{1, 480, 3, 20}, {480, 480, 1, 1}}},
         DeterminismCase{"convtranspose_2x2_s2",

@@ -12,8 +12,12 @@
 //              SGEMM (sgemm.h) per block on X_g in place, no im2col (1x1
 //              inputs: a matrix-vector product).
 //   im2col     everything else: im2col of a column tile (output positions)
-//              into a per-thread scratch of K x tile floats that stays in L2,
-//              then one SGEMM.
+//              written straight into the SGEMM's packed B panels, a
+//              per-thread scratch of K x tile floats that stays in L2, then
+//              one SGEMM on them. When the blocks split the output rows
+//              (few positions, many channels: 7x7 and 14x14 layers), every
+//              tile's panels are built once into a buffer the row blocks
+//              share instead.
 // Constant weights of the two GEMM paths are packed into the SGEMM's A
 // panels once, when the kernel is created (unless the session sets
 // session.disable_prepacking = 1; NodeInfo::prepack).
@@ -138,12 +142,32 @@ void depthwise_band(const float* x, const float* wk, float bias, float* y, const
 
 // ---------------------------------------------------------------- im2col
 
+// One row of the im2col tile (len columns) into the SGEMM's B panels of NR
+// columns over the full K (PackedMatrix's B format, sgemm.h): row k of panel
+// q is dst[q * K * NR + k * NR ..]; columns past len are zero.
+// kNR > 0: NR known at compile time (fixed-size copies); 0: NR = nr.
+template <int kNR>
+inline void scatter_row(const float* row, int64_t len, int64_t k, int64_t K, int64_t nr, float* dst) {
+  const int64_t NR = kNR > 0 ? kNR : nr;
+  float* d = dst + k * NR;
+  int64_t j = 0;
+  for (; j + NR <= len; j += NR, d += K * NR) std::memcpy(d, row + j, static_cast<size_t>(NR) * sizeof(float));
+  if (j < len) {
+    std::memcpy(d, row + j, static_cast<size_t>(len - j) * sizeof(float));
+    std::memset(d + (len - j), 0, static_cast<size_t>(NR - (len - j)) * sizeof(float));
+  }
+}
+
 // Columns [p0, p1) of the im2col matrix of Cg input planes (rows ordered
-// c, kd, kh, kw like W): K = Cg * k_size rows of len = p1 - p0 floats at
-// col + k * len. Each row is written as long memcpy segments, one per output
-// row of the tile.
-void im2col(const float* x, int64_t Cg, const Window3& w, int64_t p0, int64_t p1, float* col) {
+// c, kd, kh, kw like W), K = Cg * k_size rows of len = p1 - p0 columns,
+// written straight into the SGEMM's B panels at dst (PackedMatrix's B
+// format over the full K, ceil(len / NR) panels), so the SGEMM packs nothing.
+// Each row is built in a per-thread row buffer as long memcpy segments, one
+// per output row of the tile, then cut into the panels.
+void im2col_panels(const float* x, int64_t Cg, const Window3& w, int64_t p0, int64_t p1, float* dst) {
   const int64_t len = p1 - p0;
+  const int64_t NR = sgemm_nr();
+  float* row = scratch_floats(2, static_cast<size_t>(len));
   const int64_t OH = w.out[1], OW = w.out[2], D = w.in[0], H = w.in[1], W = w.in[2];
   const int64_t plane = w.in_size();
   // The tile's segments: runs of output positions sharing (od, oh).
@@ -184,7 +208,7 @@ void im2col(const float* x, int64_t Cg, const Window3& w, int64_t p0, int64_t p1
           const int64_t ow_hi = W - 1 - kw_off < 0 ? 0 : std::min(OW, (W - 1 - kw_off) / s2 + 1);
           for (int64_t si = 0; si < nseg; ++si) {
             const Segment& sg = segs[si];
-            float* out = col + k * len + sg.j - sg.ow;  // out[ow] for ow in [sg.ow, sg.ow + sg.q)
+            float* out = row + sg.j - sg.ow;  // out[ow] for ow in [sg.ow, sg.ow + sg.q)
             const int64_t id = sg.od * w.s[0] - w.pb[0] + kd * w.d[0];
             const int64_t ih = sg.oh * w.s[1] - w.pb[1] + kh * w.d[1];
             const int64_t e = sg.ow + sg.q;
@@ -203,6 +227,13 @@ void im2col(const float* x, int64_t Cg, const Window3& w, int64_t p0, int64_t p1
               for (int64_t o = a; o < b; ++o) out[o] = src[o * s2];
             }
             for (int64_t o = b; o < e; ++o) out[o] = 0.0f;
+          }
+          const int64_t K = Cg * w.k_size();
+          switch (NR) {
+            case 8: scatter_row<8>(row, len, k, K, NR, dst); break;
+            case 16: scatter_row<16>(row, len, k, K, NR, dst); break;
+            case 32: scatter_row<32>(row, len, k, K, NR, dst); break;
+            default: scatter_row<0>(row, len, k, K, NR, dst); break;
           }
         }
   }
@@ -350,8 +381,25 @@ class ConvKernel final : public OpKernel {
       return;
     }
     // The im2col column tile (K x nt floats) stays near 1 MB, in L2.
-    const int64_t max_nt = pointwise ? P : std::max<int64_t>(kGemmTileN, 262144 / std::max<int64_t>(K, 1));
-    const GemmBlocks gb = choose_gemm_blocks(N * G, Mg, P, K, max_nt);
+    const int64_t max_nt = pointwise ? P : im2col_tile(K);
+    GemmBlocks gb = choose_gemm_blocks(N * G, Mg, P, K, max_nt);
+    // Column tiles alone give at least half the blocks the work asks for
+    // (large outputs: 56x56, 112x112): keep every row in one block, so each
+    // tile's im2col is built once and used by all rows while it is in L2.
+    if (!pointwise && gb.m_blocks > 1 &&
+        2 * N * G * gb.n_blocks >= blocks_for_work(static_cast<double>(N * G) * static_cast<double>(Mg) *
+                                                   static_cast<double>(P) * static_cast<double>(K))) {
+      gb.mt = Mg;
+      gb.m_blocks = 1;
+    }
+    // Few output positions and many rows (deep layers: 7x7, 14x14): the
+    // blocks split the rows, and each would redo the im2col of its columns.
+    if (!pointwise && gb.m_blocks > 1 &&
+        static_cast<double>(N * G) * static_cast<double>(K) * static_cast<double>(round_up(P, sgemm_nr())) <=
+            kMaxSharedColumns) {
+      run_gemm_shared_columns(ctx, x, Wt, bias, y, N, C, M, G, w);
+      return;
+    }
     const int64_t per_ng = gb.m_blocks * gb.n_blocks;
     const int64_t blocks = N * G * per_ng;
     const double block_work = static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1));
@@ -375,13 +423,70 @@ class ConvKernel final : public OpKernel {
           // B = the tile's columns of the Cg input planes, read in place.
           sgemm(false, false, m1 - m0, len, K, 1.0f, a, K, xg + p0, P, 0.0f, yb, P, ex);
         } else {
-          float* col = scratch_floats(1, static_cast<size_t>(K * len));
-          im2col(xg, Cg, w, p0, p1, col);
-          sgemm(false, false, m1 - m0, len, K, 1.0f, a, K, col, len, 0.0f, yb, P, ex);
+          float* col = scratch_floats(1, static_cast<size_t>(K * round_up(len, sgemm_nr())));
+          im2col_panels(xg, Cg, w, p0, p1, col);
+          ex.packed_b = col;
+          sgemm(false, false, m1 - m0, len, K, 1.0f, a, K, nullptr, 0, 0.0f, yb, P, ex);
         }
       }
     });
   }
+
+  // Columns per im2col tile: K x tile floats near 1 MB (in L2), whole
+  // multiples of kGemmTileN.
+  static int64_t im2col_tile(int64_t K) {
+    return std::max<int64_t>(kGemmTileN, 262144 / std::max<int64_t>(K, 1) / kGemmTileN * kGemmTileN);
+  }
+
+  // The im2col path in two passes, for convolutions whose GEMM blocks split
+  // the output rows: first the im2col of every column tile, packed once into
+  // the SGEMM's B panels (a buffer on the calling thread shared by the
+  // blocks), then one SGEMM per (batch, group, row tile, column tile) on
+  // those panels. Same sums in the same order as the one-pass path: only
+  // where B is packed changes.
+  void run_gemm_shared_columns(KernelContext& ctx, const float* x, const Tensor& Wt, const float* bias, float* y,
+                               int64_t N, int64_t C, int64_t M, int64_t G, const Window3& w) const {
+    const int64_t Cg = C / G, Mg = M / G, K = Cg * w.k_size(), P = w.out_size();
+    const int64_t NR = sgemm_nr();
+    const int64_t per_ng = K * round_up(P, NR);  // floats of one (batch, group)'s packed columns
+    float* panels = scratch_floats(kSharedScratchSlot, static_cast<size_t>(N * G * per_ng));
+    const int64_t in_plane = w.in_size();
+    const int64_t tile = im2col_tile(K);
+    const int64_t tiles = ceil_div(P, tile);
+    const int64_t items = N * G * tiles;
+    parallel_for(ctx.pool(), 0, items, grain_for_work(items, static_cast<double>(K * tile)), [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t ng = i / tiles, p0 = (i % tiles) * tile, p1 = std::min(P, p0 + tile);
+        const int64_t n = ng / G, g = ng % G;
+        im2col_panels(x + (n * C + g * Cg) * in_plane, Cg, w, p0, p1, panels + ng * per_ng + (p0 / NR) * K * NR);
+      }
+    });
+    const GemmBlocks gb = choose_gemm_blocks(N * G, Mg, P, K, P);
+    const int64_t per_block = gb.m_blocks * gb.n_blocks;
+    const int64_t blocks = N * G * per_block;
+    const bool packed = !packed_w_.empty() && &Wt == &w_;
+    const float* wd = Wt.data<float>();
+    parallel_for(ctx.pool(), 0, blocks, grain_for_work(blocks, static_cast<double>(gb.mt * gb.nt * K)),
+                 [&](int64_t b0, int64_t b1) {
+                   for (int64_t b = b0; b < b1; ++b) {
+                     const int64_t ng = b / per_block, rem = b % per_block;
+                     const int64_t n = ng / G, g = ng % G;
+                     const int64_t m0 = (rem / gb.n_blocks) * gb.mt, m1 = std::min(Mg, m0 + gb.mt);
+                     const int64_t p0 = (rem % gb.n_blocks) * gb.nt, p1 = std::min(P, p0 + gb.nt);
+                     SgemmExtras ex;
+                     ex.packed_a = packed ? packed_w_.panel(m0, g) : nullptr;
+                     ex.packed_b = panels + ng * per_ng + (p0 / NR) * K * NR;
+                     ex.row_bias = bias ? bias + g * Mg + m0 : nullptr;
+                     ex.act = act_.is_none() ? nullptr : &act_;
+                     sgemm(false, false, m1 - m0, p1 - p0, K, 1.0f, wd + (g * Mg + m0) * K, K, nullptr, 0, 0.0f,
+                           y + (n * M + g * Mg + m0) * P + p0, P, ex);
+                   }
+                 });
+  }
+
+  // Largest shared packed-column buffer (floats, 32 MB); larger problems
+  // keep the one-pass path.
+  static constexpr double kMaxSharedColumns = 8.0 * 1024 * 1024;
 
   WindowAttrs attrs_;
   int64_t group_;

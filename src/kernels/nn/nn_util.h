@@ -38,8 +38,12 @@ inline int64_t round_up(int64_t a, int64_t m) { return ceil_div(a, m) * m; }
 // columns (ConvTranspose) / flat depthwise output / LRN sums, 3 and 4 =
 // sgemm's packed B and A blocks (sgemm.h). Only used
 // inside parallel_for blocks, which never nest on one thread. Contents are
-// unspecified on return.
+// unspecified on return. Slot 5 (kSharedScratchSlot) is the exception: a
+// kernel's compute() takes it on its calling thread, outside any block, for a
+// buffer that all blocks of one parallel_for read (Conv's packed im2col
+// columns); blocks never take slot 5 themselves.
 float* scratch_floats(int slot, size_t n);
+inline constexpr int kSharedScratchSlot = 5;
 
 enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
 AutoPad parse_auto_pad(const NodeInfo& node);

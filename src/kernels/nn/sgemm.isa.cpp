@@ -87,36 +87,39 @@ constexpr int kNR = kNV * kW;
 // sum_k pa[k*MR + i] * pb[k*NR + j]. init is C itself (accumulate), the row
 // bias, or zero. c has row stride ldc and R full rows of NR columns (the
 // caller handles ragged columns through a local tile).
-template <int R>
+// NV < kNV computes only the first NV vectors of columns (a ragged last
+// tile of at most NV * kW columns); each computed element sees the same
+// operations as with NV = kNV.
+template <int R, int NV = kNV>
 SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, const float* __restrict pb, float* c, int64_t ldc,
                           bool accumulate, const float* row_bias) {
-  Vec acc[R][kNV];
+  Vec acc[R][NV];
   if (accumulate) {
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i)
 #pragma GCC unroll 2
-      for (int v = 0; v < kNV; ++v) acc[i][v] = vload(c + i * ldc + v * kW);
+      for (int v = 0; v < NV; ++v) acc[i][v] = vload(c + i * ldc + v * kW);
   } else if (row_bias) {
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i)
 #pragma GCC unroll 2
-      for (int v = 0; v < kNV; ++v) acc[i][v] = vset1(row_bias[i]);
+      for (int v = 0; v < NV; ++v) acc[i][v] = vset1(row_bias[i]);
   } else {
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i)
 #pragma GCC unroll 2
-      for (int v = 0; v < kNV; ++v) acc[i][v] = vzero();
+      for (int v = 0; v < NV; ++v) acc[i][v] = vzero();
   }
 #pragma GCC unroll 4
   for (int64_t k = 0; k < kc; ++k) {
-    Vec b[kNV];
+    Vec b[NV];
 #pragma GCC unroll 2
-    for (int v = 0; v < kNV; ++v) b[v] = vload(pb + v * kW);
+    for (int v = 0; v < NV; ++v) b[v] = vload(pb + v * kW);
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) {
       const Vec a = vset1(pa[i]);
 #pragma GCC unroll 2
-      for (int v = 0; v < kNV; ++v) acc[i][v] = vfma(a, b[v], acc[i][v]);
+      for (int v = 0; v < NV; ++v) acc[i][v] = vfma(a, b[v], acc[i][v]);
     }
     pa += kMR;
     pb += kNR;
@@ -124,20 +127,20 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, const float* _
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 2
-    for (int v = 0; v < kNV; ++v) vstore(c + i * ldc + v * kW, acc[i][v]);
+    for (int v = 0; v < NV; ++v) vstore(c + i * ldc + v * kW, acc[i][v]);
 }
 
 // micro_tile<rows> for a run-time rows in [1, MR]: a row edge (and M = 1,
 // FC layers at batch 1) computes only its rows. Every row's sum is the same
 // sequence of operations whatever R is, so results do not depend on where a
 // row falls in a panel.
-template <int R = kMR>
+template <int R = kMR, int NV = kNV>
 SG_INLINE void micro_rows(int rows, int64_t kc, const float* pa, const float* pb, float* c, int64_t ldc, bool accumulate,
                           const float* row_bias) {
   if constexpr (R > 1) {
-    if (rows < R) return micro_rows<R - 1>(rows, kc, pa, pb, c, ldc, accumulate, row_bias);
+    if (rows < R) return micro_rows<R - 1, NV>(rows, kc, pa, pb, c, ldc, accumulate, row_bias);
   }
-  micro_tile<R>(kc, pa, pb, c, ldc, accumulate, row_bias);
+  micro_tile<R, NV>(kc, pa, pb, c, ldc, accumulate, row_bias);
 }
 
 }  // namespace
@@ -160,11 +163,13 @@ void sgemm_block(const SgemmBlock& blk) {
         else micro_rows(static_cast<int>(mr), kc, pa, pb, c, blk.ldc, blk.accumulate, bias);
         continue;
       }
-      // Ragged columns: run the tile's rows on a local copy.
+      // Ragged columns: run the tile's rows on a local copy; at most one
+      // vector of columns (7x7 outputs: 49 = 3 x 16 + 1) computes one vector.
       if (blk.accumulate) {
         for (int64_t i = 0; i < mr; ++i) std::memcpy(tile + i * kNR, c + i * blk.ldc, static_cast<size_t>(nr) * 4);
       }
-      micro_rows(static_cast<int>(mr), kc, pa, pb, tile, kNR, blk.accumulate, bias);
+      if (nr <= kW) micro_rows<kMR, 1>(static_cast<int>(mr), kc, pa, pb, tile, kNR, blk.accumulate, bias);
+      else micro_rows(static_cast<int>(mr), kc, pa, pb, tile, kNR, blk.accumulate, bias);
       for (int64_t i = 0; i < mr; ++i) std::memcpy(c + i * blk.ldc, tile + i * kNR, static_cast<size_t>(nr) * 4);
     }
   }

@@ -1,0 +1,66 @@
+"""Writes single-layer Conv (+ Relu) models of the shapes the convolution
+networks spend their time in, for per-layer A/B timing of spindle's Conv
+paths (`spindle bench LAYER.onnx --intra 1 --json`, CPU ms per inference)
+and side by side with ONNX Runtime (bench/models/side_by_side.js). Seeded
+random weights; needs python3-onnx and python3-numpy (scripts/setup-deps.sh).
+
+Usage: /usr/bin/python3 bench/models/conv_layers.py OUT_DIR
+
+  resnet_56  3x3,  64 ->  64 at 56x56 (ResNet stage 1)
+  resnet_28  3x3, 128 -> 128 at 28x28
+  resnet_14  3x3, 256 -> 256 at 14x14
+  resnet_7   3x3, 512 -> 512 at 7x7   (few positions, many rows)
+  stem       7x7 stride 2, 3 -> 64 at 224x224
+  dense_56   3x3, 128 -> 32 at 56x56 (DenseNet layer: few output channels)
+  pw_56      1x1,  64 -> 256 at 56x56
+  pw_14      1x1, 672 -> 112 at 14x14
+  dw3_112    depthwise 3x3, 96 channels at 112x112
+  dw5s2_56   depthwise 5x5 stride 2, 144 channels at 56x56
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+LAYERS = {
+    # name: (C, M, H, kernel, stride, pad, group)
+    "resnet_56": (64, 64, 56, 3, 1, 1, 1),
+    "resnet_28": (128, 128, 28, 3, 1, 1, 1),
+    "resnet_14": (256, 256, 14, 3, 1, 1, 1),
+    "resnet_7": (512, 512, 7, 3, 1, 1, 1),
+    "stem": (3, 64, 224, 7, 2, 3, 1),
+    "dense_56": (128, 32, 56, 3, 1, 1, 1),
+    "pw_56": (64, 256, 56, 1, 1, 0, 1),
+    "pw_14": (672, 112, 14, 1, 1, 0, 1),
+    "dw3_112": (96, 96, 112, 3, 1, 1, 96),
+    "dw5s2_56": (144, 144, 56, 5, 2, 2, 144),
+}
+
+
+def layer(name, c, m, h, k, s, p, g, rng):
+    w = numpy_helper.from_array((rng.standard_normal((m, c // g, k, k)) * 0.05).astype(np.float32), "W")
+    b = numpy_helper.from_array(rng.standard_normal(m).astype(np.float32), "B")
+    conv = helper.make_node("Conv", ["x", "W", "B"], ["c"], kernel_shape=[k, k], strides=[s, s], pads=[p] * 4, group=g)
+    relu = helper.make_node("Relu", ["c"], ["y"])
+    graph = helper.make_graph([conv, relu], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, h])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w, b])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 8
+    return model
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(0)
+    for name, shape in LAYERS.items():
+        onnx.save(layer(name, *shape, rng), os.path.join(out, name + ".onnx"))
+        print(name)
+
+
+if __name__ == "__main__":
+    main()
