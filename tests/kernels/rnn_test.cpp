@@ -199,6 +199,42 @@ TEST_P(RnnCell, ResultsDoNotDependOnTheThreadCount) {
   }
 }
 
+// A constant R is packed transposed when the kernel is created (blocks of
+// 64 and 8 outputs and a tail: hidden size 37); the result equals the one
+// from R read at run time up to summation order, and does not depend on the
+// thread count.
+TEST_P(RnnCell, APackedConstantREqualsRReadAtRunTime) {
+  const CellCase& c = GetParam();
+  constexpr int64_t kT = 6, kB = 2, kI = 5, kH = 37;
+  const int64_t gh = c.gates * kH;
+  const Tensor x = Tensor::from_vector<float>({kT, kB, kI}, random_values(kT * kB * kI, 71));
+  const Weights wt{Tensor::from_vector<float>({2, gh, kI}, random_values(static_cast<size_t>(2 * gh * kI), 72)),
+                   Tensor::from_vector<float>({2, gh, kH}, random_values(static_cast<size_t>(2 * gh * kH), 73)),
+                   Tensor::from_vector<float>({2, 2 * gh}, random_values(static_cast<size_t>(4 * gh), 74))};
+  kernels::NodeInfo node;
+  node.op_type = c.op;
+  node.opset = 14;
+  node.attrs = attrs_for(c, "bidirectional");
+  node.attrs.set("hidden_size", kH);
+  node.num_inputs = 4;
+  node.num_outputs = 2;
+  const auto at_run_time = kernels::run_kernel_once(node, {x, wt.w, wt.r, wt.b});
+  node.const_inputs = {nullptr, &wt.w, &wt.r, &wt.b};
+  const auto packed = kernels::run_kernel_once(node, {x, wt.w, wt.r, wt.b});
+  for (int o = 0; o < 2; ++o) {
+    const auto want = at_run_time[static_cast<size_t>(o)].to_vector<float>();
+    const auto got = packed[static_cast<size_t>(o)].to_vector<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5f) << "output " << o << " element " << i;
+  }
+  for (int threads : {2, 3}) {
+    auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
+    const auto got = kernels::run_kernel_once(node, {x, wt.w, wt.r, wt.b}, pool.get());
+    EXPECT_EQ(got[0].to_vector<float>(), packed[0].to_vector<float>()) << threads << " threads";
+    EXPECT_EQ(got[1].to_vector<float>(), packed[1].to_vector<float>()) << threads << " threads";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Cells, RnnCell, ::testing::ValuesIn(kCells),
                          [](const ::testing::TestParamInfo<CellCase>& info) {
                            return std::string(info.param.op) + (info.param.linear_before_reset ? "_lbr" : "");
