@@ -1,6 +1,7 @@
 // executor.cpp — Plan, Frame and the two executors (see executor.h).
 #include "exec/executor.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <queue>
 #include <set>
@@ -253,7 +254,9 @@ void Frame::recycle(Tensor t) {
   // holding std::string objects.
   if (!b || !b->owned() || b->holds_strings() || b.use_count() != 1) return;
   std::lock_guard<std::mutex> lock(cache_mu_);
-  cache_.emplace(b->size(), std::move(b));
+  const auto at = std::upper_bound(cache_.begin(), cache_.end(), b->size(),
+                                   [](size_t size, const std::shared_ptr<Buffer>& c) { return size < c->size(); });
+  cache_.insert(at, std::move(b));
 }
 
 Tensor Frame::allocate(DataType dtype, const Shape& shape) {
@@ -261,9 +264,10 @@ Tensor Frame::allocate(DataType dtype, const Shape& shape) {
   const size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
   {
     std::lock_guard<std::mutex> lock(cache_mu_);
-    auto it = cache_.lower_bound(bytes);
-    if (it != cache_.end() && it->first <= bytes * 2 + 4096) {
-      std::shared_ptr<Buffer> b = std::move(it->second);
+    const auto it = std::lower_bound(cache_.begin(), cache_.end(), bytes,
+                                     [](const std::shared_ptr<Buffer>& c, size_t size) { return c->size() < size; });
+    if (it != cache_.end() && (*it)->size() <= bytes * 2 + 4096) {
+      std::shared_ptr<Buffer> b = std::move(*it);
       cache_.erase(it);
       return Tensor(dtype, shape, std::move(b));
     }

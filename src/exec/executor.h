@@ -84,7 +84,9 @@ class Frame {
   std::unique_ptr<std::atomic<int>[]> uses_;
   std::unique_ptr<std::atomic<int>[]> deps_;
   std::mutex cache_mu_;
-  std::multimap<size_t, std::shared_ptr<Buffer>> cache_;
+  // Recycled buffers sorted by size (equal sizes in the order recycled): a
+  // vector, so recycling and reusing allocate nothing once it has grown.
+  std::vector<std::shared_ptr<Buffer>> cache_;
   kernels::OutputAllocator allocator_;
 };
 
