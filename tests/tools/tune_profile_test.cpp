@@ -149,6 +149,13 @@ TEST(OptionsFile, RoundTripsAndNamesBadFields) {
   EXPECT_THAT(error_of("not json"), HasSubstr("t.json: not valid JSON"));
 }
 
+fs::path write_model(const std::string& file, const std::vector<uint8_t>& bytes) {
+  const fs::path path = temp_dir() / file;
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                              static_cast<std::streamsize>(bytes.size()));
+  return path;
+}
+
 // Tanh over 256K floats: its parallel_for has several blocks.
 std::vector<uint8_t> tanh_chain() {
   ModelBuilder b;
@@ -180,10 +187,7 @@ TEST(Profile, BlocksRunOnThePoolsThreadsInsideTheirNodes) {
 }
 
 TEST(Profile, TraceIsChromeTraceJsonWithNestedSpans) {
-  const fs::path model = temp_dir() / "tanh.onnx";
-  const auto bytes = tanh_chain();
-  std::ofstream(model, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                               static_cast<std::streamsize>(bytes.size()));
+  const fs::path model = write_model("tanh.onnx", tanh_chain());
   const fs::path trace = temp_dir() / "trace.json";
   std::string out;
   ASSERT_EQ(run_cli(fmt::format("profile {} --intra 2 --runs 2 --trace {}", model.string(), trace.string()), &out), 0)
@@ -358,10 +362,7 @@ TEST(Profile, NodesInsideLoopBodiesHaveOneEventPerIteration) {
 }
 
 TEST(Profile, CommandShowsRowsAndTraceSpansInsideSubgraphs) {
-  const fs::path model = temp_dir() / "if_model.onnx";
-  const auto bytes = if_model();
-  std::ofstream(model, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                               static_cast<std::streamsize>(bytes.size()));
+  const fs::path model = write_model("if_model.onnx", if_model());
   const fs::path cond = temp_dir() / "cond_true.npy";
   ASSERT_TRUE(io::write_npy(cond, Tensor::scalar<bool>(true)).is_ok());
   const fs::path trace = temp_dir() / "if_trace.json";
