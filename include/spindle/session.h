@@ -128,13 +128,19 @@ using Feeds = std::vector<std::pair<std::string, Tensor>>;
 
 // Timing of one run (spindle profile): one event per node, on the thread
 // that ran it, and one per parallel_for block of its kernel, on the thread
-// that ran the block. Times are microseconds since the run started.
+// that ran the block. Times are microseconds since the run started. Nodes
+// inside If / Loop / Scan subgraphs have events too, one per run of their
+// subgraph (per iteration), inside their parent's span on its thread.
 struct NodeEvent {
-  int node_index;  // position in the optimized graph (BlockEvent::node_index)
+  // Top level: position in the optimized graph. Inside a subgraph: a number
+  // past those, unique within the run. BlockEvent::node_index refers to it.
+  int node_index;
   std::string node_name;
   std::string op_type;
   int thread_id;  // Linux tid
   double start_us, duration_us;
+  int parent_index = -1;  // node_index of the control-flow node that ran this one; -1 at top level
+  std::string scope;      // "" at top level, else the path to it: "If/then_branch", "Loop/body/If/else_branch"
 };
 struct BlockEvent {
   int node_index;

@@ -1,6 +1,7 @@
 // executor.cpp — Plan, Frame and the two executors (see executor.h).
 #include "exec/executor.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <queue>
 #include <set>
@@ -14,6 +15,16 @@ namespace spindle::exec {
 
 namespace {
 
+// The control-flow node running on this thread while its run is profiled:
+// the subgraphs it runs report their nodes through the run's hooks, nested
+// under it (set by run_node around the node's kernel).
+struct ProfiledParent {
+  const RunControl* control;
+  int id;
+  const kernels::NodeInfo* info;
+};
+thread_local const ProfiledParent* tl_profiled_parent = nullptr;
+
 // A graph attribute compiled for its node's kernel: runs sequentially on the
 // calling thread (kernels inside still use the intra-op pool). Frames are
 // kept between calls, so a Loop body or an If branch run again (next
@@ -22,8 +33,8 @@ namespace {
 // nested subgraphs) each take a frame of their own from the free list.
 class CompiledSubgraph final : public kernels::Subgraph {
  public:
-  CompiledSubgraph(std::unique_ptr<Plan> plan, std::vector<size_t> outer_index)
-      : plan_(std::move(plan)), outer_index_(std::move(outer_index)) {}
+  CompiledSubgraph(std::unique_ptr<Plan> plan, std::vector<size_t> outer_index, std::string attr)
+      : plan_(std::move(plan)), outer_index_(std::move(outer_index)), attr_(std::move(attr)) {}
 
   int num_inputs() const override {
     return static_cast<int>(plan_->graph().inputs.size() - plan_->graph().captures.size());
@@ -46,6 +57,13 @@ class CompiledSubgraph final : public kernels::Subgraph {
       frame.values()[static_cast<size_t>(g.inputs[formal + c])] = outer[outer_index_[c]];
     RunControl control;
     control.limits = limits;
+    if (const ProfiledParent* p = tl_profiled_parent) {
+      control.on_node = p->control->on_node;
+      control.on_block = p->control->on_block;
+      control.scope = (p->control->scope.empty() ? "" : p->control->scope + "/") + p->info->op_type + "/" + attr_;
+      control.parent = p->id;
+      control.nested_ids = p->control->nested_ids;
+    }
     std::vector<Tensor> out;
     try {
       run_sequential(*plan_, frame, pool, control);
@@ -79,6 +97,7 @@ class CompiledSubgraph final : public kernels::Subgraph {
 
   std::unique_ptr<Plan> plan_;
   std::vector<size_t> outer_index_;  // capture c is outer[outer_index_[c]]
+  std::string attr_;                 // the node's attribute this graph is ("then_branch", "body")
   mutable std::mutex frames_mu_;
   mutable std::vector<std::unique_ptr<Frame>> free_frames_;
 };
@@ -125,7 +144,7 @@ Result<std::shared_ptr<const kernels::Subgraph>> compile_subgraph(const graph::N
     outer_index.push_back(static_cast<size_t>(it - n.outer_names.begin()));
   }
   SPINDLE_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Plan::compile(std::move(g), level, prepack));
-  return std::shared_ptr<const kernels::Subgraph>(std::make_shared<CompiledSubgraph>(std::move(plan), std::move(outer_index)));
+  return std::shared_ptr<const kernels::Subgraph>(std::make_shared<CompiledSubgraph>(std::move(plan), std::move(outer_index), attr));
 }
 
 }  // namespace
@@ -235,7 +254,9 @@ void Frame::recycle(Tensor t) {
   // holding std::string objects.
   if (!b || !b->owned() || b->holds_strings() || b.use_count() != 1) return;
   std::lock_guard<std::mutex> lock(cache_mu_);
-  cache_.emplace(b->size(), std::move(b));
+  const auto at = std::upper_bound(cache_.begin(), cache_.end(), b->size(),
+                                   [](size_t size, const std::shared_ptr<Buffer>& c) { return size < c->size(); });
+  cache_.insert(at, std::move(b));
 }
 
 Tensor Frame::allocate(DataType dtype, const Shape& shape) {
@@ -243,9 +264,10 @@ Tensor Frame::allocate(DataType dtype, const Shape& shape) {
   const size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
   {
     std::lock_guard<std::mutex> lock(cache_mu_);
-    auto it = cache_.lower_bound(bytes);
-    if (it != cache_.end() && it->first <= bytes * 2 + 4096) {
-      std::shared_ptr<Buffer> b = std::move(it->second);
+    const auto it = std::lower_bound(cache_.begin(), cache_.end(), bytes,
+                                     [](const std::shared_ptr<Buffer>& c, size_t size) { return c->size() < size; });
+    if (it != cache_.end() && (*it)->size() <= bytes * 2 + 4096) {
+      std::shared_ptr<Buffer> b = std::move(*it);
       cache_.erase(it);
       return Tensor(dtype, shape, std::move(b));
     }
@@ -273,6 +295,10 @@ void run_node(const Plan& plan, Frame& frame, int index, ThreadPool* intra, cons
   inputs.reserve(n.inputs.size());
   for (int in : n.inputs) inputs.push_back(in >= 0 ? values[static_cast<size_t>(in)] : Tensor());
   std::vector<Tensor> outputs(n.outputs.size());
+  const bool profiled = control.on_node || control.on_block;
+  // Nodes of a subgraph take a fresh id per run (a Loop body's nodes are
+  // events of their own in every iteration).
+  const int id = profiled && control.parent >= 0 && control.nested_ids ? control.nested_ids->fetch_add(1) : index;
   const auto start = control.on_node ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   // Reports this node's parallel_for blocks when profiling.
   struct NodeBlocks final : BlockTracer {
@@ -280,7 +306,16 @@ void run_node(const Plan& plan, Frame& frame, int index, ThreadPool* intra, cons
     int node;
     NodeBlocks(const RunControl& c, int n) : control(c), node(n) {}
     void on_block(int tid, int64_t s, int64_t e) override { control.on_block(node, tid, s, e); }
-  } blocks(control, index);
+  } blocks(control, id);
+  // A control-flow node's subgraphs report their nodes under this one.
+  const ProfiledParent parent{&control, id, &n.info};
+  struct ParentScope {
+    const ProfiledParent* saved = tl_profiled_parent;
+    explicit ParentScope(const ProfiledParent* p) {
+      if (p) tl_profiled_parent = p;
+    }
+    ~ParentScope() { tl_profiled_parent = saved; }
+  } parent_scope(profiled && !n.info.subgraphs.empty() ? &parent : nullptr);
   try {
     BlockTraceScope trace(control.on_block ? &blocks : nullptr);
     MemoryBudget::Scope budget(control.limits && control.limits->memory ? &control.limits->memory : nullptr);
@@ -299,7 +334,7 @@ void run_node(const Plan& plan, Frame& frame, int index, ThreadPool* intra, cons
   } catch (const std::exception& e) {
     throw Error(StatusCode::kRuntimeError, fmt::format("{}: {}", n.info.label(), e.what()));
   }
-  if (control.on_node) control.on_node(index, start, std::chrono::steady_clock::now());
+  if (control.on_node) control.on_node(NodeSpan{id, control.parent, n.info, control.scope}, start, std::chrono::steady_clock::now());
   inputs.clear();
   for (size_t o = 0; o < n.outputs.size(); ++o) {
     const int out = n.outputs[o];
@@ -316,7 +351,23 @@ void run_node(const Plan& plan, Frame& frame, int index, ThreadPool* intra, cons
 
 }  // namespace
 
+namespace {
+
+// A profiled top-level run: the ids of nodes inside subgraphs start past the
+// plan's nodes. Null when the control needs no change.
+std::unique_ptr<RunControl> with_nested_ids(const Plan& plan, const RunControl& control, std::atomic<int>& ids) {
+  if ((!control.on_node && !control.on_block) || control.nested_ids) return nullptr;
+  ids.store(static_cast<int>(plan.nodes().size()));
+  auto c = std::make_unique<RunControl>(control);
+  c->nested_ids = &ids;
+  return c;
+}
+
+}  // namespace
+
 void run_sequential(const Plan& plan, Frame& frame, ThreadPool* intra, const RunControl& control) {
+  std::atomic<int> ids{0};
+  if (auto c = with_nested_ids(plan, control, ids)) return run_sequential(plan, frame, intra, *c);
   const int n = static_cast<int>(plan.nodes().size());
   for (int i = 0; i < n; ++i) {
     check_terminate(control);
@@ -405,6 +456,8 @@ struct ParallelRun {
 }  // namespace
 
 void run_parallel(const Plan& plan, Frame& frame, ThreadPool* intra, TaskPool& inter, const RunControl& control) {
+  std::atomic<int> ids{0};
+  if (auto c = with_nested_ids(plan, control, ids)) return run_parallel(plan, frame, intra, inter, *c);
   ParallelRun run{plan, frame, intra, inter, control};
   const auto& nodes = plan.nodes();
   run.remaining = static_cast<int>(nodes.size());

@@ -84,18 +84,39 @@ class Frame {
   std::unique_ptr<std::atomic<int>[]> uses_;
   std::unique_ptr<std::atomic<int>[]> deps_;
   std::mutex cache_mu_;
-  std::multimap<size_t, std::shared_ptr<Buffer>> cache_;
+  // Recycled buffers sorted by size (equal sizes in the order recycled): a
+  // vector, so recycling and reusing allocate nothing once it has grown.
+  std::vector<std::shared_ptr<Buffer>> cache_;
   kernels::OutputAllocator allocator_;
+};
+
+// A node as the profiling hooks see it. Top-level nodes are identified by
+// their plan index; nodes inside subgraphs (If branches, Loop / Scan bodies)
+// get ids past the top level's, fresh for every run of the subgraph, so each
+// iteration's nodes are events of their own.
+struct NodeSpan {
+  int id;
+  int parent;                    // id of the control-flow node whose subgraph ran it; -1 at top level
+  const kernels::NodeInfo& info;
+  const std::string& scope;      // "" at top level, else e.g. "If/then_branch", "Loop/body/If/else_branch"
 };
 
 struct RunControl {
   const kernels::RunLimits* limits = nullptr;  // cancel flag, deadline, Loop cap, memory budget (may be null)
-  // Called around each node (profiling); may be empty.
-  std::function<void(int node, std::chrono::steady_clock::time_point start, std::chrono::steady_clock::time_point end)>
+  // Called after each node with its span (profiling); may be empty. Nodes
+  // inside subgraphs are reported through the same hooks.
+  std::function<void(const NodeSpan& node, std::chrono::steady_clock::time_point start,
+                     std::chrono::steady_clock::time_point end)>
       on_node;
   // Called for each parallel_for block of a node's kernel, on the thread
-  // that ran it (profiling); may be empty. Times are steady_clock ns.
+  // that ran it (profiling); may be empty. `node` is NodeSpan::id; times are
+  // steady_clock ns.
   std::function<void(int node, int tid, int64_t start_ns, int64_t end_ns)> on_block;
+  // Set by the executor for a subgraph's run: where it is and the source of
+  // nested node ids shared with the whole run.
+  std::string scope;
+  int parent = -1;
+  std::atomic<int>* nested_ids = nullptr;
 };
 
 // Runs every node on the calling thread in plan order.

@@ -136,8 +136,11 @@ Tensor& KernelContext::output(int i, DataType dtype, const Shape& shape) {
   if (i >= num_outputs()) fail(node_, fmt::format("output {} does not exist (node has {})", i, num_outputs()));
   for (int64_t d : shape)
     if (d < 0) fail(node_, fmt::format("output {} would have the negative shape {}", i, shape_to_string(shape)));
-  const std::string what = fmt::format("output {}", i);
-  const int64_t numel = size_numel(node_, shape, what.c_str());
+  // The message is formatted only when the count overflows: this runs for
+  // every output of every node.
+  const std::optional<int64_t> counted = checked_numel(shape);
+  if (!counted) size_numel(node_, shape, fmt::format("output {}", i).c_str());  // throws, naming the output
+  const int64_t numel = *counted;
   if (!checked_mul(numel, static_cast<int64_t>(dtype == DataType::kString ? sizeof(std::string) : dtype_size(dtype))))
     throw Error(StatusCode::kResourceExhausted,
                 fmt::format("{}: output {} of shape {} ({} elements of {}) does not fit in memory", node_.label(), i,

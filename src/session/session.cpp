@@ -407,11 +407,11 @@ std::vector<Tensor> InferenceSession::Impl::run(const Feeds& feeds, const std::v
   const int64_t run_start_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(run_start.time_since_epoch()).count();
   if (profile) {
-    control.on_node = [&](int node, std::chrono::steady_clock::time_point s, std::chrono::steady_clock::time_point e) {
-      const auto& info = plan->nodes()[static_cast<size_t>(node)].info;
-      NodeEvent ev{node, info.name, info.op_type, static_cast<int>(syscall(SYS_gettid)),
+    control.on_node = [&](const exec::NodeSpan& n, std::chrono::steady_clock::time_point s,
+                          std::chrono::steady_clock::time_point e) {
+      NodeEvent ev{n.id, n.info.name, n.info.op_type, static_cast<int>(syscall(SYS_gettid)),
                    std::chrono::duration<double, std::micro>(s - run_start).count(),
-                   std::chrono::duration<double, std::micro>(e - s).count()};
+                   std::chrono::duration<double, std::micro>(e - s).count(), n.parent, n.scope};
       std::lock_guard<std::mutex> lock(events_mu);
       profile->nodes.push_back(std::move(ev));
     };
@@ -608,7 +608,13 @@ std::string chrome_trace_json(const std::vector<ProfiledRun>& runs, const std::s
     for (const auto& b : p.blocks) blocks_of[b.node_index].push_back(&b);
     for (const auto& n : p.nodes) {
       tids.insert(n.thread_id);
-      span(n.op_type.c_str(), "node", n.thread_id, off + n.start_us, n.duration_us, {{"node", n.node_name}, {"run", r}});
+      nlohmann::json args = {{"node", n.node_name}, {"run", r}};
+      if (n.parent_index >= 0) {  // inside a subgraph: nested in its parent's span on the same thread
+        args["scope"] = n.scope;
+        args["parent"] = n.parent_index;
+      }
+      args["id"] = n.node_index;
+      span(n.op_type.c_str(), "node", n.thread_id, off + n.start_us, n.duration_us, std::move(args));
       auto& mine = blocks_of[n.node_index];
       std::sort(mine.begin(), mine.end(), [](auto* x, auto* y) { return x->start_us < y->start_us; });
       double cursor = n.start_us;

@@ -44,10 +44,10 @@ constexpr int64_t T = 5, B = 3, I = 4, H = 6;
 struct Weights {
   Tensor w, r, b;
 };
-Weights weights(const CellCase& c, int64_t dirs, uint32_t seed) {
-  const int64_t gh = c.gates * H;
-  return {Tensor::from_vector<float>({dirs, gh, I}, random_values(static_cast<size_t>(dirs * gh * I), seed)),
-          Tensor::from_vector<float>({dirs, gh, H}, random_values(static_cast<size_t>(dirs * gh * H), seed + 1)),
+Weights weights(const CellCase& c, int64_t dirs, uint32_t seed, int64_t in = I, int64_t hidden = H) {
+  const int64_t gh = c.gates * hidden;
+  return {Tensor::from_vector<float>({dirs, gh, in}, random_values(static_cast<size_t>(dirs * gh * in), seed)),
+          Tensor::from_vector<float>({dirs, gh, hidden}, random_values(static_cast<size_t>(dirs * gh * hidden), seed + 1)),
           Tensor::from_vector<float>({dirs, 2 * gh}, random_values(static_cast<size_t>(dirs * 2 * gh), seed + 2))};
 }
 
@@ -162,11 +162,8 @@ TEST_P(RnnCell, ASequenceCutShortEqualsRunningItAlone) {
 TEST_P(RnnCell, ABatchOnTheGemmPathEqualsEachEntryOnTheDotProductPath) {
   const CellCase& c = GetParam();
   constexpr int64_t kT = 4, kB = 6, kI = 9, kH = 37;
-  const int64_t gh = c.gates * kH;
   const Tensor x = Tensor::from_vector<float>({kT, kB, kI}, random_values(kT * kB * kI, 12));
-  const Weights wt{Tensor::from_vector<float>({2, gh, kI}, random_values(static_cast<size_t>(2 * gh * kI), 51)),
-                   Tensor::from_vector<float>({2, gh, kH}, random_values(static_cast<size_t>(2 * gh * kH), 52)),
-                   Tensor::from_vector<float>({2, 2 * gh}, random_values(static_cast<size_t>(4 * gh), 53))};
+  const Weights wt = weights(c, 2, 51, kI, kH);
   Attributes a = attrs_for(c, "bidirectional");
   a.set("hidden_size", kH);
   const auto all = kernels::run_kernel_once(c.op, 14, a, {x, wt.w, wt.r, wt.b}, 2);
@@ -196,6 +193,39 @@ TEST_P(RnnCell, ResultsDoNotDependOnTheThreadCount) {
     const auto got = run(c, "bidirectional", x, wt, {}, pool.get());
     EXPECT_EQ(got[0].to_vector<float>(), base[0].to_vector<float>()) << threads << " threads";
     EXPECT_EQ(got[1].to_vector<float>(), base[1].to_vector<float>()) << threads << " threads";
+  }
+}
+
+// A constant R is packed transposed when the kernel is created (blocks of
+// 64 and 8 outputs and a tail: hidden size 37); the result equals the one
+// from R read at run time up to summation order, and does not depend on the
+// thread count.
+TEST_P(RnnCell, APackedConstantREqualsRReadAtRunTime) {
+  const CellCase& c = GetParam();
+  constexpr int64_t kT = 6, kB = 2, kI = 5, kH = 37;
+  const Tensor x = Tensor::from_vector<float>({kT, kB, kI}, random_values(kT * kB * kI, 71));
+  const Weights wt = weights(c, 2, 72, kI, kH);
+  kernels::NodeInfo node;
+  node.op_type = c.op;
+  node.opset = 14;
+  node.attrs = attrs_for(c, "bidirectional");
+  node.attrs.set("hidden_size", kH);
+  node.num_inputs = 4;
+  node.num_outputs = 2;
+  const auto at_run_time = kernels::run_kernel_once(node, {x, wt.w, wt.r, wt.b});
+  node.const_inputs = {nullptr, &wt.w, &wt.r, &wt.b};
+  const auto packed = kernels::run_kernel_once(node, {x, wt.w, wt.r, wt.b});
+  for (int o = 0; o < 2; ++o) {
+    const auto want = at_run_time[static_cast<size_t>(o)].to_vector<float>();
+    const auto got = packed[static_cast<size_t>(o)].to_vector<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5f) << "output " << o << " element " << i;
+  }
+  for (int threads : {2, 3}) {
+    auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
+    const auto got = kernels::run_kernel_once(node, {x, wt.w, wt.r, wt.b}, pool.get());
+    EXPECT_EQ(got[0].to_vector<float>(), packed[0].to_vector<float>()) << threads << " threads";
+    EXPECT_EQ(got[1].to_vector<float>(), packed[1].to_vector<float>()) << threads << " threads";
   }
 }
 

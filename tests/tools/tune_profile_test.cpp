@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "io/npy.h"
 #include "session/model_builder.h"
 #include "spindle/session.h"
 
@@ -147,6 +149,13 @@ TEST(OptionsFile, RoundTripsAndNamesBadFields) {
   EXPECT_THAT(error_of("not json"), HasSubstr("t.json: not valid JSON"));
 }
 
+fs::path write_model(const std::string& file, const std::vector<uint8_t>& bytes) {
+  const fs::path path = temp_dir() / file;
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                              static_cast<std::streamsize>(bytes.size()));
+  return path;
+}
+
 // Tanh over 256K floats: its parallel_for has several blocks.
 std::vector<uint8_t> tanh_chain() {
   ModelBuilder b;
@@ -178,10 +187,7 @@ TEST(Profile, BlocksRunOnThePoolsThreadsInsideTheirNodes) {
 }
 
 TEST(Profile, TraceIsChromeTraceJsonWithNestedSpans) {
-  const fs::path model = temp_dir() / "tanh.onnx";
-  const auto bytes = tanh_chain();
-  std::ofstream(model, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                               static_cast<std::streamsize>(bytes.size()));
+  const fs::path model = write_model("tanh.onnx", tanh_chain());
   const fs::path trace = temp_dir() / "trace.json";
   std::string out;
   ASSERT_EQ(run_cli(fmt::format("profile {} --intra 2 --runs 2 --trace {}", model.string(), trace.string()), &out), 0)
@@ -227,6 +233,164 @@ TEST(Profile, EnableProfilingWritesTheRunsOnEndProfiling) {
   SessionOptions plain;
   auto p = InferenceSession::create_from_bytes(tanh_chain(), plain);
   EXPECT_THROW(p->end_profiling(), Error);
+}
+
+// If(c): then Tanh -> Relu over 256K floats (several parallel_for blocks),
+// else Neg.
+std::vector<uint8_t> if_model() {
+  ModelBuilder then_b, else_b, m;
+  then_b.output("y_then", {1 << 18});
+  then_b.node("Tanh", {"x"}, {"t"}, "tanh_in_then");
+  then_b.node("Relu", {"t"}, {"y_then"}, "relu_in_then");
+  else_b.output("y_else", {1 << 18});
+  else_b.node("Neg", {"x"}, {"y_else"}, "neg_in_else");
+  m.input("x", {1 << 18}).input("c", {}, onnx::TensorProto::BOOL).output("y", {1 << 18});
+  auto& n = m.node("If", {"c"}, {"y"}, "the_if");
+  ModelBuilder::attr_graph(n, "then_branch", then_b);
+  ModelBuilder::attr_graph(n, "else_branch", else_b);
+  return m.bytes();
+}
+
+// Loop(M, true, acc): the body's If(cond) adds x to acc (then) or
+// subtracts it (else): an If nested in a Loop body.
+std::vector<uint8_t> loop_if_model() {
+  constexpr int kBool = onnx::TensorProto::BOOL, kInt64 = onnx::TensorProto::INT64;
+  ModelBuilder body, then_b, else_b, m;
+  then_b.output("s_then", {4});
+  then_b.node("Add", {"acc", "x"}, {"s_then"}, "add_in_then");
+  else_b.output("s_else", {4});
+  else_b.node("Sub", {"acc", "x"}, {"s_else"}, "sub_in_else");
+  body.input("i", {}, kInt64).input("cond_in", {}, kBool).input("acc", {4});
+  body.output("cond_out", {}, kBool).output("acc_out", {4});
+  auto& inner = body.node("If", {"cond_in"}, {"acc_out"}, "if_in_body");
+  ModelBuilder::attr_graph(inner, "then_branch", then_b);
+  ModelBuilder::attr_graph(inner, "else_branch", else_b);
+  body.node("Identity", {"cond_in"}, {"cond_out"}, "cond_in_body");
+  m.input("x", {4}).input("M", {}, kInt64).input("cond", {}, kBool).input("acc0", {4}).output("acc", {4});
+  auto& loop = m.node("Loop", {"M", "cond", "acc0"}, {"acc"}, "the_loop");
+  ModelBuilder::attr_graph(loop, "body", body);
+  return m.bytes();
+}
+
+const NodeEvent& event_of(const RunProfile& p, int index) {
+  auto it = std::find_if(p.nodes.begin(), p.nodes.end(), [&](const NodeEvent& e) { return e.node_index == index; });
+  if (it == p.nodes.end()) throw std::runtime_error(fmt::format("no node event {}", index));
+  return *it;
+}
+
+// Each event inside a subgraph lies within its parent's span, on its thread.
+void expect_nested_in_parent(const RunProfile& p) {
+  for (const NodeEvent& e : p.nodes) {
+    if (e.parent_index < 0) continue;
+    const NodeEvent& parent = event_of(p, e.parent_index);
+    EXPECT_EQ(e.thread_id, parent.thread_id) << e.scope << "/" << e.op_type;
+    EXPECT_GE(e.start_us, parent.start_us) << e.scope << "/" << e.op_type;
+    EXPECT_LE(e.start_us + e.duration_us, parent.start_us + parent.duration_us) << e.scope << "/" << e.op_type;
+  }
+}
+
+TEST(Profile, NodesInsideIfBranchesHaveEventsNestedInTheIfNode) {
+  for (ExecutionMode mode : {ExecutionMode::kSequential, ExecutionMode::kParallel}) {
+    SessionOptions o;
+    o.intra_op_num_threads = 2;
+    o.execution_mode = mode;
+    auto s = InferenceSession::create_from_bytes(if_model(), o);
+    Tensor x(DataType::kFloat32, {1 << 18});
+    RunProfile p;
+    s->run_profiled({{"x", x}, {"c", Tensor::scalar<bool>(true)}}, p);
+    ASSERT_EQ(p.nodes.size(), 3u) << "the If and the two nodes of its then branch";
+    const NodeEvent& if_node = *std::find_if(p.nodes.begin(), p.nodes.end(), [](auto& e) { return e.op_type == "If"; });
+    EXPECT_EQ(if_node.parent_index, -1);
+    EXPECT_EQ(if_node.scope, "");
+    std::set<std::string> inside;
+    std::set<int> ids;
+    for (const NodeEvent& e : p.nodes) {
+      ids.insert(e.node_index);
+      if (&e == &if_node) continue;
+      EXPECT_EQ(e.parent_index, if_node.node_index);
+      EXPECT_EQ(e.scope, "If/then_branch");
+      inside.insert(e.node_name);
+    }
+    EXPECT_EQ(ids.size(), 3u) << "node indexes must be distinct";
+    EXPECT_EQ(inside, (std::set<std::string>{"tanh_in_then", "relu_in_then"}));
+    expect_nested_in_parent(p);
+    // The Tanh's parallel_for blocks belong to the Tanh inside the branch.
+    const NodeEvent& tanh = *std::find_if(p.nodes.begin(), p.nodes.end(), [](auto& e) { return e.op_type == "Tanh"; });
+    int tanh_blocks = 0;
+    for (const BlockEvent& b : p.blocks) {
+      EXPECT_NE(b.node_index, if_node.node_index) << "blocks belong to the nodes inside the branch";
+      if (b.node_index != tanh.node_index) continue;
+      ++tanh_blocks;
+      EXPECT_GE(b.start_us, tanh.start_us - 1.0);
+      EXPECT_LE(b.start_us + b.duration_us, tanh.start_us + tanh.duration_us + 1.0);
+    }
+    EXPECT_GE(tanh_blocks, 2);
+    // The other branch when the condition is false.
+    p = {};
+    s->run_profiled({{"x", x}, {"c", Tensor::scalar<bool>(false)}}, p);
+    ASSERT_EQ(p.nodes.size(), 2u);
+    EXPECT_TRUE(std::any_of(p.nodes.begin(), p.nodes.end(), [](auto& e) {
+      return e.scope == "If/else_branch" && e.node_name == "neg_in_else";
+    }));
+  }
+}
+
+TEST(Profile, NodesInsideLoopBodiesHaveOneEventPerIteration) {
+  auto s = InferenceSession::create_from_bytes(loop_if_model(), {});
+  const Tensor x = Tensor::from_vector<float>({4}, {1, 2, 3, 4});
+  RunProfile p;
+  const auto out = s->run_profiled({{"x", x}, {"M", Tensor::scalar<int64_t>(3)}, {"cond", Tensor::scalar<bool>(true)},
+                                    {"acc0", Tensor::from_vector<float>({4}, {0, 0, 0, 0})}},
+                                   p);
+  EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{3, 6, 9, 12}));
+  std::map<std::string, std::vector<const NodeEvent*>> by_path;
+  for (const NodeEvent& e : p.nodes) by_path[e.scope.empty() ? e.op_type : e.scope + "/" + e.op_type].push_back(&e);
+  ASSERT_EQ(by_path["Loop"].size(), 1u);
+  ASSERT_EQ(by_path["Loop/body/If"].size(), 3u) << "one If event per iteration";
+  ASSERT_EQ(by_path["Loop/body/If/then_branch/Add"].size(), 3u);
+  EXPECT_EQ(by_path.count("Loop/body/If/else_branch/Sub"), 0u);
+  std::set<int> ifs;
+  for (const NodeEvent* e : by_path["Loop/body/If"]) {
+    EXPECT_EQ(e->parent_index, by_path["Loop"][0]->node_index);
+    ifs.insert(e->node_index);
+  }
+  EXPECT_EQ(ifs.size(), 3u) << "each iteration's If is an event of its own";
+  std::set<int> parents_of_adds;
+  for (const NodeEvent* e : by_path["Loop/body/If/then_branch/Add"]) parents_of_adds.insert(e->parent_index);
+  EXPECT_EQ(parents_of_adds, ifs) << "each Add sits in its own iteration's If";
+  expect_nested_in_parent(p);
+}
+
+TEST(Profile, CommandShowsRowsAndTraceSpansInsideSubgraphs) {
+  const fs::path model = write_model("if_model.onnx", if_model());
+  const fs::path cond = temp_dir() / "cond_true.npy";
+  ASSERT_TRUE(io::write_npy(cond, Tensor::scalar<bool>(true)).is_ok());
+  const fs::path trace = temp_dir() / "if_trace.json";
+  std::string out;
+  ASSERT_EQ(run_cli(fmt::format("profile {} --input c={} --runs 2 --trace {}", model.string(), cond.string(),
+                                trace.string()),
+                    &out),
+            0)
+      << out;
+  EXPECT_THAT(out, HasSubstr("If/then_branch/Tanh"));
+  EXPECT_THAT(out, HasSubstr("If/then_branch/Relu"));
+  std::ifstream in(trace);
+  const auto j = nlohmann::json::parse(in);
+  std::map<std::pair<int64_t, int>, nlohmann::json> by_id;  // (run, id) -> event
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "X" && e["cat"] == "node") by_id[{e["args"]["run"].get<int64_t>(), e["args"]["id"].get<int>()}] = e;
+  int nested = 0;
+  for (const auto& [key, e] : by_id) {
+    if (!e["args"].contains("parent")) continue;
+    ++nested;
+    EXPECT_EQ(e["args"]["scope"], "If/then_branch");
+    const auto& parent = by_id.at({key.first, e["args"]["parent"].get<int>()});
+    EXPECT_EQ(parent["name"], "If");
+    EXPECT_EQ(e["tid"], parent["tid"]);
+    EXPECT_GE(e["ts"].get<double>(), parent["ts"].get<double>());
+    EXPECT_LE(e["ts"].get<double>() + e["dur"].get<double>(), parent["ts"].get<double>() + parent["dur"].get<double>());
+  }
+  EXPECT_EQ(nested, 4) << "Tanh and Relu in each of 2 runs";
 }
 
 }  // namespace

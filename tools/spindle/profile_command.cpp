@@ -7,8 +7,11 @@
 // file (chrome://tracing, Perfetto): one track per thread, each node's span on
 // the thread that ran it, each parallel_for block of its kernel on the thread
 // that ran the block, and the waits of the node's thread between its own
-// blocks. Then prints per-operator totals: time, share of the run and parallel
-// efficiency (block time summed over threads / (intra threads x node time)).
+// blocks. Nodes inside If / Loop / Scan subgraphs appear nested in their
+// parent node's span. Then prints per-operator totals: time, share of the run
+// and parallel efficiency (block time summed over threads / (intra threads x
+// node time)); operators inside subgraphs have rows of their own marked with
+// their path ("If/then_branch/Conv"), whose time is also in the parent's row.
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -71,10 +74,10 @@ void profile_command(const ProfileArgs& a) {
     }
     for (const auto& n : run.profile.nodes) {
       tids.insert(n.thread_id);
-      OpTotals& t = totals[n.op_type];
+      OpTotals& t = totals[n.scope.empty() ? n.op_type : n.scope + "/" + n.op_type];
       ++t.nodes;
       t.node_us += n.duration_us;
-      total_node_us += n.duration_us;
+      if (n.parent_index < 0) total_node_us += n.duration_us;  // nested time is inside its parent's
       // A node that ran no parallel_for block kept its one thread busy.
       const auto it = block_us.find(n.node_index);
       t.busy_us += it == block_us.end() ? n.duration_us : it->second;
@@ -93,9 +96,11 @@ void profile_command(const ProfileArgs& a) {
   fmt::print("trace      {} ({} threads, {} runs)\n\n", a.trace, tids.size(), a.runs);
   std::vector<std::pair<std::string, OpTotals>> rows(totals.begin(), totals.end());
   std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.second.node_us > y.second.node_us; });
-  fmt::print("{:<28} {:>6} {:>11} {:>7} {:>11}\n", "operator", "nodes", "ms per run", "share", "parallel eff.");
+  size_t width = 28;
+  for (const auto& [op, t] : rows) width = std::max(width, op.size());
+  fmt::print("{:<{}} {:>6} {:>11} {:>7} {:>11}\n", "operator", width, "nodes", "ms per run", "share", "parallel eff.");
   for (const auto& [op, t] : rows)
-    fmt::print("{:<28} {:>6} {:>11.3f} {:>6.1f}% {:>10.0f}%\n", op, t.nodes / a.runs, t.node_us / 1e3 / a.runs,
+    fmt::print("{:<{}} {:>6.4g} {:>11.3f} {:>6.1f}% {:>10.0f}%\n", op, width, static_cast<double>(t.nodes) / a.runs, t.node_us / 1e3 / a.runs,
                total_node_us > 0 ? 100.0 * t.node_us / total_node_us : 0.0,
                t.node_us > 0 ? 100.0 * t.busy_us / (dop * t.node_us) : 0.0);
 }

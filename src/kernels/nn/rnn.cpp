@@ -9,19 +9,24 @@
 // (except GRU's hidden-gate recurrence bias, which the reset gate scales).
 // The recurrence is, for batches up to kMatvecBatch, one dot product per row
 // of R straight from the model's weights (rnn_step.isa.cpp, per ISA level: no
-// packing per step), else one small GEMM per step (H [B, Hs] x R^T). Gate
+// packing per step) or, when R is a constant, a product with R^T packed once
+// at kernel creation (blocks of outputs in registers, no horizontal sums),
+// else one small GEMM per step (H [B, Hs] x R^T). Gate
 // non-linearities run over whole gate vectors with the vectorizable
 // functions of vec_math.h, all buffers are allocated once per call, and the
 // two directions of a bidirectional layer run side by side.
 // Steps past a batch entry's sequence length leave Y at 0 and its state as
 // it was, as the ONNX reference does.
 #include <cmath>
+#include <memory>
 
 #include "kernels/isa/dispatch.h"
 #include "kernels/math/vec_math.h"
 #include "kernels/nn/nn_util.h"
 
 SPINDLE_ISA_DECLARE(void, matvec_rows, (const float* r, int64_t rows, int64_t len, const float* x, float* out));
+SPINDLE_ISA_DECLARE(void, matvec_packed,
+                    (const float* rt, int64_t ld, int64_t cols, int64_t len, const float* x, float* out));
 SPINDLE_ISA_DECLARE(void, sigmoid_inplace, (float* v, int64_t n));
 SPINDLE_ISA_DECLARE(void, tanh_inplace, (float* v, int64_t n));
 
@@ -115,6 +120,7 @@ class RecurrentKernel final : public OpKernel {
     linear_before_reset_ = cell == Cell::kGru && node.attrs.get_int("linear_before_reset", 0) != 0;
     input_forget_ = cell == Cell::kLstm && node.attrs.get_int("input_forget", 0) != 0;
     parse_activations(node);
+    pack_recurrence(node);
   }
 
   void compute(KernelContext& ctx) const override {
@@ -169,12 +175,12 @@ class RecurrentKernel final : public OpKernel {
       peep = ctx.input(7).data<float>();
     }
 
-    // Outputs (zero where a sequence has ended).
+    // Outputs (zero where a sequence has ended; every step writes them otherwise).
     float* y = nullptr;
     if (ctx.wants_output(0)) {
       Tensor& Y = ctx.output(0, DataType::kFloat32, layout_ == 0 ? Shape{T, D, B, H} : Shape{B, T, D, H});
       y = Y.mutable_data<float>();
-      std::fill(y, y + Y.numel(), 0.0f);
+      if (std::any_of(lens.begin(), lens.end(), [&](int64_t l) { return l < T; })) std::fill(y, y + Y.numel(), 0.0f);
     }
     float* yh = ctx.wants_output(1) ? ctx.output(1, DataType::kFloat32, state_shape).mutable_data<float>() : nullptr;
     float* yc = cell_ == Cell::kLstm && ctx.wants_output(2)
@@ -197,6 +203,7 @@ class RecurrentKernel final : public OpKernel {
       dir.reverse = reverse_only_ || d == 1;
       dir.w = W.data<float>() + d * G * H * I;
       dir.r = R.data<float>() + d * G * H * H;
+      if (!rt_.empty() && R.data<float>() == packed_from_) dir.rt = rt_.data() + d * H * G * H;
       dir.wb = bias ? bias + d * 2 * G * H : nullptr;
       dir.rb = bias ? bias + d * 2 * G * H + G * H : nullptr;
       dir.peep = peep ? peep + d * 3 * H : nullptr;
@@ -217,6 +224,7 @@ class RecurrentKernel final : public OpKernel {
     bool reverse = false;
     const float* w = nullptr;   // [G*H, I]
     const float* r = nullptr;   // [G*H, H]
+    const float* rt = nullptr;  // R^T packed at creation [H, G*H], or null
     const float* wb = nullptr;  // [G*H] or null
     const float* rb = nullptr;  // [G*H] or null
     const float* peep = nullptr;  // [3*H] (i, o, f) or null
@@ -243,12 +251,13 @@ class RecurrentKernel final : public OpKernel {
       if (dir.wb) bias[static_cast<size_t>(k)] += dir.wb[k];
       if (dir.rb && !(gru_h_bias_apart && k >= 2 * H)) bias[static_cast<size_t>(k)] += dir.rb[k];
     }
-    std::vector<float> xw(static_cast<size_t>(T * B * GH));
+    // Not zeroed: the GEMM (beta 0) writes every element.
+    std::unique_ptr<float[]> xw(new float[static_cast<size_t>(T * B * GH)]);
     const int64_t rows = T * B;
     parallel_for(pool, 0, rows, grain_for_work(rows, 2.0 * static_cast<double>(GH * I)), [&](int64_t r0, int64_t r1) {
-      gemm(false, true, r1 - r0, GH, I, 1.0f, x + r0 * I, I, dir.w, I, 0.0f, xw.data() + r0 * GH, GH);
+      gemm(false, true, r1 - r0, GH, I, 1.0f, x + r0 * I, I, dir.w, I, 0.0f, xw.get() + r0 * GH, GH);
       for (int64_t r = r0; r < r1; ++r)
-        for (int64_t k = 0; k < GH; ++k) xw[static_cast<size_t>(r * GH + k)] += bias[static_cast<size_t>(k)];
+        for (int64_t k = 0; k < GH; ++k) xw[r * GH + k] += bias[static_cast<size_t>(k)];
     });
 
     std::vector<float> h(static_cast<size_t>(B * H), 0.0f), c(static_cast<size_t>(B * H), 0.0f);
@@ -272,21 +281,24 @@ class RecurrentKernel final : public OpKernel {
     auto active = [&](int64_t b, int64_t step) { return step < lens[static_cast<size_t>(b)]; };
     auto time_of = [&](int64_t b, int64_t step) { return dir.reverse ? lens[static_cast<size_t>(b)] - 1 - step : step; };
     static const auto matvec = SPINDLE_ISA_SELECT(matvec_rows);
-    // out [B, ld] = in [B, H] x R[0:rows]^T
-    auto recurrence = [&](const float* in, const float* r, int64_t rows_used, float* out, int64_t ld) {
-      if (B <= kMatvecBatch) {
-        for (int64_t b = 0; b < B; ++b) matvec(r, rows_used, H, in + b * H, out + b * ld);
+    static const auto matvec_rt = SPINDLE_ISA_SELECT(matvec_packed);
+    // out [B, ld] = in [B, H] x R[row0 : row0 + rows]^T
+    auto recurrence = [&](const float* in, int64_t row0, int64_t rows_used, float* out, int64_t ld) {
+      if (B <= kMatvecBatch && dir.rt) {
+        for (int64_t b = 0; b < B; ++b) matvec_rt(dir.rt + row0, GH, rows_used, H, in + b * H, out + b * ld);
+      } else if (B <= kMatvecBatch) {
+        for (int64_t b = 0; b < B; ++b) matvec(dir.r + row0 * H, rows_used, H, in + b * H, out + b * ld);
       } else {
-        gemm(false, true, B, rows_used, H, 1.0f, in, H, r, H, 0.0f, out, ld);
+        gemm(false, true, B, rows_used, H, 1.0f, in, H, dir.r + row0 * H, H, 0.0f, out, ld);
       }
     };
     float* g = gates.data();
 
     for (int64_t step = 0; step < T; ++step) {
-      recurrence(h.data(), dir.r, r_rows, hr.data(), GH);
+      recurrence(h.data(), 0, r_rows, hr.data(), GH);
       for (int64_t b = 0; b < B; ++b) {
         if (!active(b, step)) continue;  // this sequence has ended: its state stays, its Y stays 0
-        const float* xg = xw.data() + (time_of(b, step) * B + b) * GH;
+        const float* xg = xw.get() + (time_of(b, step) * B + b) * GH;
         const float* hg = hr.data() + b * GH;
         float* hb = h.data() + b * H;
         float* cb = c.data() + b * H;
@@ -319,6 +331,18 @@ class RecurrentKernel final : public OpKernel {
             float* og = g + H;
             float* fg = g + 2 * H;
             float* cc = g + 3 * H;
+            if (!p && clip_ == 0 && !input_forget_) {
+              // The common case in straight loops the compiler vectorizes:
+              // the same operations in the same order as below.
+              for (int64_t k = 0; k < GH; ++k) g[k] = xg[k] + hg[k];
+              acts[0].apply(g, 3 * H);  // i, o, f
+              acts[1].apply(cc, H);
+              float* t = tmp.data();
+              for (int64_t k = 0; k < H; ++k) t[k] = cb[k] = fg[k] * cb[k] + ig[k] * cc[k];
+              acts[2].apply(t, H);
+              for (int64_t k = 0; k < H; ++k) hb[k] = og[k] * t[k];
+              break;
+            }
             for (int64_t k = 0; k < H; ++k) {
               ig[k] = clip(xg[k] + hg[k] + (p ? p[k] * cb[k] : 0.0f));
               fg[k] = clip(xg[2 * H + k] + hg[2 * H + k] + (p ? p[2 * H + k] * cb[k] : 0.0f));
@@ -345,11 +369,11 @@ class RecurrentKernel final : public OpKernel {
       }
       if (gru_split) {
         // h~ = g(X_t W_h^T + Wb_h + (r . H_{t-1}) R_h^T + Rb_h)
-        recurrence(rh.data(), dir.r + 2 * H * H, H, rhr.data(), H);
+        recurrence(rh.data(), 2 * H, H, rhr.data(), H);
         const float* rbh = dir.rb ? dir.rb + 2 * H : nullptr;
         for (int64_t b = 0; b < B; ++b) {
           if (!active(b, step)) continue;
-          const float* xg = xw.data() + (time_of(b, step) * B + b) * GH;
+          const float* xg = xw.get() + (time_of(b, step) * B + b) * GH;
           const float* z = hr.data() + b * GH + 2 * H;
           float* hb = h.data() + b * H;
           for (int64_t k = 0; k < H; ++k)
@@ -381,6 +405,22 @@ class RecurrentKernel final : public OpKernel {
     if (t.shape() != want)
       fail(node, fmt::format("input {} has shape {}, expected {}", name, shape_to_string(t.shape()),
                              shape_to_string(want)));
+  }
+
+  // R^T of every direction, [D][H][G*H], when R is a constant of the
+  // expected shape (and prepacking is on); run_direction uses it only for
+  // the R it was packed from.
+  void pack_recurrence(const NodeInfo& node) {
+    const Tensor* R = node.const_input(2);
+    const int64_t H = hidden_, GH = gates_of(cell_) * hidden_;
+    if (!node.prepack || !R || R->dtype() != DataType::kFloat32 || R->shape() != Shape{dirs_, GH, H}) return;
+    const float* r = R->data<float>();
+    rt_.resize(static_cast<size_t>(dirs_ * H * GH));
+    for (int64_t d = 0; d < dirs_; ++d)
+      for (int64_t j = 0; j < GH; ++j)
+        for (int64_t k = 0; k < H; ++k) rt_[static_cast<size_t>((d * H + k) * GH + j)] = r[(d * GH + j) * H + k];
+    packed_from_ = r;
+    packed_keep_ = *R;  // keeps the buffer (and so the address checked against) alive
   }
 
   int64_t acts_per_dir() const { return cell_ == Cell::kRnn ? 1 : cell_ == Cell::kGru ? 2 : 3; }
@@ -428,6 +468,9 @@ class RecurrentKernel final : public OpKernel {
   bool linear_before_reset_ = false;
   bool input_forget_ = false;
   std::vector<Act> acts_;  // per direction: RNN f; GRU f g; LSTM f g h
+  std::vector<float> rt_;  // packed R^T (pack_recurrence), empty when R is not a constant
+  const float* packed_from_ = nullptr;
+  Tensor packed_keep_;
 };
 
 }  // namespace

@@ -7,12 +7,19 @@
 // 128 that is 196 KB copied per step); rows of R are already contiguous, so a
 // dot product per row reads R once, straight from the cache.
 //
+// When R is a constant, the kernel packs it once at creation as R^T [H,
+// rows] and a step is out[j] = sum_k h[k] R^T[k, j]: blocks of 64 outputs
+// stay in registers while k runs, each R^T row is read once, contiguously,
+// and no horizontal sums are needed (matvec_packed). Each out[j] is summed
+// in k order, whatever the block it falls in.
+//
 // The gate non-linearities (sigmoid, tanh over a gate vector) are here too,
 // so they run at the level's vector width.
 //
 // Determinism: each out[j] is summed in a fixed order (8 lanes, then the
 // lanes pairwise, then the tail), independent of threads; levels may differ
 // in the last bits.
+#include <algorithm>
 #include <cstdint>
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -83,6 +90,35 @@ void matvec_rows(const float* r, int64_t rows, int64_t len, const float* x, floa
     out[j] = tail_dot(rj, x, vec_len, len, (s[0] + s[2]) + (s[1] + s[3]));
   }
 #endif
+}
+
+void matvec_packed(const float* rt, int64_t ld, int64_t cols, int64_t len, const float* x, float* out) {
+  int64_t j = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+  for (; j + 64 <= cols; j += 64) {
+    __m256 a[8];
+    for (auto& v : a) v = _mm256_setzero_ps();
+    for (int64_t k = 0; k < len; ++k) {
+      const __m256 xk = _mm256_broadcast_ss(x + k);
+      const float* row = rt + k * ld + j;
+      for (int l = 0; l < 8; ++l) a[l] = _mm256_fmadd_ps(_mm256_loadu_ps(row + 8 * l), xk, a[l]);
+    }
+    for (int l = 0; l < 8; ++l) _mm256_storeu_ps(out + j + 8 * l, a[l]);
+  }
+  for (; j + 8 <= cols; j += 8) {
+    __m256 a = _mm256_setzero_ps();
+    for (int64_t k = 0; k < len; ++k) a = _mm256_fmadd_ps(_mm256_loadu_ps(rt + k * ld + j), _mm256_broadcast_ss(x + k), a);
+    _mm256_storeu_ps(out + j, a);
+  }
+#endif
+  // The rest (all of it below AVX2): k outer so the j loop vectorizes.
+  if (j == cols) return;
+  std::fill(out + j, out + cols, 0.0f);
+  for (int64_t k = 0; k < len; ++k) {
+    const float xk = x[k];
+    const float* row = rt + k * ld;
+    for (int64_t i = j; i < cols; ++i) out[i] += row[i] * xk;
+  }
 }
 
 void sigmoid_inplace(float* v, int64_t n) {
