@@ -400,6 +400,8 @@ std::string InferenceSession::threading_info() const {
     s += fmt::format("inter-op: inter_op_num_threads = {} is ignored in sequential mode\n", i.options.inter_op.num_threads);
   else
     s += "inter-op: none (sequential mode)\n";
+  if (!i.options.force_spinning_stop) s += "spinning: not stopped when runs end (session.force_spinning_stop = 0)\n";
+  if (i.options.set_denormal_as_zero) s += "denormals: flushed to zero (session.set_denormal_as_zero)\n";
   return s;
 }
 

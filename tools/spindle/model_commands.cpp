@@ -28,7 +28,7 @@ void add_threading_flags(CLI::App* cmd, ThreadingFlags& f) {
   f.intra_opt = cmd->add_option("--intra", f.intra, "intra-op threads including the caller (0 = physical cores)");
   f.inter_opt = cmd->add_option("--inter", f.inter, "inter-op threads (parallel mode; 0 = physical cores)");
   f.mode_opt = cmd->add_option("--mode", f.mode, "execution mode")->check(CLI::IsMember({"sequential", "parallel"}));
-  cmd->add_option("--spin", f.spin, "allow spinning: 0 or 1 (both pools)");
+  cmd->add_option("--spin", f.spin, "allow spinning: 0 or 1 (both pools)")->check(CLI::IsMember({"0", "1"}));
   cmd->add_option("--spin-duration-us", f.spin_duration_us, "spin window in microseconds (both pools)")
       ->check(CLI::Range(int64_t{0}, int64_t{10'000'000}));
   cmd->add_option("--spin-backoff-max", f.spin_backoff_max, "cap of the pause backoff, a power of two (both pools)")
@@ -364,6 +364,7 @@ nlohmann::json bench_one(const std::string& model, const BenchArgs& a, const Thr
   j["mode"] = flags.mode;
   j["opt_level"] = flags.opt_level;
   j["optimizations"] = session->optimization_summary();
+  j["threading"] = session->threading_info();
   j["runs"] = a.runs;
   j["warmup"] = a.warmup;
   j["concurrency"] = a.concurrency;
