@@ -447,21 +447,21 @@ PYBIND11_MODULE(_C, m) {
 
   // Thread counts are checked when set, by the same validation (and with the
   // same message) as session creation.
-  auto thread_count = [](int SessionOptions::*field) {
-    return [field](PySessionOptions& o, int v) {
+  auto thread_count = [](ThreadingOptions SessionSettings::*pool) {
+    return [pool](PySessionOptions& o, int v) {
       SessionOptions probe;
-      probe.*field = v;
+      (probe.*pool).num_threads = v;
       ThreadingOptions intra, inter;
       threading_options_from_session(probe, intra, inter).throw_if_error();
-      o.*field = v;
+      (o.*pool).num_threads = v;
     };
   };
   py::class_<PySessionOptions>(m, "SessionOptions")
       .def(py::init<>())
       .def_property("intra_op_num_threads", [](const PySessionOptions& o) { return o.intra_op_num_threads; },
-                    thread_count(&SessionOptions::intra_op_num_threads))
+                    thread_count(&SessionSettings::intra_op))
       .def_property("inter_op_num_threads", [](const PySessionOptions& o) { return o.inter_op_num_threads; },
-                    thread_count(&SessionOptions::inter_op_num_threads))
+                    thread_count(&SessionSettings::inter_op))
       .def_readwrite("execution_mode", &SessionOptions::execution_mode)
       .def_readwrite("graph_optimization_level", &SessionOptions::graph_optimization_level)
       .def_readwrite("use_per_session_threads", &SessionOptions::use_per_session_threads)
@@ -476,10 +476,9 @@ PYBIND11_MODULE(_C, m) {
       .def("add_session_config_entry",
            [](PySessionOptions& o, const std::string& key, const std::string& value) { o.add_config_entry(key, value); })
       .def("get_session_config_entry", [](const PySessionOptions& o, const std::string& key) {
-        auto it = o.config_entries.find(key);
-        if (it == o.config_entries.end())
-          throw Error(StatusCode::kNotFound, "session config entry '" + key + "' is not set");
-        return it->second;
+        auto value = o.config_entry(key);
+        if (!value) throw Error(StatusCode::kNotFound, "session config entry '" + key + "' is not set");
+        return *value;
       });
 
   py::class_<PyRunOptions>(m, "RunOptions")

@@ -3,7 +3,7 @@
 //   spindle::SessionOptions opts;
 //   opts.intra_op_num_threads = 2;                       // N counts the caller
 //   opts.execution_mode = spindle::ExecutionMode::kParallel;
-//   opts.add_config_entry("session.intra_op.allow_spinning", "0");
+//   opts.intra_op.allow_spinning = false;   // or add_config_entry("session.intra_op.allow_spinning", "0")
 //   auto session = spindle::InferenceSession::create("model.onnx", opts);
 //   auto outputs = session->run({{"x", tensor}});
 //
@@ -16,7 +16,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -34,59 +36,110 @@ namespace spindle {
 enum class ExecutionMode { kSequential, kParallel };
 enum class GraphOptimizationLevel { kDisableAll = 0, kBasic = 1, kExtended = 2, kAll = 99 };
 
-// Session configuration keys (SessionOptions::add_config_entry), as in ONNX Runtime.
+// Session configuration keys (SessionOptions::add_config_entry), as in ONNX
+// Runtime. Each key is parsed into a typed field of SessionOptions (named
+// beside it) by the one table in src/session/config_keys.cpp; the strings
+// are an input format only. docs/options.md lists every key.
 namespace config_keys {
-inline constexpr const char* kIntraOpAllowSpinning = "session.intra_op.allow_spinning";
-inline constexpr const char* kInterOpAllowSpinning = "session.inter_op.allow_spinning";
-inline constexpr const char* kIntraOpSpinDurationUs = "session.intra_op.spin_duration_us";
-inline constexpr const char* kInterOpSpinDurationUs = "session.inter_op.spin_duration_us";
-inline constexpr const char* kIntraOpSpinBackoffMax = "session.intra_op.spin_backoff_max";
-inline constexpr const char* kInterOpSpinBackoffMax = "session.inter_op.spin_backoff_max";
-inline constexpr const char* kIntraOpThreadAffinities = "session.intra_op_thread_affinities";
-inline constexpr const char* kIntraOpNumaNode = "session.intra_op.numa_node";
+inline constexpr const char* kIntraOpAllowSpinning = "session.intra_op.allow_spinning";   // intra_op.allow_spinning
+inline constexpr const char* kInterOpAllowSpinning = "session.inter_op.allow_spinning";   // inter_op.allow_spinning
+inline constexpr const char* kIntraOpSpinDurationUs = "session.intra_op.spin_duration_us";  // intra_op.spin_duration
+inline constexpr const char* kInterOpSpinDurationUs = "session.inter_op.spin_duration_us";  // inter_op.spin_duration
+inline constexpr const char* kIntraOpSpinBackoffMax = "session.intra_op.spin_backoff_max";  // intra_op.spin_backoff_max
+inline constexpr const char* kInterOpSpinBackoffMax = "session.inter_op.spin_backoff_max";  // inter_op.spin_backoff_max
+inline constexpr const char* kIntraOpThreadAffinities = "session.intra_op_thread_affinities";  // intra_op.affinities
+inline constexpr const char* kIntraOpNumaNode = "session.intra_op.numa_node";  // intra_op.numa_node (spindle's key)
 // Limits of each run (clean RESOURCE_EXHAUSTED errors naming the node and
 // the size). Bytes; 0 = no limit. Defaults: half of the machine's physical
 // memory per tensor, three quarters for all the tensors a run holds at once.
-inline constexpr const char* kMaxTensorBytes = "session.max_tensor_bytes";
-inline constexpr const char* kMaxRunBytes = "session.max_run_bytes";
+inline constexpr const char* kMaxTensorBytes = "session.max_tensor_bytes";  // max_tensor_bytes
+inline constexpr const char* kMaxRunBytes = "session.max_run_bytes";        // max_run_bytes
 // Iterations of a Loop that has no trip count (only a condition); 0 = no
 // cap. Default 1000000.
-inline constexpr const char* kMaxLoopIterations = "session.max_loop_iterations";
+inline constexpr const char* kMaxLoopIterations = "session.max_loop_iterations";  // max_loop_iterations
 // Directory of a model's external data files when the model is given as
 // bytes (create_from_bytes); without it such a model is refused. Files must
 // lie inside it. (ONNX Runtime's key.)
 inline constexpr const char* kExternalDataDir = "session.model_external_initializers_file_folder_path";
 // "1": kernels keep constant weights as given instead of packing them into
 // their GEMM layout at session creation (less memory, slower runs).
-inline constexpr const char* kDisablePrepacking = "session.disable_prepacking";
+inline constexpr const char* kDisablePrepacking = "session.disable_prepacking";  // disable_prepacking
+// "1": flush-to-zero and denormals-are-zero on every thread of a run.
+inline constexpr const char* kSetDenormalAsZero = "session.set_denormal_as_zero";  // set_denormal_as_zero
+// "1" (spindle's default): idle workers stop spinning when the last run ends.
+inline constexpr const char* kForceSpinningStop = "session.force_spinning_stop";  // force_spinning_stop
+// ONNX Runtime's shrinking block sizes; accepted, no effect (docs/options.md).
+inline constexpr const char* kDynamicBlockBase = "session.dynamic_block_base";  // dynamic_block_base
+// The keys spindle acts on, in table order.
 std::vector<std::string> all();
+// ONNX Runtime keys spindle accepts without acting on them (a one-time
+// warning on stderr names each).
+std::vector<std::string> accepted_without_effect();
 }  // namespace config_keys
 
-struct SessionOptions {
-  // 0 = the count given to set_num_threads on the session's Environment before
-  // the session was created, else the physical cores available (workers
-  // pinned one per core). See spindle/environment.h.
-  int intra_op_num_threads = 0;
-  int inter_op_num_threads = 0;  // parallel mode only; 0 = physical cores available
+// Everything a SessionOptions holds; the typed fields are the settings.
+// (SessionOptions adds ONNX Runtime's intra_op_num_threads /
+// inter_op_num_threads spellings on top, see below.)
+struct SessionSettings {
+  // The two pools' settings. intra_op.num_threads counts the caller; 0 = the
+  // count given to set_num_threads on the session's Environment before the
+  // session was created, else the physical cores available (workers pinned
+  // one per core). inter_op is used in parallel mode only (0 = physical
+  // cores available). See spindle/threading_options.h for every field.
+  ThreadingOptions intra_op{.name = "intra_op"};
+  ThreadingOptions inter_op{.name = "inter_op"};
   ExecutionMode execution_mode = ExecutionMode::kSequential;
   GraphOptimizationLevel graph_optimization_level = GraphOptimizationLevel::kAll;
   // false: use the Environment's global pools and create none.
   bool use_per_session_threads = true;
-  // Custom thread creation for every pool thread of this session.
+  // Custom thread creation for every pool thread of this session (ONNX
+  // Runtime's session-level names); filled into both pools when resolved.
   CreateThreadFn custom_create_thread_fn = nullptr;
   JoinThreadFn custom_join_thread_fn = nullptr;
   void* custom_thread_creation_options = nullptr;
-  std::map<std::string, std::string> config_entries;
   // Profiling, as ONNX Runtime's enable_profiling: every run is recorded and
   // InferenceSession::end_profiling() writes them as one Chrome trace file
   // named <profile_file_prefix>_<date>_<time>.json (spindle profile's format).
   bool enable_profiling = false;
   std::string profile_file_prefix = "spindle_profile";
 
-  SessionOptions& add_config_entry(const std::string& key, const std::string& value) {
-    config_entries[key] = value;
+  // Set by the config keys named in config_keys (or directly).
+  std::optional<int64_t> max_tensor_bytes;     // unset = half the physical memory; 0 = no limit
+  std::optional<int64_t> max_run_bytes;        // unset = 3/4 of the physical memory; 0 = no limit
+  std::optional<int64_t> max_loop_iterations;  // unset = 1000000; 0 = no cap
+  std::string external_data_dir;               // empty: none
+  bool disable_prepacking = false;
+  bool set_denormal_as_zero = false;
+  bool force_spinning_stop = true;  // ONNX Runtime's default is "0"; see docs/options.md
+  int dynamic_block_base = 0;       // accepted, no effect: block boundaries depend on shapes only
+  // ONNX Runtime keys accepted without effect, as written (config_entry reads them back).
+  std::map<std::string, std::string> inert_config_entries;
+};
+
+struct SessionOptions : SessionSettings {
+  // ONNX Runtime's spellings of intra_op.num_threads and
+  // inter_op.num_threads: the same ints, not copies
+  // (`opts.intra_op_num_threads = 2` sets intra_op.num_threads).
+  int& intra_op_num_threads = intra_op.num_threads;
+  int& inter_op_num_threads = inter_op.num_threads;
+
+  SessionOptions() = default;
+  SessionOptions(const SessionOptions& o) : SessionSettings(o) {}
+  SessionOptions& operator=(const SessionOptions& o) {
+    SessionSettings::operator=(o);
     return *this;
   }
+
+  // Parses VALUE into the typed field KEY names (config_keys), now: an
+  // unknown key (with the closest known one), or a bad value, throws an
+  // Error naming the key and the value. ONNX Runtime keys spindle does not
+  // act on are kept as written, with a one-time warning on stderr.
+  SessionOptions& add_config_entry(const std::string& key, const std::string& value);
+  // KEY's value as the typed fields hold it ("1", "0-3;5"); nullopt when it
+  // is at its default (or not a key).
+  std::optional<std::string> config_entry(const std::string& key) const;
+  // Every key whose field is not at its default, KEY -> VALUE.
+  std::map<std::string, std::string> config_entries() const;
 
   // Options files (`spindle tune --out`, `spindle run|bench --options`): a
   // JSON object {"intra_op_num_threads": 2, "inter_op_num_threads": 1,
@@ -214,18 +267,18 @@ struct ProfiledRun {
 std::string chrome_trace_json(const std::vector<ProfiledRun>& runs, const std::string& process_name, int caller_tid,
                               const std::vector<int>& intra_worker_tids);
 
-// Builds the intra/inter ThreadingOptions a SessionOptions describes,
-// validating every key, the limit keys too (errors name the key, the value
-// and what was expected).
+// The resolve step: the intra/inter ThreadingOptions a SessionOptions
+// describes, validated (thread counts, custom thread functions both or
+// neither) with the session-wide custom thread functions filled in. Errors
+// name the field and the value. The config keys were parsed and checked
+// when they were added.
 Status threading_options_from_session(const SessionOptions& options, ThreadingOptions& intra, ThreadingOptions& inter);
 
-// The run limits and the external-data directory a SessionOptions sets
-// (config_keys::kMaxTensorBytes ... kExternalDataDir), defaults filled in.
+// The run limits a SessionOptions sets, defaults filled in.
 struct SessionLimits {
   size_t max_tensor_bytes = 0;  // 0 = no limit
   size_t max_run_bytes = 0;
   int64_t max_loop_iterations = 0;
-  std::string external_data_dir;  // empty: none
 };
 Status session_limits(const SessionOptions& options, SessionLimits& limits);
 

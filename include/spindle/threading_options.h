@@ -2,8 +2,9 @@
 //
 // One ThreadingOptions describes an intra-op pool or an inter-op pool. The
 // ONNX Runtime config keys (session.intra_op.allow_spinning, ...) are parsed
-// into these fields at session creation (see session/config_keys); strings are
-// an input format, never a second place where settings live.
+// into these fields of SessionOptions::intra_op / inter_op when they are
+// added (the table in src/session/config_keys.cpp, docs/options.md); strings
+// are an input format, never a second place where settings live.
 //
 // Glossary used across the threading layer:
 //   dop          degree of parallelism of an intra-op pool, counting the caller

@@ -60,7 +60,7 @@ Result<ResolvedPool> resolve_pool_options(const ThreadingOptions& in, PoolKind k
 
   const int workers = r.num_workers();
   const std::string affinity_key =
-      kind == PoolKind::kIntraOp ? "session.intra_op_thread_affinities" : "session.inter_op_thread_affinities";
+      kind == PoolKind::kIntraOp ? "session.intra_op_thread_affinities" : "inter_op.affinities";
   if (!in.affinities.empty()) {
     if (static_cast<int>(in.affinities.size()) != workers)
       return invalid_argument(fmt::format(

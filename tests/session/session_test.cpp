@@ -153,16 +153,14 @@ TEST(SessionBadInput, OptionsNameTheKeyAndValue) {
   o.intra_op_num_threads = -3;
   EXPECT_THAT(error_of([&] { create(o); }), HasSubstr("intra_op_num_threads = -3"));
   o = {};
-  o.add_config_entry("session.intra_op.spin_duration_us", "fast");
-  EXPECT_THAT(error_of([&] { create(o); }), HasSubstr("session.intra_op.spin_duration_us"));
-  o = {};
-  o.add_config_entry("session.intra_op.allow_spining", "1");
-  EXPECT_THAT(error_of([&] { create(o); }), HasSubstr("unknown session config key 'session.intra_op.allow_spining'"));
-  EXPECT_THAT(error_of([&] { create(o); }), HasSubstr("did you mean 'session.intra_op.allow_spinning'?"));
-  o = {};
-  o.intra_op_num_threads = 3;
-  o.add_config_entry("session.intra_op_thread_affinities", "1,;2");
-  EXPECT_THAT(error_of([&] { create(o); }), HasSubstr("1,;2"));
+  // Config entries are parsed when added: the error names the key the user wrote.
+  EXPECT_THAT(error_of([&] { o.add_config_entry("session.intra_op.spin_duration_us", "fast"); }),
+              HasSubstr("session.intra_op.spin_duration_us"));
+  EXPECT_THAT(error_of([&] { o.add_config_entry("session.intra_op.allow_spining", "1"); }),
+              HasSubstr("unknown session config key 'session.intra_op.allow_spining'"));
+  EXPECT_THAT(error_of([&] { o.add_config_entry("session.intra_op.allow_spining", "1"); }),
+              HasSubstr("did you mean 'session.intra_op.allow_spinning'?"));
+  EXPECT_THAT(error_of([&] { o.add_config_entry("session.intra_op_thread_affinities", "1,;2"); }), HasSubstr("1,;2"));
   o = {};
   o.use_per_session_threads = false;
   o.intra_op_num_threads = 2;

@@ -2,7 +2,7 @@
 // defaults, an unknown command lists the real ones, a --shape naming an input
 // the model lacks lists the model's inputs, `spindle info --json`, and
 // `spindle bench` over several models and thread counts (the table of
-// scripts/demo.sh).
+// scripts/demo.sh), and the threading flags reaching the session's options.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -56,6 +56,30 @@ TEST(CliManners, BenchShapeForAMissingInputNamesTheInputs) {
   EXPECT_THAT(out, HasSubstr("x (float32 Nx4)"));
   // A name the model has works.
   ASSERT_EQ(run_cli(fmt::format("bench {} --shape x=2x4 --runs 1 --warmup 0", model.string()), &out), 0) << out;
+}
+
+TEST(CliManners, ThreadingFlagsSetTheTypedOptions) {
+  const fs::path model = relu_model("relu_flags");
+  std::string out;
+  ASSERT_EQ(run_cli(fmt::format("bench {} --shape x=2x4 --runs 1 --warmup 0 --json --intra 2 --spin 0 --config "
+                                "session.set_denormal_as_zero=1 --config session.force_spinning_stop=0",
+                                model.string()),
+                    &out),
+            0)
+      << out;
+  auto j = nlohmann::json::parse(out.substr(std::min(out.find('{'), out.find('['))));
+  if (j.is_array()) j = j[0];
+  const std::string threading = j["threading"].get<std::string>();
+  EXPECT_THAT(threading, HasSubstr("intra-op: 2 thread(s) including the caller, spinning off"));
+  EXPECT_THAT(threading, HasSubstr("denormals: flushed to zero"));
+  EXPECT_THAT(threading, HasSubstr("not stopped when runs end"));
+  // Bad values fail naming the flag or the key.
+  EXPECT_NE(run_cli(fmt::format("bench {} --runs 1 --spin 2", model.string()), &out), 0);
+  EXPECT_THAT(out, HasSubstr("--spin"));
+  EXPECT_NE(run_cli(fmt::format("bench {} --runs 1 --affinity '1,;2'", model.string()), &out), 0);
+  EXPECT_THAT(out, HasSubstr("--affinity=\"1,;2\""));
+  EXPECT_NE(run_cli(fmt::format("bench {} --runs 1 --config session.intra_op.alow_spinning=0", model.string()), &out), 0);
+  EXPECT_THAT(out, HasSubstr("did you mean 'session.intra_op.allow_spinning'"));
 }
 
 TEST(CliManners, InfoJsonNamesTheIsaLevel) {

@@ -131,7 +131,8 @@ TEST(OptionsFile, RoundTripsAndNamesBadFields) {
   EXPECT_EQ(r.inter_op_num_threads, 2);
   EXPECT_EQ(r.execution_mode, ExecutionMode::kParallel);
   EXPECT_EQ(r.graph_optimization_level, GraphOptimizationLevel::kBasic);
-  EXPECT_EQ(r.config_entries, o.config_entries);
+  EXPECT_EQ(r.config_entries(), o.config_entries());
+  EXPECT_FALSE(r.intra_op.allow_spinning);
   EXPECT_EQ(r.to_json(), o.to_json());
   auto error_of = [](const std::string& json) {
     try {

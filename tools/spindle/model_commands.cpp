@@ -28,16 +28,21 @@ void add_threading_flags(CLI::App* cmd, ThreadingFlags& f) {
   f.intra_opt = cmd->add_option("--intra", f.intra, "intra-op threads including the caller (0 = physical cores)");
   f.inter_opt = cmd->add_option("--inter", f.inter, "inter-op threads (parallel mode; 0 = physical cores)");
   f.mode_opt = cmd->add_option("--mode", f.mode, "execution mode")->check(CLI::IsMember({"sequential", "parallel"}));
-  cmd->add_option("--spin", f.spin, "allow spinning: 0 or 1 (both pools)");
-  cmd->add_option("--spin-duration-us", f.spin_duration_us, "spin window in microseconds (both pools)");
-  cmd->add_option("--spin-backoff-max", f.spin_backoff_max, "cap of the pause backoff, a power of two (both pools)");
+  cmd->add_option("--spin", f.spin, "allow spinning: 0 or 1 (both pools)")->check(CLI::IsMember({"0", "1"}));
+  cmd->add_option("--spin-duration-us", f.spin_duration_us, "spin window in microseconds (both pools)")
+      ->check(CLI::Range(int64_t{0}, int64_t{10'000'000}));
+  cmd->add_option("--spin-backoff-max", f.spin_backoff_max, "cap of the pause backoff, a power of two (both pools)")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--affinity", f.affinity, "intra-op thread affinities, e.g. \"1;2\" (N-1 entries)");
   f.opt_level_opt = cmd->add_option("--opt-level", f.opt_level, "graph optimization level")
       ->check(CLI::IsMember({"disable", "basic", "extended", "all"}));
   cmd->add_option("--config", f.config, "session config entry KEY=VALUE (repeatable)");
-  cmd->add_option("--max-tensor-bytes", f.max_tensor_bytes, "largest tensor a run may allocate (0 = no limit; default half the RAM)");
-  cmd->add_option("--max-run-bytes", f.max_run_bytes, "bytes of tensors a run may hold at once (0 = no limit; default 3/4 of the RAM)");
-  cmd->add_option("--max-loop-iterations", f.max_loop_iterations, "cap on iterations of a Loop without a trip count (default 1000000)");
+  cmd->add_option("--max-tensor-bytes", f.max_tensor_bytes, "largest tensor a run may allocate (0 = no limit; default half the RAM)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-run-bytes", f.max_run_bytes, "bytes of tensors a run may hold at once (0 = no limit; default 3/4 of the RAM)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-loop-iterations", f.max_loop_iterations, "cap on iterations of a Loop without a trip count (default 1000000)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 std::pair<std::string, std::string> split_assignment(const std::string& s, const std::string& flag) {
@@ -51,23 +56,27 @@ SessionOptions session_options(const ThreadingFlags& f) {
   const bool file = !f.options_file.empty();
   auto given = [&](const CLI::Option* opt) { return !file || (opt && opt->count() > 0); };
   SessionOptions o = file ? SessionOptions::from_file(f.options_file) : SessionOptions{};
-  if (given(f.intra_opt)) o.intra_op_num_threads = f.intra;
-  if (given(f.inter_opt)) o.inter_op_num_threads = f.inter;
+  if (given(f.intra_opt)) o.intra_op.num_threads = f.intra;
+  if (given(f.inter_opt)) o.inter_op.num_threads = f.inter;
   if (given(f.mode_opt)) o.execution_mode = f.mode == "parallel" ? ExecutionMode::kParallel : ExecutionMode::kSequential;
   if (given(f.opt_level_opt))
     o.graph_optimization_level = f.opt_level == "disable"    ? GraphOptimizationLevel::kDisableAll
                                  : f.opt_level == "basic"    ? GraphOptimizationLevel::kBasic
                                  : f.opt_level == "extended" ? GraphOptimizationLevel::kExtended
                                                              : GraphOptimizationLevel::kAll;
-  for (const char* pool : {"intra_op", "inter_op"}) {
-    if (!f.spin.empty()) o.add_config_entry(fmt::format("session.{}.allow_spinning", pool), f.spin);
-    if (!f.spin_duration_us.empty()) o.add_config_entry(fmt::format("session.{}.spin_duration_us", pool), f.spin_duration_us);
-    if (!f.spin_backoff_max.empty()) o.add_config_entry(fmt::format("session.{}.spin_backoff_max", pool), f.spin_backoff_max);
+  for (ThreadingOptions* pool : {&o.intra_op, &o.inter_op}) {
+    if (f.spin) pool->allow_spinning = *f.spin;
+    if (f.spin_duration_us) pool->spin_duration = std::chrono::microseconds(*f.spin_duration_us);
+    if (f.spin_backoff_max) pool->spin_backoff_max = *f.spin_backoff_max;
   }
-  if (!f.affinity.empty()) o.add_config_entry(config_keys::kIntraOpThreadAffinities, f.affinity);
-  if (!f.max_tensor_bytes.empty()) o.add_config_entry(config_keys::kMaxTensorBytes, f.max_tensor_bytes);
-  if (!f.max_run_bytes.empty()) o.add_config_entry(config_keys::kMaxRunBytes, f.max_run_bytes);
-  if (!f.max_loop_iterations.empty()) o.add_config_entry(config_keys::kMaxLoopIterations, f.max_loop_iterations);
+  if (!f.affinity.empty()) {
+    auto affinities = parse_affinity_string("--affinity", f.affinity);
+    if (!affinities.is_ok()) throw Error(affinities.status());
+    o.intra_op.affinities = std::move(affinities).value();
+  }
+  if (f.max_tensor_bytes) o.max_tensor_bytes = *f.max_tensor_bytes;
+  if (f.max_run_bytes) o.max_run_bytes = *f.max_run_bytes;
+  if (f.max_loop_iterations) o.max_loop_iterations = *f.max_loop_iterations;
   for (const auto& c : f.config) {
     auto [k, v] = split_assignment(c, "--config");
     o.add_config_entry(k, v);
@@ -355,6 +364,7 @@ nlohmann::json bench_one(const std::string& model, const BenchArgs& a, const Thr
   j["mode"] = flags.mode;
   j["opt_level"] = flags.opt_level;
   j["optimizations"] = session->optimization_summary();
+  j["threading"] = session->threading_info();
   j["runs"] = a.runs;
   j["warmup"] = a.warmup;
   j["concurrency"] = a.concurrency;

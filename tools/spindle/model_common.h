@@ -2,6 +2,8 @@
 // threading flags, inputs, timing helpers. Defined in model_commands.cpp.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,13 +19,14 @@ struct ThreadingFlags {
   int intra = 0;
   int inter = 0;
   std::string mode = "sequential";
-  std::string spin;
-  std::string spin_duration_us;
-  std::string spin_backoff_max;
+  // Unset = not given (the options file or the default decides).
+  std::optional<bool> spin;
+  std::optional<int64_t> spin_duration_us;
+  std::optional<int> spin_backoff_max;
   std::string affinity;
   std::string opt_level = "all";
   std::vector<std::string> config;
-  std::string max_tensor_bytes, max_run_bytes, max_loop_iterations;  // session limits (config keys)
+  std::optional<int64_t> max_tensor_bytes, max_run_bytes, max_loop_iterations;  // session limits
   // Set by add_threading_flags: which flags were given (they override --options).
   CLI::Option* intra_opt = nullptr;
   CLI::Option* inter_opt = nullptr;
@@ -35,6 +38,8 @@ struct ThreadingFlags {
 // --spin-backoff-max N --affinity S --opt-level L --config K=V, and the run
 // limits --max-tensor-bytes N --max-run-bytes N --max-loop-iterations N
 void add_threading_flags(CLI::App* cmd, ThreadingFlags& f);
+// The flags set SessionOptions' typed fields directly (--config goes through
+// the config-key table, as add_config_entry does).
 SessionOptions session_options(const ThreadingFlags& f);
 
 std::pair<std::string, std::string> split_assignment(const std::string& s, const std::string& flag);

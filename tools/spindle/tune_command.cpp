@@ -64,13 +64,13 @@ struct Setting {
   int threads() const { return requests * (intra + (parallel ? inter : 0)); }
   SessionOptions options(GraphOptimizationLevel level) const {
     SessionOptions o;
-    o.intra_op_num_threads = intra;
-    o.inter_op_num_threads = parallel ? inter : 1;
+    o.intra_op.num_threads = intra;
+    o.inter_op.num_threads = parallel ? inter : 1;
     o.execution_mode = parallel ? ExecutionMode::kParallel : ExecutionMode::kSequential;
     o.graph_optimization_level = level;
-    for (const char* pool : {"intra_op", "inter_op"}) {
-      o.add_config_entry(fmt::format("session.{}.allow_spinning", pool), spin ? "1" : "0");
-      if (spin && spin_us >= 0) o.add_config_entry(fmt::format("session.{}.spin_duration_us", pool), std::to_string(spin_us));
+    for (ThreadingOptions* pool : {&o.intra_op, &o.inter_op}) {
+      pool->allow_spinning = spin;
+      if (spin && spin_us >= 0) pool->spin_duration = std::chrono::microseconds(spin_us);
     }
     return o;
   }
@@ -256,7 +256,7 @@ void tune_command(const TuneArgs& a) {
                                                                    : GraphOptimizationLevel::kAll;
   // Load once up front: a model that fails to load fails before any timing.
   SessionOptions probe_opts;
-  probe_opts.intra_op_num_threads = 1;
+  probe_opts.intra_op.num_threads = 1;
   probe_opts.graph_optimization_level = level;
   auto probe = InferenceSession::create(a.model, probe_opts);
   Feeds feeds = read_inputs(a.inputs);
