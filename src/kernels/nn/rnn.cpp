@@ -20,8 +20,12 @@
 #include "kernels/isa/dispatch.h"
 #include "kernels/math/vec_math.h"
 #include "kernels/nn/nn_util.h"
+#include "kernels/nn/sgemm.h"
 
-SPINDLE_ISA_DECLARE(void, matvec_rows, (const float* r, int64_t rows, int64_t len, const float* x, float* out));
+SPINDLE_ISA_DECLARE(int64_t, rnn_packed_size, (int64_t rows, int64_t len));
+SPINDLE_ISA_DECLARE(void, rnn_pack, (const float* r, int64_t rows, int64_t len, float* out));
+SPINDLE_ISA_DECLARE(void, rnn_matvec_packed, (const float* packed, int64_t rows, int64_t len, const float* x,
+                                              float* out));
 SPINDLE_ISA_DECLARE(void, sigmoid_inplace, (float* v, int64_t n));
 SPINDLE_ISA_DECLARE(void, tanh_inplace, (float* v, int64_t n));
 
@@ -115,6 +119,7 @@ class RecurrentKernel final : public OpKernel {
     linear_before_reset_ = cell == Cell::kGru && node.attrs.get_int("linear_before_reset", 0) != 0;
     input_forget_ = cell == Cell::kLstm && node.attrs.get_int("input_forget", 0) != 0;
     parse_activations(node);
+    prepack(node);
   }
 
   void compute(KernelContext& ctx) const override {
@@ -192,6 +197,7 @@ class RecurrentKernel final : public OpKernel {
       x = xt.data();
     }
 
+    const bool w_pre = W.data<float>() == const_w_, r_pre = R.data<float>() == const_r_;
     auto direction = [&](int64_t d, ThreadPool* pool) {
       Direction dir{T, B, I, H, G};
       dir.reverse = reverse_only_ || d == 1;
@@ -200,6 +206,13 @@ class RecurrentKernel final : public OpKernel {
       dir.wb = bias ? bias + d * 2 * G * H : nullptr;
       dir.rb = bias ? bias + d * 2 * G * H + G * H : nullptr;
       dir.peep = peep ? peep + d * 3 * H : nullptr;
+      // R in rnn_pack panels: pre-packed, or packed once for this call.
+      PackedDir local;
+      const PackedDir* pd = r_pre ? &packed_[static_cast<size_t>(d)] : &local;
+      if (!r_pre && B <= kMatvecBatch) pack_r(dir.r, local);
+      dir.w_packed = w_pre ? &packed_[static_cast<size_t>(d)].w : nullptr;
+      dir.r_packed = pd->r.data();
+      dir.rh_packed = pd->r_h.data();
       run_direction(pool, dir, x, lens, d, h0, c0, y, yh, yc);
     };
     if (D == 1) {
@@ -220,7 +233,64 @@ class RecurrentKernel final : public OpKernel {
     const float* wb = nullptr;  // [G*H] or null
     const float* rb = nullptr;  // [G*H] or null
     const float* peep = nullptr;  // [3*H] (i, o, f) or null
+    const PackedMatrix* w_packed = nullptr;  // W^T pre-packed for sgemm, or null
+    const float* r_packed = nullptr;   // rows [0, recurrence_rows()) of R in rnn_pack panels (batch <= kMatvecBatch)
+    const float* rh_packed = nullptr;  // GRU without linear_before_reset: R_h in rnn_pack panels
   };
+
+  // One direction's constant weights in compute layout.
+  struct PackedDir {
+    PackedMatrix w;          // W^T as sgemm's B operand
+    std::vector<float> r;    // rows [0, recurrence_rows()) of R in rnn_pack panels
+    std::vector<float> r_h;  // GRU without linear_before_reset: rows [2H, 3H) of R
+  };
+
+  // GRU without linear_before_reset multiplies H_{t-1} by the z and r rows of
+  // R only; its hidden gate multiplies (r . H_{t-1}) by R_h afterwards.
+  bool gru_split() const { return cell_ == Cell::kGru && !linear_before_reset_; }
+  int64_t recurrence_rows() const { return gru_split() ? 2 * hidden_ : gates_of(cell_) * hidden_; }
+
+  static std::vector<float> pack_rows(const float* r, int64_t rows, int64_t len) {
+    static const auto size_fn = SPINDLE_ISA_SELECT(rnn_packed_size);
+    static const auto pack_fn = SPINDLE_ISA_SELECT(rnn_pack);
+    std::vector<float> out(static_cast<size_t>(size_fn(rows, len)));
+    pack_fn(r, rows, len, out.data());
+    return out;
+  }
+  // One direction's R [G*H, H] into p.r (and p.r_h).
+  void pack_r(const float* r, PackedDir& p) const {
+    const int64_t H = hidden_;
+    p.r = pack_rows(r, recurrence_rows(), H);
+    if (gru_split()) p.r_h = pack_rows(r + 2 * H * H, H, H);
+  }
+
+  // Packs constant W and R at kernel creation (per direction), so runs
+  // neither pack W for the input projection nor R for the recurrence.
+  void prepack(const NodeInfo& node) {
+    if (!node.prepack) return;
+    const Tensor* w = node.const_input(1);
+    const Tensor* r = node.const_input(2);
+    // Shapes are checked against hidden_size before any product is formed;
+    // tensors that do not match are left to compute() to report.
+    auto fits = [&](const Tensor* t, bool square) {
+      return t && t->dtype() == DataType::kFloat32 && t->rank() == 3 && t->numel() > 0 && t->dim(0) == dirs_ &&
+             (!square || t->dim(2) == hidden_) && hidden_ <= t->dim(1) && t->dim(1) == gates_of(cell_) * hidden_;
+    };
+    const bool pack_w = fits(w, false), pack_r_too = fits(r, true);
+    if (!pack_w && !pack_r_too) return;
+    packed_.resize(static_cast<size_t>(dirs_));
+    const int64_t GH = gates_of(cell_) * hidden_;
+    for (int64_t d = 0; d < dirs_; ++d) {
+      PackedDir& p = packed_[static_cast<size_t>(d)];
+      if (pack_w) {
+        const int64_t I = w->dim(2);
+        p.w = PackedMatrix::pack_b(true, GH, I, w->data<float>() + d * GH * I, I);
+      }
+      if (pack_r_too) pack_r(r->data<float>() + d * GH * hidden_, p);
+    }
+    if (pack_w) const_w_ = w->data<float>();
+    if (pack_r_too) const_r_ = r->data<float>();
+  }
 
   // Offset of (d, b) in a state tensor of layout 0 [D, B, H] or 1 [B, D, H].
   int64_t state_at(int64_t d, int64_t b, int64_t B) const {
@@ -246,7 +316,11 @@ class RecurrentKernel final : public OpKernel {
     std::vector<float> xw(static_cast<size_t>(T * B * GH));
     const int64_t rows = T * B;
     parallel_for(pool, 0, rows, grain_for_work(rows, 2.0 * static_cast<double>(GH * I)), [&](int64_t r0, int64_t r1) {
-      gemm(false, true, r1 - r0, GH, I, 1.0f, x + r0 * I, I, dir.w, I, 0.0f, xw.data() + r0 * GH, GH);
+      if (dir.w_packed)
+        sgemm(false, true, r1 - r0, GH, I, 1.0f, x + r0 * I, I, dir.w, I, 0.0f, xw.data() + r0 * GH, GH,
+              SgemmExtras{.packed_b = dir.w_packed->panel(0)});
+      else
+        gemm(false, true, r1 - r0, GH, I, 1.0f, x + r0 * I, I, dir.w, I, 0.0f, xw.data() + r0 * GH, GH);
       for (int64_t r = r0; r < r1; ++r)
         for (int64_t k = 0; k < GH; ++k) xw[static_cast<size_t>(r * GH + k)] += bias[static_cast<size_t>(k)];
     });
@@ -257,10 +331,8 @@ class RecurrentKernel final : public OpKernel {
         if (h0) h[static_cast<size_t>(b * H + k)] = h0[state_at(d, b, B) + k];
         if (c0) c[static_cast<size_t>(b * H + k)] = c0[state_at(d, b, B) + k];
       }
-    // GRU without linear_before_reset needs only the z and r rows of R for
-    // H_{t-1}; its hidden gate multiplies (r . H_{t-1}) by R_h afterwards.
-    const bool gru_split = cell_ == Cell::kGru && !linear_before_reset_;
-    const int64_t r_rows = gru_split ? 2 * H : GH;
+    const bool gru_split = this->gru_split();
+    const int64_t r_rows = recurrence_rows();
     std::vector<float> hr(static_cast<size_t>(B * GH));  // H_{t-1} R^T
     std::vector<float> gates(static_cast<size_t>(GH)), tmp(static_cast<size_t>(H));
     std::vector<float> rh, rhr;
@@ -271,11 +343,13 @@ class RecurrentKernel final : public OpKernel {
     const Act* acts = &acts_[static_cast<size_t>((dir.reverse && dirs_ == 2 ? 1 : 0) * acts_per_dir())];
     auto active = [&](int64_t b, int64_t step) { return step < lens[static_cast<size_t>(b)]; };
     auto time_of = [&](int64_t b, int64_t step) { return dir.reverse ? lens[static_cast<size_t>(b)] - 1 - step : step; };
-    static const auto matvec = SPINDLE_ISA_SELECT(matvec_rows);
-    // out [B, ld] = in [B, H] x R[0:rows]^T
-    auto recurrence = [&](const float* in, const float* r, int64_t rows_used, float* out, int64_t ld) {
+    static const auto matvec = SPINDLE_ISA_SELECT(rnn_matvec_packed);
+    // out [B, ld] = in [B, H] x R[0:rows]^T (`packed`: the same rows in
+    // rnn_pack panels)
+    auto recurrence = [&](const float* in, const float* r, const float* packed, int64_t rows_used, float* out,
+                          int64_t ld) {
       if (B <= kMatvecBatch) {
-        for (int64_t b = 0; b < B; ++b) matvec(r, rows_used, H, in + b * H, out + b * ld);
+        for (int64_t b = 0; b < B; ++b) matvec(packed, rows_used, H, in + b * H, out + b * ld);
       } else {
         gemm(false, true, B, rows_used, H, 1.0f, in, H, r, H, 0.0f, out, ld);
       }
@@ -283,7 +357,7 @@ class RecurrentKernel final : public OpKernel {
     float* g = gates.data();
 
     for (int64_t step = 0; step < T; ++step) {
-      recurrence(h.data(), dir.r, r_rows, hr.data(), GH);
+      recurrence(h.data(), dir.r, dir.r_packed, r_rows, hr.data(), GH);
       for (int64_t b = 0; b < B; ++b) {
         if (!active(b, step)) continue;  // this sequence has ended: its state stays, its Y stays 0
         const float* xg = xw.data() + (time_of(b, step) * B + b) * GH;
@@ -345,7 +419,7 @@ class RecurrentKernel final : public OpKernel {
       }
       if (gru_split) {
         // h~ = g(X_t W_h^T + Wb_h + (r . H_{t-1}) R_h^T + Rb_h)
-        recurrence(rh.data(), dir.r + 2 * H * H, H, rhr.data(), H);
+        recurrence(rh.data(), dir.r + 2 * H * H, dir.rh_packed, H, rhr.data(), H);
         const float* rbh = dir.rb ? dir.rb + 2 * H : nullptr;
         for (int64_t b = 0; b < B; ++b) {
           if (!active(b, step)) continue;
@@ -428,6 +502,9 @@ class RecurrentKernel final : public OpKernel {
   bool linear_before_reset_ = false;
   bool input_forget_ = false;
   std::vector<Act> acts_;  // per direction: RNN f; GRU f g; LSTM f g h
+  std::vector<PackedDir> packed_;  // per direction, when W or R is a constant (else empty)
+  const float* const_w_ = nullptr;  // the constant W packed_[d].w was packed from
+  const float* const_r_ = nullptr;  // the constant R packed_[d].r was packed from
 };
 
 }  // namespace

@@ -1,88 +1,92 @@
 // rnn_step.isa.cpp — the recurrent product of RNN / GRU / LSTM for small
 // batches, compiled once per ISA level (src/kernels/isa/dispatch.h).
 //
-// One step multiplies the previous hidden state h [H] by the recurrence
-// weights R [rows, H] (row-major, as the model stores them): out[j] =
-// dot(R[j, :], h). A general GEMM would pack R on every step (for a GRU of
-// 128 that is 196 KB copied per step); rows of R are already contiguous, so a
-// dot product per row reads R once, straight from the cache.
+// One step multiplies the previous hidden state h [len] by the recurrence
+// weights R [rows, len]: out[j] = sum_k R[j, k] h[k]. R is packed once (at
+// session creation when it is a constant, else once per call) into panels
+// of rnn_panel_rows() rows (eight vectors of the level's width), each stored
+// k-major: panel[k][j]. A step then streams the packed R once, front to
+// back: for each k, one broadcast of h[k] and one multiply-add per vector of
+// the panel into accumulators that stay in registers; no horizontal sums, no
+// packing per step.
 //
 // The gate non-linearities (sigmoid, tanh over a gate vector) are here too,
 // so they run at the level's vector width.
 //
-// Determinism: each out[j] is summed in a fixed order (8 lanes, then the
-// lanes pairwise, then the tail), independent of threads; levels may differ
-// in the last bits.
+// Determinism: each out[j] is one running sum over k in index order, whatever
+// the threads (levels differ in the last bits: fused multiply-add from AVX2
+// on, a multiply and an add at the baseline).
 #include <cstdint>
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#endif
-
 #include "kernels/isa/dispatch.h"
+#include "kernels/isa/simd.h"
 #include "kernels/math/vec_math.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 
 namespace {
 
-#if defined(__AVX2__) && defined(__FMA__)
-// The 8 lanes of v summed as ((0+4)+(2+6)) + ((1+5)+(3+7)).
-inline float lane_sum(__m256 v) {
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
-}
-#endif
+constexpr int64_t kW = simd::kWidth;
+constexpr int kPanelVecs = 8;  // accumulators per panel: enough to hide the multiply-add latency
+constexpr int64_t kPanel = kPanelVecs * kW;
 
-// A scalar tail of the dot product, in index order.
-inline float tail_dot(const float* r, const float* x, int64_t k, int64_t len, float acc) {
-  for (; k < len; ++k) acc += r[k] * x[k];
-  return acc;
+// Width of the panel starting at row j0 (rows past `rows` are zero padding).
+inline int64_t panel_width(int64_t j0, int64_t rows) {
+  const int64_t n = rows - j0 < kPanel ? rows - j0 : kPanel;
+  return (n + kW - 1) / kW * kW;
+}
+
+// One panel of N vectors: out[0:valid] = panel x.
+template <int N>
+inline void panel_product(const float* p, int64_t len, const float* x, float* out, int64_t valid) {
+  simd::VFloat acc[N];
+  for (int i = 0; i < N; ++i) acc[i] = simd::set1(0.0f);
+  for (int64_t k = 0; k < len; ++k) {
+    const simd::VFloat xv = simd::set1(x[k]);
+    const float* pk = p + k * N * kW;
+    for (int i = 0; i < N; ++i) acc[i] = simd::fmadd(simd::load(pk + i * kW), xv, acc[i]);
+  }
+  for (int i = 0; i < N; ++i) {
+    const int64_t n = valid - i * kW;
+    if (n >= kW) simd::store(out + i * kW, acc[i]);
+    else if (n > 0) simd::store_n(out + i * kW, acc[i], static_cast<int>(n));
+  }
 }
 
 }  // namespace
 
-void matvec_rows(const float* r, int64_t rows, int64_t len, const float* x, float* out) {
-  int64_t j = 0;
-#if defined(__AVX2__) && defined(__FMA__)
-  const int64_t vec_len = len / 8 * 8;
-  for (; j + 4 <= rows; j += 4) {
-    const float* r0 = r + j * len;
-    const float* r1 = r0 + len;
-    const float* r2 = r1 + len;
-    const float* r3 = r2 + len;
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
-    for (int64_t k = 0; k < vec_len; k += 8) {
-      const __m256 xv = _mm256_loadu_ps(x + k);
-      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(r0 + k), xv, a0);
-      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(r1 + k), xv, a1);
-      a2 = _mm256_fmadd_ps(_mm256_loadu_ps(r2 + k), xv, a2);
-      a3 = _mm256_fmadd_ps(_mm256_loadu_ps(r3 + k), xv, a3);
+int64_t rnn_panel_rows() { return kPanel; }
+
+int64_t rnn_packed_size(int64_t rows, int64_t len) {
+  int64_t n = 0;
+  for (int64_t j0 = 0; j0 < rows; j0 += kPanel) n += panel_width(j0, rows) * len;
+  return n;
+}
+
+void rnn_pack(const float* r, int64_t rows, int64_t len, float* out) {
+  for (int64_t j0 = 0; j0 < rows; j0 += kPanel) {
+    const int64_t w = panel_width(j0, rows);
+    for (int64_t k = 0; k < len; ++k)
+      for (int64_t j = 0; j < w; ++j) out[k * w + j] = j0 + j < rows ? r[(j0 + j) * len + k] : 0.0f;
+    out += w * len;
+  }
+}
+
+void rnn_matvec_packed(const float* packed, int64_t rows, int64_t len, const float* x, float* out) {
+  for (int64_t j0 = 0; j0 < rows; j0 += kPanel) {
+    const int64_t w = panel_width(j0, rows), valid = rows - j0 < w ? rows - j0 : w;
+    switch (w / kW) {
+      case 8: panel_product<8>(packed, len, x, out + j0, valid); break;
+      case 7: panel_product<7>(packed, len, x, out + j0, valid); break;
+      case 6: panel_product<6>(packed, len, x, out + j0, valid); break;
+      case 5: panel_product<5>(packed, len, x, out + j0, valid); break;
+      case 4: panel_product<4>(packed, len, x, out + j0, valid); break;
+      case 3: panel_product<3>(packed, len, x, out + j0, valid); break;
+      case 2: panel_product<2>(packed, len, x, out + j0, valid); break;
+      default: panel_product<1>(packed, len, x, out + j0, valid); break;
     }
-    out[j] = tail_dot(r0, x, vec_len, len, lane_sum(a0));
-    out[j + 1] = tail_dot(r1, x, vec_len, len, lane_sum(a1));
-    out[j + 2] = tail_dot(r2, x, vec_len, len, lane_sum(a2));
-    out[j + 3] = tail_dot(r3, x, vec_len, len, lane_sum(a3));
+    packed += w * len;
   }
-  for (; j < rows; ++j) {
-    const float* rj = r + j * len;
-    __m256 a = _mm256_setzero_ps();
-    for (int64_t k = 0; k < vec_len; k += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(rj + k), _mm256_loadu_ps(x + k), a);
-    out[j] = tail_dot(rj, x, vec_len, len, lane_sum(a));
-  }
-#else
-  // Four partial sums per row (k mod 4), which the compiler keeps in one
-  // SSE register.
-  const int64_t vec_len = len / 4 * 4;
-  for (; j < rows; ++j) {
-    const float* rj = r + j * len;
-    float s[4] = {0, 0, 0, 0};
-    for (int64_t k = 0; k < vec_len; k += 4)
-      for (int l = 0; l < 4; ++l) s[l] += rj[k + l] * x[k + l];
-    out[j] = tail_dot(rj, x, vec_len, len, (s[0] + s[2]) + (s[1] + s[3]));
-  }
-#endif
 }
 
 void sigmoid_inplace(float* v, int64_t n) {
