@@ -4,15 +4,18 @@
 // clip, and any of the ONNX activation functions.
 //
 // The input projection of every time step is one GEMM over the whole
-// sequence (X [T*B, I] x W^T, through the serial BLAS, split in row blocks
-// across the pool), with the input bias and the recurrence bias folded in
-// (except GRU's hidden-gate recurrence bias, which the reset gate scales).
-// The recurrence is, for batches up to kMatvecBatch, one dot product per row
-// of R straight from the model's weights (rnn_step.isa.cpp, per ISA level: no
-// packing per step), else one small GEMM per step (H [B, Hs] x R^T). Gate
-// non-linearities run over whole gate vectors with the vectorizable
+// sequence (X [T*B, I] x W^T, spindle's sgemm, split in row blocks across the
+// pool), with the input bias and the recurrence bias folded in (except GRU's
+// hidden-gate recurrence bias, which the reset gate scales). Constant W and R
+// are packed when the kernel is created (per direction): W^T as sgemm's B
+// operand, R in the k-major panels of rnn_step.isa.cpp; an R given at run
+// time is packed once per call, never per step. The recurrence is, for
+// batches up to kMatvecBatch, the packed matrix-vector product of
+// rnn_step.isa.cpp per batch entry (split in row blocks across the pool when
+// R is large, kStepBlockFma), else one small GEMM per step (H [B, Hs] x R^T).
+// Gate non-linearities run over whole gate vectors with the vectorizable
 // functions of vec_math.h, all buffers are allocated once per call, and the
-// two directions of a bidirectional layer run side by side.
+// two directions of a bidirectional layer run side by side on the pool.
 // Steps past a batch entry's sequence length leave Y at 0 and its state as
 // it was, as the ONNX reference does.
 #include <cmath>
@@ -22,6 +25,7 @@
 #include "kernels/nn/nn_util.h"
 #include "kernels/nn/sgemm.h"
 
+SPINDLE_ISA_DECLARE(int64_t, rnn_panel_rows, ());
 SPINDLE_ISA_DECLARE(int64_t, rnn_packed_size, (int64_t rows, int64_t len));
 SPINDLE_ISA_DECLARE(void, rnn_pack, (const float* r, int64_t rows, int64_t len, float* out));
 SPINDLE_ISA_DECLARE(void, rnn_matvec_packed, (const float* packed, int64_t rows, int64_t len, const float* x,
@@ -86,6 +90,14 @@ struct Act {
 // for the recurrence; larger ones one BLAS GEMM per step, which then packs R
 // for enough rows of H to pay for it.
 constexpr int64_t kMatvecBatch = 4;
+
+// A step's recurrent product of more multiply-adds than this (R of 512 KB
+// and up for one batch entry) is split in row blocks of about this size,
+// which the intra-op pool runs side by side: each thread then streams its
+// part of R, which fits its own cache where the whole of R does not. Blocks
+// follow from the shapes alone; every output row is one dot product, so the
+// split never changes a bit.
+constexpr int64_t kStepBlockFma = int64_t{1} << 17;
 
 struct ActSpec {
   const char* name;
@@ -344,12 +356,23 @@ class RecurrentKernel final : public OpKernel {
     auto active = [&](int64_t b, int64_t step) { return step < lens[static_cast<size_t>(b)]; };
     auto time_of = [&](int64_t b, int64_t step) { return dir.reverse ? lens[static_cast<size_t>(b)] - 1 - step : step; };
     static const auto matvec = SPINDLE_ISA_SELECT(rnn_matvec_packed);
+    static const int64_t panel = SPINDLE_ISA_SELECT(rnn_panel_rows)();
     // out [B, ld] = in [B, H] x R[0:rows]^T (`packed`: the same rows in
     // rnn_pack panels)
     auto recurrence = [&](const float* in, const float* r, const float* packed, int64_t rows_used, float* out,
                           int64_t ld) {
       if (B <= kMatvecBatch) {
-        for (int64_t b = 0; b < B; ++b) matvec(packed, rows_used, H, in + b * H, out + b * ld);
+        // Row blocks of whole panels; a panel starting at row j0 begins at j0 * H in `packed`.
+        const int64_t per_block = std::max<int64_t>(1, kStepBlockFma / (panel * H * B)) * panel;
+        auto rows_block = [&](int64_t k0, int64_t k1) {
+          for (int64_t k = k0; k < k1; ++k) {
+            const int64_t j0 = k * per_block, j1 = std::min(rows_used, j0 + per_block);
+            for (int64_t b = 0; b < B; ++b) matvec(packed + j0 * H, j1 - j0, H, in + b * H, out + b * ld + j0);
+          }
+        };
+        const int64_t blocks = ceil_div(rows_used, per_block);
+        if (blocks == 1) rows_block(0, 1);
+        else parallel_for(pool, 0, blocks, 1, rows_block);
       } else {
         gemm(false, true, B, rows_used, H, 1.0f, in, H, r, H, 0.0f, out, ld);
       }
