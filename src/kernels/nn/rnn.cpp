@@ -30,6 +30,10 @@ SPINDLE_ISA_DECLARE(int64_t, rnn_packed_size, (int64_t rows, int64_t len));
 SPINDLE_ISA_DECLARE(void, rnn_pack, (const float* r, int64_t rows, int64_t len, float* out));
 SPINDLE_ISA_DECLARE(void, rnn_matvec_packed, (const float* packed, int64_t rows, int64_t len, const float* x,
                                               float* out));
+SPINDLE_ISA_DECLARE(void, lstm_step, (const float* xg, const float* hg, int64_t H, const float* peep, float clip,
+                                      bool input_forget, float* c, float* h));
+SPINDLE_ISA_DECLARE(void, gru_lbr_step, (const float* xg, const float* hg, const float* rbh, int64_t H, float clip,
+                                         float* h));
 SPINDLE_ISA_DECLARE(void, sigmoid_inplace, (float* v, int64_t n));
 SPINDLE_ISA_DECLARE(void, tanh_inplace, (float* v, int64_t n));
 
@@ -378,6 +382,17 @@ class RecurrentKernel final : public OpKernel {
       }
     };
     float* g = gates.data();
+    // LSTM, and GRU with linear_before_reset, with the default activations:
+    // gates and state update in one pass (rnn_step.isa.cpp).
+    static const auto lstm_step = SPINDLE_ISA_SELECT(lstm_step);
+    static const auto gru_lbr_step = SPINDLE_ISA_SELECT(gru_lbr_step);
+    const bool fused_step = default_activations() && (cell_ == Cell::kLstm || linear_before_reset_);
+    std::vector<float> rbh_zeros;
+    const float* rbh_or_zeros = dir.rb ? dir.rb + 2 * H : nullptr;
+    if (fused_step && linear_before_reset_ && !rbh_or_zeros) {
+      rbh_zeros.assign(static_cast<size_t>(H), 0.0f);
+      rbh_or_zeros = rbh_zeros.data();
+    }
 
     for (int64_t step = 0; step < T; ++step) {
       recurrence(h.data(), dir.r, dir.r_packed, r_rows, hr.data(), GH);
@@ -397,7 +412,9 @@ class RecurrentKernel final : public OpKernel {
             // z and r: g[0:2H]
             for (int64_t k = 0; k < 2 * H; ++k) g[k] = clip(xg[k] + hg[k]);
             acts[0].apply(g, 2 * H);
-            if (linear_before_reset_) {
+            if (fused_step) {
+              gru_lbr_step(xg, hg, rbh_or_zeros, H, clip_, hb);
+            } else if (linear_before_reset_) {
               const float* rbh = dir.rb ? dir.rb + 2 * H : nullptr;
               for (int64_t k = 0; k < H; ++k)
                 g[2 * H + k] = clip(xg[2 * H + k] + g[H + k] * (hg[2 * H + k] + (rbh ? rbh[k] : 0.0f)));
@@ -411,6 +428,10 @@ class RecurrentKernel final : public OpKernel {
             break;
           }
           case Cell::kLstm: {
+            if (fused_step) {
+              lstm_step(xg, hg, H, dir.peep, clip_, input_forget_, cb, hb);
+              break;
+            }
             const float* p = dir.peep;  // [i, o, f]
             float* ig = g;
             float* og = g + H;
@@ -478,6 +499,13 @@ class RecurrentKernel final : public OpKernel {
     if (t.shape() != want)
       fail(node, fmt::format("input {} has shape {}, expected {}", name, shape_to_string(t.shape()),
                              shape_to_string(want)));
+  }
+
+  // Sigmoid, Tanh(, Tanh) in every direction.
+  bool default_activations() const {
+    for (size_t i = 0; i < acts_.size(); ++i)
+      if (acts_[i].kind != (i % static_cast<size_t>(acts_per_dir()) == 0 ? Act::kSigmoid : Act::kTanh)) return false;
+    return true;
   }
 
   int64_t acts_per_dir() const { return cell_ == Cell::kRnn ? 1 : cell_ == Cell::kGru ? 2 : 3; }

@@ -11,7 +11,9 @@
 // packing per step.
 //
 // The gate non-linearities (sigmoid, tanh over a gate vector) are here too,
-// so they run at the level's vector width.
+// so they run at the level's vector width, and so are the fused steps of the
+// commonest cells (LSTM, and GRU with linear_before_reset as PyTorch exports
+// it, with the default activations): gates and state update in one pass.
 //
 // Determinism: each out[j] is one running sum over k in index order, whatever
 // the threads (levels differ in the last bits: fused multiply-add from AVX2
@@ -89,12 +91,119 @@ void rnn_matvec_packed(const float* packed, int64_t rows, int64_t len, const flo
   }
 }
 
-void sigmoid_inplace(float* v, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) v[i] = vm::fast_sigmoid(v[i]);
+namespace {
+
+// clip(v) of the ONNX recurrent ops (NaN stays NaN).
+template <bool Clip>
+inline float clipped(float v, float c) {
+  if constexpr (Clip) return v < -c ? -c : (v > c ? c : v);
+  return v;
 }
 
-void tanh_inplace(float* v, int64_t n) {
+inline void sigmoid_n(float* v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) v[i] = vm::fast_sigmoid(v[i]);
+}
+inline void tanh_n(float* v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) v[i] = vm::fast_tanh(v[i]);
 }
+
+// The fused steps go through the hidden units in chunks that stay in L1,
+// each as a few simple loops (one loop calling several polynomial
+// activations is left scalar by the vectorizer).
+constexpr int64_t kChunk = 64;
+
+// One LSTM step of one batch entry.
+template <bool Peep, bool Clip, bool InputForget>
+void lstm_cells(const float* xg, const float* hg, int64_t H, const float* p, float clip, float* c, float* h) {
+  float ig[kChunk], fg[kChunk], gg[kChunk], og[kChunk];
+  for (int64_t k0 = 0; k0 < H; k0 += kChunk) {
+    const int64_t n = H - k0 < kChunk ? H - k0 : kChunk;
+    const float* x = xg + k0;
+    const float* r = hg + k0;
+    float* cc = c + k0;
+    for (int64_t j = 0; j < n; ++j) {
+      float pi = x[j] + r[j], pf = x[2 * H + j] + r[2 * H + j];
+      if constexpr (Peep) {
+        pi += p[k0 + j] * cc[j];
+        pf += p[2 * H + k0 + j] * cc[j];
+      }
+      ig[j] = clipped<Clip>(pi, clip);
+      fg[j] = clipped<Clip>(pf, clip);
+      gg[j] = clipped<Clip>(x[3 * H + j] + r[3 * H + j], clip);
+    }
+    sigmoid_n(ig, n);
+    if constexpr (InputForget) {
+      for (int64_t j = 0; j < n; ++j) fg[j] = 1.0f - ig[j];
+    } else {
+      sigmoid_n(fg, n);
+    }
+    tanh_n(gg, n);
+    for (int64_t j = 0; j < n; ++j) {
+      const float ct = fg[j] * cc[j] + ig[j] * gg[j];
+      float po = x[H + j] + r[H + j];
+      if constexpr (Peep) po += p[H + k0 + j] * ct;
+      og[j] = clipped<Clip>(po, clip);
+      cc[j] = ct;
+      gg[j] = ct;
+    }
+    sigmoid_n(og, n);
+    tanh_n(gg, n);
+    for (int64_t j = 0; j < n; ++j) h[k0 + j] = og[j] * gg[j];
+  }
+}
+
+// One GRU step (linear_before_reset) of one batch entry.
+template <bool Clip>
+void gru_lbr_cells(const float* xg, const float* hg, const float* rbh, int64_t H, float clip, float* h) {
+  float zg[kChunk], rg[kChunk], ng[kChunk];
+  for (int64_t k0 = 0; k0 < H; k0 += kChunk) {
+    const int64_t n = H - k0 < kChunk ? H - k0 : kChunk;
+    const float* x = xg + k0;
+    const float* r = hg + k0;
+    for (int64_t j = 0; j < n; ++j) {
+      zg[j] = clipped<Clip>(x[j] + r[j], clip);
+      rg[j] = clipped<Clip>(x[H + j] + r[H + j], clip);
+    }
+    sigmoid_n(zg, n);
+    sigmoid_n(rg, n);
+    for (int64_t j = 0; j < n; ++j) ng[j] = clipped<Clip>(x[2 * H + j] + rg[j] * (r[2 * H + j] + rbh[k0 + j]), clip);
+    tanh_n(ng, n);
+    for (int64_t j = 0; j < n; ++j) h[k0 + j] = (1.0f - zg[j]) * ng[j] + zg[j] * h[k0 + j];
+  }
+}
+
+}  // namespace
+
+// LSTM with the default activations (sigmoid, tanh, tanh): from the gate
+// pre-activations xg (X_t W^T + biases) and hg (H_{t-1} R^T), both [i o f c]
+// of H each, updates the cell state c and the hidden state h in one pass.
+// peep: [i o f] peepholes or null; clip 0: none.
+void lstm_step(const float* xg, const float* hg, int64_t H, const float* peep, float clip, bool input_forget, float* c,
+               float* h) {
+  const bool cl = clip > 0;
+  if (peep) {
+    if (cl) input_forget ? lstm_cells<true, true, true>(xg, hg, H, peep, clip, c, h)
+                         : lstm_cells<true, true, false>(xg, hg, H, peep, clip, c, h);
+    else input_forget ? lstm_cells<true, false, true>(xg, hg, H, peep, clip, c, h)
+                      : lstm_cells<true, false, false>(xg, hg, H, peep, clip, c, h);
+  } else {
+    if (cl) input_forget ? lstm_cells<false, true, true>(xg, hg, H, peep, clip, c, h)
+                         : lstm_cells<false, true, false>(xg, hg, H, peep, clip, c, h);
+    else input_forget ? lstm_cells<false, false, true>(xg, hg, H, peep, clip, c, h)
+                      : lstm_cells<false, false, false>(xg, hg, H, peep, clip, c, h);
+  }
+}
+
+// GRU with linear_before_reset and the default activations (sigmoid, tanh):
+// xg, hg are [z r h] of H each, rbh the hidden gate's recurrence bias (H
+// values, zeros when the model has none).
+void gru_lbr_step(const float* xg, const float* hg, const float* rbh, int64_t H, float clip, float* h) {
+  if (clip > 0) gru_lbr_cells<true>(xg, hg, rbh, H, clip, h);
+  else gru_lbr_cells<false>(xg, hg, rbh, H, clip, h);
+}
+
+void sigmoid_inplace(float* v, int64_t n) { sigmoid_n(v, n); }
+
+void tanh_inplace(float* v, int64_t n) { tanh_n(v, n); }
 
 }  // namespace spindle::kernels::SPINDLE_ISA_NS
