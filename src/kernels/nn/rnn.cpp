@@ -12,7 +12,8 @@
 // time is packed once per call, never per step. The recurrence is, for
 // batches up to kMatvecBatch, the packed matrix-vector product of
 // rnn_step.isa.cpp per batch entry (split in row blocks across the pool when
-// R is large, kStepBlockFma), else one small GEMM per step (H [B, Hs] x R^T).
+// R is large, kStepBlockFma), else one small GEMM per step (H [B, Hs] x R^T,
+// R^T packed for sgemm once per call).
 // Gate non-linearities run over whole gate vectors with the vectorizable
 // functions of vec_math.h, all buffers are allocated once per call, and the
 // two directions of a bidirectional layer run side by side on the pool.
@@ -226,6 +227,14 @@ class RecurrentKernel final : public OpKernel {
       PackedDir local;
       const PackedDir* pd = r_pre ? &packed_[static_cast<size_t>(d)] : &local;
       if (!r_pre && B <= kMatvecBatch) pack_r(dir.r, local);
+      // Larger batches: R^T as sgemm's B operand, packed once for all steps.
+      PackedMatrix r_gemm, rh_gemm;
+      if (B > kMatvecBatch) {
+        r_gemm = PackedMatrix::pack_b(true, recurrence_rows(), H, dir.r, H);
+        if (gru_split()) rh_gemm = PackedMatrix::pack_b(true, H, H, dir.r + 2 * H * H, H);
+        dir.r_gemm = &r_gemm;
+        dir.rh_gemm = &rh_gemm;
+      }
       dir.w_packed = w_pre ? &packed_[static_cast<size_t>(d)].w : nullptr;
       dir.r_packed = pd->r.data();
       dir.rh_packed = pd->r_h.data();
@@ -252,6 +261,8 @@ class RecurrentKernel final : public OpKernel {
     const PackedMatrix* w_packed = nullptr;  // W^T pre-packed for sgemm, or null
     const float* r_packed = nullptr;   // rows [0, recurrence_rows()) of R in rnn_pack panels (batch <= kMatvecBatch)
     const float* rh_packed = nullptr;  // GRU without linear_before_reset: R_h in rnn_pack panels
+    const PackedMatrix* r_gemm = nullptr;   // batch > kMatvecBatch: the same rows of R packed for sgemm
+    const PackedMatrix* rh_gemm = nullptr;  // and R_h
   };
 
   // One direction's constant weights in compute layout.
@@ -363,8 +374,8 @@ class RecurrentKernel final : public OpKernel {
     static const int64_t panel = SPINDLE_ISA_SELECT(rnn_panel_rows)();
     // out [B, ld] = in [B, H] x R[0:rows]^T (`packed`: the same rows in
     // rnn_pack panels)
-    auto recurrence = [&](const float* in, const float* r, const float* packed, int64_t rows_used, float* out,
-                          int64_t ld) {
+    auto recurrence = [&](const float* in, const float* r, const float* packed, const PackedMatrix* r_gemm,
+                          int64_t rows_used, float* out, int64_t ld) {
       if (B <= kMatvecBatch) {
         // Row blocks of whole panels; a panel starting at row j0 begins at j0 * H in `packed`.
         const int64_t per_block = std::max<int64_t>(1, kStepBlockFma / (panel * H * B)) * panel;
@@ -378,7 +389,7 @@ class RecurrentKernel final : public OpKernel {
         if (blocks == 1) rows_block(0, 1);
         else parallel_for(pool, 0, blocks, 1, rows_block);
       } else {
-        gemm(false, true, B, rows_used, H, 1.0f, in, H, r, H, 0.0f, out, ld);
+        sgemm(false, true, B, rows_used, H, 1.0f, in, H, r, H, 0.0f, out, ld, SgemmExtras{.packed_b = r_gemm->panel(0)});
       }
     };
     float* g = gates.data();
@@ -395,7 +406,7 @@ class RecurrentKernel final : public OpKernel {
     }
 
     for (int64_t step = 0; step < T; ++step) {
-      recurrence(h.data(), dir.r, dir.r_packed, r_rows, hr.data(), GH);
+      recurrence(h.data(), dir.r, dir.r_packed, dir.r_gemm, r_rows, hr.data(), GH);
       for (int64_t b = 0; b < B; ++b) {
         if (!active(b, step)) continue;  // this sequence has ended: its state stays, its Y stays 0
         const float* xg = xw.data() + (time_of(b, step) * B + b) * GH;
@@ -463,7 +474,7 @@ class RecurrentKernel final : public OpKernel {
       }
       if (gru_split) {
         // h~ = g(X_t W_h^T + Wb_h + (r . H_{t-1}) R_h^T + Rb_h)
-        recurrence(rh.data(), dir.r + 2 * H * H, dir.rh_packed, H, rhr.data(), H);
+        recurrence(rh.data(), dir.r + 2 * H * H, dir.rh_packed, dir.rh_gemm, H, rhr.data(), H);
         const float* rbh = dir.rb ? dir.rb + 2 * H : nullptr;
         for (int64_t b = 0; b < B; ++b) {
           if (!active(b, step)) continue;
