@@ -19,7 +19,9 @@
 // two directions of a bidirectional layer run side by side on the pool.
 // Steps past a batch entry's sequence length leave Y at 0 and its state as
 // it was, as the ONNX reference does.
+#include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "kernels/isa/dispatch.h"
 #include "kernels/math/vec_math.h"
@@ -196,7 +198,8 @@ class RecurrentKernel final : public OpKernel {
     if (ctx.wants_output(0)) {
       Tensor& Y = ctx.output(0, DataType::kFloat32, layout_ == 0 ? Shape{T, D, B, H} : Shape{B, T, D, H});
       y = Y.mutable_data<float>();
-      std::fill(y, y + Y.numel(), 0.0f);
+      // Every step of a full-length sequence writes its Y; only shorter ones leave zeros.
+      if (std::any_of(lens.begin(), lens.end(), [T](int64_t n) { return n < T; })) std::fill(y, y + Y.numel(), 0.0f);
     }
     float* yh = ctx.wants_output(1) ? ctx.output(1, DataType::kFloat32, state_shape).mutable_data<float>() : nullptr;
     float* yc = cell_ == Cell::kLstm && ctx.wants_output(2)
@@ -340,16 +343,18 @@ class RecurrentKernel final : public OpKernel {
       if (dir.wb) bias[static_cast<size_t>(k)] += dir.wb[k];
       if (dir.rb && !(gru_h_bias_apart && k >= 2 * H)) bias[static_cast<size_t>(k)] += dir.rb[k];
     }
-    std::vector<float> xw(static_cast<size_t>(T * B * GH));
+    // Written whole by the GEMM (no zero fill).
+    const std::unique_ptr<float[]> xw_buf(new float[static_cast<size_t>(T * B * GH)]);
+    float* const xw = xw_buf.get();
     const int64_t rows = T * B;
     parallel_for(pool, 0, rows, grain_for_work(rows, 2.0 * static_cast<double>(GH * I)), [&](int64_t r0, int64_t r1) {
       if (dir.w_packed)
-        sgemm(false, true, r1 - r0, GH, I, 1.0f, x + r0 * I, I, dir.w, I, 0.0f, xw.data() + r0 * GH, GH,
+        sgemm(false, true, r1 - r0, GH, I, 1.0f, x + r0 * I, I, dir.w, I, 0.0f, xw + r0 * GH, GH,
               SgemmExtras{.packed_b = dir.w_packed->panel(0)});
       else
-        gemm(false, true, r1 - r0, GH, I, 1.0f, x + r0 * I, I, dir.w, I, 0.0f, xw.data() + r0 * GH, GH);
+        gemm(false, true, r1 - r0, GH, I, 1.0f, x + r0 * I, I, dir.w, I, 0.0f, xw + r0 * GH, GH);
       for (int64_t r = r0; r < r1; ++r)
-        for (int64_t k = 0; k < GH; ++k) xw[static_cast<size_t>(r * GH + k)] += bias[static_cast<size_t>(k)];
+        for (int64_t k = 0; k < GH; ++k) xw[r * GH + k] += bias[static_cast<size_t>(k)];
     });
 
     std::vector<float> h(static_cast<size_t>(B * H), 0.0f), c(static_cast<size_t>(B * H), 0.0f);
@@ -409,7 +414,7 @@ class RecurrentKernel final : public OpKernel {
       recurrence(h.data(), dir.r, dir.r_packed, dir.r_gemm, r_rows, hr.data(), GH);
       for (int64_t b = 0; b < B; ++b) {
         if (!active(b, step)) continue;  // this sequence has ended: its state stays, its Y stays 0
-        const float* xg = xw.data() + (time_of(b, step) * B + b) * GH;
+        const float* xg = xw + (time_of(b, step) * B + b) * GH;
         const float* hg = hr.data() + b * GH;
         float* hb = h.data() + b * H;
         float* cb = c.data() + b * H;
@@ -478,7 +483,7 @@ class RecurrentKernel final : public OpKernel {
         const float* rbh = dir.rb ? dir.rb + 2 * H : nullptr;
         for (int64_t b = 0; b < B; ++b) {
           if (!active(b, step)) continue;
-          const float* xg = xw.data() + (time_of(b, step) * B + b) * GH;
+          const float* xg = xw + (time_of(b, step) * B + b) * GH;
           const float* z = hr.data() + b * GH + 2 * H;
           float* hb = h.data() + b * H;
           for (int64_t k = 0; k < H; ++k)
