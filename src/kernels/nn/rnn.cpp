@@ -14,9 +14,12 @@
 // rnn_step.isa.cpp per batch entry (split in row blocks across the pool when
 // R is large, kStepBlockFma), else one small GEMM per step (H [B, Hs] x R^T,
 // R^T packed for sgemm once per call).
-// Gate non-linearities run over whole gate vectors with the vectorizable
-// functions of vec_math.h, all buffers are allocated once per call, and the
-// two directions of a bidirectional layer run side by side on the pool.
+// LSTM, and GRU with linear_before_reset, with the default activations take
+// a fused step (gates and state update in one pass, rnn_step.isa.cpp); other
+// cells and activations run their gate non-linearities over whole gate
+// vectors with the vectorizable functions of vec_math.h. All buffers are
+// allocated once per call, and the two directions of a bidirectional layer
+// run side by side on the pool.
 // Steps past a batch entry's sequence length leave Y at 0 and its state as
 // it was, as the ONNX reference does.
 #include <algorithm>
