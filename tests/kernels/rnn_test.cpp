@@ -326,6 +326,48 @@ INSTANTIATE_TEST_SUITE_P(Cells, RnnCell, ::testing::ValuesIn(kCells),
                            return std::string(info.param.op) + (info.param.linear_before_reset ? "_lbr" : "");
                          });
 
+// LSTM and GRU with linear_before_reset take a fused step with the default
+// activations; listing Tanh as ScaledTanh(1, 1) sends the same cell down the
+// general path (gate vectors, std::tanh). Both must agree, with peepholes,
+// input_forget, clip, initial states and sequence lengths.
+TEST(RnnFusedStep, EqualsTheGeneralPath) {
+  constexpr int64_t kT = 7, kB = 2, kI = 5, kH = 70;  // a chunk of 64 units and a tail
+  for (const std::string op : {"LSTM", "GRU"}) {
+    const int64_t g = op == "LSTM" ? 4 : 3, gh = g * kH;
+    for (int64_t variant = 0; variant < 2; ++variant) {
+      std::vector<Tensor> in = {
+          Tensor::from_vector<float>({kT, kB, kI}, random_values(kT * kB * kI, 81)),
+          Tensor::from_vector<float>({2, gh, kI}, random_values(static_cast<size_t>(2 * gh * kI), 82)),
+          Tensor::from_vector<float>({2, gh, kH}, random_values(static_cast<size_t>(2 * gh * kH), 83)),
+          Tensor::from_vector<float>({2, 2 * gh}, random_values(static_cast<size_t>(4 * gh), 84)),
+          Tensor::from_vector<int32_t>({kB}, {7, 4}),
+          Tensor::from_vector<float>({2, kB, kH}, random_values(2 * kB * kH, 85))};
+      if (op == "LSTM") {
+        in.push_back(Tensor::from_vector<float>({2, kB, kH}, random_values(2 * kB * kH, 86)));
+        in.push_back(Tensor::from_vector<float>({2, 3 * kH}, random_values(6 * kH, 87)));
+      }
+      Attributes a;
+      a.set("hidden_size", kH);
+      a.set("direction", std::string("bidirectional"));
+      if (variant == 1) a.set("clip", 1.5f);
+      if (op == "LSTM") a.set("input_forget", variant);
+      else a.set("linear_before_reset", int64_t{1});
+      Attributes general = a;
+      general.set("activations", op == "LSTM" ? std::vector<std::string>{"Sigmoid", "ScaledTanh", "ScaledTanh",
+                                                                         "Sigmoid", "ScaledTanh", "ScaledTanh"}
+                                              : std::vector<std::string>{"Sigmoid", "ScaledTanh", "Sigmoid", "ScaledTanh"});
+      general.set("activation_alpha", std::vector<float>(4, 1.0f));
+      general.set("activation_beta", std::vector<float>(4, 1.0f));
+      const int outputs = op == "LSTM" ? 3 : 2;
+      const auto fused = kernels::run_kernel_once(op, 14, a, in, outputs);
+      const auto slow = kernels::run_kernel_once(op, 14, general, in, outputs);
+      for (int o = 0; o < outputs; ++o)
+        expect_near(fused[static_cast<size_t>(o)].to_vector<float>(), slow[static_cast<size_t>(o)].to_vector<float>(),
+                    op + " variant " + std::to_string(variant) + " output " + std::to_string(o));
+    }
+  }
+}
+
 TEST(RnnBadInput, ErrorsNameTheInputAndWhatWasExpected) {
   const CellCase lstm = kCells[3];
   const Tensor x = Tensor::from_vector<float>({T, B, I}, random_values(T * B * I, 1));
