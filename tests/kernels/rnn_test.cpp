@@ -156,8 +156,8 @@ TEST_P(RnnCell, ASequenceCutShortEqualsRunningItAlone) {
   }
 }
 
-// Batches of up to 4 multiply by R with per-row dot products, larger ones
-// with a GEMM; hidden size 37 has vector lanes and a tail. Each entry of a
+// Batches of up to 4 multiply by R with the packed matrix-vector product,
+// larger ones with a GEMM; hidden size 37 has vector lanes and a tail. Each entry of a
 // batch of 6 must equal that entry run alone, in both directions.
 TEST_P(RnnCell, ABatchOnTheGemmPathEqualsEachEntryOnTheDotProductPath) {
   const CellCase& c = GetParam();
@@ -229,10 +229,174 @@ TEST_P(RnnCell, APackedConstantREqualsRReadAtRunTime) {
   }
 }
 
+// Everything a run can be given at once: layout 1, sequence lengths (one
+// full, one cut short, one of a single step), initial states, peepholes,
+// clip and, in a second pass, non-default activations; hidden size 200, so
+// a step's recurrent product (R of 800 x 200 for LSTM) is split in row
+// blocks across the pool. The outputs must be the same bits with 1, 2 or 3
+// threads, with W and R pre-packed at kernel creation or packed per call, and
+// equal to the layout-0 run over the transposed inputs.
+TEST_P(RnnCell, EveryInputAndAttributeGivesTheSameBitsForAnyThreadCountPackingAndLayout) {
+  const CellCase& c = GetParam();
+  const bool lstm = std::string(c.op) == "LSTM";
+  constexpr int64_t kT = 6, kB = 3, kI = 5, kH = 200, kD = 2;
+  const int64_t gh = c.gates * kH;
+  const int outputs = lstm ? 3 : 2;
+  const Tensor x1 = Tensor::from_vector<float>({kB, kT, kI}, random_values(kB * kT * kI, 61));  // layout 1
+  const Tensor w = Tensor::from_vector<float>({kD, gh, kI}, random_values(static_cast<size_t>(kD * gh * kI), 62));
+  // Small recurrent weights keep the 200-term sums out of saturation.
+  auto rv = random_values(static_cast<size_t>(kD * gh * kH), 63);
+  for (float& v : rv) v *= 0.1f;
+  const Tensor r = Tensor::from_vector<float>({kD, gh, kH}, rv);
+  const Tensor bias = Tensor::from_vector<float>({kD, 2 * gh}, random_values(static_cast<size_t>(kD * 2 * gh), 64));
+  const Tensor lens = Tensor::from_vector<int32_t>({kB}, {6, 3, 1});
+  const Tensor h1 = Tensor::from_vector<float>({kB, kD, kH}, random_values(kB * kD * kH, 65));  // layout 1
+  const Tensor c1 = Tensor::from_vector<float>({kB, kD, kH}, random_values(kB * kD * kH, 66));
+  const Tensor peep = Tensor::from_vector<float>({kD, 3 * kH}, random_values(kD * 3 * kH, 67));
+  // [A, B, ...rest] -> [B, A, ...rest]
+  auto swap01 = [](const Tensor& t) {
+    const auto v = t.to_vector<float>();
+    const int64_t a = t.dim(0), b = t.dim(1), rest = t.numel() / (a * b);
+    std::vector<float> out(v.size());
+    for (int64_t i = 0; i < a; ++i)
+      for (int64_t j = 0; j < b; ++j)
+        std::copy(v.begin() + (i * b + j) * rest, v.begin() + (i * b + j + 1) * rest, out.begin() + (j * a + i) * rest);
+    Shape s = t.shape();
+    std::swap(s[0], s[1]);
+    return Tensor::from_vector<float>(s, out);
+  };
+  const std::vector<std::vector<std::string>> act_sets = {
+      {},
+      std::string(c.op) == "RNN"   ? std::vector<std::string>{"Softsign", "HardSigmoid"}
+      : std::string(c.op) == "GRU" ? std::vector<std::string>{"HardSigmoid", "Softsign", "Sigmoid", "Relu"}
+                                   : std::vector<std::string>{"HardSigmoid", "Tanh", "Softsign", "Sigmoid", "Elu", "Tanh"}};
+  for (const auto& acts : act_sets) {
+    const std::string what = acts.empty() ? "default activations" : "other activations";
+    Attributes a = attrs_for(c, "bidirectional");
+    a.set("hidden_size", kH);
+    a.set("clip", 2.5f);
+    if (!acts.empty()) a.set("activations", acts);
+    auto run_with = [&](int64_t layout, ThreadPool* pool, bool prepacked) {
+      std::vector<Tensor> in = {layout == 1 ? x1 : swap01(x1), w, r, bias, lens, layout == 1 ? h1 : swap01(h1)};
+      if (lstm) {
+        in.push_back(layout == 1 ? c1 : swap01(c1));
+        in.push_back(peep);
+      }
+      kernels::NodeInfo node;
+      node.op_type = c.op;
+      node.opset = 14;
+      node.attrs = a;
+      node.attrs.set("layout", layout);
+      node.num_inputs = static_cast<int>(in.size());
+      node.num_outputs = outputs;
+      if (prepacked) node.const_inputs = {nullptr, &in[1], &in[2], &in[3]};
+      return kernels::run_kernel_once(node, in, pool);
+    };
+    const auto base = run_with(1, nullptr, false);
+    ASSERT_EQ(base[0].shape(), (Shape{kB, kT, kD, kH}));
+    auto expect_same = [&](const std::vector<Tensor>& got, const std::string& how) {
+      for (int o = 0; o < outputs; ++o)
+        EXPECT_EQ(got[static_cast<size_t>(o)].to_vector<float>(), base[static_cast<size_t>(o)].to_vector<float>())
+            << what << ", " << how << ", output " << o;
+    };
+    // Y of entry 2 (one step) past its end is 0; its final state is not the initial one.
+    const auto y = base[0].to_vector<float>();
+    EXPECT_EQ(y[static_cast<size_t>(((2 * kT + 1) * kD) * kH)], 0.0f) << what;
+    EXPECT_NE(base[1].to_vector<float>()[static_cast<size_t>(2 * kD * kH)], h1.to_vector<float>()[2 * kD * kH]) << what;
+    expect_same(run_with(1, nullptr, true), "W and R pre-packed");
+    for (int threads : {2, 3}) {
+      auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
+      expect_same(run_with(1, pool.get(), false), std::to_string(threads) + " threads");
+      expect_same(run_with(1, pool.get(), true), std::to_string(threads) + " threads, pre-packed");
+    }
+    // The same three entries in a batch of 5, which takes the GEMM path
+    // (no row blocks): the values agree within rounding.
+    {
+      auto grow = [](const Tensor& t, uint32_t seed) {  // two more entries along dim 0
+        auto v = t.to_vector<float>();
+        const auto more = random_values(static_cast<size_t>(2 * t.numel() / t.dim(0)), seed);
+        v.insert(v.end(), more.begin(), more.end());
+        Shape s = t.shape();
+        s[0] += 2;
+        return Tensor::from_vector<float>(s, v);
+      };
+      std::vector<Tensor> in = {grow(x1, 71), w, r, bias, Tensor::from_vector<int32_t>({kB + 2}, {6, 3, 1, 6, 2}),
+                                grow(h1, 72)};
+      if (lstm) {
+        in.push_back(grow(c1, 73));
+        in.push_back(peep);
+      }
+      Attributes a1 = a;
+      a1.set("layout", int64_t{1});
+      const auto wide = kernels::run_kernel_once(c.op, 14, a1, in, outputs);
+      for (int o = 0; o < outputs; ++o) {
+        const auto got = wide[static_cast<size_t>(o)].to_vector<float>(), want = base[static_cast<size_t>(o)].to_vector<float>();
+        for (size_t i = 0; i < want.size(); ++i)
+          ASSERT_NEAR(got[i], want[i], 1e-4f) << what << ": batch of 5 vs 3, output " << o << " at " << i;
+      }
+    }
+    // Layout 0 over the transposed inputs: Y [T, D, B, H], states [D, B, H].
+    const auto l0 = run_with(0, nullptr, false);
+    const auto y0 = l0[0].to_vector<float>();
+    for (int64_t t = 0; t < kT; ++t)
+      for (int64_t d = 0; d < kD; ++d)
+        for (int64_t b = 0; b < kB; ++b)
+          for (int64_t k = 0; k < kH; ++k)
+            ASSERT_EQ(y0[static_cast<size_t>(((t * kD + d) * kB + b) * kH + k)],
+                      y[static_cast<size_t>(((b * kT + t) * kD + d) * kH + k)])
+                << what << ": layout 0 vs 1 at t " << t << " d " << d << " b " << b << " k " << k;
+    for (int o = 1; o < outputs; ++o)
+      EXPECT_EQ(swap01(l0[static_cast<size_t>(o)]).to_vector<float>(), base[static_cast<size_t>(o)].to_vector<float>())
+          << what << ": layout 0 vs 1, output " << o;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Cells, RnnCell, ::testing::ValuesIn(kCells),
                          [](const ::testing::TestParamInfo<CellCase>& info) {
                            return std::string(info.param.op) + (info.param.linear_before_reset ? "_lbr" : "");
                          });
+
+// LSTM and GRU with linear_before_reset take a fused step with the default
+// activations; listing Tanh as ScaledTanh(1, 1) sends the same cell down the
+// general path (gate vectors, std::tanh). Both must agree, with peepholes,
+// input_forget, clip, initial states and sequence lengths.
+TEST(RnnFusedStep, EqualsTheGeneralPath) {
+  constexpr int64_t kT = 7, kB = 2, kI = 5, kH = 70;  // a chunk of 64 units and a tail
+  for (const std::string op : {"LSTM", "GRU"}) {
+    const int64_t g = op == "LSTM" ? 4 : 3, gh = g * kH;
+    for (int64_t variant = 0; variant < 2; ++variant) {
+      std::vector<Tensor> in = {
+          Tensor::from_vector<float>({kT, kB, kI}, random_values(kT * kB * kI, 81)),
+          Tensor::from_vector<float>({2, gh, kI}, random_values(static_cast<size_t>(2 * gh * kI), 82)),
+          Tensor::from_vector<float>({2, gh, kH}, random_values(static_cast<size_t>(2 * gh * kH), 83)),
+          Tensor::from_vector<float>({2, 2 * gh}, random_values(static_cast<size_t>(4 * gh), 84)),
+          Tensor::from_vector<int32_t>({kB}, {7, 4}),
+          Tensor::from_vector<float>({2, kB, kH}, random_values(2 * kB * kH, 85))};
+      if (op == "LSTM") {
+        in.push_back(Tensor::from_vector<float>({2, kB, kH}, random_values(2 * kB * kH, 86)));
+        in.push_back(Tensor::from_vector<float>({2, 3 * kH}, random_values(6 * kH, 87)));
+      }
+      Attributes a;
+      a.set("hidden_size", kH);
+      a.set("direction", std::string("bidirectional"));
+      if (variant == 1) a.set("clip", 1.5f);
+      if (op == "LSTM") a.set("input_forget", variant);
+      else a.set("linear_before_reset", int64_t{1});
+      Attributes general = a;
+      general.set("activations", op == "LSTM" ? std::vector<std::string>{"Sigmoid", "ScaledTanh", "ScaledTanh",
+                                                                         "Sigmoid", "ScaledTanh", "ScaledTanh"}
+                                              : std::vector<std::string>{"Sigmoid", "ScaledTanh", "Sigmoid", "ScaledTanh"});
+      general.set("activation_alpha", std::vector<float>(4, 1.0f));
+      general.set("activation_beta", std::vector<float>(4, 1.0f));
+      const int outputs = op == "LSTM" ? 3 : 2;
+      const auto fused = kernels::run_kernel_once(op, 14, a, in, outputs);
+      const auto slow = kernels::run_kernel_once(op, 14, general, in, outputs);
+      for (int o = 0; o < outputs; ++o)
+        expect_near(fused[static_cast<size_t>(o)].to_vector<float>(), slow[static_cast<size_t>(o)].to_vector<float>(),
+                    op + " variant " + std::to_string(variant) + " output " + std::to_string(o));
+    }
+  }
+}
 
 TEST(RnnBadInput, ErrorsNameTheInputAndWhatWasExpected) {
   const CellCase lstm = kCells[3];

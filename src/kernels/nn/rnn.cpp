@@ -4,29 +4,42 @@
 // clip, and any of the ONNX activation functions.
 //
 // The input projection of every time step is one GEMM over the whole
-// sequence (X [T*B, I] x W^T, through the serial BLAS, split in row blocks
-// across the pool), with the input bias and the recurrence bias folded in
-// (except GRU's hidden-gate recurrence bias, which the reset gate scales).
-// The recurrence is, for batches up to kMatvecBatch, one dot product per row
-// of R straight from the model's weights (rnn_step.isa.cpp, per ISA level: no
-// packing per step) or, when R is a constant, a product with R^T packed once
-// at kernel creation (blocks of outputs in registers, no horizontal sums),
-// else one small GEMM per step (H [B, Hs] x R^T). Gate
-// non-linearities run over whole gate vectors with the vectorizable
-// functions of vec_math.h, all buffers are allocated once per call, and the
-// two directions of a bidirectional layer run side by side.
+// sequence (X [T*B, I] x W^T, spindle's sgemm, split in row blocks across the
+// pool), with the input bias and the recurrence bias folded in (except GRU's
+// hidden-gate recurrence bias, which the reset gate scales). Constant W and R
+// are packed when the kernel is created (per direction): W^T as sgemm's B
+// operand, R in the k-major panels of rnn_step.isa.cpp; an R given at run
+// time is packed once per call, never per step. The recurrence is, for
+// batches up to kMatvecBatch, the packed matrix-vector product of
+// rnn_step.isa.cpp per batch entry (split in row blocks across the pool when
+// R is large, kStepBlockFma), else one small GEMM per step (H [B, Hs] x R^T,
+// R^T packed for sgemm once per call).
+// LSTM, and GRU with linear_before_reset, with the default activations take
+// a fused step (gates and state update in one pass, rnn_step.isa.cpp); other
+// cells and activations run their gate non-linearities over whole gate
+// vectors with the vectorizable functions of vec_math.h. All buffers are
+// allocated once per call, and the two directions of a bidirectional layer
+// run side by side on the pool.
 // Steps past a batch entry's sequence length leave Y at 0 and its state as
 // it was, as the ONNX reference does.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
 #include "kernels/isa/dispatch.h"
 #include "kernels/math/vec_math.h"
 #include "kernels/nn/nn_util.h"
+#include "kernels/nn/sgemm.h"
 
-SPINDLE_ISA_DECLARE(void, matvec_rows, (const float* r, int64_t rows, int64_t len, const float* x, float* out));
-SPINDLE_ISA_DECLARE(void, matvec_packed,
-                    (const float* rt, int64_t ld, int64_t cols, int64_t len, const float* x, float* out));
+SPINDLE_ISA_DECLARE(int64_t, rnn_panel_rows, ());
+SPINDLE_ISA_DECLARE(int64_t, rnn_packed_size, (int64_t rows, int64_t len));
+SPINDLE_ISA_DECLARE(void, rnn_pack, (const float* r, int64_t rows, int64_t len, float* out));
+SPINDLE_ISA_DECLARE(void, rnn_matvec_packed, (const float* packed, int64_t rows, int64_t len, const float* x,
+                                              float* out));
+SPINDLE_ISA_DECLARE(void, lstm_step, (const float* xg, const float* hg, int64_t H, const float* peep, float clip,
+                                      bool input_forget, float* c, float* h));
+SPINDLE_ISA_DECLARE(void, gru_lbr_step, (const float* xg, const float* hg, const float* rbh, int64_t H, float clip,
+                                         float* h));
 SPINDLE_ISA_DECLARE(void, sigmoid_inplace, (float* v, int64_t n));
 SPINDLE_ISA_DECLARE(void, tanh_inplace, (float* v, int64_t n));
 
@@ -88,6 +101,14 @@ struct Act {
 // for enough rows of H to pay for it.
 constexpr int64_t kMatvecBatch = 4;
 
+// A step's recurrent product of more multiply-adds than this (R of 512 KB
+// and up for one batch entry) is split in row blocks of about this size,
+// which the intra-op pool runs side by side: each thread then streams its
+// part of R, which fits its own cache where the whole of R does not. Blocks
+// follow from the shapes alone; every output row is one dot product, so the
+// split never changes a bit.
+constexpr int64_t kStepBlockFma = int64_t{1} << 17;
+
 struct ActSpec {
   const char* name;
   Act::Kind kind;
@@ -120,7 +141,7 @@ class RecurrentKernel final : public OpKernel {
     linear_before_reset_ = cell == Cell::kGru && node.attrs.get_int("linear_before_reset", 0) != 0;
     input_forget_ = cell == Cell::kLstm && node.attrs.get_int("input_forget", 0) != 0;
     parse_activations(node);
-    pack_recurrence(node);
+    prepack(node);
   }
 
   void compute(KernelContext& ctx) const override {
@@ -175,12 +196,13 @@ class RecurrentKernel final : public OpKernel {
       peep = ctx.input(7).data<float>();
     }
 
-    // Outputs (zero where a sequence has ended; every step writes them otherwise).
+    // Outputs (zero where a sequence has ended).
     float* y = nullptr;
     if (ctx.wants_output(0)) {
       Tensor& Y = ctx.output(0, DataType::kFloat32, layout_ == 0 ? Shape{T, D, B, H} : Shape{B, T, D, H});
       y = Y.mutable_data<float>();
-      if (std::any_of(lens.begin(), lens.end(), [&](int64_t l) { return l < T; })) std::fill(y, y + Y.numel(), 0.0f);
+      // Every step of a full-length sequence writes its Y; only shorter ones leave zeros.
+      if (std::any_of(lens.begin(), lens.end(), [T](int64_t n) { return n < T; })) std::fill(y, y + Y.numel(), 0.0f);
     }
     float* yh = ctx.wants_output(1) ? ctx.output(1, DataType::kFloat32, state_shape).mutable_data<float>() : nullptr;
     float* yc = cell_ == Cell::kLstm && ctx.wants_output(2)
@@ -198,15 +220,30 @@ class RecurrentKernel final : public OpKernel {
       x = xt.data();
     }
 
+    const bool w_pre = W.data<float>() == const_w_, r_pre = R.data<float>() == const_r_;
     auto direction = [&](int64_t d, ThreadPool* pool) {
       Direction dir{T, B, I, H, G};
       dir.reverse = reverse_only_ || d == 1;
       dir.w = W.data<float>() + d * G * H * I;
       dir.r = R.data<float>() + d * G * H * H;
-      if (!rt_.empty() && R.data<float>() == packed_from_) dir.rt = rt_.data() + d * H * G * H;
       dir.wb = bias ? bias + d * 2 * G * H : nullptr;
       dir.rb = bias ? bias + d * 2 * G * H + G * H : nullptr;
       dir.peep = peep ? peep + d * 3 * H : nullptr;
+      // R in rnn_pack panels: pre-packed, or packed once for this call.
+      PackedDir local;
+      const PackedDir* pd = r_pre ? &packed_[static_cast<size_t>(d)] : &local;
+      if (!r_pre && B <= kMatvecBatch) pack_r(dir.r, local);
+      // Larger batches: R^T as sgemm's B operand, packed once for all steps.
+      PackedMatrix r_gemm, rh_gemm;
+      if (B > kMatvecBatch) {
+        r_gemm = PackedMatrix::pack_b(true, recurrence_rows(), H, dir.r, H);
+        if (gru_split()) rh_gemm = PackedMatrix::pack_b(true, H, H, dir.r + 2 * H * H, H);
+        dir.r_gemm = &r_gemm;
+        dir.rh_gemm = &rh_gemm;
+      }
+      dir.w_packed = w_pre ? &packed_[static_cast<size_t>(d)].w : nullptr;
+      dir.r_packed = pd->r.data();
+      dir.rh_packed = pd->r_h.data();
       run_direction(pool, dir, x, lens, d, h0, c0, y, yh, yc);
     };
     if (D == 1) {
@@ -224,11 +261,69 @@ class RecurrentKernel final : public OpKernel {
     bool reverse = false;
     const float* w = nullptr;   // [G*H, I]
     const float* r = nullptr;   // [G*H, H]
-    const float* rt = nullptr;  // R^T packed at creation [H, G*H], or null
     const float* wb = nullptr;  // [G*H] or null
     const float* rb = nullptr;  // [G*H] or null
     const float* peep = nullptr;  // [3*H] (i, o, f) or null
+    const PackedMatrix* w_packed = nullptr;  // W^T pre-packed for sgemm, or null
+    const float* r_packed = nullptr;   // rows [0, recurrence_rows()) of R in rnn_pack panels (batch <= kMatvecBatch)
+    const float* rh_packed = nullptr;  // GRU without linear_before_reset: R_h in rnn_pack panels
+    const PackedMatrix* r_gemm = nullptr;   // batch > kMatvecBatch: the same rows of R packed for sgemm
+    const PackedMatrix* rh_gemm = nullptr;  // and R_h
   };
+
+  // One direction's constant weights in compute layout.
+  struct PackedDir {
+    PackedMatrix w;          // W^T as sgemm's B operand
+    std::vector<float> r;    // rows [0, recurrence_rows()) of R in rnn_pack panels
+    std::vector<float> r_h;  // GRU without linear_before_reset: rows [2H, 3H) of R
+  };
+
+  // GRU without linear_before_reset multiplies H_{t-1} by the z and r rows of
+  // R only; its hidden gate multiplies (r . H_{t-1}) by R_h afterwards.
+  bool gru_split() const { return cell_ == Cell::kGru && !linear_before_reset_; }
+  int64_t recurrence_rows() const { return gru_split() ? 2 * hidden_ : gates_of(cell_) * hidden_; }
+
+  static std::vector<float> pack_rows(const float* r, int64_t rows, int64_t len) {
+    static const auto size_fn = SPINDLE_ISA_SELECT(rnn_packed_size);
+    static const auto pack_fn = SPINDLE_ISA_SELECT(rnn_pack);
+    std::vector<float> out(static_cast<size_t>(size_fn(rows, len)));
+    pack_fn(r, rows, len, out.data());
+    return out;
+  }
+  // One direction's R [G*H, H] into p.r (and p.r_h).
+  void pack_r(const float* r, PackedDir& p) const {
+    const int64_t H = hidden_;
+    p.r = pack_rows(r, recurrence_rows(), H);
+    if (gru_split()) p.r_h = pack_rows(r + 2 * H * H, H, H);
+  }
+
+  // Packs constant W and R at kernel creation (per direction), so runs
+  // neither pack W for the input projection nor R for the recurrence.
+  void prepack(const NodeInfo& node) {
+    if (!node.prepack) return;
+    const Tensor* w = node.const_input(1);
+    const Tensor* r = node.const_input(2);
+    // Shapes are checked against hidden_size before any product is formed;
+    // tensors that do not match are left to compute() to report.
+    auto fits = [&](const Tensor* t, bool square) {
+      return t && t->dtype() == DataType::kFloat32 && t->rank() == 3 && t->numel() > 0 && t->dim(0) == dirs_ &&
+             (!square || t->dim(2) == hidden_) && hidden_ <= t->dim(1) && t->dim(1) == gates_of(cell_) * hidden_;
+    };
+    const bool pack_w = fits(w, false), pack_r_too = fits(r, true);
+    if (!pack_w && !pack_r_too) return;
+    packed_.resize(static_cast<size_t>(dirs_));
+    const int64_t GH = gates_of(cell_) * hidden_;
+    for (int64_t d = 0; d < dirs_; ++d) {
+      PackedDir& p = packed_[static_cast<size_t>(d)];
+      if (pack_w) {
+        const int64_t I = w->dim(2);
+        p.w = PackedMatrix::pack_b(true, GH, I, w->data<float>() + d * GH * I, I);
+      }
+      if (pack_r_too) pack_r(r->data<float>() + d * GH * hidden_, p);
+    }
+    if (pack_w) const_w_ = w->data<float>();
+    if (pack_r_too) const_r_ = r->data<float>();
+  }
 
   // Offset of (d, b) in a state tensor of layout 0 [D, B, H] or 1 [B, D, H].
   int64_t state_at(int64_t d, int64_t b, int64_t B) const {
@@ -251,11 +346,16 @@ class RecurrentKernel final : public OpKernel {
       if (dir.wb) bias[static_cast<size_t>(k)] += dir.wb[k];
       if (dir.rb && !(gru_h_bias_apart && k >= 2 * H)) bias[static_cast<size_t>(k)] += dir.rb[k];
     }
-    // Not zeroed: the GEMM (beta 0) writes every element.
-    std::unique_ptr<float[]> xw(new float[static_cast<size_t>(T * B * GH)]);
+    // Written whole by the GEMM (no zero fill).
+    const std::unique_ptr<float[]> xw_buf(new float[static_cast<size_t>(T * B * GH)]);
+    float* const xw = xw_buf.get();
     const int64_t rows = T * B;
     parallel_for(pool, 0, rows, grain_for_work(rows, 2.0 * static_cast<double>(GH * I)), [&](int64_t r0, int64_t r1) {
-      gemm(false, true, r1 - r0, GH, I, 1.0f, x + r0 * I, I, dir.w, I, 0.0f, xw.get() + r0 * GH, GH);
+      if (dir.w_packed)
+        sgemm(false, true, r1 - r0, GH, I, 1.0f, x + r0 * I, I, dir.w, I, 0.0f, xw + r0 * GH, GH,
+              SgemmExtras{.packed_b = dir.w_packed->panel(0)});
+      else
+        gemm(false, true, r1 - r0, GH, I, 1.0f, x + r0 * I, I, dir.w, I, 0.0f, xw + r0 * GH, GH);
       for (int64_t r = r0; r < r1; ++r)
         for (int64_t k = 0; k < GH; ++k) xw[r * GH + k] += bias[static_cast<size_t>(k)];
     });
@@ -266,10 +366,8 @@ class RecurrentKernel final : public OpKernel {
         if (h0) h[static_cast<size_t>(b * H + k)] = h0[state_at(d, b, B) + k];
         if (c0) c[static_cast<size_t>(b * H + k)] = c0[state_at(d, b, B) + k];
       }
-    // GRU without linear_before_reset needs only the z and r rows of R for
-    // H_{t-1}; its hidden gate multiplies (r . H_{t-1}) by R_h afterwards.
-    const bool gru_split = cell_ == Cell::kGru && !linear_before_reset_;
-    const int64_t r_rows = gru_split ? 2 * H : GH;
+    const bool gru_split = this->gru_split();
+    const int64_t r_rows = recurrence_rows();
     std::vector<float> hr(static_cast<size_t>(B * GH));  // H_{t-1} R^T
     std::vector<float> gates(static_cast<size_t>(GH)), tmp(static_cast<size_t>(H));
     std::vector<float> rh, rhr;
@@ -280,25 +378,46 @@ class RecurrentKernel final : public OpKernel {
     const Act* acts = &acts_[static_cast<size_t>((dir.reverse && dirs_ == 2 ? 1 : 0) * acts_per_dir())];
     auto active = [&](int64_t b, int64_t step) { return step < lens[static_cast<size_t>(b)]; };
     auto time_of = [&](int64_t b, int64_t step) { return dir.reverse ? lens[static_cast<size_t>(b)] - 1 - step : step; };
-    static const auto matvec = SPINDLE_ISA_SELECT(matvec_rows);
-    static const auto matvec_rt = SPINDLE_ISA_SELECT(matvec_packed);
-    // out [B, ld] = in [B, H] x R[row0 : row0 + rows]^T
-    auto recurrence = [&](const float* in, int64_t row0, int64_t rows_used, float* out, int64_t ld) {
-      if (B <= kMatvecBatch && dir.rt) {
-        for (int64_t b = 0; b < B; ++b) matvec_rt(dir.rt + row0, GH, rows_used, H, in + b * H, out + b * ld);
-      } else if (B <= kMatvecBatch) {
-        for (int64_t b = 0; b < B; ++b) matvec(dir.r + row0 * H, rows_used, H, in + b * H, out + b * ld);
+    static const auto matvec = SPINDLE_ISA_SELECT(rnn_matvec_packed);
+    static const int64_t panel = SPINDLE_ISA_SELECT(rnn_panel_rows)();
+    // out [B, ld] = in [B, H] x R[0:rows]^T (`packed`: the same rows in
+    // rnn_pack panels)
+    auto recurrence = [&](const float* in, const float* r, const float* packed, const PackedMatrix* r_gemm,
+                          int64_t rows_used, float* out, int64_t ld) {
+      if (B <= kMatvecBatch) {
+        // Row blocks of whole panels; a panel starting at row j0 begins at j0 * H in `packed`.
+        const int64_t per_block = std::max<int64_t>(1, kStepBlockFma / (panel * H * B)) * panel;
+        auto rows_block = [&](int64_t k0, int64_t k1) {
+          for (int64_t k = k0; k < k1; ++k) {
+            const int64_t j0 = k * per_block, j1 = std::min(rows_used, j0 + per_block);
+            for (int64_t b = 0; b < B; ++b) matvec(packed + j0 * H, j1 - j0, H, in + b * H, out + b * ld + j0);
+          }
+        };
+        const int64_t blocks = ceil_div(rows_used, per_block);
+        if (blocks == 1) rows_block(0, 1);
+        else parallel_for(pool, 0, blocks, 1, rows_block);
       } else {
-        gemm(false, true, B, rows_used, H, 1.0f, in, H, dir.r + row0 * H, H, 0.0f, out, ld);
+        sgemm(false, true, B, rows_used, H, 1.0f, in, H, r, H, 0.0f, out, ld, SgemmExtras{.packed_b = r_gemm->panel(0)});
       }
     };
     float* g = gates.data();
+    // LSTM, and GRU with linear_before_reset, with the default activations:
+    // gates and state update in one pass (rnn_step.isa.cpp).
+    static const auto lstm_step = SPINDLE_ISA_SELECT(lstm_step);
+    static const auto gru_lbr_step = SPINDLE_ISA_SELECT(gru_lbr_step);
+    const bool fused_step = default_activations() && (cell_ == Cell::kLstm || linear_before_reset_);
+    std::vector<float> rbh_zeros;
+    const float* rbh_or_zeros = dir.rb ? dir.rb + 2 * H : nullptr;
+    if (fused_step && linear_before_reset_ && !rbh_or_zeros) {
+      rbh_zeros.assign(static_cast<size_t>(H), 0.0f);
+      rbh_or_zeros = rbh_zeros.data();
+    }
 
     for (int64_t step = 0; step < T; ++step) {
-      recurrence(h.data(), 0, r_rows, hr.data(), GH);
+      recurrence(h.data(), dir.r, dir.r_packed, dir.r_gemm, r_rows, hr.data(), GH);
       for (int64_t b = 0; b < B; ++b) {
         if (!active(b, step)) continue;  // this sequence has ended: its state stays, its Y stays 0
-        const float* xg = xw.get() + (time_of(b, step) * B + b) * GH;
+        const float* xg = xw + (time_of(b, step) * B + b) * GH;
         const float* hg = hr.data() + b * GH;
         float* hb = h.data() + b * H;
         float* cb = c.data() + b * H;
@@ -312,7 +431,9 @@ class RecurrentKernel final : public OpKernel {
             // z and r: g[0:2H]
             for (int64_t k = 0; k < 2 * H; ++k) g[k] = clip(xg[k] + hg[k]);
             acts[0].apply(g, 2 * H);
-            if (linear_before_reset_) {
+            if (fused_step) {
+              gru_lbr_step(xg, hg, rbh_or_zeros, H, clip_, hb);
+            } else if (linear_before_reset_) {
               const float* rbh = dir.rb ? dir.rb + 2 * H : nullptr;
               for (int64_t k = 0; k < H; ++k)
                 g[2 * H + k] = clip(xg[2 * H + k] + g[H + k] * (hg[2 * H + k] + (rbh ? rbh[k] : 0.0f)));
@@ -326,23 +447,15 @@ class RecurrentKernel final : public OpKernel {
             break;
           }
           case Cell::kLstm: {
+            if (fused_step) {
+              lstm_step(xg, hg, H, dir.peep, clip_, input_forget_, cb, hb);
+              break;
+            }
             const float* p = dir.peep;  // [i, o, f]
             float* ig = g;
             float* og = g + H;
             float* fg = g + 2 * H;
             float* cc = g + 3 * H;
-            if (!p && clip_ == 0 && !input_forget_) {
-              // The common case in straight loops the compiler vectorizes:
-              // the same operations in the same order as below.
-              for (int64_t k = 0; k < GH; ++k) g[k] = xg[k] + hg[k];
-              acts[0].apply(g, 3 * H);  // i, o, f
-              acts[1].apply(cc, H);
-              float* t = tmp.data();
-              for (int64_t k = 0; k < H; ++k) t[k] = cb[k] = fg[k] * cb[k] + ig[k] * cc[k];
-              acts[2].apply(t, H);
-              for (int64_t k = 0; k < H; ++k) hb[k] = og[k] * t[k];
-              break;
-            }
             for (int64_t k = 0; k < H; ++k) {
               ig[k] = clip(xg[k] + hg[k] + (p ? p[k] * cb[k] : 0.0f));
               fg[k] = clip(xg[2 * H + k] + hg[2 * H + k] + (p ? p[2 * H + k] * cb[k] : 0.0f));
@@ -369,11 +482,11 @@ class RecurrentKernel final : public OpKernel {
       }
       if (gru_split) {
         // h~ = g(X_t W_h^T + Wb_h + (r . H_{t-1}) R_h^T + Rb_h)
-        recurrence(rh.data(), 2 * H, H, rhr.data(), H);
+        recurrence(rh.data(), dir.r + 2 * H * H, dir.rh_packed, dir.rh_gemm, H, rhr.data(), H);
         const float* rbh = dir.rb ? dir.rb + 2 * H : nullptr;
         for (int64_t b = 0; b < B; ++b) {
           if (!active(b, step)) continue;
-          const float* xg = xw.get() + (time_of(b, step) * B + b) * GH;
+          const float* xg = xw + (time_of(b, step) * B + b) * GH;
           const float* z = hr.data() + b * GH + 2 * H;
           float* hb = h.data() + b * H;
           for (int64_t k = 0; k < H; ++k)
@@ -407,20 +520,11 @@ class RecurrentKernel final : public OpKernel {
                              shape_to_string(want)));
   }
 
-  // R^T of every direction, [D][H][G*H], when R is a constant of the
-  // expected shape (and prepacking is on); run_direction uses it only for
-  // the R it was packed from.
-  void pack_recurrence(const NodeInfo& node) {
-    const Tensor* R = node.const_input(2);
-    const int64_t H = hidden_, GH = gates_of(cell_) * hidden_;
-    if (!node.prepack || !R || R->dtype() != DataType::kFloat32 || R->shape() != Shape{dirs_, GH, H}) return;
-    const float* r = R->data<float>();
-    rt_.resize(static_cast<size_t>(dirs_ * H * GH));
-    for (int64_t d = 0; d < dirs_; ++d)
-      for (int64_t j = 0; j < GH; ++j)
-        for (int64_t k = 0; k < H; ++k) rt_[static_cast<size_t>((d * H + k) * GH + j)] = r[(d * GH + j) * H + k];
-    packed_from_ = r;
-    packed_keep_ = *R;  // keeps the buffer (and so the address checked against) alive
+  // Sigmoid, Tanh(, Tanh) in every direction.
+  bool default_activations() const {
+    for (size_t i = 0; i < acts_.size(); ++i)
+      if (acts_[i].kind != (i % static_cast<size_t>(acts_per_dir()) == 0 ? Act::kSigmoid : Act::kTanh)) return false;
+    return true;
   }
 
   int64_t acts_per_dir() const { return cell_ == Cell::kRnn ? 1 : cell_ == Cell::kGru ? 2 : 3; }
@@ -468,9 +572,9 @@ class RecurrentKernel final : public OpKernel {
   bool linear_before_reset_ = false;
   bool input_forget_ = false;
   std::vector<Act> acts_;  // per direction: RNN f; GRU f g; LSTM f g h
-  std::vector<float> rt_;  // packed R^T (pack_recurrence), empty when R is not a constant
-  const float* packed_from_ = nullptr;
-  Tensor packed_keep_;
+  std::vector<PackedDir> packed_;  // per direction, when W or R is a constant (else empty)
+  const float* const_w_ = nullptr;  // the constant W packed_[d].w was packed from
+  const float* const_r_ = nullptr;  // the constant R packed_[d].r was packed from
 };
 
 }  // namespace

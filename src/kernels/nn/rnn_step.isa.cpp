@@ -1,132 +1,209 @@
 // rnn_step.isa.cpp — the recurrent product of RNN / GRU / LSTM for small
 // batches, compiled once per ISA level (src/kernels/isa/dispatch.h).
 //
-// One step multiplies the previous hidden state h [H] by the recurrence
-// weights R [rows, H] (row-major, as the model stores them): out[j] =
-// dot(R[j, :], h). A general GEMM would pack R on every step (for a GRU of
-// 128 that is 196 KB copied per step); rows of R are already contiguous, so a
-// dot product per row reads R once, straight from the cache.
-//
-// When R is a constant, the kernel packs it once at creation as R^T [H,
-// rows] and a step is out[j] = sum_k h[k] R^T[k, j]: blocks of 64 outputs
-// stay in registers while k runs, each R^T row is read once, contiguously,
-// and no horizontal sums are needed (matvec_packed). Each out[j] is summed
-// in k order, whatever the block it falls in.
+// One step multiplies the previous hidden state h [len] by the recurrence
+// weights R [rows, len]: out[j] = sum_k R[j, k] h[k]. R is packed once (at
+// session creation when it is a constant, else once per call) into panels
+// of rnn_panel_rows() rows (eight vectors of the level's width), each stored
+// k-major: panel[k][j]. A step then streams the packed R once, front to
+// back: for each k, one broadcast of h[k] and one multiply-add per vector of
+// the panel into accumulators that stay in registers; no horizontal sums, no
+// packing per step.
 //
 // The gate non-linearities (sigmoid, tanh over a gate vector) are here too,
-// so they run at the level's vector width.
+// so they run at the level's vector width, and so are the fused steps of the
+// commonest cells (LSTM, and GRU with linear_before_reset as PyTorch exports
+// it, with the default activations): gates and state update in one pass.
 //
-// Determinism: each out[j] is summed in a fixed order (8 lanes, then the
-// lanes pairwise, then the tail), independent of threads; levels may differ
-// in the last bits.
-#include <algorithm>
+// Determinism: each out[j] is one running sum over k in index order, whatever
+// the threads (levels differ in the last bits: fused multiply-add from AVX2
+// on, a multiply and an add at the baseline).
 #include <cstdint>
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#endif
-
 #include "kernels/isa/dispatch.h"
+#include "kernels/isa/simd.h"
 #include "kernels/math/vec_math.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 
 namespace {
 
-#if defined(__AVX2__) && defined(__FMA__)
-// The 8 lanes of v summed as ((0+4)+(2+6)) + ((1+5)+(3+7)).
-inline float lane_sum(__m256 v) {
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
-}
-#endif
+constexpr int64_t kW = simd::kWidth;
+constexpr int kPanelVecs = 8;  // accumulators per panel: enough to hide the multiply-add latency
+constexpr int64_t kPanel = kPanelVecs * kW;
 
-// A scalar tail of the dot product, in index order.
-inline float tail_dot(const float* r, const float* x, int64_t k, int64_t len, float acc) {
-  for (; k < len; ++k) acc += r[k] * x[k];
-  return acc;
+// Width of the panel starting at row j0 (rows past `rows` are zero padding).
+inline int64_t panel_width(int64_t j0, int64_t rows) {
+  const int64_t n = rows - j0 < kPanel ? rows - j0 : kPanel;
+  return (n + kW - 1) / kW * kW;
+}
+
+// One panel of N vectors: out[0:valid] = panel x.
+template <int N>
+inline void panel_product(const float* p, int64_t len, const float* x, float* out, int64_t valid) {
+  simd::VFloat acc[N];
+  for (int i = 0; i < N; ++i) acc[i] = simd::set1(0.0f);
+  for (int64_t k = 0; k < len; ++k) {
+    const simd::VFloat xv = simd::set1(x[k]);
+    const float* pk = p + k * N * kW;
+    for (int i = 0; i < N; ++i) acc[i] = simd::fmadd(simd::load(pk + i * kW), xv, acc[i]);
+  }
+  for (int i = 0; i < N; ++i) {
+    const int64_t n = valid - i * kW;
+    if (n >= kW) simd::store(out + i * kW, acc[i]);
+    else if (n > 0) simd::store_n(out + i * kW, acc[i], static_cast<int>(n));
+  }
 }
 
 }  // namespace
 
-void matvec_rows(const float* r, int64_t rows, int64_t len, const float* x, float* out) {
-  int64_t j = 0;
-#if defined(__AVX2__) && defined(__FMA__)
-  const int64_t vec_len = len / 8 * 8;
-  for (; j + 4 <= rows; j += 4) {
-    const float* r0 = r + j * len;
-    const float* r1 = r0 + len;
-    const float* r2 = r1 + len;
-    const float* r3 = r2 + len;
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
-    for (int64_t k = 0; k < vec_len; k += 8) {
-      const __m256 xv = _mm256_loadu_ps(x + k);
-      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(r0 + k), xv, a0);
-      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(r1 + k), xv, a1);
-      a2 = _mm256_fmadd_ps(_mm256_loadu_ps(r2 + k), xv, a2);
-      a3 = _mm256_fmadd_ps(_mm256_loadu_ps(r3 + k), xv, a3);
-    }
-    out[j] = tail_dot(r0, x, vec_len, len, lane_sum(a0));
-    out[j + 1] = tail_dot(r1, x, vec_len, len, lane_sum(a1));
-    out[j + 2] = tail_dot(r2, x, vec_len, len, lane_sum(a2));
-    out[j + 3] = tail_dot(r3, x, vec_len, len, lane_sum(a3));
-  }
-  for (; j < rows; ++j) {
-    const float* rj = r + j * len;
-    __m256 a = _mm256_setzero_ps();
-    for (int64_t k = 0; k < vec_len; k += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(rj + k), _mm256_loadu_ps(x + k), a);
-    out[j] = tail_dot(rj, x, vec_len, len, lane_sum(a));
-  }
-#else
-  // Four partial sums per row (k mod 4), which the compiler keeps in one
-  // SSE register.
-  const int64_t vec_len = len / 4 * 4;
-  for (; j < rows; ++j) {
-    const float* rj = r + j * len;
-    float s[4] = {0, 0, 0, 0};
-    for (int64_t k = 0; k < vec_len; k += 4)
-      for (int l = 0; l < 4; ++l) s[l] += rj[k + l] * x[k + l];
-    out[j] = tail_dot(rj, x, vec_len, len, (s[0] + s[2]) + (s[1] + s[3]));
-  }
-#endif
+int64_t rnn_panel_rows() { return kPanel; }
+
+int64_t rnn_packed_size(int64_t rows, int64_t len) {
+  int64_t n = 0;
+  for (int64_t j0 = 0; j0 < rows; j0 += kPanel) n += panel_width(j0, rows) * len;
+  return n;
 }
 
-void matvec_packed(const float* rt, int64_t ld, int64_t cols, int64_t len, const float* x, float* out) {
-  int64_t j = 0;
-#if defined(__AVX2__) && defined(__FMA__)
-  for (; j + 64 <= cols; j += 64) {
-    __m256 a[8];
-    for (auto& v : a) v = _mm256_setzero_ps();
-    for (int64_t k = 0; k < len; ++k) {
-      const __m256 xk = _mm256_broadcast_ss(x + k);
-      const float* row = rt + k * ld + j;
-      for (int l = 0; l < 8; ++l) a[l] = _mm256_fmadd_ps(_mm256_loadu_ps(row + 8 * l), xk, a[l]);
-    }
-    for (int l = 0; l < 8; ++l) _mm256_storeu_ps(out + j + 8 * l, a[l]);
-  }
-  for (; j + 8 <= cols; j += 8) {
-    __m256 a = _mm256_setzero_ps();
-    for (int64_t k = 0; k < len; ++k) a = _mm256_fmadd_ps(_mm256_loadu_ps(rt + k * ld + j), _mm256_broadcast_ss(x + k), a);
-    _mm256_storeu_ps(out + j, a);
-  }
-#endif
-  // The rest (all of it below AVX2): k outer so the j loop vectorizes.
-  if (j == cols) return;
-  std::fill(out + j, out + cols, 0.0f);
-  for (int64_t k = 0; k < len; ++k) {
-    const float xk = x[k];
-    const float* row = rt + k * ld;
-    for (int64_t i = j; i < cols; ++i) out[i] += row[i] * xk;
+void rnn_pack(const float* r, int64_t rows, int64_t len, float* out) {
+  for (int64_t j0 = 0; j0 < rows; j0 += kPanel) {
+    const int64_t w = panel_width(j0, rows);
+    for (int64_t k = 0; k < len; ++k)
+      for (int64_t j = 0; j < w; ++j) out[k * w + j] = j0 + j < rows ? r[(j0 + j) * len + k] : 0.0f;
+    out += w * len;
   }
 }
 
-void sigmoid_inplace(float* v, int64_t n) {
+void rnn_matvec_packed(const float* packed, int64_t rows, int64_t len, const float* x, float* out) {
+  for (int64_t j0 = 0; j0 < rows; j0 += kPanel) {
+    const int64_t w = panel_width(j0, rows), valid = rows - j0 < w ? rows - j0 : w;
+    switch (w / kW) {
+      case 8: panel_product<8>(packed, len, x, out + j0, valid); break;
+      case 7: panel_product<7>(packed, len, x, out + j0, valid); break;
+      case 6: panel_product<6>(packed, len, x, out + j0, valid); break;
+      case 5: panel_product<5>(packed, len, x, out + j0, valid); break;
+      case 4: panel_product<4>(packed, len, x, out + j0, valid); break;
+      case 3: panel_product<3>(packed, len, x, out + j0, valid); break;
+      case 2: panel_product<2>(packed, len, x, out + j0, valid); break;
+      default: panel_product<1>(packed, len, x, out + j0, valid); break;
+    }
+    packed += w * len;
+  }
+}
+
+namespace {
+
+// clip(v) of the ONNX recurrent ops (NaN stays NaN).
+template <bool Clip>
+inline float clipped(float v, float c) {
+  if constexpr (Clip) return v < -c ? -c : (v > c ? c : v);
+  return v;
+}
+
+inline void sigmoid_n(float* v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) v[i] = vm::fast_sigmoid(v[i]);
 }
-
-void tanh_inplace(float* v, int64_t n) {
+inline void tanh_n(float* v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) v[i] = vm::fast_tanh(v[i]);
 }
+
+// The fused steps go through the hidden units in chunks that stay in L1,
+// each as a few simple loops (one loop calling several polynomial
+// activations is left scalar by the vectorizer).
+constexpr int64_t kChunk = 64;
+
+// One LSTM step of one batch entry.
+template <bool Peep, bool Clip, bool InputForget>
+void lstm_cells(const float* xg, const float* hg, int64_t H, const float* p, float clip, float* c, float* h) {
+  float ig[kChunk], fg[kChunk], gg[kChunk], og[kChunk];
+  for (int64_t k0 = 0; k0 < H; k0 += kChunk) {
+    const int64_t n = H - k0 < kChunk ? H - k0 : kChunk;
+    const float* x = xg + k0;
+    const float* r = hg + k0;
+    float* cc = c + k0;
+    for (int64_t j = 0; j < n; ++j) {
+      float pi = x[j] + r[j], pf = x[2 * H + j] + r[2 * H + j];
+      if constexpr (Peep) {
+        pi += p[k0 + j] * cc[j];
+        pf += p[2 * H + k0 + j] * cc[j];
+      }
+      ig[j] = clipped<Clip>(pi, clip);
+      fg[j] = clipped<Clip>(pf, clip);
+      gg[j] = clipped<Clip>(x[3 * H + j] + r[3 * H + j], clip);
+    }
+    sigmoid_n(ig, n);
+    if constexpr (InputForget) {
+      for (int64_t j = 0; j < n; ++j) fg[j] = 1.0f - ig[j];
+    } else {
+      sigmoid_n(fg, n);
+    }
+    tanh_n(gg, n);
+    for (int64_t j = 0; j < n; ++j) {
+      const float ct = fg[j] * cc[j] + ig[j] * gg[j];
+      float po = x[H + j] + r[H + j];
+      if constexpr (Peep) po += p[H + k0 + j] * ct;
+      og[j] = clipped<Clip>(po, clip);
+      cc[j] = ct;
+      gg[j] = ct;
+    }
+    sigmoid_n(og, n);
+    tanh_n(gg, n);
+    for (int64_t j = 0; j < n; ++j) h[k0 + j] = og[j] * gg[j];
+  }
+}
+
+// One GRU step (linear_before_reset) of one batch entry.
+template <bool Clip>
+void gru_lbr_cells(const float* xg, const float* hg, const float* rbh, int64_t H, float clip, float* h) {
+  float zg[kChunk], rg[kChunk], ng[kChunk];
+  for (int64_t k0 = 0; k0 < H; k0 += kChunk) {
+    const int64_t n = H - k0 < kChunk ? H - k0 : kChunk;
+    const float* x = xg + k0;
+    const float* r = hg + k0;
+    for (int64_t j = 0; j < n; ++j) {
+      zg[j] = clipped<Clip>(x[j] + r[j], clip);
+      rg[j] = clipped<Clip>(x[H + j] + r[H + j], clip);
+    }
+    sigmoid_n(zg, n);
+    sigmoid_n(rg, n);
+    for (int64_t j = 0; j < n; ++j) ng[j] = clipped<Clip>(x[2 * H + j] + rg[j] * (r[2 * H + j] + rbh[k0 + j]), clip);
+    tanh_n(ng, n);
+    for (int64_t j = 0; j < n; ++j) h[k0 + j] = (1.0f - zg[j]) * ng[j] + zg[j] * h[k0 + j];
+  }
+}
+
+}  // namespace
+
+// LSTM with the default activations (sigmoid, tanh, tanh): from the gate
+// pre-activations xg (X_t W^T + biases) and hg (H_{t-1} R^T), both [i o f c]
+// of H each, updates the cell state c and the hidden state h in one pass.
+// peep: [i o f] peepholes or null; clip 0: none.
+void lstm_step(const float* xg, const float* hg, int64_t H, const float* peep, float clip, bool input_forget, float* c,
+               float* h) {
+  const bool cl = clip > 0;
+  if (peep) {
+    if (cl) input_forget ? lstm_cells<true, true, true>(xg, hg, H, peep, clip, c, h)
+                         : lstm_cells<true, true, false>(xg, hg, H, peep, clip, c, h);
+    else input_forget ? lstm_cells<true, false, true>(xg, hg, H, peep, clip, c, h)
+                      : lstm_cells<true, false, false>(xg, hg, H, peep, clip, c, h);
+  } else {
+    if (cl) input_forget ? lstm_cells<false, true, true>(xg, hg, H, peep, clip, c, h)
+                         : lstm_cells<false, true, false>(xg, hg, H, peep, clip, c, h);
+    else input_forget ? lstm_cells<false, false, true>(xg, hg, H, peep, clip, c, h)
+                      : lstm_cells<false, false, false>(xg, hg, H, peep, clip, c, h);
+  }
+}
+
+// GRU with linear_before_reset and the default activations (sigmoid, tanh):
+// xg, hg are [z r h] of H each, rbh the hidden gate's recurrence bias (H
+// values, zeros when the model has none).
+void gru_lbr_step(const float* xg, const float* hg, const float* rbh, int64_t H, float clip, float* h) {
+  if (clip > 0) gru_lbr_cells<true>(xg, hg, rbh, H, clip, h);
+  else gru_lbr_cells<false>(xg, hg, rbh, H, clip, h);
+}
+
+void sigmoid_inplace(float* v, int64_t n) { sigmoid_n(v, n); }
+
+void tanh_inplace(float* v, int64_t n) { tanh_n(v, n); }
 
 }  // namespace spindle::kernels::SPINDLE_ISA_NS
