@@ -2,7 +2,7 @@
 //
 // One ThreadingOptions describes an intra-op pool or an inter-op pool. The
 // ONNX Runtime config keys (session.intra_op.allow_spinning, ...) are parsed
-// into these fields at session creation (see session/config_keys); strings are
+// into these fields at session creation (spindle::config_keys in session.h); strings are
 // an input format, never a second place where settings live.
 //
 // Glossary used across the threading layer:
