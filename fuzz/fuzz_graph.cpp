@@ -37,7 +37,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "fuzz_util.h"
-#include "graph/onnx_convert.h"
+#include "io/tensor_proto.h"
 
 namespace spindle::fuzz {
 namespace {
@@ -302,8 +302,8 @@ void one_input(const uint8_t* data, size_t size) {
     Feeds feeds;
     for (size_t i = 0; i < c->input_files.size(); ++i) {
       const onnx::ValueInfoProto& info = model.graph().input(static_cast<int>(i));
-      Result<Tensor> v = tensors[i] ? graph::tensor_from_proto(*tensors[i])
-                                    : graph::read_value_pb(c->input_files[i], info.type());
+      Result<Tensor> v = tensors[i] ? io::tensor_from_proto(*tensors[i])
+                                    : io::read_value_pb(c->input_files[i], info.type());
       if (!v.is_ok()) return;
       feeds.emplace_back(info.name(), std::move(v).value());
     }

@@ -1,4 +1,6 @@
-// spindle/cpu.h — the instruction-set level spindle's hot kernels run at.
+// spindle/cpu.h — the machine as spindle sees it: the instruction-set level
+// its hot kernels run at, and the processors this process may use (which set
+// the default thread counts).
 //
 // spindle is built for plain x86-64 (no flag names the build machine's CPU).
 // Hot kernels are compiled once per ISA level in their own translation units
@@ -9,6 +11,8 @@
 // Thread-safety: all functions may be called from any thread; the active
 // level is computed once and never changes afterwards.
 #pragma once
+
+#include <string>
 
 namespace spindle {
 
@@ -26,5 +30,22 @@ IsaLevel detected_isa_level();
 // Throws spindle::Error (INVALID_ARGUMENT) naming the variable when
 // SPINDLE_ISA holds anything but baseline, avx2 or avx512.
 IsaLevel active_isa_level();
+
+// The processors this process may use. Physical cores come from hwloc,
+// intersected with the process's affinity mask (sched_getaffinity) at the
+// first call; the default thread count is further capped by the cgroup CPU
+// quota (v2 cpu.max, v1 cpu.cfs_quota_us / cpu.cfs_period_us, rounded up).
+// Detected once per process: later affinity changes are not seen.
+struct CpuTopology {
+  int usable_physical_cores = 0;   // physical cores with at least one allowed processor
+  int machine_physical_cores = 0;  // all physical cores of the machine
+  int machine_logical_cpus = 0;    // all logical processors of the machine
+  int numa_nodes = 1;
+  // What a thread count of 0 (automatic) means for intra_op_num_threads and
+  // inter_op_num_threads when no environment variable sets it (at least 1).
+  int default_num_threads = 1;
+  std::string summary;  // one line: machine, allowed processors, quota
+};
+const CpuTopology& cpu_topology();
 
 }  // namespace spindle

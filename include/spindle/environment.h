@@ -26,6 +26,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "spindle/status.h"
 #include "spindle/thread_pool.h"
@@ -97,5 +98,11 @@ std::string parallel_info();
 
 // Name of the backend compiled in: "native", "openmp" or "tbb".
 const char* parallel_backend_name();
+
+// The environment variables that set a default thread count, in precedence
+// order (PyTorch's): intra-op SPINDLE_INTRA_OP_NUM_THREADS, MKL_NUM_THREADS,
+// OMP_NUM_THREADS; inter-op SPINDLE_INTER_OP_NUM_THREADS. Explicit options
+// beat all of them; they beat cpu_topology().default_num_threads.
+std::vector<std::string> thread_count_variables(bool intra_op);
 
 }  // namespace spindle

@@ -122,8 +122,6 @@ class ThreadPool {
   // True when the calling thread is one of this pool's workers.
   bool is_worker_thread() const;
 
-  detail::IntraPoolImpl* impl() { return impl_.get(); }
-
  private:
   explicit ThreadPool(std::unique_ptr<detail::IntraPoolImpl> impl);
   std::unique_ptr<detail::IntraPoolImpl> impl_;
@@ -261,7 +259,6 @@ class TaskPool {
 
   std::vector<int> worker_tids() const;
   bool is_worker_thread() const;
-  detail::TaskPoolImpl* impl() { return impl_.get(); }
 
  private:
   explicit TaskPool(std::unique_ptr<detail::TaskPoolImpl> impl);

@@ -170,7 +170,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationL
     p.info.num_outputs = static_cast<int>(n.outputs.size());
     p.info.prepack = prepack;
     for (const auto& [attr, value] : n.attrs.all())
-      if (const auto* ga = std::get_if<kernels::GraphAttr>(&value)) {
+      if (const auto* ga = std::get_if<GraphAttr>(&value)) {
         auto sub = compile_subgraph(n, attr, *ga->graph, graph, subgraph_level, prepack);
         if (!sub.is_ok())
           return Status(sub.status().code(), fmt::format("in graph '{}' of node {}: {}", attr, n.label(), sub.status().message()));
@@ -273,11 +273,6 @@ Tensor Frame::allocate(DataType dtype, const Shape& shape) {
     }
   }
   return Tensor(dtype, shape, Buffer::allocate(bytes));
-}
-
-size_t Frame::cached_buffers() {
-  std::lock_guard<std::mutex> lock(cache_mu_);
-  return cache_.size();
 }
 
 // ---------------------------------------------------------------- running one node

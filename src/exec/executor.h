@@ -75,7 +75,6 @@ class Frame {
   Tensor allocate(DataType dtype, const Shape& shape);
   const kernels::OutputAllocator& allocator() const { return allocator_; }
   std::atomic<int>* deps() { return deps_.get(); }
-  size_t cached_buffers();
 
  private:
   void recycle(Tensor t);

@@ -85,7 +85,7 @@ class Expander {
 
  private:
   // A new node with one fresh output; returns the output's id.
-  int emit(const std::string& domain, const std::string& op, std::vector<int> inputs, kernels::Attributes attrs = {}) {
+  int emit(const std::string& domain, const std::string& op, std::vector<int> inputs, Attributes attrs = {}) {
     Node n;
     n.name = prefix_ + std::to_string(counter_++);
     n.op_type = op;

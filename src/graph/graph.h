@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/kernel.h"
+#include "common/attributes.h"
 #include "spindle/model_metadata.h"
 #include "spindle/status.h"
 #include "spindle/tensor.h"
@@ -41,7 +41,7 @@ struct Node {
   std::string op_type;
   std::string domain;  // "" = ai.onnx
   int opset = 0;
-  kernels::Attributes attrs;
+  Attributes attrs;
   std::vector<int> inputs;   // value ids, -1 = absent
   std::vector<int> outputs;  // value ids, -1 = unused optional output
   // Values of this graph (or enclosing ones) read by the node's subgraphs,

@@ -12,6 +12,8 @@
 #include "graph/graph.h"
 #include "graph/node_check.h"
 #include "graph/onnx_convert.h"
+#include "io/tensor_proto.h"
+#include "kernels/kernel.h"
 #include "kernels/op_schema.h"
 
 namespace spindle::graph {
@@ -124,7 +126,7 @@ Result<ValueInfo> value_info(const onnx::ValueInfoProto& v, const char* kind) {
   if (type->has_tensor_type()) {
     const auto& tt = type->tensor_type();
     if (tt.elem_type() != 0) {
-      auto dt = dtype_from_onnx(tt.elem_type());
+      auto dt = io::dtype_from_onnx(tt.elem_type());
       if (!dt.is_ok()) return unsupported(fmt::format("graph {} '{}': {}", kind, v.name(), dt.status().message()));
       info.dtype = dt.value();
     }
@@ -212,7 +214,7 @@ struct GraphBuilder {
     g.base_dir = base_dir;
     g.opsets = opsets;
     for (const auto& init : gp.initializer()) {
-      auto t = tensor_from_proto(init, base_dir);
+      auto t = io::tensor_from_proto(init, base_dir);
       if (!t.is_ok())
         return Status(t.status().code(), fmt::format("{}: initializer '{}': {}", origin, init.name(), t.status().message()));
       g.initializers[g.add_value(init.name())] = std::move(t).value();
@@ -257,13 +259,13 @@ struct GraphBuilder {
       if (check_nodes && n.domain.empty())
         if (Status s = check_node(np, n.opset); !s.is_ok()) return Status(s.code(), fmt::format("{}: {}", origin, s.message()));
       std::vector<std::string> outer;  // names the node's subgraphs read from here or above
-      std::function<Result<kernels::AttrValue>(const onnx::GraphProto&)> load_subgraph =
-          [&](const onnx::GraphProto& sub) -> Result<kernels::AttrValue> {
+      std::function<Result<AttrValue>(const onnx::GraphProto&)> load_subgraph =
+          [&](const onnx::GraphProto& sub) -> Result<AttrValue> {
         auto sg = std::make_shared<Graph>();
         SPINDLE_RETURN_IF_ERROR(build(sub, *sg, true, known));
         for (const auto& c : sg->captures)
           if (std::find(outer.begin(), outer.end(), c) == outer.end()) outer.push_back(c);
-        return kernels::AttrValue(kernels::GraphAttr{std::move(sg)});
+        return AttrValue(GraphAttr{std::move(sg)});
       };
       auto attrs = attributes_from_proto(np, base_dir, &load_subgraph);
       if (!attrs.is_ok()) return Status(attrs.status().code(), fmt::format("{}: {}", origin, attrs.status().message()));

@@ -1,257 +1,19 @@
 // onnx_convert.cpp — see onnx_convert.h.
 #include "graph/onnx_convert.h"
 
-#include <algorithm>
-#include <charconv>
-#include <cstring>
-#include <fstream>
-
 #include <fmt/format.h>
-#include <onnx/onnx-data_pb.h>
+
+#include "io/tensor_proto.h"
 
 namespace spindle::graph {
 
-Result<DataType> dtype_from_onnx(int32_t elem_type) {
-  auto t = static_cast<DataType>(elem_type);
-  if (elem_type >= 1 && elem_type <= 13) return t;
-  return unsupported(fmt::format("element type {} ({}) is not supported (expected a numeric, bool or string type)", elem_type,
-                                 onnx::TensorProto_DataType_Name(elem_type)));
-}
+using io::dtype_from_onnx;
+using io::tensor_from_proto;
 
-namespace {
-
-template <class Dst, class Src>
-void copy_field(Tensor& t, const Src& field) {
-  Dst* out = static_cast<Dst*>(t.raw_mutable_data());
-  for (int i = 0; i < field.size(); ++i) out[i] = static_cast<Dst>(field.Get(i));
-}
-
-// A non-negative integer written in decimal (external data offset/length).
-Result<int64_t> parse_size(const std::string& text, const std::string& what) {
-  int64_t v = -1;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < 0)
-    return invalid_argument(fmt::format("{} is '{}', expected a non-negative integer below 2^63", what, text));
-  return v;
-}
-
-// Where a tensor's external data lies: a regular file inside base_dir (after
-// resolving `..` and symlinks), and a byte range checked against its size.
-struct ExternalRange {
-  std::filesystem::path file;
-  int64_t offset = 0;
-};
-
-Result<ExternalRange> locate_external(const onnx::TensorProto& proto, const std::string& name,
-                                      const std::filesystem::path& base_dir, size_t expected) {
-  std::string location;
-  int64_t offset = 0, length = -1;
-  for (const auto& kv : proto.external_data()) {
-    if (kv.key() == "location") {
-      location = kv.value();
-    } else if (kv.key() == "offset") {
-      SPINDLE_ASSIGN_OR_RETURN(offset, parse_size(kv.value(), fmt::format("tensor '{}': external data offset", name)));
-    } else if (kv.key() == "length") {
-      SPINDLE_ASSIGN_OR_RETURN(length, parse_size(kv.value(), fmt::format("tensor '{}': external data length", name)));
-    }
-  }
-  if (location.empty()) return invalid_argument(fmt::format("tensor '{}': external data without a location", name));
-  if (base_dir.empty())
-    return invalid_argument(fmt::format("tensor '{}' keeps its data in the external file '{}', but the model was given as "
-                                        "bytes without a directory to read it from (set the session config entry {})",
-                                        name, location, "session.model_external_initializers_file_folder_path"));
-  const std::filesystem::path rel(location);
-  if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory())
-    return invalid_argument(fmt::format("tensor '{}': external data location '{}' is an absolute path; expected a path "
-                                        "relative to the model's directory",
-                                        name, location));
-  std::error_code ec;
-  const std::filesystem::path root = std::filesystem::weakly_canonical(std::filesystem::absolute(base_dir, ec), ec);
-  const std::filesystem::path file = std::filesystem::canonical(root / rel, ec);
-  if (ec)
-    return not_found(fmt::format("tensor '{}': external data file '{}' does not exist in {}", name, location, root.string()));
-  const auto [r, f] = std::mismatch(root.begin(), root.end(), file.begin(), file.end());
-  if (r != root.end())
-    return invalid_argument(fmt::format("tensor '{}': external data location '{}' resolves to {}, outside the model's "
-                                        "directory {}",
-                                        name, location, file.string(), root.string()));
-  if (!std::filesystem::is_regular_file(file, ec))
-    return invalid_argument(fmt::format("tensor '{}': external data location '{}' is not a regular file", name, location));
-  const uintmax_t size = std::filesystem::file_size(file, ec);
-  if (ec) return not_found(fmt::format("tensor '{}': cannot read the size of external data file {}", name, file.string()));
-  if (length >= 0 && static_cast<uint64_t>(length) != expected)
-    return invalid_argument(fmt::format("tensor '{}': external data length {} does not match the {} bytes its shape needs",
-                                        name, length, expected));
-  if (static_cast<uintmax_t>(offset) > size || expected > size - static_cast<uintmax_t>(offset))
-    return invalid_argument(fmt::format("tensor '{}': external data file {} holds {} bytes, fewer than offset {} + {} bytes",
-                                        name, file.string(), size, offset, expected));
-  return ExternalRange{file, offset};
-}
-
-Status read_external(const ExternalRange& range, const std::string& name, void* dst, size_t bytes) {
-  std::ifstream in(range.file, std::ios::binary);
-  if (!in) return not_found(fmt::format("tensor '{}': external data file {} cannot be opened", name, range.file.string()));
-  in.seekg(range.offset);
-  in.read(static_cast<char*>(dst), static_cast<std::streamsize>(bytes));
-  if (!in || static_cast<size_t>(in.gcount()) != bytes)
-    return invalid_argument(fmt::format("tensor '{}': reading {} bytes at offset {} of {} failed", name, bytes, range.offset,
-                                        range.file.string()));
-  return Status::ok();
-}
-
-// Number of values a TensorProto holds in its typed field for `dtype`.
-int typed_field_size(const onnx::TensorProto& p, DataType dtype) {
-  switch (dtype) {
-    case DataType::kFloat32: return p.float_data_size();
-    case DataType::kFloat64: return p.double_data_size();
-    case DataType::kInt64: return p.int64_data_size();
-    case DataType::kUInt64: case DataType::kUInt32: return p.uint64_data_size();
-    default: return p.int32_data_size();
-  }
-}
-
-}  // namespace
-
-Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::filesystem::path& base_dir) {
-  SPINDLE_ASSIGN_OR_RETURN(DataType dtype, dtype_from_onnx(proto.data_type()));
-  Shape shape(proto.dims().begin(), proto.dims().end());
-  const std::string name = proto.name().empty() ? "<unnamed>" : proto.name();
-  for (int64_t d : shape)
-    if (d < 0) return invalid_argument(fmt::format("tensor '{}' has a negative dimension in {}", name, shape_to_string(shape)));
-  // Sizes are checked against the data present before anything is allocated.
-  const std::optional<int64_t> numel = checked_numel(shape);
-  const std::optional<int64_t> nbytes =
-      numel ? checked_mul(*numel, static_cast<int64_t>(dtype_size(dtype))) : std::nullopt;
-  if (!nbytes)
-    return invalid_argument(fmt::format("tensor '{}' has dimensions {} whose size overflows 64 bits", name,
-                                        fmt::join(shape, ", ")));
-  const size_t bytes = static_cast<size_t>(*nbytes);
-  const std::string described = fmt::format("{} {}", dtype_name(dtype), shape_to_string(shape));
-  if (dtype == DataType::kString) {
-    if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL || proto.has_raw_data())
-      return invalid_argument(fmt::format("string tensor '{}' must keep its values in string_data", name));
-    if (proto.string_data_size() != *numel)
-      return invalid_argument(fmt::format("tensor '{}' ({}) has {} strings, expected {}", name, described,
-                                          proto.string_data_size(), *numel));
-    Tensor t(dtype, shape);
-    std::copy(proto.string_data().begin(), proto.string_data().end(), t.mutable_data<std::string>());
-    return t;
-  }
-  if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
-    SPINDLE_ASSIGN_OR_RETURN(ExternalRange range, locate_external(proto, name, base_dir, bytes));
-    Tensor t(dtype, shape);
-    SPINDLE_RETURN_IF_ERROR(read_external(range, name, t.raw_mutable_data(), bytes));
-    return t;
-  }
-  if (proto.has_raw_data()) {
-    if (proto.raw_data().size() != bytes)
-      return invalid_argument(fmt::format("tensor '{}' ({}) holds {} bytes of data, expected {}", name, described,
-                                          proto.raw_data().size(), bytes));
-    Tensor t(dtype, shape);
-    if (bytes) std::memcpy(t.raw_mutable_data(), proto.raw_data().data(), bytes);
-    return t;
-  }
-  if (typed_field_size(proto, dtype) != *numel)
-    return invalid_argument(fmt::format("tensor '{}' ({}) has {} values, expected {}", name, described,
-                                        typed_field_size(proto, dtype), *numel));
-  Tensor t(dtype, shape);
-  switch (dtype) {
-    case DataType::kFloat32: copy_field<float>(t, proto.float_data()); break;
-    case DataType::kFloat64: copy_field<double>(t, proto.double_data()); break;
-    case DataType::kInt64: copy_field<int64_t>(t, proto.int64_data()); break;
-    case DataType::kUInt64: copy_field<uint64_t>(t, proto.uint64_data()); break;
-    case DataType::kUInt32: copy_field<uint32_t>(t, proto.uint64_data()); break;
-    case DataType::kInt32: copy_field<int32_t>(t, proto.int32_data()); break;
-    case DataType::kInt16: copy_field<int16_t>(t, proto.int32_data()); break;
-    case DataType::kUInt16: case DataType::kFloat16: copy_field<uint16_t>(t, proto.int32_data()); break;
-    case DataType::kInt8: copy_field<int8_t>(t, proto.int32_data()); break;
-    case DataType::kUInt8: copy_field<uint8_t>(t, proto.int32_data()); break;
-    case DataType::kBool: copy_field<bool>(t, proto.int32_data()); break;
-    default: return unsupported(fmt::format("tensor '{}': element type {} is not supported", name, dtype_name(dtype)));
-  }
-  return t;
-}
-
-Result<Tensor> read_tensor_pb(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found(fmt::format("tensor file {} cannot be opened", path.string()));
-  onnx::TensorProto proto;
-  if (!proto.ParseFromIstream(&in))
-    return invalid_argument(fmt::format("{} is not a serialized onnx TensorProto", path.string()));
-  std::error_code ec;
-  return tensor_from_proto(proto, std::filesystem::absolute(path, ec).parent_path());
-}
-
-namespace {
-
-Result<Tensor> sequence_from_proto(const onnx::SequenceProto& proto, const std::filesystem::path& base_dir,
-                                   DataType empty_dtype, const std::string& origin) {
-  if (proto.elem_type() != onnx::SequenceProto::TENSOR && !(proto.elem_type() == 0 && proto.tensor_values_size() == 0))
-    return unsupported(fmt::format("{}: sequence element type {} is not supported (expected tensors)", origin,
-                                   static_cast<int>(proto.elem_type())));
-  std::vector<Tensor> items;
-  for (const auto& tp : proto.tensor_values()) {
-    SPINDLE_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, base_dir));
-    items.push_back(std::move(t));
-  }
-  const DataType dt = items.empty() ? empty_dtype : items[0].dtype();
-  try {
-    return Tensor::sequence(dt, std::move(items));
-  } catch (const Error& e) {
-    return invalid_argument(fmt::format("{}: {}", origin, e.status().message()));
-  }
-}
-
-// Element type a TypeProto declares for its tensors (float when it does not).
-DataType declared_dtype(const onnx::TypeProto& type) {
-  const onnx::TypeProto* t = &type;
-  while (t->has_optional_type() || t->has_sequence_type())
-    t = t->has_optional_type() ? &t->optional_type().elem_type() : &t->sequence_type().elem_type();
-  if (t->has_tensor_type()) {
-    auto dt = dtype_from_onnx(t->tensor_type().elem_type());
-    if (dt.is_ok()) return dt.value();
-  }
-  return DataType::kFloat32;
-}
-
-}  // namespace
-
-Result<Tensor> read_value_pb(const std::filesystem::path& path, const onnx::TypeProto& type) {
-  if (!type.has_optional_type() && !type.has_sequence_type()) return read_tensor_pb(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found(fmt::format("value file {} cannot be opened", path.string()));
-  const DataType dt = declared_dtype(type);
-  if (type.has_sequence_type()) {
-    onnx::SequenceProto proto;
-    if (!proto.ParseFromIstream(&in))
-      return invalid_argument(fmt::format("{} is not a serialized onnx SequenceProto", path.string()));
-    return sequence_from_proto(proto, path.parent_path(), dt, path.string());
-  }
-  onnx::OptionalProto proto;
-  if (!proto.ParseFromIstream(&in))
-    return invalid_argument(fmt::format("{} is not a serialized onnx OptionalProto", path.string()));
-  const bool of_sequence = type.optional_type().elem_type().has_sequence_type();
-  Tensor held;
-  if (proto.has_tensor_value()) {
-    SPINDLE_ASSIGN_OR_RETURN(held, tensor_from_proto(proto.tensor_value(), path.parent_path()));
-  } else if (proto.has_sequence_value()) {
-    SPINDLE_ASSIGN_OR_RETURN(held, sequence_from_proto(proto.sequence_value(), path.parent_path(), dt, path.string()));
-  } else if (proto.elem_type() != onnx::OptionalProto::UNDEFINED && proto.elem_type() != onnx::OptionalProto::TENSOR &&
-             proto.elem_type() != onnx::OptionalProto::SEQUENCE) {
-    return unsupported(fmt::format("{}: optional element type {} is not supported", path.string(),
-                                   static_cast<int>(proto.elem_type())));
-  }
-  try {
-    return Tensor::optional(held.defined() ? held.dtype() : dt, of_sequence, held);
-  } catch (const Error& e) {
-    return invalid_argument(fmt::format("{}: {}", path.string(), e.status().message()));
-  }
-}
-
-Result<kernels::Attributes> attributes_from_proto(
+Result<Attributes> attributes_from_proto(
     const onnx::NodeProto& node, const std::filesystem::path& base_dir,
-    const std::function<Result<kernels::AttrValue>(const onnx::GraphProto&)>* load_graph) {
-  kernels::Attributes attrs;
+    const std::function<Result<AttrValue>(const onnx::GraphProto&)>* load_graph) {
+  Attributes attrs;
   for (const onnx::AttributeProto& a : node.attribute()) {
     switch (a.type()) {
       case onnx::AttributeProto::INT: attrs.set(a.name(), static_cast<int64_t>(a.i())); break;
@@ -267,7 +29,7 @@ Result<kernels::Attributes> attributes_from_proto(
       }
       case onnx::AttributeProto::TYPE_PROTO: {
         const onnx::TypeProto* tp = &a.tp();
-        kernels::TypeAttr t;
+        TypeAttr t;
         if (tp->has_sequence_type()) {
           t.sequence = true;
           tp = &tp->sequence_type().elem_type();
@@ -282,7 +44,7 @@ Result<kernels::Attributes> attributes_from_proto(
       }
       case onnx::AttributeProto::GRAPH:
         if (load_graph) {
-          SPINDLE_ASSIGN_OR_RETURN(kernels::AttrValue v, (*load_graph)(a.g()));
+          SPINDLE_ASSIGN_OR_RETURN(AttrValue v, (*load_graph)(a.g()));
           attrs.set(a.name(), std::move(v));
           break;
         }

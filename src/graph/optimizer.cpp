@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "graph/graph.h"
+#include "kernels/kernel.h"
 
 namespace spindle::graph {
 namespace {
@@ -279,7 +280,7 @@ void fuse_hardswish(Graph& g, OptimizerStats& stats) {
     // Add, Clip and Mul go; the Div node becomes HardSwish(x), keeping its output.
     div.op_type = "HardSwish";
     div.opset = 14;
-    div.attrs = kernels::Attributes();
+    div.attrs = Attributes();
     div.inputs = {x};
     dead[i] = dead[static_cast<size_t>(clip_i)] = dead[static_cast<size_t>(mul_i)] = true;
     ++stats.fused_hardswish;

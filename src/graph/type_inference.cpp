@@ -65,8 +65,8 @@ DataType output_type(const Node& n, int o, const std::vector<DataType>& in) {
   // carried inputs.
   auto body_output = [&](const char* attr, int i) {
     auto it = n.attrs.all().find(attr);
-    if (it == n.attrs.all().end() || !std::holds_alternative<kernels::GraphAttr>(it->second)) return DataType::kUndefined;
-    const Graph& body = *std::get<kernels::GraphAttr>(it->second).graph;
+    if (it == n.attrs.all().end() || !std::holds_alternative<GraphAttr>(it->second)) return DataType::kUndefined;
+    const Graph& body = *std::get<GraphAttr>(it->second).graph;
     return i >= 0 && static_cast<size_t>(i) < body.output_info.size() ? body.output_info[static_cast<size_t>(i)].dtype
                                                                        : DataType::kUndefined;
   };

@@ -1,5 +1,5 @@
-// npy.cpp — see npy.h.
-#include "io/npy.h"
+// npy.cpp — .npy files and tensor files by extension (see spindle/io.h).
+#include "spindle/io.h"
 
 #include <iconv.h>
 
@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "graph/onnx_convert.h"
+#include "io/tensor_proto.h"
 
 namespace spindle::io {
 namespace {
@@ -269,7 +269,7 @@ Status write_npy(const std::filesystem::path& path, const Tensor& tensor) {
 Result<Tensor> read_tensor_file(const std::filesystem::path& path) {
   const std::string ext = path.extension().string();
   if (ext == ".npy") return read_npy(path);
-  if (ext == ".pb") return graph::read_tensor_pb(path);
+  if (ext == ".pb") return read_tensor_pb(path);
   return invalid_argument(fmt::format("{}: unknown tensor file type '{}' (expected .npy or .pb)", path.string(), ext));
 }
 
@@ -286,7 +286,7 @@ Result<Tensor> read_value_file(const std::filesystem::path& path, const TensorIn
   if (info.is_optional) t = t->mutable_optional_type()->mutable_elem_type();
   if (info.is_sequence) t = t->mutable_sequence_type()->mutable_elem_type();
   t->mutable_tensor_type()->set_elem_type(static_cast<int32_t>(info.dtype));
-  return graph::read_value_pb(path, type);
+  return read_value_pb(path, type);
 }
 
 }  // namespace spindle::io

@@ -24,12 +24,9 @@
 #include <variant>
 #include <vector>
 
+#include "common/attributes.h"
 #include "spindle/tensor.h"
 #include "spindle/thread_pool.h"
-
-namespace spindle::graph {
-class Graph;
-}
 
 namespace spindle::kernels {
 
@@ -47,23 +44,6 @@ struct RunLimits {
   void check(const std::string& where) const;
 };
 
-// A graph-valued attribute (If branches, Loop / Scan / SequenceMap bodies)
-// as the loader built it. The executor compiles it into a Subgraph for the
-// node's kernel (NodeInfo::subgraph).
-struct GraphAttr {
-  std::shared_ptr<const graph::Graph> graph;
-};
-
-// A type-valued attribute (Optional's `type`): a tensor or a sequence of
-// tensors of `dtype`.
-struct TypeAttr {
-  bool sequence = false;
-  DataType dtype = DataType::kUndefined;
-};
-
-using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
-                               std::vector<std::string>, Tensor, GraphAttr, TypeAttr>;
-
 // A compiled subgraph that a control-flow kernel runs. Its inputs are the
 // formal inputs of the graph (a Loop body's iteration number, condition and
 // carried values...); the values it reads from enclosing graphs are inputs of
@@ -80,35 +60,6 @@ class Subgraph {
   // `limits` (may be null) are checked between the subgraph's nodes.
   virtual std::vector<Tensor> run(std::span<const Tensor> inputs, std::span<const Tensor> outer, ThreadPool* pool,
                                   const RunLimits* limits) const = 0;
-};
-
-class Attributes {
- public:
-  Attributes() = default;
-  Attributes(std::initializer_list<std::pair<const std::string, AttrValue>> init) : values_(init) {}
-  void set(const std::string& name, AttrValue v) { values_[name] = std::move(v); }
-  bool has(const std::string& name) const { return values_.count(name) != 0; }
-  // Getters with a default; the one-argument forms throw when the attribute is
-  // missing. A wrong attribute type throws kInvalidArgument naming it.
-  int64_t get_int(const std::string& name) const;
-  int64_t get_int(const std::string& name, int64_t def) const;
-  float get_float(const std::string& name) const;
-  float get_float(const std::string& name, float def) const;
-  std::string get_string(const std::string& name) const;
-  std::string get_string(const std::string& name, const std::string& def) const;
-  std::vector<int64_t> get_ints(const std::string& name) const;
-  std::vector<int64_t> get_ints(const std::string& name, const std::vector<int64_t>& def) const;
-  std::vector<float> get_floats(const std::string& name) const;
-  std::vector<float> get_floats(const std::string& name, const std::vector<float>& def) const;
-  std::vector<std::string> get_strings(const std::string& name) const;
-  Tensor get_tensor(const std::string& name) const;
-  TypeAttr get_type(const std::string& name) const;
-  bool has_graph() const;  // any graph-valued attribute
-  const std::map<std::string, AttrValue>& all() const { return values_; }
-
- private:
-  const AttrValue& at(const std::string& name) const;
-  std::map<std::string, AttrValue> values_;
 };
 
 // What a kernel factory knows about its node.
@@ -265,6 +216,16 @@ void register_detection_kernels(KernelRegistry& r);  // detection/: NonMaxSuppre
 // Throws Error(kInvalidArgument, "<label>: <message>").
 [[noreturn]] void fail(const NodeInfo& node, const std::string& message);
 [[noreturn]] void fail_unsupported(const NodeInfo& node, const std::string& message);
+
+// Input checks shared by the kernel families; each names the node and the input.
+// Requires `t` to be float32 (or float64 too, when allow_float64):
+// "<label>: input <name> is <dtype shape>, expected float32". Another float
+// type (valid ONNX that the kernel lacks) is kUnsupported, any other type
+// kInvalidArgument.
+void require_float(const NodeInfo& node, const Tensor& t, const char* name, bool allow_float64 = false);
+// Normalizes `axis` into [0, rank); throws kInvalidArgument "<label>: <what>
+// <axis> is out of range for a rank-<rank> tensor (expected [-rank, rank-1])".
+int64_t normalize_axis(const NodeInfo& node, int64_t axis, int64_t rank, const char* what = "axis");
 
 // Checked size arithmetic for kernels that compute shapes, element counts or
 // workspace sizes from data or attributes (hostile models choose them). Each

@@ -5,18 +5,23 @@
 
 #include <fmt/format.h>
 
+#include "spindle/environment.h"
 #include "spindle/threading_options.h"
 #include "threading/pool_options.h"
 
-namespace spindle::detail {
+namespace spindle {
 
-std::vector<std::string> env_thread_variables(bool intra_op) {
+std::vector<std::string> thread_count_variables(bool intra_op) {
   if (intra_op) return {"SPINDLE_INTRA_OP_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"};
   return {"SPINDLE_INTER_OP_NUM_THREADS"};
 }
 
+}  // namespace spindle
+
+namespace spindle::detail {
+
 Result<std::optional<EnvThreadCount>> env_thread_count(bool intra_op) {
-  for (const std::string& name : env_thread_variables(intra_op)) {
+  for (const std::string& name : thread_count_variables(intra_op)) {
     const char* raw = std::getenv(name.c_str());
     if (!raw || !*raw) continue;
     std::string value = raw;

@@ -22,7 +22,7 @@ struct EnvThreadCount {
 // nullopt when none of the variables is set (or all are empty).
 Result<std::optional<EnvThreadCount>> env_thread_count(bool intra_op);
 
-// Names of the variables consulted, in precedence order.
-std::vector<std::string> env_thread_variables(bool intra_op);
+// The names of the variables consulted, in precedence order, are public:
+// spindle::thread_count_variables (spindle/environment.h).
 
 }  // namespace spindle::detail

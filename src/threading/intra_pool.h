@@ -17,6 +17,12 @@
 
 namespace spindle::detail {
 
+// Upper bound on blocks per loop (partition_range never makes more): enough
+// for 4 blocks per thread on 32 threads while keeping per-block claiming (one
+// atomic increment) negligible. Backends may rely on it (the native pool
+// packs the block count into 16 bits).
+inline constexpr int64_t kMaxBlocks = 128;
+
 class IntraPoolImpl {
  public:
   explicit IntraPoolImpl(ResolvedPool resolved) : resolved_(std::move(resolved)) {}
@@ -28,7 +34,7 @@ class IntraPoolImpl {
   int dop() const { return resolved_.options.num_threads; }
   const ResolvedPool& resolved() const { return resolved_; }
 
-  // Runs fn over the blocks of `part` (at least 2 blocks, not nested).
+  // Runs fn over the blocks of `part` (2 to kMaxBlocks blocks, not nested).
   // Rethrows the first exception of fn.
   virtual void run(int64_t begin, int64_t end, const Partition& part, RangeFn fn) = 0;
   virtual std::vector<int> worker_tids() const = 0;

@@ -116,6 +116,7 @@ static_assert(next_of(pack(5, 0xffff, 0xfffe) + 1) == 0xffff && blocks_of(pack(5
               "a claim (s + 1) with next < n touches next only");
 static_assert(is_busy(pack(0, 0, 0)) && !is_busy(pack(0, 0, 0) & ~kBusyBit), "busy is bit 63");
 static_assert(gen_of(pack(0x7fffffff + uint64_t{1}, 0, 0)) == 0, "the generation wraps within its 31 bits");
+static_assert(kMaxBlocks <= 0xffff, "every partition's block count fits in n (partition_range caps it)");
 
 // The claim word on its own line (callers and workers contend on it only for
 // blocks); the loop's fields and `done` on the next.
@@ -223,8 +224,9 @@ class NativeIntraPool final : public IntraPoolImpl {
   ~NativeIntraPool() override { stop_all(); }
 
   void run(int64_t begin, int64_t end, const Partition& part, RangeFn fn) override {
-    Job* job = part.num_blocks <= 0xffff ? acquire_job() : nullptr;
-    if (!job) {  // more concurrent callers than Jobs (or blocks than the word holds): run the loop alone
+    SPINDLE_POOL_CHECK(part.num_blocks <= kMaxBlocks);
+    Job* job = acquire_job();
+    if (!job) {  // more concurrent callers than Jobs: run the loop alone
       InsidePoolScope scope(this);
       for (int64_t b = 0; b < part.num_blocks; ++b) {
         const int64_t lo = begin + b * part.block_size;

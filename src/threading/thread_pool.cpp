@@ -16,9 +16,6 @@
 namespace spindle {
 
 namespace {
-// Upper bound on blocks per loop: enough for 4 blocks per thread on 32 threads
-// while keeping per-block claiming (one atomic increment) negligible.
-constexpr int64_t kMaxBlocks = 128;
 // Cycles of work per block when the grain comes from a Cost, and the inline
 // break-even: a loop cheaper than one block runs on the caller. About 8 µs at
 // 2.6 GHz, several times the hot dispatch cost measured by
@@ -50,7 +47,7 @@ BlockTraceScope::~BlockTraceScope() { t_tracer = saved_; }
 Partition partition_range(int64_t n, int64_t grain) {
   if (n <= 0) return {};
   grain = std::max<int64_t>(1, grain);
-  int64_t blocks = std::min(kMaxBlocks, (n + grain - 1) / grain);
+  int64_t blocks = std::min(detail::kMaxBlocks, (n + grain - 1) / grain);
   int64_t size = (n + blocks - 1) / blocks;
   return {(n + size - 1) / size, size};
 }

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "spindle/cpu.h"
+
 namespace spindle::detail {
 
 namespace {
@@ -195,3 +197,22 @@ const Topology& topology() {
 }
 
 }  // namespace spindle::detail
+
+namespace spindle {
+
+const CpuTopology& cpu_topology() {
+  static const CpuTopology info = [] {
+    const detail::Topology& topo = detail::topology();
+    CpuTopology c;
+    c.usable_physical_cores = static_cast<int>(topo.cores.size());
+    c.machine_physical_cores = topo.machine_cores;
+    c.machine_logical_cpus = topo.machine_pus;
+    c.numa_nodes = topo.numa_nodes;
+    c.default_num_threads = topo.default_num_threads;
+    c.summary = topo.summary();
+    return c;
+  }();
+  return info;
+}
+
+}  // namespace spindle

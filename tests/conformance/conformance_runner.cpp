@@ -56,7 +56,7 @@
 #endif
 
 #include "../kernels/onnx_node_runner.h"
-#include "graph/onnx_convert.h"
+#include "io/tensor_proto.h"
 #include "kernels/kernel.h"
 #include "spindle/session.h"
 
@@ -165,7 +165,7 @@ std::pair<Outcome, std::string> run_test(const TestCase& t) {
         // input_i belongs to the i-th graph input that is not an initializer.
         while (k < model.graph().input_size() && initializers.count(model.graph().input(k).name())) ++k;
         if (k >= model.graph().input_size()) return {Outcome::kFailed, fmt::format("set {}: more inputs than the graph has", s)};
-        auto v = graph::read_value_pb(set / fmt::format("input_{}.pb", i), model.graph().input(k).type());
+        auto v = io::read_value_pb(set / fmt::format("input_{}.pb", i), model.graph().input(k).type());
         if (!v.is_ok()) {
           if (v.status().code() == StatusCode::kUnsupported) return {Outcome::kUnsupportedAtLoad, v.status().to_string()};
           return {Outcome::kFailed, v.status().to_string()};
@@ -182,7 +182,7 @@ std::pair<Outcome, std::string> run_test(const TestCase& t) {
       for (int o = 0; fs::exists(set / fmt::format("output_{}.pb", o)); ++o) {
         if (o >= model.graph().output_size())
           return {Outcome::kFailed, fmt::format("set {}: more outputs than the graph has", s)};
-        auto want = graph::read_value_pb(set / fmt::format("output_{}.pb", o), model.graph().output(o).type());
+        auto want = io::read_value_pb(set / fmt::format("output_{}.pb", o), model.graph().output(o).type());
         if (!want.is_ok()) {
           if (want.status().code() == StatusCode::kUnsupported) return {Outcome::kUnsupportedAtLoad, want.status().to_string()};
           return {Outcome::kFailed, want.status().to_string()};

@@ -12,8 +12,9 @@
 #include <fstream>
 #include <functional>
 
+#include <onnx/onnx_pb.h>
+
 #include "graph/graph.h"
-#include "graph/onnx_convert.h"
 #include "session/model_builder.h"
 
 namespace spindle::graph {

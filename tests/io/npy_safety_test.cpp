@@ -10,7 +10,7 @@
 
 #include <onnx/onnx-data_pb.h>
 
-#include "io/npy.h"
+#include "spindle/io.h"
 
 namespace spindle {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "io/npy.h"
+#include "spindle/io.h"
 
 namespace spindle {
 namespace {

@@ -22,7 +22,6 @@
 namespace spindle {
 namespace {
 
-using kernels::Attributes;
 using kernels::run_kernel_once;
 using testing::expect_error;
 

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -10,9 +11,21 @@
 
 namespace spindle::testing {
 
+// The message of the spindle::Error that fn throws ("<no error>" when it
+// returns); its code goes to *code when given.
+inline std::string error_of(const std::function<void()>& fn, StatusCode* code = nullptr) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    if (code) *code = e.code();
+    return e.what();
+  }
+  return "<no error>";
+}
+
 // Runs op once and expects a spindle::Error whose message contains every
 // needle (the op name, the input, what was expected...).
-inline void expect_error(const std::string& op, int opset, kernels::Attributes attrs, std::vector<Tensor> inputs,
+inline void expect_error(const std::string& op, int opset, Attributes attrs, std::vector<Tensor> inputs,
                          const std::vector<std::string>& needles, int num_outputs = 1) {
   try {
     kernels::run_kernel_once(op, opset, std::move(attrs), std::move(inputs), num_outputs);

@@ -14,13 +14,14 @@
 #include "kernels/kernel.h"
 #include "kernels/math/activation.h"
 #include "kernels/math/vec_math.h"
+#include "kernel_errors.h"
 #include "onnx_node_runner.h"
 
 namespace spindle {
 namespace {
 
-using kernels::Attributes;
 using kernels::run_kernel_once;
+using testing::error_of;
 using ::testing::HasSubstr;
 
 // ------------------------------------------------------------------ node tests
@@ -418,16 +419,6 @@ TEST(MathUnary, IsNaNIsInf) {
 }
 
 // ------------------------------------------------------------------ errors
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 TEST(MathErrors, IncompatibleBroadcastNamesOpAndShapes) {
   auto a = Tensor::from_vector<float>({2, 3}, std::vector<float>(6));

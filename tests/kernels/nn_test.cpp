@@ -12,13 +12,14 @@
 #include <vector>
 
 #include "kernels/kernel.h"
+#include "kernel_errors.h"
 #include "onnx_node_runner.h"
 
 namespace spindle {
 namespace {
 
-using kernels::Attributes;
 using kernels::NodeInfo;
+using testing::error_of;
 
 // ---------------------------------------------------------------- ONNX node tests
 
@@ -792,15 +793,6 @@ TEST(NnResize, Opset10NearestFloorsWhenEnlargingAndCeilsWhenShrinking) {
 }
 
 // ---------------------------------------------------------------- bad inputs
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(NnErrors, ConvWeightChannelsMismatchNamesOpAndShapes) {
   const Tensor X = random_tensor({1, 3, 8, 8}, 1), W = random_tensor({8, 4, 3, 3}, 2);

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "graph/onnx_convert.h"
+#include "io/tensor_proto.h"
 #include "kernels/kernel.h"
 
 namespace spindle::testing {
@@ -131,9 +132,9 @@ inline ::testing::AssertionResult run_onnx_node_test(const std::string& name, do
   for (int s = 0; std::filesystem::exists(dir / fmt::format("test_data_set_{}", s)); ++s, ++sets) {
     const auto set_dir = dir / fmt::format("test_data_set_{}", s);
     std::map<std::string, Tensor> values;
-    for (const auto& init : g.initializer()) values[init.name()] = graph::tensor_from_proto(init, dir).value();
+    for (const auto& init : g.initializer()) values[init.name()] = io::tensor_from_proto(init, dir).value();
     for (int i = 0; std::filesystem::exists(set_dir / fmt::format("input_{}.pb", i)); ++i) {
-      auto t = graph::read_value_pb(set_dir / fmt::format("input_{}.pb", i), g.input(i).type());
+      auto t = io::read_value_pb(set_dir / fmt::format("input_{}.pb", i), g.input(i).type());
       if (!t.is_ok()) return ::testing::AssertionFailure() << t.status().to_string();
       values[g.input(i).name()] = std::move(t).value();
     }
@@ -146,7 +147,7 @@ inline ::testing::AssertionResult run_onnx_node_test(const std::string& name, do
       return ::testing::AssertionFailure() << name << ": " << e.what();
     }
     for (int o = 0; std::filesystem::exists(set_dir / fmt::format("output_{}.pb", o)); ++o) {
-      auto want = graph::read_value_pb(set_dir / fmt::format("output_{}.pb", o), g.output(o).type());
+      auto want = io::read_value_pb(set_dir / fmt::format("output_{}.pb", o), g.output(o).type());
       if (!want.is_ok()) return ::testing::AssertionFailure() << want.status().to_string();
       int pos = -1;
       for (int k = 0; k < proto.output_size(); ++k)

@@ -11,7 +11,6 @@
 namespace spindle {
 namespace {
 
-using kernels::Attributes;
 using kernels::NodeInfo;
 
 std::vector<Tensor> run(const std::string& op, Attributes attrs, std::vector<Tensor> inputs, int outputs) {

@@ -17,7 +17,6 @@
 namespace spindle {
 namespace {
 
-using kernels::Attributes;
 using kernels::run_kernel_once;
 
 template <class T>

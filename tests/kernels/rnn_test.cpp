@@ -19,7 +19,6 @@
 namespace spindle {
 namespace {
 
-using kernels::Attributes;
 
 struct CellCase {
   const char* op;

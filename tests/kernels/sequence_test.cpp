@@ -14,7 +14,6 @@
 namespace spindle {
 namespace {
 
-using kernels::Attributes;
 using kernels::run_kernel_once;
 
 Tensor one(const std::string& op, Attributes attrs, std::vector<Tensor> inputs) {
@@ -122,7 +121,7 @@ TEST(Optional, WrapsTensorsAndSequencesAndRefusesToUnwrapNothing) {
   EXPECT_EQ(wrapped.optional_value()->buffer(), x.buffer());
   EXPECT_TRUE(run_kernel_once("OptionalHasElement", 15, {}, {wrapped})[0].data<bool>()[0]);
   EXPECT_EQ(run_kernel_once("OptionalGetElement", 15, {}, {wrapped})[0].buffer(), x.buffer());
-  const Tensor empty = run_kernel_once("Optional", 15, {{"type", kernels::TypeAttr{true, DataType::kInt64}}}, {})[0];
+  const Tensor empty = run_kernel_once("Optional", 15, {{"type", TypeAttr{true, DataType::kInt64}}}, {})[0];
   EXPECT_TRUE(empty.is_optional() && empty.optional_of_sequence() && !empty.optional_value());
   EXPECT_EQ(empty.dtype(), DataType::kInt64);
   EXPECT_FALSE(run_kernel_once("OptionalHasElement", 15, {}, {empty})[0].data<bool>()[0]);

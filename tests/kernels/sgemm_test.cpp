@@ -27,7 +27,6 @@ namespace spindle {
 namespace {
 
 using kernels::Activation;
-using kernels::Attributes;
 using kernels::NodeInfo;
 using kernels::nn::PackedMatrix;
 using kernels::nn::sgemm;

@@ -17,7 +17,6 @@
 namespace spindle {
 namespace {
 
-using kernels::Attributes;
 using kernels::run_kernel_once;
 
 Tensor strings(Shape shape, const std::vector<std::string>& v) { return Tensor::from_vector<std::string>(std::move(shape), v); }

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../kernels/onnx_node_runner.h"
-#include "io/npy.h"
+#include "spindle/io.h"
 #include "references.h"
 #include "spindle/cpu.h"
 #include "spindle/session.h"

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "io/npy.h"
+#include "spindle/io.h"
 #include "spindle/session.h"
 
 namespace spindle::testing {

@@ -15,7 +15,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "graph/onnx_convert.h"
+#include "io/tensor_proto.h"
 #include "spindle/session.h"
 
 namespace spindle {
@@ -35,7 +35,7 @@ int load_and_run(const std::string& bytes, const onnx::ModelProto& original, con
     for (const auto& in : original.graph().input()) {
       const fs::path p = data / ("input_" + std::to_string(i++) + ".pb");
       if (!fs::exists(p)) break;
-      auto v = graph::read_value_pb(p, in.type());
+      auto v = io::read_value_pb(p, in.type());
       if (v.is_ok()) feeds.emplace_back(in.name(), std::move(v).value());
     }
     s->run(feeds);

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "../threading/test_util.h"
+#include "kernels/kernel_errors.h"
 #include "model_builder.h"
 #include "spindle/session.h"
 
@@ -19,6 +20,7 @@ namespace spindle {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::error_of;
 using testing::ModelBuilder;
 
 // y = relu(x + c) * 2 with x: float [N, 4]
@@ -45,16 +47,6 @@ Tensor input(int rows, float base = 0.0f) {
   std::vector<float> v(static_cast<size_t>(rows) * 4);
   for (size_t i = 0; i < v.size(); ++i) v[i] = base + static_cast<float>(i % 7) - 3.0f;
   return Tensor::from_vector<float>({rows, 4}, v);
-}
-
-std::string error_of(const std::function<void()>& fn, StatusCode* code = nullptr) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    if (code) *code = e.code();
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(Session, RunsAndReportsMetadata) {

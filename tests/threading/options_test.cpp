@@ -9,6 +9,8 @@
 #include <fstream>
 
 #include "test_util.h"
+#include "spindle/cpu.h"
+#include "spindle/environment.h"
 #include "spindle/thread_pool.h"
 #include "threading/pool_options.h"
 #include "threading/topology.h"
@@ -195,6 +197,33 @@ TEST(Topology, DefaultThreadsAreAllowedPhysicalCoresCappedByQuota) {
   for (const auto& core : t.cores) EXPECT_TRUE(core.pus.is_subset_of(t.allowed));
   if (t.quota) {
     EXPECT_LE(t.default_num_threads, static_cast<int>(std::ceil(t.quota->cpus)));
+  }
+}
+
+// The public query (spindle/cpu.h, what `spindle info` and `tune` read)
+// reports the detection the pools resolve against, field by field.
+TEST(Topology, PublicCpuTopologyIsTheDetectedOne) {
+  const auto& t = detail::topology();
+  const CpuTopology& c = cpu_topology();
+  EXPECT_EQ(c.usable_physical_cores, static_cast<int>(t.cores.size()));
+  EXPECT_EQ(c.machine_physical_cores, t.machine_cores);
+  EXPECT_EQ(c.machine_logical_cpus, t.machine_pus);
+  EXPECT_EQ(c.numa_nodes, t.numa_nodes);
+  EXPECT_EQ(c.default_num_threads, t.default_num_threads);
+  EXPECT_EQ(c.summary, t.summary());
+  EXPECT_LE(c.usable_physical_cores, c.machine_physical_cores);
+  EXPECT_LE(c.machine_physical_cores, c.machine_logical_cpus);
+}
+
+// The public list (spindle/environment.h, printed by `spindle info --json`)
+// names the variables the resolver reads, in its precedence order.
+TEST_F(EnvVars, PublicVariableListIsTheResolversOrder) {
+  const std::vector<std::string> intra = thread_count_variables(true);
+  ASSERT_EQ(intra, (std::vector<std::string>{"SPINDLE_INTRA_OP_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"}));
+  EXPECT_EQ(thread_count_variables(false), std::vector<std::string>{"SPINDLE_INTER_OP_NUM_THREADS"});
+  for (auto it = intra.rbegin(); it != intra.rend(); ++it) {  // each one set beats those after it
+    setenv(it->c_str(), "3", 1);
+    EXPECT_EQ(resolve().num_threads_source, *it);
   }
 }
 

@@ -14,8 +14,6 @@
 #include "spindle/environment.h"
 #include "spindle/status.h"
 #include "spindle/version.h"
-#include "threading/env_vars.h"
-#include "threading/topology.h"
 
 namespace spindle::cli {
 
@@ -23,22 +21,22 @@ namespace {
 
 // The machine, the kernels' ISA level and the threading defaults as JSON.
 nlohmann::json info_json() {
-  const detail::Topology& topo = detail::topology();
+  const CpuTopology& topo = cpu_topology();
   nlohmann::json j;
   j["backend"] = parallel_backend_name();
   const char* cap = std::getenv("SPINDLE_ISA");
   j["isa"] = {{"active", isa_level_name(active_isa_level())},
               {"detected", isa_level_name(detected_isa_level())},
               {"SPINDLE_ISA", cap ? nlohmann::json(cap) : nlohmann::json(nullptr)}};
-  j["topology"] = {{"summary", topo.summary()},
-                   {"usable_physical_cores", topo.cores.size()},
-                   {"machine_physical_cores", topo.machine_cores},
-                   {"machine_logical_cpus", topo.machine_pus},
+  j["topology"] = {{"summary", topo.summary},
+                   {"usable_physical_cores", topo.usable_physical_cores},
+                   {"machine_physical_cores", topo.machine_physical_cores},
+                   {"machine_logical_cpus", topo.machine_logical_cpus},
                    {"numa_nodes", topo.numa_nodes},
                    {"default_num_threads", topo.default_num_threads}};
   nlohmann::json env = nlohmann::json::object();
   for (bool intra : {true, false})
-    for (const std::string& var : detail::env_thread_variables(intra)) {
+    for (const std::string& var : thread_count_variables(intra)) {
       const char* v = std::getenv(var.c_str());
       env[var] = v ? nlohmann::json(v) : nlohmann::json(nullptr);
     }

@@ -16,8 +16,8 @@
 
 #include "commands.h"
 #include "model_common.h"
-#include "io/npy.h"
 #include "spindle/cpu.h"
+#include "spindle/io.h"
 #include "spindle/session.h"
 
 namespace spindle::cli {

@@ -30,7 +30,7 @@
 
 #include "commands.h"
 #include "model_common.h"
-#include "threading/topology.h"
+#include "spindle/cpu.h"
 
 namespace spindle::cli {
 namespace {
@@ -269,7 +269,7 @@ void tune_command(const TuneArgs& a) {
   probe.reset();
   const int runs = std::clamp(static_cast<int>(0.15 / std::max(one_s, 1e-6)), 3, 200);
 
-  const int cores = std::max(1, detail::topology().default_num_threads);
+  const int cores = std::max(1, cpu_topology().default_num_threads);
   const std::vector<Setting> space = search_space(a, cores);
   Tuner tuner(a, level);
   std::vector<Result> results;

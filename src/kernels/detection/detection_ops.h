@@ -11,13 +11,6 @@
 
 namespace spindle::kernels::detection {
 
-// Requires `t` to be float32 or float64; kUnsupported naming the op and the
-// input otherwise.
-inline void require_float(const NodeInfo& node, const Tensor& t, const char* name) {
-  if (t.dtype() != DataType::kFloat32 && t.dtype() != DataType::kFloat64)
-    fail_unsupported(node, fmt::format("input {} is {}, expected float32 or float64", name, t.describe()));
-}
-
 // Requires input `name` to have rank `rank`.
 inline void require_rank(const NodeInfo& node, const Tensor& t, const char* name, int64_t rank, const char* layout) {
   if (t.rank() != rank) fail(node, fmt::format("input {} is {}, expected rank {} ({})", name, t.describe(), rank, layout));

@@ -81,8 +81,8 @@ class GridSampleKernel final : public OpKernel {
     const NodeInfo& node = ctx.node();
     const Tensor& x = ctx.input(0);
     const Tensor& grid = ctx.input(1);
-    require_float(node, x, "X");
-    require_float(node, grid, "grid");
+    require_float(node, x, "X", /*allow_float64=*/true);
+    require_float(node, grid, "grid", /*allow_float64=*/true);
     require_rank(node, x, "X", 4, "N x C x H x W");
     require_rank(node, grid, "grid", 4, "N x H_out x W_out x 2");
     if (grid.dim(0) != x.dim(0) || grid.dim(3) != 2)

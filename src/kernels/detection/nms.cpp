@@ -72,8 +72,8 @@ class NonMaxSuppressionKernel final : public OpKernel {
     const NodeInfo& node = ctx.node();
     const Tensor& boxes = ctx.input(0);
     const Tensor& scores = ctx.input(1);
-    require_float(node, boxes, "boxes");
-    require_float(node, scores, "scores");
+    require_float(node, boxes, "boxes", /*allow_float64=*/true);
+    require_float(node, scores, "scores", /*allow_float64=*/true);
     require_rank(node, boxes, "boxes", 3, "num_batches x spatial_dimension x 4");
     require_rank(node, scores, "scores", 3, "num_batches x num_classes x spatial_dimension");
     const int64_t batches = boxes.dim(0), num_boxes = boxes.dim(1), classes = scores.dim(1);

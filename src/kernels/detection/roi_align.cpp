@@ -55,7 +55,7 @@ class RoiAlignKernel final : public OpKernel {
     const Tensor& x = ctx.input(0);
     const Tensor& rois = ctx.input(1);
     const Tensor& bi = ctx.input(2);
-    require_float(node, x, "X");
+    require_float(node, x, "X", /*allow_float64=*/true);
     require_rank(node, x, "X", 4, "N x C x H x W");
     require_rank(node, rois, "rois", 2, "num_rois x 4");
     if (rois.dtype() != x.dtype() || rois.dim(1) != 4)

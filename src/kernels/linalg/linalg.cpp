@@ -226,8 +226,7 @@ class QuantizeKernel final : public OpKernel {
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
     const Tensor& x = ctx.input(0);
-    if (x.dtype() != DataType::kFloat32)
-      fail_unsupported(node, fmt::format("input x is {}, expected float32", x.describe()));
+    require_float(node, x, "x");
     const Tensor* zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
     const DataType qt = zp ? zp->dtype() : DataType::kUInt8;
     if (qt != DataType::kUInt8 && qt != DataType::kInt8)
@@ -282,8 +281,7 @@ class DequantizeKernel final : public OpKernel {
 void dynamic_quantize(KernelContext& ctx) {
   const NodeInfo& node = ctx.node();
   const Tensor& x = ctx.input(0);
-  if (x.dtype() != DataType::kFloat32)
-    fail_unsupported(node, fmt::format("input x is {}, expected float32", x.describe()));
+  require_float(node, x, "x");
   const float* src = x.data<float>();
   float lo = 0.0f, hi = 0.0f;  // the range always includes 0
   for (int64_t i = 0; i < x.numel(); ++i) {

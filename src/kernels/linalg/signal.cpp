@@ -71,8 +71,7 @@ struct Dft {
 };
 
 void require_signal(const NodeInfo& node, const Tensor& x, const char* name) {
-  if (x.dtype() != DataType::kFloat32)
-    fail(node, fmt::format("input {} is {}, expected float32", name, x.describe()));
+  require_float(node, x, name);
   if (x.rank() < 2 || (x.dim(x.rank() - 1) != 1 && x.dim(x.rank() - 1) != 2))
     fail(node, fmt::format("input {} has shape {}, expected [batch, ..., 1] (real) or [batch, ..., 2] (complex)",
                            name, shape_to_string(x.shape())));

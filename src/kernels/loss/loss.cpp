@@ -39,8 +39,7 @@ struct Geometry {
 
 Geometry check_shapes(const NodeInfo& node, const Tensor& input, const Tensor& target, const Tensor* weight,
                       const char* input_name) {
-  if (input.dtype() != DataType::kFloat32 && input.dtype() != DataType::kFloat64)
-    fail_unsupported(node, fmt::format("input {} is {}, expected float32 or float64", input_name, input.describe()));
+  require_float(node, input, input_name, /*allow_float64=*/true);
   if (target.dtype() != DataType::kInt32 && target.dtype() != DataType::kInt64)
     fail(node, fmt::format("target is {}, expected int32 or int64", target.describe()));
   if (input.rank() < 2)

@@ -26,7 +26,8 @@ constexpr int kScratchSlots = 6;
 
 // Work (in multiply-adds) a parallel_for block should at least hold so that
 // the dispatch cost (a few microseconds) stays small; ~64K FMAs is ~10 us of
-// scalar-ish work. Checked with bench/kernels (conv and pool layers).
+// scalar-ish work. No benchmark measures it alone (bench/kernels has the GEMM
+// only); the conv and pool layers are measured end to end by bench/models.
 constexpr double kMinBlockWork = 65536.0;
 
 // Work per parallel block: ~2M FMAs, 20-40 us on one core, so a 2..4-thread

@@ -23,12 +23,6 @@
 
 namespace spindle::kernels::nn {
 
-// Throws "<Op>: input <name> is <dtype shape>, expected float32".
-inline void require_float(const NodeInfo& node, const Tensor& t, const char* name) {
-  if (t.dtype() != DataType::kFloat32)
-    fail(node, fmt::format("input {} is {}, expected float32", name, t.describe()));
-}
-
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline int64_t round_up(int64_t a, int64_t m) { return ceil_div(a, m) * m; }
 

@@ -56,7 +56,7 @@ std::vector<int32_t> zero_points(KernelContext& ctx, int index, const char* name
 // A float32 scale input: one value, or `n` values.
 std::vector<float> scales(KernelContext& ctx, int index, const char* name, int64_t n, const char* what) {
   const Tensor& s = ctx.input(index);
-  if (s.dtype() != DataType::kFloat32) fail(ctx.node(), fmt::format("input {} is {}, expected float32", name, s.describe()));
+  require_float(ctx.node(), s, name);
   if (s.numel() != 1 && s.numel() != n)
     fail(ctx.node(), fmt::format("input {} has shape {}, expected one value or {} ({})", name,
                                  shape_to_string(s.shape()), n, what));

@@ -15,16 +15,6 @@ void register_reduce(KernelRegistry& r);   // reduce.cpp: Reduce*, ArgMax, ArgMi
 void register_softmax(KernelRegistry& r);  // softmax.cpp: Softmax, LogSoftmax, Hardmax
 void register_cumsum(KernelRegistry& r);   // cumsum.cpp: CumSum
 
-// Normalizes a possibly negative axis against `rank`; throws naming the node
-// when it is outside [-rank, rank - 1].
-inline int64_t normalize_axis(const NodeInfo& node, int64_t axis, int64_t rank, const char* what = "axis") {
-  const int64_t lo = -rank, hi = rank - 1;
-  if (axis < lo || axis > hi)
-    fail(node, fmt::format("{} {} is out of range for input of rank {} (expected [{}, {}])", what, axis, rank, lo,
-                           hi));
-  return axis < 0 ? axis + rank : axis;
-}
-
 // Grain (in output elements) for loops that walk [outer, D, inner] columns:
 // the cost-derived grain, but at least min(inner, 256) so that each block
 // streams >= 1 KB (float) of every row instead of a few cache lines of each

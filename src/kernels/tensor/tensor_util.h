@@ -26,15 +26,6 @@
 
 namespace spindle::kernels::tensor {
 
-// Normalizes `axis` into [0, rank); throws "<op>: <what> <axis> is out of
-// range for a rank-<rank> tensor (expected [-rank, rank-1])".
-inline int64_t normalize_axis(const NodeInfo& node, int64_t axis, int64_t rank, const char* what = "axis") {
-  if (axis < -rank || axis >= rank)
-    fail(node, fmt::format("{} {} is out of range for a rank-{} tensor (expected [{}, {}])", what, axis, rank, -rank,
-                           rank - 1));
-  return axis < 0 ? axis + rank : axis;
-}
-
 // Bytes per element of input `name`; kUnsupported for strings and unknown types.
 inline size_t elem_size(const NodeInfo& node, const Tensor& t, const char* name) {
   const size_t es = dtype_size(t.dtype());

@@ -1,7 +1,14 @@
-// npy.h — NumPy .npy files (format 1.0-3.0, little-endian, C order) and the
-// tensor files the tools accept (.npy or serialized onnx TensorProto .pb).
-// Sizes in headers are checked against the file before anything is
-// allocated; string tensors are written as numpy's unicode dtype ('<U<n>').
+// spindle/io.h — tensors in files: NumPy .npy files (format 1.0-3.0,
+// little-endian, C order) and the tensor files the command-line tool accepts
+// (.npy, or a serialized onnx TensorProto / SequenceProto / OptionalProto .pb
+// as in the ONNX backend test data).
+//
+// Files are untrusted: sizes in headers are checked against the file before
+// anything is allocated, and a bad file is an error naming it, never a crash.
+// String tensors are written as numpy's unicode dtype ('<U<n>').
+//
+// Errors are returned (Result / Status), not thrown. Thread-safety: every
+// function may be called from any thread; they share no state.
 #pragma once
 
 #include <filesystem>

@@ -218,7 +218,7 @@ std::string Environment::parallel_info() {
                    isa_level_name(detected_isa_level()));
   s += "  environment variables:";
   for (bool intra : {true, false})
-    for (const std::string& var : detail::env_thread_variables(intra)) {
+    for (const std::string& var : thread_count_variables(intra)) {
       const char* v = std::getenv(var.c_str());
       s += fmt::format(" {}={}", var, v ? fmt::format("\"{}\"", v) : "unset");
     }
