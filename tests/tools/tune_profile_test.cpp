@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
-#include "io/npy.h"
+#include "spindle/io.h"
 #include "session/model_builder.h"
 #include "spindle/session.h"
 
