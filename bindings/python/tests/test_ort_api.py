@@ -65,10 +65,10 @@ def test_a_malformed_graph_is_invalid_graph_and_option_errors_stay_invalid_argum
     for source in (model, str(tmp_path / "bad.onnx")):
         with pytest.raises(ort_state.InvalidGraph, match=r"node Add reads 'nope', which no node, input or initializer"):
             spindle.InferenceSession(source)
-    so = spindle.SessionOptions()
-    so.add_session_config_entry("session.max_tensor_bytes", "x")
+    so = spindle.SessionOptions()  # a bad value is refused where it is added, naming the key
     with pytest.raises(ort_state.InvalidArgument, match=r"session.max_tensor_bytes=\"x\""):
-        spindle.InferenceSession(reference(CLS)[0], so)
+        so.add_session_config_entry("session.max_tensor_bytes", "x")
+    spindle.InferenceSession(reference(CLS)[0], so)  # the options stay usable
 
 
 def test_a_provider_list_with_cpu_runs_and_warns_for_the_others():
