@@ -13,6 +13,7 @@
 
 #include "kernels/kernel.h"
 #include "kernels/math/activation.h"
+#include "kernels/math/binary_isa.h"
 #include "kernels/math/vec_math.h"
 #include "kernel_errors.h"
 #include "onnx_node_runner.h"
@@ -597,6 +598,75 @@ TEST(CastFloat16, RoundTripsAndRounds) {
   ASSERT_EQ(back.dtype(), DataType::kInt64);
   EXPECT_EQ(back.data<int64_t>()[1], -2);
   EXPECT_EQ(back.data<int64_t>()[2], 65504);
+}
+
+// The per-ISA float Add/Sub/Mul/Div/Min/Max of each level this CPU runs give
+// the bits of the plain scalar ops, for every stride pattern, lengths around
+// the vector widths, and NaN, infinities, signed zeros and denormals (Min /
+// Max return the first operand when it is NaN, the second when the two
+// compare equal, as the generic ops do).
+TEST(BinaryIsa, EveryLevelGivesTheScalarBits) {
+  using kernels::math::FloatBinOp;
+  using Fn = void (*)(FloatBinOp, unsigned, float*, const float*, const float*, int64_t);
+  std::vector<std::pair<const char*, Fn>> levels{{"baseline", &kernels::baseline::binary_float_chunk}};
+  if (detected_isa_level() >= IsaLevel::kAvx2) levels.push_back({"avx2", &kernels::avx2::binary_float_chunk});
+  if (detected_isa_level() >= IsaLevel::kAvx512) levels.push_back({"avx512", &kernels::avx512::binary_float_chunk});
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), 0.0f, -0.0f, 1e-40f, -3.5f, 2.0f};
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  auto values = [&](size_t n) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = (rng() % 4 == 0) ? specials[rng() % 8] : dist(rng);
+    return v;
+  };
+  auto scalar = [](FloatBinOp op, float x, float y) {
+    switch (op) {
+      case FloatBinOp::kAdd: return x + y;
+      case FloatBinOp::kSub: return x - y;
+      case FloatBinOp::kMul: return x * y;
+      case FloatBinOp::kDiv: return x / y;
+      case FloatBinOp::kMin: return (x < y || x != x) ? x : y;
+      case FloatBinOp::kMax: return (x > y || x != x) ? x : y;
+    }
+    return 0.0f;
+  };
+  auto same = [](float x, float y) { return (x != x && y != y) || std::memcmp(&x, &y, sizeof x) == 0; };
+  const FloatBinOp ops[] = {FloatBinOp::kAdd, FloatBinOp::kSub, FloatBinOp::kMul,
+                            FloatBinOp::kDiv, FloatBinOp::kMin, FloatBinOp::kMax};
+  for (const auto& [name, fn] : levels)
+    for (FloatBinOp op : ops)
+      for (unsigned mask = 0; mask < 4; ++mask)
+        for (int64_t n : {0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100}) {
+          const auto a = values(static_cast<size_t>(std::max<int64_t>(n, 1)));
+          const auto b = values(static_cast<size_t>(std::max<int64_t>(n, 1)));
+          std::vector<float> out(static_cast<size_t>(n) + 1, 123.0f);
+          fn(op, mask, out.data(), a.data(), b.data(), n);
+          for (int64_t i = 0; i < n; ++i) {
+            const float x = (mask & 1u) ? a[0] : a[static_cast<size_t>(i)];
+            const float y = (mask & 2u) ? b[0] : b[static_cast<size_t>(i)];
+            const float want = scalar(op, x, y);
+            ASSERT_TRUE(same(out[static_cast<size_t>(i)], want))
+                << name << " op " << static_cast<int>(op) << " mask " << mask << " n " << n << " at " << i << ": "
+                << out[static_cast<size_t>(i)] << " vs " << want << " (" << x << ", " << y << ")";
+          }
+          EXPECT_EQ(out[static_cast<size_t>(n)], 123.0f) << name << ": wrote past n";
+        }
+}
+
+// Through the kernel: Max / Min of a broadcast row keep NaN from either side
+// and the first operand's signed zero on ties, like the generic path.
+TEST(BinaryIsa, BroadcastMaxMinKeepNaNAndTies) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor a = Tensor::from_vector<float>({2, 3}, {nan, 1.0f, -0.0f, 2.0f, 5.0f, 0.0f});
+  const Tensor b = Tensor::from_vector<float>({3}, {0.0f, nan, 0.0f});
+  const auto mx = run_kernel_once("Max", 13, {}, {a, b})[0].to_vector<float>();
+  const auto mn = run_kernel_once("Min", 13, {}, {a, b})[0].to_vector<float>();
+  EXPECT_TRUE(std::isnan(mx[0]) && std::isnan(mx[1]) && std::isnan(mx[4]));
+  EXPECT_TRUE(std::isnan(mn[0]) && std::isnan(mn[1]) && std::isnan(mn[4]));
+  EXPECT_EQ(mx[3], 2.0f);
+  EXPECT_EQ(mn[3], 0.0f);
+  EXPECT_TRUE(std::signbit(mx[2]) == false && std::signbit(mn[2]) == false) << "a tie gives the second operand (+0)";
 }
 
 }  // namespace

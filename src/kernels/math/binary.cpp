@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/math/binary_isa.h"
 #include "kernels/math/elementwise.h"
 #include "kernels/math/float_to_int.h"
 #include "kernels/math/math_ops.h"
@@ -97,12 +98,41 @@ const char* bin_op_name(BinOp op) {
   return "?";
 }
 
+// float32 Add Sub Mul Div Min Max: the engine's inner loops are the active
+// ISA level's (binary.isa.cpp), one per stride pattern; same bits as the
+// generic ops above.
+const auto binary_float_chunk_fn = SPINDLE_ISA_SELECT(binary_float_chunk);
+
+template <FloatBinOp B, unsigned Mask, class Op>
+void float_isa_inner(float* o, int64_t n, const Op&, const float* a, const float* b) {
+  binary_float_chunk_fn(B, Mask, o, a, b, n);
+}
+
+template <FloatBinOp B, class Op>
+void float_isa_apply(ThreadPool* pool, float* out, const Shape& out_shape, double cycles,
+                     std::pair<const float*, const Shape*> a, std::pair<const float*, const Shape*> b) {
+  static constexpr InnerTable<float, Op, float, float> table{&float_isa_inner<B, 0, Op>, &float_isa_inner<B, 1, Op>,
+                                                             &float_isa_inner<B, 2, Op>, &float_isa_inner<B, 3, Op>};
+  run_elementwise_with<float, Op, float, float>(pool, table, out, out_shape, Op{}, cycles, a, b);
+}
+
 // out (already shaped out_shape) = op(a, b) with broadcasting.
 template <class T>
 void binary_apply(ThreadPool* pool, BinOp op, bool c_fmod, T* out, const Shape& out_shape, const T* a,
                   const Shape& as, const T* b, const Shape& bs) {
   const std::pair<const T*, const Shape*> A{a, &as}, B{b, &bs};
   const double div_cycles = is_float_v<T> ? 4.0 : 20.0;
+  if constexpr (std::is_same_v<T, float>) {
+    switch (op) {
+      case BinOp::kAdd: return float_isa_apply<FloatBinOp::kAdd, AddOp<float>>(pool, out, out_shape, 0.5, A, B);
+      case BinOp::kSub: return float_isa_apply<FloatBinOp::kSub, SubOp<float>>(pool, out, out_shape, 0.5, A, B);
+      case BinOp::kMul: return float_isa_apply<FloatBinOp::kMul, MulOp<float>>(pool, out, out_shape, 0.5, A, B);
+      case BinOp::kDiv: return float_isa_apply<FloatBinOp::kDiv, DivOp<float>>(pool, out, out_shape, div_cycles, A, B);
+      case BinOp::kMin: return float_isa_apply<FloatBinOp::kMin, MinOp<float>>(pool, out, out_shape, 0.5, A, B);
+      case BinOp::kMax: return float_isa_apply<FloatBinOp::kMax, MaxOp<float>>(pool, out, out_shape, 0.5, A, B);
+      default: break;
+    }
+  }
   switch (op) {
     case BinOp::kAdd: return run_elementwise(pool, out, out_shape, AddOp<T>{}, 0.5, A, B);
     case BinOp::kSub: return run_elementwise(pool, out, out_shape, SubOp<T>{}, 0.5, A, B);

@@ -148,16 +148,19 @@ void run_range(const BroadcastPlan<sizeof...(I)>& plan, InnerFn<O, Op, I...> fn,
   }
 }
 
-// out must already have out_shape; inputs broadcast to it. `cycles` is the
-// compute cost per element for the pool's grain heuristics.
+// One inner loop per stride pattern (index: the inner_mask of the plan).
 template <class O, class Op, class... I>
-void run_elementwise(ThreadPool* pool, O* out, const Shape& out_shape, const Op& op, double cycles,
-                     const std::pair<const I*, const Shape*>... ins) {
+using InnerTable = std::array<InnerFn<O, Op, I...>, (1u << sizeof...(I))>;
+
+// As run_elementwise below, with the inner loops given by the caller (the
+// per-ISA float kernels of binary.cpp).
+template <class O, class Op, class... I>
+void run_elementwise_with(ThreadPool* pool, const InnerTable<O, Op, I...>& table, O* out, const Shape& out_shape,
+                          const Op& op, double cycles, const std::pair<const I*, const Shape*>... ins) {
   constexpr size_t N = sizeof...(I);
   static_assert(N >= 1 && N <= 3);
   const BroadcastPlan<N> plan = make_plan<N>(out_shape, {ins.second...});
   if (plan.numel == 0) return;
-  static constexpr auto table = inner_table<O, Op, I...>(std::make_integer_sequence<unsigned, (1u << N)>{});
   const InnerFn<O, Op, I...> fn = table[plan.inner_mask];
   Cost cost;
   cost.bytes_loaded = static_cast<double>((sizeof(I) + ... + 0));
@@ -166,6 +169,16 @@ void run_elementwise(ThreadPool* pool, O* out, const Shape& out_shape, const Op&
   parallel_for(pool, plan.numel, cost, [&](int64_t b, int64_t e) {
     run_range<O, Op, I...>(plan, fn, out, op, b, e, std::index_sequence_for<I...>{}, ins.first...);
   });
+}
+
+// out must already have out_shape; inputs broadcast to it. `cycles` is the
+// compute cost per element for the pool's grain heuristics.
+template <class O, class Op, class... I>
+void run_elementwise(ThreadPool* pool, O* out, const Shape& out_shape, const Op& op, double cycles,
+                     const std::pair<const I*, const Shape*>... ins) {
+  static constexpr auto table =
+      inner_table<O, Op, I...>(std::make_integer_sequence<unsigned, (1u << sizeof...(I))>{});
+  run_elementwise_with<O, Op, I...>(pool, table, out, out_shape, op, cycles, ins...);
 }
 
 // Same-shape unary map over n contiguous elements.
