@@ -14,8 +14,9 @@
 // Settings not reached within --budget-s are reported as skipped. The three
 // leaders then get two more rounds each, interleaved, so the winner is not
 // noise; its spread (min..max of round medians) is reported. Among settings
-// within 3 % of the best score, the one with the fewest threads (sequential
-// before parallel) wins: threads that do not help are not worth paying for.
+// within 3 % of the best score (or within the spread of the best's rounds,
+// when that is wider, up to 15 %), the one with the fewest threads (sequential before
+// parallel) wins: threads that do not clearly help are not worth paying for.
 #include <unistd.h>
 
 #include <algorithm>
@@ -304,10 +305,16 @@ void tune_command(const TuneArgs& a) {
   for (int k = 0; k < 2; ++k)
     for (size_t i = 0; i < leaders; ++i) order[i]->rounds.push_back(tuner.measure(order[i]->setting, feeds, runs));
   std::sort(order.begin(), order.end(), by_score);
-  // Fewest threads among those within 3 % of the best.
+  // Fewest threads among those within the noise of the best: 3 %, or the
+  // spread of the best's own rounds when that is wider (a busy machine; at
+  // most 15 %), so extra threads are chosen only for a gain larger than the
+  // measurement's own scatter.
+  double best_lo = INFINITY, best_hi = 0;
+  for (const auto& rd : order[0]->rounds) best_lo = std::min(best_lo, rd.p50_ms), best_hi = std::max(best_hi, rd.p50_ms);
+  const double tolerance = std::clamp((best_hi - best_lo) / order[0]->score(), 0.03, 0.15);
   Result* winner = order[0];
   for (Result* r : order)
-    if (r->score() <= 1.03 * order[0]->score() &&
+    if (r->score() <= (1 + tolerance) * order[0]->score() &&
         (r->setting.threads() < winner->setting.threads() ||
          (r->setting.threads() == winner->setting.threads() && !r->setting.parallel && winner->setting.parallel)))
       winner = r;
