@@ -113,10 +113,13 @@ SessionOptions parse_options(const Napi::Object& o) {
 Napi::Error js_error(Napi::Env env, const std::string& message) { return Napi::Error::New(env, message); }
 
 // Runs shorter than this run on the JavaScript thread (see the file comment).
-// 100 us: 2.5x the worker round trip measured by bench/bindings/overhead.js,
-// so a run that takes the synchronous path blocks the event loop no longer
-// than a few hops would have cost.
-constexpr double kDefaultSyncThresholdUs = 100;
+// 1 ms: onnxruntime-node runs every run on the JavaScript thread, so up to
+// here spindle blocks the event loop no longer than it would. Below it the
+// hop costs more than its ~40 us round trip: the run moves to a worker on
+// another core whose caches do not hold the model's weights (if_model, a
+// 0.28 ms run: 0.70 ms of CPU per run through a worker against 0.52 ms on
+// the JavaScript thread).
+constexpr double kDefaultSyncThresholdUs = 1000;
 
 // Recent run time of a session, shared by its runs on any thread: an
 // exponential moving average (weight 1/4 per run) in nanoseconds; -1 until

@@ -137,8 +137,8 @@ export declare namespace InferenceSession {
     /**
      * spindle only: runs of a session whose recent runs took less than this
      * many microseconds run on the JavaScript thread instead of a libuv worker
-     * (the hop costs more than such a run). Default 100; 0 sends every run to
-     * a worker.
+     * (the hop costs more than such a run). Default 1000 (onnxruntime-node runs
+     * every run on the JavaScript thread); 0 sends every run to a worker.
      */
     syncRunThresholdUs?: number;
     /** Accepted; spindle has no log levels. */
