@@ -305,6 +305,9 @@ std::vector<ConvCase> conv_cases() {
       {"depthwise_7x7", {1, 2, 20, 22}, {2, 1, 7, 7}, 2, {1, 1}, {1, 1}, {3, 3, 3, 3}, true},
       {"conv1d", {2, 4, 30}, {5, 4, 3}, 1, {2}, {1}, {1, 2}, true},
       {"depthwise1d", {1, 4, 37}, {4, 1, 5}, 4, {1}, {2}, {4, 4}, true},
+      // One input channel into many (an audio front end): the GEMM path, not depthwise.
+      {"conv1d_one_channel", {2, 1, 83}, {24, 1, 5}, 1, {4}, {1}, {2, 2}, true},
+      {"conv1d_one_channel_dilated", {1, 1, 40}, {9, 1, 3}, 1, {1}, {3}, {0, 1}, false},
       {"conv3d", {1, 3, 5, 6, 7}, {4, 3, 2, 3, 3}, 1, {1, 2, 1}, {1, 1, 2}, {0, 1, 1, 1, 0, 2}, true},
       {"depthwise3d", {1, 3, 5, 6, 7}, {3, 1, 3, 3, 3}, 3, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, true},
   };

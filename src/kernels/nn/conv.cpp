@@ -3,7 +3,8 @@
 // (node attributes "activation" / "activation_params" set by the optimizer).
 //
 // Three paths, chosen per call from the shapes:
-//   depthwise  group == C, one input channel per group, 1-D or 2-D: a direct
+//   depthwise  group == C, one input channel per group, 1-D or 2-D (but not a
+//              1-D convolution of one channel into several): a direct
 //              kernel. Each block copies the input rows it needs into
 //              zero-padded phase planes (rows and columns split by stride
 //              phase), so every tap reads contiguous memory at a constant
@@ -258,7 +259,7 @@ class ConvKernel final : public OpKernel {
       w_ = *w;
       // Constant weights of the GEMM paths are packed once, per group, into
       // the micro-kernel's A panels (depthwise weights stay as they are).
-      const bool depthwise = w->dim(1) == 1 && w->rank() <= 4;
+      const bool depthwise = w->dim(1) == 1 && w->rank() <= 4 && !one_channel_1d(static_cast<int>(w->rank()) - 2, group_, w->dim(0));
       if (node.prepack && !depthwise) {
         const int64_t Mg = w->dim(0) / group_, K = w->numel() / w->dim(0);
         packed_w_ = PackedMatrix::pack_a(false, Mg, K, 1.0f, w->data<float>(), K, group_, Mg * K);
@@ -313,7 +314,7 @@ class ConvKernel final : public OpKernel {
     const float* x = X.data<float>();
     const float* wd = Wt.data<float>();
     float* y = Y.mutable_data<float>();
-    if (Cg == 1 && G == C && w.nd <= 2) {
+    if (Cg == 1 && G == C && w.nd <= 2 && !one_channel_1d(w.nd, G, M)) {
       run_depthwise(ctx, x, wd, bias, y, N, C, M, w);
       return;
     }
@@ -321,6 +322,13 @@ class ConvKernel final : public OpKernel {
   }
 
  private:
+  // A 1-D convolution of one input channel into several (an audio front
+  // end's first layer: 1 -> 64 channels, kernel 5, stride 4) takes the GEMM
+  // path: its im2col is kernel x length floats, built once for all output
+  // channels, where the depthwise path would rebuild its padded input for
+  // each of them.
+  static bool one_channel_1d(int nd, int64_t group, int64_t M) { return nd == 1 && group == 1 && M > 1; }
+
   void run_depthwise(KernelContext& ctx, const float* x, const float* wd, const float* bias, float* y, int64_t N,
                      int64_t C, int64_t M, const Window3& w) const {
     const int64_t mult = M / C;
