@@ -16,8 +16,9 @@ Prints the --shape argument side_by_side.js needs (x=1xCHx(FRAMES*LEN)).
 import argparse
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from rnn_models import save_model
 
 
 def main():
@@ -80,11 +81,7 @@ def main():
          helper.make_tensor_value_info("per_frame", TensorProto.FLOAT, [fr, 1, wd])],
         outer,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    onnx.save(model, a.out)
-    print(f"x=1x{ch}x{fr * ln}")
+    save_model(graph, a.out, f"x=1x{ch}x{fr * ln}")
 
 
 if __name__ == "__main__":

@@ -176,22 +176,25 @@ void gru_lbr_cells(const float* xg, const float* hg, const float* rbh, int64_t H
 // GRU without linear_before_reset (ONNX's default), first half of a step:
 // z = sigmoid(x_z + h_z), r = sigmoid(x_r + h_r) from xg, hg ([z r ...] of H
 // each); writes z and rh = r . h_{t-1}, the input of the R_h product.
+// f(k0, n) for the chunks [k0, k0 + n) of H hidden units.
+template <class F>
+inline void for_chunks(int64_t H, F&& f) {
+  for (int64_t k0 = 0; k0 < H; k0 += kChunk) f(k0, H - k0 < kChunk ? H - k0 : kChunk);
+}
+
 template <bool Clip>
 void gru_zr_cells(const float* xg, const float* hg, const float* h, int64_t H, float clip, float* z, float* rh) {
   float rg[kChunk];
-  for (int64_t k0 = 0; k0 < H; k0 += kChunk) {
-    const int64_t n = H - k0 < kChunk ? H - k0 : kChunk;
-    const float* x = xg + k0;
-    const float* r = hg + k0;
+  for_chunks(H, [&](int64_t k0, int64_t n) {
     float* zk = z + k0;
     for (int64_t j = 0; j < n; ++j) {
-      zk[j] = clipped<Clip>(x[j] + r[j], clip);
-      rg[j] = clipped<Clip>(x[H + j] + r[H + j], clip);
+      zk[j] = clipped<Clip>(xg[k0 + j] + hg[k0 + j], clip);
+      rg[j] = clipped<Clip>(xg[H + k0 + j] + hg[H + k0 + j], clip);
     }
     sigmoid_n(zk, n);
     sigmoid_n(rg, n);
     for (int64_t j = 0; j < n; ++j) rh[k0 + j] = rg[j] * h[k0 + j];
-  }
+  });
 }
 
 // Second half: h = (1 - z) . tanh(x_h + (r . h_{t-1}) R_h^T + Rb_h) + z . h.
@@ -199,13 +202,12 @@ template <bool Clip>
 void gru_h_cells(const float* xh, const float* rhr, const float* rbh, const float* z, int64_t H, float clip,
                  float* h) {
   float ng[kChunk];
-  for (int64_t k0 = 0; k0 < H; k0 += kChunk) {
-    const int64_t n = H - k0 < kChunk ? H - k0 : kChunk;
+  for_chunks(H, [&](int64_t k0, int64_t n) {
     for (int64_t j = 0; j < n; ++j) ng[j] = clipped<Clip>(xh[k0 + j] + rhr[k0 + j] + rbh[k0 + j], clip);
     tanh_n(ng, n);
     const float* zk = z + k0;
     for (int64_t j = 0; j < n; ++j) h[k0 + j] = (1.0f - zk[j]) * ng[j] + zk[j] * h[k0 + j];
-  }
+  });
 }
 
 // RNN with tanh: h = tanh(x + h_{t-1} R^T).
