@@ -15,6 +15,10 @@ int64 tokens, dynamic sequence axis), gru_tagger (Embedding, 2-layer
 bidirectional GRU 128, Linear, LogSoftmax), lstm_tagger (the same with LSTM),
 if_model (torch.jit.script: the branch taken depends on the input; 1-D
 convolutions and an LSTM inside the If).
+For verification only (exported when named; not used to tune anything):
+gru_classifier (Embedding 500x40, one bidirectional GRU 96, Linear on the
+last step; 80 tokens), if_gru_model (torch.jit.script: 1-D convolutions
+8 -> 128 -> 128 and a GRU 48 inside an If, on 64 frames of 8 features).
 """
 import os
 import sys
@@ -100,6 +104,39 @@ class Branchy(torch.nn.Module):
         return out
 
 
+class GruClassifier(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(500, 40)
+        self.rnn = torch.nn.GRU(40, 96, batch_first=True, bidirectional=True)
+        self.out = torch.nn.Linear(192, 6)
+
+    def forward(self, tokens):
+        y, _ = self.rnn(self.emb(tokens))
+        return self.out(y[:, -1])
+
+
+class BranchyGru(torch.nn.Module):
+    """Another front end with its work in an If branch (1-D convolutions, a GRU)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv1d(8, 128, 3, padding=1)
+        self.conv2 = torch.nn.Conv1d(128, 128, 5, padding=2)
+        self.gru = torch.nn.GRU(128, 48, batch_first=True)
+        self.head = torch.nn.Linear(48, 4)
+
+    def forward(self, x):
+        h = torch.relu(self.conv1(x))
+        if bool(h.mean() > 0.0):
+            h = torch.relu(self.conv2(h))
+            y, _ = self.gru(h.transpose(1, 2))
+            out = self.head(y[:, -1])
+        else:
+            out = self.head(torch.zeros(1, 48))
+        return out
+
+
 def sequence(name):
     if name == "lstm_lm":
         return LstmLm().eval(), (torch.randint(0, 1000, (1, 64)),), ["tokens"], {"tokens": {1: "seq"}}, "tokens=1x64"
@@ -110,12 +147,17 @@ def sequence(name):
         return Encoder().eval(), (torch.randn(1, 128, 384),), ["x"], {}, "x=1x128x384"
     if name == "if_model":
         return torch.jit.script(Branchy().eval()), (torch.randn(1, 1, 512),), ["x"], {}, "x=1x1x512"
+    if name == "gru_classifier":
+        return GruClassifier().eval(), (torch.randint(0, 500, (1, 80)),), ["tokens"], {}, "tokens=1x80"
+    if name == "if_gru_model":
+        return torch.jit.script(BranchyGru().eval()), (torch.randn(1, 8, 64),), ["x"], {}, "x=1x8x64"
     raise SystemExit(f"unknown model '{name}'")
 
 
 CNNS = ["resnet50", "mobilenet_v3_large", "regnet_y_400mf", "densenet121",
         "resnet18", "squeezenet1_1", "shufflenet_v2_x1_0", "efficientnet_b0"]
 SEQUENCES = ["encoder", "lstm_lm", "gru_tagger", "lstm_tagger", "if_model"]
+VERIFY = ["gru_classifier", "if_gru_model"]  # exported only when named
 
 
 def main():

@@ -57,11 +57,17 @@ def main():
         nodes, f"{a.cell.lower()}_{a.layers}x{a.hidden}",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["T", 1, a.input])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["T", 1, width])], inits)
+    save_model(graph, a.out, f"x={a.steps}x1x{a.input}")
+
+
+def save_model(graph, path, shape):
+    """Writes graph as an opset-14 model (IR 8, checked) and prints the
+    --shape argument side_by_side.js needs (also used by loop_model.py)."""
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 8
     onnx.checker.check_model(model)
-    onnx.save(model, a.out)
-    print(f"x={a.steps}x1x{a.input}")
+    onnx.save(model, path)
+    print(shape)
 
 
 if __name__ == "__main__":

@@ -305,6 +305,15 @@ std::vector<ConvCase> conv_cases() {
       {"depthwise_7x7", {1, 2, 20, 22}, {2, 1, 7, 7}, 2, {1, 1}, {1, 1}, {3, 3, 3, 3}, true},
       {"conv1d", {2, 4, 30}, {5, 4, 3}, 1, {2}, {1}, {1, 2}, true},
       {"depthwise1d", {1, 4, 37}, {4, 1, 5}, 4, {1}, {2}, {4, 4}, true},
+      // One input channel into many (an audio front end): the GEMM path, not depthwise.
+      {"conv1d_one_channel", {2, 1, 83}, {24, 1, 5}, 1, {4}, {1}, {2, 2}, true},
+      {"conv1d_one_channel_dilated", {1, 1, 40}, {9, 1, 3}, 1, {1}, {3}, {0, 1}, false},
+      // Stride 1, short outputs: the direct 1-D path (tails of rows and of vectors).
+      {"conv1d_direct", {2, 6, 37}, {11, 6, 3}, 1, {1}, {1}, {1, 1}, true},
+      {"conv1d_direct_dilated", {1, 5, 50}, {6, 5, 5}, 1, {1}, {2}, {3, 0}, true},
+      {"conv1d_direct_one_output", {1, 3, 5}, {7, 3, 5}, 1, {1}, {1}, {0, 0}, false},
+      {"conv1d_direct_24", {1, 64, 24}, {64, 64, 3}, 1, {1}, {1}, {1, 1}, true},
+      {"conv1d_direct_128", {1, 9, 126}, {5, 9, 5}, 1, {1}, {1}, {2, 2}, true},
       {"conv3d", {1, 3, 5, 6, 7}, {4, 3, 2, 3, 3}, 1, {1, 2, 1}, {1, 1, 2}, {0, 1, 1, 1, 0, 2}, true},
       {"depthwise3d", {1, 3, 5, 6, 7}, {3, 1, 3, 3, 3}, 3, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, true},
   };
@@ -415,6 +424,26 @@ TEST(NnConv, RandomConfigurationsMatchNaiveLoops) {
         << c.name << ": X " << shape_to_string(c.x) << " W " << shape_to_string(c.w) << " group " << G << " strides "
         << shape_to_string(c.strides) << " dilations " << shape_to_string(c.dilations) << " pads "
         << shape_to_string(c.pads);
+  }
+}
+
+TEST(NnConv, DirectOneDimensionalPathGivesTheSameBitsForAnyThreadCount) {
+  // A constant W, stride 1, 40 outputs: the direct 1-D path, split in blocks
+  // of output channels across the pool; Relu fused as the optimizer would.
+  const Tensor X = random_tensor({2, 48, 40}, 11), W = random_tensor({70, 48, 3}, 12), B = random_tensor({70}, 13);
+  Attributes attrs;
+  attrs.set("pads", std::vector<int64_t>{1, 1});
+  attrs.set("activation", std::string("Relu"));
+  NodeInfo node = make_node("Conv", 11, attrs, 3);
+  node.const_inputs = {nullptr, &W, &B};
+  const Tensor serial = kernels::run_kernel_once(node, {X, W, B}, nullptr)[0];
+  ConvCase c{"", {2, 48, 40}, {70, 48, 3}, 1, {1}, {1}, {1, 1}, true};
+  std::vector<float> want = reference_conv(X, W, &B, c).to_vector<float>();
+  for (float& v : want) v = std::max(v, 0.0f);
+  EXPECT_TRUE(testing::tensors_close(serial, Tensor::from_vector<float>({2, 70, 40}, want), 1e-4, 1e-4));
+  for (int threads : {2, 3}) {
+    auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
+    EXPECT_TRUE(bitwise_equal(serial, kernels::run_kernel_once(node, {X, W, B}, pool.get())[0])) << threads << " threads";
   }
 }
 

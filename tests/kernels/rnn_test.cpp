@@ -355,14 +355,16 @@ INSTANTIATE_TEST_SUITE_P(Cells, RnnCell, ::testing::ValuesIn(kCells),
                            return std::string(info.param.op) + (info.param.linear_before_reset ? "_lbr" : "");
                          });
 
-// LSTM and GRU with linear_before_reset take a fused step with the default
-// activations; listing Tanh as ScaledTanh(1, 1) sends the same cell down the
-// general path (gate vectors, std::tanh). Both must agree, with peepholes,
-// input_forget, clip, initial states and sequence lengths.
+// Every cell takes a fused step with its default activations (GRU with and
+// without linear_before_reset); listing Tanh as ScaledTanh(1, 1) sends the
+// same cell down the general path (gate vectors, std::tanh). Both must
+// agree, with peepholes, input_forget, clip, initial states and sequence
+// lengths.
 TEST(RnnFusedStep, EqualsTheGeneralPath) {
   constexpr int64_t kT = 7, kB = 2, kI = 5, kH = 70;  // a chunk of 64 units and a tail
-  for (const std::string op : {"LSTM", "GRU"}) {
-    const int64_t g = op == "LSTM" ? 4 : 3, gh = g * kH;
+  for (const std::string op : {"LSTM", "GRU", "GRU0", "RNN"}) {
+    const std::string name = op == "GRU0" ? "GRU" : op;
+    const int64_t g = op == "LSTM" ? 4 : op == "RNN" ? 1 : 3, gh = g * kH;
     for (int64_t variant = 0; variant < 2; ++variant) {
       std::vector<Tensor> in = {
           Tensor::from_vector<float>({kT, kB, kI}, random_values(kT * kB * kI, 81)),
@@ -380,16 +382,17 @@ TEST(RnnFusedStep, EqualsTheGeneralPath) {
       a.set("direction", std::string("bidirectional"));
       if (variant == 1) a.set("clip", 1.5f);
       if (op == "LSTM") a.set("input_forget", variant);
-      else a.set("linear_before_reset", int64_t{1});
+      else if (op != "RNN") a.set("linear_before_reset", int64_t{op == "GRU" ? 1 : 0});
       Attributes general = a;
-      general.set("activations", op == "LSTM" ? std::vector<std::string>{"Sigmoid", "ScaledTanh", "ScaledTanh",
-                                                                         "Sigmoid", "ScaledTanh", "ScaledTanh"}
-                                              : std::vector<std::string>{"Sigmoid", "ScaledTanh", "Sigmoid", "ScaledTanh"});
+      general.set("activations", op == "LSTM"  ? std::vector<std::string>{"Sigmoid", "ScaledTanh", "ScaledTanh",
+                                                                          "Sigmoid", "ScaledTanh", "ScaledTanh"}
+                                 : op == "RNN" ? std::vector<std::string>{"ScaledTanh", "ScaledTanh"}
+                                               : std::vector<std::string>{"Sigmoid", "ScaledTanh", "Sigmoid", "ScaledTanh"});
       general.set("activation_alpha", std::vector<float>(4, 1.0f));
       general.set("activation_beta", std::vector<float>(4, 1.0f));
       const int outputs = op == "LSTM" ? 3 : 2;
-      const auto fused = kernels::run_kernel_once(op, 14, a, in, outputs);
-      const auto slow = kernels::run_kernel_once(op, 14, general, in, outputs);
+      const auto fused = kernels::run_kernel_once(name, 14, a, in, outputs);
+      const auto slow = kernels::run_kernel_once(name, 14, general, in, outputs);
       for (int o = 0; o < outputs; ++o)
         expect_near(fused[static_cast<size_t>(o)].to_vector<float>(), slow[static_cast<size_t>(o)].to_vector<float>(),
                     op + " variant " + std::to_string(variant) + " output " + std::to_string(o));

@@ -3,7 +3,8 @@
 // (node attributes "activation" / "activation_params" set by the optimizer).
 //
 // Three paths, chosen per call from the shapes:
-//   depthwise  group == C, one input channel per group, 1-D or 2-D: a direct
+//   depthwise  group == C, one input channel per group, 1-D or 2-D (but not a
+//              1-D convolution of one channel into several): a direct
 //              kernel. Each block copies the input rows it needs into
 //              zero-padded phase planes (rows and columns split by stride
 //              phase), so every tap reads contiguous memory at a constant
@@ -11,6 +12,11 @@
 //   pointwise  1x1 kernel, stride 1, no pads: Y_g = W_g * X_g, one packed
 //              SGEMM (sgemm.h) per block on X_g in place, no im2col (1x1
 //              inputs: a matrix-vector product).
+//   direct 1-D  1-D, stride 1, one group, a constant kernel of 2+ taps and a
+//              short output (<= kDirect1dMaxLen positions): each input row
+//              is copied once into a zero-padded row and a register-tiled
+//              kernel reads it in place for every tap (conv1d.isa.cpp), no
+//              im2col; the weights are packed for it at kernel creation.
 //   im2col     everything else: im2col of a column tile (output positions)
 //              written straight into the SGEMM's packed B panels, a
 //              per-thread scratch of K x tile floats that stays in L2, then
@@ -37,6 +43,13 @@
 // out[f] = bias + sum_t wk[t] * taps[t][f], f < n (depthwise.isa.cpp).
 SPINDLE_ISA_DECLARE(void, depthwise_flat,
                     (const float* const* taps, int nt, const float* wk, float bias, float* out, int64_t n));
+// The direct 1-D convolution of short sequences (conv1d.isa.cpp).
+SPINDLE_ISA_DECLARE(int64_t, conv1d_block_rows, ());
+SPINDLE_ISA_DECLARE(int64_t, conv1d_slack, ());
+SPINDLE_ISA_DECLARE(void, conv1d_pack, (const float* w, int64_t M, int64_t CK, float* out));
+SPINDLE_ISA_DECLARE(void, conv1d_block, (const float* xp, int64_t ldx, int64_t C, int64_t k, int64_t dil,
+                                         const float* wp, const float* bias, int64_t rows, float* y, int64_t ldy,
+                                         int64_t P));
 
 namespace spindle::kernels::nn {
 
@@ -258,10 +271,17 @@ class ConvKernel final : public OpKernel {
       w_ = *w;
       // Constant weights of the GEMM paths are packed once, per group, into
       // the micro-kernel's A panels (depthwise weights stay as they are).
-      const bool depthwise = w->dim(1) == 1 && w->rank() <= 4;
+      const bool depthwise = w->dim(1) == 1 && w->rank() <= 4 && !one_channel_1d(static_cast<int>(w->rank()) - 2, group_, w->dim(0));
       if (node.prepack && !depthwise) {
         const int64_t Mg = w->dim(0) / group_, K = w->numel() / w->dim(0);
         packed_w_ = PackedMatrix::pack_a(false, Mg, K, 1.0f, w->data<float>(), K, group_, Mg * K);
+      }
+      if (node.prepack && w->rank() == 3 && group_ == 1 && w->dim(2) > 1) {
+        static const auto rows_fn = SPINDLE_ISA_SELECT(conv1d_block_rows);
+        static const auto pack_fn = SPINDLE_ISA_SELECT(conv1d_pack);
+        const int64_t M = w->dim(0), CK = w->dim(1) * w->dim(2);
+        direct_w_.resize(static_cast<size_t>(ceil_div(M, rows_fn()) * rows_fn() * CK));
+        pack_fn(w->data<float>(), M, CK, direct_w_.data());
       }
     }
     if (const Tensor* b = node.const_input(2)) {
@@ -313,7 +333,7 @@ class ConvKernel final : public OpKernel {
     const float* x = X.data<float>();
     const float* wd = Wt.data<float>();
     float* y = Y.mutable_data<float>();
-    if (Cg == 1 && G == C && w.nd <= 2) {
+    if (Cg == 1 && G == C && w.nd <= 2 && !one_channel_1d(w.nd, G, M)) {
       run_depthwise(ctx, x, wd, bias, y, N, C, M, w);
       return;
     }
@@ -321,6 +341,13 @@ class ConvKernel final : public OpKernel {
   }
 
  private:
+  // A 1-D convolution of one input channel into several (an audio front
+  // end's first layer: 1 -> 64 channels, kernel 5, stride 4) takes the GEMM
+  // path: its im2col is kernel x length floats, built once for all output
+  // channels, where the depthwise path would rebuild its padded input for
+  // each of them.
+  static bool one_channel_1d(int nd, int64_t group, int64_t M) { return nd == 1 && group == 1 && M > 1; }
+
   void run_depthwise(KernelContext& ctx, const float* x, const float* wd, const float* bias, float* y, int64_t N,
                      int64_t C, int64_t M, const Window3& w) const {
     const int64_t mult = M / C;
@@ -380,6 +407,10 @@ class ConvKernel final : public OpKernel {
       run_gemv(ctx, x, wd, bias, y, N, C, M, G);
       return;
     }
+    if (w.nd == 1 && G == 1 && w.s[2] == 1 && !direct_w_.empty() && &Wt == &w_ && P <= kDirect1dMaxLen) {
+      run_direct_1d(ctx, x, bias, y, N, C, M, w);
+      return;
+    }
     // The im2col column tile (K x nt floats) stays near 1 MB, in L2.
     const int64_t max_nt = pointwise ? P : im2col_tile(K);
     GemmBlocks gb = choose_gemm_blocks(N * G, Mg, P, K, max_nt);
@@ -431,6 +462,43 @@ class ConvKernel final : public OpKernel {
       }
     });
   }
+
+  // The direct 1-D path (conv1d.isa.cpp): input rows copied once into
+  // zero-padded rows (a buffer on the calling thread the blocks share), then
+  // blocks of (batch, conv1d_block_rows() output channels), all positions.
+  void run_direct_1d(KernelContext& ctx, const float* x, const float* bias, float* y, int64_t N, int64_t C, int64_t M,
+                     const Window3& w) const {
+    static const auto rows_fn = SPINDLE_ISA_SELECT(conv1d_block_rows);
+    static const auto slack_fn = SPINDLE_ISA_SELECT(conv1d_slack);
+    static const auto block_fn = SPINDLE_ISA_SELECT(conv1d_block);
+    const int64_t L = w.in[2], P = w.out[2], k = w.k[2], dil = w.d[2], pb = w.pb[2];
+    const int64_t ldx = round_up(P + (k - 1) * dil + slack_fn(), 16);
+    float* xp = scratch_floats(kSharedScratchSlot, static_cast<size_t>(N * C * ldx));
+    // Padded column j holds input column j - pb (0 outside the input).
+    const int64_t lo = std::min(pb, ldx), hi = std::clamp<int64_t>(pb + L, lo, ldx);
+    for (int64_t r = 0; r < N * C; ++r) {
+      float* row = xp + r * ldx;
+      std::fill(row, row + lo, 0.0f);
+      std::memcpy(row + lo, x + r * L + (lo - pb), static_cast<size_t>(hi - lo) * sizeof(float));
+      std::fill(row + hi, row + ldx, 0.0f);
+    }
+    const int64_t R = rows_fn(), blocks_per_n = ceil_div(M, R), items = N * blocks_per_n, CK = C * k;
+    parallel_for(ctx.pool(), 0, items, grain_for_work(items, static_cast<double>(R * P * CK)),
+                 [&](int64_t i0, int64_t i1) {
+                   for (int64_t i = i0; i < i1; ++i) {
+                     const int64_t n = i / blocks_per_n, b = i % blocks_per_n, m0 = b * R;
+                     const int64_t rows = std::min(R, M - m0);
+                     float* yb = y + (n * M + m0) * P;
+                     block_fn(xp + n * C * ldx, ldx, C, k, dil, direct_w_.data() + b * R * CK, bias ? bias + m0 : nullptr,
+                              rows, yb, P, P);
+                     if (!act_.is_none()) act_.apply(yb, rows * P);
+                   }
+                 });
+  }
+
+  // Longest output the direct 1-D path takes; longer ones amortize the
+  // im2col over a larger product and use the SGEMM's cache blocking.
+  static constexpr int64_t kDirect1dMaxLen = 128;
 
   // Columns per im2col tile: K x tile floats near 1 MB (in L2), whole
   // multiples of kGemmTileN.
@@ -493,6 +561,7 @@ class ConvKernel final : public OpKernel {
   Activation act_;
   Tensor w_, b_;  // constant W / B (pre-validated), undefined when given at run time
   PackedMatrix packed_w_;  // w_ in sgemm's A panels, per group (GEMM paths; empty when not packed)
+  std::vector<float> direct_w_;  // 1-D w_ of one group in conv1d_pack blocks (direct 1-D path; else empty)
 };
 
 }  // namespace

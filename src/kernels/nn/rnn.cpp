@@ -14,9 +14,10 @@
 // rnn_step.isa.cpp per batch entry (split in row blocks across the pool when
 // R is large, kStepBlockFma), else one small GEMM per step (H [B, Hs] x R^T,
 // R^T packed for sgemm once per call).
-// LSTM, and GRU with linear_before_reset, with the default activations take
-// a fused step (gates and state update in one pass, rnn_step.isa.cpp); other
-// cells and activations run their gate non-linearities over whole gate
+// Every cell with its default activations takes a fused step (gates and
+// state update in one pass, rnn_step.isa.cpp; GRU without
+// linear_before_reset in two, around its second product); other
+// activations run their gate non-linearities over whole gate
 // vectors with the vectorizable functions of vec_math.h. All buffers are
 // allocated once per call, and the two directions of a bidirectional layer
 // run side by side on the pool.
@@ -40,6 +41,11 @@ SPINDLE_ISA_DECLARE(void, lstm_step, (const float* xg, const float* hg, int64_t 
                                       bool input_forget, float* c, float* h));
 SPINDLE_ISA_DECLARE(void, gru_lbr_step, (const float* xg, const float* hg, const float* rbh, int64_t H, float clip,
                                          float* h));
+SPINDLE_ISA_DECLARE(void, gru_zr_step, (const float* xg, const float* hg, const float* h, int64_t H, float clip,
+                                        float* z, float* rh));
+SPINDLE_ISA_DECLARE(void, gru_h_step, (const float* xh, const float* rhr, const float* rbh, const float* z, int64_t H,
+                                       float clip, float* h));
+SPINDLE_ISA_DECLARE(void, rnn_tanh_step, (const float* xg, const float* hg, int64_t H, float clip, float* h));
 SPINDLE_ISA_DECLARE(void, sigmoid_inplace, (float* v, int64_t n));
 SPINDLE_ISA_DECLARE(void, tanh_inplace, (float* v, int64_t n));
 
@@ -401,14 +407,17 @@ class RecurrentKernel final : public OpKernel {
       }
     };
     float* g = gates.data();
-    // LSTM, and GRU with linear_before_reset, with the default activations:
-    // gates and state update in one pass (rnn_step.isa.cpp).
+    // The default activations: gates and state update in one pass
+    // (rnn_step.isa.cpp).
     static const auto lstm_step = SPINDLE_ISA_SELECT(lstm_step);
     static const auto gru_lbr_step = SPINDLE_ISA_SELECT(gru_lbr_step);
-    const bool fused_step = default_activations() && (cell_ == Cell::kLstm || linear_before_reset_);
+    static const auto gru_zr_step = SPINDLE_ISA_SELECT(gru_zr_step);
+    static const auto gru_h_step = SPINDLE_ISA_SELECT(gru_h_step);
+    static const auto rnn_tanh_step = SPINDLE_ISA_SELECT(rnn_tanh_step);
+    const bool fused_step = default_activations();
     std::vector<float> rbh_zeros;
     const float* rbh_or_zeros = dir.rb ? dir.rb + 2 * H : nullptr;
-    if (fused_step && linear_before_reset_ && !rbh_or_zeros) {
+    if (fused_step && cell_ == Cell::kGru && !rbh_or_zeros) {
       rbh_zeros.assign(static_cast<size_t>(H), 0.0f);
       rbh_or_zeros = rbh_zeros.data();
     }
@@ -423,17 +432,26 @@ class RecurrentKernel final : public OpKernel {
         float* cb = c.data() + b * H;
         switch (cell_) {
           case Cell::kRnn:
+            if (fused_step) {
+              rnn_tanh_step(xg, hg, H, clip_, hb);
+              break;
+            }
             for (int64_t k = 0; k < H; ++k) g[k] = clip(xg[k] + hg[k]);
             acts[0].apply(g, H);
             std::copy(g, g + H, hb);
             break;
           case Cell::kGru: {
+            if (fused_step) {
+              if (gru_split)  // z kept in hr's h-gate slot (unused) for after the batch's (r . H) R_h product
+                gru_zr_step(xg, hg, hb, H, clip_, hr.data() + b * GH + 2 * H, rh.data() + b * H);
+              else
+                gru_lbr_step(xg, hg, rbh_or_zeros, H, clip_, hb);
+              break;
+            }
             // z and r: g[0:2H]
             for (int64_t k = 0; k < 2 * H; ++k) g[k] = clip(xg[k] + hg[k]);
             acts[0].apply(g, 2 * H);
-            if (fused_step) {
-              gru_lbr_step(xg, hg, rbh_or_zeros, H, clip_, hb);
-            } else if (linear_before_reset_) {
+            if (linear_before_reset_) {
               const float* rbh = dir.rb ? dir.rb + 2 * H : nullptr;
               for (int64_t k = 0; k < H; ++k)
                 g[2 * H + k] = clip(xg[2 * H + k] + g[H + k] * (hg[2 * H + k] + (rbh ? rbh[k] : 0.0f)));
@@ -489,6 +507,10 @@ class RecurrentKernel final : public OpKernel {
           const float* xg = xw + (time_of(b, step) * B + b) * GH;
           const float* z = hr.data() + b * GH + 2 * H;
           float* hb = h.data() + b * H;
+          if (fused_step) {
+            gru_h_step(xg + 2 * H, rhr.data() + b * H, rbh_or_zeros, z, H, clip_, hb);
+            continue;
+          }
           for (int64_t k = 0; k < H; ++k)
             g[k] = clip(xg[2 * H + k] + rhr[static_cast<size_t>(b * H + k)] + (rbh ? rbh[k] : 0.0f));
           acts[1].apply(g, H);
@@ -520,10 +542,13 @@ class RecurrentKernel final : public OpKernel {
                              shape_to_string(want)));
   }
 
-  // Sigmoid, Tanh(, Tanh) in every direction.
+  // ONNX's defaults in every direction: RNN Tanh; GRU Sigmoid, Tanh; LSTM
+  // Sigmoid, Tanh, Tanh.
   bool default_activations() const {
-    for (size_t i = 0; i < acts_.size(); ++i)
-      if (acts_[i].kind != (i % static_cast<size_t>(acts_per_dir()) == 0 ? Act::kSigmoid : Act::kTanh)) return false;
+    for (size_t i = 0; i < acts_.size(); ++i) {
+      const bool gate = cell_ != Cell::kRnn && i % static_cast<size_t>(acts_per_dir()) == 0;
+      if (acts_[i].kind != (gate ? Act::kSigmoid : Act::kTanh)) return false;
+    }
     return true;
   }
 

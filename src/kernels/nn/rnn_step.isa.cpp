@@ -12,8 +12,9 @@
 //
 // The gate non-linearities (sigmoid, tanh over a gate vector) are here too,
 // so they run at the level's vector width, and so are the fused steps of the
-// commonest cells (LSTM, and GRU with linear_before_reset as PyTorch exports
-// it, with the default activations): gates and state update in one pass.
+// cells with their default activations (LSTM; GRU with linear_before_reset
+// as PyTorch exports it, and without, ONNX's default, in two halves around
+// its second product; RNN with tanh): gates and state update in one pass.
 //
 // Determinism: each out[j] is one running sum over k in index order, whatever
 // the threads (levels differ in the last bits: fused multiply-add from AVX2
@@ -172,6 +173,50 @@ void gru_lbr_cells(const float* xg, const float* hg, const float* rbh, int64_t H
   }
 }
 
+// GRU without linear_before_reset (ONNX's default), first half of a step:
+// z = sigmoid(x_z + h_z), r = sigmoid(x_r + h_r) from xg, hg ([z r ...] of H
+// each); writes z and rh = r . h_{t-1}, the input of the R_h product.
+// f(k0, n) for the chunks [k0, k0 + n) of H hidden units.
+template <class F>
+inline void for_chunks(int64_t H, F&& f) {
+  for (int64_t k0 = 0; k0 < H; k0 += kChunk) f(k0, H - k0 < kChunk ? H - k0 : kChunk);
+}
+
+template <bool Clip>
+void gru_zr_cells(const float* xg, const float* hg, const float* h, int64_t H, float clip, float* z, float* rh) {
+  float rg[kChunk];
+  for_chunks(H, [&](int64_t k0, int64_t n) {
+    float* zk = z + k0;
+    for (int64_t j = 0; j < n; ++j) {
+      zk[j] = clipped<Clip>(xg[k0 + j] + hg[k0 + j], clip);
+      rg[j] = clipped<Clip>(xg[H + k0 + j] + hg[H + k0 + j], clip);
+    }
+    sigmoid_n(zk, n);
+    sigmoid_n(rg, n);
+    for (int64_t j = 0; j < n; ++j) rh[k0 + j] = rg[j] * h[k0 + j];
+  });
+}
+
+// Second half: h = (1 - z) . tanh(x_h + (r . h_{t-1}) R_h^T + Rb_h) + z . h.
+template <bool Clip>
+void gru_h_cells(const float* xh, const float* rhr, const float* rbh, const float* z, int64_t H, float clip,
+                 float* h) {
+  float ng[kChunk];
+  for_chunks(H, [&](int64_t k0, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) ng[j] = clipped<Clip>(xh[k0 + j] + rhr[k0 + j] + rbh[k0 + j], clip);
+    tanh_n(ng, n);
+    const float* zk = z + k0;
+    for (int64_t j = 0; j < n; ++j) h[k0 + j] = (1.0f - zk[j]) * ng[j] + zk[j] * h[k0 + j];
+  });
+}
+
+// RNN with tanh: h = tanh(x + h_{t-1} R^T).
+template <bool Clip>
+void rnn_tanh_cells(const float* xg, const float* hg, int64_t H, float clip, float* h) {
+  for (int64_t j = 0; j < H; ++j) h[j] = clipped<Clip>(xg[j] + hg[j], clip);
+  tanh_n(h, H);
+}
+
 }  // namespace
 
 // LSTM with the default activations (sigmoid, tanh, tanh): from the gate
@@ -200,6 +245,26 @@ void lstm_step(const float* xg, const float* hg, int64_t H, const float* peep, f
 void gru_lbr_step(const float* xg, const float* hg, const float* rbh, int64_t H, float clip, float* h) {
   if (clip > 0) gru_lbr_cells<true>(xg, hg, rbh, H, clip, h);
   else gru_lbr_cells<false>(xg, hg, rbh, H, clip, h);
+}
+
+// GRU without linear_before_reset and the default activations, in two
+// halves around the batch's (r . h) R_h^T product: gru_zr_step writes z [H]
+// and rh = r . h [H]; gru_h_step takes x_h (X_t W_h^T + Wb_h), that
+// product, Rb_h (zeros when the model has none) and z, and updates h.
+void gru_zr_step(const float* xg, const float* hg, const float* h, int64_t H, float clip, float* z, float* rh) {
+  if (clip > 0) gru_zr_cells<true>(xg, hg, h, H, clip, z, rh);
+  else gru_zr_cells<false>(xg, hg, h, H, clip, z, rh);
+}
+
+void gru_h_step(const float* xh, const float* rhr, const float* rbh, const float* z, int64_t H, float clip, float* h) {
+  if (clip > 0) gru_h_cells<true>(xh, rhr, rbh, z, H, clip, h);
+  else gru_h_cells<false>(xh, rhr, rbh, z, H, clip, h);
+}
+
+// RNN with the default activation (tanh): h = tanh(clip(xg + hg)).
+void rnn_tanh_step(const float* xg, const float* hg, int64_t H, float clip, float* h) {
+  if (clip > 0) rnn_tanh_cells<true>(xg, hg, H, clip, h);
+  else rnn_tanh_cells<false>(xg, hg, H, clip, h);
 }
 
 void sigmoid_inplace(float* v, int64_t n) { sigmoid_n(v, n); }
