@@ -25,8 +25,12 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/isa/dispatch.h"
 #include "kernels/nn/nn_util.h"
 #include "kernels/op_schema.h"
+
+// acc[i] = max_tap(acc[i], v[i]) for i < n (pool_max.isa.cpp).
+SPINDLE_ISA_DECLARE(void, max_fold, (float* acc, const float* v, int64_t n));
 
 namespace spindle::kernels::nn {
 
@@ -164,6 +168,7 @@ class PoolKernel final : public OpKernel {
     while (c0 < OW && (t[2].lo[static_cast<size_t>(c0)] != 0 || t[2].hi[static_cast<size_t>(c0)] != KW)) ++c0;
     while (c1 > c0 && (t[2].lo[static_cast<size_t>(c1 - 1)] != 0 || t[2].hi[static_cast<size_t>(c1 - 1)] != KW)) --c1;
     const int64_t L = ceil_div(W, sw);  // columns per phase
+    static const auto fold = SPINDLE_ISA_SELECT(max_fold);
     for (int64_t ih = 0; ih < H; ++ih) {
       const float* row = x + ih * W;
       float* __restrict h = hm + ih * OW;
@@ -199,10 +204,7 @@ class PoolKernel final : public OpKernel {
       if (sw <= 2) {
         const float* first = tap(0);
         for (int64_t ow = c0; ow < c1; ++ow) h[ow] = first[ow];
-        for (int64_t k = 1; k < KW; ++k) {
-          const float* __restrict v = tap(k);
-          for (int64_t ow = c0; ow < c1; ++ow) h[ow] = max_tap(h[ow], v[ow]);
-        }
+        for (int64_t k = 1; k < KW; ++k) fold(h + c0, tap(k) + c0, c1 - c0);
       } else {
         for (int64_t ow = c0; ow < c1; ++ow) {
           float m = row[ow * sw - pl];
@@ -218,10 +220,7 @@ class PoolKernel final : public OpKernel {
       float* __restrict o = y;
       const float* first = hm + r0 * OW;
       for (int64_t ow = 0; ow < OW; ++ow) o[ow] = first[ow];
-      for (int64_t r = r0 + 1; r < r1; ++r) {
-        const float* __restrict v = hm + r * OW;
-        for (int64_t ow = 0; ow < OW; ++ow) o[ow] = max_tap(o[ow], v[ow]);
-      }
+      for (int64_t r = r0 + 1; r < r1; ++r) fold(o, hm + r * OW, OW);
     }
   }
 
