@@ -341,9 +341,6 @@ class ConvKernel final : public OpKernel {
     const Window3 w = forward_window(node, attrs_, xs, kernel);
     Shape ys = {N, M};
     for (int i = 0; i < w.nd; ++i) ys.push_back(w.out[3 - w.nd + i]);
-    Tensor& Y = ctx.output(0, DataType::kFloat32, ys);
-    if (Y.numel() == 0) return;
-
     Epilogue ep;
     ep.act = act_.is_none() ? nullptr : &act_;
     if (ctx.has_input(3)) {
@@ -355,6 +352,8 @@ class ConvKernel final : public OpKernel {
       }
       ep.res = R.data<float>();
     }
+    Tensor& Y = ctx.output(0, DataType::kFloat32, ys);
+    if (Y.numel() == 0) return;
     float* y = Y.mutable_data<float>();
     ep.y = y;
     run_paths(ctx, X.data<float>(), Wt, bias, y, ep, w);
@@ -381,7 +380,7 @@ class ConvKernel final : public OpKernel {
     Tensor conv(DataType::kFloat32, ys);
     Epilogue none;
     none.y = conv.mutable_data<float>();
-    run_paths(ctx, X.data<float>(), Wt, bias, conv.mutable_data<float>(), none, w);
+    if (conv.numel() > 0) run_paths(ctx, X.data<float>(), Wt, bias, conv.mutable_data<float>(), none, w);
     Tensor sum = run_kernel_once("Add", 14, Attributes(), {conv, R}, 1, ctx.pool())[0];
     if (!act_.is_none()) act_.apply(sum.mutable_data<float>(), sum.numel());
     ctx.set_output(0, std::move(sum));
