@@ -5,7 +5,10 @@
 //             weights and bias, Add(x,3)->Clip(0,6)->Mul(x,.)->Div(6) as one
 //             HardSwish, Conv/ConvTranspose/Gemm/MatMul + activation fusion
 //             and a scalar Mul / Add after it (the kernel applies them to
-//             each output block while it is still in cache); exported
+//             each output block while it is still in cache), exported SiLU
+//             (x * Sigmoid(x)) as the fused activation "Silu", a residual
+//             Add into the Conv producing one of its inputs, an activation
+//             after an inference BatchNormalization into it; exported
 //             GELU (x * 0.5 * (1 + Erf(x / sqrt 2))) as one Gelu and exported
 //             layer normalization (ReduceMean, Sub, Pow, ReduceMean, Add,
 //             Sqrt, Div, Mul, Add over the last axis) as one
@@ -326,22 +329,89 @@ bool fusable_activation(const Graph& g, const Node& n, std::string& kind, std::v
   return false;
 }
 
+// SiLU as exporters write it: x read by exactly a Sigmoid and a Mul(x,
+// Sigmoid(x)), the Sigmoid's output read only by that Mul. Returns the Mul's
+// index and sets `sigmoid` to the Sigmoid's, or -1.
+int silu_mul(const Graph& g, int x, const std::vector<bool>& dead, int& sigmoid) {
+  if (g.is_graph_output(x)) return -1;
+  const auto users = g.consumers(x);
+  if (users.size() != 2) return -1;
+  for (int k = 0; k < 2; ++k) {
+    const int s = users[static_cast<size_t>(k)], m = users[static_cast<size_t>(1 - k)];
+    if (dead[static_cast<size_t>(s)] || dead[static_cast<size_t>(m)]) continue;
+    const Node& sig = g.nodes[static_cast<size_t>(s)];
+    const Node& mul = g.nodes[static_cast<size_t>(m)];
+    if (sig.op_type != "Sigmoid" || !sig.domain.empty() || sig.outputs.size() != 1) continue;
+    if (mul.op_type != "Mul" || !mul.domain.empty() || mul.inputs.size() != 2 || mul.outputs.size() != 1) continue;
+    const int so = sig.outputs[0];
+    if (!((mul.inputs[0] == x && mul.inputs[1] == so) || (mul.inputs[1] == x && mul.inputs[0] == so))) continue;
+    if (single_consumer(g, so) != m) continue;
+    sigmoid = s;
+    return m;
+  }
+  return -1;
+}
+
+// Residual connections: Add(conv_out, r) where conv_out is read by nothing
+// else becomes Conv(x, W, B, r), the kernel adding r to each output block
+// while it is in cache (before an activation fused later). A model cannot
+// write this form itself: the loader accepts Conv with 2 or 3 inputs only.
+// The kernel checks at run time that r has the output's shape (else it adds
+// with broadcasting, as the Add would have).
+void fuse_residual_adds(Graph& g, OptimizerStats& stats) {
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& add = g.nodes[i];
+    if (dead[i] || add.op_type != "Add" || !add.domain.empty() || add.opset < 7 || add.inputs.size() != 2 ||
+        add.outputs.size() != 1 || add.inputs[0] < 0 || add.inputs[1] < 0 || add.inputs[0] == add.inputs[1])
+      continue;
+    for (int k = 0; k < 2; ++k) {
+      const int c = g.producer(add.inputs[static_cast<size_t>(k)]);
+      if (c < 0 || dead[static_cast<size_t>(c)] || single_consumer(g, add.inputs[static_cast<size_t>(k)]) != static_cast<int>(i))
+        continue;
+      Node& conv = g.nodes[static_cast<size_t>(c)];
+      if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1 || conv.inputs.size() > 3 ||
+          conv.attrs.has("activation") || conv.attrs.has("activation_affine"))
+        continue;
+      const int residual = add.inputs[static_cast<size_t>(1 - k)];
+      conv.inputs.resize(3, -1);
+      conv.inputs.push_back(residual);
+      conv.outputs[0] = add.outputs[0];
+      dead[i] = true;
+      ++stats.fused_residual_adds;
+      break;
+    }
+  }
+  g.compact(dead);
+}
+
 void fuse_activations(Graph& g, OptimizerStats& stats) {
   std::vector<bool> dead(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& p = g.nodes[i];
     if (dead[i] || !p.domain.empty() || p.outputs.size() != 1 || p.attrs.has("activation")) continue;
-    if (p.op_type != "Conv" && p.op_type != "ConvTranspose" && p.op_type != "Gemm" && p.op_type != "MatMul") continue;
-    const int a_index = single_consumer(g, p.outputs[0]);
-    if (a_index < 0 || dead[static_cast<size_t>(a_index)]) continue;
-    const Node& act = g.nodes[static_cast<size_t>(a_index)];
+    if (p.op_type != "Conv" && p.op_type != "ConvTranspose" && p.op_type != "Gemm" && p.op_type != "MatMul" &&
+        p.op_type != "BatchNormalization")
+      continue;
+    if (p.op_type == "BatchNormalization" && p.attrs.get_int("training_mode", 0) != 0) continue;
     std::string kind;
     std::vector<float> params;
-    if (!fusable_activation(g, act, kind, params)) continue;
+    int sig_index = -1;
+    const int silu_index = silu_mul(g, p.outputs[0], dead, sig_index);
+    if (silu_index >= 0) {
+      kind = "Silu";
+      p.outputs[0] = g.nodes[static_cast<size_t>(silu_index)].outputs[0];
+      dead[static_cast<size_t>(sig_index)] = dead[static_cast<size_t>(silu_index)] = true;
+    } else {
+      const int a_index = single_consumer(g, p.outputs[0]);
+      if (a_index < 0 || dead[static_cast<size_t>(a_index)]) continue;
+      const Node& act = g.nodes[static_cast<size_t>(a_index)];
+      if (!fusable_activation(g, act, kind, params)) continue;
+      p.outputs[0] = act.outputs[0];
+      dead[static_cast<size_t>(a_index)] = true;
+    }
     p.attrs.set("activation", kind);
     p.attrs.set("activation_params", params);
-    p.outputs[0] = act.outputs[0];
-    dead[static_cast<size_t>(a_index)] = true;
     ++stats.fused_activations;
     // A scalar Mul and / or Add after the activation: y = s * act(.) + t.
     float scale = 1.0f, shift = 0.0f;
@@ -510,6 +580,7 @@ Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level) {
     fuse_hardswish(g, stats);
     fuse_gelu(g, stats);
     fuse_layer_norm(g, stats);
+    fuse_residual_adds(g, stats);
     fuse_activations(g, stats);
   }
   SPINDLE_RETURN_IF_ERROR(g.topological_sort());

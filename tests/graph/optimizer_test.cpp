@@ -196,6 +196,131 @@ TEST(Optimizer, ExportedLayerNormAndGeluBecomeOneNodeEach) {
   EXPECT_THAT(summary, ::testing::HasSubstr("layer norms fused 1"));
 }
 
+// Exported SiLU after a Conv (x * Sigmoid(x), either operand order) becomes
+// the Conv's fused "Silu"; one whose Conv output is also a graph output, or
+// whose Sigmoid output is read twice, stays as written.
+TEST(Optimizer, SiluAfterConvIsFusedUnlessAValueHasAnotherReader) {
+  ModelBuilder b(14);
+  b.input("x", {1, 3, 6, 6}).output("y", {1, 4, 6, 6}).output("c2", {1, 4, 6, 6}).output("z", {1, 4, 6, 6});
+  b.output("u", {1, 4, 6, 6});
+  b.initializer("W", {4, 3, 3, 3}, random_values(108, 31));
+  b.initializer("B", {4}, random_values(4, 32));
+  auto conv = [&](const std::string& out) {
+    auto& n = b.node("Conv", {"x", "W", "B"}, {out});
+    ModelBuilder::attr_ints(n, "pads", {1, 1, 1, 1});
+  };
+  conv("c");
+  b.node("Sigmoid", {"c"}, {"s"});
+  b.node("Mul", {"s", "c"}, {"y"});
+  conv("c2");  // a graph output itself
+  b.node("Sigmoid", {"c2"}, {"s2"});
+  b.node("Mul", {"c2", "s2"}, {"z"});
+  conv("c3");
+  b.node("Sigmoid", {"c3"}, {"s3"});
+  b.node("Mul", {"c3", "s3"}, {"m3"});
+  b.node("Add", {"m3", "s3"}, {"u"});  // the Sigmoid's output read twice
+  const std::string summary = optimized_matches_plain(b.bytes(), {1, 3, 6, 6}, 1 + 3 + 4);
+  EXPECT_THAT(summary, ::testing::HasSubstr("activations fused 1)"));
+}
+
+// Residual Adds into the Conv producing one operand, on each Conv path
+// (im2col 3x3, pointwise 1x1, depthwise, 1x1 input as a matrix-vector
+// product), with a Relu after them fused too; an Add whose other operand
+// broadcasts ([1, C, 1, 1]) is fused and takes the kernel's unfused route;
+// a Conv output read by another node keeps its Add.
+TEST(Optimizer, ResidualAddIsFusedIntoTheConvOnEveryPath) {
+  ModelBuilder b(14);
+  b.input("x", {1, 4, 7, 7}).output("y", {1, 4, 7, 7}).output("g", {1, 4, 1, 1}).output("k", {1, 4, 7, 7});
+  b.output("k2", {1, 4, 7, 7});
+  b.initializer("W3", {4, 4, 3, 3}, random_values(144, 41));
+  b.initializer("W1", {4, 4, 1, 1}, random_values(16, 42));
+  b.initializer("Wd", {4, 1, 3, 3}, random_values(36, 43));
+  b.initializer("B", {4}, random_values(4, 44));
+  auto& c3 = b.node("Conv", {"x", "W3", "B"}, {"a"});
+  ModelBuilder::attr_ints(c3, "pads", {1, 1, 1, 1});
+  b.node("Add", {"a", "x"}, {"a_sum"});
+  b.node("Relu", {"a_sum"}, {"a_out"});
+  b.node("Conv", {"a_out", "W1", "B"}, {"p"});
+  b.node("Add", {"a_out", "p"}, {"p_out"});  // the Conv output is the second operand
+  auto& dw = b.node("Conv", {"p_out", "Wd", "B"}, {"d"});
+  ModelBuilder::attr_ints(dw, "pads", {1, 1, 1, 1});
+  ModelBuilder::attr_int(dw, "group", 4);
+  b.node("Add", {"d", "p_out"}, {"y"});
+  auto& pool = b.node("ReduceMean", {"x"}, {"gx"});
+  ModelBuilder::attr_ints(pool, "axes", {2, 3});
+  b.node("Conv", {"gx", "W1"}, {"gc"});
+  b.node("Add", {"gc", "gx"}, {"g"});  // 1x1 input: the matrix-vector path
+  // The residual broadcasts: fused, then added by the kernel's unfused route.
+  auto& cb = b.node("Conv", {"x", "W3"}, {"kb"});
+  ModelBuilder::attr_ints(cb, "pads", {1, 1, 1, 1});
+  b.node("Add", {"gx", "kb"}, {"kb_sum"});
+  b.node("Relu", {"kb_sum"}, {"k"});
+  // A Conv output read twice keeps its Add.
+  auto& c2 = b.node("Conv", {"x", "W3"}, {"t"});
+  ModelBuilder::attr_ints(c2, "pads", {1, 1, 1, 1});
+  b.node("Add", {"t", "x"}, {"t_sum"});
+  b.node("Mul", {"t", "t_sum"}, {"k2"});
+  const std::string summary = optimized_matches_plain(b.bytes(), {1, 4, 7, 7}, 3 + 1 + 1 + 1 + 3);
+  EXPECT_THAT(summary, ::testing::HasSubstr("residual Adds fused 5"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("activations fused 2)"));
+}
+
+// A residual that cannot broadcast against the Conv output fails with the
+// shapes named, as the Add would, and the session stays usable.
+TEST(Optimizer, FusedResidualOfAnIncompatibleShapeFailsNamingTheShapes) {
+  ModelBuilder b(14);
+  b.input("x", {1, 2, 4, 4}).input("r", {1, 2, -1, -1}).output("y", {1, 2, 4, 4});
+  b.initializer("W", {2, 2, 1, 1}, random_values(4, 51));
+  b.node("Conv", {"x", "W"}, {"c"});
+  b.node("Add", {"c", "r"}, {"y"});
+  auto s = InferenceSession::create_from_bytes(b.bytes(), {});
+  EXPECT_EQ(s->num_nodes(), 1) << s->optimization_summary();
+  Tensor x = Tensor::from_vector<float>({1, 2, 4, 4}, random_values(32, 52));
+  try {
+    s->run({{"x", x}, {"r", Tensor::from_vector<float>({1, 2, 3, 3}, random_values(18, 53))}});
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.status().message(), ::testing::HasSubstr("shapes 1x2x4x4, 1x2x3x3 cannot be broadcast"));
+  }
+  Tensor r = Tensor::from_vector<float>({1, 2, 4, 4}, random_values(32, 54));
+  auto out = s->run({{"x", x}, {"r", r}});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 2, 4, 4}));
+}
+
+// The fused form (Conv with a fourth input) is the optimizer's own: a model
+// that writes it is refused by the loader.
+TEST(Optimizer, AModelCannotWriteTheFusedResidualConv) {
+  ModelBuilder b(14);
+  b.input("x", {1, 2, 4, 4}).output("y", {1, 2, 4, 4});
+  b.initializer("W", {2, 2, 1, 1}, random_values(4, 55));
+  b.initializer("B", {2}, random_values(2, 56));
+  b.node("Conv", {"x", "W", "B", "x"}, {"y"});
+  try {
+    InferenceSession::create_from_bytes(b.bytes(), {});
+    ADD_FAILURE() << "expected the loader to refuse a 4-input Conv";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.status().message(), ::testing::HasSubstr("has 4 input(s), expected 2 to 3"));
+  }
+}
+
+// Inference BatchNormalization -> Relu (DenseNet's pre-activation, where no
+// Conv precedes the BN) becomes one node; a BN output that is also a graph
+// output keeps its Relu.
+TEST(Optimizer, BatchNormThenReluIsOnePass) {
+  ModelBuilder b(14);
+  b.input("x", {2, 3, 5, 5}).output("y", {2, 3, 5, 5}).output("n2", {2, 3, 5, 5}).output("z", {2, 3, 5, 5});
+  b.initializer("scale", {3}, random_values(3, 61, 0.5f, 2.0f));
+  b.initializer("shift", {3}, random_values(3, 62));
+  b.initializer("mean", {3}, random_values(3, 63));
+  b.initializer("var", {3}, random_values(3, 64, 0.1f, 1.0f));
+  b.node("BatchNormalization", {"x", "scale", "shift", "mean", "var"}, {"n"});
+  b.node("Relu", {"n"}, {"y"});
+  b.node("BatchNormalization", {"x", "scale", "shift", "mean", "var"}, {"n2"});
+  b.node("Relu", {"n2"}, {"z"});
+  const std::string summary = optimized_matches_plain(b.bytes(), {2, 3, 5, 5}, 3);
+  EXPECT_THAT(summary, ::testing::HasSubstr("activations fused 1)"));
+}
+
 TEST(Optimizer, BasicLevelFoldsConstantsButDoesNotFuse) {
   SessionOptions basic;
   basic.graph_optimization_level = GraphOptimizationLevel::kBasic;

@@ -734,6 +734,53 @@ TEST(NnPool, LpPoolAndGlobalLpPoolMatchHandComputation) {
   EXPECT_NEAR(G.data<float>()[0], 21.0, 1e-5);
 }
 
+// Float MaxPool against a per-window reference of its documented rule (taps
+// in row-major order, NaN skipped unless the whole window is NaN, a strict >
+// keeping the first of equal values, so -0 / +0 ties keep the first), bit
+// for bit, on the strides, pads and ceil_mode of the two-pass 2-D path and
+// of the generic one (stride 3), with NaNs, signed zeros and repeats.
+TEST(NnPool, MaxPoolMatchesThePerWindowRuleBitwise) {
+  struct Case {
+    int64_t k, s, pad, ceil;
+  };
+  const Case cases[] = {{3, 2, 0, 1}, {3, 2, 1, 0}, {3, 1, 1, 0}, {2, 2, 0, 0}, {3, 3, 1, 1}, {5, 2, 2, 1}, {1, 2, 0, 0}};
+  std::mt19937 rng(77);
+  for (const Case& c : cases) {
+    for (int64_t W : {9, 10, 17}) {
+      const int64_t H = W - 1;
+      std::vector<float> v(static_cast<size_t>(2 * H * W));
+      for (float& x : v) {
+        const unsigned r = rng() % 16;
+        x = r == 0 ? NAN : r == 1 ? 0.0f : r == 2 ? -0.0f : static_cast<float>(static_cast<int>(rng() % 5) - 2);
+      }
+      for (int64_t i = 0; i < W; ++i) v[static_cast<size_t>(i)] = NAN;  // whole windows of NaN
+      const Tensor X = Tensor::from_vector<float>({1, 2, H, W}, v);
+      Attributes attrs{{"kernel_shape", std::vector<int64_t>{c.k, c.k}},
+                       {"strides", std::vector<int64_t>{c.s, c.s}},
+                       {"pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad}},
+                       {"ceil_mode", c.ceil}};
+      const Tensor Y = kernels::run_kernel_once("MaxPool", 12, attrs, {X})[0];
+      const int64_t OH = Y.dim(2), OW = Y.dim(3);
+      for (int64_t p = 0; p < 2; ++p)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            float m = NAN;
+            for (int64_t kh = 0; kh < c.k; ++kh)
+              for (int64_t kw = 0; kw < c.k; ++kw) {
+                const int64_t ih = oh * c.s - c.pad + kh, iw = ow * c.s - c.pad + kw;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                const float x = v[static_cast<size_t>((p * H + ih) * W + iw)];
+                m = (x > m || m != m) ? x : m;
+              }
+            const float got = Y.data<float>()[(p * OH + oh) * OW + ow];
+            EXPECT_EQ(std::memcmp(&got, &m, sizeof(float)), 0)
+                << "k " << c.k << " s " << c.s << " pad " << c.pad << " W " << W << " at " << p << "," << oh << ","
+                << ow << ": " << got << " vs " << m;
+          }
+    }
+  }
+}
+
 TEST(NnPool, AveragePoolExcludesPaddingUnlessAsked) {
   const Tensor X = Tensor::from_vector<float>({1, 1, 2, 2}, {1, 2, 3, 4});
   Attributes attrs{{"kernel_shape", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1, 0, 0}}};

@@ -4,7 +4,8 @@
 // The optimizer fuses "X -> Conv -> Relu" into a Conv node carrying the
 // attributes
 //   activation        string: "Relu", "LeakyRelu", "Clip", "HardSigmoid",
-//                     "Sigmoid", "HardSwish", "Tanh" (absent = no activation)
+//                     "Sigmoid", "HardSwish", "Tanh", "Silu" (x * sigmoid(x),
+//                     an exported SiLU / Swish; absent = no activation)
 //   activation_params floats: LeakyRelu {alpha}, Clip {min, max},
 //                     HardSigmoid {alpha, beta}; missing entries take the
 //                     ONNX defaults (alpha 0.01; -inf, +inf; 0.2, 0.5).
@@ -12,7 +13,8 @@
 //                     (a scalar Mul / Add that followed the activation).
 // apply() runs activation.isa.cpp's loops, compiled per ISA level; each case
 // is a plain loop the compiler vectorizes; Sigmoid and Tanh use the
-// polynomial versions of vec_math.h (within 1e-6 relative of std::).
+// polynomial versions of vec_math.h (within 1e-6 relative of std::); Silu
+// is x * fast_sigmoid(x), the product the unfused Sigmoid -> Mul computes.
 #pragma once
 
 #include <cmath>
@@ -28,7 +30,7 @@
 namespace spindle::kernels {
 
 struct Activation {
-  enum Kind { kNone, kRelu, kLeakyRelu, kClip, kHardSigmoid, kSigmoid, kHardSwish, kTanh };
+  enum Kind { kNone, kRelu, kLeakyRelu, kClip, kHardSigmoid, kSigmoid, kHardSwish, kTanh, kSilu };
   Kind kind = kNone;
   float a = 0.0f, b = 0.0f;
   bool affine = false;
@@ -66,6 +68,8 @@ struct Activation {
       act.kind = kHardSwish;
     } else if (k == "Tanh") {
       act.kind = kTanh;
+    } else if (k == "Silu") {
+      act.kind = kSilu;
     } else {
       fail_unsupported(node, fmt::format("fused activation '{}' is not supported", k));
     }

@@ -47,6 +47,9 @@ void apply_kind(const Activation& act, float* __restrict d, int64_t n) {
     case Activation::kTanh:
       for (int64_t i = 0; i < n; ++i) d[i] = vm::fast_tanh(d[i]);
       return;
+    case Activation::kSilu:
+      for (int64_t i = 0; i < n; ++i) d[i] = d[i] * vm::fast_sigmoid(d[i]);
+      return;
   }
 }
 

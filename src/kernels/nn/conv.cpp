@@ -1,6 +1,11 @@
 // conv.cpp — Conv (ai.onnx opsets 1..17), 1-D / 2-D / 3-D, with groups,
 // strides, dilations, pads, auto_pad, optional bias and a fused activation
 // (node attributes "activation" / "activation_params" set by the optimizer).
+// A fourth input R, which only the optimizer writes (the loader accepts 2 or 3
+// inputs), is a fused residual Add: Y = act(conv(X) + B + R). With R of Y's
+// shape it is added to each output block while the block is in cache; any
+// other shape takes the unfused route (conv, then Add with broadcasting,
+// then the activation), so the result is the Add's.
 //
 // Three paths, chosen per call from the shapes:
 //   depthwise  group == C, one input channel per group, 1-D or 2-D (but not a
@@ -31,10 +36,12 @@
 // and (plane, band of output rows) for depthwise; all chosen from the shape
 // alone, so results do not depend on the thread count. The bias starts the
 // SGEMM's accumulators and the activation runs on each cache block of the
-// output right after its last k block (SgemmExtras).
+// output right after its last k block (SgemmExtras); with a residual, the
+// block gets R added and then the activation, right after its SGEMM.
 #include <array>
 #include <cstring>
 
+#include "kernels/broadcast.h"
 #include "kernels/nn/activation.h"
 #include "kernels/nn/nn_util.h"
 #include "kernels/nn/sgemm.h"
@@ -54,6 +61,33 @@ SPINDLE_ISA_DECLARE(void, conv1d_block, (const float* xp, int64_t ldx, int64_t C
 namespace spindle::kernels::nn {
 
 namespace {
+
+// What runs on each finished block of the output: R added (same layout as
+// the output, located by the block's offset from y), then the activation.
+struct Epilogue {
+  const float* y = nullptr;    // the output's first element
+  const float* res = nullptr;  // residual of the output's shape, or null
+  const Activation* act = nullptr;
+
+  bool empty() const { return !res && !act; }
+  // The SGEMM applies the activation itself when there is no residual.
+  const Activation* sgemm_act() const { return res ? nullptr : act; }
+  // Block p[0, n) of the output.
+  void run(float* p, int64_t n) const {
+    if (res) {
+      const float* __restrict r = res + (p - y);
+      float* __restrict d = p;
+      for (int64_t i = 0; i < n; ++i) d[i] += r[i];
+    }
+    if (act) act->apply(p, n);
+  }
+  // Rows of a GEMM block (rows x cols, leading dimension ld), after an SGEMM
+  // that applied sgemm_act().
+  void run_rows(float* p, int64_t rows, int64_t cols, int64_t ld) const {
+    if (!res) return;
+    for (int64_t i = 0; i < rows; ++i) run(p + i * ld, cols);
+  }
+};
 
 // ---------------------------------------------------------------- depthwise
 
@@ -100,7 +134,7 @@ inline void fill_padded_row(const float* src, int64_t W, int64_t pl, int64_t NW,
 // the whole band is one long vectorized loop (depthwise.isa.cpp); columns
 // ow >= OW of the flat output are discarded when the rows are copied out.
 void depthwise_band(const float* x, const float* wk, float bias, float* y, const Window3& w, int64_t oh0, int64_t oh1,
-                    const Activation& act) {
+                    const Epilogue& ep) {
   const int64_t H = w.in[1], W = w.in[2], OW = w.out[2];
   const int64_t KH = w.k[1], KW = w.k[2], sh = w.s[1], sw = w.s[2], dh = w.d[1], dw = w.d[2];
   const int64_t band = oh1 - oh0;
@@ -150,7 +184,7 @@ void depthwise_band(const float* x, const float* wk, float bias, float* y, const
   if (OW != L)
     for (int64_t i = 0; i < band; ++i)
       std::memcpy(y + (oh0 + i) * OW, out + i * L, static_cast<size_t>(OW) * sizeof(float));
-  if (act.kind != Activation::kNone) act.apply(y + oh0 * OW, band * OW);
+  if (!ep.empty()) ep.run(y + oh0 * OW, band * OW);
 }
 
 // ---------------------------------------------------------------- im2col
@@ -327,17 +361,22 @@ class ConvKernel final : public OpKernel {
     const Window3 w = forward_window(node, attrs_, xs, kernel);
     Shape ys = {N, M};
     for (int i = 0; i < w.nd; ++i) ys.push_back(w.out[3 - w.nd + i]);
+    Epilogue ep;
+    ep.act = act_.is_none() ? nullptr : &act_;
+    if (ctx.has_input(3)) {
+      const Tensor& R = ctx.input(3);
+      require_float(node, R, "R (the fused residual Add's other input)");
+      if (R.shape() != ys) {
+        add_residual_unfused(ctx, X, Wt, bias, R, ys, w);
+        return;
+      }
+      ep.res = R.data<float>();
+    }
     Tensor& Y = ctx.output(0, DataType::kFloat32, ys);
     if (Y.numel() == 0) return;
-
-    const float* x = X.data<float>();
-    const float* wd = Wt.data<float>();
     float* y = Y.mutable_data<float>();
-    if (Cg == 1 && G == C && w.nd <= 2 && !one_channel_1d(w.nd, G, M)) {
-      run_depthwise(ctx, x, wd, bias, y, N, C, M, w);
-      return;
-    }
-    run_gemm(ctx, x, Wt, bias, y, N, C, M, G, w);
+    ep.y = y;
+    run_paths(ctx, X.data<float>(), Wt, bias, y, ep, w);
   }
 
  private:
@@ -348,8 +387,34 @@ class ConvKernel final : public OpKernel {
   // each of them.
   static bool one_channel_1d(int nd, int64_t group, int64_t M) { return nd == 1 && group == 1 && M > 1; }
 
+  void run_paths(KernelContext& ctx, const float* x, const Tensor& Wt, const float* bias, float* y, const Epilogue& ep,
+                 const Window3& w) const {
+    const int64_t N = ctx.input(0).dim(0), C = ctx.input(0).dim(1), M = Wt.dim(0), G = group_;
+    if (Wt.dim(1) == 1 && G == C && w.nd <= 2 && !one_channel_1d(w.nd, G, M)) {
+      run_depthwise(ctx, x, Wt.data<float>(), bias, y, N, C, M, w, ep);
+      return;
+    }
+    run_gemm(ctx, x, Wt, bias, y, N, C, M, G, w, ep);
+  }
+
+  // A residual R whose shape differs from the output's: the Conv alone,
+  // then the Add as the model wrote it (with broadcasting), then the
+  // activation.
+  void add_residual_unfused(KernelContext& ctx, const Tensor& X, const Tensor& Wt, const float* bias, const Tensor& R,
+                            const Shape& ys, const Window3& w) const {
+    const Shape shapes[2] = {ys, R.shape()};
+    broadcast_shapes(ctx.node(), shapes);  // throws naming both shapes
+    Tensor conv(DataType::kFloat32, ys);
+    Epilogue none;
+    none.y = conv.mutable_data<float>();
+    if (conv.numel() > 0) run_paths(ctx, X.data<float>(), Wt, bias, conv.mutable_data<float>(), none, w);
+    Tensor sum = run_kernel_once("Add", 14, Attributes(), {conv, R}, 1, ctx.pool())[0];
+    if (!act_.is_none()) act_.apply(sum.mutable_data<float>(), sum.numel());
+    ctx.set_output(0, std::move(sum));
+  }
+
   void run_depthwise(KernelContext& ctx, const float* x, const float* wd, const float* bias, float* y, int64_t N,
-                     int64_t C, int64_t M, const Window3& w) const {
+                     int64_t C, int64_t M, const Window3& w, const Epilogue& ep) const {
     const int64_t mult = M / C;
     const int64_t OH = w.out[1], OW = w.out[2], T = w.k_size();
     const int64_t in_plane = w.in_size(), out_plane = w.out_size();
@@ -368,7 +433,7 @@ class ConvKernel final : public OpKernel {
         const int64_t n = plane / M, m = plane % M, c = m / mult;
         const int64_t oh0 = band * band_rows, oh1 = std::min(OH, oh0 + band_rows);
         depthwise_band(x + (n * C + c) * in_plane, wd + m * T, bias ? bias[m] : 0.0f, y + plane * out_plane, w, oh0,
-                       oh1, act_);
+                       oh1, ep);
       }
     });
   }
@@ -376,7 +441,7 @@ class ConvKernel final : public OpKernel {
   // 1x1 convolution of a 1x1 input (squeeze-excite blocks): y = W x + b per
   // (batch, group), a matrix-vector product on W's ONNX layout.
   void run_gemv(KernelContext& ctx, const float* x, const float* wd, const float* bias, float* y, int64_t N,
-                int64_t C, int64_t M, int64_t G) const {
+                int64_t C, int64_t M, int64_t G, const Epilogue& ep) const {
     const int64_t Cg = C / G, Mg = M / G;
     const int64_t rows = N * M;
     parallel_for(ctx.pool(), 0, rows, grain_for_work(rows, static_cast<double>(Cg)), [&](int64_t r0, int64_t r1) {
@@ -393,22 +458,22 @@ class ConvKernel final : public OpKernel {
         for (; k < Cg; ++k) sum += wr[k] * xv[k];
         y[r] = (bias ? bias[m] : 0.0f) + sum;
       }
-      if (!act_.is_none()) act_.apply(y + r0, r1 - r0);
+      if (!ep.empty()) ep.run(y + r0, r1 - r0);
     });
   }
 
   void run_gemm(KernelContext& ctx, const float* x, const Tensor& Wt, const float* bias, float* y, int64_t N,
-                int64_t C, int64_t M, int64_t G, const Window3& w) const {
+                int64_t C, int64_t M, int64_t G, const Window3& w, const Epilogue& ep) const {
     const int64_t Cg = C / G, Mg = M / G, K = Cg * w.k_size(), P = w.out_size();
     const bool pointwise = w.k_size() == 1 && w.s[0] == 1 && w.s[1] == 1 && w.s[2] == 1 && w.pb[0] == 0 &&
                            w.pb[1] == 0 && w.pb[2] == 0 && w.pe[0] == 0 && w.pe[1] == 0 && w.pe[2] == 0;
     const float* wd = Wt.data<float>();
     if (pointwise && P == 1) {
-      run_gemv(ctx, x, wd, bias, y, N, C, M, G);
+      run_gemv(ctx, x, wd, bias, y, N, C, M, G, ep);
       return;
     }
     if (w.nd == 1 && G == 1 && w.s[2] == 1 && !direct_w_.empty() && &Wt == &w_ && P <= kDirect1dMaxLen) {
-      run_direct_1d(ctx, x, bias, y, N, C, M, w);
+      run_direct_1d(ctx, x, bias, y, N, C, M, w, ep);
       return;
     }
     // The im2col column tile (K x nt floats) stays near 1 MB, in L2.
@@ -428,7 +493,7 @@ class ConvKernel final : public OpKernel {
     if (!pointwise && gb.m_blocks > 1 &&
         static_cast<double>(N * G) * static_cast<double>(K) * static_cast<double>(round_up(P, sgemm_nr())) <=
             kMaxSharedColumns) {
-      run_gemm_shared_columns(ctx, x, Wt, bias, y, N, C, M, G, w);
+      run_gemm_shared_columns(ctx, x, Wt, bias, y, N, C, M, G, w, ep);
       return;
     }
     const int64_t per_ng = gb.m_blocks * gb.n_blocks;
@@ -448,7 +513,7 @@ class ConvKernel final : public OpKernel {
         SgemmExtras ex;
         ex.packed_a = packed ? packed_w_.panel(m0, g) : nullptr;
         ex.row_bias = bias ? bias + g * Mg + m0 : nullptr;
-        ex.act = act_.is_none() ? nullptr : &act_;
+        ex.act = ep.sgemm_act();
         const float* a = wd + (g * Mg + m0) * K;
         if (pointwise) {
           // B = the tile's columns of the Cg input planes, read in place.
@@ -459,6 +524,7 @@ class ConvKernel final : public OpKernel {
           ex.packed_b = col;
           sgemm(false, false, m1 - m0, len, K, 1.0f, a, K, nullptr, 0, 0.0f, yb, P, ex);
         }
+        ep.run_rows(yb, m1 - m0, len, P);
       }
     });
   }
@@ -467,7 +533,7 @@ class ConvKernel final : public OpKernel {
   // zero-padded rows (a buffer on the calling thread the blocks share), then
   // blocks of (batch, conv1d_block_rows() output channels), all positions.
   void run_direct_1d(KernelContext& ctx, const float* x, const float* bias, float* y, int64_t N, int64_t C, int64_t M,
-                     const Window3& w) const {
+                     const Window3& w, const Epilogue& ep) const {
     static const auto rows_fn = SPINDLE_ISA_SELECT(conv1d_block_rows);
     static const auto slack_fn = SPINDLE_ISA_SELECT(conv1d_slack);
     static const auto block_fn = SPINDLE_ISA_SELECT(conv1d_block);
@@ -491,7 +557,7 @@ class ConvKernel final : public OpKernel {
                      float* yb = y + (n * M + m0) * P;
                      block_fn(xp + n * C * ldx, ldx, C, k, dil, direct_w_.data() + b * R * CK, bias ? bias + m0 : nullptr,
                               rows, yb, P, P);
-                     if (!act_.is_none()) act_.apply(yb, rows * P);
+                     if (!ep.empty()) ep.run(yb, rows * P);
                    }
                  });
   }
@@ -513,7 +579,8 @@ class ConvKernel final : public OpKernel {
   // those panels. Same sums in the same order as the one-pass path: only
   // where B is packed changes.
   void run_gemm_shared_columns(KernelContext& ctx, const float* x, const Tensor& Wt, const float* bias, float* y,
-                               int64_t N, int64_t C, int64_t M, int64_t G, const Window3& w) const {
+                               int64_t N, int64_t C, int64_t M, int64_t G, const Window3& w,
+                               const Epilogue& ep) const {
     const int64_t Cg = C / G, Mg = M / G, K = Cg * w.k_size(), P = w.out_size();
     const int64_t NR = sgemm_nr();
     const int64_t per_ng = K * round_up(P, NR);  // floats of one (batch, group)'s packed columns
@@ -545,9 +612,11 @@ class ConvKernel final : public OpKernel {
                      ex.packed_a = packed ? packed_w_.panel(m0, g) : nullptr;
                      ex.packed_b = panels + ng * per_ng + (p0 / NR) * K * NR;
                      ex.row_bias = bias ? bias + g * Mg + m0 : nullptr;
-                     ex.act = act_.is_none() ? nullptr : &act_;
-                     sgemm(false, false, m1 - m0, p1 - p0, K, 1.0f, wd + (g * Mg + m0) * K, K, nullptr, 0, 0.0f,
-                           y + (n * M + g * Mg + m0) * P + p0, P, ex);
+                     ex.act = ep.sgemm_act();
+                     float* yb = y + (n * M + g * Mg + m0) * P + p0;
+                     sgemm(false, false, m1 - m0, p1 - p0, K, 1.0f, wd + (g * Mg + m0) * K, K, nullptr, 0, 0.0f, yb,
+                           P, ex);
+                     ep.run_rows(yb, m1 - m0, p1 - p0, P);
                    }
                  });
   }

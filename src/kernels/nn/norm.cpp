@@ -1,12 +1,16 @@
 // norm.cpp — BatchNormalization (inference; opsets 1..17), InstanceNormalization
 // (1..17), LayerNormalization (17, with the optional Mean / InvStdDev
 // outputs), LRN (1..17), GroupNormalization (18, 21) and RMSNormalization (23).
+// BatchNormalization applies the activation the optimizer fused into it
+// (attribute "activation", kernels/math/activation.h) to each plane while it
+// is in cache: BN -> Relu before a Conv (DenseNet) is one pass.
 //
 // Statistics of one plane or row are accumulated in double by one block, so
 // they do not depend on the thread count.
 #include <cmath>
 
 #include "kernels/broadcast.h"
+#include "kernels/nn/activation.h"
 #include "kernels/nn/nn_util.h"
 #include "kernels/op_schema.h"
 
@@ -74,7 +78,8 @@ class BatchNormKernel final : public OpKernel {
       : epsilon_(node.attrs.get_float("epsilon", 1e-5f)),
         spatial_(node.opset < 9 ? node.attrs.get_int("spatial", 1) != 0 : true),
         training_(node.opset >= 14 && node.attrs.get_int("training_mode", 0) != 0),
-        momentum_(node.attrs.get_float("momentum", 0.9f)) {
+        momentum_(node.attrs.get_float("momentum", 0.9f)),
+        act_(Activation::from_attrs(node)) {
     if (training_ && node.num_outputs > 3)
       fail(node, fmt::format("{} outputs, expected at most 3 (Y, running_mean, running_var)", node.num_outputs));
     if (!training_ && node.num_outputs > 1)
@@ -144,6 +149,7 @@ class BatchNormKernel final : public OpKernel {
           const float* bc = b + c * inner;
           for (int64_t i = 0; i < inner; ++i) yp[i] = xp[i] * ac[i] + bc[i];
         }
+        if (!act_.is_none()) act_.apply(yp, inner);  // the plane is still in cache
       }
     });
   }
@@ -176,6 +182,7 @@ class BatchNormKernel final : public OpKernel {
   bool spatial_;
   bool training_;
   float momentum_;
+  Activation act_;  // fused by the optimizer (inference only)
 };
 
 // ---------------------------------------------------------------- InstanceNormalization
