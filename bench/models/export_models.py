@@ -10,7 +10,8 @@ realistic scale and outputs are not ~1e-9 noise): resnet50, mobilenet_v3_large,
 regnet_y_400mf, densenet121, and for verification resnet18, squeezenet1_1,
 shufflenet_v2_x1_0, efficientnet_b0.
 Sequence models: encoder (torch.nn.TransformerEncoder, d_model 384, 6 heads,
-6 layers, GELU, sequence 128), lstm_lm (Embedding, 2-layer LSTM 256, Linear;
+6 layers, GELU, sequence 128), encoder_small (the same family untuned: d_model
+256, 4 heads, ReLU feed-forward 1024, 4 layers, sequence 128), lstm_lm (Embedding, 2-layer LSTM 256, Linear;
 int64 tokens, dynamic sequence axis), gru_tagger (Embedding, 2-layer
 bidirectional GRU 128, Linear, LogSoftmax), lstm_tagger (the same with LSTM),
 if_model (torch.jit.script: the branch taken depends on the input; 1-D
@@ -69,10 +70,10 @@ class Tagger(torch.nn.Module):
 
 
 class Encoder(torch.nn.Module):
-    def __init__(self):
+    def __init__(self, d=384, heads=6, ffn=1536, activation="gelu", layers=6):
         super().__init__()
-        layer = torch.nn.TransformerEncoderLayer(384, 6, dim_feedforward=1536, activation="gelu", batch_first=True)
-        self.enc = torch.nn.TransformerEncoder(layer, 6, enable_nested_tensor=False)
+        layer = torch.nn.TransformerEncoderLayer(d, heads, dim_feedforward=ffn, activation=activation, batch_first=True)
+        self.enc = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
 
     def forward(self, x):
         return self.enc(x)
@@ -145,6 +146,9 @@ def sequence(name):
         return Tagger(cell).eval(), (torch.randint(0, 1000, (1, 48)),), ["tokens"], {}, "tokens=1x48"
     if name == "encoder":
         return Encoder().eval(), (torch.randn(1, 128, 384),), ["x"], {}, "x=1x128x384"
+    if name == "encoder_small":
+        return (Encoder(256, 4, 1024, "relu", 4).eval(), (torch.randn(1, 128, 256),), ["x"], {},
+                "x=1x128x256")
     if name == "if_model":
         return torch.jit.script(Branchy().eval()), (torch.randn(1, 1, 512),), ["x"], {}, "x=1x1x512"
     if name == "gru_classifier":
@@ -156,7 +160,7 @@ def sequence(name):
 
 CNNS = ["resnet50", "mobilenet_v3_large", "regnet_y_400mf", "densenet121",
         "resnet18", "squeezenet1_1", "shufflenet_v2_x1_0", "efficientnet_b0"]
-SEQUENCES = ["encoder", "lstm_lm", "gru_tagger", "lstm_tagger", "if_model"]
+SEQUENCES = ["encoder", "encoder_small", "lstm_lm", "gru_tagger", "lstm_tagger", "if_model"]
 VERIFY = ["gru_classifier", "if_gru_model"]  # exported only when named
 
 

@@ -12,7 +12,9 @@
 //             GELU (x * 0.5 * (1 + Erf(x / sqrt 2))) as one Gelu and exported
 //             layer normalization (ReduceMean, Sub, Pow, ReduceMean, Add,
 //             Sqrt, Div, Mul, Add over the last axis) as one
-//             LayerNormalization, each a single pass over the data
+//             LayerNormalization, each a single pass over the data;
+//             MatMul by constant weights + Add of a constant bias vector as
+//             one MatMul with a bias input (added to each output block)
 //   all:      same as extended (weight pre-packing happens in the kernels)
 #include <cmath>
 #include <set>
@@ -567,6 +569,35 @@ void fuse_layer_norm(Graph& g, OptimizerStats& stats) {
   g.compact(dead);
 }
 
+// MatMul with a constant rank-2 B (weights, K x N) followed by Add of a
+// constant float [N] bias, the MatMul's output read by that Add only,
+// becomes one MatMul with the bias as a third input (the kernel adds it to
+// each output block while the block is in cache).
+void fuse_matmul_bias(Graph& g, OptimizerStats& stats) {
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& mm = g.nodes[i];
+    if (dead[i] || mm.op_type != "MatMul" || !mm.domain.empty() || mm.inputs.size() != 2 || mm.outputs.size() != 1 ||
+        mm.attrs.has("activation"))
+      continue;
+    const Tensor* w = g.initializer(mm.inputs[1]);
+    if (!w || w->dtype() != DataType::kFloat32 || w->rank() != 2) continue;
+    const int add = only_reader(g, mm.outputs[0], "Add", dead);
+    if (add < 0) continue;
+    Node& ad = g.nodes[static_cast<size_t>(add)];
+    const Tensor* bias = constant_operand(g, ad, mm.outputs[0]);
+    if (!bias || bias->rank() != 1 || bias->dim(0) != w->dim(1) || ad.inputs[0] == ad.inputs[1]) continue;
+    const int bias_id = ad.inputs[0] == mm.outputs[0] ? ad.inputs[1] : ad.inputs[0];
+    Node fused = mm;
+    fused.inputs.push_back(bias_id);
+    fused.outputs = {ad.outputs[0]};
+    dead[i] = true;
+    ad = std::move(fused);
+    ++stats.fused_matmul_biases;
+  }
+  g.compact(dead);
+}
+
 }  // namespace
 
 Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level) {
@@ -581,6 +612,7 @@ Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level) {
     fuse_gelu(g, stats);
     fuse_layer_norm(g, stats);
     fuse_residual_adds(g, stats);
+    fuse_matmul_bias(g, stats);
     fuse_activations(g, stats);
   }
   SPINDLE_RETURN_IF_ERROR(g.topological_sort());

@@ -321,6 +321,46 @@ TEST(Optimizer, BatchNormThenReluIsOnePass) {
   EXPECT_THAT(summary, ::testing::HasSubstr("activations fused 1)"));
 }
 
+// A transformer's linear layers as exported: MatMul by constant weights then
+// Add of a constant bias vector (bias first or second), followed by Relu:
+// one MatMul with the bias as a third input and the Relu fused. Look-alikes
+// stay: a [1, N] bias, a MatMul output also read by another node, and a
+// MatMul whose B is not constant.
+TEST(Optimizer, MatMulAndConstantBiasAddBecomeOneMatMul) {
+  ModelBuilder b(13);
+  b.input("x", {64, 5, 300}).output("y", {64, 5, 40}).output("z", {64, 5, 40}).output("u", {64, 5, 40});
+  b.initializer("W", {300, 40}, random_values(300 * 40, 31));
+  b.initializer("W2", {40, 40}, random_values(40 * 40, 32));
+  b.initializer("bias", {40}, random_values(40, 33));
+  b.initializer("bias_row", {1, 40}, random_values(40, 34));
+  b.node("MatMul", {"x", "W"}, {"h"});
+  b.node("Add", {"bias", "h"}, {"hb"});
+  b.node("Relu", {"hb"}, {"r"});
+  b.node("MatMul", {"r", "W2"}, {"h2"});
+  b.node("Add", {"h2", "bias"}, {"y"});  // fused (bias second)
+  b.node("MatMul", {"r", "W2"}, {"h3"});
+  b.node("Add", {"h3", "bias_row"}, {"z"});  // [1, N] bias: kept
+  b.node("MatMul", {"r", "W2"}, {"h4"});
+  b.node("Add", {"h4", "bias"}, {"u4"});  // h4 read twice: kept
+  b.node("Mul", {"h4", "u4"}, {"u"});
+  const std::string summary = optimized_matches_plain(b.bytes(), {64, 5, 300}, 2 + 2 + 3);
+  EXPECT_THAT(summary, ::testing::HasSubstr("MatMul biases fused 2"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("activations fused 1"));
+  // The bias is added after the product as Add would: no bit differs from
+  // the unfused graph, at any thread count (several row blocks here).
+  Tensor x = Tensor::from_vector<float>({64, 5, 300}, random_values(64 * 5 * 300, 35, -6, 6));
+  SessionOptions none;
+  none.graph_optimization_level = GraphOptimizationLevel::kDisableAll;
+  const auto want = InferenceSession::create_from_bytes(b.bytes(), none)->run({{"x", x}});
+  for (int threads : {1, 2, 3}) {
+    SessionOptions o;
+    o.intra_op_num_threads = threads;
+    const auto got = InferenceSession::create_from_bytes(b.bytes(), o)->run({{"x", x}});
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_EQ(got[i].to_vector<float>(), want[i].to_vector<float>()) << "output " << i << ", " << threads << " threads";
+  }
+}
+
 TEST(Optimizer, BasicLevelFoldsConstantsButDoesNotFuse) {
   SessionOptions basic;
   basic.graph_optimization_level = GraphOptimizationLevel::kBasic;

@@ -8,7 +8,10 @@
 // applied by the SGEMM to each cache block of the output. A MatMul whose B
 // has no batch dims folds A's batch into the rows (one larger GEMM). A
 // constant B (weights) is packed into the SGEMM's panels once, when the
-// kernel is created (NodeInfo::prepack).
+// kernel is created (NodeInfo::prepack). A MatMul may carry a third input
+// from the optimizer (MatMul + Add of a constant bias vector fused): a float
+// [N] bias added to each output block right after its SGEMM, while the
+// block is in cache (no extra pass over the output).
 #include <cstring>
 
 #include "kernels/broadcast.h"
@@ -27,6 +30,17 @@ inline SgemmExtras block_extras(const PackedMatrix& packed_b, int64_t n0, const 
   if (!packed_b.empty()) ex.packed_b = packed_b.panel(n0);
   if (!act.is_none()) ex.act = &act;
   return ex;
+}
+
+// C[i][j] += bias[j] over an m x n block of row stride ldc (still in cache
+// from the SGEMM that wrote it), then the fused activation: the same sums in
+// the same order as MatMul followed by Add, so fusing changes no bit.
+void add_bias_rows(float* c, int64_t ldc, int64_t m, int64_t n, const float* bias, const Activation& act) {
+  for (int64_t i = 0; i < m; ++i) {
+    float* row = c + i * ldc;
+    for (int64_t j = 0; j < n; ++j) row[j] += bias[j];
+    if (!act.is_none()) act.apply(row, n);
+  }
 }
 
 // ---------------------------------------------------------------- MatMul
@@ -72,6 +86,15 @@ class MatMulKernel final : public OpKernel {
     const float* a = A.data<float>();
     const float* b = B.data<float>();
     float* y = Y.mutable_data<float>();
+    const float* bias = nullptr;  // fused [N] bias (optimizer), else none
+    if (ctx.has_input(2)) {
+      const Tensor& bias_t = ctx.input(2);
+      require_float(node, bias_t, "bias");
+      if (bias_t.rank() != 1 || bias_t.dim(0) != N)
+        fail(node, fmt::format("fused bias has shape {}, expected [{}] (the last dimension of B)",
+                               shape_to_string(bias_t.shape()), N));
+      bias = bias_t.data<float>();
+    }
     const int64_t batches = shape_numel(out_batch);
     // The pre-packed B when this run's B is the constant it was packed from.
     static const PackedMatrix kNone;
@@ -110,8 +133,11 @@ class MatMulKernel final : public OpKernel {
                      const int64_t m0 = (rem / gb.n_blocks) * gb.mt, m1 = std::min(rows, m0 + gb.mt);
                      const int64_t n0 = (rem % gb.n_blocks) * gb.nt, n1 = std::min(N, n0 + gb.nt);
                      float* c = y + bi * rows * N + m0 * N + n0;
+                     SgemmExtras ex = block_extras(packed_b, n0, act_);
+                     if (bias) ex.act = nullptr;  // applied below, after the bias
                      sgemm(false, false, m1 - m0, n1 - n0, K, 1.0f, a + a_off[static_cast<size_t>(bi)] + m0 * K, K,
-                           b + b_off[static_cast<size_t>(bi)] + n0, N, 0.0f, c, N, block_extras(packed_b, n0, act_));
+                           b + b_off[static_cast<size_t>(bi)] + n0, N, 0.0f, c, N, ex);
+                     if (bias) add_bias_rows(c, N, m1 - m0, n1 - n0, bias + n0, act_);
                    }
                  });
   }
