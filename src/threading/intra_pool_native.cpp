@@ -223,7 +223,7 @@ class NativeIntraPool final : public IntraPoolImpl {
 
   ~NativeIntraPool() override { stop_all(); }
 
-  void run(int64_t begin, int64_t end, const Partition& part, RangeFn fn) override {
+  void run(int64_t begin, int64_t end, const Partition& part, int threads, RangeFn fn) override {
     SPINDLE_POOL_CHECK(part.num_blocks <= kMaxBlocks);
     Job* job = acquire_job();
     if (!job) {  // more concurrent callers than Jobs: run the loop alone
@@ -251,7 +251,7 @@ class NativeIntraPool final : public IntraPoolImpl {
 
     // 2. Offer it to idle workers.
     const auto job_word = reinterpret_cast<uintptr_t>(job);
-    int64_t wanted = std::min<int64_t>(part.num_blocks - 1, static_cast<int64_t>(workers_.size()));
+    int64_t wanted = std::min<int64_t>({part.num_blocks - 1, static_cast<int64_t>(workers_.size()), threads - 1});
     bool woke_any = false;
     for (size_t i = 0; i < workers_.size() && wanted > 0; ++i) {
       Worker& w = workers_[i];

@@ -28,6 +28,7 @@ using testing::count_process_threads;
 using testing::cpu_ms_while_sleeping;
 using testing::runnable_fraction;
 using testing::settled_thread_count;
+using testing::thread_cpu_ms;
 
 std::unique_ptr<ThreadPool> make_pool(int threads, bool spin = true) {
   ThreadingOptions o;
@@ -233,6 +234,64 @@ TEST(IntraPool, CostHintRunsSmallLoopsInline) {
   });
   EXPECT_TRUE(all_on_caller);
   EXPECT_GT(grain_for_cost(Cost{4, 4, 1}), 1000);
+}
+
+// A loop whose cost cannot pay for a second thread runs on the caller, in
+// one call over the whole range, and never wakes the worker: its CPU time
+// stays ~0 over thousands of such loops (each wake-up would cost a futex
+// wake and a spin window of 100 us).
+TEST(IntraPool, TinyCostLoopsDoNotWakeWorkers) {
+  SPINDLE_REQUIRE_NATIVE_BACKEND();
+  auto pool = make_pool(2);
+  const int worker = pool->worker_tids().at(0);
+  const auto caller = std::this_thread::get_id();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past the start-up
+  const double before = thread_cpu_ms(worker);
+  ASSERT_GE(before, 0.0);
+  std::atomic<int> calls{0};
+  std::atomic<bool> all_on_caller{true}, whole_range{true};
+  for (int i = 0; i < 5000; ++i) {
+    pool->parallel_for(0, 64, 1, Cost{0, 0, 100}, [&](int64_t b, int64_t e) {
+      ++calls;
+      if (std::this_thread::get_id() != caller) all_on_caller = false;
+      if (b != 0 || e != 64) whole_range = false;
+    });
+  }
+  const double burned = thread_cpu_ms(worker) - before;
+  EXPECT_EQ(calls.load(), 5000);
+  EXPECT_TRUE(all_on_caller.load());
+  EXPECT_TRUE(whole_range.load());
+  EXPECT_LT(burned, 2.0) << "5000 loops of 6400 cycles each woke the worker (" << burned << " ms of its CPU)";
+}
+
+// The same loop with a cost that pays for two threads is shared.
+TEST(IntraPool, CostlyLoopsUseWorkers) {
+  auto pool = make_pool(2);
+  std::mutex mu;
+  std::set<std::thread::id> seen;
+  for (int rep = 0; rep < 50 && seen.size() < 2; ++rep) {
+    pool->parallel_for(0, 64, 1, Cost{0, 0, 1e6}, [&](int64_t, int64_t) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      std::lock_guard<std::mutex> lock(mu);
+      seen.insert(std::this_thread::get_id());
+    });
+  }
+  EXPECT_EQ(seen.size(), 2u);
+}
+
+TEST(IntraPool, ThreadsForCostGrowWithWorkOnly) {
+  EXPECT_EQ(threads_for_cost(0, 8), 1);
+  EXPECT_EQ(threads_for_cost(1e3, 8), 1);
+  EXPECT_EQ(threads_for_cost(1e12, 8), 8);
+  EXPECT_EQ(threads_for_cost(1e12, 1), 1);
+  int last = 1;
+  for (double c = 1e3; c < 1e8; c *= 1.5) {
+    const int t = threads_for_cost(c, 64);
+    EXPECT_GE(t, last) << c;
+    last = t;
+  }
+  EXPECT_GT(last, 1);
+  EXPECT_DOUBLE_EQ(cycles_of(100, Cost{0, 0, 7}), 700.0);
 }
 
 TEST(IntraPool, PartitionDependsOnlyOnRangeAndGrain) {
