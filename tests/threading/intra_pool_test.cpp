@@ -334,6 +334,31 @@ TEST(IntraPoolSpin, SpinningStopsAfterTheWindow) {
   EXPECT_LT(after, 2.0) << "the worker kept burning CPU after its spin window";
 }
 
+// Loops that come further apart than the spin window (measured by the pool)
+// leave the worker parked right after each loop instead of spinning the
+// window for nothing; loops close together keep it spinning.
+TEST(IntraPoolSpin, WorkerSpinsOnlyWhenTheNextLoopIsLikelySoon) {
+  SPINDLE_REQUIRE_NATIVE_BACKEND();
+  ThreadingOptions o;
+  o.num_threads = 2;
+  o.spin_duration = std::chrono::microseconds(20000);  // 20 ms, long enough to observe
+  auto pool = ThreadPool::create(o).value();
+  const int worker = pool->worker_tids().at(0);
+  auto loop = [&] {
+    pool->parallel_for(0, 64, 1, [](int64_t, int64_t) { std::this_thread::sleep_for(std::chrono::microseconds(20)); });
+  };
+  for (int i = 0; i < 4; ++i) {  // 60 ms apart: three times the window
+    loop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  }
+  loop();
+  const double sparse = runnable_fraction(worker, 10);
+  for (int i = 0; i < 40; ++i) loop();  // back to back
+  const double dense = runnable_fraction(worker, 10);
+  EXPECT_LT(sparse, 0.2) << "the worker spun after a loop although loops come 60 ms apart";
+  EXPECT_GT(dense, 0.8) << "the worker parked although loops come back to back";
+}
+
 TEST(IntraPoolSpin, EndOfRunStopsSpinningAtOnce) {
   SPINDLE_REQUIRE_NATIVE_BACKEND();
   ThreadingOptions o;
