@@ -37,6 +37,14 @@ std::unique_ptr<ThreadPool> make_pool(int threads, bool spin = true) {
   return ThreadPool::create(o).value();
 }
 
+// A 2-thread pool with a spin window long enough to observe.
+std::unique_ptr<ThreadPool> make_spinning_pool(std::chrono::microseconds window) {
+  ThreadingOptions o;
+  o.num_threads = 2;
+  o.spin_duration = window;
+  return ThreadPool::create(o).value();
+}
+
 class PoolSizes : public ::testing::TestWithParam<int> {};
 // 0 = automatic: one thread per physical core this process may use.
 INSTANTIATE_TEST_SUITE_P(Threads, PoolSizes, ::testing::Values(0, 1, 2, 3, 8));
@@ -316,10 +324,7 @@ TEST(IntraPoolSpin, IdlePoolWithoutSpinningBurnsNoCpu) {
 
 TEST(IntraPoolSpin, SpinningStopsAfterTheWindow) {
   SPINDLE_REQUIRE_NATIVE_BACKEND();
-  ThreadingOptions o;
-  o.num_threads = 2;
-  o.spin_duration = std::chrono::microseconds(30000);  // 30 ms, long enough to observe
-  auto pool = ThreadPool::create(o).value();
+  auto pool = make_spinning_pool(std::chrono::microseconds(30000));  // 30 ms
   const int worker = pool->worker_tids().at(0);
   pool->parallel_for(0, 64, 1, [](int64_t, int64_t) {});
   // Inside the window the worker spins: runnable, never asleep. (Its CPU
@@ -339,10 +344,7 @@ TEST(IntraPoolSpin, SpinningStopsAfterTheWindow) {
 // window for nothing; loops close together keep it spinning.
 TEST(IntraPoolSpin, WorkerSpinsOnlyWhenTheNextLoopIsLikelySoon) {
   SPINDLE_REQUIRE_NATIVE_BACKEND();
-  ThreadingOptions o;
-  o.num_threads = 2;
-  o.spin_duration = std::chrono::microseconds(20000);  // 20 ms, long enough to observe
-  auto pool = ThreadPool::create(o).value();
+  auto pool = make_spinning_pool(std::chrono::microseconds(20000));  // 20 ms
   const int worker = pool->worker_tids().at(0);
   auto loop = [&] {
     pool->parallel_for(0, 64, 1, [](int64_t, int64_t) { std::this_thread::sleep_for(std::chrono::microseconds(20)); });
@@ -361,10 +363,7 @@ TEST(IntraPoolSpin, WorkerSpinsOnlyWhenTheNextLoopIsLikelySoon) {
 
 TEST(IntraPoolSpin, EndOfRunStopsSpinningAtOnce) {
   SPINDLE_REQUIRE_NATIVE_BACKEND();
-  ThreadingOptions o;
-  o.num_threads = 2;
-  o.spin_duration = std::chrono::microseconds(1000000);  // 1 s window
-  auto pool = ThreadPool::create(o).value();
+  auto pool = make_spinning_pool(std::chrono::microseconds(1000000));  // 1 s
   {
     ThreadPool::RunScope run(pool.get());
     pool->parallel_for(0, 64, 1, [](int64_t, int64_t) {});
