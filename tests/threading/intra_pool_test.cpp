@@ -98,6 +98,35 @@ TEST_P(PoolSizes, FloatReductionIsBitwiseIdenticalForAnyThreadCount) {
   }
 }
 
+// A loop with a cost runs its blocks on however many threads the cost pays
+// for, but the blocks are the grain's: per-block float sums are bitwise the
+// same for any pool size and any cost (inline, some threads, all threads).
+TEST_P(PoolSizes, CostChangesThreadsNotBlocks) {
+  std::vector<float> data(1 << 16);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& v : data) v = dist(rng) * std::pow(10.0f, dist(rng) * 3);
+  const int64_t block = 512, blocks = static_cast<int64_t>(data.size()) / block;
+  auto sums = [&](ThreadPool& pool, double cycles) {
+    std::vector<float> out(static_cast<size_t>(blocks));
+    pool.parallel_for(0, blocks, 1, Cost{0, 0, cycles}, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        float acc = 0;
+        for (int64_t i = b * block; i < (b + 1) * block; ++i) acc += data[static_cast<size_t>(i)];
+        out[static_cast<size_t>(b)] = acc;
+      }
+    });
+    return out;
+  };
+  auto reference_pool = make_pool(1);
+  const std::vector<float> expected = sums(*reference_pool, 1);
+  auto pool = make_pool(GetParam());
+  for (double cycles : {1.0, 1e4, 1e6}) {
+    const std::vector<float> got = sums(*pool, cycles);
+    ASSERT_EQ(std::memcmp(got.data(), expected.data(), expected.size() * sizeof(float)), 0) << cycles;
+  }
+}
+
 TEST_P(PoolSizes, ExceptionReachesCallerAndPoolStaysUsable) {
   auto pool = make_pool(GetParam());
   EXPECT_THROW(pool->parallel_for(0, 1000, 1,
