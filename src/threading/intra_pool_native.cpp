@@ -8,7 +8,8 @@
 //   1. acquires a free Job (CAS busy 0 -> 1, gen + 1, no blocks), writes the
 //      loop into it and publishes n blocks with block 0 already its own
 //      (store, next = 1);
-//   2. offers the Job to up to (n - 1) workers: CAS of an idle worker's slot
+//   2. offers the Job to up to min(n, threads) - 1 workers (`threads` comes
+//      from the loop's cost, thread_pool.cpp): CAS of an idle worker's slot
 //      kIdle -> &job (a slot still holding &job is already offered), and
 //      unparks the ones that sleep;
 //   3. runs block 0, then claims and runs blocks like everyone (CAS next ->
