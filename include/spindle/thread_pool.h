@@ -69,6 +69,12 @@ struct Partition {
 Partition partition_range(int64_t n, int64_t grain);
 // Grain for a per-iteration cost (at least 1).
 int64_t grain_for_cost(const Cost& cost);
+// Estimated cycles of `n` iterations of `cost`.
+double cycles_of(int64_t n, const Cost& cost);
+// Threads (1..max_threads) worth running a loop of `total_cycles`: each must
+// get at least kThreadCycles of work, which pays for waking a worker and for
+// the spin window it then burns. Depends on the work, never on timing.
+int threads_for_cost(double total_cycles, int max_threads);
 
 namespace detail {
 class IntraPoolImpl;
@@ -96,6 +102,11 @@ class ThreadPool {
   // caller runs blocks too. The first exception thrown by fn is rethrown here
   // after all blocks in flight finish; blocks not yet started are skipped.
   void parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFn fn);
+  // Same, with the cost of one iteration. The partition still comes from
+  // `grain` alone (so results do not change); the cost only decides how many
+  // threads run the blocks: a loop too small to pay for waking another
+  // thread runs inline on the caller (threads_for_cost).
+  void parallel_for(int64_t begin, int64_t end, int64_t grain, const Cost& per_iter, RangeFn fn);
   // Same, with the grain derived from a per-iteration cost; small loops run
   // inline on the caller.
   void parallel_for(int64_t n, const Cost& cost, RangeFn fn);
@@ -124,12 +135,14 @@ class ThreadPool {
 
  private:
   explicit ThreadPool(std::unique_ptr<detail::IntraPoolImpl> impl);
+  void run_loop(int64_t begin, int64_t end, int64_t grain, int threads, RangeFn fn);
   std::unique_ptr<detail::IntraPoolImpl> impl_;
 };
 
 // Runs fn over [begin, end) on `pool`, or inline when pool is null.
 void parallel_for(ThreadPool* pool, int64_t begin, int64_t end, int64_t grain, RangeFn fn);
 void parallel_for(ThreadPool* pool, int64_t n, const Cost& cost, RangeFn fn);
+void parallel_for(ThreadPool* pool, int64_t begin, int64_t end, int64_t grain, const Cost& per_iter, RangeFn fn);
 
 // Observes parallel_for blocks (spindle profile). While a tracer is installed
 // on a thread (BlockTraceScope), every block of the parallel_for calls made

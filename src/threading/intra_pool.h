@@ -34,9 +34,10 @@ class IntraPoolImpl {
   int dop() const { return resolved_.options.num_threads; }
   const ResolvedPool& resolved() const { return resolved_; }
 
-  // Runs fn over the blocks of `part` (2 to kMaxBlocks blocks, not nested).
-  // Rethrows the first exception of fn.
-  virtual void run(int64_t begin, int64_t end, const Partition& part, RangeFn fn) = 0;
+  // Runs fn over the blocks of `part` (2 to kMaxBlocks blocks, not nested)
+  // on at most `threads` threads (2..dop, the caller counted). Rethrows the
+  // first exception of fn.
+  virtual void run(int64_t begin, int64_t end, const Partition& part, int threads, RangeFn fn) = 0;
   virtual std::vector<int> worker_tids() const = 0;
   virtual bool is_worker_thread() const = 0;
   // Run boundaries (ThreadPool::RunScope); backends without spinning ignore them.

@@ -8,7 +8,8 @@
 //   1. acquires a free Job (CAS busy 0 -> 1, gen + 1, no blocks), writes the
 //      loop into it and publishes n blocks with block 0 already its own
 //      (store, next = 1);
-//   2. offers the Job to up to (n - 1) workers: CAS of an idle worker's slot
+//   2. offers the Job to up to min(n, threads) - 1 workers (`threads` comes
+//      from the loop's cost, thread_pool.cpp): CAS of an idle worker's slot
 //      kIdle -> &job (a slot still holding &job is already offered), and
 //      unparks the ones that sleep;
 //   3. runs block 0, then claims and runs blocks like everyone (CAS next ->
@@ -46,6 +47,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <array>
+#include <chrono>
 #include <latch>
 #include <mutex>
 #include <thread>
@@ -223,7 +225,7 @@ class NativeIntraPool final : public IntraPoolImpl {
 
   ~NativeIntraPool() override { stop_all(); }
 
-  void run(int64_t begin, int64_t end, const Partition& part, RangeFn fn) override {
+  void run(int64_t begin, int64_t end, const Partition& part, int threads, RangeFn fn) override {
     SPINDLE_POOL_CHECK(part.num_blocks <= kMaxBlocks);
     Job* job = acquire_job();
     if (!job) {  // more concurrent callers than Jobs: run the loop alone
@@ -234,6 +236,7 @@ class NativeIntraPool final : public IntraPoolImpl {
       }
       return;
     }
+    note_loop_start();
     // 1. Write the loop, then publish its blocks.
     job->begin = begin;
     job->end = end;
@@ -251,7 +254,7 @@ class NativeIntraPool final : public IntraPoolImpl {
 
     // 2. Offer it to idle workers.
     const auto job_word = reinterpret_cast<uintptr_t>(job);
-    int64_t wanted = std::min<int64_t>(part.num_blocks - 1, static_cast<int64_t>(workers_.size()));
+    int64_t wanted = std::min<int64_t>({part.num_blocks - 1, static_cast<int64_t>(workers_.size()), threads - 1});
     bool woke_any = false;
     for (size_t i = 0; i < workers_.size() && wanted > 0; ++i) {
       Worker& w = workers_[i];
@@ -293,6 +296,7 @@ class NativeIntraPool final : public IntraPoolImpl {
     // 5. Release the Job (no blocks left to claim).
     SPINDLE_POOL_CHECK(job->done.load(std::memory_order_relaxed) == theirs);
     job->state.store(pack(gen, 0, 0) & ~kBusyBit, std::memory_order_release);
+    last_end_ns_.store(steady_ns(), std::memory_order_relaxed);
     if (failed) std::rethrow_exception(error);
   }
 
@@ -310,6 +314,7 @@ class NativeIntraPool final : public IntraPoolImpl {
   // every loop for the window.
   void begin_run() override {
     runs_used_.store(true, std::memory_order_relaxed);
+    last_end_ns_.store(0, std::memory_order_relaxed);  // the gap since the last run is not a loop gap
     active_runs_.fetch_add(1, std::memory_order_relaxed);
   }
   void end_run() override {
@@ -383,17 +388,43 @@ class NativeIntraPool final : public IntraPoolImpl {
     return nullptr;
   }
 
-  // Spins for the window (cut short when the last run ends), then parks.
-  // Returns the job word, or kIdle when the pool is stopping.
+  static int64_t steady_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  // The spin policy's measurement: the gap between the end of one parallel
+  // loop and the start of the next, averaged (halving weights). Loops that
+  // run inline (too small, threads_for_cost) are not counted: they never
+  // wake a worker, so the gap is the time a worker would spin for nothing.
+  void note_loop_start() {
+    const int64_t last = last_end_ns_.load(std::memory_order_relaxed);
+    if (last == 0) return;
+    const int64_t gap = steady_ns() - last;
+    const int64_t avg = gap_ns_.load(std::memory_order_relaxed);
+    gap_ns_.store(avg < 0 ? gap : (avg + gap) / 2, std::memory_order_relaxed);
+  }
+
+  // Whether the next loop is likely to come within the spin window: when
+  // the measured gap is longer, spinning would only burn CPU, so the worker
+  // parks at once (a wake-up then costs a futex call, which the gap dwarfs).
+  bool next_loop_soon() const {
+    const int64_t avg = gap_ns_.load(std::memory_order_relaxed);
+    return avg < 0 || avg <= spin_.window.count();
+  }
+
+  // Spins for the window (cut short when the last run ends, skipped when
+  // loops come further apart than the window), then parks. Returns the job
+  // word, or kIdle when the pool is stopping.
   uintptr_t wait_for_job(Worker& w) {
     auto assigned = [&] {
       return w.slot.load(std::memory_order_acquire) != kIdle;
     };
     for (;;) {
-      bool got = spin_until(spin_, assigned, [&] {
+      bool got = next_loop_soon() ? spin_until(spin_, assigned, [&] {
         return stop_.load(std::memory_order_relaxed) ||
                (runs_used_.load(std::memory_order_relaxed) && active_runs_.load(std::memory_order_relaxed) == 0);
-      });
+      }) : assigned();
       if (!got) w.parker.park([&] { return assigned() || stop_.load(std::memory_order_seq_cst); });
       const uintptr_t v = w.slot.load(std::memory_order_acquire);
       if (v != kIdle) return v;
@@ -413,6 +444,8 @@ class NativeIntraPool final : public IntraPoolImpl {
   std::atomic<bool> stop_{false};
   std::atomic<int> active_runs_{0};
   std::atomic<bool> runs_used_{false};
+  std::atomic<int64_t> last_end_ns_{0};  // end of the last parallel loop (0: none in this run)
+  std::atomic<int64_t> gap_ns_{-1};      // averaged gap between parallel loops (-1: none measured)
 };
 
 thread_local const NativeIntraPool* NativeIntraPool::t_worker_of = nullptr;

@@ -34,12 +34,12 @@ class OpenMpIntraPool final : public IntraPoolImpl {
     }
   }
 
-  void run(int64_t begin, int64_t end, const Partition& part, RangeFn fn) override {
+  void run(int64_t begin, int64_t end, const Partition& part, int max_threads, RangeFn fn) override {
     std::atomic<int64_t> next{0};
     std::atomic<bool> failed{false};
     std::exception_ptr error;
     std::mutex error_mu;
-    const int threads = static_cast<int>(std::min<int64_t>(dop(), part.num_blocks));
+    const int threads = static_cast<int>(std::min<int64_t>({dop(), max_threads, part.num_blocks}));
 #pragma omp parallel num_threads(threads)
     {
       const IntraPoolImpl* saved = t_openmp_worker_of;

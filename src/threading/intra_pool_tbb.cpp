@@ -29,7 +29,9 @@ class TbbIntraPool final : public IntraPoolImpl {
   }
   ~TbbIntraPool() override { observer_.observe(false); }
 
-  void run(int64_t begin, int64_t end, const Partition& part, RangeFn fn) override {
+  // The arena's concurrency is fixed: `threads` only bounds what the native
+  // and OpenMP backends wake; TBB's idle workers steal on their own.
+  void run(int64_t begin, int64_t end, const Partition& part, int /*threads*/, RangeFn fn) override {
     arena_.execute([&] {
       tbb::parallel_for(tbb::blocked_range<int64_t>(0, part.num_blocks, 1),
                         [&](const tbb::blocked_range<int64_t>& r) {

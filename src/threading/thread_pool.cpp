@@ -23,6 +23,15 @@ namespace {
 constexpr double kBlockCycles = 20000;
 // Cycles per byte moved, for Cost hints (streaming from L2/L3).
 constexpr double kCyclesPerByte = 0.1;
+// Cycles of work each thread of a loop with a Cost must get (threads_for_cost).
+// Waking a parked worker costs the caller a futex wake and the worker a
+// reschedule (5-30 us under load), and the worker then spins its window
+// (100 us by default) unless the next loop comes: a loop smaller than this per
+// thread finishes on the caller before a second thread would have helped.
+// Chosen among 50K/100K/200K on bench-models at intra 2 (docs/benchmarks.md,
+// "Threads inside kernels"): lstm_lm's recurrent step (1 MB of weights per
+// step, ~120K cycles in two blocks) stays on the caller.
+constexpr double kThreadCycles = 100000;
 
 thread_local const detail::IntraPoolImpl* t_inside_pool = nullptr;
 thread_local BlockTracer* t_tracer = nullptr;
@@ -52,10 +61,22 @@ Partition partition_range(int64_t n, int64_t grain) {
   return {(n + size - 1) / size, size};
 }
 
+namespace {
+double cycles_per_iter(const Cost& cost) {
+  const double c = cost.compute_cycles + kCyclesPerByte * (cost.bytes_loaded + cost.bytes_stored);
+  return c > 0 ? c : 1;
+}
+}  // namespace
+
 int64_t grain_for_cost(const Cost& cost) {
-  double per_iter = cost.compute_cycles + kCyclesPerByte * (cost.bytes_loaded + cost.bytes_stored);
-  if (per_iter <= 0) per_iter = 1;
-  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(kBlockCycles / per_iter)));
+  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(kBlockCycles / cycles_per_iter(cost))));
+}
+
+double cycles_of(int64_t n, const Cost& cost) { return static_cast<double>(std::max<int64_t>(n, 0)) * cycles_per_iter(cost); }
+
+int threads_for_cost(double total_cycles, int max_threads) {
+  const double t = std::floor(total_cycles / kThreadCycles);
+  return static_cast<int>(std::clamp<double>(t, 1, std::max(max_threads, 1)));
 }
 
 namespace detail {
@@ -78,22 +99,34 @@ const ThreadingOptions& ThreadPool::options() const { return impl_->resolved().o
 std::vector<int> ThreadPool::worker_tids() const { return impl_->worker_tids(); }
 bool ThreadPool::is_worker_thread() const { return impl_->is_worker_thread(); }
 
-void ThreadPool::parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFn fn) {
+// `threads` bounds the threads that run the blocks (the partition is the
+// grain's whatever it is): 1 runs the loop inline.
+void ThreadPool::run_loop(int64_t begin, int64_t end, int64_t grain, int threads, RangeFn fn) {
   if (end <= begin) return;
   const Partition part = partition_range(end - begin, grain);
   BlockTracer* const tracer = t_tracer;
-  if (part.num_blocks <= 1 || impl_->dop() <= 1 || detail::inside_pool(impl_.get())) {
+  if (part.num_blocks <= 1 || threads <= 1 || impl_->dop() <= 1 || detail::inside_pool(impl_.get())) {
     detail::InsidePoolScope scope(impl_.get());
     traced(tracer, fn, begin, end);
     return;
   }
-  if (!tracer) return impl_->run(begin, end, part, fn);
+  threads = std::min(threads, impl_->dop());
+  if (!tracer) return impl_->run(begin, end, part, threads, fn);
   auto each = [&](int64_t lo, int64_t hi) { traced(tracer, fn, lo, hi); };
-  impl_->run(begin, end, part, each);
+  impl_->run(begin, end, part, threads, each);
+}
+
+void ThreadPool::parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFn fn) {
+  run_loop(begin, end, grain, impl_->dop(), fn);
+}
+
+void ThreadPool::parallel_for(int64_t begin, int64_t end, int64_t grain, const Cost& per_iter, RangeFn fn) {
+  if (end <= begin) return;
+  run_loop(begin, end, grain, threads_for_cost(cycles_of(end - begin, per_iter), impl_->dop()), fn);
 }
 
 void ThreadPool::parallel_for(int64_t n, const Cost& cost, RangeFn fn) {
-  parallel_for(0, n, grain_for_cost(cost), fn);
+  parallel_for(0, n, grain_for_cost(cost), cost, fn);
 }
 
 ThreadPool::RunScope::RunScope(ThreadPool* pool) : pool_(pool) {
@@ -112,7 +145,15 @@ void parallel_for(ThreadPool* pool, int64_t begin, int64_t end, int64_t grain, R
 }
 
 void parallel_for(ThreadPool* pool, int64_t n, const Cost& cost, RangeFn fn) {
-  parallel_for(pool, 0, n, grain_for_cost(cost), fn);
+  parallel_for(pool, 0, n, grain_for_cost(cost), cost, fn);
+}
+
+void parallel_for(ThreadPool* pool, int64_t begin, int64_t end, int64_t grain, const Cost& per_iter, RangeFn fn) {
+  if (pool) {
+    pool->parallel_for(begin, end, grain, per_iter, fn);
+  } else if (end > begin) {
+    traced(t_tracer, fn, begin, end);
+  }
 }
 
 }  // namespace spindle

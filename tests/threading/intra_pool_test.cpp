@@ -28,11 +28,20 @@ using testing::count_process_threads;
 using testing::cpu_ms_while_sleeping;
 using testing::runnable_fraction;
 using testing::settled_thread_count;
+using testing::thread_cpu_ms;
 
 std::unique_ptr<ThreadPool> make_pool(int threads, bool spin = true) {
   ThreadingOptions o;
   o.num_threads = threads;
   o.allow_spinning = spin;
+  return ThreadPool::create(o).value();
+}
+
+// A 2-thread pool with a spin window long enough to observe.
+std::unique_ptr<ThreadPool> make_spinning_pool(std::chrono::microseconds window) {
+  ThreadingOptions o;
+  o.num_threads = 2;
+  o.spin_duration = window;
   return ThreadPool::create(o).value();
 }
 
@@ -86,6 +95,35 @@ TEST_P(PoolSizes, FloatReductionIsBitwiseIdenticalForAnyThreadCount) {
   for (int rep = 0; rep < 5; ++rep) {
     float got = reduce(*pool);
     ASSERT_EQ(std::memcmp(&got, &expected, sizeof(float)), 0) << got << " vs " << expected;
+  }
+}
+
+// A loop with a cost runs its blocks on however many threads the cost pays
+// for, but the blocks are the grain's: per-block float sums are bitwise the
+// same for any pool size and any cost (inline, some threads, all threads).
+TEST_P(PoolSizes, CostChangesThreadsNotBlocks) {
+  std::vector<float> data(1 << 16);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& v : data) v = dist(rng) * std::pow(10.0f, dist(rng) * 3);
+  const int64_t block = 512, blocks = static_cast<int64_t>(data.size()) / block;
+  auto sums = [&](ThreadPool& pool, double cycles) {
+    std::vector<float> out(static_cast<size_t>(blocks));
+    pool.parallel_for(0, blocks, 1, Cost{0, 0, cycles}, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        float acc = 0;
+        for (int64_t i = b * block; i < (b + 1) * block; ++i) acc += data[static_cast<size_t>(i)];
+        out[static_cast<size_t>(b)] = acc;
+      }
+    });
+    return out;
+  };
+  auto reference_pool = make_pool(1);
+  const std::vector<float> expected = sums(*reference_pool, 1);
+  auto pool = make_pool(GetParam());
+  for (double cycles : {1.0, 1e4, 1e6}) {
+    const std::vector<float> got = sums(*pool, cycles);
+    ASSERT_EQ(std::memcmp(got.data(), expected.data(), expected.size() * sizeof(float)), 0) << cycles;
   }
 }
 
@@ -235,6 +273,64 @@ TEST(IntraPool, CostHintRunsSmallLoopsInline) {
   EXPECT_GT(grain_for_cost(Cost{4, 4, 1}), 1000);
 }
 
+// A loop whose cost cannot pay for a second thread runs on the caller, in
+// one call over the whole range, and never wakes the worker: its CPU time
+// stays ~0 over thousands of such loops (each wake-up would cost a futex
+// wake and a spin window of 100 us).
+TEST(IntraPool, TinyCostLoopsDoNotWakeWorkers) {
+  SPINDLE_REQUIRE_NATIVE_BACKEND();
+  auto pool = make_pool(2);
+  const int worker = pool->worker_tids().at(0);
+  const auto caller = std::this_thread::get_id();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past the start-up
+  const double before = thread_cpu_ms(worker);
+  ASSERT_GE(before, 0.0);
+  std::atomic<int> calls{0};
+  std::atomic<bool> all_on_caller{true}, whole_range{true};
+  for (int i = 0; i < 5000; ++i) {
+    pool->parallel_for(0, 64, 1, Cost{0, 0, 100}, [&](int64_t b, int64_t e) {
+      ++calls;
+      if (std::this_thread::get_id() != caller) all_on_caller = false;
+      if (b != 0 || e != 64) whole_range = false;
+    });
+  }
+  const double burned = thread_cpu_ms(worker) - before;
+  EXPECT_EQ(calls.load(), 5000);
+  EXPECT_TRUE(all_on_caller.load());
+  EXPECT_TRUE(whole_range.load());
+  EXPECT_LT(burned, 2.0) << "5000 loops of 6400 cycles each woke the worker (" << burned << " ms of its CPU)";
+}
+
+// The same loop with a cost that pays for two threads is shared.
+TEST(IntraPool, CostlyLoopsUseWorkers) {
+  auto pool = make_pool(2);
+  std::mutex mu;
+  std::set<std::thread::id> seen;
+  for (int rep = 0; rep < 50 && seen.size() < 2; ++rep) {
+    pool->parallel_for(0, 64, 1, Cost{0, 0, 1e6}, [&](int64_t, int64_t) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      std::lock_guard<std::mutex> lock(mu);
+      seen.insert(std::this_thread::get_id());
+    });
+  }
+  EXPECT_EQ(seen.size(), 2u);
+}
+
+TEST(IntraPool, ThreadsForCostGrowWithWorkOnly) {
+  EXPECT_EQ(threads_for_cost(0, 8), 1);
+  EXPECT_EQ(threads_for_cost(1e3, 8), 1);
+  EXPECT_EQ(threads_for_cost(1e12, 8), 8);
+  EXPECT_EQ(threads_for_cost(1e12, 1), 1);
+  int last = 1;
+  for (double c = 1e3; c < 1e8; c *= 1.5) {
+    const int t = threads_for_cost(c, 64);
+    EXPECT_GE(t, last) << c;
+    last = t;
+  }
+  EXPECT_GT(last, 1);
+  EXPECT_DOUBLE_EQ(cycles_of(100, Cost{0, 0, 7}), 700.0);
+}
+
 TEST(IntraPool, PartitionDependsOnlyOnRangeAndGrain) {
   EXPECT_EQ(partition_range(0, 10).num_blocks, 0);
   Partition p = partition_range(1000, 100);
@@ -257,10 +353,7 @@ TEST(IntraPoolSpin, IdlePoolWithoutSpinningBurnsNoCpu) {
 
 TEST(IntraPoolSpin, SpinningStopsAfterTheWindow) {
   SPINDLE_REQUIRE_NATIVE_BACKEND();
-  ThreadingOptions o;
-  o.num_threads = 2;
-  o.spin_duration = std::chrono::microseconds(30000);  // 30 ms, long enough to observe
-  auto pool = ThreadPool::create(o).value();
+  auto pool = make_spinning_pool(std::chrono::microseconds(30000));  // 30 ms
   const int worker = pool->worker_tids().at(0);
   pool->parallel_for(0, 64, 1, [](int64_t, int64_t) {});
   // Inside the window the worker spins: runnable, never asleep. (Its CPU
@@ -275,12 +368,31 @@ TEST(IntraPoolSpin, SpinningStopsAfterTheWindow) {
   EXPECT_LT(after, 2.0) << "the worker kept burning CPU after its spin window";
 }
 
+// Loops that come further apart than the spin window (measured by the pool)
+// leave the worker parked right after each loop instead of spinning the
+// window for nothing; loops close together keep it spinning.
+TEST(IntraPoolSpin, WorkerSpinsOnlyWhenTheNextLoopIsLikelySoon) {
+  SPINDLE_REQUIRE_NATIVE_BACKEND();
+  auto pool = make_spinning_pool(std::chrono::microseconds(20000));  // 20 ms
+  const int worker = pool->worker_tids().at(0);
+  auto loop = [&] {
+    pool->parallel_for(0, 64, 1, [](int64_t, int64_t) { std::this_thread::sleep_for(std::chrono::microseconds(20)); });
+  };
+  for (int i = 0; i < 4; ++i) {  // 60 ms apart: three times the window
+    loop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  }
+  loop();
+  const double sparse = runnable_fraction(worker, 10);
+  for (int i = 0; i < 40; ++i) loop();  // back to back
+  const double dense = runnable_fraction(worker, 10);
+  EXPECT_LT(sparse, 0.2) << "the worker spun after a loop although loops come 60 ms apart";
+  EXPECT_GT(dense, 0.8) << "the worker parked although loops come back to back";
+}
+
 TEST(IntraPoolSpin, EndOfRunStopsSpinningAtOnce) {
   SPINDLE_REQUIRE_NATIVE_BACKEND();
-  ThreadingOptions o;
-  o.num_threads = 2;
-  o.spin_duration = std::chrono::microseconds(1000000);  // 1 s window
-  auto pool = ThreadPool::create(o).value();
+  auto pool = make_spinning_pool(std::chrono::microseconds(1000000));  // 1 s
   {
     ThreadPool::RunScope run(pool.get());
     pool->parallel_for(0, 64, 1, [](int64_t, int64_t) {});

@@ -66,6 +66,16 @@ inline double cpu_ms_while_sleeping(int ms) {
   return process_cpu_ms() - before;
 }
 
+// CPU time thread `tid` of this process has run, in milliseconds (the first
+// field of /proc/self/task/<tid>/schedstat, nanoseconds on a CPU); -1 if
+// unreadable.
+inline double thread_cpu_ms(int tid) {
+  std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+  long long ns = -1;
+  if (!(f >> ns)) return -1;
+  return static_cast<double>(ns) / 1e6;
+}
+
 // Scheduler state of thread `tid` of this process ('R' running or runnable,
 // 'S' sleeping, ...), from /proc/self/task/<tid>/stat; '?' if unreadable.
 inline char thread_state(int tid) {

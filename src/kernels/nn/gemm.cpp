@@ -127,6 +127,7 @@ class MatMulKernel final : public OpKernel {
     const int64_t blocks = gb_batches * per_batch;
     parallel_for(ctx.pool(), 0, blocks,
                  grain_for_work(blocks, static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1))),
+                 fma_cost(static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1))),
                  [&](int64_t b0, int64_t b1) {
                    for (int64_t blk = b0; blk < b1; ++blk) {
                      const int64_t bi = blk / per_batch, rem = blk % per_batch;
@@ -208,6 +209,7 @@ class GemmKernel final : public OpKernel {
     const int64_t lda = A.dim(1), ldb = B.dim(1);
     parallel_for(ctx.pool(), 0, blocks,
                  grain_for_work(blocks, static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1))),
+                 fma_cost(static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1))),
                  [&](int64_t b0, int64_t b1) {
                    for (int64_t blk = b0; blk < b1; ++blk) {
                      const int64_t m0 = (blk / gb.n_blocks) * gb.mt, m1 = std::min(M, m0 + gb.mt);

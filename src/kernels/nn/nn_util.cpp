@@ -209,6 +209,13 @@ int64_t blocks_for_work(double total_fma) {
   return std::max<int64_t>(static_cast<int64_t>(std::ceil(total_fma / kBlockWork)), 1);
 }
 
+Cost fma_cost(double fma) {
+  // Multiply-adds per cycle of the packed GEMM kernels on one core (two FMA
+  // pipes of 8 floats; Zen 4 runs AVX-512 at the same rate).
+  constexpr double kFmaPerCycle = 16.0;
+  return Cost{0, 0, fma / kFmaPerCycle};
+}
+
 int64_t grain_for_work(int64_t n, double work_per_item) {
   if (work_per_item <= 0) return std::max<int64_t>(n, 1);
   const int64_t g = static_cast<int64_t>(std::ceil(kMinBlockWork / work_per_item));

@@ -106,6 +106,11 @@ int64_t blocks_for_work(double total_fma);
 // items are grouped so a block has at least ~kMinBlockWork of work.
 int64_t grain_for_work(int64_t n, double work_per_item);
 
+// Cost of `fma` multiply-adds of vectorized compute (e.g. one GEMM block)
+// for parallel_for's cost overload, which runs a loop too small to pay for
+// a second thread inline.
+Cost fma_cost(double fma);
+
 // Registration entry points (one per file).
 void register_conv(KernelRegistry& r);
 void register_conv_transpose(KernelRegistry& r);

@@ -401,7 +401,8 @@ class RecurrentKernel final : public OpKernel {
         };
         const int64_t blocks = ceil_div(rows_used, per_block);
         if (blocks == 1) rows_block(0, 1);
-        else parallel_for(pool, 0, blocks, 1, rows_block);
+        else  // each block streams its panels of R (per_block x H floats) from L2/L3
+          parallel_for(pool, 0, blocks, 1, Cost{4.0 * static_cast<double>(per_block * H), 0, static_cast<double>(per_block * H * B) / 16}, rows_block);
       } else {
         sgemm(false, true, B, rows_used, H, 1.0f, in, H, r, H, 0.0f, out, ld, SgemmExtras{.packed_b = r_gemm->panel(0)});
       }
