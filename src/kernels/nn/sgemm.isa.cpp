@@ -143,14 +143,79 @@ SG_INLINE void micro_rows(int rows, int64_t kc, const float* pa, const float* pb
   micro_tile<R, NV>(kc, pa, pb, c, ldc, accumulate, row_bias);
 }
 
+// Few rows (M = 1..3: FC layers at small batch, a row edge of 1..3 rows):
+// an R x NR tile holds only 2R accumulators, too few to hide the FMA
+// latency, so P panels of B (P * NR columns) run side by side, R * P * kNV
+// independent accumulators fed by P streams of packed B. Each element sees
+// exactly micro_tile's operations (init, then one multiply-add per k in
+// increasing k), so the result is the same as through micro_tile.
+template <int R, int P>
+SG_INLINE void micro_wide(int64_t kc, const float* __restrict pa, const float* __restrict pb, int64_t pb_stride,
+                          float* c, int64_t ldc, bool accumulate, const float* row_bias) {
+  constexpr int kV = P * kNV;
+  Vec acc[R][kV];
+#pragma GCC unroll 4
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) {
+      float* cv = c + i * ldc + (v / kNV) * kNR + (v % kNV) * kW;
+      acc[i][v] = accumulate ? vload(cv) : row_bias ? vset1(row_bias[i]) : vzero();
+    }
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k) {
+    Vec a[R];
+#pragma GCC unroll 4
+    for (int i = 0; i < R; ++i) a[i] = vset1(pa[i]);
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) {
+      const Vec b = vload(pb + (v / kNV) * pb_stride + (v % kNV) * kW);
+#pragma GCC unroll 4
+      for (int i = 0; i < R; ++i) acc[i][v] = vfma(a[i], b, acc[i][v]);
+    }
+    pa += kMR;
+    pb += kNR;
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) vstore(c + i * ldc + (v / kNV) * kNR + (v % kNV) * kW, acc[i][v]);
+}
+
+// The columns of a block of R <= 3 rows in groups of P full panels; returns
+// the first column left (fewer than P full panels remain).
+template <int R, int P>
+int64_t wide_columns(const SgemmBlock& blk) {
+  int64_t j0 = 0;
+  for (; j0 + P * kNR <= blk.n; j0 += P * kNR)
+    micro_wide<R, P>(blk.kc, blk.pa, blk.pb + (j0 / kNR) * blk.pb_stride, blk.pb_stride, blk.c + j0, blk.ldc,
+                     blk.accumulate, blk.row_bias);
+  return j0;
+}
+
+constexpr int64_t kWideRows = 3;  // blocks (and row edges) of at most this many rows run micro_wide
+
 }  // namespace
 
 SgemmGeometry sgemm_geometry() { return SgemmGeometry{kMR, kNR}; }
 
 void sgemm_block(const SgemmBlock& blk) {
-  const int64_t m = blk.m, n = blk.n, kc = blk.kc;
+  const int64_t kc = blk.kc, n = blk.n;
+  int64_t m = blk.m, j_first = 0;
+  if (m <= kWideRows) {
+    j_first = m == 1 ? wide_columns<1, 4>(blk) : m == 2 ? wide_columns<2, 2>(blk) : wide_columns<3, 2>(blk);
+  } else if (m % kMR != 0 && m % kMR <= kWideRows) {
+    // A row edge of 1..3 rows: the full panels here, the edge as its own block.
+    const int64_t full = m - m % kMR;
+    SgemmBlock edge = blk;
+    edge.m = m - full;
+    edge.pa = blk.pa + (full / kMR) * blk.pa_stride;
+    edge.c = blk.c + full * blk.ldc;
+    edge.row_bias = blk.row_bias ? blk.row_bias + full : nullptr;
+    sgemm_block(edge);
+    m = full;
+  }
   alignas(64) float tile[kMR * kNR];
-  for (int64_t j0 = 0; j0 < n; j0 += kNR) {
+  for (int64_t j0 = j_first; j0 < n; j0 += kNR) {
     const int64_t nr = n - j0 < kNR ? n - j0 : kNR;
     const float* pb = blk.pb + (j0 / kNR) * blk.pb_stride;
     for (int64_t i0 = 0; i0 < m; i0 += kMR) {
