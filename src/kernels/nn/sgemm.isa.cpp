@@ -192,6 +192,46 @@ int64_t wide_columns(const SgemmBlock& blk) {
   return j0;
 }
 
+// micro_tile with B read from per-k rows (taps[k] + j0) instead of a packed
+// panel: the same operations per element (row bias or zero, then one
+// multiply-add per k in increasing k).
+template <int R, int NV = kNV>
+SG_INLINE void taps_tile(int64_t K, const float* __restrict pa, const float* const* taps, int64_t j0, float* c,
+                         int64_t ldc, const float* row_bias) {
+  Vec acc[R][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) acc[i][v] = row_bias ? vset1(row_bias[i]) : vzero();
+#pragma GCC unroll 4
+  for (int64_t k = 0; k < K; ++k) {
+    const float* p = taps[k] + j0;
+    Vec b[NV];
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) b[v] = vload(p + v * kW);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      const Vec a = vset1(pa[i]);
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) acc[i][v] = vfma(a, b[v], acc[i][v]);
+    }
+    pa += kMR;
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) vstore(c + i * ldc + v * kW, acc[i][v]);
+}
+
+template <int R = kMR, int NV = kNV>
+SG_INLINE void taps_rows(int rows, int64_t K, const float* pa, const float* const* taps, int64_t j0, float* c,
+                         int64_t ldc, const float* row_bias) {
+  if constexpr (R > 1) {
+    if (rows < R) return taps_rows<R - 1, NV>(rows, K, pa, taps, j0, c, ldc, row_bias);
+  }
+  taps_tile<R, NV>(K, pa, taps, j0, c, ldc, row_bias);
+}
+
 constexpr int64_t kWideRows = 3;  // blocks (and row edges) of at most this many rows run micro_wide
 
 }  // namespace
@@ -236,6 +276,26 @@ void sgemm_block(const SgemmBlock& blk) {
       if (nr <= kW) micro_rows<kMR, 1>(static_cast<int>(mr), kc, pa, pb, tile, kNR, blk.accumulate, bias);
       else micro_rows(static_cast<int>(mr), kc, pa, pb, tile, kNR, blk.accumulate, bias);
       for (int64_t i = 0; i < mr; ++i) std::memcpy(c + i * blk.ldc, tile + i * kNR, static_cast<size_t>(nr) * 4);
+    }
+  }
+}
+
+void sgemm_taps_block(const SgemmTapsBlock& blk) {
+  alignas(64) float tile[kMR * kNR];
+  for (int64_t j0 = 0; j0 < blk.n; j0 += kNR) {
+    const int64_t nr = blk.n - j0 < kNR ? blk.n - j0 : kNR;
+    for (int64_t i0 = 0; i0 < blk.m; i0 += kMR) {
+      const int rows = static_cast<int>(blk.m - i0 < kMR ? blk.m - i0 : kMR);
+      const float* pa = blk.pa + (i0 / kMR) * blk.pa_stride;
+      const float* bias = blk.row_bias ? blk.row_bias + i0 : nullptr;
+      float* c = blk.c + i0 * blk.ldc + j0;
+      if (nr == kNR) {
+        taps_rows(rows, blk.K, pa, blk.taps, j0, c, blk.ldc, bias);
+        continue;
+      }
+      if (nr <= kW) taps_rows<kMR, 1>(rows, blk.K, pa, blk.taps, j0, tile, kNR, bias);
+      else taps_rows(rows, blk.K, pa, blk.taps, j0, tile, kNR, bias);
+      for (int i = 0; i < rows; ++i) std::memcpy(c + i * blk.ldc, tile + i * kNR, static_cast<size_t>(nr) * 4);
     }
   }
 }
