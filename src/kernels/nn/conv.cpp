@@ -400,7 +400,7 @@ class ConvKernel final : public OpKernel {
       run_gemv(ctx, x, wd, bias, y, N, C, M, G);
       return;
     }
-    // Narrow groups (RegNet's group width 8 / 16) and 3-channel stems: the
+    // Narrow groups (RegNet's group width 8 / 16) and stems of few channels: the
     // im2col would copy each input value k_size times for little GEMM work
     // per copy; an implicit GEMM reads the taps from phase planes instead.
     if (!pointwise && w.nd == 2 && (G > 1 || Cg <= kTapsMaxStemChannels) && K <= kSgemmKC && !packed_w_.empty() &&
@@ -509,8 +509,9 @@ class ConvKernel final : public OpKernel {
                  });
   }
 
-  // Most input channels of a non-grouped convolution for the implicit GEMM.
-  static constexpr int64_t kTapsMaxStemChannels = 4;
+  // Most input channels of a non-grouped convolution for the implicit GEMM
+  // (measured: 1.25x at 8 -> 16 channels, 160x160; even at 16 and 24).
+  static constexpr int64_t kTapsMaxStemChannels = 8;
 
   // Columns per im2col tile: K x tile floats near 1 MB (in L2), whole
   // multiples of kGemmTileN.
