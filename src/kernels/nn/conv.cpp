@@ -2,7 +2,7 @@
 // strides, dilations, pads, auto_pad, optional bias and a fused activation
 // (node attributes "activation" / "activation_params" set by the optimizer).
 //
-// Three paths, chosen per call from the shapes:
+// Four paths, chosen per call from the shapes:
 //   depthwise  group == C, one input channel per group, 1-D or 2-D: a direct
 //              kernel. Each block copies the input rows it needs into
 //              zero-padded phase planes (rows and columns split by stride
@@ -11,6 +11,10 @@
 //   pointwise  1x1 kernel, stride 1, no pads: Y_g = W_g * X_g, one packed
 //              SGEMM (sgemm.h) per block on X_g in place, no im2col (1x1
 //              inputs: a matrix-vector product).
+//   taps       narrow groups and stems of <= 8 input channels (2-D, K <=
+//              256, weights pre-packed): an implicit GEMM (sgemm_taps) whose
+//              B rows are pointers into the group's phase planes, laid out
+//              as for depthwise; no im2col.
 //   im2col     everything else: im2col of a column tile (output positions)
 //              written straight into the SGEMM's packed B panels, a
 //              per-thread scratch of K x tile floats that stays in L2, then

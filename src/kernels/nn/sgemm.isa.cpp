@@ -1,6 +1,8 @@
 // sgemm.isa.cpp — the per-ISA part of spindle's packed SGEMM (sgemm.h): the
 // register-blocked micro-kernel, the loop over micro-tiles of one cache
-// block, and the packing of A and B into the micro-kernel's panel formats.
+// block (several B panels side by side for blocks of 1-3 rows), the same
+// tiles over B rows given as pointers (sgemm_taps_block: convolution
+// without im2col), and the packing of A and B into the panel formats.
 //
 // Compiled once per ISA level (src/kernels/isa/dispatch.h). The code is
 // written once over a small width-generic vector layer (Vec, kW lanes):
