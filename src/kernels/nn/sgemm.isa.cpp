@@ -92,9 +92,23 @@ constexpr int kNR = kNV * kW;
 // NV < kNV computes only the first NV vectors of columns (a ragged last
 // tile of at most NV * kW columns); each computed element sees the same
 // operations as with NV = kNV.
-template <int R, int NV = kNV>
-SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, const float* __restrict pb, float* c, int64_t ldc,
-                          bool accumulate, const float* row_bias) {
+// Where a tile's B rows come from: a packed NR-column panel (row k at
+// pb + k * NR), or one pointer per k (the implicit GEMM: taps[k] + j0).
+struct PanelRows {
+  const float* __restrict pb;
+  SG_INLINE const float* row() const { return pb; }
+  SG_INLINE void next() { pb += kNR; }
+};
+struct TapRows {
+  const float* const* taps;
+  int64_t j0;
+  SG_INLINE const float* row() const { return *taps + j0; }
+  SG_INLINE void next() { ++taps; }
+};
+
+template <int R, int NV = kNV, class Rows = PanelRows>
+SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, Rows rows, float* c, int64_t ldc, bool accumulate,
+                          const float* row_bias) {
   Vec acc[R][NV];
   if (accumulate) {
 #pragma GCC unroll 16
@@ -114,6 +128,7 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, const float* _
   }
 #pragma GCC unroll 4
   for (int64_t k = 0; k < kc; ++k) {
+    const float* pb = rows.row();
     Vec b[NV];
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) b[v] = vload(pb + v * kW);
@@ -124,7 +139,7 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, const float* _
       for (int v = 0; v < NV; ++v) acc[i][v] = vfma(a, b[v], acc[i][v]);
     }
     pa += kMR;
-    pb += kNR;
+    rows.next();
   }
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
@@ -136,13 +151,13 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, const float* _
 // FC layers at batch 1) computes only its rows. Every row's sum is the same
 // sequence of operations whatever R is, so results do not depend on where a
 // row falls in a panel.
-template <int R = kMR, int NV = kNV>
-SG_INLINE void micro_rows(int rows, int64_t kc, const float* pa, const float* pb, float* c, int64_t ldc, bool accumulate,
+template <int R = kMR, int NV = kNV, class Rows = PanelRows>
+SG_INLINE void micro_rows(int rows, int64_t kc, const float* pa, Rows b, float* c, int64_t ldc, bool accumulate,
                           const float* row_bias) {
   if constexpr (R > 1) {
-    if (rows < R) return micro_rows<R - 1, NV>(rows, kc, pa, pb, c, ldc, accumulate, row_bias);
+    if (rows < R) return micro_rows<R - 1, NV, Rows>(rows, kc, pa, b, c, ldc, accumulate, row_bias);
   }
-  micro_tile<R, NV>(kc, pa, pb, c, ldc, accumulate, row_bias);
+  micro_tile<R, NV, Rows>(kc, pa, b, c, ldc, accumulate, row_bias);
 }
 
 // Few rows (M = 1..3: FC layers at small batch, a row edge of 1..3 rows):
@@ -194,46 +209,6 @@ int64_t wide_columns(const SgemmBlock& blk) {
   return j0;
 }
 
-// micro_tile with B read from per-k rows (taps[k] + j0) instead of a packed
-// panel: the same operations per element (row bias or zero, then one
-// multiply-add per k in increasing k).
-template <int R, int NV = kNV>
-SG_INLINE void taps_tile(int64_t K, const float* __restrict pa, const float* const* taps, int64_t j0, float* c,
-                         int64_t ldc, const float* row_bias) {
-  Vec acc[R][NV];
-#pragma GCC unroll 16
-  for (int i = 0; i < R; ++i)
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) acc[i][v] = row_bias ? vset1(row_bias[i]) : vzero();
-#pragma GCC unroll 4
-  for (int64_t k = 0; k < K; ++k) {
-    const float* p = taps[k] + j0;
-    Vec b[NV];
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) b[v] = vload(p + v * kW);
-#pragma GCC unroll 16
-    for (int i = 0; i < R; ++i) {
-      const Vec a = vset1(pa[i]);
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) acc[i][v] = vfma(a, b[v], acc[i][v]);
-    }
-    pa += kMR;
-  }
-#pragma GCC unroll 16
-  for (int i = 0; i < R; ++i)
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) vstore(c + i * ldc + v * kW, acc[i][v]);
-}
-
-template <int R = kMR, int NV = kNV>
-SG_INLINE void taps_rows(int rows, int64_t K, const float* pa, const float* const* taps, int64_t j0, float* c,
-                         int64_t ldc, const float* row_bias) {
-  if constexpr (R > 1) {
-    if (rows < R) return taps_rows<R - 1, NV>(rows, K, pa, taps, j0, c, ldc, row_bias);
-  }
-  taps_tile<R, NV>(K, pa, taps, j0, c, ldc, row_bias);
-}
-
 constexpr int64_t kWideRows = 3;  // blocks (and row edges) of at most this many rows run micro_wide
 
 }  // namespace
@@ -266,8 +241,8 @@ void sgemm_block(const SgemmBlock& blk) {
       float* c = blk.c + i0 * blk.ldc + j0;
       const float* bias = blk.row_bias ? blk.row_bias + i0 : nullptr;
       if (nr == kNR) {
-        if (mr == kMR) micro_tile<kMR>(kc, pa, pb, c, blk.ldc, blk.accumulate, bias);
-        else micro_rows(static_cast<int>(mr), kc, pa, pb, c, blk.ldc, blk.accumulate, bias);
+        if (mr == kMR) micro_tile<kMR>(kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias);
+        else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias);
         continue;
       }
       // Ragged columns: run the tile's rows on a local copy; at most one
@@ -275,8 +250,8 @@ void sgemm_block(const SgemmBlock& blk) {
       if (blk.accumulate) {
         for (int64_t i = 0; i < mr; ++i) std::memcpy(tile + i * kNR, c + i * blk.ldc, static_cast<size_t>(nr) * 4);
       }
-      if (nr <= kW) micro_rows<kMR, 1>(static_cast<int>(mr), kc, pa, pb, tile, kNR, blk.accumulate, bias);
-      else micro_rows(static_cast<int>(mr), kc, pa, pb, tile, kNR, blk.accumulate, bias);
+      if (nr <= kW) micro_rows<kMR, 1>(static_cast<int>(mr), kc, pa, PanelRows{pb}, tile, kNR, blk.accumulate, bias);
+      else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, tile, kNR, blk.accumulate, bias);
       for (int64_t i = 0; i < mr; ++i) std::memcpy(c + i * blk.ldc, tile + i * kNR, static_cast<size_t>(nr) * 4);
     }
   }
@@ -291,12 +266,13 @@ void sgemm_taps_block(const SgemmTapsBlock& blk) {
       const float* pa = blk.pa + (i0 / kMR) * blk.pa_stride;
       const float* bias = blk.row_bias ? blk.row_bias + i0 : nullptr;
       float* c = blk.c + i0 * blk.ldc + j0;
+      const TapRows b{blk.taps, j0};
       if (nr == kNR) {
-        taps_rows(rows, blk.K, pa, blk.taps, j0, c, blk.ldc, bias);
+        micro_rows(rows, blk.K, pa, b, c, blk.ldc, false, bias);
         continue;
       }
-      if (nr <= kW) taps_rows<kMR, 1>(rows, blk.K, pa, blk.taps, j0, tile, kNR, bias);
-      else taps_rows(rows, blk.K, pa, blk.taps, j0, tile, kNR, bias);
+      if (nr <= kW) micro_rows<kMR, 1>(rows, blk.K, pa, b, tile, kNR, false, bias);
+      else micro_rows(rows, blk.K, pa, b, tile, kNR, false, bias);
       for (int i = 0; i < rows; ++i) std::memcpy(c + i * blk.ldc, tile + i * kNR, static_cast<size_t>(nr) * 4);
     }
   }
