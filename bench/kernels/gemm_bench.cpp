@@ -4,7 +4,7 @@
 // BLIS (cblas_sgemm), on the GEMM shapes of CNN layers and FC layers.
 // Counter GFLOPS = 2 M N K / time. Shapes: M x N x K with C = A (M x K,
 // weights) * B (K x N, im2col columns or activations), Conv's orientation;
-// FC layers are 1 x N x K with the weights as B.
+// FC layers are M x N x K (M <= 8) with the weights as B.
 //
 //   build/bench/kernels/bench_gemm --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -26,11 +26,14 @@ struct Shape3 {
 };
 
 // {M, N, K}: ResNet 3x3 im2col (stages 1..4 at 224x224), ResNet-50 / MobileNet
-// 1x1 layers, PP-OCR det / rec layers, FC layers (M = 1).
+// 1x1 layers, PP-OCR det / rec layers, FC layers (M = 1) and small-M
+// products (M <= 8: the weights are B), 1x1 with K = 16, conv stems.
 const Shape3 kShapes[] = {
     {64, 3136, 576},  {128, 784, 1152}, {256, 196, 2304}, {512, 49, 4608},  // resnet 3x3
     {64, 3136, 256},  {256, 3136, 64},  {1024, 196, 256}, {96, 784, 576},   // 1x1 / mobilenet expand
     {48, 6400, 216},  {120, 480, 480},  {1, 1000, 512},   {1, 1000, 2048},  // ocr det / rec, FC
+    {1, 1280, 960},   {1, 1000, 1280},  {2, 1000, 1280},  {4, 1000, 1280},  // mobilenet_v3 classifier, small M
+    {8, 1000, 1280},  {64, 12544, 16},  {16, 12544, 27},  {64, 12544, 147}, // 1x1 small K, stems (3x3 s2, 7x7 s2)
 };
 
 std::vector<float> random_floats(size_t n) {
@@ -48,7 +51,7 @@ void run(benchmark::State& st, Impl impl) {
   const auto a = random_floats(static_cast<size_t>(s.m * s.k));
   const auto b = random_floats(static_cast<size_t>(s.k * s.n));
   std::vector<float> c(static_cast<size_t>(s.m * s.n));
-  const bool fc = s.m == 1;
+  const bool fc = s.m <= 8;
   PackedMatrix packed = fc ? PackedMatrix::pack_b(false, s.n, s.k, b.data(), s.n)
                            : PackedMatrix::pack_a(false, s.m, s.k, 1.0f, a.data(), s.k);
   SgemmExtras ex;

@@ -16,6 +16,10 @@ Usage: /usr/bin/python3 bench/models/conv_layers.py OUT_DIR
   pw_14      1x1, 672 -> 112 at 14x14
   dw3_112    depthwise 3x3, 96 channels at 112x112
   dw5s2_56   depthwise 5x5 stride 2, 144 channels at 56x56
+  stem3      3x3 stride 2, 3 -> 16 at 224x224 (MobileNetV3 / EfficientNet stem)
+  grp8_112   3x3 stride 2, 48 -> 48 at 112x112, group width 8 (RegNetY-400MF)
+  grp8_28    3x3, 104 -> 104 at 28x28, group width 8
+  grp8_7     3x3, 440 -> 440 at 7x7, group width 8
 """
 import os
 import sys
@@ -36,6 +40,10 @@ LAYERS = {
     "pw_14": (672, 112, 14, 1, 1, 0, 1),
     "dw3_112": (96, 96, 112, 3, 1, 1, 96),
     "dw5s2_56": (144, 144, 56, 5, 2, 2, 144),
+    "stem3": (3, 16, 224, 3, 2, 1, 1),
+    "grp8_112": (48, 48, 112, 3, 2, 1, 6),
+    "grp8_28": (104, 104, 28, 3, 1, 1, 13),
+    "grp8_7": (440, 440, 7, 3, 1, 1, 55),
 }
 
 

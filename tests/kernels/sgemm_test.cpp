@@ -3,7 +3,8 @@
 // alpha / beta; pre-packed operands, bias and activation epilogues equal to
 // the plain path bit for bit; Conv / Gemm / MatMul with constant weights
 // packed at creation or not (NodeInfo::prepack) bitwise equal; bitwise
-// identical results for 1, 2 and 3 threads; the baseline and AVX2 levels'
+// identical results for 1, 2 and 3 threads; blocks of 1..3 rows (the
+// multi-panel path) equal to the same rows of a full tile bitwise; the baseline and AVX2 levels'
 // micro-kernels called directly, and the whole reference test re-run in a
 // child process with SPINDLE_ISA=baseline.
 #include <gtest/gtest.h>
@@ -180,6 +181,37 @@ TEST(Sgemm, PrepackedOperandsAndEpiloguesEqualThePlainPathBitwise) {
     }
 }
 
+// Blocks of 1..3 rows (FC layers at small batch, row edges) run several B
+// panels side by side; every element must still see the full-tile path's
+// operations, so each row equals the same row computed in a block of MR + 1
+// rows bit for bit, and matches the double reference.
+TEST(Sgemm, FewRowsEqualTheSameRowsOfALargerBlockBitwise) {
+  const int64_t MR = kernels::nn::sgemm_mr(), NR = kernels::nn::sgemm_nr();
+  const int64_t n = 9 * NR + 5, k = 530, big = MR + 3;
+  const auto a = random_floats(big * k, 21), b = random_floats(k * n, 22), bias = random_floats(big, 23);
+  const PackedMatrix pb = PackedMatrix::pack_b(false, n, k, b.data(), n);
+  for (bool packed : {false, true})
+    for (bool with_bias : {false, true}) {
+      SgemmExtras ex;
+      if (packed) ex.packed_b = pb.panel(0);
+      if (with_bias) ex.row_bias = bias.data();
+      std::vector<float> whole(big * n);
+      sgemm(false, false, big, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, whole.data(), n, ex);
+      for (int64_t rows = 1; rows <= 3; ++rows)
+        for (int64_t r0 : {int64_t{0}, MR}) {
+          SgemmExtras exr = ex;
+          if (with_bias) exr.row_bias = bias.data() + r0;
+          std::vector<float> few(rows * n, NAN);
+          sgemm(false, false, rows, n, k, 1.0f, a.data() + r0 * k, k, b.data(), n, 0.0f, few.data(), n, exr);
+          ASSERT_EQ(0, std::memcmp(few.data(), &whole[r0 * n], few.size() * sizeof(float)))
+              << rows << " rows from row " << r0 << (packed ? ", packed B" : "") << (with_bias ? ", bias" : "");
+        }
+    }
+  for (int64_t m : {1, 2, 3})
+    for (int64_t nn : {4 * NR, 8 * NR + 1, 13 * NR - 3})
+      for (bool tb : {false, true}) ASSERT_TRUE(check_against_reference({false, tb, m, nn, 300, 1.0f, m == 2 ? 1.0f : 0.0f}, 90));
+}
+
 // The per-level micro-kernels called directly (one k block): every level this
 // CPU runs, whatever SPINDLE_ISA says.
 using GeometryFn = kernels::SgemmGeometry (*)();
@@ -189,22 +221,24 @@ using PackBFn = void (*)(bool, int64_t, int64_t, int64_t, const float*, int64_t,
 
 void check_level(const char* name, GeometryFn geometry, BlockFn block, PackAFn pack_a, PackBFn pack_b) {
   const kernels::SgemmGeometry g = geometry();
-  for (bool ta : {false, true})
-    for (bool tb : {false, true}) {
-      const int64_t m = 2 * g.mr + 1, n = 2 * g.nr + 3, k = 37;
-      const Problem p{ta, tb, m, n, k, 1.0f, 0.0f};
-      const auto a = random_floats(m * k, 5), b = random_floats(k * n, 6), bias = random_floats(m, 7);
-      std::vector<float> pa((m + g.mr) * k), pb((n + g.nr) * k), c(m * n, NAN);
-      pack_a(ta, m, 0, k, 1.0f, a.data(), p.lda(), pa.data(), k * g.mr);
-      pack_b(tb, n, 0, k, b.data(), p.ldb(), pb.data(), k * g.nr);
-      block({m, n, k, pa.data(), k * g.mr, pb.data(), k * g.nr, c.data(), n, false, bias.data()});
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) {
-          double want = bias[i];
-          for (int64_t q = 0; q < k; ++q) want += static_cast<double>(at_a(p, a, i, q)) * at_b(p, b, q, j);
-          ASSERT_NEAR(c[i * n + j], want, 1e-5) << name << " transA " << ta << " transB " << tb << " at " << i << "," << j;
-        }
-    }
+  for (int64_t m : {int64_t{2} * g.mr + 1, int64_t{1}, int64_t{2}, int64_t{3}}) {
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        const int64_t n = m <= 3 ? 9 * g.nr + 3 : 2 * g.nr + 3, k = 37;
+        const Problem p{ta, tb, m, n, k, 1.0f, 0.0f};
+        const auto a = random_floats(m * k, 5), b = random_floats(k * n, 6), bias = random_floats(m, 7);
+        std::vector<float> pa((m + g.mr) * k), pb((n + g.nr) * k), c(m * n, NAN);
+        pack_a(ta, m, 0, k, 1.0f, a.data(), p.lda(), pa.data(), k * g.mr);
+        pack_b(tb, n, 0, k, b.data(), p.ldb(), pb.data(), k * g.nr);
+        block({m, n, k, pa.data(), k * g.mr, pb.data(), k * g.nr, c.data(), n, false, bias.data()});
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double want = bias[i];
+            for (int64_t q = 0; q < k; ++q) want += static_cast<double>(at_a(p, a, i, q)) * at_b(p, b, q, j);
+            ASSERT_NEAR(c[i * n + j], want, 1e-5) << name << " transA " << ta << " transB " << tb << " at " << i << "," << j;
+          }
+      }
+  }
 }
 
 TEST(Sgemm, BaselineMicroKernelDirect) {
@@ -280,8 +314,26 @@ std::vector<OpCase> op_cases() {
       {"conv1x1", "Conv", {}, {{1, 64, 28, 28}, {70, 64, 1, 1}, {70}}, 1},
       {"conv_groups", "Conv", {{"group", int64_t{4}}, {"strides", std::vector<int64_t>{2, 2}}}, {{1, 32, 21, 23}, {44, 8, 3, 3}}, 1},
       {"conv_k_blocks", "Conv", pad1, {{1, 300, 9, 10}, {20, 300, 3, 3}}, 1},
+      // Implicit GEMM (narrow groups, 3-channel stems) against the im2col
+      // path that runtime weights take: strides, pads, dilation, ragged rows.
+      {"conv_narrow_groups", "Conv", {{"group", int64_t{6}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}},
+       {{2, 48, 17, 19}, {48, 8, 3, 3}, {48}}, 1},
+      {"conv_narrow_groups_s2", "Conv",
+       {{"group", int64_t{13}}, {"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+        {"activation", std::string("Relu")}},
+       {{1, 208, 15, 14}, {208, 16, 3, 3}, {208}}, 1},
+      {"conv_stem_s2", "Conv", {{"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}},
+       {{1, 3, 41, 39}, {16, 3, 3, 3}, {16}}, 1},
+      {"conv_stem_7x7", "Conv", {{"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{3, 2, 3, 1}}},
+       {{1, 3, 30, 33}, {20, 3, 7, 7}}, 1},
+      {"conv_groups_dilated", "Conv",
+       {{"group", int64_t{4}}, {"dilations", std::vector<int64_t>{2, 3}}, {"pads", std::vector<int64_t>{2, 0, 1, 3}}},
+       {{1, 16, 12, 13}, {12, 4, 3, 2}, {12}}, 1},
       {"matmul", "MatMul", {}, {{3, 37, 300}, {300, 150}}, 1},
       {"matmul_vector_rows", "MatMul", {}, {{1, 700}, {700, 1000}}, 1},
+      {"matmul_two_rows", "MatMul", {}, {{2, 700}, {700, 1000}}, 1},
+      {"gemm_fc_batch3", "Gemm", {{"transB", int64_t{1}}}, {{3, 960}, {1280, 960}, {1280}}, 1},
+      {"gemm_fc_batch8", "Gemm", {{"transB", int64_t{1}}}, {{8, 640}, {500, 640}, {500}}, 1},
       {"gemm_transb", "Gemm", {{"transB", int64_t{1}}, {"alpha", 0.5f}}, {{57, 260}, {90, 260}, {90}}, 1},
       {"gemm", "Gemm", {{"beta", 2.0f}}, {{9, 33}, {33, 70}, {1, 70}}, 1},
   };

@@ -17,6 +17,7 @@ namespace {
 
 const auto geometry_fn = SPINDLE_ISA_SELECT(sgemm_geometry);
 const auto block_fn = SPINDLE_ISA_SELECT(sgemm_block);
+const auto taps_block_fn = SPINDLE_ISA_SELECT(sgemm_taps_block);
 const auto pack_a_fn = SPINDLE_ISA_SELECT(sgemm_pack_a);
 const auto pack_b_fn = SPINDLE_ISA_SELECT(sgemm_pack_b);
 
@@ -139,6 +140,15 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float al
       }
     }
   }
+}
+
+void sgemm_taps(int64_t m, int64_t n, int64_t K, const float* packed_a, const float* const* taps,
+                const float* row_bias, float* c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (K > kSgemmKC)
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("sgemm_taps: a reduction of {} exceeds one k block ({})", K, kSgemmKC));
+  taps_block_fn(SgemmTapsBlock{m, n, K, packed_a, K * geometry().mr, taps, c, ldc, row_bias});
 }
 
 }  // namespace spindle::kernels::nn

@@ -73,4 +73,12 @@ struct SgemmExtras {
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmExtras& extras = {});
 
+// Implicit GEMM (convolution without im2col): C (m x n, row stride ldc) =
+// row_bias + A * B with A pre-packed over the full K (PackedMatrix::panel of
+// the first row) and B[k][j] = taps[k][j]. K <= kSgemmKC (one k block), and
+// every taps[k] is readable up to round_up(n, sgemm_nr()) floats. Each
+// element gets the same operations as sgemm with the same A, bias and B.
+void sgemm_taps(int64_t m, int64_t n, int64_t K, const float* packed_a, const float* const* taps,
+                const float* row_bias, float* c, int64_t ldc);
+
 }  // namespace spindle::kernels::nn

@@ -1,6 +1,8 @@
 // sgemm.isa.cpp — the per-ISA part of spindle's packed SGEMM (sgemm.h): the
 // register-blocked micro-kernel, the loop over micro-tiles of one cache
-// block, and the packing of A and B into the micro-kernel's panel formats.
+// block (several B panels side by side for blocks of 1-3 rows), the same
+// tiles over B rows given as pointers (sgemm_taps_block: convolution
+// without im2col), and the packing of A and B into the panel formats.
 //
 // Compiled once per ISA level (src/kernels/isa/dispatch.h). The code is
 // written once over a small width-generic vector layer (Vec, kW lanes):
@@ -90,9 +92,23 @@ constexpr int kNR = kNV * kW;
 // NV < kNV computes only the first NV vectors of columns (a ragged last
 // tile of at most NV * kW columns); each computed element sees the same
 // operations as with NV = kNV.
-template <int R, int NV = kNV>
-SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, const float* __restrict pb, float* c, int64_t ldc,
-                          bool accumulate, const float* row_bias) {
+// Where a tile's B rows come from: a packed NR-column panel (row k at
+// pb + k * NR), or one pointer per k (the implicit GEMM: taps[k] + j0).
+struct PanelRows {
+  const float* __restrict pb;
+  SG_INLINE const float* row() const { return pb; }
+  SG_INLINE void next() { pb += kNR; }
+};
+struct TapRows {
+  const float* const* taps;
+  int64_t j0;
+  SG_INLINE const float* row() const { return *taps + j0; }
+  SG_INLINE void next() { ++taps; }
+};
+
+template <int R, int NV = kNV, class Rows = PanelRows>
+SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, Rows rows, float* c, int64_t ldc, bool accumulate,
+                          const float* row_bias) {
   Vec acc[R][NV];
   if (accumulate) {
 #pragma GCC unroll 16
@@ -112,6 +128,7 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, const float* _
   }
 #pragma GCC unroll 4
   for (int64_t k = 0; k < kc; ++k) {
+    const float* pb = rows.row();
     Vec b[NV];
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) b[v] = vload(pb + v * kW);
@@ -122,7 +139,7 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, const float* _
       for (int v = 0; v < NV; ++v) acc[i][v] = vfma(a, b[v], acc[i][v]);
     }
     pa += kMR;
-    pb += kNR;
+    rows.next();
   }
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
@@ -134,23 +151,88 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, const float* _
 // FC layers at batch 1) computes only its rows. Every row's sum is the same
 // sequence of operations whatever R is, so results do not depend on where a
 // row falls in a panel.
-template <int R = kMR, int NV = kNV>
-SG_INLINE void micro_rows(int rows, int64_t kc, const float* pa, const float* pb, float* c, int64_t ldc, bool accumulate,
+template <int R = kMR, int NV = kNV, class Rows = PanelRows>
+SG_INLINE void micro_rows(int rows, int64_t kc, const float* pa, Rows b, float* c, int64_t ldc, bool accumulate,
                           const float* row_bias) {
   if constexpr (R > 1) {
-    if (rows < R) return micro_rows<R - 1, NV>(rows, kc, pa, pb, c, ldc, accumulate, row_bias);
+    if (rows < R) return micro_rows<R - 1, NV, Rows>(rows, kc, pa, b, c, ldc, accumulate, row_bias);
   }
-  micro_tile<R, NV>(kc, pa, pb, c, ldc, accumulate, row_bias);
+  micro_tile<R, NV, Rows>(kc, pa, b, c, ldc, accumulate, row_bias);
 }
+
+// Few rows (M = 1..3: FC layers at small batch, a row edge of 1..3 rows):
+// an R x NR tile holds only 2R accumulators, too few to hide the FMA
+// latency, so P panels of B (P * NR columns) run side by side, R * P * kNV
+// independent accumulators fed by P streams of packed B. Each element sees
+// exactly micro_tile's operations (init, then one multiply-add per k in
+// increasing k), so the result is the same as through micro_tile.
+template <int R, int P>
+SG_INLINE void micro_wide(int64_t kc, const float* __restrict pa, const float* __restrict pb, int64_t pb_stride,
+                          float* c, int64_t ldc, bool accumulate, const float* row_bias) {
+  constexpr int kV = P * kNV;
+  Vec acc[R][kV];
+#pragma GCC unroll 4
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) {
+      float* cv = c + i * ldc + (v / kNV) * kNR + (v % kNV) * kW;
+      acc[i][v] = accumulate ? vload(cv) : row_bias ? vset1(row_bias[i]) : vzero();
+    }
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k) {
+    Vec a[R];
+#pragma GCC unroll 4
+    for (int i = 0; i < R; ++i) a[i] = vset1(pa[i]);
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) {
+      const Vec b = vload(pb + (v / kNV) * pb_stride + (v % kNV) * kW);
+#pragma GCC unroll 4
+      for (int i = 0; i < R; ++i) acc[i][v] = vfma(a[i], b, acc[i][v]);
+    }
+    pa += kMR;
+    pb += kNR;
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) vstore(c + i * ldc + (v / kNV) * kNR + (v % kNV) * kW, acc[i][v]);
+}
+
+// The columns of a block of R <= 3 rows in groups of P full panels; returns
+// the first column left (fewer than P full panels remain).
+template <int R, int P>
+int64_t wide_columns(const SgemmBlock& blk) {
+  int64_t j0 = 0;
+  for (; j0 + P * kNR <= blk.n; j0 += P * kNR)
+    micro_wide<R, P>(blk.kc, blk.pa, blk.pb + (j0 / kNR) * blk.pb_stride, blk.pb_stride, blk.c + j0, blk.ldc,
+                     blk.accumulate, blk.row_bias);
+  return j0;
+}
+
+constexpr int64_t kWideRows = 3;  // blocks (and row edges) of at most this many rows run micro_wide
 
 }  // namespace
 
 SgemmGeometry sgemm_geometry() { return SgemmGeometry{kMR, kNR}; }
 
 void sgemm_block(const SgemmBlock& blk) {
-  const int64_t m = blk.m, n = blk.n, kc = blk.kc;
+  const int64_t kc = blk.kc, n = blk.n;
+  int64_t m = blk.m, j_first = 0;
+  if (m <= kWideRows) {
+    j_first = m == 1 ? wide_columns<1, 4>(blk) : m == 2 ? wide_columns<2, 2>(blk) : wide_columns<3, 2>(blk);
+  } else if (m % kMR != 0 && m % kMR <= kWideRows) {
+    // A row edge of 1..3 rows: the full panels here, the edge as its own block.
+    const int64_t full = m - m % kMR;
+    SgemmBlock edge = blk;
+    edge.m = m - full;
+    edge.pa = blk.pa + (full / kMR) * blk.pa_stride;
+    edge.c = blk.c + full * blk.ldc;
+    edge.row_bias = blk.row_bias ? blk.row_bias + full : nullptr;
+    sgemm_block(edge);
+    m = full;
+  }
   alignas(64) float tile[kMR * kNR];
-  for (int64_t j0 = 0; j0 < n; j0 += kNR) {
+  for (int64_t j0 = j_first; j0 < n; j0 += kNR) {
     const int64_t nr = n - j0 < kNR ? n - j0 : kNR;
     const float* pb = blk.pb + (j0 / kNR) * blk.pb_stride;
     for (int64_t i0 = 0; i0 < m; i0 += kMR) {
@@ -159,8 +241,8 @@ void sgemm_block(const SgemmBlock& blk) {
       float* c = blk.c + i0 * blk.ldc + j0;
       const float* bias = blk.row_bias ? blk.row_bias + i0 : nullptr;
       if (nr == kNR) {
-        if (mr == kMR) micro_tile<kMR>(kc, pa, pb, c, blk.ldc, blk.accumulate, bias);
-        else micro_rows(static_cast<int>(mr), kc, pa, pb, c, blk.ldc, blk.accumulate, bias);
+        if (mr == kMR) micro_tile<kMR>(kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias);
+        else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias);
         continue;
       }
       // Ragged columns: run the tile's rows on a local copy; at most one
@@ -168,9 +250,30 @@ void sgemm_block(const SgemmBlock& blk) {
       if (blk.accumulate) {
         for (int64_t i = 0; i < mr; ++i) std::memcpy(tile + i * kNR, c + i * blk.ldc, static_cast<size_t>(nr) * 4);
       }
-      if (nr <= kW) micro_rows<kMR, 1>(static_cast<int>(mr), kc, pa, pb, tile, kNR, blk.accumulate, bias);
-      else micro_rows(static_cast<int>(mr), kc, pa, pb, tile, kNR, blk.accumulate, bias);
+      if (nr <= kW) micro_rows<kMR, 1>(static_cast<int>(mr), kc, pa, PanelRows{pb}, tile, kNR, blk.accumulate, bias);
+      else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, tile, kNR, blk.accumulate, bias);
       for (int64_t i = 0; i < mr; ++i) std::memcpy(c + i * blk.ldc, tile + i * kNR, static_cast<size_t>(nr) * 4);
+    }
+  }
+}
+
+void sgemm_taps_block(const SgemmTapsBlock& blk) {
+  alignas(64) float tile[kMR * kNR];
+  for (int64_t j0 = 0; j0 < blk.n; j0 += kNR) {
+    const int64_t nr = blk.n - j0 < kNR ? blk.n - j0 : kNR;
+    for (int64_t i0 = 0; i0 < blk.m; i0 += kMR) {
+      const int rows = static_cast<int>(blk.m - i0 < kMR ? blk.m - i0 : kMR);
+      const float* pa = blk.pa + (i0 / kMR) * blk.pa_stride;
+      const float* bias = blk.row_bias ? blk.row_bias + i0 : nullptr;
+      float* c = blk.c + i0 * blk.ldc + j0;
+      const TapRows b{blk.taps, j0};
+      if (nr == kNR) {
+        micro_rows(rows, blk.K, pa, b, c, blk.ldc, false, bias);
+        continue;
+      }
+      if (nr <= kW) micro_rows<kMR, 1>(rows, blk.K, pa, b, tile, kNR, false, bias);
+      else micro_rows(rows, blk.K, pa, b, tile, kNR, false, bias);
+      for (int i = 0; i < rows; ++i) std::memcpy(c + i * blk.ldc, tile + i * kNR, static_cast<size_t>(nr) * 4);
     }
   }
 }

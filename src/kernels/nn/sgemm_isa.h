@@ -34,10 +34,25 @@ struct SgemmBlock {
   const float* row_bias;
 };
 
+// One block for sgemm_taps_block, an implicit GEMM (convolution without
+// im2col): C[m x n] = row_bias + PA * B with B[k][j] = taps[k][j] for
+// k < K (K <= the largest k block, so one pass). Every taps[k] must be
+// readable up to n rounded up to NR floats.
+struct SgemmTapsBlock {
+  int64_t m, n, K;
+  const float* pa;
+  int64_t pa_stride;
+  const float* const* taps;
+  float* c;
+  int64_t ldc;
+  const float* row_bias;  // may be null (0)
+};
+
 }  // namespace spindle::kernels
 
 SPINDLE_ISA_DECLARE(::spindle::kernels::SgemmGeometry, sgemm_geometry, ())
 SPINDLE_ISA_DECLARE(void, sgemm_block, (const ::spindle::kernels::SgemmBlock& blk))
+SPINDLE_ISA_DECLARE(void, sgemm_taps_block, (const ::spindle::kernels::SgemmTapsBlock& blk))
 // Packs op(A)[0..m) x [k0, k0 + kc) times alpha into MR-row panels at dst,
 // dst_stride floats apart (sgemm.isa.cpp describes the format).
 SPINDLE_ISA_DECLARE(void, sgemm_pack_a,
