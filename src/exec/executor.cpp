@@ -286,10 +286,28 @@ void check_terminate(const RunControl& control) {
 void run_node(const Plan& plan, Frame& frame, int index, ThreadPool* intra, const RunControl& control) {
   const PlanNode& n = plan.nodes()[static_cast<size_t>(index)];
   std::vector<Tensor>& values = frame.values();
-  std::vector<Tensor> inputs;
-  inputs.reserve(n.inputs.size());
-  for (int in : n.inputs) inputs.push_back(in >= 0 ? values[static_cast<size_t>(in)] : Tensor());
-  std::vector<Tensor> outputs(n.outputs.size());
+  // The node's inputs are pointers to the frame's values (no copies; the
+  // values vector is never resized during a run) and its outputs go to a
+  // small array on the stack: no heap allocation per node unless it has
+  // many of either. A node whose subgraphs read outer values gets the
+  // contiguous copies its kernel's outer_inputs() span needs.
+  constexpr size_t kInline = 8;
+  const size_t num_in = n.inputs.size(), num_out = n.outputs.size();
+  const Tensor* in_inline[kInline * 2];
+  std::vector<const Tensor*> in_heap;
+  const Tensor** in_ptrs = in_inline;
+  if (num_in > kInline * 2) {
+    in_heap.resize(num_in);
+    in_ptrs = in_heap.data();
+  }
+  for (size_t i = 0; i < num_in; ++i) in_ptrs[i] = n.inputs[i] >= 0 ? &values[static_cast<size_t>(n.inputs[i])] : nullptr;
+  std::vector<Tensor> copied_inputs;
+  if (n.info.num_outer_inputs > 0)
+    for (size_t i = 0; i < num_in; ++i) copied_inputs.push_back(in_ptrs[i] ? *in_ptrs[i] : Tensor());
+  Tensor out_inline[kInline];
+  std::vector<Tensor> out_heap;
+  if (num_out > kInline) out_heap.resize(num_out);
+  const std::span<Tensor> outputs = num_out > kInline ? std::span<Tensor>(out_heap) : std::span<Tensor>(out_inline, num_out);
   const bool profiled = control.on_node || control.on_block;
   // Nodes of a subgraph take a fresh id per run (a Loop body's nodes are
   // events of their own in every iteration).
@@ -314,9 +332,15 @@ void run_node(const Plan& plan, Frame& frame, int index, ThreadPool* intra, cons
   try {
     BlockTraceScope trace(control.on_block ? &blocks : nullptr);
     MemoryBudget::Scope budget(control.limits && control.limits->memory ? &control.limits->memory : nullptr);
-    kernels::KernelContext ctx(n.info, inputs, outputs, intra, &frame.allocator());
-    ctx.set_limits(control.limits);
-    n.kernel->compute(ctx);
+    auto compute = [&](kernels::KernelContext&& ctx) {
+      ctx.set_limits(control.limits);
+      n.kernel->compute(ctx);
+    };
+    if (n.info.num_outer_inputs > 0)
+      compute(kernels::KernelContext(n.info, std::span<const Tensor>(copied_inputs), outputs, intra, &frame.allocator()));
+    else
+      compute(kernels::KernelContext(n.info, std::span<const Tensor* const>(in_ptrs, num_in), outputs, intra,
+                                     &frame.allocator()));
   } catch (const Error& e) {
     // Budget errors come from the allocator, which does not know the node.
     if (e.status().code() == StatusCode::kResourceExhausted && !e.status().message().starts_with(n.info.op_type))
@@ -330,7 +354,7 @@ void run_node(const Plan& plan, Frame& frame, int index, ThreadPool* intra, cons
     throw Error(StatusCode::kRuntimeError, fmt::format("{}: {}", n.info.label(), e.what()));
   }
   if (control.on_node) control.on_node(NodeSpan{id, control.parent, n.info, control.scope}, start, std::chrono::steady_clock::now());
-  inputs.clear();
+  copied_inputs.clear();
   for (size_t o = 0; o < n.outputs.size(); ++o) {
     const int out = n.outputs[o];
     if (out < 0) continue;

@@ -95,19 +95,26 @@ using OutputAllocator = std::function<Tensor(DataType, const Shape&)>;
 
 class KernelContext {
  public:
-  KernelContext(const NodeInfo& node, std::span<const Tensor> inputs, std::vector<Tensor>& outputs,
+  KernelContext(const NodeInfo& node, std::span<const Tensor> inputs, std::span<Tensor> outputs,
                 ThreadPool* pool, const OutputAllocator* allocator = nullptr)
-      : node_(node), inputs_(inputs), outputs_(outputs), pool_(pool), allocator_(allocator) {}
+      : node_(node), inputs_(inputs), num_all_inputs_(inputs.size()), outputs_(outputs), pool_(pool),
+        allocator_(allocator) {}
+  // Inputs by pointer (null = absent), so that the executor hands a node the
+  // values it holds without copying them (a node without outer inputs).
+  KernelContext(const NodeInfo& node, std::span<const Tensor* const> inputs, std::span<Tensor> outputs,
+                ThreadPool* pool, const OutputAllocator* allocator = nullptr)
+      : node_(node), input_ptrs_(inputs.data()), num_all_inputs_(inputs.size()), outputs_(outputs), pool_(pool),
+        allocator_(allocator) {}
 
   // Inputs as written in the node; values read by its subgraphs from this
-  // graph follow them (outer_inputs()).
-  int num_inputs() const { return static_cast<int>(inputs_.size()) - node_.num_outer_inputs; }
+  // graph follow them (outer_inputs(); empty for a context made from pointers).
+  int num_inputs() const { return static_cast<int>(num_all_inputs_) - node_.num_outer_inputs; }
   std::span<const Tensor> outer_inputs() const {
-    return inputs_.subspan(static_cast<size_t>(num_inputs()));
+    return input_ptrs_ ? std::span<const Tensor>() : inputs_.subspan(static_cast<size_t>(num_inputs()));
   }
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   // True when input i is given (optional inputs may be absent or empty-named).
-  bool has_input(int i) const { return i < num_inputs() && inputs_[static_cast<size_t>(i)].defined(); }
+  bool has_input(int i) const { return i < num_inputs() && raw_input(i) && raw_input(i)->defined(); }
   // Input i as a tensor; throws a clear error when it is absent, when it is
   // a sequence value, or when it is a string tensor and the op was not
   // registered with KernelRegistry::allow_strings.
@@ -132,8 +139,13 @@ class KernelContext {
 
  private:
   const NodeInfo& node_;
+  const Tensor* raw_input(int i) const {
+    return input_ptrs_ ? input_ptrs_[static_cast<size_t>(i)] : &inputs_[static_cast<size_t>(i)];
+  }
   std::span<const Tensor> inputs_;
-  std::vector<Tensor>& outputs_;
+  const Tensor* const* input_ptrs_ = nullptr;  // set instead of inputs_ by the pointer constructor
+  size_t num_all_inputs_;
+  std::span<Tensor> outputs_;
   ThreadPool* pool_;
   const OutputAllocator* allocator_;
   const RunLimits* limits_ = nullptr;

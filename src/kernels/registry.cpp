@@ -65,7 +65,7 @@ const Subgraph& NodeInfo::subgraph(const std::string& attr) const {
 
 const Tensor& KernelContext::value_input(int i) const {
   if (!has_input(i)) fail(node_, fmt::format("input {} is required but was not given", i));
-  return inputs_[static_cast<size_t>(i)];
+  return *raw_input(i);
 }
 
 const Tensor& KernelContext::input(int i) const {

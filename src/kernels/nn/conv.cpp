@@ -590,6 +590,10 @@ class ConvKernel final : public OpKernel {
                      block_fn(xp + n * C * ldx, ldx, C, k, dil, direct_w_.data() + b * R * CK, bias ? bias + m0 : nullptr,
                               rows, yb, P, P);
                      if (!ep.empty()) ep.run(yb, rows * P);
+                   }
+                 });
+  }
+
   // The implicit-GEMM path (sgemm_taps): blocks of (batch, group, band of
   // output rows). A block lays its Cg input planes out as phase planes (as
   // the depthwise path does), so the B value of reduction index k = (c, kh,
