@@ -126,7 +126,7 @@ TEST(SessionLifetimes, SetNumThreadsGovernsDefaultSessionsCreatedAfterIt) {
   ASSERT_TRUE(env->set_intra_op_num_threads(3).is_ok());
   EXPECT_EQ(env->intra_op_num_threads_set(), 3);
   EXPECT_THAT(env->parallel_info(), HasSubstr("set_num_threads(3): sessions created since then"));
-  const int before = testing::count_process_threads();
+  const int before = testing::baseline_thread_count();
   {
     auto s = InferenceSession::create_from_bytes(wide_model(), {}, env.get());
     EXPECT_EQ(testing::settled_thread_count(before + 2), before + 2) << "3 threads = the caller + 2 workers";

@@ -161,24 +161,24 @@ TEST(SessionBadInput, OptionsNameTheKeyAndValue) {
 
 TEST(SessionThreads, PerSessionPoolsAreReallyCreatedAndJoined) {
   SPINDLE_REQUIRE_NATIVE_BACKEND();
-  const int before = testing::count_process_threads();
+  const std::set<int> before = testing::process_thread_ids();
   {
     SessionOptions o;
     o.intra_op_num_threads = 3;
     o.inter_op_num_threads = 2;
     o.execution_mode = ExecutionMode::kParallel;
     auto s = InferenceSession::create_from_bytes(small_model(), o);
-    EXPECT_EQ(testing::settled_thread_count(before + 2 + 2) - before, 2 + 2);
+    EXPECT_EQ(testing::settled_new_threads(before, 2 + 2), 2 + 2);
     EXPECT_THAT(s->threading_info(), HasSubstr("intra-op: 3 thread(s)"));
     EXPECT_THAT(s->threading_info(), HasSubstr("inter-op: 2 thread(s)"));
   }
-  EXPECT_EQ(testing::settled_thread_count(before), before);  // joined threads can linger in /proc for a moment
+  EXPECT_EQ(testing::settled_new_threads(before, 0), 0);  // joined threads can linger in /proc for a moment
   {
     SessionOptions o;
     o.intra_op_num_threads = 2;
     o.inter_op_num_threads = 4;  // ignored in sequential mode, and said so
     auto s = InferenceSession::create_from_bytes(small_model(), o);
-    EXPECT_EQ(testing::settled_thread_count(before + 1) - before, 1);
+    EXPECT_EQ(testing::settled_new_threads(before, 1), 1);
     EXPECT_THAT(s->threading_info(), HasSubstr("inter_op_num_threads = 4 is ignored in sequential mode"));
   }
 }
@@ -188,13 +188,13 @@ TEST(SessionThreads, GlobalPoolsAreSharedAndNoneAreCreated) {
   auto env = Environment::create(ThreadingOptions{.num_threads = 2}, ThreadingOptions{.num_threads = 1}).value();
   env->intra_op_pool();
   env->inter_op_pool();
-  const int before = testing::count_process_threads();
+  const std::set<int> before = testing::process_thread_ids();
   SessionOptions o;
   o.use_per_session_threads = false;
   o.execution_mode = ExecutionMode::kParallel;
   auto a = InferenceSession::create_from_bytes(small_model(), o, env.get());
   auto b = InferenceSession::create_from_bytes(small_model(), o, env.get());
-  EXPECT_EQ(testing::settled_thread_count(before), before);  // joined threads can linger in /proc for a moment
+  EXPECT_EQ(testing::settled_new_threads(before, 0), 0);  // joined threads can linger in /proc for a moment
   EXPECT_EQ(a->intra_op_pool(), b->intra_op_pool());
   Tensor x = input(5);
   EXPECT_EQ(a->run({{"x", x}})[0].to_vector<float>(), expected_small(x.to_vector<float>()));
@@ -203,7 +203,7 @@ TEST(SessionThreads, GlobalPoolsAreSharedAndNoneAreCreated) {
 TEST(SessionThreads, SerialBlasStartsNoThreadsAndIsReentrant) {
   // The BLAS linked is a build without threading: it starts no threads.
   EXPECT_FALSE(bli_info_get_enable_threading());
-  const int before = testing::count_process_threads();
+  const std::set<int> before = testing::process_thread_ids();
   // Two threads calling sgemm at once get exact results (kernels call GEMM
   // from intra-op blocks and from concurrent runs).
   const int M = 64, N = 150, K = 200;
@@ -211,7 +211,7 @@ TEST(SessionThreads, SerialBlasStartsNoThreadsAndIsReentrant) {
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 13) * 0.1f;
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 7) * 0.2f;
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1, a.data(), K, b.data(), N, 0, want.data(), N);
-  EXPECT_EQ(testing::settled_thread_count(before), before);  // joined threads can linger in /proc for a moment
+  EXPECT_EQ(testing::settled_new_threads(before, 0), 0);  // joined threads can linger in /proc for a moment
   std::atomic<int> wrong{0};
   auto work = [&] {
     std::vector<float> c(M * N);

@@ -51,7 +51,7 @@ INSTANTIATE_TEST_SUITE_P(Threads, PoolSizes, ::testing::Values(0, 1, 2, 3, 8));
 
 TEST_P(PoolSizes, CreatesExactlyNMinusOneWorkerThreads) {
   SPINDLE_REQUIRE_NATIVE_BACKEND();
-  const int before = count_process_threads();
+  const int before = testing::baseline_thread_count();
   {
     auto pool = make_pool(GetParam());
     // Automatic: the detected count (the thread-count variables would
@@ -250,7 +250,7 @@ TEST(IntraPool, UsesWorkersForLargeLoops) {
 
 TEST(IntraPool, CreateAndDestroyInALoopIdleAndRightAfterWork) {
   SPINDLE_REQUIRE_NATIVE_BACKEND();
-  const int before = count_process_threads();
+  const int before = testing::baseline_thread_count();
   for (int i = 0; i < 50; ++i) {
     auto pool = make_pool(1 + i % 4, i % 2 == 0);
     if (i % 3 != 0) {

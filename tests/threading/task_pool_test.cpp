@@ -24,7 +24,7 @@ std::unique_ptr<TaskPool> make_tasks(int n) {
 }
 
 TEST(TaskPool, CreatesExactlyNThreadsAndJoinsThem) {
-  const int before = testing::count_process_threads();
+  const int before = testing::baseline_thread_count();
   {
     auto pool = make_tasks(3);
     EXPECT_EQ(testing::settled_thread_count(before + 3) - before, 3);
@@ -85,7 +85,7 @@ TEST(Environment, ProcessApiSetsAndReportsThreadCounts) {
   SPINDLE_REQUIRE_NATIVE_BACKEND();
   set_num_threads(1);  // no workers, whether or not an earlier test started the pool
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let joined workers leave /proc
-  const int before = testing::count_process_threads();
+  const int before = testing::baseline_thread_count();
   set_num_threads(3);
   EXPECT_EQ(get_num_threads(), 3);
   std::atomic<int64_t> sum{0};

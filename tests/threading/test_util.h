@@ -5,6 +5,8 @@
 #include <time.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <set>
 #include <fstream>
 #include <string>
 #include <string_view>
@@ -36,6 +38,52 @@ inline int count_process_threads() {
   while (dirent* e = readdir(dir))
     if (e->d_name[0] != '.') ++n;
   closedir(dir);
+  return n;
+}
+
+// Thread ids of this process, from /proc/self/task.
+inline std::set<int> process_thread_ids() {
+  count_process_threads();  // its first call warms up lazily started runtime threads
+  std::set<int> ids;
+  DIR* dir = opendir("/proc/self/task");
+  while (dirent* e = readdir(dir))
+    if (e->d_name[0] != '.') ids.insert(std::atoi(e->d_name));
+  closedir(dir);
+  return ids;
+}
+
+// Threads of this process that are not in `before`, once their number equals
+// `expected` (or after 2 s, the number then). Threads that existed before and
+// end meanwhile (an earlier test's pool released late) do not count.
+inline int settled_new_threads(const std::set<int>& before, int expected) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  auto count = [&] {
+    int n = 0;
+    for (int id : process_thread_ids()) n += before.count(id) == 0;
+    return n;
+  };
+  int n = count();
+  while (n != expected && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    n = count();
+  }
+  return n;
+}
+
+// The process's thread count once it has not changed for 50 ms (at most
+// 2 s): the baseline of a test that counts the threads it starts. A thread
+// that an earlier test joined can stay listed in /proc for a moment and
+// would otherwise be counted in the baseline, then vanish mid-test.
+inline int baseline_thread_count() {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  int n = count_process_threads();
+  auto stable_since = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < deadline &&
+         std::chrono::steady_clock::now() - stable_since < std::chrono::milliseconds(50)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    const int m = count_process_threads();
+    if (m != n) n = m, stable_since = std::chrono::steady_clock::now();
+  }
   return n;
 }
 
