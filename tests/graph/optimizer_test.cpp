@@ -196,6 +196,11 @@ TEST(Optimizer, ExportedLayerNormAndGeluBecomeOneNodeEach) {
   EXPECT_THAT(summary, ::testing::HasSubstr("layer norms fused 1"));
 }
 
+// A Conv with padding 1 on every side (a 3x3 kernel keeps the spatial size).
+void padded_conv(ModelBuilder& b, const std::vector<std::string>& inputs, const std::string& out) {
+  ModelBuilder::attr_ints(b.node("Conv", inputs, {out}), "pads", {1, 1, 1, 1});
+}
+
 // Exported SiLU after a Conv (x * Sigmoid(x), either operand order) becomes
 // the Conv's fused "Silu"; one whose Conv output is also a graph output, or
 // whose Sigmoid output is read twice, stays as written.
@@ -205,10 +210,7 @@ TEST(Optimizer, SiluAfterConvIsFusedUnlessAValueHasAnotherReader) {
   b.output("u", {1, 4, 6, 6});
   b.initializer("W", {4, 3, 3, 3}, random_values(108, 31));
   b.initializer("B", {4}, random_values(4, 32));
-  auto conv = [&](const std::string& out) {
-    auto& n = b.node("Conv", {"x", "W", "B"}, {out});
-    ModelBuilder::attr_ints(n, "pads", {1, 1, 1, 1});
-  };
+  auto conv = [&](const std::string& out) { padded_conv(b, {"x", "W", "B"}, out); };
   conv("c");
   b.node("Sigmoid", {"c"}, {"s"});
   b.node("Mul", {"s", "c"}, {"y"});
@@ -236,8 +238,7 @@ TEST(Optimizer, ResidualAddIsFusedIntoTheConvOnEveryPath) {
   b.initializer("W1", {4, 4, 1, 1}, random_values(16, 42));
   b.initializer("Wd", {4, 1, 3, 3}, random_values(36, 43));
   b.initializer("B", {4}, random_values(4, 44));
-  auto& c3 = b.node("Conv", {"x", "W3", "B"}, {"a"});
-  ModelBuilder::attr_ints(c3, "pads", {1, 1, 1, 1});
+  padded_conv(b, {"x", "W3", "B"}, "a");
   b.node("Add", {"a", "x"}, {"a_sum"});
   b.node("Relu", {"a_sum"}, {"a_out"});
   b.node("Conv", {"a_out", "W1", "B"}, {"p"});
@@ -251,13 +252,11 @@ TEST(Optimizer, ResidualAddIsFusedIntoTheConvOnEveryPath) {
   b.node("Conv", {"gx", "W1"}, {"gc"});
   b.node("Add", {"gc", "gx"}, {"g"});  // 1x1 input: the matrix-vector path
   // The residual broadcasts: fused, then added by the kernel's unfused route.
-  auto& cb = b.node("Conv", {"x", "W3"}, {"kb"});
-  ModelBuilder::attr_ints(cb, "pads", {1, 1, 1, 1});
+  padded_conv(b, {"x", "W3"}, "kb");
   b.node("Add", {"gx", "kb"}, {"kb_sum"});
   b.node("Relu", {"kb_sum"}, {"k"});
   // A Conv output read twice keeps its Add.
-  auto& c2 = b.node("Conv", {"x", "W3"}, {"t"});
-  ModelBuilder::attr_ints(c2, "pads", {1, 1, 1, 1});
+  padded_conv(b, {"x", "W3"}, "t");
   b.node("Add", {"t", "x"}, {"t_sum"});
   b.node("Mul", {"t", "t_sum"}, {"k2"});
   const std::string summary = optimized_matches_plain(b.bytes(), {1, 4, 7, 7}, 3 + 1 + 1 + 1 + 3);

@@ -52,22 +52,29 @@ inline std::set<int> process_thread_ids() {
   return ids;
 }
 
-// Threads of this process that are not in `before`, once their number equals
-// `expected` (or after 2 s, the number then). Threads that existed before and
-// end meanwhile (an earlier test's pool released late) do not count.
-inline int settled_new_threads(const std::set<int>& before, int expected) {
+// count() once it equals `expected`, or after a bound (2 s) the value it
+// settled on: a joined thread can stay listed in /proc for a moment, and a
+// started one can appear a moment late.
+template <class Count>
+int settled_count(int expected, Count count) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  auto count = [&] {
-    int n = 0;
-    for (int id : process_thread_ids()) n += before.count(id) == 0;
-    return n;
-  };
   int n = count();
   while (n != expected && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     n = count();
   }
   return n;
+}
+
+// Threads of this process that are not in `before`, once their number equals
+// `expected` (or after 2 s, the number then). Threads that existed before and
+// end meanwhile (an earlier test's pool released late) do not count.
+inline int settled_new_threads(const std::set<int>& before, int expected) {
+  return settled_count(expected, [&] {
+    int n = 0;
+    for (int id : process_thread_ids()) n += before.count(id) == 0;
+    return n;
+  });
 }
 
 // The process's thread count once it has not changed for 50 ms (at most
@@ -87,18 +94,8 @@ inline int baseline_thread_count() {
   return n;
 }
 
-// The process's thread count once it equals `expected`, or after a bound
-// (2 s) the count it settled on: a joined thread can stay listed in /proc for
-// a moment, and a started one can appear a moment late.
-inline int settled_thread_count(int expected) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  int n = count_process_threads();
-  while (n != expected && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    n = count_process_threads();
-  }
-  return n;
-}
+// The process's thread count once it equals `expected` (settled_count).
+inline int settled_thread_count(int expected) { return settled_count(expected, count_process_threads); }
 
 // CPU time of the whole process in milliseconds.
 inline double process_cpu_ms() {
