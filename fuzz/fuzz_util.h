@@ -31,13 +31,22 @@ namespace spindle::fuzz {
 inline constexpr int64_t kMaxInputElements = 1 << 14;  // per generated input
 inline constexpr auto kRunDeadline = std::chrono::milliseconds(1000);
 
+// Memory limits of a fuzzed session, under libFuzzer's caps
+// (-malloc_limit_mb=1024, -rss_limit_mb=2048): a tensor past them is the
+// clean RESOURCE_EXHAUSTED a user would get, so an out-of-memory finding
+// means an allocation the limits do not see.
+inline constexpr int64_t kMaxTensorBytes = int64_t{256} << 20;
+inline constexpr int64_t kMaxRunBytes = int64_t{768} << 20;
+
 // Session options for fuzzing: one thread (no pool threads started per
-// execution), every optimizer pass.
+// execution), every optimizer pass, the memory limits above.
 inline SessionOptions fuzz_session_options() {
   SessionOptions o;
   o.intra_op_num_threads = 1;
   o.inter_op_num_threads = 1;
   o.graph_optimization_level = GraphOptimizationLevel::kAll;
+  o.max_tensor_bytes = kMaxTensorBytes;
+  o.max_run_bytes = kMaxRunBytes;
   return o;
 }
 

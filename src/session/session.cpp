@@ -217,6 +217,13 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
   for (size_t i = 0; i < impl->inputs.size(); ++i) impl->input_index[impl->inputs[i].name] = static_cast<int>(i);
   impl->nodes_before = static_cast<int>(g.nodes.size());
 
+  // Constant folding and weight packing allocate while the session is
+  // created: a model's constant subgraph (ConstantOfShape, Expand, Tile of
+  // constants) is held to the same limits as a run.
+  std::shared_ptr<MemoryBudget> budget;
+  if (impl->limits.max_tensor_bytes || impl->limits.max_run_bytes)
+    budget = std::make_shared<MemoryBudget>(impl->limits.max_tensor_bytes, impl->limits.max_run_bytes);
+  MemoryBudget::Scope budget_scope(budget ? &budget : nullptr);
   auto stats = graph::optimize(g, static_cast<graph::OptimizationLevel>(options.graph_optimization_level));
   if (!stats.is_ok()) throw Error(stats.status().code(), origin + ": " + stats.status().message());
   impl->stats = stats.value();

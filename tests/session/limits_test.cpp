@@ -65,6 +65,31 @@ TEST(RunLimits, DefaultLimitStopsAHugeTensorBeforeAllocating) {
   EXPECT_EQ(s->run({{"shape", shape_of(3)}})[0].numel(), 3);
 }
 
+// A constant subgraph is folded while the session is created: its tensors
+// are held to the same limits (a hostile model's ConstantOfShape of a
+// constant 2^40 elements would otherwise allocate before any run).
+TEST(RunLimits, ConstantFoldingAtCreationIsHeldToTheLimits) {
+  ModelBuilder b;
+  b.input("x", {1}).output("y", {-1});
+  b.initializer_i64("shape", {1}, {1001});
+  b.node("ConstantOfShape", {"shape"}, {"zeros"}, "fill");
+  b.node("Add", {"zeros", "x"}, {"y"});
+  SessionOptions o;
+  o.add_config_entry(config_keys::kMaxTensorBytes, "4000");
+  try {
+    create(b, o);
+    ADD_FAILURE() << "expected the folded 4004-byte constant to be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status().code(), StatusCode::kResourceExhausted);
+    EXPECT_THAT(e.status().message(), HasSubstr("ConstantOfShape 'fill'"));
+    EXPECT_THAT(e.status().message(), HasSubstr("4004 bytes"));
+    EXPECT_THAT(e.status().message(), HasSubstr("session.max_tensor_bytes"));
+  }
+  o.add_config_entry(config_keys::kMaxTensorBytes, "4004");
+  auto s = create(b, o);
+  EXPECT_EQ(s->run({{"x", Tensor::from_vector<float>({1}, {2.0f})}})[0].numel(), 1001);
+}
+
 TEST(RunLimits, RunBytesCountEveryTensorAliveInTheRun) {
   // y = Concat(ConstantOfShape(shape), ConstantOfShape(shape)): three tensors alive at the end.
   ModelBuilder b;
