@@ -447,6 +447,59 @@ TEST(NnConv, DirectOneDimensionalPathGivesTheSameBitsForAnyThreadCount) {
   }
 }
 
+// 3x3 stride-1 convolutions with enough channels take the Winograd F(4x4,
+// 3x3) path: ragged tiles (outputs not multiples of 4), asymmetric pads,
+// batch 2, output channels in several blocks, output rows in several
+// bands, with bias, a fused residual and Relu. Its error stays within 1e-5
+// of the output's scale; constant (packed) and run-time weights, and any
+// thread count, give the same bits.
+TEST(NnConv, WinogradPathMatchesTheReferenceAndGivesTheSameBitsEverywhere) {
+  struct Case {
+    Shape x;
+    int64_t m;
+    std::vector<int64_t> pads;
+  };
+  const Case cases[] = {
+      {{2, 16, 9, 13}, 20, {1, 1, 1, 1}},     // 3 x 4 ragged tiles, batch 2
+      {{1, 33, 17, 10}, 17, {0, 0, 0, 0}},    // 15 x 8 outputs, no pads
+      {{1, 20, 12, 12}, 70, {2, 1, 0, 2}},    // asymmetric pads, two channel blocks
+      {{1, 16, 130, 130}, 64, {1, 1, 1, 1}},  // several bands of tile rows
+  };
+  uint32_t seed = 700;
+  for (const Case& k : cases) {
+    const int64_t C = k.x[1], M = k.m;
+    const Tensor X = random_tensor(k.x, ++seed), W = random_tensor({M, C, 3, 3}, ++seed), B = random_tensor({M}, ++seed);
+    ConvCase c{"", k.x, {M, C, 3, 3}, 1, {1, 1}, {1, 1}, k.pads, true};
+    const Tensor want = reference_conv(X, W, &B, c);
+    const Tensor R = random_tensor(want.shape(), ++seed);
+    std::vector<float> fused = want.to_vector<float>();
+    const float* r = R.data<float>();
+    for (size_t i = 0; i < fused.size(); ++i) fused[i] = std::max(fused[i] + r[i], 0.0f);
+    Attributes attrs;
+    attrs.set("pads", k.pads);
+    attrs.set("activation", std::string("Relu"));
+    NodeInfo node = make_node("Conv", 11, attrs, 4);
+    const std::string label = shape_to_string(k.x) + " -> " + std::to_string(M);
+    const Tensor runtime = kernels::run_kernel_once(node, {X, W, B, R})[0];
+    double scale = 0.0, err = 0.0;
+    const float* got = runtime.data<float>();
+    for (size_t i = 0; i < fused.size(); ++i) {
+      scale = std::max(scale, std::abs(static_cast<double>(fused[i])));
+      err = std::max(err, std::abs(static_cast<double>(got[i]) - fused[i]));
+    }
+    EXPECT_LE(err, 1e-5 * scale) << label << ": error " << err << " at output scale " << scale;
+    node.const_inputs = {nullptr, &W, &B, nullptr};
+    node.prepack = false;
+    EXPECT_TRUE(bitwise_equal(runtime, kernels::run_kernel_once(node, {X, W, B, R})[0])) << label << ": prepacking off";
+    node.prepack = true;
+    for (int threads : {1, 2, 3}) {
+      auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
+      EXPECT_TRUE(bitwise_equal(runtime, kernels::run_kernel_once(node, {X, W, B, R}, pool.get())[0]))
+          << label << ": packed weights, " << threads << " threads";
+    }
+  }
+}
+
 TEST(NnConv, AutoPadSameMatchesExplicitPads) {
   const Tensor X = random_tensor({1, 3, 10, 11}, 4), W = random_tensor({4, 3, 3, 3}, 5);
   // Stride 2: out = ceil(in / 2); total pad = (out - 1) * 2 + 3 - in.

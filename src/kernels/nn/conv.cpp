@@ -44,6 +44,7 @@
 // block gets R added and then the activation, right after its SGEMM.
 #include <array>
 #include <cstring>
+#include <mutex>
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/activation.h"
@@ -61,6 +62,17 @@ SPINDLE_ISA_DECLARE(void, conv1d_pack, (const float* w, int64_t M, int64_t CK, f
 SPINDLE_ISA_DECLARE(void, conv1d_block, (const float* xp, int64_t ldx, int64_t C, int64_t k, int64_t dil,
                                          const float* wp, const float* bias, int64_t rows, float* y, int64_t ldy,
                                          int64_t P));
+
+// Winograd F(4x4, 3x3) transforms (winograd.isa.cpp).
+SPINDLE_ISA_DECLARE(int64_t, winograd_input_work, (int64_t TW));
+SPINDLE_ISA_DECLARE(void, winograd_input_plane,
+                    (const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t TH, int64_t TW, float* v,
+                     int64_t xi_stride, float* work));
+SPINDLE_ISA_DECLARE(int64_t, winograd_output_work, (int64_t TW));
+SPINDLE_ISA_DECLARE(void, winograd_output_row,
+                    (const float* o, int64_t xi_stride, int64_t TW, float bias, float* y, int64_t OW, int64_t rows,
+                     float* work));
+SPINDLE_ISA_DECLARE(void, winograd_weights, (const float* w, int64_t M, int64_t C, float* u));
 
 namespace spindle::kernels::nn {
 
@@ -500,6 +512,10 @@ class ConvKernel final : public OpKernel {
       run_direct_1d(ctx, x, bias, y, N, C, M, w, ep);
       return;
     }
+    if (winograd_applies(w, G, C, M)) {
+      run_winograd(ctx, x, Wt, bias, y, N, C, M, w, ep);
+      return;
+    }
     // Narrow groups (RegNet's group width 8 / 16) and stems of few channels: the
     // im2col would copy each input value k_size times for little GEMM work
     // per copy; an implicit GEMM reads the taps from phase planes instead.
@@ -643,6 +659,103 @@ class ConvKernel final : public OpKernel {
                  });
   }
 
+  // Winograd F(4x4, 3x3) (winograd.isa.cpp) for 3x3, stride 1, dilation 1,
+  // one group, enough channels and a large enough output (docs/gemm.md has
+  // the measurements behind the thresholds).
+  static bool winograd_applies(const Window3& w, int64_t G, int64_t C, int64_t M) {
+    return w.nd == 2 && G == 1 && w.k[1] == 3 && w.k[2] == 3 && w.s[1] == 1 && w.s[2] == 1 && w.d[1] == 1 &&
+           w.d[2] == 1 && C >= kWinogradMinChannels && M >= kWinogradMinChannels && w.out[1] >= kWinogradMinSize &&
+           w.out[2] >= kWinogradMinSize && 36 * C * ceil_div(w.out[1], 4) * ceil_div(w.out[2], 4) <= kWinogradMaxV;
+  }
+  static constexpr int64_t kWinogradMinChannels = 16;
+  static constexpr int64_t kWinogradMinSize = 8;
+  // Largest V buffer (floats, 32 MB; images are transformed in chunks under it).
+  static constexpr int64_t kWinogradMaxV = int64_t{8} << 20;
+  // Floats of a block's 36 GEMM outputs (36 x rows x tiles), ~1 MB.
+  static constexpr int64_t kWinogradBlockFloats = 262144;
+
+  // Two passes per chunk of images:
+  //   1. V = B^T d B of every (image, input channel) plane, into a buffer
+  //      V[xi][c][t] the blocks share (t: the chunk's tiles, row-major);
+  //   2. per (image, band of tile rows, block of output channels): the 36
+  //      GEMMs O[xi] = U[xi] V[xi] into a per-thread buffer, then
+  //      Y = A^T O A + bias into the output and the epilogue on the band.
+  // U = G g G^T is packed into the SGEMM's A panels on the first call with
+  // constant weights (36 x M x C floats, 4x the 3x3 weights, so only for
+  // layers that take this path), or computed per call from run-time weights.
+  void run_winograd(KernelContext& ctx, const float* x, const Tensor& Wt, const float* bias, float* y, int64_t N,
+                    int64_t C, int64_t M, const Window3& w, const Epilogue& ep) const {
+    static const auto input_fn = SPINDLE_ISA_SELECT(winograd_input_plane);
+    static const auto input_work_fn = SPINDLE_ISA_SELECT(winograd_input_work);
+    static const auto output_fn = SPINDLE_ISA_SELECT(winograd_output_row);
+    static const auto output_work_fn = SPINDLE_ISA_SELECT(winograd_output_work);
+    static const auto weights_fn = SPINDLE_ISA_SELECT(winograd_weights);
+    const int64_t H = w.in[1], W = w.in[2], OH = w.out[1], OW = w.out[2], P = OH * OW;
+    const int64_t TH = ceil_div(OH, 4), TW = ceil_div(OW, 4), tiles = TH * TW;
+    const bool packed = !packed_w_.empty() && &Wt == &w_;
+    std::vector<float> u_run;
+    if (packed) {
+      std::call_once(wino_once_, [&] {
+        std::vector<float> u(static_cast<size_t>(36 * M * C));
+        weights_fn(w_.data<float>(), M, C, u.data());
+        wino_w_ = PackedMatrix::pack_a(false, M, C, 1.0f, u.data(), C, 36, M * C);
+      });
+    } else {
+      u_run.resize(static_cast<size_t>(36 * M * C));
+      weights_fn(Wt.data<float>(), M, C, u_run.data());
+    }
+    const float* u = packed ? nullptr : u_run.data();
+    const int64_t MR = sgemm_mr();
+    int64_t mt = std::min(M, round_up(ceil_div(M, ceil_div(M, 64)), MR));
+    const int64_t m_blocks = ceil_div(M, mt);
+    const int64_t band = std::clamp<int64_t>(kWinogradBlockFloats / (36 * mt * TW), 1, TH);
+    const int64_t bands = ceil_div(TH, band);
+    const int64_t chunk = std::clamp<int64_t>(kWinogradMaxV / (36 * C * tiles), 1, N);
+    for (int64_t n0 = 0; n0 < N; n0 += chunk) {
+      const int64_t nc = std::min(chunk, N - n0), Tc = nc * tiles;
+      float* v = scratch_floats(kSharedScratchSlot, static_cast<size_t>(36 * C * Tc));
+      const int64_t planes = nc * C;
+      const double plane_work = 100.0 * static_cast<double>(tiles);  // ~ FMA-equivalents of one plane's transform
+      parallel_for(ctx.pool(), 0, planes, grain_for_work(planes, plane_work), fma_cost(plane_work),
+                   [&](int64_t i0, int64_t i1) {
+                     float* work = scratch_floats(0, static_cast<size_t>(input_work_fn(TW)));
+                     for (int64_t i = i0; i < i1; ++i) {
+                       const int64_t n = i / C, c = i % C;
+                       input_fn(x + ((n0 + n) * C + c) * H * W, H, W, w.pb[1], w.pb[2], TH, TW, v + c * Tc + n * tiles,
+                                C * Tc, work);
+                     }
+                   });
+      const int64_t items = nc * bands * m_blocks;
+      const double item_work = 36.0 * static_cast<double>(mt * band * TW * C);
+      parallel_for(ctx.pool(), 0, items, grain_for_work(items, item_work), fma_cost(item_work),
+                   [&](int64_t b0, int64_t b1) {
+                     for (int64_t b = b0; b < b1; ++b) {
+                       const int64_t n = b / (bands * m_blocks), rem = b % (bands * m_blocks);
+                       const int64_t ty0 = (rem / m_blocks) * band, ty1 = std::min(TH, ty0 + band);
+                       const int64_t m0 = (rem % m_blocks) * mt, mm = std::min(M, m0 + mt) - m0;
+                       const int64_t tb = (ty1 - ty0) * TW, t0 = n * tiles + ty0 * TW;
+                       float* o = scratch_floats(2, static_cast<size_t>(36 * mm * tb));
+                       for (int64_t xi = 0; xi < 36; ++xi) {
+                         SgemmExtras ex;
+                         ex.packed_a = packed ? wino_w_.panel(m0, xi) : nullptr;
+                         // (With packed panels A is not read; W stands in for it.)
+                         sgemm(false, false, mm, tb, C, 1.0f, u ? u + (xi * M + m0) * C : Wt.data<float>(), C,
+                               v + xi * C * Tc + t0, Tc, 0.0f, o + xi * mm * tb, tb, ex);
+                       }
+                       float* work = scratch_floats(0, static_cast<size_t>(output_work_fn(TW)));
+                       const int64_t oy0 = 4 * ty0, oy1 = std::min(OH, 4 * ty1);
+                       for (int64_t m = 0; m < mm; ++m) {
+                         float* ym = y + ((n0 + n) * M + m0 + m) * P;
+                         for (int64_t ty = ty0; ty < ty1; ++ty)
+                           output_fn(o + m * tb + (ty - ty0) * TW, mm * tb, TW, bias ? bias[m0 + m] : 0.0f,
+                                     ym + 4 * ty * OW, OW, std::min<int64_t>(4, OH - 4 * ty), work);
+                         if (!ep.empty()) ep.run(ym + oy0 * OW, (oy1 - oy0) * OW);
+                       }
+                     }
+                   });
+    }
+  }
+
   // Longest output the direct 1-D path takes; longer ones amortize the
   // im2col over a larger product and use the SGEMM's cache blocking.
   static constexpr int64_t kDirect1dMaxLen = 128;
@@ -715,6 +828,10 @@ class ConvKernel final : public OpKernel {
   Tensor w_, b_;  // constant W / B (pre-validated), undefined when given at run time
   PackedMatrix packed_w_;  // w_ in sgemm's A panels, per group (GEMM paths; empty when not packed)
   std::vector<float> direct_w_;  // 1-D w_ of one group in conv1d_pack blocks (direct 1-D path; else empty)
+  // U of w_ in sgemm's A panels, 36 groups of M x C (Winograd path), packed
+  // on its first call.
+  mutable std::once_flag wino_once_;
+  mutable PackedMatrix wino_w_;
 };
 
 }  // namespace

@@ -1,0 +1,170 @@
+// winograd.isa.cpp — the transforms of Winograd F(4x4, 3x3) convolution
+// (conv.cpp's Winograd path), compiled once per ISA level
+// (src/kernels/isa/dispatch.h). Plain loops over a row of tiles, which the
+// compiler vectorizes for the level's width.
+//
+// A 3x3 stride-1 convolution computes each 4x4 output tile from a 6x6 input
+// patch. With the interpolation points 0, 1, -1, 2, -2 and infinity:
+//   U = G g G^T      (6x6, per output channel m and input channel c)
+//   V = B^T d B      (6x6, per input channel and tile)
+//   O[xi] = sum_c U[xi][m][c] V[xi][c][t]   (36 GEMMs, xi = 6 i + k)
+//   Y = A^T O A      (4x4 outputs of the tile)
+// which takes 36 multiply-adds per tile and channel pair where the direct
+// sum takes 144.
+//
+//   B^T = | 4  0 -5  0  1  0 |   G = |  1/4     0     0  |   A^T = | 1  1  1  1  1  0 |
+//         | 0 -4 -4  1  1  0 |       | -1/6  -1/6  -1/6  |         | 0  1 -1  2 -2  0 |
+//         | 0  4 -4 -1  1  0 |       | -1/6   1/6  -1/6  |         | 0  1  1  4  4  0 |
+//         | 0 -2 -1  2  1  0 |       |  1/24  1/12  1/6  |         | 0  1 -1  8 -8  1 |
+//         | 0  2 -1 -2  1  0 |       |  1/24 -1/12  1/6  |
+//         | 0  4  0 -5  0  1 |       |  0     0     1    |
+//
+// Every element is computed by the same expression wherever its tile sits,
+// so the result depends on the shapes only, never on how the caller splits
+// the work.
+#include <cstdint>
+
+namespace spindle::kernels::SPINDLE_ISA_NS {
+namespace {
+
+// The six rows of B^T applied to d0..d5 (one vector lane per tile).
+inline void bt_rows(const float* __restrict d0, const float* __restrict d1, const float* __restrict d2,
+                    const float* __restrict d3, const float* __restrict d4, const float* __restrict d5, int64_t n,
+                    float* const* __restrict out) {
+  float* __restrict o0 = out[0];
+  float* __restrict o1 = out[1];
+  float* __restrict o2 = out[2];
+  float* __restrict o3 = out[3];
+  float* __restrict o4 = out[4];
+  float* __restrict o5 = out[5];
+  for (int64_t t = 0; t < n; ++t) {
+    const float a0 = d0[t], a1 = d1[t], a2 = d2[t], a3 = d3[t], a4 = d4[t], a5 = d5[t];
+    o0[t] = 4.0f * a0 - 5.0f * a2 + a4;
+    o1[t] = (a3 + a4) - 4.0f * (a1 + a2);
+    o2[t] = (a4 - a3) + 4.0f * (a1 - a2);
+    o3[t] = (a4 - a2) + 2.0f * (a3 - a1);
+    o4[t] = (a4 - a2) + 2.0f * (a1 - a3);
+    o5[t] = 4.0f * a1 - 5.0f * a3 + a5;
+  }
+}
+
+// The four rows of A^T applied to o0..o5.
+inline void at_rows(const float* __restrict o0, const float* __restrict o1, const float* __restrict o2,
+                    const float* __restrict o3, const float* __restrict o4, const float* __restrict o5, int64_t n,
+                    float* const* __restrict out) {
+  float* __restrict y0 = out[0];
+  float* __restrict y1 = out[1];
+  float* __restrict y2 = out[2];
+  float* __restrict y3 = out[3];
+  for (int64_t t = 0; t < n; ++t) {
+    const float s12 = o1[t] + o2[t], d12 = o1[t] - o2[t];
+    const float s34 = o3[t] + o4[t], d34 = o3[t] - o4[t];
+    y0[t] = o0[t] + s12 + s34;
+    y1[t] = d12 + 2.0f * d34;
+    y2[t] = s12 + 4.0f * s34;
+    y3[t] = d12 + 8.0f * d34 + o5[t];
+  }
+}
+
+}  // namespace
+
+// Floats of `work` winograd_input_plane needs for a row of TW tiles.
+int64_t winograd_input_work(int64_t TW) { return 6 * 4 * (TW + 1) + 36 * TW; }
+
+// V of every tile of one input plane x (H x W, padded by pt rows on top and
+// pl columns on the left; outside the input reads 0): the tile at tile row
+// ty, column tx starts at input row 4 ty - pt, column 4 tx - pl, and its
+// V[xi] goes to v[xi * xi_stride + ty * TW + tx].
+void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t TH, int64_t TW,
+                          float* v, int64_t xi_stride, float* work) {
+  const int64_t Q = TW + 1;  // columns of a phase row: tile tx reads q = tx and tx + 1
+  float* phase = work;       // [6 rows][4 phases][Q]: phase p, entry q = padded column 4 q + p
+  float* trow = work + 24 * Q;  // [6 rows][6 k][TW]: B^T along the row
+  for (int64_t ty = 0; ty < TH; ++ty) {
+    for (int64_t r = 0; r < 6; ++r) {
+      const int64_t ih = 4 * ty - pt + r;
+      float* ph = phase + r * 4 * Q;
+      if (ih < 0 || ih >= H) {
+        for (int64_t i = 0; i < 4 * Q; ++i) ph[i] = 0.0f;
+      } else {
+        const float* row = x + ih * W;
+        for (int64_t p = 0; p < 4; ++p)
+          for (int64_t q = 0; q < Q; ++q) {
+            const int64_t iw = 4 * q + p - pl;
+            ph[p * Q + q] = iw >= 0 && iw < W ? row[iw] : 0.0f;
+          }
+      }
+      // d_j of tile tx = padded column 4 tx + j = phase (j % 4), entry tx + j / 4.
+      float* out[6];
+      for (int k = 0; k < 6; ++k) out[k] = trow + (r * 6 + k) * TW;
+      bt_rows(ph, ph + Q, ph + 2 * Q, ph + 3 * Q, ph + 1, ph + Q + 1, TW, out);
+    }
+    for (int64_t k = 0; k < 6; ++k) {
+      float* out[6];
+      for (int i = 0; i < 6; ++i) out[i] = v + (i * 6 + k) * xi_stride + ty * TW;
+      const float* c = trow + k * TW;  // row r at c + r * 6 * TW
+      bt_rows(c, c + 6 * TW, c + 12 * TW, c + 18 * TW, c + 24 * TW, c + 30 * TW, TW, out);
+    }
+  }
+}
+
+// Floats of `work` winograd_output_row needs for a row of TW tiles.
+int64_t winograd_output_work(int64_t TW) { return 40 * TW; }
+
+// One output channel's row of TW tiles: o[xi * xi_stride + tx] holds O[xi]
+// of tile tx; the tile's outputs plus `bias` go to y rows 0..rows-1 (rows
+// <= 4, row stride OW), columns 4 tx .. 4 tx + 3 below OW.
+void winograd_output_row(const float* o, int64_t xi_stride, int64_t TW, float bias, float* y, int64_t OW,
+                         int64_t rows, float* work) {
+  float* z = work;            // [6 i][4 k'][TW]: A^T along the row
+  float* yt = work + 24 * TW;  // [4 i'][4 k'][TW]
+  for (int64_t i = 0; i < 6; ++i) {
+    float* out[4];
+    for (int k = 0; k < 4; ++k) out[k] = z + (i * 4 + k) * TW;
+    const float* r = o + i * 6 * xi_stride;
+    at_rows(r, r + xi_stride, r + 2 * xi_stride, r + 3 * xi_stride, r + 4 * xi_stride, r + 5 * xi_stride, TW, out);
+  }
+  for (int64_t k = 0; k < 4; ++k) {
+    float* out[4];
+    for (int i = 0; i < 4; ++i) out[i] = yt + (i * 4 + k) * TW;
+    const float* c = z + k * TW;  // row i at c + i * 4 * TW
+    at_rows(c, c + 4 * TW, c + 8 * TW, c + 12 * TW, c + 16 * TW, c + 20 * TW, TW, out);
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    float* __restrict yr = y + i * OW;
+    const float* y0 = yt + (i * 4) * TW;
+    const float* y1 = y0 + TW;
+    const float* y2 = y1 + TW;
+    const float* y3 = y2 + TW;
+    const int64_t full = OW / 4;  // tiles whose four columns are all inside
+    for (int64_t tx = 0; tx < full; ++tx) {
+      yr[4 * tx] = y0[tx] + bias;
+      yr[4 * tx + 1] = y1[tx] + bias;
+      yr[4 * tx + 2] = y2[tx] + bias;
+      yr[4 * tx + 3] = y3[tx] + bias;
+    }
+    for (int64_t ox = 4 * full; ox < OW; ++ox) yr[ox] = yt[(i * 4 + ox % 4) * TW + full] + bias;
+  }
+}
+
+// U = G g G^T of each 3x3 filter w[m][c] (M x C filters of 9 floats), stored
+// as u[xi][m][c] (36 matrices of M x C).
+void winograd_weights(const float* w, int64_t M, int64_t C, float* u) {
+  const float g[6][3] = {{0.25f, 0.0f, 0.0f},
+                         {-1.0f / 6, -1.0f / 6, -1.0f / 6},
+                         {-1.0f / 6, 1.0f / 6, -1.0f / 6},
+                         {1.0f / 24, 1.0f / 12, 1.0f / 6},
+                         {1.0f / 24, -1.0f / 12, 1.0f / 6},
+                         {0.0f, 0.0f, 1.0f}};
+  const int64_t MC = M * C;
+  for (int64_t mc = 0; mc < MC; ++mc) {
+    const float* f = w + mc * 9;
+    float t[6][3];  // G g
+    for (int i = 0; i < 6; ++i)
+      for (int j = 0; j < 3; ++j) t[i][j] = g[i][0] * f[j] + g[i][1] * f[3 + j] + g[i][2] * f[6 + j];
+    for (int i = 0; i < 6; ++i)
+      for (int k = 0; k < 6; ++k) u[(i * 6 + k) * MC + mc] = t[i][0] * g[k][0] + t[i][1] * g[k][1] + t[i][2] * g[k][2];
+  }
+}
+
+}  // namespace spindle::kernels::SPINDLE_ISA_NS
