@@ -664,15 +664,21 @@ class ConvKernel final : public OpKernel {
   // the measurements behind the thresholds).
   static bool winograd_applies(const Window3& w, int64_t G, int64_t C, int64_t M) {
     return w.nd == 2 && G == 1 && w.k[1] == 3 && w.k[2] == 3 && w.s[1] == 1 && w.s[2] == 1 && w.d[1] == 1 &&
-           w.d[2] == 1 && C >= kWinogradMinChannels && M >= kWinogradMinChannels && w.out[1] >= kWinogradMinSize &&
-           w.out[2] >= kWinogradMinSize && 36 * C * ceil_div(w.out[1], 4) * ceil_div(w.out[2], 4) <= kWinogradMaxV;
+           w.d[2] == 1 && C >= kWinogradMinChannels && M >= kWinogradMinChannels && winograd_tiles_ok(w.out[1], w.out[2]) && 36 * C * ceil_div(w.out[1], 4) * ceil_div(w.out[2], 4) <= kWinogradMaxV;
+  }
+  // At least 3 tiles each way and 16 in all (outputs of 13x13 and more): the
+  // GEMMs' columns are the tiles, and 7x7 (2x2 tiles) measured 1.8x slower
+  // than im2col.
+  static bool winograd_tiles_ok(int64_t OH, int64_t OW) {
+    const int64_t TH = ceil_div(OH, 4), TW = ceil_div(OW, 4);
+    return TH >= 3 && TW >= 3 && TH * TW >= 16;
   }
   static constexpr int64_t kWinogradMinChannels = 16;
-  static constexpr int64_t kWinogradMinSize = 8;
   // Largest V buffer (floats, 32 MB; images are transformed in chunks under it).
   static constexpr int64_t kWinogradMaxV = int64_t{8} << 20;
-  // Floats of a block's 36 GEMM outputs (36 x rows x tiles), ~1 MB.
-  static constexpr int64_t kWinogradBlockFloats = 262144;
+  // Output channels and tiles of a block (run_winograd).
+  static constexpr int64_t kWinogradBlockChannels = 64;
+  static constexpr int64_t kWinogradBlockTiles = 112;
 
   // Two passes per chunk of images:
   //   1. V = B^T d B of every (image, input channel) plane, into a buffer
@@ -705,10 +711,13 @@ class ConvKernel final : public OpKernel {
       weights_fn(Wt.data<float>(), M, C, u_run.data());
     }
     const float* u = packed ? nullptr : u_run.data();
+    // Blocks of about 64 output channels by ~112 tiles (whole tile rows, the
+    // rows split evenly): GEMMs of 64 x 112 x C, the block's 36 outputs in
+    // ~1 MB.
     const int64_t MR = sgemm_mr();
-    int64_t mt = std::min(M, round_up(ceil_div(M, ceil_div(M, 64)), MR));
+    const int64_t mt = std::min(M, round_up(ceil_div(M, ceil_div(M, kWinogradBlockChannels)), MR));
     const int64_t m_blocks = ceil_div(M, mt);
-    const int64_t band = std::clamp<int64_t>(kWinogradBlockFloats / (36 * mt * TW), 1, TH);
+    const int64_t band = ceil_div(TH, ceil_div(tiles, kWinogradBlockTiles));
     const int64_t bands = ceil_div(TH, band);
     const int64_t chunk = std::clamp<int64_t>(kWinogradMaxV / (36 * C * tiles), 1, N);
     for (int64_t n0 = 0; n0 < N; n0 += chunk) {
