@@ -664,7 +664,7 @@ class ConvKernel final : public OpKernel {
   // the measurements behind the thresholds).
   static bool winograd_applies(const Window3& w, int64_t G, int64_t C, int64_t M) {
     return w.nd == 2 && G == 1 && w.k[1] == 3 && w.k[2] == 3 && w.s[1] == 1 && w.s[2] == 1 && w.d[1] == 1 &&
-           w.d[2] == 1 && C >= kWinogradMinChannels && M >= kWinogradMinChannels && winograd_tiles_ok(w.out[1], w.out[2]) && 36 * C * ceil_div(w.out[1], 4) * ceil_div(w.out[2], 4) <= kWinogradMaxV;
+           w.d[2] == 1 && C >= kWinogradMinChannels && M >= kWinogradMinOutputChannels && winograd_tiles_ok(w.out[1], w.out[2]) && 36 * C * ceil_div(w.out[1], 4) * ceil_div(w.out[2], 4) <= kWinogradMaxV;
   }
   // At least 3 tiles each way and 16 in all (outputs of 13x13 and more): the
   // GEMMs' columns are the tiles, and 7x7 (2x2 tiles) measured 1.8x slower
@@ -673,12 +673,16 @@ class ConvKernel final : public OpKernel {
     const int64_t TH = ceil_div(OH, 4), TW = ceil_div(OW, 4);
     return TH >= 3 && TW >= 3 && TH * TW >= 16;
   }
+  // The input transform costs about as much as the GEMMs of 32 output
+  // channels (DenseNet's 128 -> 32 layers measured no faster on one thread
+  // and slower on two), so fewer output channels keep im2col.
   static constexpr int64_t kWinogradMinChannels = 16;
+  static constexpr int64_t kWinogradMinOutputChannels = 64;
   // Largest V buffer (floats, 32 MB; images are transformed in chunks under it).
   static constexpr int64_t kWinogradMaxV = int64_t{8} << 20;
   // Output channels and tiles of a block (run_winograd).
-  static constexpr int64_t kWinogradBlockChannels = 64;
-  static constexpr int64_t kWinogradBlockTiles = 112;
+  static constexpr int64_t kWinogradBlockChannels = 32;
+  static constexpr int64_t kWinogradBlockTiles = 256;
 
   // Two passes per chunk of images:
   //   1. V = B^T d B of every (image, input channel) plane, into a buffer
@@ -711,9 +715,9 @@ class ConvKernel final : public OpKernel {
       weights_fn(Wt.data<float>(), M, C, u_run.data());
     }
     const float* u = packed ? nullptr : u_run.data();
-    // Blocks of about 64 output channels by ~112 tiles (whole tile rows, the
-    // rows split evenly): GEMMs of 64 x 112 x C, the block's 36 outputs in
-    // ~1 MB.
+    // Blocks of about 32 output channels by up to 256 tiles (whole tile
+    // rows, split evenly): the blocks share V and split the output channels
+    // first, which measured faster on two threads than splitting the tiles.
     const int64_t MR = sgemm_mr();
     const int64_t mt = std::min(M, round_up(ceil_div(M, ceil_div(M, kWinogradBlockChannels)), MR));
     const int64_t m_blocks = ceil_div(M, mt);
