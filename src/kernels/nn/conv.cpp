@@ -66,8 +66,8 @@ SPINDLE_ISA_DECLARE(void, conv1d_block, (const float* xp, int64_t ldx, int64_t C
 // Winograd F(4x4, 3x3) transforms (winograd.isa.cpp).
 SPINDLE_ISA_DECLARE(int64_t, winograd_input_work, (int64_t TW));
 SPINDLE_ISA_DECLARE(void, winograd_input_plane,
-                    (const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t TH, int64_t TW, float* v,
-                     int64_t xi_stride, float* work));
+                    (const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t ty0, int64_t ty1, int64_t TW,
+                     float* v, int64_t xi_stride, float* work));
 SPINDLE_ISA_DECLARE(int64_t, winograd_output_work, (int64_t TW));
 SPINDLE_ISA_DECLARE(void, winograd_output_row,
                     (const float* o, int64_t xi_stride, int64_t TW, float bias, float* y, int64_t OW, int64_t rows,
@@ -680,9 +680,10 @@ class ConvKernel final : public OpKernel {
   static constexpr int64_t kWinogradMinOutputChannels = 64;
   // Largest V buffer (floats, 32 MB; images are transformed in chunks under it).
   static constexpr int64_t kWinogradMaxV = int64_t{8} << 20;
-  // Output channels and tiles of a block (run_winograd).
+  // Output channels of a block, and the largest V of one image (floats,
+  // ~1 MB) that the blocks share (run_winograd).
   static constexpr int64_t kWinogradBlockChannels = 32;
-  static constexpr int64_t kWinogradBlockTiles = 256;
+  static constexpr int64_t kWinogradPrivateV = 262144;
 
   // Two passes per chunk of images:
   //   1. V = B^T d B of every (image, input channel) plane, into a buffer
@@ -715,14 +716,61 @@ class ConvKernel final : public OpKernel {
       weights_fn(Wt.data<float>(), M, C, u_run.data());
     }
     const float* u = packed ? nullptr : u_run.data();
-    // Blocks of about 32 output channels by up to 256 tiles (whole tile
-    // rows, split evenly): the blocks share V and split the output channels
-    // first, which measured faster on two threads than splitting the tiles.
     const int64_t MR = sgemm_mr();
     const int64_t mt = std::min(M, round_up(ceil_div(M, ceil_div(M, kWinogradBlockChannels)), MR));
     const int64_t m_blocks = ceil_div(M, mt);
-    const int64_t band = ceil_div(TH, ceil_div(tiles, kWinogradBlockTiles));
-    const int64_t bands = ceil_div(TH, band);
+    // The 36 GEMMs of output channels [m0, m0 + mm) over the tiles of tile
+    // rows [ty0, ty1) of image n, whose V[xi] rows start at vb + xi *
+    // xi_stride (row stride ldv), then Y = A^T O A + bias and the epilogue.
+    auto gemms_and_output = [&](int64_t n, int64_t ty0, int64_t ty1, int64_t m0, int64_t mm, const float* vb,
+                                int64_t xi_stride, int64_t ldv) {
+      const int64_t tb = (ty1 - ty0) * TW;
+      float* o = scratch_floats(2, static_cast<size_t>(36 * mm * tb));
+      for (int64_t xi = 0; xi < 36; ++xi) {
+        SgemmExtras ex;
+        ex.packed_a = packed ? wino_w_.panel(m0, xi) : nullptr;
+        // (With packed panels A is not read; W stands in for it.)
+        sgemm(false, false, mm, tb, C, 1.0f, u ? u + (xi * M + m0) * C : Wt.data<float>(), C, vb + xi * xi_stride,
+              ldv, 0.0f, o + xi * mm * tb, tb, ex);
+      }
+      float* work = scratch_floats(0, static_cast<size_t>(output_work_fn(TW)));
+      const int64_t oy0 = 4 * ty0, oy1 = std::min(OH, 4 * ty1);
+      for (int64_t m = 0; m < mm; ++m) {
+        float* ym = y + (n * M + m0 + m) * P;
+        for (int64_t ty = ty0; ty < ty1; ++ty)
+          output_fn(o + m * tb + (ty - ty0) * TW, mm * tb, TW, bias ? bias[m0 + m] : 0.0f, ym + 4 * ty * OW, OW,
+                    std::min<int64_t>(4, OH - 4 * ty), work);
+        if (!ep.empty()) ep.run(ym + oy0 * OW, (oy1 - oy0) * OW);
+      }
+    };
+    const double tile_work = 36.0 * static_cast<double>(M * C) + 100.0 * static_cast<double>(C);
+    if (36 * C * tiles > kWinogradPrivateV) {
+      // Large images: bands of tile rows, each transforming its own input
+      // tiles into a private V (at most ~1 MB) and running every output
+      // channel on them; no block reads what another thread wrote.
+      const int64_t band = ceil_div(TH, ceil_div(36 * C * tiles, kWinogradPrivateV));
+      const int64_t bands = ceil_div(TH, band);
+      const int64_t items = N * bands;
+      const double item_work = tile_work * static_cast<double>(band * TW);
+      parallel_for(ctx.pool(), 0, items, grain_for_work(items, item_work), fma_cost(item_work),
+                   [&](int64_t b0, int64_t b1) {
+                     for (int64_t b = b0; b < b1; ++b) {
+                       const int64_t n = b / bands, ty0 = (b % bands) * band, ty1 = std::min(TH, ty0 + band);
+                       const int64_t tb = (ty1 - ty0) * TW;
+                       float* vb = scratch_floats(1, static_cast<size_t>(36 * C * tb));
+                       float* work = scratch_floats(0, static_cast<size_t>(input_work_fn(TW)));
+                       for (int64_t c = 0; c < C; ++c)
+                         input_fn(x + (n * C + c) * H * W, H, W, w.pb[1], w.pb[2], ty0, ty1, TW, vb + c * tb, C * tb,
+                                  work);
+                       for (int64_t m0 = 0; m0 < M; m0 += mt)
+                         gemms_and_output(n, ty0, ty1, m0, std::min(M, m0 + mt) - m0, vb, C * tb, tb);
+                     }
+                   });
+      return;
+    }
+    // Smaller images: V of every plane once, into a buffer the blocks share
+    // (chunks of images under kWinogradMaxV), then blocks of ~32 output
+    // channels by image, which split the channels among threads.
     const int64_t chunk = std::clamp<int64_t>(kWinogradMaxV / (36 * C * tiles), 1, N);
     for (int64_t n0 = 0; n0 < N; n0 += chunk) {
       const int64_t nc = std::min(chunk, N - n0), Tc = nc * tiles;
@@ -734,36 +782,17 @@ class ConvKernel final : public OpKernel {
                      float* work = scratch_floats(0, static_cast<size_t>(input_work_fn(TW)));
                      for (int64_t i = i0; i < i1; ++i) {
                        const int64_t n = i / C, c = i % C;
-                       input_fn(x + ((n0 + n) * C + c) * H * W, H, W, w.pb[1], w.pb[2], TH, TW, v + c * Tc + n * tiles,
-                                C * Tc, work);
+                       input_fn(x + ((n0 + n) * C + c) * H * W, H, W, w.pb[1], w.pb[2], 0, TH, TW,
+                                v + c * Tc + n * tiles, C * Tc, work);
                      }
                    });
-      const int64_t items = nc * bands * m_blocks;
-      const double item_work = 36.0 * static_cast<double>(mt * band * TW * C);
+      const int64_t items = nc * m_blocks;
+      const double item_work = 36.0 * static_cast<double>(mt * tiles * C);
       parallel_for(ctx.pool(), 0, items, grain_for_work(items, item_work), fma_cost(item_work),
                    [&](int64_t b0, int64_t b1) {
                      for (int64_t b = b0; b < b1; ++b) {
-                       const int64_t n = b / (bands * m_blocks), rem = b % (bands * m_blocks);
-                       const int64_t ty0 = (rem / m_blocks) * band, ty1 = std::min(TH, ty0 + band);
-                       const int64_t m0 = (rem % m_blocks) * mt, mm = std::min(M, m0 + mt) - m0;
-                       const int64_t tb = (ty1 - ty0) * TW, t0 = n * tiles + ty0 * TW;
-                       float* o = scratch_floats(2, static_cast<size_t>(36 * mm * tb));
-                       for (int64_t xi = 0; xi < 36; ++xi) {
-                         SgemmExtras ex;
-                         ex.packed_a = packed ? wino_w_.panel(m0, xi) : nullptr;
-                         // (With packed panels A is not read; W stands in for it.)
-                         sgemm(false, false, mm, tb, C, 1.0f, u ? u + (xi * M + m0) * C : Wt.data<float>(), C,
-                               v + xi * C * Tc + t0, Tc, 0.0f, o + xi * mm * tb, tb, ex);
-                       }
-                       float* work = scratch_floats(0, static_cast<size_t>(output_work_fn(TW)));
-                       const int64_t oy0 = 4 * ty0, oy1 = std::min(OH, 4 * ty1);
-                       for (int64_t m = 0; m < mm; ++m) {
-                         float* ym = y + ((n0 + n) * M + m0 + m) * P;
-                         for (int64_t ty = ty0; ty < ty1; ++ty)
-                           output_fn(o + m * tb + (ty - ty0) * TW, mm * tb, TW, bias ? bias[m0 + m] : 0.0f,
-                                     ym + 4 * ty * OW, OW, std::min<int64_t>(4, OH - 4 * ty), work);
-                         if (!ep.empty()) ep.run(ym + oy0 * OW, (oy1 - oy0) * OW);
-                       }
+                       const int64_t n = b / m_blocks, m0 = (b % m_blocks) * mt;
+                       gemms_and_output(n0 + n, 0, TH, m0, std::min(M, m0 + mt) - m0, v + n * tiles, C * Tc, Tc);
                      }
                    });
     }

@@ -71,16 +71,16 @@ inline void at_rows(const float* __restrict o0, const float* __restrict o1, cons
 // Floats of `work` winograd_input_plane needs for a row of TW tiles.
 int64_t winograd_input_work(int64_t TW) { return 6 * 4 * (TW + 1) + 36 * TW; }
 
-// V of every tile of one input plane x (H x W, padded by pt rows on top and
-// pl columns on the left; outside the input reads 0): the tile at tile row
-// ty, column tx starts at input row 4 ty - pt, column 4 tx - pl, and its
-// V[xi] goes to v[xi * xi_stride + ty * TW + tx].
-void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t TH, int64_t TW,
-                          float* v, int64_t xi_stride, float* work) {
+// V of the tiles in tile rows [ty0, ty1) of one input plane x (H x W,
+// padded by pt rows on top and pl columns on the left; outside the input
+// reads 0): the tile at tile row ty, column tx starts at input row 4 ty - pt,
+// column 4 tx - pl, and its V[xi] goes to v[xi * xi_stride + (ty - ty0) * TW + tx].
+void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t ty0, int64_t ty1,
+                          int64_t TW, float* v, int64_t xi_stride, float* work) {
   const int64_t Q = TW + 1;  // columns of a phase row: tile tx reads q = tx and tx + 1
   float* phase = work;       // [6 rows][4 phases][Q]: phase p, entry q = padded column 4 q + p
   float* trow = work + 24 * Q;  // [6 rows][6 k][TW]: B^T along the row
-  for (int64_t ty = 0; ty < TH; ++ty) {
+  for (int64_t ty = ty0; ty < ty1; ++ty) {
     for (int64_t r = 0; r < 6; ++r) {
       const int64_t ih = 4 * ty - pt + r;
       float* ph = phase + r * 4 * Q;
@@ -101,7 +101,7 @@ void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int6
     }
     for (int64_t k = 0; k < 6; ++k) {
       float* out[6];
-      for (int i = 0; i < 6; ++i) out[i] = v + (i * 6 + k) * xi_stride + ty * TW;
+      for (int i = 0; i < 6; ++i) out[i] = v + (i * 6 + k) * xi_stride + (ty - ty0) * TW;
       const float* c = trow + k * TW;  // row r at c + r * 6 * TW
       bt_rows(c, c + 6 * TW, c + 12 * TW, c + 18 * TW, c + 24 * TW, c + 30 * TW, TW, out);
     }
