@@ -7,7 +7,7 @@
 // other shape takes the unfused route (conv, then Add with broadcasting,
 // then the activation), so the result is the Add's.
 //
-// Five paths, chosen per call from the shapes:
+// Six paths, chosen per call from the shapes:
 //   depthwise  group == C, one input channel per group, 1-D or 2-D (but not a
 //              1-D convolution of one channel into several): a direct
 //              kernel. Each block copies the input rows it needs into
@@ -26,6 +26,10 @@
 //              256, weights pre-packed): an implicit GEMM (sgemm_taps) whose
 //              B rows are pointers into the group's phase planes, laid out
 //              as for depthwise; no im2col.
+//   winograd   3x3, stride 1, one group, >= 16 / 64 input / output
+//              channels, >= 13x13 outputs: Winograd F(4x4, 3x3)
+//              (winograd.isa.cpp, run_winograd), 36 GEMMs on transformed
+//              tiles; U packed on the first call with constant weights.
 //   im2col     everything else: im2col of a column tile (output positions)
 //              written straight into the SGEMM's packed B panels, a
 //              per-thread scratch of K x tile floats that stays in L2, then
