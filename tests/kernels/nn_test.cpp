@@ -460,7 +460,7 @@ TEST(NnConv, WinogradPathMatchesTheReferenceAndGivesTheSameBitsEverywhere) {
     std::vector<int64_t> pads;
   };
   const Case cases[] = {
-      {{2, 16, 13, 14}, 64, {1, 1, 1, 1}},    // 13 x 14 outputs in 4 x 4 ragged tiles, batch 2
+      {{2, 16, 13, 14}, 32, {1, 1, 1, 1}},    // 13 x 14 outputs in 4 x 4 ragged tiles, batch 2
       {{1, 33, 18, 16}, 67, {0, 0, 0, 0}},    // 16 x 14 outputs, no pads, a short last channel block
       {{1, 20, 14, 14}, 70, {2, 1, 0, 2}},    // asymmetric pads (14 x 15 outputs)
       {{1, 16, 130, 130}, 64, {1, 1, 1, 1}},  // large image: three bands of tile rows, each with its own V

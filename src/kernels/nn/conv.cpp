@@ -26,7 +26,7 @@
 //              256, weights pre-packed): an implicit GEMM (sgemm_taps) whose
 //              B rows are pointers into the group's phase planes, laid out
 //              as for depthwise; no im2col.
-//   winograd   3x3, stride 1, one group, >= 16 / 64 input / output
+//   winograd   3x3, stride 1, one group, >= 16 / 32 input / output
 //              channels, >= 13x13 outputs: Winograd F(4x4, 3x3)
 //              (winograd.isa.cpp, run_winograd), 36 GEMMs on transformed
 //              tiles; U packed on the first call with constant weights.
@@ -71,7 +71,7 @@ SPINDLE_ISA_DECLARE(void, conv1d_block, (const float* xp, int64_t ldx, int64_t C
 SPINDLE_ISA_DECLARE(int64_t, winograd_input_work, (int64_t TW));
 SPINDLE_ISA_DECLARE(void, winograd_input_plane,
                     (const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t ty0, int64_t ty1, int64_t TW,
-                     float* v, int64_t xi_stride, float* work));
+                     float* v, int64_t xi_stride, int64_t t0, int64_t nr, int64_t kp, float* work));
 SPINDLE_ISA_DECLARE(int64_t, winograd_output_work, (int64_t TW));
 SPINDLE_ISA_DECLARE(void, winograd_output_row,
                     (const float* o, int64_t xi_stride, int64_t TW, float bias, float* y, int64_t OW, int64_t rows,
@@ -677,11 +677,10 @@ class ConvKernel final : public OpKernel {
     const int64_t TH = ceil_div(OH, 4), TW = ceil_div(OW, 4);
     return TH >= 3 && TW >= 3 && TH * TW >= 16;
   }
-  // The input transform costs about as much as the GEMMs of 32 output
-  // channels (DenseNet's 128 -> 32 layers measured no faster on one thread
-  // and slower on two), so fewer output channels keep im2col.
+  // With few output channels the input transform (and writing V) is most
+  // of the work: DenseNet's 128 -> 32 layers gain ~20%; fewer keep im2col.
   static constexpr int64_t kWinogradMinChannels = 16;
-  static constexpr int64_t kWinogradMinOutputChannels = 64;
+  static constexpr int64_t kWinogradMinOutputChannels = 32;
   // Largest V buffer (floats, 32 MB; images are transformed in chunks under it).
   static constexpr int64_t kWinogradMaxV = int64_t{8} << 20;
   // Output channels of a block, and the largest V of one image (floats,
@@ -723,19 +722,34 @@ class ConvKernel final : public OpKernel {
     const int64_t MR = sgemm_mr();
     const int64_t mt = std::min(M, round_up(ceil_div(M, ceil_div(M, kWinogradBlockChannels)), MR));
     const int64_t m_blocks = ceil_div(M, mt);
+    // V is written straight into the SGEMM's B panels (NR columns of the C
+    // channels each); a block's tiles start at a panel boundary, and the
+    // last panel's unused columns are zero.
+    const int64_t NR = sgemm_nr(), kp = C * NR;
+    // Zeroes columns [t1, round_up(t1, NR)) of every V[xi] (vb: the block's
+    // first panel).
+    auto zero_tail = [&](float* vb, int64_t xi_stride, int64_t t1) {
+      if (t1 % NR == 0) return;
+      for (int64_t xi = 0; xi < 36; ++xi) {
+        float* last = vb + xi * xi_stride + (t1 / NR) * kp;
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t j = t1 % NR; j < NR; ++j) last[c * NR + j] = 0.0f;
+      }
+    };
     // The 36 GEMMs of output channels [m0, m0 + mm) over the tiles of tile
-    // rows [ty0, ty1) of image n, whose V[xi] rows start at vb + xi *
-    // xi_stride (row stride ldv), then Y = A^T O A + bias and the epilogue.
+    // rows [ty0, ty1) of image n, whose V[xi] panels start at vb + xi *
+    // xi_stride, then Y = A^T O A + bias and the epilogue.
     auto gemms_and_output = [&](int64_t n, int64_t ty0, int64_t ty1, int64_t m0, int64_t mm, const float* vb,
-                                int64_t xi_stride, int64_t ldv) {
+                                int64_t xi_stride) {
       const int64_t tb = (ty1 - ty0) * TW;
       float* o = scratch_floats(2, static_cast<size_t>(36 * mm * tb));
       for (int64_t xi = 0; xi < 36; ++xi) {
         SgemmExtras ex;
         ex.packed_a = packed ? wino_w_.panel(m0, xi) : nullptr;
-        // (With packed panels A is not read; W stands in for it.)
-        sgemm(false, false, mm, tb, C, 1.0f, u ? u + (xi * M + m0) * C : Wt.data<float>(), C, vb + xi * xi_stride,
-              ldv, 0.0f, o + xi * mm * tb, tb, ex);
+        ex.packed_b = vb + xi * xi_stride;
+        // (A packed or B packed is not read; W / V stand in for them.)
+        sgemm(false, false, mm, tb, C, 1.0f, u ? u + (xi * M + m0) * C : Wt.data<float>(), C, vb, tb, 0.0f,
+              o + xi * mm * tb, tb, ex);
       }
       float* work = scratch_floats(0, static_cast<size_t>(output_work_fn(TW)));
       const int64_t oy0 = 4 * ty0, oy1 = std::min(OH, 4 * ty1);
@@ -760,14 +774,15 @@ class ConvKernel final : public OpKernel {
                    [&](int64_t b0, int64_t b1) {
                      for (int64_t b = b0; b < b1; ++b) {
                        const int64_t n = b / bands, ty0 = (b % bands) * band, ty1 = std::min(TH, ty0 + band);
-                       const int64_t tb = (ty1 - ty0) * TW;
-                       float* vb = scratch_floats(1, static_cast<size_t>(36 * C * tb));
+                       const int64_t tb = (ty1 - ty0) * TW, xi_stride = round_up(tb, NR) * C;
+                       float* vb = scratch_floats(1, static_cast<size_t>(36 * xi_stride));
                        float* work = scratch_floats(0, static_cast<size_t>(input_work_fn(TW)));
                        for (int64_t c = 0; c < C; ++c)
-                         input_fn(x + (n * C + c) * H * W, H, W, w.pb[1], w.pb[2], ty0, ty1, TW, vb + c * tb, C * tb,
-                                  work);
+                         input_fn(x + (n * C + c) * H * W, H, W, w.pb[1], w.pb[2], ty0, ty1, TW, vb + c * NR,
+                                  xi_stride, 0, NR, kp, work);
+                       zero_tail(vb, xi_stride, tb);
                        for (int64_t m0 = 0; m0 < M; m0 += mt)
-                         gemms_and_output(n, ty0, ty1, m0, std::min(M, m0 + mt) - m0, vb, C * tb, tb);
+                         gemms_and_output(n, ty0, ty1, m0, std::min(M, m0 + mt) - m0, vb, xi_stride);
                      }
                    });
       return;
@@ -775,10 +790,12 @@ class ConvKernel final : public OpKernel {
     // Smaller images: V of every plane once, into a buffer the blocks share
     // (chunks of images under kWinogradMaxV), then blocks of ~32 output
     // channels by image, which split the channels among threads.
-    const int64_t chunk = std::clamp<int64_t>(kWinogradMaxV / (36 * C * tiles), 1, N);
+    const int64_t image_v = round_up(tiles, NR) * C;  // floats of one image's V[xi] panels
+    const int64_t chunk = std::clamp<int64_t>(kWinogradMaxV / (36 * image_v), 1, N);
     for (int64_t n0 = 0; n0 < N; n0 += chunk) {
-      const int64_t nc = std::min(chunk, N - n0), Tc = nc * tiles;
-      float* v = scratch_floats(kSharedScratchSlot, static_cast<size_t>(36 * C * Tc));
+      const int64_t nc = std::min(chunk, N - n0), xi_stride = nc * image_v;
+      float* v = scratch_floats(kSharedScratchSlot, static_cast<size_t>(36 * xi_stride));
+      for (int64_t n = 0; n < nc; ++n) zero_tail(v + n * image_v, xi_stride, tiles);
       const int64_t planes = nc * C;
       const double plane_work = 100.0 * static_cast<double>(tiles);  // ~ FMA-equivalents of one plane's transform
       parallel_for(ctx.pool(), 0, planes, grain_for_work(planes, plane_work), fma_cost(plane_work),
@@ -787,7 +804,7 @@ class ConvKernel final : public OpKernel {
                      for (int64_t i = i0; i < i1; ++i) {
                        const int64_t n = i / C, c = i % C;
                        input_fn(x + ((n0 + n) * C + c) * H * W, H, W, w.pb[1], w.pb[2], 0, TH, TW,
-                                v + c * Tc + n * tiles, C * Tc, work);
+                                v + n * image_v + c * NR, xi_stride, 0, NR, kp, work);
                      }
                    });
       const int64_t items = nc * m_blocks;
@@ -796,7 +813,7 @@ class ConvKernel final : public OpKernel {
                    [&](int64_t b0, int64_t b1) {
                      for (int64_t b = b0; b < b1; ++b) {
                        const int64_t n = b / m_blocks, m0 = (b % m_blocks) * mt;
-                       gemms_and_output(n0 + n, 0, TH, m0, std::min(M, m0 + mt) - m0, v + n * tiles, C * Tc, Tc);
+                       gemms_and_output(n0 + n, 0, TH, m0, std::min(M, m0 + mt) - m0, v + n * image_v, xi_stride);
                      }
                    });
     }

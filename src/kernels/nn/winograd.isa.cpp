@@ -24,86 +24,132 @@
 // the work.
 #include <cstdint>
 
+#include "kernels/isa/simd.h"
+
 namespace spindle::kernels::SPINDLE_ISA_NS {
 namespace {
 
-// The six rows of B^T applied to d0..d5 (one vector lane per tile).
-inline void bt_rows(const float* __restrict d0, const float* __restrict d1, const float* __restrict d2,
-                    const float* __restrict d3, const float* __restrict d4, const float* __restrict d5, int64_t n,
-                    float* const* __restrict out) {
-  float* __restrict o0 = out[0];
-  float* __restrict o1 = out[1];
-  float* __restrict o2 = out[2];
-  float* __restrict o3 = out[3];
-  float* __restrict o4 = out[4];
-  float* __restrict o5 = out[5];
-  for (int64_t t = 0; t < n; ++t) {
-    const float a0 = d0[t], a1 = d1[t], a2 = d2[t], a3 = d3[t], a4 = d4[t], a5 = d5[t];
-    o0[t] = 4.0f * a0 - 5.0f * a2 + a4;
-    o1[t] = (a3 + a4) - 4.0f * (a1 + a2);
-    o2[t] = (a4 - a3) + 4.0f * (a1 - a2);
-    o3[t] = (a4 - a2) + 2.0f * (a3 - a1);
-    o4[t] = (a4 - a2) + 2.0f * (a1 - a3);
-    o5[t] = 4.0f * a1 - 5.0f * a3 + a5;
-  }
+using simd::VFloat;
+
+// Applies `f` to lanes [0, n) in full vectors, then one masked tail: every
+// element goes through the same vector operations.
+template <class F>
+inline void over_lanes(int64_t n, F f) {
+  constexpr int W = simd::kWidth;
+  int64_t t = 0;
+  for (; t + W <= n; t += W) f(t, W);
+  if (t < n) f(t, static_cast<int>(n - t));
+}
+
+inline VFloat ld(const float* p, int w) { return w == simd::kWidth ? simd::load(p) : simd::load_n(p, w); }
+inline void st(float* p, VFloat v, int w) {
+  if (w == simd::kWidth) simd::store(p, v);
+  else simd::store_n(p, v, w);
+}
+
+// The six rows of B^T applied to d0..d5 (one lane per tile).
+inline void bt_rows(const float* d0, const float* d1, const float* d2, const float* d3, const float* d4,
+                    const float* d5, int64_t n, float* const* out) {
+  const VFloat two = simd::set1(2.0f), four = simd::set1(4.0f), five = simd::set1(5.0f);
+  over_lanes(n, [&](int64_t t, int w) {
+    const VFloat a0 = ld(d0 + t, w), a1 = ld(d1 + t, w), a2 = ld(d2 + t, w), a3 = ld(d3 + t, w);
+    const VFloat a4 = ld(d4 + t, w), a5 = ld(d5 + t, w);
+    st(out[0] + t, four * a0 - five * a2 + a4, w);
+    st(out[1] + t, (a3 + a4) - four * (a1 + a2), w);
+    st(out[2] + t, (a4 - a3) + four * (a1 - a2), w);
+    st(out[3] + t, (a4 - a2) + two * (a3 - a1), w);
+    st(out[4] + t, (a4 - a2) + two * (a1 - a3), w);
+    st(out[5] + t, four * a1 - five * a3 + a5, w);
+  });
 }
 
 // The four rows of A^T applied to o0..o5.
-inline void at_rows(const float* __restrict o0, const float* __restrict o1, const float* __restrict o2,
-                    const float* __restrict o3, const float* __restrict o4, const float* __restrict o5, int64_t n,
-                    float* const* __restrict out) {
-  float* __restrict y0 = out[0];
-  float* __restrict y1 = out[1];
-  float* __restrict y2 = out[2];
-  float* __restrict y3 = out[3];
-  for (int64_t t = 0; t < n; ++t) {
-    const float s12 = o1[t] + o2[t], d12 = o1[t] - o2[t];
-    const float s34 = o3[t] + o4[t], d34 = o3[t] - o4[t];
-    y0[t] = o0[t] + s12 + s34;
-    y1[t] = d12 + 2.0f * d34;
-    y2[t] = s12 + 4.0f * s34;
-    y3[t] = d12 + 8.0f * d34 + o5[t];
-  }
+inline void at_rows(const float* o0, const float* o1, const float* o2, const float* o3, const float* o4,
+                    const float* o5, int64_t n, float* const* out) {
+  const VFloat two = simd::set1(2.0f), four = simd::set1(4.0f), eight = simd::set1(8.0f);
+  over_lanes(n, [&](int64_t t, int w) {
+    const VFloat s12 = ld(o1 + t, w) + ld(o2 + t, w), d12 = ld(o1 + t, w) - ld(o2 + t, w);
+    const VFloat s34 = ld(o3 + t, w) + ld(o4 + t, w), d34 = ld(o3 + t, w) - ld(o4 + t, w);
+    st(out[0] + t, ld(o0 + t, w) + s12 + s34, w);
+    st(out[1] + t, d12 + two * d34, w);
+    st(out[2] + t, s12 + four * s34, w);
+    st(out[3] + t, d12 + eight * d34 + ld(o5 + t, w), w);
+  });
 }
 
 }  // namespace
 
 // Floats of `work` winograd_input_plane needs for a row of TW tiles.
-int64_t winograd_input_work(int64_t TW) { return 6 * 4 * (TW + 1) + 36 * TW; }
+int64_t winograd_input_work(int64_t TW) { return 6 * 4 * (TW + 1) + 36 * TW + 6 * TW; }
 
 // V of the tiles in tile rows [ty0, ty1) of one input plane x (H x W,
 // padded by pt rows on top and pl columns on the left; outside the input
-// reads 0): the tile at tile row ty, column tx starts at input row 4 ty - pt,
-// column 4 tx - pl, and its V[xi] goes to v[xi * xi_stride + (ty - ty0) * TW + tx].
+// reads 0), written straight into the SGEMM's B panels: the tile at tile
+// row ty, column tx (input row 4 ty - pt, column 4 tx - pl) is column
+// t = t0 + (ty - ty0) TW + tx, and its V[xi] goes to
+// v + xi * xi_stride + (t / nr) * kp + t % nr (kp = panel floats: the
+// channels times nr; the caller offsets v by its channel times nr).
 void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t ty0, int64_t ty1,
-                          int64_t TW, float* v, int64_t xi_stride, float* work) {
+                          int64_t TW, float* v, int64_t xi_stride, int64_t t0, int64_t nr, int64_t kp, float* work) {
   const int64_t Q = TW + 1;  // columns of a phase row: tile tx reads q = tx and tx + 1
   float* phase = work;       // [6 rows][4 phases][Q]: phase p, entry q = padded column 4 q + p
   float* trow = work + 24 * Q;  // [6 rows][6 k][TW]: B^T along the row
+  float* col = trow + 36 * TW;  // [6 i][TW]: B^T down the column, for one k
+  // Entries q in [qa, qb) read four input columns 4 q - pl .. 4 q + 3 - pl, all inside.
+  const int64_t qa = (pl + 3) / 4;
+  const int64_t qb = W - 4 + pl >= 0 ? std::int64_t((W - 4 + pl) / 4 + 1) : 0;
+  const int64_t lo = qa < Q ? qa : Q, hi = qb < lo ? lo : (qb < Q ? qb : Q);
   for (int64_t ty = ty0; ty < ty1; ++ty) {
     for (int64_t r = 0; r < 6; ++r) {
       const int64_t ih = 4 * ty - pt + r;
-      float* ph = phase + r * 4 * Q;
+      float* __restrict ph = phase + r * 4 * Q;
       if (ih < 0 || ih >= H) {
         for (int64_t i = 0; i < 4 * Q; ++i) ph[i] = 0.0f;
       } else {
-        const float* row = x + ih * W;
-        for (int64_t p = 0; p < 4; ++p)
-          for (int64_t q = 0; q < Q; ++q) {
+        const float* __restrict row = x + ih * W;
+        auto edge = [&](int64_t q) {
+          for (int64_t p = 0; p < 4; ++p) {
             const int64_t iw = 4 * q + p - pl;
             ph[p * Q + q] = iw >= 0 && iw < W ? row[iw] : 0.0f;
           }
+        };
+        for (int64_t q = 0; q < lo; ++q) edge(q);
+        const float* __restrict src = row - pl;
+        float* __restrict p0 = ph;
+        float* __restrict p1 = ph + Q;
+        float* __restrict p2 = ph + 2 * Q;
+        float* __restrict p3 = ph + 3 * Q;
+        for (int64_t q = lo; q < hi; ++q) {
+          p0[q] = src[4 * q];
+          p1[q] = src[4 * q + 1];
+          p2[q] = src[4 * q + 2];
+          p3[q] = src[4 * q + 3];
+        }
+        for (int64_t q = hi; q < Q; ++q) edge(q);
       }
       // d_j of tile tx = padded column 4 tx + j = phase (j % 4), entry tx + j / 4.
       float* out[6];
       for (int k = 0; k < 6; ++k) out[k] = trow + (r * 6 + k) * TW;
       bt_rows(ph, ph + Q, ph + 2 * Q, ph + 3 * Q, ph + 1, ph + Q + 1, TW, out);
     }
+    const int64_t trow0 = t0 + (ty - ty0) * TW;
     for (int64_t k = 0; k < 6; ++k) {
       float* out[6];
-      for (int i = 0; i < 6; ++i) out[i] = v + (i * 6 + k) * xi_stride + (ty - ty0) * TW;
+      for (int i = 0; i < 6; ++i) out[i] = col + i * TW;
       const float* c = trow + k * TW;  // row r at c + r * 6 * TW
       bt_rows(c, c + 6 * TW, c + 12 * TW, c + 18 * TW, c + 24 * TW, c + 30 * TW, TW, out);
+      // Into the panels: runs of consecutive columns within one panel.
+      for (int64_t i = 0; i < 6; ++i) {
+        const float* __restrict srow = col + i * TW;
+        float* dst = v + (i * 6 + k) * xi_stride;
+        for (int64_t j = 0, t = trow0; j < TW;) {
+          const int64_t o = t % nr, len = nr - o < TW - j ? nr - o : TW - j;
+          float* __restrict d = dst + (t / nr) * kp + o;
+          for (int64_t l = 0; l < len; ++l) d[l] = srow[j + l];
+          j += len;
+          t += len;
+        }
+      }
     }
   }
 }
