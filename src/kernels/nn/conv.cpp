@@ -742,7 +742,8 @@ class ConvKernel final : public OpKernel {
     auto gemms_and_output = [&](int64_t n, int64_t ty0, int64_t ty1, int64_t m0, int64_t mm, const float* vb,
                                 int64_t xi_stride) {
       const int64_t tb = (ty1 - ty0) * TW;
-      float* o = scratch_floats(2, static_cast<size_t>(36 * mm * tb));
+      // (+64: the output transform reads its rows in whole vectors.)
+      float* o = scratch_floats(2, static_cast<size_t>(36 * mm * tb + 64));
       for (int64_t xi = 0; xi < 36; ++xi) {
         SgemmExtras ex;
         ex.packed_a = packed ? wino_w_.panel(m0, xi) : nullptr;

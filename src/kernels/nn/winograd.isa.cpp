@@ -77,10 +77,16 @@ inline void at_rows(const float* o0, const float* o1, const float* o2, const flo
   });
 }
 
+
+// Row length of the work arrays: TW rounded up to whole vectors, so the
+// transforms run on full vectors only (the extra lanes are computed and
+// never stored; masked loads and stores are slow on some cores).
+inline int64_t lanes(int64_t TW) { return (TW + simd::kWidth - 1) / simd::kWidth * simd::kWidth; }
+
 }  // namespace
 
 // Floats of `work` winograd_input_plane needs for a row of TW tiles.
-int64_t winograd_input_work(int64_t TW) { return 6 * 4 * (TW + 1) + 36 * TW + 6 * TW; }
+int64_t winograd_input_work(int64_t TW) { return 6 * 4 * (lanes(TW) + 1) + 36 * lanes(TW) + 6 * lanes(TW); }
 
 // V of the tiles in tile rows [ty0, ty1) of one input plane x (H x W,
 // padded by pt rows on top and pl columns on the left; outside the input
@@ -91,10 +97,11 @@ int64_t winograd_input_work(int64_t TW) { return 6 * 4 * (TW + 1) + 36 * TW + 6 
 // channels times nr; the caller offsets v by its channel times nr).
 void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t ty0, int64_t ty1,
                           int64_t TW, float* v, int64_t xi_stride, int64_t t0, int64_t nr, int64_t kp, float* work) {
-  const int64_t Q = TW + 1;  // columns of a phase row: tile tx reads q = tx and tx + 1
+  const int64_t S = lanes(TW);
+  const int64_t Q = S + 1;   // columns of a phase row: tile tx reads q = tx and tx + 1
   float* phase = work;       // [6 rows][4 phases][Q]: phase p, entry q = padded column 4 q + p
-  float* trow = work + 24 * Q;  // [6 rows][6 k][TW]: B^T along the row
-  float* col = trow + 36 * TW;  // [6 i][TW]: B^T down the column, for one k
+  float* trow = work + 24 * Q;  // [6 rows][6 k][S]: B^T along the row
+  float* col = trow + 36 * S;   // [6 i][S]: B^T down the column, for one k
   // Entries q in [qa, qb) read four input columns 4 q - pl .. 4 q + 3 - pl, all inside.
   const int64_t qa = (pl + 3) / 4;
   const int64_t qb = W - 4 + pl >= 0 ? std::int64_t((W - 4 + pl) / 4 + 1) : 0;
@@ -129,18 +136,18 @@ void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int6
       }
       // d_j of tile tx = padded column 4 tx + j = phase (j % 4), entry tx + j / 4.
       float* out[6];
-      for (int k = 0; k < 6; ++k) out[k] = trow + (r * 6 + k) * TW;
-      bt_rows(ph, ph + Q, ph + 2 * Q, ph + 3 * Q, ph + 1, ph + Q + 1, TW, out);
+      for (int k = 0; k < 6; ++k) out[k] = trow + (r * 6 + k) * S;
+      bt_rows(ph, ph + Q, ph + 2 * Q, ph + 3 * Q, ph + 1, ph + Q + 1, S, out);
     }
     const int64_t trow0 = t0 + (ty - ty0) * TW;
     for (int64_t k = 0; k < 6; ++k) {
       float* out[6];
-      for (int i = 0; i < 6; ++i) out[i] = col + i * TW;
-      const float* c = trow + k * TW;  // row r at c + r * 6 * TW
-      bt_rows(c, c + 6 * TW, c + 12 * TW, c + 18 * TW, c + 24 * TW, c + 30 * TW, TW, out);
+      for (int i = 0; i < 6; ++i) out[i] = col + i * S;
+      const float* c = trow + k * S;  // row r at c + r * 6 * S
+      bt_rows(c, c + 6 * S, c + 12 * S, c + 18 * S, c + 24 * S, c + 30 * S, S, out);
       // Into the panels: runs of consecutive columns within one panel.
       for (int64_t i = 0; i < 6; ++i) {
-        const float* __restrict srow = col + i * TW;
+        const float* __restrict srow = col + i * S;
         float* dst = v + (i * 6 + k) * xi_stride;
         for (int64_t j = 0, t = trow0; j < TW;) {
           const int64_t o = t % nr, len = nr - o < TW - j ? nr - o : TW - j;
@@ -155,33 +162,36 @@ void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int6
 }
 
 // Floats of `work` winograd_output_row needs for a row of TW tiles.
-int64_t winograd_output_work(int64_t TW) { return 40 * TW; }
+int64_t winograd_output_work(int64_t TW) { return 40 * lanes(TW); }
 
 // One output channel's row of TW tiles: o[xi * xi_stride + tx] holds O[xi]
+// (read in whole vectors: up to lanes(TW) floats past each row's start
+// must be readable)
 // of tile tx; the tile's outputs plus `bias` go to y rows 0..rows-1 (rows
 // <= 4, row stride OW), columns 4 tx .. 4 tx + 3 below OW.
 void winograd_output_row(const float* o, int64_t xi_stride, int64_t TW, float bias, float* y, int64_t OW,
                          int64_t rows, float* work) {
-  float* z = work;            // [6 i][4 k'][TW]: A^T along the row
-  float* yt = work + 24 * TW;  // [4 i'][4 k'][TW]
+  const int64_t S = lanes(TW);
+  float* z = work;            // [6 i][4 k'][S]: A^T along the row
+  float* yt = work + 24 * S;  // [4 i'][4 k'][S]
   for (int64_t i = 0; i < 6; ++i) {
     float* out[4];
-    for (int k = 0; k < 4; ++k) out[k] = z + (i * 4 + k) * TW;
+    for (int k = 0; k < 4; ++k) out[k] = z + (i * 4 + k) * S;
     const float* r = o + i * 6 * xi_stride;
-    at_rows(r, r + xi_stride, r + 2 * xi_stride, r + 3 * xi_stride, r + 4 * xi_stride, r + 5 * xi_stride, TW, out);
+    at_rows(r, r + xi_stride, r + 2 * xi_stride, r + 3 * xi_stride, r + 4 * xi_stride, r + 5 * xi_stride, S, out);
   }
   for (int64_t k = 0; k < 4; ++k) {
     float* out[4];
-    for (int i = 0; i < 4; ++i) out[i] = yt + (i * 4 + k) * TW;
-    const float* c = z + k * TW;  // row i at c + i * 4 * TW
-    at_rows(c, c + 4 * TW, c + 8 * TW, c + 12 * TW, c + 16 * TW, c + 20 * TW, TW, out);
+    for (int i = 0; i < 4; ++i) out[i] = yt + (i * 4 + k) * S;
+    const float* c = z + k * S;  // row i at c + i * 4 * S
+    at_rows(c, c + 4 * S, c + 8 * S, c + 12 * S, c + 16 * S, c + 20 * S, S, out);
   }
   for (int64_t i = 0; i < rows; ++i) {
     float* __restrict yr = y + i * OW;
-    const float* y0 = yt + (i * 4) * TW;
-    const float* y1 = y0 + TW;
-    const float* y2 = y1 + TW;
-    const float* y3 = y2 + TW;
+    const float* y0 = yt + (i * 4) * S;
+    const float* y1 = y0 + S;
+    const float* y2 = y1 + S;
+    const float* y3 = y2 + S;
     const int64_t full = OW / 4;  // tiles whose four columns are all inside
     for (int64_t tx = 0; tx < full; ++tx) {
       yr[4 * tx] = y0[tx] + bias;
@@ -189,7 +199,7 @@ void winograd_output_row(const float* o, int64_t xi_stride, int64_t TW, float bi
       yr[4 * tx + 2] = y2[tx] + bias;
       yr[4 * tx + 3] = y3[tx] + bias;
     }
-    for (int64_t ox = 4 * full; ox < OW; ++ox) yr[ox] = yt[(i * 4 + ox % 4) * TW + full] + bias;
+    for (int64_t ox = 4 * full; ox < OW; ++ox) yr[ox] = yt[(i * 4 + ox % 4) * S + full] + bias;
   }
 }
 
