@@ -232,13 +232,16 @@ TEST_P(RnnCell, APackedConstantREqualsRReadAtRunTime) {
 // full, one cut short, one of a single step), initial states, peepholes,
 // clip and, in a second pass, non-default activations; hidden size 200, so
 // a step's recurrent product (R of 800 x 200 for LSTM) is split in row
-// blocks across the pool. The outputs must be the same bits with 1, 2 or 3
+// blocks across the pool, and 300 inputs, so the input projection is split
+// in column blocks. The outputs must be the same bits with 1, 2 or 3
 // threads, with W and R pre-packed at kernel creation or packed per call, and
 // equal to the layout-0 run over the transposed inputs.
 TEST_P(RnnCell, EveryInputAndAttributeGivesTheSameBitsForAnyThreadCountPackingAndLayout) {
   const CellCase& c = GetParam();
   const bool lstm = std::string(c.op) == "LSTM";
-  constexpr int64_t kT = 6, kB = 3, kI = 5, kH = 200, kD = 2;
+  // kI = 300: the input projection (18 rows x G*200 x 300) is split in
+  // blocks of gate columns across the pool too.
+  constexpr int64_t kT = 6, kB = 3, kI = 300, kH = 200, kD = 2;
   const int64_t gh = c.gates * kH;
   const int outputs = lstm ? 3 : 2;
   const Tensor x1 = Tensor::from_vector<float>({kB, kT, kI}, random_values(kB * kT * kI, 61));  // layout 1

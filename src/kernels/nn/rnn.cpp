@@ -356,15 +356,26 @@ class RecurrentKernel final : public OpKernel {
     const std::unique_ptr<float[]> xw_buf(new float[static_cast<size_t>(T * B * GH)]);
     float* const xw = xw_buf.get();
     const int64_t rows = T * B;
-    parallel_for(pool, 0, rows, grain_for_work(rows, 2.0 * static_cast<double>(GH * I)), [&](int64_t r0, int64_t r1) {
-      if (dir.w_packed)
-        sgemm(false, true, r1 - r0, GH, I, 1.0f, x + r0 * I, I, dir.w, I, 0.0f, xw + r0 * GH, GH,
-              SgemmExtras{.packed_b = dir.w_packed->panel(0)});
-      else
-        gemm(false, true, r1 - r0, GH, I, 1.0f, x + r0 * I, I, dir.w, I, 0.0f, xw + r0 * GH, GH);
-      for (int64_t r = r0; r < r1; ++r)
-        for (int64_t k = 0; k < GH; ++k) xw[r * GH + k] += bias[static_cast<size_t>(k)];
-    });
+    // Blocks split the gate columns first (choose_gemm_blocks): each block
+    // reads its columns of W once for all rows. Thin row blocks each
+    // streamed the whole W (1 MB for LSTM 256), which on two threads
+    // doubled the GEMM's CPU time for no gain.
+    const GemmBlocks gb = choose_gemm_blocks(1, rows, GH, I, GH);
+    parallel_for(pool, 0, gb.m_blocks * gb.n_blocks, 1, fma_cost(static_cast<double>(gb.mt * gb.nt * I)),
+                 [&](int64_t b0, int64_t b1) {
+                   for (int64_t b = b0; b < b1; ++b) {
+                     const int64_t r0 = (b / gb.n_blocks) * gb.mt, r1 = std::min(rows, r0 + gb.mt);
+                     const int64_t k0 = (b % gb.n_blocks) * gb.nt, k1 = std::min(GH, k0 + gb.nt);
+                     if (dir.w_packed)
+                       sgemm(false, true, r1 - r0, k1 - k0, I, 1.0f, x + r0 * I, I, dir.w + k0 * I, I, 0.0f,
+                             xw + r0 * GH + k0, GH, SgemmExtras{.packed_b = dir.w_packed->panel(k0)});
+                     else
+                       gemm(false, true, r1 - r0, k1 - k0, I, 1.0f, x + r0 * I, I, dir.w + k0 * I, I, 0.0f,
+                            xw + r0 * GH + k0, GH);
+                     for (int64_t r = r0; r < r1; ++r)
+                       for (int64_t k = k0; k < k1; ++k) xw[r * GH + k] += bias[static_cast<size_t>(k)];
+                   }
+                 });
 
     std::vector<float> h(static_cast<size_t>(B * H), 0.0f), c(static_cast<size_t>(B * H), 0.0f);
     for (int64_t b = 0; b < B; ++b)
