@@ -668,7 +668,9 @@ class ConvKernel final : public OpKernel {
   // the measurements behind the thresholds).
   static bool winograd_applies(const Window3& w, int64_t G, int64_t C, int64_t M) {
     return w.nd == 2 && G == 1 && w.k[1] == 3 && w.k[2] == 3 && w.s[1] == 1 && w.s[2] == 1 && w.d[1] == 1 &&
-           w.d[2] == 1 && C >= kWinogradMinChannels && M >= kWinogradMinOutputChannels && winograd_tiles_ok(w.out[1], w.out[2]) && 36 * C * ceil_div(w.out[1], 4) * ceil_div(w.out[2], 4) <= kWinogradMaxV;
+           w.d[2] == 1 && C >= kWinogradMinChannels && M >= kWinogradMinOutputChannels &&
+           winograd_tiles_ok(w.out[1], w.out[2]) &&
+           36 * C * ceil_div(w.out[1], 4) * ceil_div(w.out[2], 4) <= kWinogradMaxV;
   }
   // At least 3 tiles each way and 16 in all (outputs of 13x13 and more): the
   // GEMMs' columns are the tiles, and 7x7 (2x2 tiles) measured 1.8x slower
@@ -688,12 +690,12 @@ class ConvKernel final : public OpKernel {
   static constexpr int64_t kWinogradBlockChannels = 32;
   static constexpr int64_t kWinogradPrivateV = 262144;
 
-  // Two passes per chunk of images:
-  //   1. V = B^T d B of every (image, input channel) plane, into a buffer
-  //      V[xi][c][t] the blocks share (t: the chunk's tiles, row-major);
-  //   2. per (image, band of tile rows, block of output channels): the 36
-  //      GEMMs O[xi] = U[xi] V[xi] into a per-thread buffer, then
-  //      Y = A^T O A + bias into the output and the epilogue on the band.
+  // V = B^T d B of each input plane goes straight into the SGEMM's B
+  // panels (V[xi]: C x tiles, NR tiles per panel); the 36 GEMMs
+  // O[xi] = U[xi] V[xi] of a block go to a per-thread buffer, then
+  // Y = A^T O A + bias into the output and the epilogue on the block's rows.
+  // Large images run in bands of tile rows with a private V each; smaller
+  // ones share one V and split the output channels (see below).
   // U = G g G^T is packed into the SGEMM's A panels on the first call with
   // constant weights (36 x M x C floats, 4x the 3x3 weights, so only for
   // layers that take this path), or computed per call from run-time weights.

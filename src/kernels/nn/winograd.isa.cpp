@@ -1,7 +1,7 @@
 // winograd.isa.cpp — the transforms of Winograd F(4x4, 3x3) convolution
 // (conv.cpp's Winograd path), compiled once per ISA level
-// (src/kernels/isa/dispatch.h). Plain loops over a row of tiles, which the
-// compiler vectorizes for the level's width.
+// (src/kernels/isa/dispatch.h). The transforms run on simd.h vectors over a
+// row of tiles, one lane per tile, on work rows padded to whole vectors.
 //
 // A 3x3 stride-1 convolution computes each 4x4 output tile from a 6x6 input
 // patch. With the interpolation points 0, 1, -1, 2, -2 and infinity:
