@@ -15,12 +15,13 @@
 // 'parallel', graphOptimizationLevel: 'disabled' | 'basic' | 'extended' | 'all',
 // config: { 'session.intra_op.allow_spinning': '0', ... }, syncRunThresholdUs }
 // (index.js flattens onnxruntime-node's `extra` object into `config`).
-// Feeds are copied into runtime tensors on the JS thread. A run goes to a
-// libuv worker thread, so several runs overlap, unless the session's recent
-// runs took less than `syncRunThresholdUs` (default kDefaultSyncThresholdUs):
-// then it runs on the JS thread, because the hop to a worker and back
-// (~40 us on these machines) would cost more than the run itself; the promise
-// is resolved before run() returns. Outputs whose buffer nobody else holds are
+// A run goes to a libuv worker thread, so several runs overlap, unless the
+// session's recent runs took less than `syncRunThresholdUs` (default
+// kDefaultSyncThresholdUs): then it runs on the JS thread, because the hop to
+// a worker and back (~40 us on these machines) would cost more than the run
+// itself; the promise is resolved before run() returns. A run on the JS
+// thread reads the feeds' typed arrays in place; a run on a worker gets
+// copies made on the JS thread, so JavaScript may reuse its arrays at once. Outputs whose buffer nobody else holds are
 // handed to JavaScript without a copy (an external ArrayBuffer that keeps the
 // buffer alive); outputs that share memory with the model (an initializer) or
 // with another output are copied, so writing into them changes nothing else.
@@ -242,8 +243,12 @@ Napi::Value Session::metadata(const Napi::CallbackInfo& info, bool inputs) {
   return a;
 }
 
-// Copies a { type, data, dims } object into a runtime tensor.
-Tensor tensor_from_js(const std::string& name, const Napi::Value& v) {
+// A { type, data, dims } object as a runtime tensor. `borrow`: the tensor
+// reads the typed array's memory in place (for a run that ends before control
+// returns to JavaScript, so nothing can change or free it meanwhile; the
+// runtime never writes into a buffer it does not own); otherwise the bytes
+// are copied into a new buffer.
+Tensor tensor_from_js(const std::string& name, const Napi::Value& v, bool borrow) {
   if (!v.IsObject()) throw Error(StatusCode::kInvalidArgument, "feed '" + name + "' is not a Tensor");
   const Napi::Object o = v.As<Napi::Object>();
   const DataType dtype = dtype_of_name(o.Get("type").ToString());
@@ -263,30 +268,33 @@ Tensor tensor_from_js(const std::string& name, const Napi::Value& v) {
                                                     std::to_string(d) + ", expected a non-negative integer");
     dims.push_back(static_cast<int64_t>(d));
   }
-  Tensor t(dtype, dims);
-  if (is_string) {
-    const Napi::Array a = data.As<Napi::Array>();
-    if (a.Length() != static_cast<uint32_t>(t.numel()))
-      throw Error(StatusCode::kInvalidArgument, "feed '" + name + "' has " + std::to_string(a.Length()) +
-                                                    " strings, expected " + std::to_string(t.numel()) + " for dims " +
-                                                    shape_to_string(dims));
-    std::string* out = t.mutable_data<std::string>();
-    for (uint32_t i = 0; i < a.Length(); ++i) {
-      const Napi::Value e = a.Get(i);
-      if (!e.IsString())
-        throw Error(StatusCode::kInvalidArgument, "feed '" + name + "': data[" + std::to_string(i) + "] is not a string");
-      out[i] = e.As<Napi::String>().Utf8Value();
-    }
+  if (!is_string) {
+    const Napi::TypedArray ta = data.As<Napi::TypedArray>();
+    const size_t want = checked_nbytes(shape_numel(dims), dtype_size(dtype));
+    if (ta.ByteLength() != want)
+      throw Error(StatusCode::kInvalidArgument,
+                  "feed '" + name + "' has " + std::to_string(ta.ByteLength()) + " bytes of data, expected " +
+                      std::to_string(want) + " for type " + name_of_dtype(dtype) + " and dims " +
+                      shape_to_string(dims));
+    auto* src = static_cast<uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
+    if (borrow) return Tensor::borrow(dtype, std::move(dims), src);
+    Tensor t(dtype, std::move(dims), Buffer::allocate(want));
+    if (want) std::memcpy(t.raw_mutable_data(), src, want);
     return t;
   }
-  const Napi::TypedArray ta = data.As<Napi::TypedArray>();
-  if (ta.ByteLength() != t.nbytes())
-    throw Error(StatusCode::kInvalidArgument,
-                "feed '" + name + "' has " + std::to_string(ta.ByteLength()) + " bytes of data, expected " +
-                    std::to_string(t.nbytes()) + " for type " + name_of_dtype(dtype) + " and dims " +
-                    shape_to_string(dims));
-  const auto* src = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
-  if (t.nbytes()) std::memcpy(t.raw_mutable_data(), src, t.nbytes());
+  Tensor t(dtype, dims);
+  const Napi::Array a = data.As<Napi::Array>();
+  if (a.Length() != static_cast<uint32_t>(t.numel()))
+    throw Error(StatusCode::kInvalidArgument, "feed '" + name + "' has " + std::to_string(a.Length()) +
+                                                  " strings, expected " + std::to_string(t.numel()) + " for dims " +
+                                                  shape_to_string(dims));
+  std::string* out = t.mutable_data<std::string>();
+  for (uint32_t i = 0; i < a.Length(); ++i) {
+    const Napi::Value e = a.Get(i);
+    if (!e.IsString())
+      throw Error(StatusCode::kInvalidArgument, "feed '" + name + "': data[" + std::to_string(i) + "] is not a string");
+    out[i] = e.As<Napi::String>().Utf8Value();
+  }
   return t;
 }
 
@@ -430,19 +438,20 @@ Napi::Value Session::run(const Napi::CallbackInfo& info) {
     InferenceSession& session = live();
     if (info.Length() < 1 || !info[0].IsObject()) throw Error(StatusCode::kInvalidArgument, "run(feeds): feeds must be an object");
     const Napi::Object f = info[0].As<Napi::Object>();
+    const int64_t recent = clock_->recent_ns.load(std::memory_order_relaxed);
+    const bool sync = recent >= 0 && recent < sync_threshold_ns_;
     Feeds feeds;
     const Napi::Array keys = f.GetPropertyNames();
     for (uint32_t i = 0; i < keys.Length(); ++i) {
       const std::string k = keys.Get(i).ToString();
-      feeds.emplace_back(k, tensor_from_js(k, f.Get(k)));
+      feeds.emplace_back(k, tensor_from_js(k, f.Get(k), sync));
     }
     std::vector<std::string> names;
     if (info.Length() > 1 && info[1].IsArray()) {
       const Napi::Array a = info[1].As<Napi::Array>();
       for (uint32_t i = 0; i < a.Length(); ++i) names.push_back(a.Get(i).ToString());
     }
-    const int64_t recent = clock_->recent_ns.load(std::memory_order_relaxed);
-    if (recent >= 0 && recent < sync_threshold_ns_) {
+    if (sync) {
       std::vector<Tensor> outputs = timed_run(session, feeds, names, *clock_);
       feeds.clear();  // an output that is an input's buffer is then held by the output alone
       Napi::Object result = outputs_to_js(env, session, names, outputs);

@@ -75,12 +75,30 @@ void replace_uses(Graph& g, int from, int to) {
       if (in == from) in = to;
 }
 
-// Identity and inference-mode Dropout forward their input.
+// Whether n is a Pad whose pads are all zero (constant), which copies its
+// input unchanged in every mode (PyTorch exports AvgPool2d with such a Pad).
+bool is_zero_pad(const Graph& g, const Node& n) {
+  if (n.op_type != "Pad" || !n.domain.empty()) return false;
+  std::vector<int64_t> pads;
+  if (n.opset < 11) {
+    pads = n.attrs.get_ints("pads", {});
+  } else {
+    const Tensor* t = n.inputs.size() > 1 && n.inputs[1] >= 0 ? g.initializer(n.inputs[1]) : nullptr;
+    if (!t || t->dtype() != DataType::kInt64) return false;
+    pads = t->to_int64_vector();
+  }
+  if (pads.empty() || pads.size() % 2 != 0) return false;
+  for (int64_t p : pads)
+    if (p != 0) return false;
+  return true;
+}
+
+// Identity, inference-mode Dropout and a Pad of zeros forward their input.
 void remove_identities(Graph& g, OptimizerStats& stats) {
   std::vector<bool> dead(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = g.nodes[i];
-    const bool identity = n.op_type == "Identity" && n.domain.empty();
+    const bool identity = (n.op_type == "Identity" && n.domain.empty()) || is_zero_pad(g, n);
     const bool dropout = n.op_type == "Dropout" && n.domain.empty() &&
                          (n.outputs.size() < 2 || n.outputs[1] < 0 || g.consumers(n.outputs[1]).empty()) &&
                          (n.outputs.size() < 2 || n.outputs[1] < 0 || !g.is_graph_output(n.outputs[1])) &&

@@ -367,6 +367,22 @@ TEST(Optimizer, BasicLevelFoldsConstantsButDoesNotFuse) {
   EXPECT_EQ(s->num_nodes(), 4) << s->optimization_summary();  // Conv, BN, Clip, Add
 }
 
+// A Pad of zeros (as PyTorch exports AvgPool2d) is removed; a Pad with one
+// non-zero pad stays.
+TEST(Optimizer, PadOfZerosIsRemoved) {
+  ModelBuilder b(13);
+  b.input("x", {1, 2, 6, 6}).output("y", {1, 2, 3, 3}).output("z", {1, 2, 7, 6});
+  b.initializer_i64("zeros", {8}, {0, 0, 0, 0, 0, 0, 0, 0});
+  b.initializer_i64("one", {8}, {0, 0, 1, 0, 0, 0, 0, 0});
+  b.node("Pad", {"x", "zeros"}, {"p"});
+  auto& pool = b.node("AveragePool", {"p"}, {"y"});
+  ModelBuilder::attr_ints(pool, "kernel_shape", {2, 2});
+  ModelBuilder::attr_ints(pool, "strides", {2, 2});
+  b.node("Pad", {"x", "one"}, {"z"});
+  const std::string summary = optimized_matches_plain(b.bytes(), {1, 2, 6, 6}, 2);
+  EXPECT_THAT(summary, ::testing::HasSubstr("identities removed 1"));
+}
+
 TEST(Optimizer, IdentityOnAGraphOutputIsKept) {
   ModelBuilder b;
   b.input("x", {2}).output("y", {2}).output("z", {2});

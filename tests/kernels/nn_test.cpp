@@ -788,51 +788,62 @@ TEST(NnPool, LpPoolAndGlobalLpPoolMatchHandComputation) {
   EXPECT_NEAR(G.data<float>()[0], 21.0, 1e-5);
 }
 
-// Float MaxPool against a per-window reference of its documented rule (taps
-// in row-major order, NaN skipped unless the whole window is NaN, a strict >
-// keeping the first of equal values, so -0 / +0 ties keep the first), bit
-// for bit, on the strides, pads and ceil_mode of the two-pass 2-D path and
+// Float MaxPool and AveragePool against a per-window reference of their
+// documented rule, bit for bit: taps in row-major order; MaxPool skips NaN
+// unless the whole window is NaN and keeps the first of equal values with a
+// strict > (so -0 / +0 ties keep the first); AveragePool sums from 0 in that
+// order and divides by the taps inside the input (or, with
+// count_include_pad, inside the padded input). Strides, pads and ceil_mode of
+// the fast 2-D path (vectors of 4 or 8 columns and a last overlapping one) and
 // of the generic one (stride 3), with NaNs, signed zeros and repeats.
-TEST(NnPool, MaxPoolMatchesThePerWindowRuleBitwise) {
+TEST(NnPool, MaxAndAveragePoolMatchThePerWindowRuleBitwise) {
   struct Case {
     int64_t k, s, pad, ceil;
   };
   const Case cases[] = {{3, 2, 0, 1}, {3, 2, 1, 0}, {3, 1, 1, 0}, {2, 2, 0, 0}, {3, 3, 1, 1}, {5, 2, 2, 1}, {1, 2, 0, 0}};
   std::mt19937 rng(77);
-  for (const Case& c : cases) {
-    for (int64_t W : {9, 10, 17}) {
-      const int64_t H = W - 1;
-      std::vector<float> v(static_cast<size_t>(2 * H * W));
-      for (float& x : v) {
-        const unsigned r = rng() % 16;
-        x = r == 0 ? NAN : r == 1 ? 0.0f : r == 2 ? -0.0f : static_cast<float>(static_cast<int>(rng() % 5) - 2);
+  for (const char* op : {"MaxPool", "AveragePool", "AveragePool+pad"})
+    for (const Case& c : cases) {
+      const bool max = std::string(op) == "MaxPool", include_pad = std::string(op) == "AveragePool+pad";
+      for (int64_t W : {9, 10, 17, 40}) {
+        const int64_t H = W - 1;
+        std::vector<float> v(static_cast<size_t>(2 * H * W));
+        for (float& x : v) {
+          const unsigned r = rng() % 16;
+          x = r == 0 && max ? NAN : r == 1 ? 0.0f : r == 2 ? -0.0f : static_cast<float>(static_cast<int>(rng() % 5) - 2) / 3.0f;
+        }
+        if (max)
+          for (int64_t i = 0; i < W; ++i) v[static_cast<size_t>(i)] = NAN;  // whole windows of NaN
+        const Tensor X = Tensor::from_vector<float>({1, 2, H, W}, v);
+        Attributes attrs{{"kernel_shape", std::vector<int64_t>{c.k, c.k}},
+                         {"strides", std::vector<int64_t>{c.s, c.s}},
+                         {"pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad}},
+                         {"ceil_mode", c.ceil}};
+        if (!max) attrs.set("count_include_pad", int64_t{include_pad});
+        const Tensor Y = kernels::run_kernel_once(max ? "MaxPool" : "AveragePool", 12, attrs, {X})[0];
+        const int64_t OH = Y.dim(2), OW = Y.dim(3);
+        for (int64_t p = 0; p < 2; ++p)
+          for (int64_t oh = 0; oh < OH; ++oh)
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              float m = max ? NAN : 0.0f;
+              int64_t inside = 0, padded = 0;
+              for (int64_t kh = 0; kh < c.k; ++kh)
+                for (int64_t kw = 0; kw < c.k; ++kw) {
+                  const int64_t ih = oh * c.s - c.pad + kh, iw = ow * c.s - c.pad + kw;
+                  if (ih < H + c.pad && iw < W + c.pad) ++padded;
+                  if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                  const float x = v[static_cast<size_t>((p * H + ih) * W + iw)];
+                  ++inside;
+                  m = max ? ((x > m || m != m) ? x : m) : m + x;
+                }
+              if (!max) m /= static_cast<float>(include_pad ? padded : inside);
+              const float got = Y.data<float>()[(p * OH + oh) * OW + ow];
+              EXPECT_EQ(std::memcmp(&got, &m, sizeof(float)), 0)
+                  << op << " k " << c.k << " s " << c.s << " pad " << c.pad << " ceil " << c.ceil << " W " << W
+                  << " at " << p << "," << oh << "," << ow << ": " << got << " vs " << m;
+            }
       }
-      for (int64_t i = 0; i < W; ++i) v[static_cast<size_t>(i)] = NAN;  // whole windows of NaN
-      const Tensor X = Tensor::from_vector<float>({1, 2, H, W}, v);
-      Attributes attrs{{"kernel_shape", std::vector<int64_t>{c.k, c.k}},
-                       {"strides", std::vector<int64_t>{c.s, c.s}},
-                       {"pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad}},
-                       {"ceil_mode", c.ceil}};
-      const Tensor Y = kernels::run_kernel_once("MaxPool", 12, attrs, {X})[0];
-      const int64_t OH = Y.dim(2), OW = Y.dim(3);
-      for (int64_t p = 0; p < 2; ++p)
-        for (int64_t oh = 0; oh < OH; ++oh)
-          for (int64_t ow = 0; ow < OW; ++ow) {
-            float m = NAN;
-            for (int64_t kh = 0; kh < c.k; ++kh)
-              for (int64_t kw = 0; kw < c.k; ++kw) {
-                const int64_t ih = oh * c.s - c.pad + kh, iw = ow * c.s - c.pad + kw;
-                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                const float x = v[static_cast<size_t>((p * H + ih) * W + iw)];
-                m = (x > m || m != m) ? x : m;
-              }
-            const float got = Y.data<float>()[(p * OH + oh) * OW + ow];
-            EXPECT_EQ(std::memcmp(&got, &m, sizeof(float)), 0)
-                << "k " << c.k << " s " << c.s << " pad " << c.pad << " W " << W << " at " << p << "," << oh << ","
-                << ow << ": " << got << " vs " << m;
-          }
     }
-  }
 }
 
 TEST(NnPool, AveragePoolExcludesPaddingUnlessAsked) {

@@ -85,6 +85,9 @@ struct Activation {
 }  // namespace spindle::kernels
 
 SPINDLE_ISA_DECLARE(void, apply_activation, (const spindle::kernels::Activation& act, float* data, int64_t n));
+// y[i] = act(x[i] * a + b) for i < n, in chunks that stay in L1 (x may be y).
+SPINDLE_ISA_DECLARE(void, affine_activation,
+                    (const spindle::kernels::Activation& act, const float* x, float a, float b, float* y, int64_t n));
 
 namespace spindle::kernels {
 

@@ -63,4 +63,15 @@ void apply_activation(const Activation& act, float* data, int64_t n) {
   for (int64_t i = 0; i < n; ++i) d[i] = s * d[i] + t;
 }
 
+void affine_activation(const Activation& act, const float* x, float a, float b, float* y, int64_t n) {
+  constexpr int64_t kChunk = 1024;  // 4 KiB: the chunk is still in L1 for the activation
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    const int64_t len = n - i0 < kChunk ? n - i0 : kChunk;
+    const float* __restrict xs = x + i0;
+    float* __restrict ys = y + i0;
+    for (int64_t i = 0; i < len; ++i) ys[i] = xs[i] * a + b;
+    apply_activation(act, ys, len);
+  }
+}
+
 }  // namespace spindle::kernels::SPINDLE_ISA_NS

@@ -136,20 +136,20 @@ class BatchNormKernel final : public OpKernel {
     const float* a = ab;
     const float* b = ab + per;
     const int64_t planes = N * C;
+    static const auto affine_fn = SPINDLE_ISA_SELECT(affine_activation);
     parallel_for(ctx.pool(), 0, planes, grain_for_work(planes, static_cast<double>(inner)), [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const float* xp = x + p * inner;
         float* yp = y + p * inner;
         const int64_t c = p % C;
         if (spatial_) {
-          const float ac = a[c], bc = b[c];
-          for (int64_t i = 0; i < inner; ++i) yp[i] = xp[i] * ac + bc;
+          affine_fn(act_, xp, a[c], b[c], yp, inner);
         } else {
           const float* ac = a + c * inner;
           const float* bc = b + c * inner;
           for (int64_t i = 0; i < inner; ++i) yp[i] = xp[i] * ac[i] + bc[i];
+          if (!act_.is_none()) act_.apply(yp, inner);  // the plane is still in cache
         }
-        if (!act_.is_none()) act_.apply(yp, inner);  // the plane is still in cache
       }
     });
   }

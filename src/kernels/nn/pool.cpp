@@ -12,15 +12,16 @@
 // windows too; for mixed windows its result depends on where the NaN sits
 // (MLAS's SIMD max), which spindle does not imitate (docs/nan-and-overflow.md).
 //
-// Float MaxPool over 2-D planes without Indices and dilations, every window
-// holding at least one input element, takes a two-pass path: the maximum of
-// each input row over the horizontal taps (stride 2 reads the row split into
-// even and odd columns, so every loop is contiguous and vectorizes), then of
-// those row maxima over the vertical taps. The taps are combined in the same
-// order as the generic path (rows in order, columns in order within a row,
-// a strict > keeping the first of equal values), so the results are bitwise
-// the same, NaN and signed zeros included. Columns whose window is clipped by
-// the padding take the generic per-tap loop.
+// Float MaxPool (without Indices) and AveragePool over 2-D planes without
+// dilations, every window holding at least one input element, take a fast
+// path: output row by output row, vectors of output columns with each
+// window's taps folded in registers (pool_row.isa.cpp; stride 2 picks the
+// even elements of contiguous loads).
+// The taps are combined in the same order as the generic path (rows in order,
+// columns in order within a row, a strict > keeping the first of equal
+// values), so the results are bitwise the same, NaN and signed zeros
+// included. Columns whose window is clipped by the padding fold their taps
+// one at a time by the same rule.
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -29,8 +30,9 @@
 #include "kernels/nn/nn_util.h"
 #include "kernels/op_schema.h"
 
-// acc[i] = max_tap(acc[i], v[i]) for i < n (pool_max.isa.cpp).
-SPINDLE_ISA_DECLARE(void, max_fold, (float* acc, const float* v, int64_t n));
+// One output row of the float 2-D MaxPool / AveragePool fast path (pool_row.isa.cpp).
+SPINDLE_ISA_DECLARE(void, pool_row, (float* y, const float* x, int64_t W, int64_t r0, int64_t r1, int64_t c0,
+                                     int64_t c1, int64_t KW, int64_t sw, int64_t pl, float divisor));
 
 namespace spindle::kernels::nn {
 
@@ -126,14 +128,13 @@ class PoolKernel final : public OpKernel {
            int64_t planes, int64_t grain) const {
     const T* x = X.data<T>();
     T* y = Y.mutable_data<T>();
-    const bool fast = std::is_same_v<T, float> && !idx && fast_max_2d(w, t);
+    const bool fast = std::is_same_v<T, float> && !idx && fast_2d(w, t);
     parallel_for(ctx.pool(), 0, planes, grain, [&](int64_t p0, int64_t p1) {
-      float* acc = scratch_floats(0, static_cast<size_t>(fast ? w.in[1] * w.out[2] : w.out[2]));
-      float* phases = fast ? scratch_floats(2, static_cast<size_t>(w.in[2] + w.s[2])) : nullptr;
+      float* acc = fast ? nullptr : scratch_floats(0, static_cast<size_t>(w.out[2]));
       for (int64_t p = p0; p < p1; ++p) {
         if constexpr (std::is_same_v<T, float>) {
           if (fast) {
-            max_plane_2d(x + p * w.in_size(), y + p * w.out_size(), acc, phases, w, t);
+            fast_plane_2d(x + p * w.in_size(), y + p * w.out_size(), w, t);
             continue;
           }
         }
@@ -148,10 +149,10 @@ class PoolKernel final : public OpKernel {
   // are skipped, a later value replaces the maximum only when greater.
   static float max_tap(float acc, float v) { return (v > acc || acc != acc) ? v : acc; }
 
-  // Whether the two-pass float path applies: 2-D (or 1-D) windows without
-  // dilation, each holding at least one input element.
-  bool fast_max_2d(const Window3& w, const DimTaps* t) const {
-    if (a_.kind != PoolKind::kMax || w.in[0] != 1 || w.k[0] != 1 || w.out[0] != 1 || w.d[1] != 1 || w.d[2] != 1)
+  // Whether the fast float path applies: MaxPool or AveragePool over 2-D (or
+  // 1-D) windows without dilation, each holding at least one input element.
+  bool fast_2d(const Window3& w, const DimTaps* t) const {
+    if (a_.kind == PoolKind::kLp || w.in[0] != 1 || w.k[0] != 1 || w.out[0] != 1 || w.d[1] != 1 || w.d[2] != 1)
       return false;
     for (int j = 1; j < 3; ++j)
       for (size_t o = 0; o < t[j].lo.size(); ++o)
@@ -159,68 +160,37 @@ class PoolKernel final : public OpKernel {
     return true;
   }
 
-  // One plane on the two-pass path (see the file comment): hm holds the
-  // H x OW row maxima, ph one input row split by column phase (W + sw floats).
-  void max_plane_2d(const float* x, float* y, float* hm, float* ph, const Window3& w, const DimTaps* t) const {
-    const int64_t H = w.in[1], W = w.in[2], OW = w.out[2], KW = w.k[2], sw = w.s[2], pl = w.pb[2];
+  // One plane on the fast path (see the file comment): output row by output
+  // row, the columns whose taps all lie inside the row by pool_row
+  // (pool_row.isa.cpp), the clipped ones one tap at a time by the same rule.
+  void fast_plane_2d(const float* x, float* y, const Window3& w, const DimTaps* t) const {
+    const int64_t W = w.in[2], OW = w.out[2], KW = w.k[2], sw = w.s[2], pl = w.pb[2];
+    const bool avg = a_.kind == PoolKind::kAverage;
     // Output columns [c0, c1) have every horizontal tap inside the row.
     int64_t c0 = 0, c1 = OW;
     while (c0 < OW && (t[2].lo[static_cast<size_t>(c0)] != 0 || t[2].hi[static_cast<size_t>(c0)] != KW)) ++c0;
     while (c1 > c0 && (t[2].lo[static_cast<size_t>(c1 - 1)] != 0 || t[2].hi[static_cast<size_t>(c1 - 1)] != KW)) --c1;
-    const int64_t L = ceil_div(W, sw);  // columns per phase
-    static const auto fold = SPINDLE_ISA_SELECT(max_fold);
-    for (int64_t ih = 0; ih < H; ++ih) {
-      const float* row = x + ih * W;
-      float* __restrict h = hm + ih * OW;
-      // Clipped columns: the taps inside the row, in order.
+    static const auto row_fn = SPINDLE_ISA_SELECT(pool_row);
+    for (int64_t oh = 0; oh < w.out[1]; ++oh, y += OW) {
+      const size_t b = static_cast<size_t>(oh);
+      const int64_t r0 = t[1].start[b] + t[1].lo[b], r1 = t[1].start[b] + t[1].hi[b];
+      // The divisor of an average: taps inside the input, or inside the
+      // padded input with count_include_pad (0: maximum).
+      const int64_t rows = a_.count_include_pad ? t[1].pad_count[b] : r1 - r0;
+      if (c0 < c1) row_fn(y, x, W, r0, r1, c0, c1, KW, sw, pl, avg ? static_cast<float>(rows * KW) : 0.0f);
       for (int64_t ow = 0; ow < OW; ++ow) {
         if (ow == c0) ow = c1;
         if (ow >= OW) break;
         const size_t c = static_cast<size_t>(ow);
-        float m = std::numeric_limits<float>::quiet_NaN();
-        for (int64_t k = t[2].lo[c]; k < t[2].hi[c]; ++k) m = max_tap(m, row[t[2].start[c] + k]);
-        h[ow] = m;
+        float m = avg ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+        for (int64_t r = r0; r < r1; ++r)
+          for (int64_t k = t[2].lo[c]; k < t[2].hi[c]; ++k) {
+            const float v = x[r * W + t[2].start[c] + k];
+            m = avg ? m + v : max_tap(m, v);
+          }
+        const int64_t cols = a_.count_include_pad ? t[2].pad_count[c] : t[2].hi[c] - t[2].lo[c];
+        y[ow] = avg ? m / static_cast<float>(rows * cols) : m;
       }
-      if (c0 >= c1) continue;
-      // Interior columns: tap k of column ow reads input column
-      // ow * sw - pl + k = (ow + q) * sw + r with q, r = divmod(k - pl, sw);
-      // phase r of the row holds columns r, r + sw, ...
-      const float* src = row;
-      if (sw == 2) {
-        float* __restrict ev = ph;
-        float* __restrict od = ph + L;
-        for (int64_t i = 0; i < W / 2; ++i) {
-          ev[i] = row[2 * i];
-          od[i] = row[2 * i + 1];
-        }
-        if (W & 1) ev[W / 2] = row[W - 1];
-        src = ph;
-      }
-      auto tap = [&](int64_t k) {
-        const int64_t q = (k - pl) >= 0 ? (k - pl) / sw : -ceil_div(pl - k, sw);
-        const int64_t r = (k - pl) - q * sw;
-        return sw == 1 ? src + (k - pl) : sw == 2 ? src + r * L + q : nullptr;
-      };
-      if (sw <= 2) {
-        const float* first = tap(0);
-        for (int64_t ow = c0; ow < c1; ++ow) h[ow] = first[ow];
-        for (int64_t k = 1; k < KW; ++k) fold(h + c0, tap(k) + c0, c1 - c0);
-      } else {
-        for (int64_t ow = c0; ow < c1; ++ow) {
-          float m = row[ow * sw - pl];
-          for (int64_t k = 1; k < KW; ++k) m = max_tap(m, row[ow * sw - pl + k]);
-          h[ow] = m;
-        }
-      }
-    }
-    // Vertical taps over the row maxima, in row order.
-    for (int64_t oh = 0; oh < w.out[1]; ++oh, y += OW) {
-      const size_t b = static_cast<size_t>(oh);
-      const int64_t r0 = t[1].start[b] + t[1].lo[b], r1 = t[1].start[b] + t[1].hi[b];
-      float* __restrict o = y;
-      const float* first = hm + r0 * OW;
-      for (int64_t ow = 0; ow < OW; ++ow) o[ow] = first[ow];
-      for (int64_t r = r0 + 1; r < r1; ++r) fold(o, hm + r * OW, OW);
     }
   }
 
