@@ -219,6 +219,26 @@ test('outputs come without a copy yet never alias the model or a later run', asy
   }
 });
 
+test('feeds: read in place by runs on the JavaScript thread, copied for runs on a worker', async () => {
+  // Identity: the output would be the feed's own memory; it comes as a copy,
+  // so neither array changes the other.
+  const model = '/usr/share/libonnx-testdata/data/node/test_identity/model.onnx';
+  for (const syncRunThresholdUs of [0, 1e9]) {
+    const s = await spindle.InferenceSession.create(model, { syncRunThresholdUs });
+    const [name] = s.inputNames;
+    await s.run({ [name]: new spindle.Tensor('float32', new Float32Array(4), [1, 1, 2, 2]) });  // timed once
+    const data = Float32Array.from({ length: 4 }, (_, i) => i);
+    const pending = s.run({ [name]: new spindle.Tensor('float32', data, [1, 1, 2, 2]) });
+    data.fill(-1);  // after run() returned: a worker run must not see it
+    const y = (await pending)[s.outputNames[0]].data;
+    // Either the run ended before fill() (on the JavaScript thread; its
+    // output was copied out of the feed) or it read a copy made by run().
+    assert.deepStrictEqual(Array.from(y), Array.from({ length: 4 }, (_, i) => i));
+    y.fill(7);
+    assert.deepStrictEqual(Array.from(data), Array.from({ length: 4 }, () => -1));
+  }
+});
+
 test('short runs resolve on the JavaScript thread; syncRunThresholdUs 0 sends every run to a worker', async (t) => {
   const ref = reference('ch_ppocr_mobile_v2.0_cls_infer', t);
   if (!ref) return;
