@@ -20,6 +20,9 @@ Usage: /usr/bin/python3 bench/models/conv_layers.py OUT_DIR
   grp8_112   3x3 stride 2, 48 -> 48 at 112x112, group width 8 (RegNetY-400MF)
   grp8_28    3x3, 104 -> 104 at 28x28, group width 8
   grp8_7     3x3, 440 -> 440 at 7x7, group width 8
+  sq_stem    3x3 stride 2, 3 -> 64 at 224x224, no padding (SqueezeNet 1.1 stem)
+  fire_55    3x3, 16 -> 64 at 55x55 (SqueezeNet expand: few input channels)
+  cls_13     1x1, 512 -> 1000 at 13x13 (SqueezeNet classifier: many rows, few columns)
 """
 import os
 import sys
@@ -44,6 +47,9 @@ LAYERS = {
     "grp8_112": (48, 48, 112, 3, 2, 1, 6),
     "grp8_28": (104, 104, 28, 3, 1, 1, 13),
     "grp8_7": (440, 440, 7, 3, 1, 1, 55),
+    "sq_stem": (3, 64, 224, 3, 2, 0, 1),
+    "fire_55": (16, 64, 55, 3, 1, 1, 1),
+    "cls_13": (512, 1000, 13, 1, 1, 0, 1),
 }
 
 
