@@ -23,6 +23,7 @@ Usage: /usr/bin/python3 bench/models/conv_layers.py OUT_DIR
   sq_stem    3x3 stride 2, 3 -> 64 at 224x224, no padding (SqueezeNet 1.1 stem)
   fire_55    3x3, 16 -> 64 at 55x55 (SqueezeNet expand: few input channels)
   cls_13     1x1, 512 -> 1000 at 13x13 (SqueezeNet classifier: many rows, few columns)
+  fire1_55   1x1, 16 -> 64 at 55x55 (SqueezeNet expand: a short reduction)
 """
 import os
 import sys
@@ -50,6 +51,7 @@ LAYERS = {
     "sq_stem": (3, 64, 224, 3, 2, 0, 1),
     "fire_55": (16, 64, 55, 3, 1, 1, 1),
     "cls_13": (512, 1000, 13, 1, 1, 0, 1),
+    "fire1_55": (16, 64, 55, 1, 1, 0, 1),
 }
 
 

@@ -181,6 +181,43 @@ TEST(Sgemm, PrepackedOperandsAndEpiloguesEqualThePlainPathBitwise) {
     }
 }
 
+// Relu and Clip applied by the micro-kernel at the store of the last k block
+// equal the sums followed by Activation's own pass bit for bit, NaN sums and
+// -0 included, on full tiles, row edges (1..3 rows: the wide path) and
+// ragged columns, with two k blocks.
+TEST(Sgemm, StoreTimeReluAndClipEqualTheActivationPass) {
+  const int64_t MR = kernels::nn::sgemm_mr();
+  for (int64_t m : {2 * MR + 1, int64_t{2}, 3 * MR}) {
+    const int64_t n = 37, k = 300;
+    auto a = random_floats(m * k, 21);
+    const auto b = random_floats(k * n, 22);
+    auto bias = random_floats(m, 23);
+    for (int64_t j = 0; j < k; ++j) a[j] = 0.0f;  // row 0: products of 0 ...
+    bias[0] = -0.0f;                              // ... and a bias of -0
+    std::vector<float> bneg(b);
+    for (float& v : bneg) v = -std::fabs(v);      // ... give -0 sums
+    a[k + 7] = NAN;                               // row 1 sums to NaN
+    Activation relu, clip;
+    relu.kind = Activation::kRelu;
+    clip.kind = Activation::kClip;
+    clip.a = -0.25f;
+    clip.b = 0.25f;
+    for (const Activation* act : {&relu, &clip}) {
+      std::vector<float> want(m * n), got(m * n);
+      SgemmExtras plain, fused;
+      plain.row_bias = fused.row_bias = bias.data();
+      fused.act = act;
+      sgemm(false, false, m, n, k, 1.0f, a.data(), k, bneg.data(), n, 0.0f, want.data(), n, plain);
+      act->apply(want.data(), m * n);
+      sgemm(false, false, m, n, k, 1.0f, a.data(), k, bneg.data(), n, 0.0f, got.data(), n, fused);
+      ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)))
+          << (act == &relu ? "Relu" : "Clip") << ", m " << m;
+      EXPECT_TRUE(std::signbit(got[0]) && got[0] == 0.0f) << "a -0 sum stays -0";
+      if (m > 1) EXPECT_TRUE(std::isnan(got[n])) << "a NaN sum stays NaN";
+    }
+  }
+}
+
 // Blocks of 1..3 rows (FC layers at small batch, row edges) run several B
 // panels side by side; every element must still see the full-tile path's
 // operations, so each row equals the same row computed in a block of MR + 1

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 
 #include <fmt/format.h>
@@ -99,6 +100,10 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float al
     }
     return;
   }
+  // Relu and Clip are applied by the micro-kernel as it stores the last k
+  // block; other activations take a pass over each finished row.
+  const bool clamp = x.act && !x.act->affine && (x.act->kind == Activation::kRelu || x.act->kind == Activation::kClip);
+  const Activation* act_pass = clamp ? nullptr : x.act;
   const int64_t kcb = k_block(K);
   const int64_t mc_max = std::min(kMC, round_up(m, MR)), nc_max = std::min(kNC, round_up(n, NR));
   float* buf_b = x.packed_b ? nullptr : scratch_floats(3, static_cast<size_t>(kcb * nc_max));
@@ -134,9 +139,14 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float al
         blk.m = mc;
         blk.c = c + ic * ldc + jc;
         blk.row_bias = pc == 0 && x.row_bias && beta == 0.0f ? x.row_bias + ic : nullptr;
+        if (last_k && clamp) {
+          blk.clamp = true;
+          blk.lo = x.act->kind == Activation::kRelu ? 0.0f : x.act->a;
+          blk.hi = x.act->kind == Activation::kRelu ? std::numeric_limits<float>::infinity() : x.act->b;
+        }
         block_fn(blk);
-        if (last_k && x.act)
-          for (int64_t i = 0; i < mc; ++i) x.act->apply(blk.c + i * ldc, nc);
+        if (last_k && act_pass)
+          for (int64_t i = 0; i < mc; ++i) act_pass->apply(blk.c + i * ldc, nc);
       }
     }
   }

@@ -52,6 +52,8 @@ SG_INLINE Vec vset1(float v) { return _mm512_set1_ps(v); }
 SG_INLINE Vec vload(const float* p) { return _mm512_loadu_ps(p); }
 SG_INLINE void vstore(float* p, Vec v) { _mm512_storeu_ps(p, v); }
 SG_INLINE Vec vfma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+SG_INLINE Vec vmax(Vec a, Vec b) { return _mm512_max_ps(a, b); }  // a > b ? a : b (NaN: b)
+SG_INLINE Vec vmin(Vec a, Vec b) { return _mm512_min_ps(a, b); }  // a < b ? a : b (NaN: b)
 #elif defined(__AVX2__) && defined(__FMA__)
 using Vec = __m256;
 constexpr int kW = 8;
@@ -61,6 +63,8 @@ SG_INLINE Vec vset1(float v) { return _mm256_set1_ps(v); }
 SG_INLINE Vec vload(const float* p) { return _mm256_loadu_ps(p); }
 SG_INLINE void vstore(float* p, Vec v) { _mm256_storeu_ps(p, v); }
 SG_INLINE Vec vfma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+SG_INLINE Vec vmax(Vec a, Vec b) { return _mm256_max_ps(a, b); }  // a > b ? a : b (NaN: b)
+SG_INLINE Vec vmin(Vec a, Vec b) { return _mm256_min_ps(a, b); }  // a < b ? a : b (NaN: b)
 #elif defined(__SSE2__)
 using Vec = __m128;
 constexpr int kW = 4;
@@ -70,6 +74,8 @@ SG_INLINE Vec vset1(float v) { return _mm_set1_ps(v); }
 SG_INLINE Vec vload(const float* p) { return _mm_loadu_ps(p); }
 SG_INLINE void vstore(float* p, Vec v) { _mm_storeu_ps(p, v); }
 SG_INLINE Vec vfma(Vec a, Vec b, Vec c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
+SG_INLINE Vec vmax(Vec a, Vec b) { return _mm_max_ps(a, b); }  // a > b ? a : b (NaN: b)
+SG_INLINE Vec vmin(Vec a, Vec b) { return _mm_min_ps(a, b); }  // a < b ? a : b (NaN: b)
 #else
 // Plain C++ (non-x86 builds): one "lane" per vector.
 using Vec = float;
@@ -80,9 +86,20 @@ SG_INLINE Vec vset1(float v) { return v; }
 SG_INLINE Vec vload(const float* p) { return *p; }
 SG_INLINE void vstore(float* p, Vec v) { *p = v; }
 SG_INLINE Vec vfma(Vec a, Vec b, Vec c) { return a * b + c; }
+SG_INLINE Vec vmax(Vec a, Vec b) { return a > b ? a : b; }
+SG_INLINE Vec vmin(Vec a, Vec b) { return a < b ? a : b; }
 #endif
 
 constexpr int kNV = 2;  // vectors per row of a micro-tile
+
+// The store-time clamp of SgemmBlock: max then min with the bound first, so
+// a NaN sum stays NaN and -0 stays -0, as Activation's Relu / Clip pass
+// (v < lo ? lo : v, then v > hi ? hi : v) leaves them.
+struct Clamp {
+  bool on = false;
+  float lo = 0.0f, hi = 0.0f;
+  SG_INLINE Vec operator()(Vec v) const { return on ? vmin(vset1(hi), vmax(vset1(lo), v)) : v; }
+};
 constexpr int kNR = kNV * kW;
 
 // One R x NR tile (R <= MR rows of an MR-row panel): c[i][j] = init[i][j] +
@@ -108,7 +125,7 @@ struct TapRows {
 
 template <int R, int NV = kNV, class Rows = PanelRows>
 SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, Rows rows, float* c, int64_t ldc, bool accumulate,
-                          const float* row_bias) {
+                          const float* row_bias, Clamp clamp = {}) {
   Vec acc[R][NV];
   if (accumulate) {
 #pragma GCC unroll 16
@@ -144,7 +161,7 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, Rows rows, flo
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) vstore(c + i * ldc + v * kW, acc[i][v]);
+    for (int v = 0; v < NV; ++v) vstore(c + i * ldc + v * kW, clamp(acc[i][v]));
 }
 
 // micro_tile<rows> for a run-time rows in [1, MR]: a row edge (and M = 1,
@@ -153,11 +170,11 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, Rows rows, flo
 // row falls in a panel.
 template <int R = kMR, int NV = kNV, class Rows = PanelRows>
 SG_INLINE void micro_rows(int rows, int64_t kc, const float* pa, Rows b, float* c, int64_t ldc, bool accumulate,
-                          const float* row_bias) {
+                          const float* row_bias, Clamp clamp = {}) {
   if constexpr (R > 1) {
-    if (rows < R) return micro_rows<R - 1, NV, Rows>(rows, kc, pa, b, c, ldc, accumulate, row_bias);
+    if (rows < R) return micro_rows<R - 1, NV, Rows>(rows, kc, pa, b, c, ldc, accumulate, row_bias, clamp);
   }
-  micro_tile<R, NV, Rows>(kc, pa, b, c, ldc, accumulate, row_bias);
+  micro_tile<R, NV, Rows>(kc, pa, b, c, ldc, accumulate, row_bias, clamp);
 }
 
 // Few rows (M = 1..3: FC layers at small batch, a row edge of 1..3 rows):
@@ -168,7 +185,7 @@ SG_INLINE void micro_rows(int rows, int64_t kc, const float* pa, Rows b, float* 
 // increasing k), so the result is the same as through micro_tile.
 template <int R, int P>
 SG_INLINE void micro_wide(int64_t kc, const float* __restrict pa, const float* __restrict pb, int64_t pb_stride,
-                          float* c, int64_t ldc, bool accumulate, const float* row_bias) {
+                          float* c, int64_t ldc, bool accumulate, const float* row_bias, Clamp clamp) {
   constexpr int kV = P * kNV;
   Vec acc[R][kV];
 #pragma GCC unroll 4
@@ -195,7 +212,7 @@ SG_INLINE void micro_wide(int64_t kc, const float* __restrict pa, const float* _
 #pragma GCC unroll 4
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
-    for (int v = 0; v < kV; ++v) vstore(c + i * ldc + (v / kNV) * kNR + (v % kNV) * kW, acc[i][v]);
+    for (int v = 0; v < kV; ++v) vstore(c + i * ldc + (v / kNV) * kNR + (v % kNV) * kW, clamp(acc[i][v]));
 }
 
 // The columns of a block of R <= 3 rows in groups of P full panels; returns
@@ -205,7 +222,7 @@ int64_t wide_columns(const SgemmBlock& blk) {
   int64_t j0 = 0;
   for (; j0 + P * kNR <= blk.n; j0 += P * kNR)
     micro_wide<R, P>(blk.kc, blk.pa, blk.pb + (j0 / kNR) * blk.pb_stride, blk.pb_stride, blk.c + j0, blk.ldc,
-                     blk.accumulate, blk.row_bias);
+                     blk.accumulate, blk.row_bias, Clamp{blk.clamp, blk.lo, blk.hi});
   return j0;
 }
 
@@ -231,6 +248,7 @@ void sgemm_block(const SgemmBlock& blk) {
     sgemm_block(edge);
     m = full;
   }
+  const Clamp clamp{blk.clamp, blk.lo, blk.hi};
   alignas(64) float tile[kMR * kNR];
   for (int64_t j0 = j_first; j0 < n; j0 += kNR) {
     const int64_t nr = n - j0 < kNR ? n - j0 : kNR;
@@ -241,8 +259,8 @@ void sgemm_block(const SgemmBlock& blk) {
       float* c = blk.c + i0 * blk.ldc + j0;
       const float* bias = blk.row_bias ? blk.row_bias + i0 : nullptr;
       if (nr == kNR) {
-        if (mr == kMR) micro_tile<kMR>(kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias);
-        else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias);
+        if (mr == kMR) micro_tile<kMR>(kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, clamp);
+        else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, clamp);
         continue;
       }
       // Ragged columns: run the tile's rows on a local copy; at most one
@@ -250,8 +268,9 @@ void sgemm_block(const SgemmBlock& blk) {
       if (blk.accumulate) {
         for (int64_t i = 0; i < mr; ++i) std::memcpy(tile + i * kNR, c + i * blk.ldc, static_cast<size_t>(nr) * 4);
       }
-      if (nr <= kW) micro_rows<kMR, 1>(static_cast<int>(mr), kc, pa, PanelRows{pb}, tile, kNR, blk.accumulate, bias);
-      else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, tile, kNR, blk.accumulate, bias);
+      if (nr <= kW)
+        micro_rows<kMR, 1>(static_cast<int>(mr), kc, pa, PanelRows{pb}, tile, kNR, blk.accumulate, bias, clamp);
+      else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, tile, kNR, blk.accumulate, bias, clamp);
       for (int64_t i = 0; i < mr; ++i) std::memcpy(c + i * blk.ldc, tile + i * kNR, static_cast<size_t>(nr) * 4);
     }
   }

@@ -32,6 +32,11 @@ struct SgemmBlock {
   int64_t ldc;
   bool accumulate;
   const float* row_bias;
+  // Clamp the finished sums to [lo, hi] before they are stored (Relu: 0,
+  // +inf; Clip), NaN kept: the last k block of a GEMM with such an
+  // activation, which then needs no pass of its own.
+  bool clamp = false;
+  float lo = 0.0f, hi = 0.0f;
 };
 
 // One block for sgemm_taps_block, an implicit GEMM (convolution without
