@@ -303,6 +303,12 @@ std::vector<ConvCase> conv_cases() {
       {"depthwise_s3_dilated", {1, 3, 14, 50}, {3, 1, 3, 4}, 3, {3, 3}, {2, 2}, {3, 0, 1, 4}, true},
       {"depthwise_multiplier", {1, 3, 10, 10}, {6, 1, 3, 3}, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
       {"depthwise_7x7", {1, 2, 20, 22}, {2, 1, 7, 7}, 2, {1, 1}, {1, 1}, {3, 3, 3, 3}, true},
+      // 8 channels and more: blocks of 8 channels (depthwise.h), the rest one plane at a time.
+      {"depthwise_blocks_3x3", {2, 11, 15, 21}, {11, 1, 3, 3}, 11, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
+      {"depthwise_blocks_5x5_s2", {1, 16, 20, 41}, {16, 1, 5, 5}, 16, {2, 2}, {1, 1}, {2, 2, 2, 2}, true},
+      {"depthwise_blocks_dilated", {1, 8, 14, 50}, {8, 1, 3, 4}, 8, {3, 3}, {2, 2}, {3, 0, 1, 4}, false},
+      {"depthwise_blocks_7x7_small", {1, 24, 7, 7}, {24, 1, 7, 7}, 24, {1, 1}, {1, 1}, {3, 3, 3, 3}, true},
+      {"depthwise_blocks_1d", {1, 9, 37}, {9, 1, 5}, 9, {1}, {2}, {4, 4}, true},
       {"conv1d", {2, 4, 30}, {5, 4, 3}, 1, {2}, {1}, {1, 2}, true},
       {"depthwise1d", {1, 4, 37}, {4, 1, 5}, 4, {1}, {2}, {4, 4}, true},
       // One input channel into many (an audio front end): the GEMM path, not depthwise.
@@ -343,6 +349,49 @@ TEST_P(NnConvReference, MatchesNaiveLoops) {
 
 INSTANTIATE_TEST_SUITE_P(NnShapes, NnConvReference, ::testing::ValuesIn(conv_cases()),
                          [](const ::testing::TestParamInfo<ConvCase>& i) { return i.param.name; });
+
+// Depthwise channels computed in blocks of 8 (one channel per vector lane)
+// give the same bits as each channel computed alone (one plane at a time),
+// with a fused activation, at any thread count.
+TEST(NnConv, DepthwiseChannelBlocksEqualSinglePlanesBitwise) {
+  struct Case {
+    Shape x;
+    int64_t k, s, pad;
+  };
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 3}).value();
+  for (const Case& c : {Case{{2, 16, 13, 13}, 3, 1, 1}, Case{{1, 12, 28, 30}, 5, 2, 2}, Case{{1, 8, 7, 7}, 3, 2, 1}})
+    for (const char* act : {"Relu", "HardSigmoid"}) {
+      const int64_t N = c.x[0], C = c.x[1], H = c.x[2], W = c.x[3];
+      const Tensor X = random_tensor(c.x, 61, -3.0f, 3.0f), Wt = random_tensor({C, 1, c.k, c.k}, 62);
+      const Tensor B = random_tensor({C}, 63);
+      Attributes attrs{{"kernel_shape", std::vector<int64_t>{c.k, c.k}},
+                       {"strides", std::vector<int64_t>{c.s, c.s}},
+                       {"pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad}},
+                       {"activation", std::string(act)},
+                       {"activation_params", std::string(act) == "Relu" ? std::vector<float>{} : std::vector<float>{0.2f, 0.5f}}};
+      Attributes all = attrs;
+      all.set("group", C);
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), pool.get()}) {
+        const Tensor Y = kernels::run_kernel_once("Conv", 11, all, {X, Wt, B}, 1, p)[0];
+        const int64_t plane = Y.dim(2) * Y.dim(3);
+        for (int64_t ch = 0; ch < C; ++ch) {
+          std::vector<float> xc(static_cast<size_t>(N * H * W));
+          for (int64_t n = 0; n < N; ++n)
+            std::memcpy(&xc[static_cast<size_t>(n * H * W)], X.data<float>() + (n * C + ch) * H * W,
+                        static_cast<size_t>(H * W) * sizeof(float));
+          const Tensor Xc = Tensor::from_vector<float>({N, 1, H, W}, xc);
+          const Tensor Wc = Tensor::from_vector<float>(
+              {1, 1, c.k, c.k}, std::vector<float>(Wt.data<float>() + ch * c.k * c.k, Wt.data<float>() + (ch + 1) * c.k * c.k));
+          const Tensor Bc = Tensor::from_vector<float>({1}, {B.data<float>()[ch]});
+          const Tensor Yc = kernels::run_kernel_once("Conv", 11, attrs, {Xc, Wc, Bc})[0];
+          for (int64_t n = 0; n < N; ++n)
+            ASSERT_EQ(0, std::memcmp(Y.data<float>() + (n * C + ch) * plane, Yc.data<float>() + n * plane,
+                                     static_cast<size_t>(plane) * sizeof(float)))
+                << "channel " << ch << " image " << n << " k " << c.k << " s " << c.s << " " << act;
+        }
+      }
+    }
+}
 
 TEST(NnBatchNorm, TrainingModeNormalizesWithBatchStatisticsAndMovesTheRunningOnes) {
   // X [3, 2, 5]: channel 0 ramps, channel 1 is constant (variance 0).

@@ -53,3 +53,160 @@ void depthwise_flat(const float* const* taps, int nt, const float* wk, float bia
 }
 
 }  // namespace spindle::kernels::SPINDLE_ISA_NS
+
+// ---------------------------------------------------------------- channel blocks
+//
+// depthwise_block: kDwLanes = 8 planes at a time, one plane per vector lane.
+// The band's input rows are transposed into an interleaved buffer
+// (row, padded column, lane) with zeros for the padding, every output pixel
+// of the 8 planes is one vector: bias, then one multiply-add per tap in
+// (kh, kw) order reading the buffer at the tap's pixel (padding taps add
+// 0 * w like the flat path's zero padding, so the sums are the same bits),
+// then the activation on the row, and the row is transposed back into the
+// 8 output planes. Vectors run across channels, so small planes (7x7, 14x14)
+// and stride 2 cost no more per output than large stride-1 planes.
+#include "kernels/nn/depthwise.h"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+namespace spindle::kernels::SPINDLE_ISA_NS {
+
+#if defined(__AVX2__)
+namespace {
+
+inline void transpose8(__m256 r[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+  r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+  r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+  r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+  r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
+// Input row ih of the 8 planes into dst (Wp pixels of 8 lanes): pixel j holds
+// input column j - pl, zero outside the row (or the whole row outside the
+// plane).
+void fill_row(const DwBlockArgs& a, int64_t ih, int64_t Wp, float* dst) {
+  if (ih < 0 || ih >= a.H) {
+    for (int64_t i = 0; i < Wp * 8; ++i) dst[i] = 0.0f;
+    return;
+  }
+  const int64_t lo = a.pl < Wp ? a.pl : Wp;                        // first pixel inside the row
+  const int64_t hi = a.pl + a.W < Wp ? a.pl + a.W : Wp;           // one past the last
+  for (int64_t i = 0; i < lo * 8; ++i) dst[i] = 0.0f;
+  for (int64_t i = hi * 8; i < Wp * 8; ++i) dst[i] = 0.0f;
+  const float* src = a.x + ih * a.W;
+  int64_t c = 0;
+  const int64_t n = hi - lo;  // columns [0, n) of the row land at pixels lo + c
+  for (; c + 8 <= n; c += 8) {
+    __m256 r[8];
+    for (int l = 0; l < 8; ++l) r[l] = _mm256_loadu_ps(src + l * a.in_plane + c);
+    transpose8(r);
+    for (int j = 0; j < 8; ++j) _mm256_storeu_ps(dst + (lo + c + j) * 8, r[j]);
+  }
+  for (; c < n; ++c)
+    for (int l = 0; l < 8; ++l) dst[(lo + c) * 8 + l] = src[l * a.in_plane + c];
+}
+
+// Output row oh (pixels of 8 lanes) from the buffer rows starting at `rows`.
+template <int KW>
+void compute_row(const DwBlockArgs& a, const float* rows, int64_t Wp, const float* wk, __m256 bias, float* out) {
+  const int64_t OW = a.OW, KH = a.KH, kw_n = KW > 0 ? KW : a.KW, sw8 = a.sw * 8, dw8 = a.dw * 8, rs = a.dh * Wp * 8;
+  int64_t ow = 0;
+  for (; ow + 4 <= OW; ow += 4) {
+    __m256 acc0 = bias, acc1 = bias, acc2 = bias, acc3 = bias;
+    const float* r = rows + ow * sw8;
+    const float* wt = wk;
+    for (int64_t kh = 0; kh < KH; ++kh, r += rs) {
+      const float* p = r;
+      for (int64_t kw = 0; kw < kw_n; ++kw, p += dw8, wt += 8) {
+        const __m256 wv = _mm256_loadu_ps(wt);
+        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(p), wv, acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(p + sw8), wv, acc1);
+        acc2 = _mm256_fmadd_ps(_mm256_loadu_ps(p + 2 * sw8), wv, acc2);
+        acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(p + 3 * sw8), wv, acc3);
+      }
+    }
+    _mm256_storeu_ps(out + ow * 8, acc0);
+    _mm256_storeu_ps(out + ow * 8 + 8, acc1);
+    _mm256_storeu_ps(out + ow * 8 + 16, acc2);
+    _mm256_storeu_ps(out + ow * 8 + 24, acc3);
+  }
+  for (; ow < OW; ++ow) {
+    __m256 acc = bias;
+    const float* r = rows + ow * sw8;
+    const float* wt = wk;
+    for (int64_t kh = 0; kh < KH; ++kh, r += rs) {
+      const float* p = r;
+      for (int64_t kw = 0; kw < kw_n; ++kw, p += dw8, wt += 8)
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(wt), acc);
+    }
+    _mm256_storeu_ps(out + ow * 8, acc);
+  }
+}
+
+// The row of pixels back into row oh of the 8 output planes.
+void store_row(const DwBlockArgs& a, int64_t oh, const float* out) {
+  float* dst = a.y + oh * a.OW;
+  int64_t c = 0;
+  for (; c + 8 <= a.OW; c += 8) {
+    __m256 r[8];
+    for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(out + (c + j) * 8);
+    transpose8(r);
+    for (int l = 0; l < 8; ++l) _mm256_storeu_ps(dst + l * a.out_plane + c, r[l]);
+  }
+  for (; c < a.OW; ++c)
+    for (int l = 0; l < 8; ++l) dst[l * a.out_plane + c] = out[c * 8 + l];
+}
+
+}  // namespace
+
+bool depthwise_block_available() { return true; }
+
+void depthwise_block(const DwBlockArgs& a) {
+  const int64_t Wp = depthwise_block_width(a.OW, a.KW, a.sw, a.dw);
+  const int64_t rows = depthwise_block_rows(a.oh1 - a.oh0, a.KH, a.sh, a.dh);
+  const int64_t ih0 = a.oh0 * a.sh - a.pt;
+  for (int64_t r = 0; r < rows; ++r) fill_row(a, ih0 + r, Wp, a.in_buf + r * Wp * 8);
+  // Weights as (tap, lane) vectors.
+  alignas(32) float wk[kDwMaxTaps * 8];
+  for (int64_t t = 0; t < a.taps; ++t)
+    for (int l = 0; l < 8; ++l) wk[t * 8 + l] = a.w[l * a.taps + t];
+  alignas(32) float bias_l[8];
+  for (int l = 0; l < 8; ++l) bias_l[l] = a.bias ? a.bias[l] : 0.0f;
+  const __m256 bias = _mm256_load_ps(bias_l);
+  for (int64_t oh = a.oh0; oh < a.oh1; ++oh) {
+    const float* base = a.in_buf + (oh - a.oh0) * a.sh * Wp * 8;
+    switch (a.KW) {
+      case 3: compute_row<3>(a, base, Wp, wk, bias, a.out_buf); break;
+      case 5: compute_row<5>(a, base, Wp, wk, bias, a.out_buf); break;
+      case 7: compute_row<7>(a, base, Wp, wk, bias, a.out_buf); break;
+      default: compute_row<0>(a, base, Wp, wk, bias, a.out_buf); break;
+    }
+    if (a.act) apply_activation(*a.act, a.out_buf, a.OW * 8);
+    store_row(a, oh, a.out_buf);
+  }
+}
+
+}  // namespace spindle::kernels::SPINDLE_ISA_NS
+
+#else
+
+bool depthwise_block_available() { return false; }
+void depthwise_block(const DwBlockArgs&) {}
+
+}  // namespace spindle::kernels::SPINDLE_ISA_NS
+
+#endif
