@@ -478,6 +478,48 @@ double worst_rel_error(F f, G ref, float hi) {
   return worst;
 }
 
+// The fused SiLU (Activation kSilu, activation.isa.cpp): within 1e-6 of
+// x / (1 + exp(-x)) in double where the result is above 1e-35 (below, for
+// x < -88.3, it gives -0), the
+// specials of x * sigmoid(x), and the same bits for an element whether it
+// is computed in a vector or alone.
+TEST(MathVecMath, FusedSiluWithin1e6AndTheSameBitsInVectorsAndTails) {
+  kernels::Activation silu;
+  silu.kind = kernels::Activation::kSilu;
+  std::vector<float> xs;
+  for (uint32_t bits = 0; bits < 0x7f800000u; bits += 977) {
+    float x;
+    std::memcpy(&x, &bits, 4);
+    if (x > 100.0f) break;
+    xs.push_back(x);
+    xs.push_back(-x);
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float v : {inf, -inf, NAN, 88.0f, -88.0f, 89.0f, -89.0f, 0.0f, -0.0f}) xs.push_back(v);
+  std::vector<float> got = xs;
+  silu.apply(got.data(), static_cast<int64_t>(got.size()));
+  double worst = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    float alone = xs[i];
+    silu.apply(&alone, 1);
+    ASSERT_EQ(0, std::memcmp(&alone, &got[i], sizeof(float))) << "x = " << xs[i];
+    const double x = xs[i];
+    if (!std::isfinite(x)) continue;
+    const double want = x / (1.0 + std::exp(-x));
+    if (std::fabs(want) < 1e-35) {
+      EXPECT_LT(std::fabs(got[i]), 1e-35) << "x = " << x;
+      continue;
+    }
+    worst = std::max(worst, std::fabs(got[i] - want) / std::fabs(want));
+  }
+  EXPECT_LT(worst, 1e-6);
+  float sp[3] = {inf, -inf, NAN};
+  silu.apply(sp, 3);
+  EXPECT_EQ(sp[0], inf);
+  EXPECT_TRUE(std::isnan(sp[1])) << "-inf * sigmoid(-inf) = -inf * 0";
+  EXPECT_TRUE(std::isnan(sp[2]));
+}
+
 TEST(MathVecMath, PolynomialsWithin1e6OfStd) {
   using namespace kernels::vm;
   EXPECT_LT(worst_rel_error(fast_exp, [](double x) { return std::exp(x); }, 88.0f), 1e-6);
