@@ -32,6 +32,24 @@ inline SgemmExtras block_extras(const PackedMatrix& packed_b, int64_t n0, const 
   return ex;
 }
 
+// A run-time A read by several column blocks (an encoder's 128 x 384
+// activations times 384 x 1536 weights: 24 column blocks) would be packed
+// again by each of them; it is packed once here instead, its row panels
+// split across the pool, into the calling thread's shared scratch, and each
+// block passes its rows as packed_a (row m0 at shared + m0 * K, m0 a multiple
+// of MR). Null when the blocks do not share rows. The panels hold the same
+// values sgemm would pack, so no bit changes.
+const float* pack_shared_a(KernelContext& ctx, const GemmBlocks& gb, bool trans, int64_t m, int64_t K, float alpha,
+                           const float* a, int64_t lda) {
+  if (gb.n_blocks < 2 || K <= 0 || m <= 0) return nullptr;
+  const int64_t MR = sgemm_mr(), panels = ceil_div(m, MR);
+  float* dst = scratch_floats(kSharedScratchSlot, static_cast<size_t>(panels * MR * K));
+  parallel_for(ctx.pool(), 0, panels, grain_for_work(panels, static_cast<double>(MR * K)), [&](int64_t p0, int64_t p1) {
+    sgemm_pack_a_panels(trans, m, K, alpha, a, lda, p0, p1, dst);
+  });
+  return dst;
+}
+
 // C[i][j] += bias[j] over an m x n block of row stride ldc (still in cache
 // from the SGEMM that wrote it), then the fused activation: the same sums in
 // the same order as MatMul followed by Add, so fusing changes no bit.
@@ -125,6 +143,7 @@ class MatMulKernel final : public OpKernel {
     const GemmBlocks gb = choose_gemm_blocks(gb_batches, rows, N, K, N);
     const int64_t per_batch = gb.m_blocks * gb.n_blocks;
     const int64_t blocks = gb_batches * per_batch;
+    const float* shared_a = gb_batches == 1 ? pack_shared_a(ctx, gb, false, rows, K, 1.0f, a, K) : nullptr;
     parallel_for(ctx.pool(), 0, blocks,
                  grain_for_work(blocks, static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1))),
                  fma_cost(static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1))),
@@ -135,6 +154,7 @@ class MatMulKernel final : public OpKernel {
                      const int64_t n0 = (rem % gb.n_blocks) * gb.nt, n1 = std::min(N, n0 + gb.nt);
                      float* c = y + bi * rows * N + m0 * N + n0;
                      SgemmExtras ex = block_extras(packed_b, n0, act_);
+                     if (shared_a) ex.packed_a = shared_a + m0 * K;
                      if (bias) ex.act = nullptr;  // applied below, after the bias
                      sgemm(false, false, m1 - m0, n1 - n0, K, 1.0f, a + a_off[static_cast<size_t>(bi)] + m0 * K, K,
                            b + b_off[static_cast<size_t>(bi)] + n0, N, 0.0f, c, N, ex);
@@ -207,6 +227,7 @@ class GemmKernel final : public OpKernel {
     const GemmBlocks gb = choose_gemm_blocks(1, M, N, K, N);
     const int64_t blocks = gb.m_blocks * gb.n_blocks;
     const int64_t lda = A.dim(1), ldb = B.dim(1);
+    const float* shared_a = pack_shared_a(ctx, gb, trans_a_, M, K, alpha_, a, lda);
     parallel_for(ctx.pool(), 0, blocks,
                  grain_for_work(blocks, static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1))),
                  fma_cost(static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1))),
@@ -222,9 +243,10 @@ class GemmKernel final : public OpKernel {
                          float* row = y + i * N;
                          for (int64_t j = n0; j < n1; ++j) row[j] = beta_ * ci[j * c_cs];
                        }
+                     SgemmExtras ex = block_extras(packed_b, n0, act_);
+                     if (shared_a) ex.packed_a = shared_a + m0 * K;
                      sgemm(trans_a_, trans_b_, m1 - m0, n1 - n0, K, alpha_, trans_a_ ? a + m0 : a + m0 * lda, lda,
-                           trans_b_ ? b + n0 * ldb : b + n0, ldb, c ? 1.0f : 0.0f, yb, N,
-                           block_extras(packed_b, n0, act_));
+                           trans_b_ ? b + n0 * ldb : b + n0, ldb, c ? 1.0f : 0.0f, yb, N, ex);
                    }
                  });
   }

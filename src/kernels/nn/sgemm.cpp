@@ -152,6 +152,14 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float al
   }
 }
 
+void sgemm_pack_a_panels(bool trans, int64_t m, int64_t K, float alpha, const float* a, int64_t lda, int64_t p0,
+                         int64_t p1, float* dst) {
+  const int64_t MR = geometry().mr;
+  const int64_t r0 = p0 * MR, r1 = std::min(m, p1 * MR);
+  if (r0 >= r1) return;
+  pack_a_fn(trans, r1 - r0, 0, K, alpha, trans ? a + r0 : a + r0 * lda, lda, dst + p0 * K * MR, K * MR);
+}
+
 void sgemm_taps(int64_t m, int64_t n, int64_t K, const float* packed_a, const float* const* taps,
                 const float* row_bias, float* c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;

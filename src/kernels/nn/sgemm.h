@@ -73,6 +73,13 @@ struct SgemmExtras {
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmExtras& extras = {});
 
+// Row panels [p0, p1) of alpha * op(A) (m x K) in PackedMatrix's A format
+// over the full K: panel p at dst + p * K * sgemm_mr(). For a run-time A
+// shared by several column blocks: packed once (panels split across
+// threads), then each block passes dst + (m0 / MR) * K * MR as packed_a.
+void sgemm_pack_a_panels(bool trans, int64_t m, int64_t K, float alpha, const float* a, int64_t lda, int64_t p0,
+                         int64_t p1, float* dst);
+
 // Implicit GEMM (convolution without im2col): C (m x n, row stride ldc) =
 // row_bias + A * B with A pre-packed over the full K (PackedMatrix::panel of
 // the first row) and B[k][j] = taps[k][j]. K <= kSgemmKC (one k block), and
