@@ -27,6 +27,7 @@ Usage: /usr/bin/python3 bench/models/conv_layers.py OUT_DIR
   dw5_7      depthwise 5x5, 1152 channels at 7x7 (EfficientNet's last stages: small planes)
   dw3s2_28   depthwise 3x3 stride 2, 240 channels at 28x28
   pw16_112   1x1, 16 -> 64 at 112x112 (MobileNetV3's first expansion: short reduction, large output)
+  res_s2_56  3x3 stride 2, 64 -> 128 at 56x56 (ResNet's downsampling 3x3)
 """
 import os
 import sys
@@ -58,6 +59,7 @@ LAYERS = {
     "dw5_7": (1152, 1152, 7, 5, 1, 2, 1152),
     "dw3s2_28": (240, 240, 28, 3, 2, 1, 240),
     "pw16_112": (16, 64, 112, 1, 1, 0, 1),
+    "res_s2_56": (64, 128, 56, 3, 2, 1, 1),
 }
 
 

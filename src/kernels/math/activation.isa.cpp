@@ -2,11 +2,8 @@
 // compiled once per ISA level (src/kernels/isa/dispatch.h). Each case is a
 // plain loop the compiler vectorizes at the level's width.
 #include "kernels/math/activation.h"
+#include "kernels/math/vec_exp.h"
 #include "kernels/math/vec_math.h"
-
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 namespace {
@@ -18,62 +15,25 @@ namespace {
 // the result is x; for x < -88.3 the denominator is +inf, so the result is
 // -0 (the true value is below 1e-36) and -inf gives NaN, as x * sigmoid(x)
 // does. NaN stays NaN.
-// Relative error ~3e-7 (vec_math.h's fast_exp polynomial). The scalar form
-// (tails, the baseline level) does the vector form's operations one for one,
-// fused multiply-adds included, so an element's bits do not depend on
-// whether it falls in a vector.
-inline float fma_or_mul_add(float a, float b, float c) {
-#if defined(__FMA__)
-  return __builtin_fmaf(a, b, c);
-#else
-  return a * b + c;  // the baseline level has no vector form to agree with
-#endif
-}
-
+// Relative error ~3e-7 (vec_exp.h). The scalar form (tails, the baseline
+// level) does the vector form's operations one for one, so an element's bits
+// do not depend on whether it falls in a vector.
 inline float silu(float x) {
   const float t0 = 0.0f - x;
   float t = t0 < 88.3f ? t0 : 88.3f;
   t = t > -87.3f ? t : -87.3f;
-  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: round to nearest
-  const float m = fma_or_mul_add(t, 1.44269504088896341f, kMagic);
-  const float n = m - kMagic;
-  const int32_t ni = static_cast<int32_t>(__builtin_bit_cast(uint32_t, m) - __builtin_bit_cast(uint32_t, kMagic));
-  float r = fma_or_mul_add(-n, 0.693359375f, t);
-  r = fma_or_mul_add(-n, -2.12194440e-4f, r);
-  float p = 1.9875691500e-4f;
-  p = fma_or_mul_add(p, r, 1.3981999507e-3f);
-  p = fma_or_mul_add(p, r, 8.3334519073e-3f);
-  p = fma_or_mul_add(p, r, 4.1665795894e-2f);
-  p = fma_or_mul_add(p, r, 1.6666665459e-1f);
-  p = fma_or_mul_add(p, r, 5.0000001201e-1f);
-  p = fma_or_mul_add(p, r * r, r) + 1.0f;
-  const float scale = __builtin_bit_cast(float, static_cast<uint32_t>(ni + 127) << 23);
-  const float den = t0 > 88.3f ? __builtin_inff() : fma_or_mul_add(p, scale, 1.0f);
+  const float den = t0 > 88.3f ? __builtin_inff() : 1.0f + vm::exp_normal(t);
   return x / den;
 }
 
-#if defined(__AVX2__) && defined(__FMA__)
+#if defined(SPINDLE_VEC_EXP_AVX2)
 // silu() on 8 lanes with intrinsics: the compiler, left to vectorize silu(),
 // turns the clamp into a second division by the clamped constant.
 inline __m256 silu8(__m256 x) {
   const __m256 t0 = _mm256_sub_ps(_mm256_setzero_ps(), x);
   const __m256 t = _mm256_max_ps(_mm256_min_ps(t0, _mm256_set1_ps(88.3f)), _mm256_set1_ps(-87.3f));
-  const __m256 magic = _mm256_set1_ps(12582912.0f);
-  const __m256 m = _mm256_fmadd_ps(t, _mm256_set1_ps(1.44269504088896341f), magic);
-  const __m256 n = _mm256_sub_ps(m, magic);
-  const __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(m), _mm256_castps_si256(magic));
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), t);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
-  const __m256 scale = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(ni, _mm256_set1_epi32(127)), 23));
   const __m256 big = _mm256_cmp_ps(t0, _mm256_set1_ps(88.3f), _CMP_GT_OQ);
-  const __m256 den = _mm256_blendv_ps(_mm256_fmadd_ps(p, scale, _mm256_set1_ps(1.0f)),
+  const __m256 den = _mm256_blendv_ps(_mm256_add_ps(_mm256_set1_ps(1.0f), vm::exp_normal8(t)),
                                       _mm256_set1_ps(__builtin_inff()), big);
   return _mm256_div_ps(x, den);
 }
@@ -81,7 +41,7 @@ inline __m256 silu8(__m256 x) {
 
 void silu_loop(float* d, int64_t n) {
   int64_t i = 0;
-#if defined(__AVX2__) && defined(__FMA__)
+#if defined(SPINDLE_VEC_EXP_AVX2)
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, silu8(_mm256_loadu_ps(d + i)));
 #endif
   for (; i < n; ++i) d[i] = silu(d[i]);

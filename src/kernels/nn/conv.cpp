@@ -246,18 +246,37 @@ inline void scatter_row(const float* row, int64_t len, int64_t k, int64_t K, int
   }
 }
 
-// Columns [p0, p1) of the im2col matrix of Cg input planes (rows ordered
-// c, kd, kh, kw like W), K = Cg * k_size rows of len = p1 - p0 columns,
-// written straight into the SGEMM's B panels at dst (PackedMatrix's B
-// format over the full K, ceil(len / NR) panels), so the SGEMM packs nothing.
-// Each row is built in a per-thread row buffer as long memcpy segments, one
-// per output row of the tile, then cut into the panels.
-void im2col_panels(const float* x, int64_t Cg, const Window3& w, int64_t p0, int64_t p1, float* dst) {
+// Columns [p0, p1) of the im2col matrix of input planes [c0, c1) of a
+// group of Cg (rows ordered c, kd, kh, kw like W; the rows of these planes
+// are k = c * k_size .. (c1 * k_size) - 1 of K = Cg * k_size), written
+// straight into the SGEMM's B panels at dst (PackedMatrix's B format over the
+// full K, ceil(len / NR) panels), so the SGEMM packs nothing. The KW rows of
+// one (c, kd, kh) are built together in per-thread row buffers as runs of
+// output positions sharing (od, oh), then cut into the panels. With stride 2
+// each input row of a run is first split into its even and odd columns, so
+// every tap's run is a contiguous copy.
+inline void copy_floats(float* dst, const float* src, int64_t n) {
+  if (n >= 16) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+}
+
+void im2col_panels(const float* x, int64_t Cg, const Window3& w, int64_t p0, int64_t p1, float* dst, int64_t c0 = 0,
+                   int64_t c1 = -1) {
+  if (c1 < 0) c1 = Cg;
   const int64_t len = p1 - p0;
   const int64_t NR = sgemm_nr();
-  float* row = scratch_floats(2, static_cast<size_t>(len));
+  const int64_t KW = w.k[2];
   const int64_t OH = w.out[1], OW = w.out[2], D = w.in[0], H = w.in[1], W = w.in[2];
+  const int64_t s2 = w.s[2];
+  const bool split = s2 == 2;
+  float* rows = scratch_floats(2, static_cast<size_t>(KW * len + (split ? W + 2 : 0)));
+  float* phases = rows + KW * len;  // even columns, then odd ones (split rows only)
+  const int64_t half = (W + 1) / 2;
   const int64_t plane = w.in_size();
+  const int64_t K = Cg * w.k_size();
   // The tile's segments: runs of output positions sharing (od, oh).
   struct Segment {
     int64_t od, oh, ow, q, j;
@@ -283,47 +302,75 @@ void im2col_panels(const float* x, int64_t Cg, const Window3& w, int64_t p0, int
     }
     if (!segs) segs = heap_segs.data();
   }
-  const int64_t s2 = w.s[2];
-  int64_t k = 0;
-  for (int64_t c = 0; c < Cg; ++c) {
+  // Per tap column kw: the input column offset and the output columns whose
+  // input column ow * s2 + off lies inside [0, W).
+  struct TapCols {
+    int64_t off, lo, hi;
+  };
+  TapCols stack_cols[16];
+  std::vector<TapCols> heap_cols;
+  TapCols* cols = stack_cols;
+  if (KW > 16) {
+    heap_cols.resize(static_cast<size_t>(KW));
+    cols = heap_cols.data();
+  }
+  for (int64_t kw = 0; kw < KW; ++kw) {
+    const int64_t off = kw * w.d[2] - w.pb[2];
+    cols[kw] = {off, off >= 0 ? 0 : ceil_div(-off, s2), W - 1 - off < 0 ? 0 : std::min(OW, (W - 1 - off) / s2 + 1)};
+  }
+  int64_t k = c0 * w.k_size();
+  for (int64_t c = c0; c < c1; ++c) {
     const float* xc = x + c * plane;
     for (int64_t kd = 0; kd < w.k[0]; ++kd)
-      for (int64_t kh = 0; kh < w.k[1]; ++kh)
-        for (int64_t kw = 0; kw < w.k[2]; ++kw, ++k) {
-          const int64_t kw_off = kw * w.d[2] - w.pb[2];
-          // Output columns whose input column is inside [0, W).
-          const int64_t ow_lo = kw_off >= 0 ? 0 : ceil_div(-kw_off, s2);
-          const int64_t ow_hi = W - 1 - kw_off < 0 ? 0 : std::min(OW, (W - 1 - kw_off) / s2 + 1);
-          for (int64_t si = 0; si < nseg; ++si) {
-            const Segment& sg = segs[si];
-            float* out = row + sg.j - sg.ow;  // out[ow] for ow in [sg.ow, sg.ow + sg.q)
-            const int64_t id = sg.od * w.s[0] - w.pb[0] + kd * w.d[0];
-            const int64_t ih = sg.oh * w.s[1] - w.pb[1] + kh * w.d[1];
-            const int64_t e = sg.ow + sg.q;
-            if (id < 0 || id >= D || ih < 0 || ih >= H) {
-              std::memset(out + sg.ow, 0, static_cast<size_t>(sg.q) * sizeof(float));
-              continue;
+      for (int64_t kh = 0; kh < w.k[1]; ++kh, k += KW) {
+        for (int64_t si = 0; si < nseg; ++si) {
+          const Segment& sg = segs[si];
+          const int64_t id = sg.od * w.s[0] - w.pb[0] + kd * w.d[0];
+          const int64_t ih = sg.oh * w.s[1] - w.pb[1] + kh * w.d[1];
+          const int64_t e = sg.ow + sg.q;
+          if (id < 0 || id >= D || ih < 0 || ih >= H) {
+            for (int64_t kw = 0; kw < KW; ++kw)
+              std::memset(rows + kw * len + sg.j, 0, static_cast<size_t>(sg.q) * sizeof(float));
+            continue;
+          }
+          const float* src = xc + (id * H + ih) * W;
+          if (split) {
+            float* __restrict ev = phases;
+            float* __restrict odd = phases + half;
+            for (int64_t i = 0; i < W / 2; ++i) {
+              ev[i] = src[2 * i];
+              odd[i] = src[2 * i + 1];
             }
-            const float* src = xc + (id * H + ih) * W + kw_off;
-            const int64_t a = std::clamp(ow_lo, sg.ow, e), b = std::clamp(ow_hi, a, e);
+            if (W & 1) ev[W / 2] = src[W - 1];
+          }
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            float* out = rows + kw * len + sg.j - sg.ow;  // out[ow] for ow in [sg.ow, e)
+            const int64_t kw_off = cols[kw].off;
+            const int64_t a = std::clamp(cols[kw].lo, sg.ow, e), b = std::clamp(cols[kw].hi, a, e);
             for (int64_t o = sg.ow; o < a; ++o) out[o] = 0.0f;
             if (s2 == 1) {
-              std::memcpy(out + a, src + a, static_cast<size_t>(b - a) * sizeof(float));
-            } else if (s2 == 2) {
-              for (int64_t o = a; o < b; ++o) out[o] = src[2 * o];
+              copy_floats(out + a, src + kw_off + a, b - a);
+            } else if (split) {
+              // Input column 2 * o + kw_off: phase (kw_off mod 2), index o + floor(kw_off / 2).
+              const int64_t par = kw_off & 1, shift = (kw_off - par) / 2;
+              copy_floats(out + a, phases + par * half + shift + a, b - a);
             } else {
-              for (int64_t o = a; o < b; ++o) out[o] = src[o * s2];
+              const float* s0 = src + kw_off;
+              for (int64_t o = a; o < b; ++o) out[o] = s0[o * s2];
             }
             for (int64_t o = b; o < e; ++o) out[o] = 0.0f;
           }
-          const int64_t K = Cg * w.k_size();
+        }
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          const float* row = rows + kw * len;
           switch (NR) {
-            case 8: scatter_row<8>(row, len, k, K, NR, dst); break;
-            case 16: scatter_row<16>(row, len, k, K, NR, dst); break;
-            case 32: scatter_row<32>(row, len, k, K, NR, dst); break;
-            default: scatter_row<0>(row, len, k, K, NR, dst); break;
+            case 8: scatter_row<8>(row, len, k + kw, K, NR, dst); break;
+            case 16: scatter_row<16>(row, len, k + kw, K, NR, dst); break;
+            case 32: scatter_row<32>(row, len, k + kw, K, NR, dst); break;
+            default: scatter_row<0>(row, len, k + kw, K, NR, dst); break;
           }
         }
+      }
   }
 }
 
@@ -912,14 +959,22 @@ class ConvKernel final : public OpKernel {
     const int64_t in_plane = w.in_size();
     const int64_t tile = im2col_tile(K);
     const int64_t tiles = ceil_div(P, tile);
-    const int64_t items = N * G * tiles;
-    parallel_for(ctx.pool(), 0, items, grain_for_work(items, static_cast<double>(K * tile)), [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        const int64_t ng = i / tiles, p0 = (i % tiles) * tile, p1 = std::min(P, p0 + tile);
-        const int64_t n = ng / G, g = ng % G;
-        im2col_panels(x + (n * C + g * Cg) * in_plane, Cg, w, p0, p1, panels + ng * per_ng + (p0 / NR) * K * NR);
-      }
-    });
+    // Items (batch, group, column tile, channel chunk): a 7x7 output is one
+    // tile, so its channels are split too (chunks of ~32K floats).
+    const int64_t chunk_c = std::clamp<int64_t>(32768 / std::max<int64_t>(w.k_size() * std::min(P, tile), 1), 1, Cg);
+    const int64_t chunks = ceil_div(Cg, chunk_c);
+    const int64_t items = N * G * tiles * chunks;
+    parallel_for(ctx.pool(), 0, items, grain_for_work(items, static_cast<double>(chunk_c * w.k_size() * tile)),
+                 [&](int64_t i0, int64_t i1) {
+                   for (int64_t i = i0; i < i1; ++i) {
+                     const int64_t ch = i % chunks, t = (i / chunks) % tiles, ng = i / (chunks * tiles);
+                     const int64_t p0 = t * tile, p1 = std::min(P, p0 + tile);
+                     const int64_t n = ng / G, g = ng % G;
+                     im2col_panels(x + (n * C + g * Cg) * in_plane, Cg, w, p0, p1,
+                                   panels + ng * per_ng + (p0 / NR) * K * NR, ch * chunk_c,
+                                   std::min(Cg, (ch + 1) * chunk_c));
+                   }
+                 });
     const GemmBlocks gb = choose_gemm_blocks(N * G, Mg, P, K, P);
     const int64_t per_block = gb.m_blocks * gb.n_blocks;
     const int64_t blocks = N * G * per_block;

@@ -7,6 +7,9 @@
 // Columns: the same steps vectorized across the chunk. The lanes fix the
 // summation order, so a row's result does not depend on the vector width
 // beyond the exp polynomial's rounding.
+#include <type_traits>
+
+#include "kernels/math/vec_exp.h"
 #include "kernels/math/vec_math.h"
 #include "kernels/reduce/softmax_isa.h"
 
@@ -40,20 +43,54 @@ T row_max(const T* __restrict x, int64_t n) {
   return lanes[0];
 }
 
+// exp(d) for d = x - max <= 0 (or NaN): float32 through vec_exp.h's
+// single-scale exp with d floored at -87.3, below which the term is 0 (it
+// would be under 1e-38 next to the max's 1); NaN passes through. The 8-lane
+// form gives the same bits. float64: libm.
+inline double row_exp(double d) { return vm::t_exp(d); }
+inline float row_exp(float d) {
+  const float a = d > -87.3f ? d : -87.3f;
+  const float e = vm::exp_normal(a < 88.3f ? a : 88.3f);
+  return d != d ? d : d < -87.3f ? 0.0f : e;
+}
+#if defined(SPINDLE_VEC_EXP_AVX2)
+inline __m256 row_exp8(__m256 d) {
+  const __m256 a = _mm256_min_ps(_mm256_max_ps(d, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
+  const __m256 e = _mm256_andnot_ps(_mm256_cmp_ps(d, _mm256_set1_ps(-87.3f), _CMP_LT_OQ), vm::exp_normal8(a));
+  return _mm256_blendv_ps(e, d, _mm256_cmp_ps(d, d, _CMP_UNORD_Q));
+}
+#endif
+
 // y[i] = exp(x[i] - m) (when Store) and returns the sum of those.
 template <class T, bool Store>
 T row_exp_sum(const T* __restrict x, T* __restrict y, int64_t n, T m) {
   T lanes[kLanes];
   for (int j = 0; j < kLanes; ++j) lanes[j] = T(0);
   int64_t i = 0;
+#if defined(SPINDLE_VEC_EXP_AVX2)
+  if constexpr (std::is_same_v<T, float>) {
+    // Lane j of the 32 is element j % 8 of vector j / 8: the same sums as
+    // the loop below.
+    __m256 acc[kLanes / 8];
+    for (int v = 0; v < kLanes / 8; ++v) acc[v] = _mm256_setzero_ps();
+    const __m256 mv = _mm256_set1_ps(m);
+    for (; i + kLanes <= n; i += kLanes)
+      for (int v = 0; v < kLanes / 8; ++v) {
+        const __m256 e = row_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8 * v), mv));
+        if constexpr (Store) _mm256_storeu_ps(y + i + 8 * v, e);
+        acc[v] = _mm256_add_ps(acc[v], e);
+      }
+    for (int v = 0; v < kLanes / 8; ++v) _mm256_storeu_ps(lanes + 8 * v, acc[v]);
+  }
+#endif
   for (; i + kLanes <= n; i += kLanes)
     for (int j = 0; j < kLanes; ++j) {
-      const T e = vm::t_exp(x[i + j] - m);
+      const T e = row_exp(x[i + j] - m);
       if constexpr (Store) y[i + j] = e;
       lanes[j] += e;
     }
   for (int j = 0; i + j < n; ++j) {
-    const T e = vm::t_exp(x[i + j] - m);
+    const T e = row_exp(x[i + j] - m);
     if constexpr (Store) y[i + j] = e;
     lanes[j] += e;
   }
