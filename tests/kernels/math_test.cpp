@@ -520,6 +520,49 @@ TEST(MathVecMath, FusedSiluWithin1e6AndTheSameBitsInVectorsAndTails) {
   EXPECT_TRUE(std::isnan(sp[2]));
 }
 
+// Gelu (erf form, float32): within 1e-6 * max(1, x^2 / 2) relative of the
+// double reference x * erfc(-x / sqrt(2)) / 2 wherever the result is above
+// 1e-35 (for x < 0 the float rounding of -x^2 / 2 inside exp grows with
+// x^2; the erf form, 1 + erf(x / sqrt(2)), cancels outright there), the
+// specials, and the same bits for an element in a vector or alone.
+TEST(MathVecMath, GeluWithin1e6AndTheSameBitsInVectorsAndTails) {
+  std::vector<float> xs;
+  for (uint32_t bits = 0; bits < 0x7f800000u; bits += 977) {
+    float x;
+    std::memcpy(&x, &bits, 4);
+    if (x > 20.0f) break;
+    xs.push_back(x);
+    xs.push_back(-x);
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float v : {inf, -inf, NAN, 13.0f, -13.0f, 0.0f, -0.0f}) xs.push_back(v);
+  const int64_t n = static_cast<int64_t>(xs.size());
+  const Tensor all = kernels::run_kernel_once("Gelu", 20, {}, {Tensor::from_vector<float>({n}, xs)})[0];
+  double worst = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float got = all.data<float>()[i];
+    if (i % 97 == 0 || i >= n - 7) {  // alone: the scalar form
+      const Tensor one = kernels::run_kernel_once("Gelu", 20, {}, {Tensor::from_vector<float>({1}, {xs[i]})})[0];
+      ASSERT_EQ(0, std::memcmp(one.data<float>(), &got, sizeof(float))) << "x = " << xs[i];
+    }
+    const double x = xs[i];
+    if (!std::isfinite(x)) continue;
+    const double want = 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+    if (std::fabs(want) < 1e-35) {
+      EXPECT_LT(std::fabs(got), 1e-35) << "x = " << x;
+      continue;
+    }
+    worst = std::max(worst, std::fabs(got - want) / std::fabs(want) / std::max(1.0, x * x / 2));
+  }
+  EXPECT_LT(worst, 1e-6);
+  const float* g = all.data<float>() + n - 7;
+  EXPECT_EQ(g[0], inf);
+  EXPECT_TRUE(std::isnan(g[1])) << "-inf * (1 + erf(-inf)) / 2 = -inf * 0";
+  EXPECT_TRUE(std::isnan(g[2]));
+  EXPECT_EQ(g[3], 13.0f);
+  EXPECT_EQ(g[5], 0.0f);
+}
+
 TEST(MathVecMath, PolynomialsWithin1e6OfStd) {
   using namespace kernels::vm;
   EXPECT_LT(worst_rel_error(fast_exp, [](double x) { return std::exp(x); }, 88.0f), 1e-6);
