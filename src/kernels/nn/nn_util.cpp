@@ -198,8 +198,14 @@ GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, 
     b.n_blocks = ceil_div(N, b.nt);
   }
   if (batches * b.n_blocks < want && M > 2 * MR) {
+    // Each row block reads all of its columns' B: blocks of at least ~48
+    // rows when that B is larger than ~256 KB (a 7x7 convolution of 512
+    // channels: 4608 x 49), so B is not streamed from L3 once per few rows.
+    const int64_t min_rows = static_cast<double>(K) * static_cast<double>(b.nt) * 4.0 > 262144.0
+                                 ? round_up(48, MR)
+                                 : 2 * MR;
     const int64_t mb = ceil_div(want, batches * b.n_blocks);
-    b.mt = std::min(M, std::max<int64_t>(2 * MR, round_up(ceil_div(M, mb), MR)));
+    b.mt = std::min(M, std::max<int64_t>(min_rows, round_up(ceil_div(M, mb), MR)));
   }
   b.m_blocks = ceil_div(M, b.mt);
   return b;
