@@ -29,8 +29,8 @@ constexpr double kCyclesPerByte = 0.1;
 // (100 us by default) unless the next loop comes: a loop smaller than this per
 // thread finishes on the caller before a second thread would have helped.
 // Chosen among 50K/100K/200K on bench-models at intra 2 (docs/benchmarks.md,
-// "Threads inside kernels"): lstm_lm's recurrent step (1 MB of weights per
-// step, ~120K cycles in two blocks) stays on the caller.
+// "Threads inside kernels"). (A recurrent step, whose second block a spinning
+// worker claims every step, gives no Cost: rnn.cpp.)
 constexpr double kThreadCycles = 100000;
 
 thread_local const detail::IntraPoolImpl* t_inside_pool = nullptr;

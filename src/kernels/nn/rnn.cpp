@@ -411,9 +411,16 @@ class RecurrentKernel final : public OpKernel {
           }
         };
         const int64_t blocks = ceil_div(rows_used, per_block);
+        // Several blocks run on every thread of the pool, with no Cost gate:
+        // steps follow each other within the workers' spin window, so the
+        // caller takes block 0 and a spinning worker claims the next one
+        // step after step, and each thread keeps its rows of R in its own
+        // L2 (LSTM 256: two 512 KB halves of a 1 MB R that one core's L2
+        // does not hold with everything else). lstm_lm at intra 2: 3.57 ->
+        // 2.80 ms (docs/benchmarks.md); a cost estimate of one thread
+        // streaming R from L3 kept the step inline.
         if (blocks == 1) rows_block(0, 1);
-        else  // each block streams its panels of R (per_block x H floats) from L2/L3
-          parallel_for(pool, 0, blocks, 1, Cost{4.0 * static_cast<double>(per_block * H), 0, static_cast<double>(per_block * H * B) / 16}, rows_block);
+        else parallel_for(pool, 0, blocks, 1, rows_block);
       } else {
         sgemm(false, true, B, rows_used, H, 1.0f, in, H, r, H, 0.0f, out, ld, SgemmExtras{.packed_b = r_gemm->panel(0)});
       }
