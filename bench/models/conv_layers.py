@@ -28,6 +28,10 @@ Usage: /usr/bin/python3 bench/models/conv_layers.py OUT_DIR
   dw3s2_28   depthwise 3x3 stride 2, 240 channels at 28x28
   pw16_112   1x1, 16 -> 64 at 112x112 (MobileNetV3's first expansion: short reduction, large output)
   res_s2_56  3x3 stride 2, 64 -> 128 at 56x56 (ResNet's downsampling 3x3)
+  silu_pw16_112  1x1, 16 -> 96 at 112x112, then SiLU (EfficientNet-B0's first expansion)
+  silu_dw3_112   depthwise 3x3, 32 channels at 112x112, then SiLU (EfficientNet-B0's first block)
+
+Every layer is Conv + Relu, except the silu_ ones: Conv, Sigmoid, Mul (x * sigmoid(x), as exported).
 """
 import os
 import sys
@@ -60,6 +64,8 @@ LAYERS = {
     "dw3s2_28": (240, 240, 28, 3, 2, 1, 240),
     "pw16_112": (16, 64, 112, 1, 1, 0, 1),
     "res_s2_56": (64, 128, 56, 3, 2, 1, 1),
+    "silu_pw16_112": (16, 96, 112, 1, 1, 0, 1),
+    "silu_dw3_112": (32, 32, 112, 3, 1, 1, 32),
 }
 
 
@@ -67,8 +73,11 @@ def layer(name, c, m, h, k, s, p, g, rng):
     w = numpy_helper.from_array((rng.standard_normal((m, c // g, k, k)) * 0.05).astype(np.float32), "W")
     b = numpy_helper.from_array(rng.standard_normal(m).astype(np.float32), "B")
     conv = helper.make_node("Conv", ["x", "W", "B"], ["c"], kernel_shape=[k, k], strides=[s, s], pads=[p] * 4, group=g)
-    relu = helper.make_node("Relu", ["c"], ["y"])
-    graph = helper.make_graph([conv, relu], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, h])],
+    if name.startswith("silu_"):
+        acts = [helper.make_node("Sigmoid", ["c"], ["s"]), helper.make_node("Mul", ["c", "s"], ["y"])]
+    else:
+        acts = [helper.make_node("Relu", ["c"], ["y"])]
+    graph = helper.make_graph([conv] + acts, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, h])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w, b])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 8
