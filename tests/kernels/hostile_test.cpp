@@ -92,6 +92,26 @@ TEST(HostileSizes, ExpandTileAndPadOverflowAreErrors) {
   expect_code("Pad", 13, {}, {x, i64({0, int64_t{1} << 48})}, StatusCode::kResourceExhausted, {"Pad", "output 0"});
 }
 
+// A pooling kernel of 2^30 taps, almost all of them in the end padding,
+// costs what its few real taps cost (the tap ranges are computed, not
+// walked tap by tap: a fuzzed model of this shape ran for minutes).
+TEST(HostileSizes, HugePoolKernelsCostTheirRealTaps) {
+  const int64_t big = int64_t{1} << 30;
+  const Tensor X = Tensor::from_vector<float>({1, 1, 2, 3}, {1, 5, 2, 4, 0, 3});
+  Attributes attrs{{"kernel_shape", std::vector<int64_t>{1, big}}, {"pads", std::vector<int64_t>{0, 0, 0, big}}};
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    const Tensor Y = run_kernel_once(op, 11, attrs, {X})[0];
+    ASSERT_EQ(Y.shape(), (Shape{1, 1, 2, 4})) << op;
+    // Output column ow covers input columns ow.. (the rest is padding).
+    const std::vector<float> want = std::string(op) == "MaxPool"
+                                        ? std::vector<float>{5, 5, 2, 2, 4, 3, 3, 3}
+                                        : std::vector<float>{8.0f / 3, 3.5f, 2, 2, 7.0f / 3, 1.5f, 3, 3};
+    const auto got = Y.to_vector<float>();
+    for (size_t i = 0; i < want.size(); ++i)
+      if (i % 4 != 3) EXPECT_FLOAT_EQ(got[i], want[i]) << op << " element " << i;
+  }
+}
+
 TEST(HostileSizes, RangeCountsAreChecked) {
   expect_error("Range", 11, {}, {Tensor::scalar<float>(0), Tensor::scalar<float>(1e30f), Tensor::scalar<float>(1e-30f)},
                {"Range", "more than fit in a 64-bit count"});

@@ -54,13 +54,19 @@ DimTaps dim_taps(const Window3& w, int j) {
   t.lo.resize(static_cast<size_t>(n));
   t.hi.resize(static_cast<size_t>(n));
   t.pad_count.resize(static_cast<size_t>(n));
+  // Taps [lo, hi): the k in [0, K) with lo_bound <= s + k * d <= hi_bound,
+  // computed from the bounds (a model's kernel may be 2^30 taps long).
+  const int64_t K = w.k[j], d = w.d[j];
+  auto taps_in = [K, d](int64_t s, int64_t lo_bound, int64_t hi_bound, int64_t& lo, int64_t& hi) {
+    lo = s >= lo_bound ? 0 : std::min(K, ceil_div(lo_bound - s, d));
+    hi = hi_bound < s ? 0 : std::min(K, (hi_bound - s) / d + 1);
+    hi = std::max(hi, lo);
+  };
   for (int64_t o = 0; o < n; ++o) {
     const int64_t s = o * w.s[j] - w.pb[j];
-    int64_t lo = 0, hi = w.k[j], plo = 0, phi = w.k[j];
-    while (lo < hi && s + lo * w.d[j] < 0) ++lo;
-    while (hi > lo && s + (hi - 1) * w.d[j] >= w.in[j]) --hi;
-    while (plo < phi && s + plo * w.d[j] < -w.pb[j]) ++plo;
-    while (phi > plo && s + (phi - 1) * w.d[j] >= w.in[j] + w.pe[j]) --phi;
+    int64_t lo, hi, plo, phi;
+    taps_in(s, 0, w.in[j] - 1, lo, hi);
+    taps_in(s, -w.pb[j], w.in[j] + w.pe[j] - 1, plo, phi);
     const size_t i = static_cast<size_t>(o);
     t.start[i] = s;
     t.lo[i] = lo;
@@ -114,7 +120,11 @@ class PoolKernel final : public OpKernel {
     if (Y.numel() == 0) return;
     const DimTaps t[3] = {dim_taps(w, 0), dim_taps(w, 1), dim_taps(w, 2)};
     const int64_t planes = X.dim(0) * X.dim(1);
-    const int64_t grain = grain_for_work(planes, static_cast<double>(w.out_size() * w.k_size()));
+    // Work per plane: at most the taps that land in the input, per output
+    // (in doubles: a model's kernel_shape may multiply past int64).
+    double taps = 1;
+    for (int j = 0; j < 3; ++j) taps *= static_cast<double>(std::min(w.k[j], w.in[j]));
+    const int64_t grain = grain_for_work(planes, static_cast<double>(w.out_size()) * taps);
     switch (X.dtype()) {
       case DataType::kInt8: run<int8_t>(ctx, X, Y, idx, w, t, planes, grain); break;
       case DataType::kUInt8: run<uint8_t>(ctx, X, Y, idx, w, t, planes, grain); break;
@@ -233,6 +243,11 @@ class PoolKernel final : public OpKernel {
   void plane(const T* x, T* y, float* acc, const Window3& w, const DimTaps* t) const {
     const int64_t H = w.in[1], W = w.in[2], OW = w.out[2], s2 = w.s[2];
     const float init = a_.kind == PoolKind::kMax ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+    // Taps k2 that land inside the row for some output column: k2 * d2 - pb
+    // <= W - 1 and (OW - 1) * s2 + k2 * d2 - pb >= 0 (the rest add nothing).
+    const int64_t d2 = w.d[2], k2_hi = std::clamp<int64_t>((W - 1 + w.pb[2]) / d2 + 1, 0, w.k[2]);
+    const int64_t first = w.pb[2] - (OW - 1) * s2;
+    const int64_t k2_lo = std::min(k2_hi, first <= 0 ? int64_t{0} : ceil_div(first, d2));
     for (int64_t od = 0; od < w.out[0]; ++od)
       for (int64_t oh = 0; oh < w.out[1]; ++oh, y += OW) {
         const size_t a = static_cast<size_t>(od), b = static_cast<size_t>(oh);
@@ -242,7 +257,7 @@ class PoolKernel final : public OpKernel {
           for (int64_t k1 = t[1].lo[b]; k1 < t[1].hi[b]; ++k1) {
             const int64_t ih = t[1].start[b] + k1 * w.d[1];
             const T* row = x + (id * H + ih) * W;
-            for (int64_t k2 = 0; k2 < w.k[2]; ++k2) {
+            for (int64_t k2 = k2_lo; k2 < k2_hi; ++k2) {
               // Output columns whose tap k2 lands inside [0, W).
               const int64_t off = k2 * w.d[2] - w.pb[2];
               const int64_t lo = off >= 0 ? 0 : ceil_div(-off, s2);
