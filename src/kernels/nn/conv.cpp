@@ -797,6 +797,14 @@ class ConvKernel final : public OpKernel {
   // ~1 MB) that the blocks share (run_winograd).
   static constexpr int64_t kWinogradBlockChannels = 32;
   static constexpr int64_t kWinogradPrivateV = 262144;
+  // The input transform's cost in FMA-equivalents (the unit of fma_cost,
+  // 16 a cycle): ~120 cycles a tile and ~650 a row of tiles, measured on
+  // 55x55 (14 tiles a row) and 13x13 (4) planes. At the 100 a tile once
+  // assumed, 16 planes of 55x55 looked like 20K cycles and ran on one
+  // thread for 130 us of the layer's 490.
+  static constexpr double kWinogradInputTileWork = 2000.0;
+  static constexpr double kWinogradInputRowWork = 10000.0;
+  static constexpr int64_t kWinogradMinItems = 4;
 
   // V = B^T d B of each input plane goes straight into the SGEMM's B
   // panels (V[xi]: C x tiles, NR tiles per panel); the 36 GEMMs
@@ -872,7 +880,9 @@ class ConvKernel final : public OpKernel {
         if (!ep.empty()) ep.run(ym + oy0 * OW, (oy1 - oy0) * OW);
       }
     };
-    const double tile_work = 36.0 * static_cast<double>(M * C) + 100.0 * static_cast<double>(C);
+    const double tile_work = 36.0 * static_cast<double>(M * C) +
+                             (kWinogradInputTileWork + kWinogradInputRowWork / static_cast<double>(TW)) *
+                                 static_cast<double>(C);
     if (36 * C * tiles > kWinogradPrivateV) {
       // Large images: bands of tile rows, each transforming its own input
       // tiles into a private V (at most ~1 MB) and running every output
@@ -908,7 +918,8 @@ class ConvKernel final : public OpKernel {
       float* v = scratch_floats(kSharedScratchSlot, static_cast<size_t>(36 * xi_stride));
       for (int64_t n = 0; n < nc; ++n) zero_tail(v + n * image_v, xi_stride, tiles);
       const int64_t planes = nc * C;
-      const double plane_work = 100.0 * static_cast<double>(tiles);  // ~ FMA-equivalents of one plane's transform
+      const double plane_work =
+          static_cast<double>(TH) * (kWinogradInputRowWork + kWinogradInputTileWork * static_cast<double>(TW));
       parallel_for(ctx.pool(), 0, planes, grain_for_work(planes, plane_work), fma_cost(plane_work),
                    [&](int64_t i0, int64_t i1) {
                      float* work = scratch_floats(0, static_cast<size_t>(input_work_fn(TW)));
@@ -918,13 +929,19 @@ class ConvKernel final : public OpKernel {
                                 v + n * image_v + c * NR, xi_stride, 0, NR, kp, work);
                      }
                    });
-      const int64_t items = nc * m_blocks;
-      const double item_work = 36.0 * static_cast<double>(mt * tiles * C);
+      // At least kWinogradMinItems blocks where the channels allow: with two
+      // blocks, a worker that wakes late leaves the caller waiting for most
+      // of one (64 output channels at 55x55).
+      int64_t bt = mt;
+      if (nc * m_blocks < kWinogradMinItems)
+        bt = std::min(M, round_up(ceil_div(M, ceil_div(kWinogradMinItems, nc)), MR));
+      const int64_t bm = ceil_div(M, bt), items = nc * bm;
+      const double item_work = 36.0 * static_cast<double>(bt * tiles * C);
       parallel_for(ctx.pool(), 0, items, grain_for_work(items, item_work), fma_cost(item_work),
                    [&](int64_t b0, int64_t b1) {
                      for (int64_t b = b0; b < b1; ++b) {
-                       const int64_t n = b / m_blocks, m0 = (b % m_blocks) * mt;
-                       gemms_and_output(n0 + n, 0, TH, m0, std::min(M, m0 + mt) - m0, v + n * image_v, xi_stride);
+                       const int64_t n = b / bm, m0 = (b % bm) * bt;
+                       gemms_and_output(n0 + n, 0, TH, m0, std::min(M, m0 + bt) - m0, v + n * image_v, xi_stride);
                      }
                    });
     }

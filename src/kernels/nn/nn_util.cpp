@@ -192,6 +192,10 @@ GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, 
                        static_cast<double>(std::max<int64_t>(K, 1));
   const int64_t want = blocks_for_work(total);
   b.n_blocks = ceil_div(N, b.nt);
+  // Even tiles: 3025 columns under a 3008-column cap are 1536 + 1489, not
+  // 3008 + 17 (two threads would split the work 99:1).
+  b.nt = std::min(N, round_up(ceil_div(N, b.n_blocks), NR));
+  b.n_blocks = ceil_div(N, b.nt);
   if (batches * b.n_blocks < want && N > 2 * NR) {
     const int64_t nb = ceil_div(want, batches);
     b.nt = std::min(b.nt, std::max<int64_t>(2 * NR, round_up(ceil_div(N, nb), NR)));
