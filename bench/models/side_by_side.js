@@ -2,7 +2,8 @@
 'use strict';
 // spindle and ONNX Runtime on one model, both through Node.js in one process
 // (spindle's package has onnxruntime-node's API shape), A B A B: each round
-// times RUNS runs of one side, then of the other. Same input, outputs checked
+// times RUNS runs of one side, then of the other, each after a 250 ms pause
+// (the other side's threads idle). Same input, outputs checked
 // to agree first. Prints one JSON line: per side the median over rounds of
 // each round's p50 (ms) and CPU ms per inference, and the ratio spindle/ORT.
 //
@@ -77,9 +78,16 @@ async function main() {
   if (worst > 1e-2) c.die(`outputs differ: worst relative difference ${worst}`);
   await timeSide(s, sf, Math.min(runs, 5));
   await timeSide(o, of, Math.min(runs, 5));
+  // ONNX Runtime's workers keep spinning for tens of milliseconds after a run
+  // (measured: ~35 ms of a second core after each mobilenet_v3 run at intra
+  // 2), so a side timed right after the other would share its cores with
+  // them. Each side starts after a quiet pause instead.
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 250));
   const sp = [], op = [];
   for (let r = 0; r < rounds; r++) {
+    await settle();
     sp.push(await timeSide(s, sf, runs));
+    await settle();
     op.push(await timeSide(o, of, runs));
   }
   const sm = median(sp.map((x) => x.p50)), om = median(op.map((x) => x.p50));

@@ -72,9 +72,11 @@ int64_t grain_for_cost(const Cost& cost);
 // Estimated cycles of `n` iterations of `cost`.
 double cycles_of(int64_t n, const Cost& cost);
 // Threads (1..max_threads) worth running a loop of `total_cycles`: each must
-// get at least kThreadCycles of work, which pays for waking a worker and for
-// the spin window it then burns. Depends on the work, never on timing.
-int threads_for_cost(double total_cycles, int max_threads);
+// get at least kThreadCycles (100K) of work, which pays for waking a parked
+// worker and for the spin window it then burns; workers already spinning
+// (`spinning_workers`, awake and idle when the loop starts) join for a fifth
+// of that. Only who runs the blocks depends on it, never the partition.
+int threads_for_cost(double total_cycles, int max_threads, int spinning_workers = 0);
 
 namespace detail {
 class IntraPoolImpl;

@@ -43,6 +43,10 @@ class IntraPoolImpl {
   // Run boundaries (ThreadPool::RunScope); backends without spinning ignore them.
   virtual void begin_run() {}
   virtual void end_run() {}
+  // Workers idle and awake right now (spinning their window), so a loop
+  // offered to them starts in well under a microsecond; a hint read without
+  // ordering (threads_for_cost). Backends that do not know say 0.
+  virtual int spinning_workers() const { return 0; }
 
  private:
   ResolvedPool resolved_;

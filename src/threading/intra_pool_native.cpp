@@ -300,6 +300,13 @@ class NativeIntraPool final : public IntraPoolImpl {
     if (failed) std::rethrow_exception(error);
   }
 
+  int spinning_workers() const override {
+    int n = 0;
+    for (const Worker& w : workers_)
+      n += w.slot.load(std::memory_order_relaxed) == kIdle && !w.parker.is_parked() ? 1 : 0;
+    return n;
+  }
+
   std::vector<int> worker_tids() const override {
     std::vector<int> tids;
     for (const Worker& w : workers_) tids.push_back(w.tid);

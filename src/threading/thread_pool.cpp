@@ -32,6 +32,12 @@ constexpr double kCyclesPerByte = 0.1;
 // "Threads inside kernels"). (A recurrent step, whose second block a spinning
 // worker claims every step, gives no Cost: rnn.cpp.)
 constexpr double kThreadCycles = 100000;
+// The same for a worker that is spinning its window when the loop starts:
+// it sees the offer within a fraction of a microsecond and burns the CPU
+// anyway, so a share of ~6 us (a 1x1 convolution of 16 channels at 55x55,
+// SqueezeNet's concats) pays for it. Chosen on bench-models at intra 2
+// (docs/benchmarks.md, "Spinning workers take smaller loops").
+constexpr double kSpinningThreadCycles = 20000;
 
 thread_local const detail::IntraPoolImpl* t_inside_pool = nullptr;
 thread_local BlockTracer* t_tracer = nullptr;
@@ -74,9 +80,10 @@ int64_t grain_for_cost(const Cost& cost) {
 
 double cycles_of(int64_t n, const Cost& cost) { return static_cast<double>(std::max<int64_t>(n, 0)) * cycles_per_iter(cost); }
 
-int threads_for_cost(double total_cycles, int max_threads) {
-  const double t = std::floor(total_cycles / kThreadCycles);
-  return static_cast<int>(std::clamp<double>(t, 1, std::max(max_threads, 1)));
+int threads_for_cost(double total_cycles, int max_threads, int spinning_workers) {
+  const double cold = std::floor(total_cycles / kThreadCycles);
+  const double hot = std::min(std::floor(total_cycles / kSpinningThreadCycles), 1.0 + std::max(spinning_workers, 0));
+  return static_cast<int>(std::clamp<double>(std::max(cold, hot), 1, std::max(max_threads, 1)));
 }
 
 namespace detail {
@@ -122,7 +129,10 @@ void ThreadPool::parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFn
 
 void ThreadPool::parallel_for(int64_t begin, int64_t end, int64_t grain, const Cost& per_iter, RangeFn fn) {
   if (end <= begin) return;
-  run_loop(begin, end, grain, threads_for_cost(cycles_of(end - begin, per_iter), impl_->dop()), fn);
+  const double cycles = cycles_of(end - begin, per_iter);
+  // Ask the backend for spinning workers only when they could change the answer.
+  const int spinning = cycles >= 2 * kSpinningThreadCycles && cycles < 2 * kThreadCycles ? impl_->spinning_workers() : 0;
+  run_loop(begin, end, grain, threads_for_cost(cycles, impl_->dop(), spinning), fn);
 }
 
 void ThreadPool::parallel_for(int64_t n, const Cost& cost, RangeFn fn) {

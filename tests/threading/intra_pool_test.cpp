@@ -316,6 +316,48 @@ TEST(IntraPool, CostlyLoopsUseWorkers) {
   EXPECT_EQ(seen.size(), 2u);
 }
 
+// A loop worth two shares of ~6 us goes to a worker that is spinning its
+// window (it sees the offer at once and burns the CPU anyway), and stays on
+// the caller, in one call, when the worker is parked.
+TEST(IntraPool, SpinningWorkersTakeSmallerLoops) {
+  SPINDLE_REQUIRE_NATIVE_BACKEND();
+  EXPECT_EQ(threads_for_cost(60000, 2, 0), 1);
+  EXPECT_EQ(threads_for_cost(60000, 2, 1), 2);
+  EXPECT_EQ(threads_for_cost(30000, 2, 1), 1);
+  EXPECT_EQ(threads_for_cost(60000, 8, 1), 2) << "no more threads than the spinning ones plus the caller";
+  const auto small_loop_threads = [](ThreadPool& pool) {
+    std::mutex mu;
+    std::set<std::thread::id> seen;
+    int calls = 0;
+    pool.parallel_for(0, 2, 1, Cost{0, 0, 30000}, [&](int64_t, int64_t) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::lock_guard<std::mutex> lock(mu);
+      seen.insert(std::this_thread::get_id());
+      ++calls;
+    });
+    return std::pair<size_t, int>(seen.size(), calls);
+  };
+  // Spinning: a costly loop first wakes the worker, which then spins its
+  // (1 s) window while the small loop starts.
+  auto spinning = make_spinning_pool(std::chrono::seconds(1));
+  size_t most = 0;
+  for (int rep = 0; rep < 100 && most < 2; ++rep) {
+    spinning->parallel_for(0, 64, 1, Cost{0, 0, 1e6}, [](int64_t, int64_t) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    });
+    most = std::max(most, small_loop_threads(*spinning).first);
+  }
+  EXPECT_EQ(most, 2u) << "a spinning worker never took a block of the small loop";
+  // Parked (no spinning): the same loop runs inline, one call.
+  auto parked = make_pool(2, /*spin=*/false);
+  for (int rep = 0; rep < 20; ++rep) {
+    parked->parallel_for(0, 64, 1, Cost{0, 0, 1e6}, [](int64_t, int64_t) {});
+    const auto [threads, calls] = small_loop_threads(*parked);
+    EXPECT_EQ(threads, 1u);
+    EXPECT_EQ(calls, 1);
+  }
+}
+
 TEST(IntraPool, ThreadsForCostGrowWithWorkOnly) {
   EXPECT_EQ(threads_for_cost(0, 8), 1);
   EXPECT_EQ(threads_for_cost(1e3, 8), 1);
