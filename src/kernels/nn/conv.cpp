@@ -661,7 +661,7 @@ class ConvKernel final : public OpKernel {
     const double block_work = static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1));
     const int64_t in_plane = w.in_size();
     const bool packed = !packed_w_.empty() && &Wt == &w_;
-    parallel_for(ctx.pool(), 0, blocks, grain_for_work(blocks, block_work), fma_cost(block_work), [&](int64_t b0, int64_t b1) {
+    parallel_for(ctx.pool(), 0, blocks, grain_for_work(blocks, block_work), gemm_cost(gb.mt, gb.nt, K), [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
         const int64_t ng = b / per_ng, rem = b % per_ng;
         const int64_t n = ng / G, g = ng % G;
@@ -998,7 +998,7 @@ class ConvKernel final : public OpKernel {
     const bool packed = !packed_w_.empty() && &Wt == &w_;
     const float* wd = Wt.data<float>();
     parallel_for(ctx.pool(), 0, blocks, grain_for_work(blocks, static_cast<double>(gb.mt * gb.nt * K)),
-                 fma_cost(static_cast<double>(gb.mt * gb.nt * K)), [&](int64_t b0, int64_t b1) {
+                 gemm_cost(gb.mt, gb.nt, K), [&](int64_t b0, int64_t b1) {
                    for (int64_t b = b0; b < b1; ++b) {
                      const int64_t ng = b / per_block, rem = b % per_block;
                      const int64_t n = ng / G, g = ng % G;

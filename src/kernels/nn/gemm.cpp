@@ -146,7 +146,7 @@ class MatMulKernel final : public OpKernel {
     const float* shared_a = gb_batches == 1 ? pack_shared_a(ctx, gb, false, rows, K, 1.0f, a, K) : nullptr;
     parallel_for(ctx.pool(), 0, blocks,
                  grain_for_work(blocks, static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1))),
-                 fma_cost(static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1))),
+                 gemm_cost(gb.mt, gb.nt, K),
                  [&](int64_t b0, int64_t b1) {
                    for (int64_t blk = b0; blk < b1; ++blk) {
                      const int64_t bi = blk / per_batch, rem = blk % per_batch;
@@ -230,7 +230,7 @@ class GemmKernel final : public OpKernel {
     const float* shared_a = pack_shared_a(ctx, gb, trans_a_, M, K, alpha_, a, lda);
     parallel_for(ctx.pool(), 0, blocks,
                  grain_for_work(blocks, static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1))),
-                 fma_cost(static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1))),
+                 gemm_cost(gb.mt, gb.nt, K),
                  [&](int64_t b0, int64_t b1) {
                    for (int64_t blk = b0; blk < b1; ++blk) {
                      const int64_t m0 = (blk / gb.n_blocks) * gb.mt, m1 = std::min(M, m0 + gb.mt);

@@ -38,6 +38,14 @@ constexpr double kMinBlockWork = 65536.0;
 // is its share of im2col / B packing only.
 constexpr double kBlockWork = 2.0 * 1024 * 1024;
 
+// Multiply-adds per cycle of the packed GEMM kernels on one core (two FMA
+// pipes of 8 floats; Zen 4 runs AVX-512 at the same rate).
+constexpr double kFmaPerCycle = 16.0;
+
+// An m x n x k GEMM's work in multiply-add equivalents: gemm_cost's cycles
+// times kFmaPerCycle.
+double gemm_work(int64_t m, int64_t n, int64_t k) { return cycles_of(1, gemm_cost(m, n, k)) * kFmaPerCycle; }
+
 }  // namespace
 
 float* scratch_floats(int slot, size_t n) {
@@ -190,7 +198,7 @@ GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, 
   b.nt = std::min(N, std::max<int64_t>(max_nt / NR * NR, NR));
   const double total = static_cast<double>(batches) * static_cast<double>(M) * static_cast<double>(N) *
                        static_cast<double>(std::max<int64_t>(K, 1));
-  const int64_t want = blocks_for_work(total);
+  const int64_t want = blocks_for_work(static_cast<double>(batches) * gemm_work(M, N, K));
   b.n_blocks = ceil_div(N, b.nt);
   // Even tiles: 3025 columns under a 3008-column cap are 1536 + 1489, not
   // 3008 + 17 (two threads would split the work 99:1).
@@ -219,11 +227,11 @@ int64_t blocks_for_work(double total_fma) {
   return std::max<int64_t>(static_cast<int64_t>(std::ceil(total_fma / kBlockWork)), 1);
 }
 
-Cost fma_cost(double fma) {
-  // Multiply-adds per cycle of the packed GEMM kernels on one core (two FMA
-  // pipes of 8 floats; Zen 4 runs AVX-512 at the same rate).
-  constexpr double kFmaPerCycle = 16.0;
-  return Cost{0, 0, fma / kFmaPerCycle};
+Cost fma_cost(double fma) { return Cost{0, 0, fma / kFmaPerCycle}; }
+
+Cost gemm_cost(int64_t m, int64_t n, int64_t k) {
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n), dk = static_cast<double>(std::max<int64_t>(k, 1));
+  return Cost{4.0 * dk * dn, 4.0 * dm * dn, dm * dn * dk / kFmaPerCycle};
 }
 
 int64_t grain_for_work(int64_t n, double work_per_item) {

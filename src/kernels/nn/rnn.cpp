@@ -361,7 +361,7 @@ class RecurrentKernel final : public OpKernel {
     // streamed the whole W (1 MB for LSTM 256), which on two threads
     // doubled the GEMM's CPU time for no gain.
     const GemmBlocks gb = choose_gemm_blocks(1, rows, GH, I, GH);
-    parallel_for(pool, 0, gb.m_blocks * gb.n_blocks, 1, fma_cost(static_cast<double>(gb.mt * gb.nt * I)),
+    parallel_for(pool, 0, gb.m_blocks * gb.n_blocks, 1, gemm_cost(gb.mt, gb.nt, I),
                  [&](int64_t b0, int64_t b1) {
                    for (int64_t b = b0; b < b1; ++b) {
                      const int64_t r0 = (b / gb.n_blocks) * gb.mt, r1 = std::min(rows, r0 + gb.mt);
