@@ -805,6 +805,16 @@ class ConvKernel final : public OpKernel {
   static constexpr double kWinogradInputTileWork = 2000.0;
   static constexpr double kWinogradInputRowWork = 10000.0;
   static constexpr int64_t kWinogradMinItems = 4;
+  // The 36 V[xi] (and O[xi]) lie `stride` floats apart and the transforms
+  // touch all 36 per tile row: a stride of an even number of cache lines
+  // maps them onto few L1 sets (8 KB apart: one set, 36 lines in 8 ways),
+  // and every store missed. An odd number of lines spreads them over 36
+  // sets: the input transform of 128 planes at 14x14 went from 320 to
+  // ~100 us.
+  static int64_t spread_stride(int64_t floats) {
+    const int64_t lines = ceil_div(floats, int64_t{16});
+    return (lines % 2 == 0 ? lines + 1 : lines) * 16;
+  }
 
   // V = B^T d B of each input plane goes straight into the SGEMM's B
   // panels (V[xi]: C x tiles, NR tiles per panel); the 36 GEMMs
@@ -861,21 +871,22 @@ class ConvKernel final : public OpKernel {
                                 int64_t xi_stride) {
       const int64_t tb = (ty1 - ty0) * TW;
       // (+64: the output transform reads its rows in whole vectors.)
-      float* o = scratch_floats(2, static_cast<size_t>(36 * mm * tb + 64));
+      const int64_t os = spread_stride(mm * tb);  // floats between O[xi] and O[xi + 1]
+      float* o = scratch_floats(2, static_cast<size_t>(36 * os + 64));
       for (int64_t xi = 0; xi < 36; ++xi) {
         SgemmExtras ex;
         ex.packed_a = packed ? wino_w_.panel(m0, xi) : nullptr;
         ex.packed_b = vb + xi * xi_stride;
         // (A packed or B packed is not read; W / V stand in for them.)
         sgemm(false, false, mm, tb, C, 1.0f, u ? u + (xi * M + m0) * C : Wt.data<float>(), C, vb, tb, 0.0f,
-              o + xi * mm * tb, tb, ex);
+              o + xi * os, tb, ex);
       }
       float* work = scratch_floats(0, static_cast<size_t>(output_work_fn(TW)));
       const int64_t oy0 = 4 * ty0, oy1 = std::min(OH, 4 * ty1);
       for (int64_t m = 0; m < mm; ++m) {
         float* ym = y + (n * M + m0 + m) * P;
         for (int64_t ty = ty0; ty < ty1; ++ty)
-          output_fn(o + m * tb + (ty - ty0) * TW, mm * tb, TW, bias ? bias[m0 + m] : 0.0f, ym + 4 * ty * OW, OW,
+          output_fn(o + m * tb + (ty - ty0) * TW, os, TW, bias ? bias[m0 + m] : 0.0f, ym + 4 * ty * OW, OW,
                     std::min<int64_t>(4, OH - 4 * ty), work);
         if (!ep.empty()) ep.run(ym + oy0 * OW, (oy1 - oy0) * OW);
       }
@@ -895,7 +906,7 @@ class ConvKernel final : public OpKernel {
                    [&](int64_t b0, int64_t b1) {
                      for (int64_t b = b0; b < b1; ++b) {
                        const int64_t n = b / bands, ty0 = (b % bands) * band, ty1 = std::min(TH, ty0 + band);
-                       const int64_t tb = (ty1 - ty0) * TW, xi_stride = round_up(tb, NR) * C;
+                       const int64_t tb = (ty1 - ty0) * TW, xi_stride = spread_stride(round_up(tb, NR) * C);
                        float* vb = scratch_floats(1, static_cast<size_t>(36 * xi_stride));
                        float* work = scratch_floats(0, static_cast<size_t>(input_work_fn(TW)));
                        for (int64_t c = 0; c < C; ++c)
@@ -914,7 +925,7 @@ class ConvKernel final : public OpKernel {
     const int64_t image_v = round_up(tiles, NR) * C;  // floats of one image's V[xi] panels
     const int64_t chunk = std::clamp<int64_t>(kWinogradMaxV / (36 * image_v), 1, N);
     for (int64_t n0 = 0; n0 < N; n0 += chunk) {
-      const int64_t nc = std::min(chunk, N - n0), xi_stride = nc * image_v;
+      const int64_t nc = std::min(chunk, N - n0), xi_stride = spread_stride(nc * image_v);
       float* v = scratch_floats(kSharedScratchSlot, static_cast<size_t>(36 * xi_stride));
       for (int64_t n = 0; n < nc; ++n) zero_tail(v + n * image_v, xi_stride, tiles);
       const int64_t planes = nc * C;

@@ -86,7 +86,7 @@ inline int64_t lanes(int64_t TW) { return (TW + simd::kWidth - 1) / simd::kWidth
 }  // namespace
 
 // Floats of `work` winograd_input_plane needs for a row of TW tiles.
-int64_t winograd_input_work(int64_t TW) { return 6 * 4 * (lanes(TW) + 1) + 36 * lanes(TW) + 6 * lanes(TW); }
+int64_t winograd_input_work(int64_t TW) { return 6 * 4 * (lanes(TW) + 1) + 72 * lanes(TW); }
 
 // V of the tiles in tile rows [ty0, ty1) of one input plane x (H x W,
 // padded by pt rows on top and pl columns on the left; outside the input
@@ -101,12 +101,15 @@ void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int6
   const int64_t Q = S + 1;   // columns of a phase row: tile tx reads q = tx and tx + 1
   float* phase = work;       // [6 rows][4 phases][Q]: phase p, entry q = padded column 4 q + p
   float* trow = work + 24 * Q;  // [6 rows][6 k][S]: B^T along the row
-  float* col = trow + 36 * S;   // [6 i][S]: B^T down the column, for one k
+  float* col = trow + 36 * S;   // [36 xi = 6 i + k][S]: B^T down the columns
   // Entries q in [qa, qb) read four input columns 4 q - pl .. 4 q + 3 - pl, all inside.
   const int64_t qa = (pl + 3) / 4;
   const int64_t qb = W - 4 + pl >= 0 ? std::int64_t((W - 4 + pl) / 4 + 1) : 0;
   const int64_t lo = qa < Q ? qa : Q, hi = qb < lo ? lo : (qb < Q ? qb : Q);
   for (int64_t ty = ty0; ty < ty1; ++ty) {
+    // The phases of all six rows first, then B^T along them: the vector
+    // loads of a phase row then come well after its scalar stores (a load
+    // right behind them waits for each store to forward).
     for (int64_t r = 0; r < 6; ++r) {
       const int64_t ih = 4 * ty - pt + r;
       float* __restrict ph = phase + r * 4 * Q;
@@ -134,29 +137,32 @@ void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int6
         }
         for (int64_t q = hi; q < Q; ++q) edge(q);
       }
+    }
+    for (int64_t r = 0; r < 6; ++r) {
+      const float* ph = phase + r * 4 * Q;
       // d_j of tile tx = padded column 4 tx + j = phase (j % 4), entry tx + j / 4.
       float* out[6];
       for (int k = 0; k < 6; ++k) out[k] = trow + (r * 6 + k) * S;
       bt_rows(ph, ph + Q, ph + 2 * Q, ph + 3 * Q, ph + 1, ph + Q + 1, S, out);
     }
-    const int64_t trow0 = t0 + (ty - ty0) * TW;
     for (int64_t k = 0; k < 6; ++k) {
       float* out[6];
-      for (int i = 0; i < 6; ++i) out[i] = col + i * S;
+      for (int i = 0; i < 6; ++i) out[i] = col + (i * 6 + k) * S;
       const float* c = trow + k * S;  // row r at c + r * 6 * S
       bt_rows(c, c + 6 * S, c + 12 * S, c + 18 * S, c + 24 * S, c + 30 * S, S, out);
-      // Into the panels: runs of consecutive columns within one panel.
-      for (int64_t i = 0; i < 6; ++i) {
-        const float* __restrict srow = col + i * S;
-        float* dst = v + (i * 6 + k) * xi_stride;
-        for (int64_t j = 0, t = trow0; j < TW;) {
-          const int64_t o = t % nr, len = nr - o < TW - j ? nr - o : TW - j;
-          float* __restrict d = dst + (t / nr) * kp + o;
-          for (int64_t l = 0; l < len; ++l) d[l] = srow[j + l];
-          j += len;
-          t += len;
-        }
+    }
+    // Into the panels: runs of consecutive columns within one panel, each
+    // found once and copied for all 36 V[xi].
+    for (int64_t j = 0, t = t0 + (ty - ty0) * TW; j < TW;) {
+      const int64_t o = t % nr, len = nr - o < TW - j ? nr - o : TW - j;
+      float* dst = v + (t / nr) * kp + o;
+      for (int64_t xi = 0; xi < 36; ++xi) {
+        float* __restrict d = dst + xi * xi_stride;
+        const float* __restrict from = col + xi * S + j;
+        for (int64_t l = 0; l < len; ++l) d[l] = from[l];
       }
+      j += len;
+      t += len;
     }
   }
 }
