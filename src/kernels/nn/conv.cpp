@@ -798,12 +798,12 @@ class ConvKernel final : public OpKernel {
   static constexpr int64_t kWinogradBlockChannels = 32;
   static constexpr int64_t kWinogradPrivateV = 262144;
   // The input transform's cost in FMA-equivalents (the unit of fma_cost,
-  // 16 a cycle): ~120 cycles a tile and ~650 a row of tiles, measured on
-  // 55x55 (14 tiles a row) and 13x13 (4) planes. At the 100 a tile once
-  // assumed, 16 planes of 55x55 looked like 20K cycles and ran on one
+  // 16 a cycle): ~60 cycles a tile and ~500 a row of tiles, measured on
+  // 55x55 (14 tiles a row) and 13x13 / 14x14 (4) planes. At the 100 a tile
+  // once assumed, 16 planes of 55x55 looked like 20K cycles and ran on one
   // thread for 130 us of the layer's 490.
-  static constexpr double kWinogradInputTileWork = 2000.0;
-  static constexpr double kWinogradInputRowWork = 10000.0;
+  static constexpr double kWinogradInputTileWork = 1000.0;
+  static constexpr double kWinogradInputRowWork = 8000.0;
   static constexpr int64_t kWinogradMinItems = 4;
   // The 36 V[xi] (and O[xi]) lie `stride` floats apart and the transforms
   // touch all 36 per tile row: a stride of an even number of cache lines
