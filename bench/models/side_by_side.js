@@ -3,7 +3,7 @@
 // spindle and ONNX Runtime on one model, both through Node.js in one process
 // (spindle's package has onnxruntime-node's API shape), A B A B: each round
 // times RUNS runs of one side, then of the other, each after a 250 ms pause
-// (the other side's threads idle). Same input, outputs checked
+// (the other side's threads idle) and two untimed runs. Same input, outputs checked
 // to agree first. Prints one JSON line: per side the median over rounds of
 // each round's p50 (ms) and CPU ms per inference, and the ratio spindle/ORT.
 //
@@ -81,13 +81,17 @@ async function main() {
   // ONNX Runtime's workers keep spinning for tens of milliseconds after a run
   // (measured: ~35 ms of a second core after each mobilenet_v3 run at intra
   // 2), so a side timed right after the other would share its cores with
-  // them. Each side starts after a quiet pause instead.
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 250));
+  // them. Each side starts after a quiet pause instead, then two untimed
+  // runs (the pause lets the machine idle its cores).
+  const settle = async (session, feeds) => {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    for (let i = 0; i < 2; i++) await session.run(feeds);
+  };
   const sp = [], op = [];
   for (let r = 0; r < rounds; r++) {
-    await settle();
+    await settle(s, sf);
     sp.push(await timeSide(s, sf, runs));
-    await settle();
+    await settle(o, of);
     op.push(await timeSide(o, of, runs));
   }
   const sm = median(sp.map((x) => x.p50)), om = median(op.map((x) => x.p50));
