@@ -114,13 +114,17 @@ SessionOptions parse_options(const Napi::Object& o) {
 Napi::Error js_error(Napi::Env env, const std::string& message) { return Napi::Error::New(env, message); }
 
 // Runs shorter than this run on the JavaScript thread (see the file comment).
-// 1 ms: onnxruntime-node runs every run on the JavaScript thread, so up to
-// here spindle blocks the event loop no longer than it would. Below it the
-// hop costs more than its ~40 us round trip: the run moves to a worker on
-// another core whose caches do not hold the model's weights (if_model, a
-// 0.28 ms run: 0.70 ms of CPU per run through a worker against 0.52 ms on
-// the JavaScript thread).
-constexpr double kDefaultSyncThresholdUs = 1000;
+// onnxruntime-node runs every run there, whatever its length, so up to here
+// spindle blocks the event loop no longer than it would; longer runs still
+// leave it free. The hop costs far more than its ~40 us round trip: the run
+// moves to a worker on another core whose caches do not hold the model's
+// weights, and its feeds are copied. Measured through Node.js, A B alternated
+// (docs/benchmarks.md, "The hop to a libuv worker"): on the JavaScript thread
+// MobileNetV3 ran 8% faster, ShuffleNetV2 13%, RegNetY-400MF 13%,
+// EfficientNet-B0 3%, ResNet-18 4% (5-40 ms runs); if_model (0.28 ms) took
+// 0.52 ms of CPU a run against 0.70 ms through a worker. 50 ms keeps models
+// of that size on the JavaScript thread.
+constexpr double kDefaultSyncThresholdUs = 50000;
 
 // Recent run time of a session, shared by its runs on any thread: an
 // exponential moving average (weight 1/4 per run) in nanoseconds; -1 until

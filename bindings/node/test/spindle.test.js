@@ -104,8 +104,10 @@ test('runs on one session are correct and really execute at the same time', asyn
   // waiting for a CPU too.
   const ref = reference('ch_PP-OCRv4_rec_infer', t);
   if (!ref) return;
+  // syncRunThresholdUs 0: every run goes to a worker (by default a run this
+  // short stays on the JavaScript thread, as onnxruntime-node's all do).
   const session = await spindle.InferenceSession.create(ref.model, {
-    intraOpNumThreads: 1, extra: { session: { intra_op: { allow_spinning: '0' } } } });
+    intraOpNumThreads: 1, syncRunThresholdUs: 0, extra: { session: { intra_op: { allow_spinning: '0' } } } });
   const feeds = { x: new spindle.Tensor('float32', ref.feeds.x.data, ref.feeds.x.dims) };
   const [name] = Object.keys(ref.outputs);
   await session.run(feeds);  // warm up
