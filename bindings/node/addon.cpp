@@ -118,12 +118,11 @@ Napi::Error js_error(Napi::Env env, const std::string& message) { return Napi::E
 // spindle blocks the event loop no longer than it would; longer runs still
 // leave it free. The hop costs far more than its ~40 us round trip: the run
 // moves to a worker on another core whose caches do not hold the model's
-// weights, and its feeds are copied. Measured through Node.js, A B alternated
-// (docs/benchmarks.md, "The hop to a libuv worker"): on the JavaScript thread
-// MobileNetV3 ran 8% faster, ShuffleNetV2 13%, RegNetY-400MF 13%,
-// EfficientNet-B0 3%, ResNet-18 4% (5-40 ms runs); if_model (0.28 ms) took
-// 0.52 ms of CPU a run against 0.70 ms through a worker. 50 ms keeps models
-// of that size on the JavaScript thread.
+// weights, and its feeds are copied. Measured by bench/bindings/hop.js
+// (docs/benchmarks.md, "The hop to a libuv worker"): at one intra-op thread
+// the JavaScript thread ran 5-40 ms CNNs 3-14% faster (0-9% at two);
+// if_model (0.28 ms) took 0.52 ms of CPU a run against 0.70 ms through a
+// worker. 50 ms keeps models of that size on the JavaScript thread.
 constexpr double kDefaultSyncThresholdUs = 50000;
 
 // Recent run time of a session, shared by its runs on any thread: an
