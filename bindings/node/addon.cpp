@@ -17,9 +17,10 @@
 // (index.js flattens onnxruntime-node's `extra` object into `config`).
 // A run goes to a libuv worker thread, so several runs overlap, unless the
 // session's recent runs took less than `syncRunThresholdUs` (default
-// kDefaultSyncThresholdUs): then it runs on the JS thread, because the hop to
-// a worker and back (~40 us on these machines) would cost more than the run
-// itself; the promise is resolved before run() returns. A run on the JS
+// kDefaultSyncThresholdUs, 50 ms): then it runs on the JS thread, as every
+// onnxruntime-node run does, because the hop to a worker and back costs the
+// run more than its ~40 us round trip (cold caches, copied feeds); the
+// promise is resolved before run() returns. A run on the JS
 // thread reads the feeds' typed arrays in place; a run on a worker gets
 // copies made on the JS thread, so JavaScript may reuse its arrays at once. Outputs whose buffer nobody else holds are
 // handed to JavaScript without a copy (an external ArrayBuffer that keeps the
