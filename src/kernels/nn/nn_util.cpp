@@ -196,8 +196,6 @@ GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, 
   batches = std::max<int64_t>(batches, 1);
   b.mt = M;
   b.nt = std::min(N, std::max<int64_t>(max_nt / NR * NR, NR));
-  const double total = static_cast<double>(batches) * static_cast<double>(M) * static_cast<double>(N) *
-                       static_cast<double>(std::max<int64_t>(K, 1));
   const int64_t want = blocks_for_work(static_cast<double>(batches) * gemm_work(M, N, K));
   b.n_blocks = ceil_div(N, b.nt);
   // Even tiles: 3025 columns under a 3008-column cap are 1536 + 1489, not
