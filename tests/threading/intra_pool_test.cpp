@@ -348,10 +348,14 @@ TEST(IntraPool, SpinningWorkersTakeSmallerLoops) {
     most = std::max(most, small_loop_threads(*spinning).first);
   }
   EXPECT_EQ(most, 2u) << "a spinning worker never took a block of the small loop";
-  // Parked (no spinning): the same loop runs inline, one call.
+  // Parked (no spinning): the same loop runs inline, one call, once the
+  // worker that took part in the costly loop has gone to sleep.
   auto parked = make_pool(2, /*spin=*/false);
+  const int worker = parked->worker_tids().at(0);
   for (int rep = 0; rep < 20; ++rep) {
     parked->parallel_for(0, 64, 1, Cost{0, 0, 1e6}, [](int64_t, int64_t) {});
+    ASSERT_EQ(testing::settled_count(1, [&] { return testing::thread_state(worker) == 'S' ? 1 : 0; }), 1)
+        << "the worker never went to sleep";
     const auto [threads, calls] = small_loop_threads(*parked);
     EXPECT_EQ(threads, 1u);
     EXPECT_EQ(calls, 1);
