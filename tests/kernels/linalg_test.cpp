@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numbers>
 #include <random>
@@ -433,6 +434,24 @@ INSTANTIATE_TEST_SUITE_P(LinalgOnnx, LinalgNodeTest,
                                            "test_dft_axis", "test_dft_inverse", "test_stft", "test_stft_with_window",
                                            "test_melweightmatrix"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// NaN inputs (or 0 / 0 with a zero scale) quantize to 0 instead of an
+// undefined float-to-integer conversion (a fuzzed model found it under
+// UBSan); the other values still round half to even and saturate.
+TEST(QuantizeLinear, NanQuantizesToZeroOthersRoundAndSaturate) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const Tensor x = Tensor::from_vector<float>({6}, {nan, -nan, 2.5f, 1000.0f, -inf, inf});
+  const Tensor u = run_kernel_once("QuantizeLinear", 13, {},
+                                   {x, Tensor::scalar<float>(1.0f), Tensor::scalar<uint8_t>(uint8_t{0})})[0];
+  EXPECT_EQ(u.to_vector<uint8_t>(), (std::vector<uint8_t>{0, 0, 2, 255, 0, 255}));
+  const Tensor s = run_kernel_once("QuantizeLinear", 13, {},
+                                   {x, Tensor::scalar<float>(1.0f), Tensor::scalar<int8_t>(int8_t{0})})[0];
+  EXPECT_EQ(s.to_vector<int8_t>(), (std::vector<int8_t>{0, 0, 2, 127, -128, 127}));
+  const Tensor zero_scale = run_kernel_once("QuantizeLinear", 13, {},
+                                            {Tensor::from_vector<float>({2}, {0.0f, 1.0f}), Tensor::scalar<float>(0.0f),
+                                             Tensor::scalar<uint8_t>(uint8_t{3})})[0];
+  EXPECT_EQ(zero_scale.to_vector<uint8_t>(), (std::vector<uint8_t>{0, 255}));
+}
 
 }  // namespace
 }  // namespace spindle

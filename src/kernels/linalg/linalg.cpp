@@ -201,8 +201,12 @@ QuantParams quant_params(const NodeInfo& node, const Tensor& x, const Tensor& sc
   return p;
 }
 
+// NaN (a NaN input, or 0 / 0 with a zero scale) becomes 0: ONNX leaves it
+// open, and ONNX Runtime's scalar path gives 0 on x86 (its cast of NaN).
+// Converting NaN to the integer type would be undefined behaviour.
 template <class Q>
 Q saturate_round(double v) {
+  if (std::isnan(v)) return Q{0};
   const double r = std::nearbyint(v);  // round half to even (default rounding mode)
   return static_cast<Q>(std::clamp(r, static_cast<double>(std::numeric_limits<Q>::min()),
                                     static_cast<double>(std::numeric_limits<Q>::max())));
