@@ -10,15 +10,16 @@
 //   node bench/bindings/hop.js MODEL.onnx NAME=DIMS [INTRA] [ROUNDS]
 const path = require('path');
 const spindle = require(path.join(__dirname, '..', '..', 'bindings', 'node'));
+const { die, parseDims } = require('../../tools/ort/common');
 
 const median = (a) => { const s = a.slice().sort((x, y) => x - y); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 
 async function main() {
   const [model, shape, intraArg, roundsArg] = process.argv.slice(2);
-  if (!model || !shape) throw new Error('usage: hop.js MODEL.onnx NAME=DIMS [INTRA] [ROUNDS]');
+  if (!model || !shape || !shape.includes('=')) die('usage: hop.js MODEL.onnx NAME=DIMS [INTRA] [ROUNDS]');
   const intra = Number(intraArg ?? 1), rounds = Number(roundsArg ?? 6);
-  const [name, dimsText] = shape.split('=');
-  const dims = dimsText.split('x').map(Number);
+  const name = shape.slice(0, shape.lastIndexOf('='));
+  const dims = parseDims(shape.slice(shape.lastIndexOf('=') + 1));
   const n = dims.reduce((a, b) => a * b, 1);
   const data = Float32Array.from({ length: n }, (_, i) => (i % 97) / 97);
   const feeds = { [name]: new spindle.Tensor('float32', data, dims) };

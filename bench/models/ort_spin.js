@@ -11,12 +11,12 @@ const c = require('../../tools/ort/common');
 
 async function main() {
   const [model, shape, intraArg] = process.argv.slice(2);
-  if (!model || !shape) c.die('usage: ort_spin.js MODEL.onnx NAME=DIMS [INTRA]');
+  if (!model || !shape || !shape.includes('=')) c.die('usage: ort_spin.js MODEL.onnx NAME=DIMS [INTRA]');
   const ort = c.loadOrt();
   const o = await ort.InferenceSession.create(model, { intraOpNumThreads: Number(intraArg ?? 2), interOpNumThreads: 1,
                                                       executionMode: 'sequential' });
-  const [name, dimsText] = shape.split('=');
-  const dims = dimsText.split('x').map(Number);
+  const name = shape.slice(0, shape.lastIndexOf('='));
+  const dims = c.parseDims(shape.slice(shape.lastIndexOf('=') + 1));
   const feeds = { [name]: new ort.Tensor('float32', new Float32Array(dims.reduce((a, b) => a * b, 1)).fill(0.5), dims) };
   for (let i = 0; i < 10; i++) await o.run(feeds);
   for (const ms of [1, 5, 20, 100]) {

@@ -137,7 +137,7 @@ export declare namespace InferenceSession {
     /**
      * spindle only: runs of a session whose recent runs took less than this
      * many microseconds run on the JavaScript thread instead of a libuv worker
-     * (the hop to a worker and its cold caches cost 3-13% of a 5-40 ms run).
+     * (the hop to a worker and its cold caches cost 3-14% of a 5-40 ms run).
      * Default 50000 (onnxruntime-node runs every run on the JavaScript thread);
      * 0 sends every run to a worker, so that runs issued together overlap.
      */

@@ -35,8 +35,9 @@ constexpr double kThreadCycles = 100000;
 // The same for a worker that is spinning its window when the loop starts:
 // it sees the offer within a fraction of a microsecond and burns the CPU
 // anyway, so a share of ~6 us (a 1x1 convolution of 16 channels at 55x55,
-// SqueezeNet's concats) pays for it. Chosen on bench-models at intra 2
-// (docs/benchmarks.md, "Spinning workers take smaller loops").
+// SqueezeNet's concats) pays for it. Measured on bench-models at intra 2
+// (docs/benchmarks.md, "Spinning workers take smaller loops"); no other
+// value was compared.
 constexpr double kSpinningThreadCycles = 20000;
 
 thread_local const detail::IntraPoolImpl* t_inside_pool = nullptr;
