@@ -34,6 +34,7 @@ Usage: /usr/bin/python3 bench/models/conv_layers.py OUT_DIR
   res_s2_56  3x3 stride 2, 64 -> 128 at 56x56 (ResNet's downsampling 3x3)
   silu_pw16_112  1x1, 16 -> 96 at 112x112, then SiLU (EfficientNet-B0's first expansion)
   silu_dw3_112   depthwise 3x3, 32 channels at 112x112, then SiLU (EfficientNet-B0's first block)
+  dw3s2_112  depthwise 3x3 stride 2, 64 channels at 112x112 (MobileNetV3's first stride-2 block)
 
 Every layer is Conv + Relu, except the silu_ ones: Conv, Sigmoid, Mul (x * sigmoid(x), as exported).
 """
@@ -74,6 +75,7 @@ LAYERS = {
     "res_s2_56": (64, 128, 56, 3, 2, 1, 1),
     "silu_pw16_112": (16, 96, 112, 1, 1, 0, 1),
     "silu_dw3_112": (32, 32, 112, 3, 1, 1, 32),
+    "dw3s2_112": (64, 64, 112, 3, 2, 1, 64),
 }
 
 
