@@ -36,7 +36,7 @@ SPINDLE_ISA_DECLARE(int64_t, rnn_panel_rows, ());
 SPINDLE_ISA_DECLARE(int64_t, rnn_packed_size, (int64_t rows, int64_t len));
 SPINDLE_ISA_DECLARE(void, rnn_pack, (const float* r, int64_t rows, int64_t len, float* out));
 SPINDLE_ISA_DECLARE(void, rnn_matvec_packed, (const float* packed, int64_t rows, int64_t len, const float* x,
-                                              float* out));
+                                              float* out, bool backward));
 SPINDLE_ISA_DECLARE(void, lstm_step, (const float* xg, const float* hg, int64_t H, const float* peep, float clip,
                                       bool input_forget, float* c, float* h));
 SPINDLE_ISA_DECLARE(void, gru_lbr_step, (const float* xg, const float* hg, const float* rbh, int64_t H, float clip,
@@ -399,18 +399,25 @@ class RecurrentKernel final : public OpKernel {
     static const int64_t panel = SPINDLE_ISA_SELECT(rnn_panel_rows)();
     // out [B, ld] = in [B, H] x R[0:rows]^T (`packed`: the same rows in
     // rnn_pack panels)
+    // `backward`: odd steps stream R last row first (rnn_matvec_packed); on
+    // one thread the blocks run last to first too.
     auto recurrence = [&](const float* in, const float* r, const float* packed, const PackedMatrix* r_gemm,
-                          int64_t rows_used, float* out, int64_t ld) {
+                          int64_t rows_used, float* out, int64_t ld, bool backward) {
       if (B <= kMatvecBatch) {
         // Row blocks of whole panels; a panel starting at row j0 begins at j0 * H in `packed`.
         const int64_t per_block = std::max<int64_t>(1, kStepBlockFma / (panel * H * B)) * panel;
         auto rows_block = [&](int64_t k0, int64_t k1) {
           for (int64_t k = k0; k < k1; ++k) {
             const int64_t j0 = k * per_block, j1 = std::min(rows_used, j0 + per_block);
-            for (int64_t b = 0; b < B; ++b) matvec(packed + j0 * H, j1 - j0, H, in + b * H, out + b * ld + j0);
+            for (int64_t b = 0; b < B; ++b)
+              matvec(packed + j0 * H, j1 - j0, H, in + b * H, out + b * ld + j0, backward);
           }
         };
         const int64_t blocks = ceil_div(rows_used, per_block);
+        if (backward && blocks > 1 && (!pool || pool->dop() <= 1)) {
+          for (int64_t k = blocks - 1; k >= 0; --k) rows_block(k, k + 1);
+          return;
+        }
         // Several blocks run on every thread of the pool, with no Cost gate:
         // steps follow each other within the workers' spin window, so the
         // caller takes block 0 and a spinning worker claims the next one
@@ -442,7 +449,7 @@ class RecurrentKernel final : public OpKernel {
     }
 
     for (int64_t step = 0; step < T; ++step) {
-      recurrence(h.data(), dir.r, dir.r_packed, dir.r_gemm, r_rows, hr.data(), GH);
+      recurrence(h.data(), dir.r, dir.r_packed, dir.r_gemm, r_rows, hr.data(), GH, step % 2 == 1);
       for (int64_t b = 0; b < B; ++b) {
         if (!active(b, step)) continue;  // this sequence has ended: its state stays, its Y stays 0
         const float* xg = xw + (time_of(b, step) * B + b) * GH;
@@ -519,7 +526,7 @@ class RecurrentKernel final : public OpKernel {
       }
       if (gru_split) {
         // h~ = g(X_t W_h^T + Wb_h + (r . H_{t-1}) R_h^T + Rb_h)
-        recurrence(rh.data(), dir.r + 2 * H * H, dir.rh_packed, dir.rh_gemm, H, rhr.data(), H);
+        recurrence(rh.data(), dir.r + 2 * H * H, dir.rh_packed, dir.rh_gemm, H, rhr.data(), H, step % 2 == 1);
         const float* rbh = dir.rb ? dir.rb + 2 * H : nullptr;
         for (int64_t b = 0; b < B; ++b) {
           if (!active(b, step)) continue;

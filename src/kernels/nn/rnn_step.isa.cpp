@@ -75,20 +75,28 @@ void rnn_pack(const float* r, int64_t rows, int64_t len, float* out) {
   }
 }
 
-void rnn_matvec_packed(const float* packed, int64_t rows, int64_t len, const float* x, float* out) {
-  for (int64_t j0 = 0; j0 < rows; j0 += kPanel) {
+void rnn_matvec_packed(const float* packed, int64_t rows, int64_t len, const float* x, float* out, bool backward) {
+  // Every panel but the last is kPanel rows wide, so the panel starting at
+  // row j0 begins at j0 * len. `backward` runs the panels last to first: R
+  // streams through the cache in alternating directions step after step,
+  // so a step starts on the rows the previous one read last, still in L2
+  // when R is about as large as L2 (LSTM 256: 1 MB). Each panel's sums are
+  // the same either way.
+  const int64_t panels = (rows + kPanel - 1) / kPanel;
+  for (int64_t q = 0; q < panels; ++q) {
+    const int64_t j0 = (backward ? panels - 1 - q : q) * kPanel;
     const int64_t w = panel_width(j0, rows), valid = rows - j0 < w ? rows - j0 : w;
+    const float* p = packed + j0 * len;
     switch (w / kW) {
-      case 8: panel_product<8>(packed, len, x, out + j0, valid); break;
-      case 7: panel_product<7>(packed, len, x, out + j0, valid); break;
-      case 6: panel_product<6>(packed, len, x, out + j0, valid); break;
-      case 5: panel_product<5>(packed, len, x, out + j0, valid); break;
-      case 4: panel_product<4>(packed, len, x, out + j0, valid); break;
-      case 3: panel_product<3>(packed, len, x, out + j0, valid); break;
-      case 2: panel_product<2>(packed, len, x, out + j0, valid); break;
-      default: panel_product<1>(packed, len, x, out + j0, valid); break;
+      case 8: panel_product<8>(p, len, x, out + j0, valid); break;
+      case 7: panel_product<7>(p, len, x, out + j0, valid); break;
+      case 6: panel_product<6>(p, len, x, out + j0, valid); break;
+      case 5: panel_product<5>(p, len, x, out + j0, valid); break;
+      case 4: panel_product<4>(p, len, x, out + j0, valid); break;
+      case 3: panel_product<3>(p, len, x, out + j0, valid); break;
+      case 2: panel_product<2>(p, len, x, out + j0, valid); break;
+      default: panel_product<1>(p, len, x, out + j0, valid); break;
     }
-    packed += w * len;
   }
 }
 
