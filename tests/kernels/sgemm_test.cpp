@@ -249,6 +249,37 @@ TEST(Sgemm, FewRowsEqualTheSameRowsOfALargerBlockBitwise) {
       for (bool tb : {false, true}) ASSERT_TRUE(check_against_reference({false, tb, m, nn, 300, 1.0f, m == 2 ? 1.0f : 0.0f}, 90));
 }
 
+// A tail of one or two columns (7 x 7 outputs: 49 = 3 x 16 + 1) runs as
+// matrix-vector products with the rows in the vector lanes; each element must
+// still get the tile's operations, so the tail equals the same columns
+// computed inside full tiles bit for bit: with a bias, Relu clamped at the
+// store, three k blocks (the sums stored and loaded back), row counts that
+// fill a panel, leave a 1..3-row edge or a wider one, and a packed B.
+TEST(Sgemm, OneOrTwoTailColumnsEqualTheSameColumnsInsideFullTilesBitwise) {
+  const int64_t MR = kernels::nn::sgemm_mr(), NR = kernels::nn::sgemm_nr();
+  const int64_t k = 700, wide = 4 * NR;
+  Activation relu;
+  relu.kind = Activation::kRelu;
+  for (int64_t m : {int64_t{1}, int64_t{3}, MR + 2, 2 * MR + 5, 7 * MR})
+    for (int64_t tail : {1, 2})
+      for (bool packed : {false, true}) {
+        const int64_t n = 3 * NR + tail;
+        const auto a = random_floats(m * k, 31), b = random_floats(k * wide, 32), bias = random_floats(m, 33);
+        const PackedMatrix pb_wide = PackedMatrix::pack_b(false, wide, k, b.data(), wide);
+        const PackedMatrix pb_n = PackedMatrix::pack_b(false, n, k, b.data(), wide);
+        SgemmExtras ex{.row_bias = bias.data(), .act = &relu};
+        std::vector<float> full(m * wide), part(m * n, NAN);
+        if (packed) ex.packed_b = pb_wide.panel(0);
+        sgemm(false, false, m, wide, k, 1.0f, a.data(), k, b.data(), wide, 0.0f, full.data(), wide, ex);
+        if (packed) ex.packed_b = pb_n.panel(0);
+        sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), wide, 0.0f, part.data(), n, ex);
+        for (int64_t i = 0; i < m; ++i)
+          ASSERT_EQ(0, std::memcmp(&part[i * n], &full[i * wide], n * sizeof(float)))
+              << m << " rows, " << tail << " tail columns" << (packed ? ", packed B" : "") << ": row " << i;
+        ASSERT_TRUE(check_against_reference({false, false, m, n, k, 1.0f, 0.0f}, 34));
+      }
+}
+
 // The per-level micro-kernels called directly (one k block): every level this
 // CPU runs, whatever SPINDLE_ISA says.
 using GeometryFn = kernels::SgemmGeometry (*)();

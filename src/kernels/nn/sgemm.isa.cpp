@@ -54,6 +54,9 @@ SG_INLINE void vstore(float* p, Vec v) { _mm512_storeu_ps(p, v); }
 SG_INLINE Vec vfma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
 SG_INLINE Vec vmax(Vec a, Vec b) { return _mm512_max_ps(a, b); }  // a > b ? a : b (NaN: b)
 SG_INLINE Vec vmin(Vec a, Vec b) { return _mm512_min_ps(a, b); }  // a < b ? a : b (NaN: b)
+// The first kMR floats at p, zeros above (reads nothing past p + kMR).
+SG_INLINE Vec vload_mr(const float* p) { return _mm512_maskz_loadu_ps((1u << kMR) - 1u, p); }
+constexpr bool kColumnEdge = true;
 #elif defined(__AVX2__) && defined(__FMA__)
 using Vec = __m256;
 constexpr int kW = 8;
@@ -65,6 +68,8 @@ SG_INLINE void vstore(float* p, Vec v) { _mm256_storeu_ps(p, v); }
 SG_INLINE Vec vfma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
 SG_INLINE Vec vmax(Vec a, Vec b) { return _mm256_max_ps(a, b); }  // a > b ? a : b (NaN: b)
 SG_INLINE Vec vmin(Vec a, Vec b) { return _mm256_min_ps(a, b); }  // a < b ? a : b (NaN: b)
+SG_INLINE Vec vload_mr(const float* p) { return _mm256_maskload_ps(p, _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0)); }
+constexpr bool kColumnEdge = true;
 #elif defined(__SSE2__)
 using Vec = __m128;
 constexpr int kW = 4;
@@ -76,6 +81,8 @@ SG_INLINE void vstore(float* p, Vec v) { _mm_storeu_ps(p, v); }
 SG_INLINE Vec vfma(Vec a, Vec b, Vec c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
 SG_INLINE Vec vmax(Vec a, Vec b) { return _mm_max_ps(a, b); }  // a > b ? a : b (NaN: b)
 SG_INLINE Vec vmin(Vec a, Vec b) { return _mm_min_ps(a, b); }  // a < b ? a : b (NaN: b)
+SG_INLINE Vec vload_mr(const float* p) { return _mm_loadu_ps(p); }  // kMR == kW
+constexpr bool kColumnEdge = true;
 #else
 // Plain C++ (non-x86 builds): one "lane" per vector.
 using Vec = float;
@@ -88,6 +95,8 @@ SG_INLINE void vstore(float* p, Vec v) { *p = v; }
 SG_INLINE Vec vfma(Vec a, Vec b, Vec c) { return a * b + c; }
 SG_INLINE Vec vmax(Vec a, Vec b) { return a > b ? a : b; }
 SG_INLINE Vec vmin(Vec a, Vec b) { return a < b ? a : b; }
+SG_INLINE Vec vload_mr(const float* p) { return *p; }
+constexpr bool kColumnEdge = false;  // a vector holds one row
 #endif
 
 constexpr int kNV = 2;  // vectors per row of a micro-tile
@@ -242,6 +251,68 @@ SG_INLINE void prefetch_next_tile(const float* c, int64_t ldc, int64_t rows) {
 #endif
 }
 
+// A ragged tail of one or two columns (a 7 x 7 output is 49 = 3 x 16 + 1
+// columns) as matrix-vector products with the rows in the vector lanes: one
+// vector holds the MR rows of an A panel at one k (the packed panel format),
+// times the broadcast B value of the column, so a column costs one
+// multiply-add per k and panel instead of the MR of a tile (a 1-column
+// tile computes a whole vector of columns for it). 4 panels side by side
+// hide the latency. Each element still gets micro_tile's operations (start
+// value, then one multiply-add of A by B per k in increasing k), so the bits
+// are those of the same column inside a full tile.
+constexpr int64_t kEdgeColumns = 2;
+constexpr int kEdgePanels = 4;
+
+template <int P>
+SG_INLINE void column_panels(const SgemmBlock& blk, int64_t i0, int64_t j, Clamp clamp) {
+  const float* pb = blk.pb + (j / kNR) * blk.pb_stride + j % kNR;
+  const int64_t kc = blk.kc;
+  alignas(64) float col[kMR > kW ? kMR : kW];
+  Vec acc[P];
+  const float* pa[P];
+#pragma GCC unroll 4
+  for (int p = 0; p < P; ++p) {
+    const int64_t r0 = i0 + p * kMR, rows = blk.m - r0 < kMR ? blk.m - r0 : kMR;
+    pa[p] = blk.pa + (r0 / kMR) * blk.pa_stride;
+    if (blk.accumulate) {
+      for (int64_t i = 0; i < kMR; ++i) col[i] = i < rows ? blk.c[(r0 + i) * blk.ldc + j] : 0.0f;
+      acc[p] = vload_mr(col);
+    } else if (blk.row_bias) {
+      for (int64_t i = 0; i < kMR; ++i) col[i] = i < rows ? blk.row_bias[r0 + i] : 0.0f;
+      acc[p] = vload_mr(col);
+    } else {
+      acc[p] = vzero();
+    }
+  }
+  // Full-width loads read into the next k's rows; the last k loads only
+  // its MR floats (the last panel ends there).
+  int64_t k = 0;
+  for (; k + 1 < kc; ++k) {
+    const Vec b = vset1(pb[k * kNR]);
+#pragma GCC unroll 4
+    for (int p = 0; p < P; ++p) acc[p] = vfma(vload(pa[p] + k * kMR), b, acc[p]);
+  }
+  if (k < kc) {
+    const Vec b = vset1(pb[k * kNR]);
+#pragma GCC unroll 4
+    for (int p = 0; p < P; ++p) acc[p] = vfma(vload_mr(pa[p] + k * kMR), b, acc[p]);
+  }
+#pragma GCC unroll 4
+  for (int p = 0; p < P; ++p) {
+    const int64_t r0 = i0 + p * kMR, rows = blk.m - r0 < kMR ? blk.m - r0 : kMR;
+    alignas(64) float out[kMR > kW ? kMR : kW];
+    vstore(out, clamp(acc[p]));
+    for (int64_t i = 0; i < rows; ++i) blk.c[(r0 + i) * blk.ldc + j] = out[i];
+  }
+}
+
+void column_edge(const SgemmBlock& blk, int64_t j, Clamp clamp) {
+  const int64_t panels = (blk.m + kMR - 1) / kMR;
+  int64_t q = 0;
+  for (; q + kEdgePanels <= panels; q += kEdgePanels) column_panels<kEdgePanels>(blk, q * kMR, j, clamp);
+  for (; q < panels; ++q) column_panels<1>(blk, q * kMR, j, clamp);
+}
+
 constexpr int64_t kWideRows = 3;  // blocks (and row edges) of at most this many rows run micro_wide
 
 }  // namespace
@@ -265,8 +336,10 @@ void sgemm_block(const SgemmBlock& blk) {
     m = full;
   }
   const Clamp clamp{blk.clamp, blk.lo, blk.hi};
+  const int64_t tail = (n - j_first) % kNR;
+  const int64_t n_tiles = kColumnEdge && tail <= kEdgeColumns ? n - tail : n;
   alignas(64) float tile[kMR * kNR];
-  for (int64_t j0 = j_first; j0 < n; j0 += kNR) {
+  for (int64_t j0 = j_first; j0 < n_tiles; j0 += kNR) {
     const int64_t nr = n - j0 < kNR ? n - j0 : kNR;
     const float* pb = blk.pb + (j0 / kNR) * blk.pb_stride;
     for (int64_t i0 = 0; i0 < m; i0 += kMR) {
@@ -290,6 +363,11 @@ void sgemm_block(const SgemmBlock& blk) {
       else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, tile, kNR, blk.accumulate, bias, clamp);
       for (int64_t i = 0; i < mr; ++i) std::memcpy(c + i * blk.ldc, tile + i * kNR, static_cast<size_t>(nr) * 4);
     }
+  }
+  if (n_tiles < n && m > 0) {
+    SgemmBlock rows = blk;
+    rows.m = m;
+    for (int64_t j = n_tiles; j < n; ++j) column_edge(rows, j, clamp);
   }
 }
 
