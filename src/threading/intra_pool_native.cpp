@@ -43,6 +43,8 @@
 // a claimed block index is below n and belongs to the claimed generation;
 // workers never report more blocks than the loop has; a Job is released
 // only with every block claimed and every worker-claimed block done.
+#include <sched.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +60,7 @@
 #include "threading/parker.h"
 #include "threading/spin.h"
 #include "threading/thread_hooks.h"
+#include "threading/topology.h"
 
 namespace spindle::detail {
 
@@ -88,6 +91,11 @@ constexpr uintptr_t kIdle = 0;
 // optimum: it only decides how soon a long wait stops costing CPU.
 constexpr int kJoinSpinRounds = 4096;
 constexpr int kJoinYieldRounds = 64;
+// How long idle workers go on spinning (within their window) after the last
+// run ends (begin_run / end_run below): the default window's length, so with
+// default options a run's end changes nothing and a long window costs an
+// idle process no more than this after its last run.
+constexpr int64_t kRunEndSpinNs = 100000;
 // Jobs per pool: concurrent callers beyond this run their loops alone (each
 // caller holds one Job for one loop). No benchmark chose it: it is a bound
 // whose only cost when exceeded is that the extra callers get no help
@@ -253,6 +261,7 @@ class NativeIntraPool final : public IntraPoolImpl {
     job->state.store(first + 1, std::memory_order_seq_cst);
 
     // 2. Offer it to idle workers.
+    waker_cpu_.store(sched_getcpu(), std::memory_order_relaxed);
     const auto job_word = reinterpret_cast<uintptr_t>(job);
     int64_t wanted = std::min<int64_t>({part.num_blocks - 1, static_cast<int64_t>(workers_.size()), threads - 1});
     bool woke_any = false;
@@ -316,15 +325,22 @@ class NativeIntraPool final : public IntraPoolImpl {
   bool is_worker_thread() const override { return t_worker_of == this; }
 
   // Once a pool has seen runs (ThreadPool::RunScope, as sessions use), its
-  // workers spin only while one is active: the last run's end stops them at
-  // once, however long the window. A pool used without runs spins after
-  // every loop for the window.
+  // workers spin only while one is active or for kRunEndSpinNs after the last
+  // one ended, however long the window: an idle process burns at most that
+  // after its last run, and a run that follows at once (back-to-back runs,
+  // an await between them in Node.js) still finds its workers awake. Parked
+  // at every run's end, the worker of a 2-vCPU guest woke too late for the
+  // run's first loops, often for a whole series of runs: a bidirectional
+  // LSTM at intra 2 ran at 0.58 ms or at its one-thread 1.05-1.5 ms by turns
+  // (docs/benchmarks.md). A pool used without runs spins after every loop
+  // for the window.
   void begin_run() override {
     runs_used_.store(true, std::memory_order_relaxed);
     last_end_ns_.store(0, std::memory_order_relaxed);  // the gap since the last run is not a loop gap
     active_runs_.fetch_add(1, std::memory_order_relaxed);
   }
   void end_run() override {
+    run_end_ns_.store(steady_ns(), std::memory_order_relaxed);
     active_runs_.fetch_sub(1, std::memory_order_release);
   }
 
@@ -395,6 +411,12 @@ class NativeIntraPool final : public IntraPoolImpl {
     return nullptr;
   }
 
+  // No run active, and the last one ended more than kRunEndSpinNs ago.
+  bool runs_over() const {
+    if (active_runs_.load(std::memory_order_acquire) != 0) return false;
+    return steady_ns() - run_end_ns_.load(std::memory_order_relaxed) > kRunEndSpinNs;
+  }
+
   static int64_t steady_ns() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
@@ -429,14 +451,28 @@ class NativeIntraPool final : public IntraPoolImpl {
     };
     for (;;) {
       bool got = next_loop_soon() ? spin_until(spin_, assigned, [&] {
-        return stop_.load(std::memory_order_relaxed) ||
-               (runs_used_.load(std::memory_order_relaxed) && active_runs_.load(std::memory_order_relaxed) == 0);
+        return stop_.load(std::memory_order_relaxed) || (runs_used_.load(std::memory_order_relaxed) && runs_over());
       }) : assigned();
-      if (!got) w.parker.park([&] { return assigned() || stop_.load(std::memory_order_seq_cst); });
+      if (!got) {
+        w.parker.park([&] { return assigned() || stop_.load(std::memory_order_seq_cst); });
+        step_off_waker_cpu();
+      }
       const uintptr_t v = w.slot.load(std::memory_order_acquire);
       if (v != kIdle) return v;
       if (stop_.load(std::memory_order_acquire)) return kIdle;
     }
+  }
+
+  // A worker woken onto the processor of the thread that offered the loop
+  // queues behind it there, both cache-hot, and the load balancer leaves
+  // them together for milliseconds while another processor idles: on the
+  // 2-vCPU test guest a worker often sat 3-4 ms per turn behind its caller
+  // (perf sched timehist), for whole series of runs. It steps off that
+  // processor as soon as it runs (topology.h's step_off_cpu; not when its
+  // affinity allows only that one).
+  void step_off_waker_cpu() {
+    const int waker = waker_cpu_.load(std::memory_order_relaxed);
+    if (waker >= 0 && sched_getcpu() == waker) step_off_cpu(waker);
   }
 
   void stop_all() {
@@ -452,6 +488,8 @@ class NativeIntraPool final : public IntraPoolImpl {
   std::atomic<int> active_runs_{0};
   std::atomic<bool> runs_used_{false};
   std::atomic<int64_t> last_end_ns_{0};  // end of the last parallel loop (0: none in this run)
+  std::atomic<int64_t> run_end_ns_{0};   // end of the last run (RunScope)
+  std::atomic<int> waker_cpu_{-1};       // processor of the last caller that offered a loop
   std::atomic<int64_t> gap_ns_{-1};      // averaged gap between parallel loops (-1: none measured)
 };
 

@@ -54,6 +54,18 @@ CpuSet current_thread_affinity() {
   return cpuset_from_mask(mask);
 }
 
+bool step_off_cpu(int cpu) {
+  cpu_set_t saved;
+  CPU_ZERO(&saved);
+  if (cpu < 0 || cpu >= CPU_SETSIZE || pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved) != 0) return false;
+  if (!CPU_ISSET(cpu, &saved) || CPU_COUNT(&saved) < 2) return false;
+  cpu_set_t others = saved;
+  CPU_CLR(cpu, &others);
+  if (pthread_setaffinity_np(pthread_self(), sizeof(others), &others) != 0) return false;
+  pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
+  return true;
+}
+
 std::optional<double> parse_cpu_max(const std::string& content) {
   std::istringstream in(content);
   std::string quota, period;

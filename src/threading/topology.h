@@ -55,6 +55,12 @@ std::optional<CgroupQuota> read_cgroup_quota(const std::string& root, const std:
 
 // Affinity mask of the calling thread.
 CpuSet current_thread_affinity();
+// Moves the calling thread off processor `cpu` when its affinity mask allows
+// another one: the mask without `cpu` is set (the kernel migrates the thread
+// at once), then the previous mask is restored (which moves nothing).
+// Returns whether the thread moved. For a pool worker that the scheduler
+// woke onto its caller's busy processor (intra_pool_native.cpp).
+bool step_off_cpu(int cpu);
 CpuSet process_affinity();
 
 }  // namespace spindle::detail

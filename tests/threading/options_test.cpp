@@ -4,9 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "test_util.h"
 #include "spindle/cpu.h"
@@ -198,6 +201,33 @@ TEST(Topology, DefaultThreadsAreAllowedPhysicalCoresCappedByQuota) {
   if (t.quota) {
     EXPECT_LE(t.default_num_threads, static_cast<int>(std::ceil(t.quota->cpus)));
   }
+}
+
+// step_off_cpu (a pool worker woken onto its caller's processor steps off
+// it): allowed only processor a, the thread stays there; allowed a and b,
+// it leaves the processor it is on and keeps its mask.
+TEST(Topology, StepOffCpuMovesTheThreadAndKeepsItsMask) {
+  const CpuSet allowed = detail::process_affinity();
+  if (allowed.cpus().size() < 2) GTEST_SKIP() << "needs two allowed processors";
+  const int a = allowed.cpus()[0], b = allowed.cpus()[1];
+  auto set = [](std::initializer_list<int> cpus) {
+    cpu_set_t m;
+    CPU_ZERO(&m);
+    for (int c : cpus) CPU_SET(c, &m);
+    return pthread_setaffinity_np(pthread_self(), sizeof(m), &m) == 0;
+  };
+  std::thread([&] {
+    ASSERT_TRUE(set({a}));
+    EXPECT_EQ(sched_getcpu(), a);
+    EXPECT_FALSE(detail::step_off_cpu(a)) << "only processor " << a << " is allowed";
+    EXPECT_EQ(sched_getcpu(), a);
+    ASSERT_TRUE(set({a, b}));
+    const int here = sched_getcpu();
+    EXPECT_TRUE(detail::step_off_cpu(here));
+    EXPECT_NE(sched_getcpu(), here);
+    EXPECT_EQ(detail::current_thread_affinity().to_string(), CpuSet({a, b}).to_string());
+    EXPECT_FALSE(detail::step_off_cpu(-1));
+  }).join();
 }
 
 // The public query (spindle/cpu.h, what `spindle info` and `tune` read)
