@@ -96,6 +96,10 @@ constexpr int kJoinYieldRounds = 64;
 // default options a run's end changes nothing and a long window costs an
 // idle process no more than this after its last run.
 constexpr int64_t kRunEndSpinNs = 100000;
+// A spinning worker checks every this many polls whether it shares the
+// processor of the caller that last offered a loop (step_off_waker_cpu): a
+// sched_getcpu each time, a few microseconds apart.
+constexpr int kStepOffPolls = 64;
 // Jobs per pool: concurrent callers beyond this run their loops alone (each
 // caller holds one Job for one loop). No benchmark chose it: it is a bound
 // whose only cost when exceeded is that the extra callers get no help
@@ -201,6 +205,7 @@ struct alignas(64) Worker {
   std::atomic<uintptr_t> slot{kIdle};
   Parker parker;
   int tid = 0;
+  int stuck_on = -1;  // a processor this worker's affinity would not let it leave (its own thread only)
   PoolThread thread;
 };
 
@@ -449,13 +454,15 @@ class NativeIntraPool final : public IntraPoolImpl {
     auto assigned = [&] {
       return w.slot.load(std::memory_order_acquire) != kIdle;
     };
+    int polls = 0;
     for (;;) {
       bool got = next_loop_soon() ? spin_until(spin_, assigned, [&] {
+        if (++polls % kStepOffPolls == 0) step_off_waker_cpu(w);
         return stop_.load(std::memory_order_relaxed) || (runs_used_.load(std::memory_order_relaxed) && runs_over());
       }) : assigned();
       if (!got) {
         w.parker.park([&] { return assigned() || stop_.load(std::memory_order_seq_cst); });
-        step_off_waker_cpu();
+        step_off_waker_cpu(w);
       }
       const uintptr_t v = w.slot.load(std::memory_order_acquire);
       if (v != kIdle) return v;
@@ -468,11 +475,13 @@ class NativeIntraPool final : public IntraPoolImpl {
   // them together for milliseconds while another processor idles: on the
   // 2-vCPU test guest a worker often sat 3-4 ms per turn behind its caller
   // (perf sched timehist), for whole series of runs. It steps off that
-  // processor as soon as it runs (topology.h's step_off_cpu; not when its
-  // affinity allows only that one).
-  void step_off_waker_cpu() {
+  // processor as soon as it runs after a wake-up, and while it spins
+  // (topology.h's step_off_cpu). A processor its affinity does not let it
+  // leave is not tried again.
+  void step_off_waker_cpu(Worker& w) {
     const int waker = waker_cpu_.load(std::memory_order_relaxed);
-    if (waker >= 0 && sched_getcpu() == waker) step_off_cpu(waker);
+    if (waker < 0 || waker == w.stuck_on || sched_getcpu() != waker) return;
+    if (!step_off_cpu(waker)) w.stuck_on = waker;
   }
 
   void stop_all() {
