@@ -352,7 +352,8 @@ INSTANTIATE_TEST_SUITE_P(NnShapes, NnConvReference, ::testing::ValuesIn(conv_cas
 
 // Depthwise channels computed in blocks of 8 (one channel per vector lane)
 // give the same bits as each channel computed alone (one plane at a time),
-// with a fused activation, at any thread count.
+// with a fused activation (Relu and Clip clamped as 3x3 rows are stored,
+// HardSigmoid as a pass), at any thread count.
 TEST(NnConv, DepthwiseChannelBlocksEqualSinglePlanesBitwise) {
   struct Case {
     Shape x;
@@ -360,7 +361,7 @@ TEST(NnConv, DepthwiseChannelBlocksEqualSinglePlanesBitwise) {
   };
   auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 3}).value();
   for (const Case& c : {Case{{2, 16, 13, 13}, 3, 1, 1}, Case{{1, 12, 28, 30}, 5, 2, 2}, Case{{1, 8, 7, 7}, 3, 2, 1}})
-    for (const char* act : {"Relu", "HardSigmoid"}) {
+    for (const char* act : {"Relu", "Clip", "HardSigmoid"}) {
       const int64_t N = c.x[0], C = c.x[1], H = c.x[2], W = c.x[3];
       const Tensor X = random_tensor(c.x, 61, -3.0f, 3.0f), Wt = random_tensor({C, 1, c.k, c.k}, 62);
       const Tensor B = random_tensor({C}, 63);
@@ -368,7 +369,9 @@ TEST(NnConv, DepthwiseChannelBlocksEqualSinglePlanesBitwise) {
                        {"strides", std::vector<int64_t>{c.s, c.s}},
                        {"pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad}},
                        {"activation", std::string(act)},
-                       {"activation_params", std::string(act) == "Relu" ? std::vector<float>{} : std::vector<float>{0.2f, 0.5f}}};
+                       {"activation_params", std::string(act) == "Relu"   ? std::vector<float>{}
+                                             : std::string(act) == "Clip" ? std::vector<float>{-0.5f, 0.7f}
+                                                                          : std::vector<float>{0.2f, 0.5f}}};
       Attributes all = attrs;
       all.set("group", C);
       for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), pool.get()}) {
