@@ -82,6 +82,37 @@ TEST(CliManners, ThreadingFlagsSetTheTypedOptions) {
   EXPECT_THAT(out, HasSubstr("did you mean 'session.intra_op.allow_spinning'"));
 }
 
+// --pause-every N sleeps --pause-ms before every N-th timed run (runs in
+// series after idle gaps) and --flush-cache-mb reads a buffer before every
+// run: neither is timed (3 pauses of 200 ms around 6 tiny runs leave the
+// throughput far above 5 runs a second), the JSON says so, and bad values or
+// several callers are refused by name.
+TEST(CliManners, BenchPausesAndFlushesAreNotTimed) {
+  const fs::path model = relu_model("relu_pause");
+  std::string out;
+  ASSERT_EQ(run_cli(fmt::format("bench {} --shape x=2x4 --runs 6 --warmup 0 --json --pause-every 2 --pause-ms 200",
+                                model.string()),
+                    &out),
+            0)
+      << out;
+  auto j = nlohmann::json::parse(out.substr(out.find('{')));
+  EXPECT_EQ(j["pause"]["every"], 2);
+  EXPECT_EQ(j["pause"]["ms"], 200);
+  EXPECT_GT(j["throughput_per_s"].get<double>(), 50.0);
+  EXPECT_LT(j["latency_ms"]["p99"].get<double>(), 100.0);
+  EXPECT_NE(run_cli(fmt::format("bench {} --runs 2 --pause-every 1 --concurrency 2", model.string()), &out), 0);
+  EXPECT_THAT(out, HasSubstr("--pause-every / --flush-cache-mb with --concurrency 2"));
+  EXPECT_NE(run_cli(fmt::format("bench {} --runs 2 --pause-every 1 --pause-ms -5", model.string()), &out), 0);
+  EXPECT_THAT(out, HasSubstr("--pause-ms -5"));
+  ASSERT_EQ(run_cli(fmt::format("bench {} --shape x=2x4 --runs 2 --warmup 0 --json --flush-cache-mb 8", model.string()),
+                    &out),
+            0)
+      << out;
+  EXPECT_EQ(nlohmann::json::parse(out.substr(out.find('{')))["flush_mb"], 8);
+  EXPECT_NE(run_cli(fmt::format("bench {} --runs 2 --flush-cache-mb 5000", model.string()), &out), 0);
+  EXPECT_THAT(out, HasSubstr("--flush-cache-mb 5000"));
+}
+
 TEST(CliManners, InfoJsonNamesTheIsaLevel) {
   std::string out;
   ASSERT_EQ(run_cli("info --json", &out), 0) << out;

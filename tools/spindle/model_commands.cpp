@@ -208,6 +208,15 @@ struct BenchArgs {
   bool json = false;
   bool table = false;
   int64_t timeout_ms = 0;
+  // Sleep pause_ms before every pause_every-th timed run (0: never): runs in
+  // series after idle gaps, as a server sees them, where the pool's workers
+  // are parked and must be woken again.
+  int pause_every = 0;
+  int pause_ms = 250;
+  // Read this many MiB before every timed run (0: never), so that the run
+  // finds its activations, weights and outputs out of cache, as a model
+  // between other work does.
+  int flush_mb = 0;
   ThreadingFlags threading;
 };
 
@@ -330,9 +339,19 @@ nlohmann::json bench_one(const std::string& model, const BenchArgs& a, const Thr
   std::atomic<int> next{0};
   const double cpu0 = cpu_seconds();
   const auto t0 = std::chrono::steady_clock::now();
+  double paused_s = 0;  // one caller when pausing or flushing (checked by bench_command)
+  std::vector<uint8_t> flush(static_cast<size_t>(a.flush_mb) << 20, 1);
+  volatile uint64_t flush_sum = 0;
   auto worker = [&] {
     for (int i; (i = next.fetch_add(1)) < a.runs;) {
+      const auto p0 = std::chrono::steady_clock::now();
+      if (a.pause_every > 0 && i % a.pause_every == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(a.pause_ms));
+      uint64_t sum = 0;
+      for (size_t b = 0; b < flush.size(); b += 64) sum += flush[b];
+      flush_sum = flush_sum + sum;
       const auto s = std::chrono::steady_clock::now();
+      paused_s += std::chrono::duration<double>(s - p0).count();
       session->run(feeds, {}, &ro);
       latencies[static_cast<size_t>(i)] =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
@@ -353,7 +372,7 @@ nlohmann::json bench_one(const std::string& model, const BenchArgs& a, const Thr
   worker();
   for (auto& t : callers) t.join();
   if (error) std::rethrow_exception(error);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - paused_s;
   const double cpu_ms = (cpu_seconds() - cpu0) * 1e3 / a.runs;
 
   nlohmann::json j;
@@ -368,6 +387,8 @@ nlohmann::json bench_one(const std::string& model, const BenchArgs& a, const Thr
   j["runs"] = a.runs;
   j["warmup"] = a.warmup;
   j["concurrency"] = a.concurrency;
+  if (a.pause_every > 0) j["pause"] = {{"every", a.pause_every}, {"ms", a.pause_ms}};
+  if (a.flush_mb > 0) j["flush_mb"] = a.flush_mb;
   j["latency_ms"] = {{"min", *std::min_element(latencies.begin(), latencies.end())},
                      {"p50", percentile(latencies, 50)},
                      {"p90", percentile(latencies, 90)},
@@ -439,6 +460,16 @@ void bench_command(const BenchArgs& a) {
   if (a.concurrency < 1 || a.concurrency > 256)
     throw Error(StatusCode::kInvalidArgument, fmt::format("--concurrency {}: expected 1 to 256", a.concurrency));
   check_timeout(a.timeout_ms);
+  if (a.pause_every < 0 || a.pause_ms < 0 || a.pause_ms > 60000)
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("--pause-every {} --pause-ms {}: expected a run count >= 0 and 0 to 60000 ms",
+                            a.pause_every, a.pause_ms));
+  if (a.flush_mb < 0 || a.flush_mb > 4096)
+    throw Error(StatusCode::kInvalidArgument, fmt::format("--flush-cache-mb {}: expected 0 to 4096", a.flush_mb));
+  if ((a.pause_every > 0 || a.flush_mb > 0) && a.concurrency != 1)
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("--pause-every / --flush-cache-mb with --concurrency {}: they need a single caller",
+                            a.concurrency));
   const bool single = a.models.size() == 1;
   if (!single && !a.inputs.empty())
     throw Error(StatusCode::kInvalidArgument,
@@ -508,6 +539,11 @@ void add_model_commands(CLI::App& app) {
   bench->add_flag("--json", bench_args->json, "print JSON (an array of objects in table mode)");
   bench->add_flag("--table", bench_args->table, "print the table even for one model and one thread count");
   bench->add_option("--timeout-ms", bench_args->timeout_ms, "fail any run that takes longer (0 = no limit)");
+  bench->add_option("--pause-every", bench_args->pause_every,
+                    "sleep --pause-ms before every N-th timed run, so runs come in series after idle gaps (0 = never)");
+  bench->add_option("--pause-ms", bench_args->pause_ms, "length of those pauses (default 250; not timed)");
+  bench->add_option("--flush-cache-mb", bench_args->flush_mb,
+                    "read this many MiB before every timed run (not timed), so runs start with cold caches (0 = never)");
   add_threading_flags(bench, bench_args->threading);
   bench->callback([bench_args] { bench_command(*bench_args); });
 }
