@@ -14,8 +14,10 @@
 //             Sqrt, Div, Mul, Add over the last axis) as one
 //             LayerNormalization, each a single pass over the data;
 //             MatMul by constant weights + Add of a constant bias vector as
-//             one MatMul with a bias input (added to each output block)
+//             one MatMul with a bias input (added to each output block);
+//             a Mul read only by a Conv (squeeze-excite scaling) into it
 //   all:      same as extended (weight pre-packing happens in the kernels)
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -405,6 +407,40 @@ void fuse_residual_adds(Graph& g, OptimizerStats& stats) {
   g.compact(dead);
 }
 
+// Squeeze-excite scaling: Mul(x, s) whose output only a float Conv reads (as
+// its X; the Conv holding at most X, W, B and a fused residual) becomes
+// Conv(x, W, B, R, s): the kernel computes x * s itself, as the Mul would
+// have (with broadcasting), and for a 1x1 convolution of one group with s
+// of shape [1 or N, C, 1, 1] it multiplies each input channel as it packs
+// the GEMM's B, so the Mul's pass over x disappears (the same products, the
+// same bits). Runs after fuse_residual_adds, which wants at most 3 inputs,
+// and after fuse_activations, so that an exported SiLU (x * Sigmoid(x)) has
+// become its Conv's activation instead of a Mul folded into the next Conv.
+// A model cannot write this form: the loader accepts Conv with 2 or 3 inputs.
+void fuse_input_scales(Graph& g, OptimizerStats& stats) {
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& mul = g.nodes[i];
+    if (dead[i] || mul.op_type != "Mul" || !mul.domain.empty() || mul.opset < 7 || mul.inputs.size() != 2 ||
+        mul.outputs.size() != 1 || mul.inputs[0] < 0 || mul.inputs[1] < 0 || mul.inputs[0] == mul.inputs[1] ||
+        g.is_graph_output(mul.outputs[0]))
+      continue;
+    const int c = single_consumer(g, mul.outputs[0]);
+    if (c < 0 || dead[static_cast<size_t>(c)]) continue;
+    Node& conv = g.nodes[static_cast<size_t>(c)];
+    if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1 || conv.inputs.size() > 4 ||
+        conv.inputs.empty() || conv.inputs[0] != mul.outputs[0] ||
+        std::count(conv.inputs.begin(), conv.inputs.end(), mul.outputs[0]) != 1)
+      continue;
+    conv.inputs[0] = mul.inputs[0];
+    conv.inputs.resize(4, -1);
+    conv.inputs.push_back(mul.inputs[1]);
+    dead[i] = true;
+    ++stats.fused_input_scales;
+  }
+  g.compact(dead);
+}
+
 void fuse_activations(Graph& g, OptimizerStats& stats) {
   std::vector<bool> dead(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -632,6 +668,7 @@ Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level) {
     fuse_residual_adds(g, stats);
     fuse_matmul_bias(g, stats);
     fuse_activations(g, stats);
+    fuse_input_scales(g, stats);
   }
   SPINDLE_RETURN_IF_ERROR(g.topological_sort());
   return stats;

@@ -360,6 +360,59 @@ TEST(Optimizer, MatMulAndConstantBiasAddBecomeOneMatMul) {
   }
 }
 
+// Squeeze-excite scaling: Mul(x, s) read only by a Conv is folded into it.
+// One-group 1x1 convolutions multiply each channel as the GEMM packs B
+// (per-image s [N, C, 1, 1], either operand order, a constant [1, C, 1, 1],
+// a 1x1 input on the matrix-vector path, with a fused residual too); a 3x3
+// convolution multiplies first. No bit differs from the unfused graph at 1, 2
+// and 3 threads. A Mul whose output is also a graph output stays.
+TEST(Optimizer, InputScaleMulIsFoldedIntoTheConvBitwise) {
+  ModelBuilder b(14);
+  b.input("x", {2, 8, 9, 9});
+  for (const char* y : {"y1", "y2", "y3", "y5", "y6", "y7"}) b.output(y, {2, 6, 9, 9});
+  b.output("y4", {2, 6, 1, 1}).output("m", {2, 8, 9, 9}).output("y8", {2, 8, 9, 9});
+  b.initializer("W1", {6, 8, 1, 1}, random_values(48, 71));
+  b.initializer("W8", {8, 8, 1, 1}, random_values(64, 72));
+  b.initializer("W3", {6, 8, 3, 3}, random_values(432, 73));
+  b.initializer("B", {6}, random_values(6, 74));
+  b.initializer("c", {1, 8, 1, 1}, random_values(8, 75, 0.5f, 1.5f));
+  auto& mean = b.node("ReduceMean", {"x"}, {"gx"});
+  ModelBuilder::attr_ints(mean, "axes", {2, 3});
+  b.node("Sigmoid", {"gx"}, {"s"});
+  b.node("Mul", {"x", "s"}, {"xs1"});
+  b.node("Conv", {"xs1", "W1", "B"}, {"y1"});
+  b.node("Mul", {"s", "x"}, {"xs2"});  // the scale first
+  b.node("Conv", {"xs2", "W1", "B"}, {"y2"});
+  b.node("Mul", {"x", "s"}, {"xs3"});
+  padded_conv(b, {"xs3", "W3", "B"}, "y3");  // 3x3: multiplied first
+  b.node("Mul", {"gx", "s"}, {"gs"});
+  b.node("Conv", {"gs", "W1", "B"}, {"y4"});  // 1x1 input: matrix-vector path
+  b.node("Mul", {"x", "c"}, {"xc"});
+  b.node("Conv", {"xc", "W1"}, {"y5"});  // constant scale, one for every image
+  b.node("Mul", {"x", "s"}, {"m"});       // also a graph output: stays
+  b.node("Conv", {"m", "W1", "B"}, {"y6"});
+  b.node("Mul", {"x", "s"}, {"xs7"});
+  b.node("Conv", {"xs7", "W1", "B"}, {"y7"});
+  b.node("Mul", {"x", "s"}, {"xs8"});
+  b.node("Conv", {"xs8", "W8"}, {"c8"});
+  b.node("Add", {"c8", "x"}, {"y8"});  // residual fused first, then the scale
+  Tensor x = Tensor::from_vector<float>({2, 8, 9, 9}, random_values(2 * 8 * 81, 76, -3, 3));
+  SessionOptions none;
+  none.graph_optimization_level = GraphOptimizationLevel::kDisableAll;
+  const auto want = InferenceSession::create_from_bytes(b.bytes(), none)->run({{"x", x}});
+  for (int threads : {1, 2, 3}) {
+    SessionOptions o;
+    o.intra_op_num_threads = threads;
+    auto session = InferenceSession::create_from_bytes(b.bytes(), o);
+    EXPECT_THAT(session->optimization_summary(), ::testing::HasSubstr("input scales fused 7"));
+    EXPECT_EQ(session->num_nodes(), 2 + 7 + 2);  // ReduceMean, Sigmoid, 7 Convs, the kept Mul and its Conv
+    const auto got = session->run({{"x", x}});
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_EQ(got[i].to_vector<float>(), want[i].to_vector<float>()) << "output " << i << ", " << threads << " threads";
+  }
+}
+
 TEST(Optimizer, BasicLevelFoldsConstantsButDoesNotFuse) {
   SessionOptions basic;
   basic.graph_optimization_level = GraphOptimizationLevel::kBasic;

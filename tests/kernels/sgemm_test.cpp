@@ -285,7 +285,7 @@ TEST(Sgemm, OneOrTwoTailColumnsEqualTheSameColumnsInsideFullTilesBitwise) {
 using GeometryFn = kernels::SgemmGeometry (*)();
 using BlockFn = void (*)(const kernels::SgemmBlock&);
 using PackAFn = void (*)(bool, int64_t, int64_t, int64_t, float, const float*, int64_t, float*, int64_t);
-using PackBFn = void (*)(bool, int64_t, int64_t, int64_t, const float*, int64_t, float*, int64_t);
+using PackBFn = void (*)(bool, int64_t, int64_t, int64_t, const float*, int64_t, float*, int64_t, const float*);
 
 void check_level(const char* name, GeometryFn geometry, BlockFn block, PackAFn pack_a, PackBFn pack_b) {
   const kernels::SgemmGeometry g = geometry();
@@ -297,7 +297,7 @@ void check_level(const char* name, GeometryFn geometry, BlockFn block, PackAFn p
         const auto a = random_floats(m * k, 5), b = random_floats(k * n, 6), bias = random_floats(m, 7);
         std::vector<float> pa((m + g.mr) * k), pb((n + g.nr) * k), c(m * n, NAN);
         pack_a(ta, m, 0, k, 1.0f, a.data(), p.lda(), pa.data(), k * g.mr);
-        pack_b(tb, n, 0, k, b.data(), p.ldb(), pb.data(), k * g.nr);
+        pack_b(tb, n, 0, k, b.data(), p.ldb(), pb.data(), k * g.nr, nullptr);
         block({m, n, k, pa.data(), k * g.mr, pb.data(), k * g.nr, c.data(), n, false, bias.data()});
         for (int64_t i = 0; i < m; ++i)
           for (int64_t j = 0; j < n; ++j) {

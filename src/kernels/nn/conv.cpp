@@ -414,8 +414,36 @@ class ConvKernel final : public OpKernel {
 
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
-    const Tensor& X = ctx.input(0);
+    // A Mul folded in by the optimizer (fuse_input_scales): X = input 0 *
+    // input 4. A per-channel scale of a one-group 1x1 convolution is applied
+    // as B is packed (in_scale_); any other shape is multiplied first, with
+    // the Mul kernel itself.
     const Tensor& Wt = w_.defined() ? w_ : ctx.input(1);
+    Tensor scaled;
+    InScale in_scale;
+    const Tensor* xin = &ctx.input(0);
+    if (ctx.has_input(4)) {
+      const Tensor* a = xin;
+      const Tensor* s = &ctx.input(4);
+      require_float(node, *a, "X (the fused Mul's first input)");
+      require_float(node, *s, "the fused Mul's second input");
+      if (per_channel_scale(*a, *s)) {
+        xin = a;
+      } else if (per_channel_scale(*s, *a)) {
+        xin = s;
+        s = a;
+      } else {
+        s = nullptr;
+      }
+      if (s && Wt.dtype() == DataType::kFloat32 && pointwise_one_group(node, *xin, Wt)) {
+        in_scale.s = s->data<float>();
+        in_scale.image_stride = s->dim(0) == 1 ? 0 : xin->dim(1);
+      } else {
+        scaled = run_kernel_once("Mul", 14, Attributes(), {ctx.input(0), ctx.input(4)}, 1, ctx.pool())[0];
+        xin = &scaled;
+      }
+    }
+    const Tensor& X = *xin;
     require_float(node, X, "X");
     require_float(node, Wt, "W");
     const Shape& xs = X.shape();
@@ -455,7 +483,7 @@ class ConvKernel final : public OpKernel {
       const Tensor& R = ctx.input(3);
       require_float(node, R, "R (the fused residual Add's other input)");
       if (R.shape() != ys) {
-        add_residual_unfused(ctx, X, Wt, bias, R, ys, w);
+        add_residual_unfused(ctx, X, Wt, bias, R, ys, w, in_scale);
         return;
       }
       ep.res = R.data<float>();
@@ -464,10 +492,38 @@ class ConvKernel final : public OpKernel {
     if (Y.numel() == 0) return;
     float* y = Y.mutable_data<float>();
     ep.y = y;
-    run_paths(ctx, X.data<float>(), Wt, bias, y, ep, w);
+    run_paths(ctx, X, Wt, bias, y, ep, w, in_scale);
   }
 
  private:
+  // A per-channel input scale (fuse_input_scales): channel c of image n is
+  // multiplied by s[n * image_stride + c].
+  struct InScale {
+    const float* s = nullptr;
+    int64_t image_stride = 0;
+  };
+
+  // s has shape [1 or N, C, 1, ...] for x of shape [N, C, ...] (same rank).
+  static bool per_channel_scale(const Tensor& x, const Tensor& s) {
+    if (x.rank() < 3 || s.rank() != x.rank() || s.dim(1) != x.dim(1) || (s.dim(0) != 1 && s.dim(0) != x.dim(0)))
+      return false;
+    for (int i = 2; i < s.rank(); ++i)
+      if (s.dim(i) != 1) return false;
+    return true;
+  }
+
+  // A 1x1 kernel, stride 1, no pads, one group: the paths that read X as
+  // the GEMM's B (run_gemm's pointwise branch and run_gemv).
+  bool pointwise_one_group(const NodeInfo& node, const Tensor& x, const Tensor& Wt) const {
+    if (group_ != 1 || x.rank() < 3 || Wt.rank() != x.rank()) return false;
+    std::vector<int64_t> kernel(Wt.shape().begin() + 2, Wt.shape().end());
+    for (int64_t k : kernel)
+      if (k != 1) return false;
+    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != kernel) return false;
+    const Window3 w = forward_window(node, attrs_, x.shape(), kernel);
+    return w.k_size() == 1 && w.s[0] == 1 && w.s[1] == 1 && w.s[2] == 1 && w.pb[0] == 0 && w.pb[1] == 0 &&
+           w.pb[2] == 0 && w.pe[0] == 0 && w.pe[1] == 0 && w.pe[2] == 0 && Wt.dim(1) != 1;
+  }
   // A 1-D convolution of one input channel into several (an audio front
   // end's first layer: 1 -> 64 channels, kernel 5, stride 4) takes the GEMM
   // path: its im2col is kernel x length floats, built once for all output
@@ -475,27 +531,28 @@ class ConvKernel final : public OpKernel {
   // each of them.
   static bool one_channel_1d(int nd, int64_t group, int64_t M) { return nd == 1 && group == 1 && M > 1; }
 
-  void run_paths(KernelContext& ctx, const float* x, const Tensor& Wt, const float* bias, float* y, const Epilogue& ep,
-                 const Window3& w) const {
-    const int64_t N = ctx.input(0).dim(0), C = ctx.input(0).dim(1), M = Wt.dim(0), G = group_;
+  void run_paths(KernelContext& ctx, const Tensor& X, const Tensor& Wt, const float* bias, float* y, const Epilogue& ep,
+                 const Window3& w, const InScale& in_scale) const {
+    const float* x = X.data<float>();
+    const int64_t N = X.dim(0), C = X.dim(1), M = Wt.dim(0), G = group_;
     if (Wt.dim(1) == 1 && G == C && w.nd <= 2 && !one_channel_1d(w.nd, G, M)) {
       run_depthwise(ctx, x, Wt.data<float>(), bias, y, N, C, M, w, ep);
       return;
     }
-    run_gemm(ctx, x, Wt, bias, y, N, C, M, G, w, ep);
+    run_gemm(ctx, x, Wt, bias, y, N, C, M, G, w, ep, in_scale);
   }
 
   // A residual R whose shape differs from the output's: the Conv alone,
   // then the Add as the model wrote it (with broadcasting), then the
   // activation.
   void add_residual_unfused(KernelContext& ctx, const Tensor& X, const Tensor& Wt, const float* bias, const Tensor& R,
-                            const Shape& ys, const Window3& w) const {
+                            const Shape& ys, const Window3& w, const InScale& in_scale) const {
     const Shape shapes[2] = {ys, R.shape()};
     broadcast_shapes(ctx.node(), shapes);  // throws naming both shapes
     Tensor conv(DataType::kFloat32, ys);
     Epilogue none;
     none.y = conv.mutable_data<float>();
-    if (conv.numel() > 0) run_paths(ctx, X.data<float>(), Wt, bias, conv.mutable_data<float>(), none, w);
+    if (conv.numel() > 0) run_paths(ctx, X, Wt, bias, conv.mutable_data<float>(), none, w, in_scale);
     Tensor sum = run_kernel_once("Add", 14, Attributes(), {conv, R}, 1, ctx.pool())[0];
     if (!act_.is_none()) act_.apply(sum.mutable_data<float>(), sum.numel());
     ctx.set_output(0, std::move(sum));
@@ -610,13 +667,25 @@ class ConvKernel final : public OpKernel {
     });
   }
 
+  // in_scale (a fused Mul; only with G = 1 and a 1x1 kernel, stride 1, no
+  // pads): X's channels multiplied as B is packed, or first for run_gemv.
   void run_gemm(KernelContext& ctx, const float* x, const Tensor& Wt, const float* bias, float* y, int64_t N,
-                int64_t C, int64_t M, int64_t G, const Window3& w, const Epilogue& ep) const {
+                int64_t C, int64_t M, int64_t G, const Window3& w, const Epilogue& ep, const InScale& in_scale) const {
     const int64_t Cg = C / G, Mg = M / G, K = Cg * w.k_size(), P = w.out_size();
     const bool pointwise = w.k_size() == 1 && w.s[0] == 1 && w.s[1] == 1 && w.s[2] == 1 && w.pb[0] == 0 &&
                            w.pb[1] == 0 && w.pb[2] == 0 && w.pe[0] == 0 && w.pe[1] == 0 && w.pe[2] == 0;
+    if (in_scale.s && !(pointwise && G == 1))
+      fail(ctx.node(), "internal: an input scale reached a convolution path that does not apply it");
     const float* wd = Wt.data<float>();
     if (pointwise && P == 1) {
+      if (in_scale.s) {  // N x C values: x * s, as the Mul would give them
+        std::vector<float> xs(static_cast<size_t>(N * C));
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t c = 0; c < C; ++c)
+            xs[static_cast<size_t>(n * C + c)] = x[n * C + c] * in_scale.s[n * in_scale.image_stride + c];
+        run_gemv(ctx, xs.data(), wd, bias, y, N, C, M, G, ep);
+        return;
+      }
       run_gemv(ctx, x, wd, bias, y, N, C, M, G, ep);
       return;
     }
@@ -677,6 +746,7 @@ class ConvKernel final : public OpKernel {
         const float* a = wd + (g * Mg + m0) * K;
         if (pointwise) {
           // B = the tile's columns of the Cg input planes, read in place.
+          if (in_scale.s) ex.b_row_scale = in_scale.s + n * in_scale.image_stride;
           sgemm(false, false, m1 - m0, len, K, 1.0f, a, K, xg + p0, P, 0.0f, yb, P, ex);
         } else {
           float* col = scratch_floats(1, static_cast<size_t>(K * round_up(len, sgemm_nr())));

@@ -79,7 +79,7 @@ PackedMatrix PackedMatrix::pack_b(bool trans, int64_t n, int64_t K, const float*
   pm.group_stride_ = round_up(n, pm.tile_) * K;
   pm.size_ = static_cast<size_t>(pm.group_stride_);
   pm.data_ = alloc_panels(pm.size_);
-  pack_b_fn(trans, n, 0, K, b, ldb, pm.data_.get(), K * pm.tile_);
+  pack_b_fn(trans, n, 0, K, b, ldb, pm.data_.get(), K * pm.tile_, nullptr);
   return pm;
 }
 
@@ -122,7 +122,7 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float al
         blk.pb = x.packed_b + (jc / NR) * K * NR + pc * NR;
         blk.pb_stride = K * NR;
       } else {
-        pack_b_fn(trans_b, nc, pc, kc, trans_b ? b + jc * ldb : b + jc, ldb, buf_b, kc * NR);
+        pack_b_fn(trans_b, nc, pc, kc, trans_b ? b + jc * ldb : b + jc, ldb, buf_b, kc * NR, x.b_row_scale);
         blk.pb = buf_b;
         blk.pb_stride = kc * NR;
       }

@@ -67,6 +67,9 @@ struct SgemmExtras {
   const float* packed_a = nullptr;  // PackedMatrix::panel of the call's first row (alpha already applied)
   const float* packed_b = nullptr;  // PackedMatrix::panel of the call's first column
   const float* row_bias = nullptr;  // C[i][j] += row_bias[i] (only with beta == 0)
+  // op(B)[k][j] * b_row_scale[k] instead of op(B)[k][j] (B not transposed and
+  // packed by the call: a Mul by a per-channel scale folded into a 1x1 Conv)
+  const float* b_row_scale = nullptr;
   const Activation* act = nullptr;  // applied to C after the product and the bias
 };
 

@@ -419,11 +419,27 @@ void sgemm_pack_a(bool trans, int64_t m, int64_t k0, int64_t kc, float alpha, co
 }
 
 void sgemm_pack_b(bool trans, int64_t n, int64_t k0, int64_t kc, const float* b, int64_t ldb, float* dst,
-                  int64_t dst_stride) {
+                  int64_t dst_stride, const float* row_scale) {
   for (int64_t q0 = 0; q0 < n; q0 += kNR) {
     const int64_t cols = n - q0 < kNR ? n - q0 : kNR;
     float* d = dst + (q0 / kNR) * dst_stride;
-    if (!trans) {
+    if (!trans && row_scale) {
+      // op(B)[k][j] * row_scale[k0 + k]: one multiply, as a Mul by a
+      // per-row scale before the GEMM would do it.
+      for (int64_t k = 0; k < kc; ++k) {
+        const float* src = b + (k0 + k) * ldb + q0;
+        float* dk = d + k * kNR;
+        const float sk = row_scale[k0 + k];
+        if (cols == kNR) {
+          const Vec sv = vset1(sk);
+#pragma GCC unroll 2
+          for (int v = 0; v < kNV; ++v) vstore(dk + v * kW, vload(src + v * kW) * sv);
+        } else {
+          for (int64_t j = 0; j < cols; ++j) dk[j] = src[j] * sk;
+          for (int64_t j = cols; j < kNR; ++j) dk[j] = 0.0f;
+        }
+      }
+    } else if (!trans) {
       if (cols == kNR) {
         for (int64_t k = 0; k < kc; ++k) {
           const float* src = b + (k0 + k) * ldb + q0;

@@ -63,7 +63,9 @@ SPINDLE_ISA_DECLARE(void, sgemm_taps_block, (const ::spindle::kernels::SgemmTaps
 SPINDLE_ISA_DECLARE(void, sgemm_pack_a,
                     (bool trans, int64_t m, int64_t k0, int64_t kc, float alpha, const float* a, int64_t lda,
                      float* dst, int64_t dst_stride))
-// Packs op(B)[k0, k0 + kc) x [0..n) into NR-column panels at dst.
+// Packs op(B)[k0, k0 + kc) x [0..n) into NR-column panels at dst; with
+// row_scale (not null, trans false only), row k is multiplied by
+// row_scale[k] as it is packed.
 SPINDLE_ISA_DECLARE(void, sgemm_pack_b,
                     (bool trans, int64_t n, int64_t k0, int64_t kc, const float* b, int64_t ldb, float* dst,
-                     int64_t dst_stride))
+                     int64_t dst_stride, const float* row_scale))
