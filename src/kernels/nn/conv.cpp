@@ -416,7 +416,7 @@ class ConvKernel final : public OpKernel {
     const NodeInfo& node = ctx.node();
     // A Mul folded in by the optimizer (fuse_input_scales): X = input 0 *
     // input 4. A per-channel scale of a one-group 1x1 convolution is applied
-    // as B is packed (in_scale_); any other shape is multiplied first, with
+    // as B is packed (InScale); any other shape is multiplied first, with
     // the Mul kernel itself.
     const Tensor& Wt = w_.defined() ? w_ : ctx.input(1);
     Tensor scaled;
