@@ -8,6 +8,8 @@
 // type stays unknown keeps kUndefined and takes the computed tensor's type at
 // run time.
 
+#include <algorithm>
+
 #include "graph/graph.h"
 
 namespace spindle::graph {
@@ -80,8 +82,10 @@ DataType output_type(const Node& n, int o, const std::vector<DataType>& in) {
     return body_output("body", o + 1);
   }
   if (op == "Scan") {
-    const int states = static_cast<int>(n.inputs.size() - n.outer_names.size()) -
-                       static_cast<int>(n.attrs.get_int("num_scan_inputs", 0));
+    // num_scan_inputs comes from the model: clamped to the inputs there are
+    // (node_check refuses a wrong count later, naming it).
+    const int64_t given = static_cast<int64_t>(n.inputs.size() - n.outer_names.size());
+    const int64_t states = given - std::clamp<int64_t>(n.attrs.get_int("num_scan_inputs", 0), 0, given);
     if (o < states) return input(static_cast<size_t>(o));
     return body_output("body", o);
   }

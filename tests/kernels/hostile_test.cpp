@@ -210,6 +210,24 @@ TEST(HostileSizes, WindowsStepsAndScalesFromAttributes) {
             (std::vector<float>{1, 3}));
 }
 
+// MelWeightMatrix sized its scratch from num_mel_bins and dft_length before
+// the output was checked: 2^31 bins asked malloc for 16 GiB (fuzz_graph's
+// out-of-memory finding). The output is now allocated first, so its size
+// fails cleanly, naming the op and the output.
+TEST(HostileSizes, MelWeightMatrixOutputIsCheckedBeforeAnyScratch) {
+  const int64_t big = int64_t{1} << 31;
+  expect_code("MelWeightMatrix", 17, {},
+              {Tensor::scalar<int64_t>(big), Tensor::scalar<int64_t>(big), Tensor::scalar<int64_t>(16000),
+               Tensor::scalar<float>(0.0f), Tensor::scalar<float>(8000.0f)},
+              StatusCode::kResourceExhausted, {"MelWeightMatrix", "output 0"});
+  // A real size still works: 8 bins over a 64-point DFT at 16 kHz.
+  const Tensor w = run_kernel_once("MelWeightMatrix", 17, {},
+                                   {Tensor::scalar<int64_t>(8), Tensor::scalar<int64_t>(64),
+                                    Tensor::scalar<int64_t>(16000), Tensor::scalar<float>(0.0f),
+                                    Tensor::scalar<float>(8000.0f)})[0];
+  EXPECT_EQ(w.shape(), (Shape{33, 8}));
+}
+
 // ---------------------------------------------------------------- indices from data
 
 TEST(HostileIndices, OutOfRangeIndicesNameTheValueAndRange) {

@@ -215,6 +215,13 @@ class MelWeightMatrixKernel final : public OpKernel {
     if (!(lo >= 0 && hi > lo))
       fail(node, fmt::format("lower_edge_hertz {} and upper_edge_hertz {}: expected 0 <= lower < upper", lo, hi));
     const int64_t spectrum = dft_length / 2 + 1;
+    // The output first: its size (and the session's memory limits) are
+    // checked before anything of mels or spectrum entries is allocated.
+    Tensor& y = ctx.output(0, out_, {spectrum, mels});
+    float* yf = out_ == DataType::kFloat32 ? y.mutable_data<float>() : nullptr;
+    double* yd = out_ == DataType::kFloat64 ? y.mutable_data<double>() : nullptr;
+    if (yf) std::fill(yf, yf + y.numel(), 0.0f);
+    if (yd) std::fill(yd, yd + y.numel(), 0.0);
     auto mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
     const double mlo = mel(lo), step = (mel(hi) - mlo) / static_cast<double>(mels + 2);
     std::vector<int64_t> edge(static_cast<size_t>(mels + 2));
@@ -222,29 +229,26 @@ class MelWeightMatrixKernel final : public OpKernel {
       const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + mlo) / 2595.0) - 1.0);
       edge[static_cast<size_t>(i)] = static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(rate)));
     }
-    std::vector<double> w(static_cast<size_t>(spectrum * mels), 0.0);
-    auto at = [&](int64_t bin, int64_t m) -> double& {
+    // Weight (bin, m), computed in double, stored in the output type.
+    auto set = [&](int64_t bin, int64_t m, double v) {
       if (bin < 0 || bin >= spectrum)
         fail(node, fmt::format("mel band {} reaches DFT bin {}, outside 0..{}: upper_edge_hertz {} is above what "
                                "dft_length {} at sample_rate {} covers", m, bin, spectrum - 1, hi, dft_length, rate));
-      return w[static_cast<size_t>(bin * mels + m)];
+      const size_t i = static_cast<size_t>(bin * mels + m);
+      if (yf) yf[i] = static_cast<float>(v);
+      else yd[i] = v;
     };
     for (int64_t m = 0; m < mels; ++m) {
       const int64_t left = edge[static_cast<size_t>(m)], center = edge[static_cast<size_t>(m + 1)],
                     right = edge[static_cast<size_t>(m + 2)];
       if (center == left) {
-        at(center, m) = 1.0;
+        set(center, m, 1.0);
       } else {
         for (int64_t j = left; j <= center; ++j)
-          at(j, m) = static_cast<double>(j - left) / static_cast<double>(center - left);
+          set(j, m, static_cast<double>(j - left) / static_cast<double>(center - left));
       }
       for (int64_t j = center; j < right; ++j)
-        at(j, m) = static_cast<double>(right - j) / static_cast<double>(right - center);
-    }
-    Tensor& y = ctx.output(0, out_, {spectrum, mels});
-    for (size_t i = 0; i < w.size(); ++i) {
-      if (out_ == DataType::kFloat32) y.mutable_data<float>()[i] = static_cast<float>(w[i]);
-      else y.mutable_data<double>()[i] = w[i];
+        set(j, m, static_cast<double>(right - j) / static_cast<double>(right - center));
     }
   }
 
