@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <thread>
 
 #include "model_builder.h"
@@ -140,7 +141,7 @@ TEST(ControlFlow, LoopStopsOnTheTripCountOrTheBodyConditionAndStacksScanOutputs)
 
 // Scan over X [2, 4] along axis 1, backwards: state sum [2] += column;
 // scan output the running sum, stacked along axis 1 in reverse order.
-std::vector<uint8_t> scan_model() {
+std::vector<uint8_t> scan_model(int64_t num_scan_inputs = 1) {
   ModelBuilder body, m;
   body.input("sum_in", {2}).input("col", {2}).output("sum_out", {2}).output("running", {2});
   body.node("Add", {"sum_in", "col"}, {"sum_out"});
@@ -148,7 +149,7 @@ std::vector<uint8_t> scan_model() {
   m.input("s0", {2}).input("X", {2, 4}).output("sum", {2}).output("Y", {2, 4});
   auto& scan = m.node("Scan", {"s0", "X"}, {"sum", "Y"});
   ModelBuilder::attr_graph(scan, "body", body);
-  ModelBuilder::attr_int(scan, "num_scan_inputs", 1);
+  ModelBuilder::attr_int(scan, "num_scan_inputs", num_scan_inputs);
   ModelBuilder::attr_ints(scan, "scan_input_axes", {1});
   ModelBuilder::attr_ints(scan, "scan_input_directions", {1});
   ModelBuilder::attr_ints(scan, "scan_output_axes", {-1});
@@ -166,6 +167,21 @@ TEST(ControlFlow, ScanHonoursInputAndOutputAxesAndDirections) {
     // written back in reverse order along the last axis.
     EXPECT_EQ(out[1].shape(), (Shape{2, 4}));
     EXPECT_EQ(out[1].to_vector<float>(), (std::vector<float>{10, 9, 7, 4, 200, 190, 170, 140}));
+  }
+}
+
+// num_scan_inputs comes from the model: a count the node's inputs cannot
+// hold (-2^63 used to overflow the subtraction, found by fuzz_graph) is
+// refused at session creation, naming the attribute.
+TEST(ControlFlow, ScanWithAnImpossibleNumScanInputsIsRefused) {
+  for (int64_t bad : {std::numeric_limits<int64_t>::min(), int64_t{0}, int64_t{3},
+                      std::numeric_limits<int64_t>::max()}) {
+    try {
+      InferenceSession::create_from_bytes(scan_model(bad), {});
+      ADD_FAILURE() << "num_scan_inputs " << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("num_scan_inputs " + std::to_string(bad))) << e.what();
+    }
   }
 }
 

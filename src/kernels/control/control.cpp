@@ -173,9 +173,10 @@ class ScanKernel final : public OpKernel {
  public:
   explicit ScanKernel(const NodeInfo& node) : m_(node.attrs.get_int("num_scan_inputs")) {
     const Subgraph& body = node.subgraph("body");
-    n_ = node.num_inputs - m_;
-    if (m_ < 1 || n_ < 0)
+    // Checked before subtracting: the count comes from the model (-2^63 overflowed).
+    if (m_ < 1 || m_ > node.num_inputs)
       fail(node, fmt::format("num_scan_inputs {} does not fit the node's {} inputs", m_, node.num_inputs));
+    n_ = node.num_inputs - m_;
     if (body.num_inputs() != node.num_inputs)
       fail(node, fmt::format("body takes {} inputs, expected {} ({} states and {} scan inputs)", body.num_inputs(),
                              node.num_inputs, n_, m_));
@@ -248,9 +249,9 @@ class Scan8Kernel final : public OpKernel {
  public:
   explicit Scan8Kernel(const NodeInfo& node) : m_(node.attrs.get_int("num_scan_inputs")) {
     const Subgraph& body = node.subgraph("body");
-    n_ = node.num_inputs - 1 - m_;
-    if (m_ < 1 || n_ < 0)
+    if (m_ < 1 || m_ > node.num_inputs - 1)
       fail(node, fmt::format("num_scan_inputs {} does not fit the node's {} inputs", m_, node.num_inputs));
+    n_ = node.num_inputs - 1 - m_;
     if (body.num_inputs() != n_ + m_)
       fail(node, fmt::format("body takes {} inputs, expected {} ({} states and {} scan inputs)", body.num_inputs(),
                              n_ + m_, n_, m_));
