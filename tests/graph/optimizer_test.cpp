@@ -83,6 +83,26 @@ std::string optimized_matches_plain(const std::vector<uint8_t>& bytes, const Sha
   return optimized->optimization_summary();
 }
 
+// Runs the model (input "x") unoptimized, then optimized at 1, 2 and 3
+// intra-op threads, expecting the same bits; `check` sees each optimized
+// session first.
+template <class Check>
+void expect_same_bits_as_unoptimized(const std::vector<uint8_t>& bytes, const Tensor& x, Check check) {
+  SessionOptions none;
+  none.graph_optimization_level = GraphOptimizationLevel::kDisableAll;
+  const auto want = InferenceSession::create_from_bytes(bytes, none)->run({{"x", x}});
+  for (int threads : {1, 2, 3}) {
+    SessionOptions o;
+    o.intra_op_num_threads = threads;
+    auto session = InferenceSession::create_from_bytes(bytes, o);
+    check(*session);
+    const auto got = session->run({{"x", x}});
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_EQ(got[i].to_vector<float>(), want[i].to_vector<float>()) << "output " << i << ", " << threads << " threads";
+  }
+}
+
 // x -> Conv -> Mul(scalar) -> Add(per channel) -> x * Clip(x + 3, 0, 6) / 6
 //   -> Mul(scalar) -> Add(scalar) -> y, as exporters write a Conv with a
 // learnable affine and HardSwish: all of it becomes one Conv.
@@ -348,16 +368,7 @@ TEST(Optimizer, MatMulAndConstantBiasAddBecomeOneMatMul) {
   // The bias is added after the product as Add would: no bit differs from
   // the unfused graph, at any thread count (several row blocks here).
   Tensor x = Tensor::from_vector<float>({64, 5, 300}, random_values(64 * 5 * 300, 35, -6, 6));
-  SessionOptions none;
-  none.graph_optimization_level = GraphOptimizationLevel::kDisableAll;
-  const auto want = InferenceSession::create_from_bytes(b.bytes(), none)->run({{"x", x}});
-  for (int threads : {1, 2, 3}) {
-    SessionOptions o;
-    o.intra_op_num_threads = threads;
-    const auto got = InferenceSession::create_from_bytes(b.bytes(), o)->run({{"x", x}});
-    for (size_t i = 0; i < want.size(); ++i)
-      EXPECT_EQ(got[i].to_vector<float>(), want[i].to_vector<float>()) << "output " << i << ", " << threads << " threads";
-  }
+  expect_same_bits_as_unoptimized(b.bytes(), x, [](const InferenceSession&) {});
 }
 
 // Squeeze-excite scaling: Mul(x, s) read only by a Conv is folded into it.
@@ -397,20 +408,10 @@ TEST(Optimizer, InputScaleMulIsFoldedIntoTheConvBitwise) {
   b.node("Conv", {"xs8", "W8"}, {"c8"});
   b.node("Add", {"c8", "x"}, {"y8"});  // residual fused first, then the scale
   Tensor x = Tensor::from_vector<float>({2, 8, 9, 9}, random_values(2 * 8 * 81, 76, -3, 3));
-  SessionOptions none;
-  none.graph_optimization_level = GraphOptimizationLevel::kDisableAll;
-  const auto want = InferenceSession::create_from_bytes(b.bytes(), none)->run({{"x", x}});
-  for (int threads : {1, 2, 3}) {
-    SessionOptions o;
-    o.intra_op_num_threads = threads;
-    auto session = InferenceSession::create_from_bytes(b.bytes(), o);
-    EXPECT_THAT(session->optimization_summary(), ::testing::HasSubstr("input scales fused 7"));
-    EXPECT_EQ(session->num_nodes(), 2 + 7 + 2);  // ReduceMean, Sigmoid, 7 Convs, the kept Mul and its Conv
-    const auto got = session->run({{"x", x}});
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i)
-      EXPECT_EQ(got[i].to_vector<float>(), want[i].to_vector<float>()) << "output " << i << ", " << threads << " threads";
-  }
+  expect_same_bits_as_unoptimized(b.bytes(), x, [](const InferenceSession& session) {
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("input scales fused 7"));
+    EXPECT_EQ(session.num_nodes(), 2 + 7 + 2);  // ReduceMean, Sigmoid, 7 Convs, the kept Mul and its Conv
+  });
 }
 
 TEST(Optimizer, BasicLevelFoldsConstantsButDoesNotFuse) {
