@@ -228,6 +228,27 @@ TEST(HostileSizes, MelWeightMatrixOutputIsCheckedBeforeAnyScratch) {
   EXPECT_EQ(w.shape(), (Shape{33, 8}));
 }
 
+// Attributes a fuzzed graph chose, found by fuzz_graph in this session's
+// longer runs (each used to overflow int64 or size scratch from them):
+// errors name the op; where the values are legal the op runs.
+TEST(HostileSizes, StridesBlocksizesAndWindowsFromAttributes) {
+  const Tensor x = f32({1, 2, 4, 4}, std::vector<float>(32, 1.0f));
+  expect_error("ConvTranspose", 11, {{"strides", std::vector<int64_t>{k2p62, 2}}},
+               {x, f32({2, 1, 2, 2}, std::vector<float>(8, 1.0f))}, {"ConvTranspose", "64 bits"});
+  expect_error("DepthToSpace", 13, {{"blocksize", int64_t{1} << 32}}, {x}, {"DepthToSpace", "blocksize^2"});
+  // A stride past the input gives one window: the same output as stride 5.
+  const Tensor wd = f32({2, 1, 3, 3}, std::vector<float>(18, 0.5f));
+  const Attributes grouped{{"group", int64_t{2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  Attributes huge = grouped, five = grouped;
+  huge.set("strides", std::vector<int64_t>{k2p62, k2p62});
+  five.set("strides", std::vector<int64_t>{5, 5});
+  EXPECT_EQ(run_kernel_once("Conv", 11, huge, {x, wd})[0].to_vector<float>(),
+            run_kernel_once("Conv", 11, five, {x, wd})[0].to_vector<float>());
+  // LRN over a size of 2^62 channels: every channel's window is all of them.
+  const Tensor l = run_kernel_once("LRN", 13, {{"size", k2p62 + 1}}, {x})[0];
+  EXPECT_EQ(l.shape(), x.shape());
+}
+
 // ---------------------------------------------------------------- indices from data
 
 TEST(HostileIndices, OutOfRangeIndicesNameTheValueAndRange) {

@@ -151,13 +151,33 @@ inline void fill_padded_row(const float* src, int64_t W, int64_t pl, int64_t NW,
 struct PhasePlanes {
   int64_t L, prow, psize, nphases;
   PhasePlanes(const Window3& w, int64_t band) {
-    const int64_t NW = (w.out[2] - 1) * w.s[2] + (w.k[2] - 1) * w.d[2] + 1;
-    L = ceil_div(NW, w.s[2]);
+    // Strides and dilations come from the model: a stride of 2^62 overflowed
+    // these products (fuzz_graph). Checked; the scratch they size is bounded
+    // by scratch_floats.
+    auto mul = [](int64_t a, int64_t b) {
+      int64_t r = 0;
+      if (__builtin_mul_overflow(a, b, &r))
+        throw Error(StatusCode::kResourceExhausted,
+                    fmt::format("convolution phase planes: {} x {} does not fit in 64 bits (strides or dilations "
+                                "too large)", a, b));
+      return r;
+    };
+    auto add = [](int64_t a, int64_t b) {
+      int64_t r = 0;
+      if (__builtin_add_overflow(a, b, &r))
+        throw Error(StatusCode::kResourceExhausted,
+                    fmt::format("convolution phase planes: {} + {} does not fit in 64 bits (strides or dilations "
+                                "too large)", a, b));
+      return r;
+    };
+    const int64_t NW = add(add(mul(w.out[2] - 1, w.s[2]), mul(w.k[2] - 1, w.d[2])), 1);
+    L = NW / w.s[2] + (NW % w.s[2] != 0 ? 1 : 0);
     // Rows per phase plane: the band plus the largest row offset of a tap, +1
     // so full-width vector loads of the last flat outputs stay inside.
-    prow = band + ((w.k[1] - 1) * w.d[1]) / w.s[1] + 2;
-    psize = prow * L;
-    nphases = w.s[1] * w.s[2];
+    prow = add(band + 2, mul(w.k[1] - 1, w.d[1]) / w.s[1]);
+    psize = mul(prow, L);
+    nphases = mul(w.s[1], w.s[2]);
+    mul(nphases, psize);  // the scratch of all phases
   }
   // Offset of tap (kh, kw) from the first plane.
   int64_t tap(const Window3& w, int64_t kh, int64_t kw) const {

@@ -250,15 +250,32 @@ class ConvTransposeKernel final : public OpKernel {
       w.s[j] = attrs_.strides.empty() ? 1 : attrs_.strides[si];
       w.d[j] = attrs_.dilations.empty() ? 1 : attrs_.dilations[si];
       const int64_t adj = output_padding_.empty() ? 0 : output_padding_[si];
-      const int64_t dk = (w.k[j] - 1) * w.d[j] + 1;
-      const int64_t natural = w.s[j] * (w.in[j] - 1) + adj + dk;
+      // Strides, dilations, pads and output padding come from the model: the
+      // arithmetic is overflow-checked (a stride of 2^62 overflowed,
+      // fuzz_graph); a negative result is the error below.
+      auto mul = [&](int64_t a, int64_t b) {
+        int64_t r = 0;
+        if (__builtin_mul_overflow(a, b, &r))
+          fail(node, fmt::format("{} x {} in spatial dim {} does not fit in 64 bits (strides, dilations or input size)",
+                                 a, b, i));
+        return r;
+      };
+      auto add = [&](int64_t a, int64_t b) {
+        int64_t r = 0;
+        if (__builtin_add_overflow(a, b, &r))
+          fail(node, fmt::format("{} + {} in spatial dim {} does not fit in 64 bits (pads or output padding)", a, b, i));
+        return r;
+      };
+      const int64_t dk = add(mul(w.k[j] - 1, w.d[j]), 1);
+      const int64_t natural = add(add(mul(w.s[j], w.in[j] - 1), adj), dk);
       int64_t out = -1;
       if (!output_shape_.empty()) out = output_shape_[output_shape_.size() - static_cast<size_t>(nd) + si];
-      else if (attrs_.auto_pad == AutoPad::kSameUpper || attrs_.auto_pad == AutoPad::kSameLower) out = w.in[j] * w.s[j];
+      else if (attrs_.auto_pad == AutoPad::kSameUpper || attrs_.auto_pad == AutoPad::kSameLower)
+        out = mul(w.in[j], w.s[j]);
       if (out >= 0) {
         // Total padding implied by the requested size; an output larger than
         // the natural one just leaves its tail at the bias.
-        const int64_t total = std::max<int64_t>(0, natural - out);
+        const int64_t total = natural > out ? natural - out : 0;
         const int64_t small = total / 2, big = total - total / 2;
         const bool upper = attrs_.auto_pad == AutoPad::kSameUpper;
         w.pb[j] = upper ? small : big;
@@ -267,7 +284,9 @@ class ConvTransposeKernel final : public OpKernel {
       } else {
         w.pb[j] = attrs_.pads.empty() || attrs_.auto_pad == AutoPad::kValid ? 0 : attrs_.pads[si];
         w.pe[j] = attrs_.pads.empty() || attrs_.auto_pad == AutoPad::kValid ? 0 : attrs_.pads[si + static_cast<size_t>(nd)];
-        w.out[j] = natural - w.pb[j] - w.pe[j];
+        const int64_t pads = add(w.pb[j], w.pe[j]);
+        if (__builtin_sub_overflow(natural, pads, &w.out[j]))
+          fail(node, fmt::format("output size {} - pads {} in spatial dim {} does not fit in 64 bits", natural, pads, i));
       }
       if (w.out[j] < 0)
         fail(node, fmt::format("input X of shape {} gives a negative output size {} in spatial dim {}",

@@ -38,6 +38,9 @@ constexpr double kMinBlockWork = 65536.0;
 // is its share of im2col / B packing only.
 constexpr double kBlockWork = 2.0 * 1024 * 1024;
 
+// Largest per-thread scratch buffer (scratch_floats).
+constexpr size_t kMaxScratchBytes = size_t{1} << 30;
+
 // Multiply-adds per cycle of the packed GEMM kernels on one core (two FMA
 // pipes of 8 floats; Zen 4 runs AVX-512 at the same rate).
 constexpr double kFmaPerCycle = 16.0;
@@ -51,6 +54,14 @@ double gemm_work(int64_t m, int64_t n, int64_t k) { return cycles_of(1, gemm_cos
 float* scratch_floats(int slot, size_t n) {
   thread_local ScratchSlot slots[kScratchSlots];
   ScratchSlot& s = slots[slot];
+  // Scratch sizes follow the model's shapes and attributes: a dilation of
+  // 2^40 on a small plane asked for 2^47 floats of phase planes (fuzz_graph).
+  // Legitimate scratch is tiles and bands of MBs (docs/gemm.md).
+  if (n > kMaxScratchBytes / sizeof(float))
+    throw Error(StatusCode::kResourceExhausted,
+                fmt::format("a kernel needs {} floats of scratch, more than the {} bytes scratch may take (the "
+                            "model's shapes, strides or dilations are too large)",
+                            n, kMaxScratchBytes));
   if (n > s.capacity) {
     const size_t cap = std::max<size_t>(n + n / 4, 1024);
     const size_t bytes = (cap * sizeof(float) + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
@@ -122,6 +133,15 @@ Window3 forward_window(const NodeInfo& node, const WindowAttrs& a, const Shape& 
     // Attributes come from the model: the dilated kernel and the padded
     // extent are checked sizes.
     const int64_t dk = size_add(node, size_mul(node, w.k[j] - 1, w.d[j], "(kernel - 1) x dilation"), 1, "the dilated kernel");
+    // A stride past the padded input gives one window whatever its value, so
+    // it is clamped there: the kernels' products of strides (phase planes,
+    // band rows) then stay within the input's extent. A stride of 2^62
+    // overflowed them (fuzz_graph). Outputs are unchanged.
+    const int64_t pads_in = a.auto_pad == AutoPad::kNotSet && !a.pads.empty()
+                                ? size_add(node, std::max<int64_t>(0, a.pads[static_cast<size_t>(i)]),
+                                           std::max<int64_t>(0, a.pads[static_cast<size_t>(i + nd)]), "the padded input")
+                                : 0;
+    w.s[j] = std::min(w.s[j], size_add(node, size_add(node, w.in[j], pads_in, "the padded input"), 1, "the padded input"));
     switch (a.auto_pad) {
       case AutoPad::kNotSet: {
         w.pb[j] = a.pads.empty() ? 0 : a.pads[static_cast<size_t>(i)];

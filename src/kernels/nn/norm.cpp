@@ -379,7 +379,9 @@ class LrnKernel final : public OpKernel {
     const float* x = X.data<float>();
     float* y = Y.mutable_data<float>();
     const float k = alpha_ / static_cast<float>(size_);
-    parallel_for(ctx.pool(), 0, N * C, grain_for_work(N * C, static_cast<double>(inner * size_)), [&](int64_t p0, int64_t p1) {
+    // size comes from the model: multiplied in double (2^62 overflowed int64, fuzz_graph).
+    const double work = static_cast<double>(inner) * static_cast<double>(size_);
+    parallel_for(ctx.pool(), 0, N * C, grain_for_work(N * C, work), [&](int64_t p0, int64_t p1) {
       float* sq = scratch_floats(2, static_cast<size_t>(inner));
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t n = p / C, c = p % C;

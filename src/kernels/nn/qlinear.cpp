@@ -221,9 +221,12 @@ struct IntConv {
     const int64_t cg = C / group, mg = M / group, wk = cg * g.k_size();
     for (int64_t m = 0; m < M; ++m)
       for (int64_t i = 0; i < wk; ++i) w[static_cast<size_t>(m * wk + i)] -= w_zp[static_cast<size_t>(m)];
+    // Output sizes come from the model's shapes and attributes: checked
+    // before they are multiplied (a product past int64 was found by fuzz_graph).
+    const int64_t total = size_numel(node, out_shape, "output Y");
     planes = N * M;
-    plane = g.out_size();
-    acc.assign(static_cast<size_t>(planes * plane), 0);
+    plane = planes > 0 ? total / planes : 0;
+    acc.assign(static_cast<size_t>(total), 0);
     parallel_for(ctx.pool(), 0, planes, grain_for_work(planes, 2.0 * static_cast<double>(plane * wk)),
                  [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {

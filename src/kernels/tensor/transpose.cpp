@@ -86,11 +86,13 @@ class DepthToSpaceKernel final : public OpKernel {
     elem_size(node, x, "input");
     require_rank4(node, x);
     const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
-    if (c % (b_ * b_) != 0)
-      fail(node, fmt::format("input {} has {} channels, expected a multiple of blocksize^2 = {}", x.describe(), c,
-                             b_ * b_));
-    const int64_t oc = c / (b_ * b_);
-    Tensor& y = ctx.output(0, x.dtype(), {n, oc, h * b_, w * b_});
+    // blocksize comes from the model: its square and the output dims are
+    // checked sizes (2^32 overflowed, fuzz_graph).
+    const int64_t bb = size_mul(node, b_, b_, "blocksize^2");
+    if (c % bb != 0)
+      fail(node, fmt::format("input {} has {} channels, expected a multiple of blocksize^2 = {}", x.describe(), c, bb));
+    const int64_t oc = c / bb;
+    Tensor& y = ctx.output(0, x.dtype(), {n, oc, size_mul(node, h, b_, "H x blocksize"), size_mul(node, w, b_, "W x blocksize")});
     if (crd_) permute_copy(ctx.pool(), x, {n, oc, b_, b_, h, w}, {0, 1, 4, 2, 5, 3}, y.raw_mutable_data());
     else permute_copy(ctx.pool(), x, {n, b_, b_, oc, h, w}, {0, 3, 4, 1, 5, 2}, y.raw_mutable_data());
   }
@@ -113,7 +115,8 @@ class SpaceToDepthKernel final : public OpKernel {
     if (h % b_ != 0 || w % b_ != 0)
       fail(node, fmt::format("input {} has spatial size {}x{}, expected multiples of blocksize {}", x.describe(), h, w,
                              b_));
-    Tensor& y = ctx.output(0, x.dtype(), {n, c * b_ * b_, h / b_, w / b_});
+    Tensor& y = ctx.output(0, x.dtype(), {n, size_mul(node, c, size_mul(node, b_, b_, "blocksize^2"), "C x blocksize^2"),
+                                          h / b_, w / b_});
     permute_copy(ctx.pool(), x, {n, c, h / b_, b_, w / b_, b_}, {0, 3, 5, 1, 2, 4}, y.raw_mutable_data());
   }
 
