@@ -154,22 +154,16 @@ struct PhasePlanes {
     // Strides and dilations come from the model: a stride of 2^62 overflowed
     // these products (fuzz_graph). Checked; the scratch they size is bounded
     // by scratch_floats.
-    auto mul = [](int64_t a, int64_t b) {
+    auto checked = [](int64_t a, int64_t b, bool product) {
       int64_t r = 0;
-      if (__builtin_mul_overflow(a, b, &r))
+      if (product ? __builtin_mul_overflow(a, b, &r) : __builtin_add_overflow(a, b, &r))
         throw Error(StatusCode::kResourceExhausted,
-                    fmt::format("convolution phase planes: {} x {} does not fit in 64 bits (strides or dilations "
-                                "too large)", a, b));
+                    fmt::format("convolution phase planes: {} {} {} does not fit in 64 bits (strides or dilations "
+                                "too large)", a, product ? "x" : "+", b));
       return r;
     };
-    auto add = [](int64_t a, int64_t b) {
-      int64_t r = 0;
-      if (__builtin_add_overflow(a, b, &r))
-        throw Error(StatusCode::kResourceExhausted,
-                    fmt::format("convolution phase planes: {} + {} does not fit in 64 bits (strides or dilations "
-                                "too large)", a, b));
-      return r;
-    };
+    auto mul = [&](int64_t a, int64_t b) { return checked(a, b, true); };
+    auto add = [&](int64_t a, int64_t b) { return checked(a, b, false); };
     const int64_t NW = add(add(mul(w.out[2] - 1, w.s[2]), mul(w.k[2] - 1, w.d[2])), 1);
     L = NW / w.s[2] + (NW % w.s[2] != 0 ? 1 : 0);
     // Rows per phase plane: the band plus the largest row offset of a tap, +1
