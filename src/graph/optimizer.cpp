@@ -441,6 +441,54 @@ void fuse_input_scales(Graph& g, OptimizerStats& stats) {
   g.compact(dead);
 }
 
+// Pre-activation blocks (DenseNet's BatchNormalization -> Relu -> 1x1 Conv
+// on each concatenation): an inference BatchNormalization with constant
+// parameters, with no activation or a fused Relu, read only by a float Conv
+// (as its X; the Conv holding at most X, W, B and a fused residual) becomes
+// Conv(x, W, B, R, -, scale, B, mean, var) with attributes input_epsilon and
+// input_activation. A one-group 1x1 convolution applies x * a + b (and the
+// Relu) per input channel as the GEMM packs B, so the normalization's pass
+// over x disappears; other shapes run the BatchNormalization kernel first.
+// Same bits either way. Runs after fuse_activations (the Relu is then the
+// BatchNormalization's) and after fuse_input_scales, whose fifth input it
+// leaves empty. A model cannot write this form: the loader accepts Conv with
+// 2 or 3 inputs.
+void fuse_input_batchnorms(Graph& g, OptimizerStats& stats) {
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& bn = g.nodes[i];
+    if (dead[i] || bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.inputs.size() != 5 ||
+        bn.outputs.size() != 1 || bn.inputs[0] < 0 || g.is_graph_output(bn.outputs[0]) ||
+        bn.attrs.get_int("training_mode", 0) != 0 || (bn.opset < 9 && bn.attrs.get_int("spatial", 1) == 0) ||
+        bn.attrs.has("activation_affine"))
+      continue;
+    const std::string act = bn.attrs.get_string("activation", "");
+    if (!act.empty() && act != "Relu") continue;
+    bool constant = true;
+    for (size_t k = 1; k < 5; ++k) {
+      const Tensor* t = bn.inputs[k] >= 0 ? g.initializer(bn.inputs[k]) : nullptr;
+      constant = constant && t && t->dtype() == DataType::kFloat32 && t->rank() == 1 &&
+                 t->numel() == g.initializer(bn.inputs[1])->numel();
+    }
+    if (!constant) continue;
+    const int c = single_consumer(g, bn.outputs[0]);
+    if (c < 0 || dead[static_cast<size_t>(c)]) continue;
+    Node& conv = g.nodes[static_cast<size_t>(c)];
+    if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1 || conv.inputs.size() > 4 ||
+        conv.inputs.size() < 2 || conv.inputs[0] != bn.outputs[0] ||
+        std::count(conv.inputs.begin(), conv.inputs.end(), bn.outputs[0]) != 1)
+      continue;
+    conv.inputs[0] = bn.inputs[0];
+    conv.inputs.resize(5, -1);
+    for (size_t k = 1; k < 5; ++k) conv.inputs.push_back(bn.inputs[k]);
+    conv.attrs.set("input_epsilon", bn.attrs.get_float("epsilon", 1e-5f));
+    if (!act.empty()) conv.attrs.set("input_activation", act);
+    dead[i] = true;
+    ++stats.fused_input_batchnorms;
+  }
+  g.compact(dead);
+}
+
 void fuse_activations(Graph& g, OptimizerStats& stats) {
   std::vector<bool> dead(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -669,6 +717,7 @@ Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level) {
     fuse_matmul_bias(g, stats);
     fuse_activations(g, stats);
     fuse_input_scales(g, stats);
+    fuse_input_batchnorms(g, stats);
   }
   SPINDLE_RETURN_IF_ERROR(g.topological_sort());
   return stats;

@@ -414,6 +414,80 @@ TEST(Optimizer, InputScaleMulIsFoldedIntoTheConvBitwise) {
   });
 }
 
+// Pre-activation (BatchNormalization -> Relu -> Conv, as DenseNet writes
+// each layer): the normalization is folded into the Conv that alone reads
+// it. A one-group 1x1 convolution normalizes each channel as the GEMM packs
+// B (63 columns and 11 channels: partial panels both ways; with and without
+// the Relu; with a fused residual); a 3x3 convolution and a 1x1 input (the
+// matrix-vector path) run the BatchNormalization kernel first. No bit
+// differs from the unfused graph at 1, 2 and 3 threads. A normalization
+// whose output is a graph output, or whose activation is not a Relu, stays.
+TEST(Optimizer, InputBatchNormIsFoldedIntoTheConvBitwise) {
+  ModelBuilder b(14);
+  b.input("x", {2, 11, 7, 9});
+  for (const char* y : {"y1", "y2", "y3", "y5", "y6", "y7"}) b.output(y, {2, 6, 7, 9});
+  b.output("y4", {2, 6, 1, 1}).output("r5", {2, 11, 7, 9});
+  b.initializer("W1", {6, 11, 1, 1}, random_values(66, 81));
+  b.initializer("W3", {6, 11, 3, 3}, random_values(594, 82));
+  b.initializer("W7", {11, 11, 1, 1}, random_values(121, 83));
+  b.initializer("B", {6}, random_values(6, 84));
+  b.initializer("s", {11}, random_values(11, 85, 0.5f, 1.5f));
+  b.initializer("t", {11}, random_values(11, 86));
+  b.initializer("m", {11}, random_values(11, 87));
+  b.initializer("v", {11}, random_values(11, 88, 0.25f, 2.0f));
+  const std::vector<std::string> prm = {"s", "t", "m", "v"};
+  auto bn = [&](const std::string& x, const std::string& out, const char* act) {
+    std::vector<std::string> in = {x};
+    in.insert(in.end(), prm.begin(), prm.end());
+    if (!act) {
+      b.node("BatchNormalization", in, {out});
+      return;
+    }
+    b.node("BatchNormalization", in, {out + "_n"});
+    b.node(act, {out + "_n"}, {out});
+  };
+  bn("x", "r1", "Relu");
+  b.node("Conv", {"r1", "W1", "B"}, {"y1"});
+  bn("x", "r2", nullptr);
+  b.node("Conv", {"r2", "W1", "B"}, {"y2"});
+  bn("x", "r3", "Relu");
+  padded_conv(b, {"r3", "W3", "B"}, "y3");  // 3x3: normalized first
+  auto& mean = b.node("ReduceMean", {"x"}, {"gx"});
+  ModelBuilder::attr_ints(mean, "axes", {2, 3});
+  bn("gx", "r4", "Relu");
+  b.node("Conv", {"r4", "W1", "B"}, {"y4"});  // 1x1 input: matrix-vector path
+  bn("x", "r5", "Relu");                       // also a graph output: stays
+  b.node("Conv", {"r5", "W1", "B"}, {"y5"});
+  bn("x", "r6", "Sigmoid");  // not a Relu: stays
+  b.node("Conv", {"r6", "W1", "B"}, {"y6"});
+  bn("x", "r7", "Relu");
+  b.node("Conv", {"r7", "W7"}, {"c7"});
+  b.node("Add", {"c7", "x"}, {"a7"});  // residual fused first, then the normalization
+  b.node("Conv", {"a7", "W1", "B"}, {"y7"});
+  Tensor x = Tensor::from_vector<float>({2, 11, 7, 9}, random_values(2 * 11 * 63, 89, -3, 3));
+  expect_same_bits_as_unoptimized(b.bytes(), x, [](const InferenceSession& session) {
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("input batchnorms fused 5"));
+    // ReduceMean, the five Convs that took one in, the two kept normalizations and their Convs, y7's Conv
+    EXPECT_EQ(session.num_nodes(), 1 + 5 + 4 + 1);
+  });
+  // 1024 channels into 96 at 10x10: three row blocks share one packing of
+  // the normalized input (conv.cpp's two-pass path).
+  ModelBuilder wide(14);
+  wide.input("x", {1, 1024, 10, 10}).output("y", {1, 96, 10, 10});
+  wide.initializer("W", {96, 1024, 1, 1}, random_values(96 * 1024, 90));
+  wide.initializer("s", {1024}, random_values(1024, 91, 0.5f, 1.5f));
+  wide.initializer("t", {1024}, random_values(1024, 92));
+  wide.initializer("m", {1024}, random_values(1024, 93));
+  wide.initializer("v", {1024}, random_values(1024, 94, 0.25f, 2.0f));
+  wide.node("BatchNormalization", {"x", "s", "t", "m", "v"}, {"n"});
+  wide.node("Relu", {"n"}, {"r"});
+  wide.node("Conv", {"r", "W"}, {"y"});
+  Tensor xw = Tensor::from_vector<float>({1, 1024, 10, 10}, random_values(102400, 95, -3, 3));
+  expect_same_bits_as_unoptimized(wide.bytes(), xw, [](const InferenceSession& session) {
+    EXPECT_EQ(session.num_nodes(), 1);
+  });
+}
+
 TEST(Optimizer, BasicLevelFoldsConstantsButDoesNotFuse) {
   SessionOptions basic;
   basic.graph_optimization_level = GraphOptimizationLevel::kBasic;

@@ -294,6 +294,9 @@ std::vector<ConvCase> conv_cases() {
       {"im2col_shared_columns", {1, 64, 7, 7}, {96, 64, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
       {"im2col_shared_columns_grouped", {2, 128, 6, 7}, {192, 64, 3, 3}, 2, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
       {"pointwise_k_blocked", {1, 400, 4, 8}, {9, 400, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true},
+      // Three row blocks of 256 KB columns each: the 1x1 input is packed
+      // once and shared by them (conv.cpp's two-pass path).
+      {"pointwise_shared_input", {2, 1024, 10, 10}, {96, 1024, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true},
       {"depthwise3x3", {2, 6, 15, 21}, {6, 1, 3, 3}, 6, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
       {"depthwise3x3_s2", {1, 5, 16, 35}, {5, 1, 3, 3}, 5, {2, 2}, {1, 1}, {1, 1, 1, 1}, true},
       {"depthwise5x5", {1, 4, 19, 40}, {4, 1, 5, 5}, 4, {1, 1}, {1, 1}, {2, 2, 2, 2}, false},
@@ -618,6 +621,7 @@ INSTANTIATE_TEST_SUITE_P(
                         {{1, 128, 7, 7}, {256, 128, 3, 3}, {256}}},
         DeterminismCase{"conv_pointwise", "Conv", {}, {{1, 64, 40, 40}, {96, 64, 1, 1}, {96}}},
         DeterminismCase{"conv_pointwise_small_spatial", "Conv", {}, {{1, 480, 3, 20}, {480, 480, 1, 1}}},
+        DeterminismCase{"conv_pointwise_shared_input", "Conv", {}, {{1, 1024, 10, 10}, {96, 1024, 1, 1}, {96}}},
         DeterminismCase{"convtranspose_2x2_s2",
                         "ConvTranspose",
                         {{"strides", std::vector<int64_t>{2, 2}}},

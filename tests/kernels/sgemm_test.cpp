@@ -285,7 +285,7 @@ TEST(Sgemm, OneOrTwoTailColumnsEqualTheSameColumnsInsideFullTilesBitwise) {
 using GeometryFn = kernels::SgemmGeometry (*)();
 using BlockFn = void (*)(const kernels::SgemmBlock&);
 using PackAFn = void (*)(bool, int64_t, int64_t, int64_t, float, const float*, int64_t, float*, int64_t);
-using PackBFn = void (*)(bool, int64_t, int64_t, int64_t, const float*, int64_t, float*, int64_t, const float*);
+using PackBFn = void (*)(bool, int64_t, int64_t, int64_t, const float*, int64_t, float*, int64_t, const kernels::SgemmRowAffine*);
 
 void check_level(const char* name, GeometryFn geometry, BlockFn block, PackAFn pack_a, PackBFn pack_b) {
   const kernels::SgemmGeometry g = geometry();

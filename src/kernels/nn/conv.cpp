@@ -424,6 +424,25 @@ class ConvKernel final : public OpKernel {
       require_float(node, *b, "B");
       b_ = *b;
     }
+    // A BatchNormalization folded into the input (fuse_input_batchnorms):
+    // inputs 5-8 are its scale, B, mean and var; y = x * a + b computed once.
+    if (node.num_inputs > 8) {
+      in_epsilon_ = node.attrs.get_float("input_epsilon", 1e-5f);
+      const std::string act = node.attrs.get_string("input_activation", "");
+      if (!act.empty() && act != "Relu")
+        fail(node, fmt::format("attribute input_activation is '{}', expected Relu or none", act));
+      in_relu_ = !act.empty();
+      const Tensor* p[4] = {node.const_input(5), node.const_input(6), node.const_input(7), node.const_input(8)};
+      bool usable = true;
+      for (const Tensor* t : p)
+        usable = usable && t && t->dtype() == DataType::kFloat32 && t->rank() == 1 && t->numel() == p[0]->numel();
+      if (usable) {
+        const int64_t C = p[0]->numel();
+        in_ab_.resize(static_cast<size_t>(2 * C));
+        batchnorm_coefficients(p[0]->data<float>(), p[1]->data<float>(), p[2]->data<float>(), p[3]->data<float>(),
+                               in_epsilon_, C, in_ab_.data(), in_ab_.data() + C);
+      }
+    }
   }
 
   void compute(KernelContext& ctx) const override {
@@ -454,6 +473,29 @@ class ConvKernel final : public OpKernel {
         in_scale.image_stride = s->dim(0) == 1 ? 0 : xin->dim(1);
       } else {
         scaled = run_kernel_once("Mul", 14, Attributes(), {ctx.input(0), ctx.input(4)}, 1, ctx.pool())[0];
+        xin = &scaled;
+      }
+    }
+    if (ctx.has_input(5)) {
+      // A BatchNormalization (+ Relu) folded in by the optimizer
+      // (fuse_input_batchnorms): applied as B is packed by a one-group 1x1
+      // convolution of more than one position, else first, by the
+      // BatchNormalization kernel itself.
+      const Tensor& a = *xin;
+      require_float(node, a, "X (the fused BatchNormalization's input)");
+      const int64_t C = a.rank() >= 3 ? a.dim(1) : -1;
+      const int64_t positions = C > 0 && a.dim(0) > 0 ? a.numel() / (a.dim(0) * C) : 0;
+      if (static_cast<int64_t>(in_ab_.size()) == 2 * C && positions > 1 && Wt.dtype() == DataType::kFloat32 &&
+          pointwise_one_group(node, a, Wt)) {
+        in_scale.s = in_ab_.data();
+        in_scale.shift = in_ab_.data() + C;
+        in_scale.relu = in_relu_;
+      } else {
+        Attributes bn;
+        bn.set("epsilon", in_epsilon_);
+        if (in_relu_) bn.set("activation", std::string("Relu"));
+        scaled = run_kernel_once("BatchNormalization", 15, std::move(bn),
+                                 {a, ctx.input(5), ctx.input(6), ctx.input(7), ctx.input(8)}, 1, ctx.pool())[0];
         xin = &scaled;
       }
     }
@@ -512,9 +554,13 @@ class ConvKernel final : public OpKernel {
  private:
   // A per-channel input scale (fuse_input_scales): channel c of image n is
   // multiplied by s[n * image_stride + c].
+  // A folded BatchNormalization: channel c is x * s[c] + shift[c], then
+  // Relu when relu.
   struct InScale {
     const float* s = nullptr;
     int64_t image_stride = 0;
+    const float* shift = nullptr;
+    bool relu = false;
   };
 
   // s has shape [1 or N, C, 1, ...] for x of shape [N, C, ...] (same rank).
@@ -692,6 +738,8 @@ class ConvKernel final : public OpKernel {
       fail(ctx.node(), "internal: an input scale reached a convolution path that does not apply it");
     const float* wd = Wt.data<float>();
     if (pointwise && P == 1) {
+      if (in_scale.shift)
+        fail(ctx.node(), "internal: a folded BatchNormalization reached the matrix-vector path");
       if (in_scale.s) {  // N x C values: x * s, as the Mul would give them
         std::vector<float> xs(static_cast<size_t>(N * C));
         for (int64_t n = 0; n < N; ++n)
@@ -732,11 +780,15 @@ class ConvKernel final : public OpKernel {
       gb.m_blocks = 1;
     }
     // Few output positions and many rows (deep layers: 7x7, 14x14): the
-    // blocks split the rows, and each would redo the im2col of its columns.
-    if (!pointwise && gb.m_blocks > 1 &&
+    // blocks split the rows, and each would redo the im2col of its columns
+    // (a 1x1 convolution: the packing of its input, and a folded
+    // normalization's arithmetic with it).
+    const bool share_input = gb.m_blocks >= kPointwiseSharedRowBlocks &&
+                             4.0 * static_cast<double>(K) * static_cast<double>(gb.nt) >= kPointwiseSharedPanelBytes;
+    if (gb.m_blocks > 1 && (!pointwise || share_input) &&
         static_cast<double>(N * G) * static_cast<double>(K) * static_cast<double>(round_up(P, sgemm_nr())) <=
             kMaxSharedColumns) {
-      run_gemm_shared_columns(ctx, x, Wt, bias, y, N, C, M, G, w, ep);
+      run_gemm_shared_columns(ctx, x, Wt, bias, y, N, C, M, G, w, ep, pointwise, in_scale);
       return;
     }
     const int64_t per_ng = gb.m_blocks * gb.n_blocks;
@@ -760,7 +812,7 @@ class ConvKernel final : public OpKernel {
         const float* a = wd + (g * Mg + m0) * K;
         if (pointwise) {
           // B = the tile's columns of the Cg input planes, read in place.
-          if (in_scale.s) ex.b_row_scale = in_scale.s + n * in_scale.image_stride;
+          if (in_scale.s) ex.b_rows = {in_scale.s + n * in_scale.image_stride, in_scale.shift, in_scale.relu};
           sgemm(false, false, m1 - m0, len, K, 1.0f, a, K, xg + p0, P, 0.0f, yb, P, ex);
         } else {
           float* col = scratch_floats(1, static_cast<size_t>(K * round_up(len, sgemm_nr())));
@@ -1061,9 +1113,11 @@ class ConvKernel final : public OpKernel {
   // blocks), then one SGEMM per (batch, group, row tile, column tile) on
   // those panels. Same sums in the same order as the one-pass path: only
   // where B is packed changes.
+  // A 1x1 convolution (pointwise) packs its input rows instead, through
+  // in_scale's transform (as the one-pass path's sgemm would).
   void run_gemm_shared_columns(KernelContext& ctx, const float* x, const Tensor& Wt, const float* bias, float* y,
-                               int64_t N, int64_t C, int64_t M, int64_t G, const Window3& w,
-                               const Epilogue& ep) const {
+                               int64_t N, int64_t C, int64_t M, int64_t G, const Window3& w, const Epilogue& ep,
+                               bool pointwise, const InScale& in_scale) const {
     const int64_t Cg = C / G, Mg = M / G, K = Cg * w.k_size(), P = w.out_size();
     const int64_t NR = sgemm_nr();
     const int64_t per_ng = K * round_up(P, NR);  // floats of one (batch, group)'s packed columns
@@ -1082,9 +1136,17 @@ class ConvKernel final : public OpKernel {
                      const int64_t ch = i % chunks, t = (i / chunks) % tiles, ng = i / (chunks * tiles);
                      const int64_t p0 = t * tile, p1 = std::min(P, p0 + tile);
                      const int64_t n = ng / G, g = ng % G;
-                     im2col_panels(x + (n * C + g * Cg) * in_plane, Cg, w, p0, p1,
-                                   panels + ng * per_ng + (p0 / NR) * K * NR, ch * chunk_c,
-                                   std::min(Cg, (ch + 1) * chunk_c));
+                     const float* xg = x + (n * C + g * Cg) * in_plane;
+                     float* dst = panels + ng * per_ng + (p0 / NR) * K * NR;
+                     const int64_t c0 = ch * chunk_c, c1 = std::min(Cg, (ch + 1) * chunk_c);
+                     if (pointwise) {
+                       SgemmRowAffine rows;
+                       if (in_scale.s)
+                         rows = {in_scale.s + n * in_scale.image_stride, in_scale.shift, in_scale.relu};
+                       sgemm_pack_b_rows(p1 - p0, c0, c1 - c0, xg + p0, P, dst + c0 * NR, K * NR, rows);
+                     } else {
+                       im2col_panels(xg, Cg, w, p0, p1, dst, c0, c1);
+                     }
                    }
                  });
     const GemmBlocks gb = choose_gemm_blocks(N * G, Mg, P, K, P);
@@ -1115,11 +1177,22 @@ class ConvKernel final : public OpKernel {
   // Largest shared packed-column buffer (floats, 32 MB); larger problems
   // keep the one-pass path.
   static constexpr double kMaxSharedColumns = 8.0 * 1024 * 1024;
+  // A 1x1 convolution packs its input once for all row blocks when there
+  // are at least 3 of them and each block's columns (K x nt floats) are
+  // 128 KB or more: below that each block packs its own columns from cache
+  // for less than the extra pass costs (measured: docs/benchmarks.md).
+  static constexpr int64_t kPointwiseSharedRowBlocks = 3;
+  static constexpr double kPointwiseSharedPanelBytes = 131072.0;
 
   WindowAttrs attrs_;
   int64_t group_;
   Activation act_;
   Tensor w_, b_;  // constant W / B (pre-validated), undefined when given at run time
+  // A folded input BatchNormalization: its epsilon, its Relu, and a (C
+  // values) then b (C values) when its parameters are constants, else empty.
+  float in_epsilon_ = 1e-5f;
+  bool in_relu_ = false;
+  std::vector<float> in_ab_;
   PackedMatrix packed_w_;  // w_ in sgemm's A panels, per group (GEMM paths; empty when not packed)
   std::vector<float> direct_w_;  // 1-D w_ of one group in conv1d_pack blocks (direct 1-D path; else empty)
   // U of w_ in sgemm's A panels, 36 groups of M x C (Winograd path), packed

@@ -118,6 +118,14 @@ Cost fma_cost(double fma);
 Cost gemm_cost(int64_t m, int64_t n, int64_t k);
 
 // Registration entry points (one per file).
+// Inference BatchNormalization as y = x * a + b per channel: a = scale /
+// sqrt(var + epsilon), b = B - mean * a, for n channels (norm.cpp). The
+// BatchNormalization kernel and a Conv with a BatchNormalization folded into
+// its input (the optimizer's fuse_input_batchnorms) both take them from
+// here, so they are the same bits.
+void batchnorm_coefficients(const float* scale, const float* B, const float* mean, const float* var, float epsilon,
+                            int64_t n, float* a, float* b);
+
 void register_conv(KernelRegistry& r);
 void register_conv_transpose(KernelRegistry& r);
 void register_pool(KernelRegistry& r);

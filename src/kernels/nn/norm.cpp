@@ -16,6 +16,14 @@
 
 namespace spindle::kernels::nn {
 
+void batchnorm_coefficients(const float* scale, const float* B, const float* mean, const float* var, float epsilon,
+                            int64_t n, float* a, float* b) {
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = scale[i] / std::sqrt(var[i] + epsilon);
+    b[i] = B[i] - mean[i] * a[i];
+  }
+}
+
 namespace {
 
 // Returns `t` (float32, broadcastable to `shape`) expanded to shape's elements.
@@ -127,11 +135,7 @@ class BatchNormKernel final : public OpKernel {
     // y = x * a + b with a = scale / sqrt(var + eps), b = B - mean * a.
     std::vector<float> ab_storage(static_cast<size_t>(2 * per));
     float* ab = ab_storage.data();
-    for (int64_t i = 0; i < per; ++i) {
-      const float a = prm[0][i] / std::sqrt(prm[3][i] + epsilon_);
-      ab[i] = a;
-      ab[per + i] = prm[1][i] - prm[2][i] * a;
-    }
+    batchnorm_coefficients(prm[0], prm[1], prm[2], prm[3], epsilon_, per, ab, ab + per);
     float* y = Y.mutable_data<float>();
     const float* a = ab;
     const float* b = ab + per;

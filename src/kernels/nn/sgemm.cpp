@@ -122,7 +122,7 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float al
         blk.pb = x.packed_b + (jc / NR) * K * NR + pc * NR;
         blk.pb_stride = K * NR;
       } else {
-        pack_b_fn(trans_b, nc, pc, kc, trans_b ? b + jc * ldb : b + jc, ldb, buf_b, kc * NR, x.b_row_scale);
+        pack_b_fn(trans_b, nc, pc, kc, trans_b ? b + jc * ldb : b + jc, ldb, buf_b, kc * NR, &x.b_rows);
         blk.pb = buf_b;
         blk.pb_stride = kc * NR;
       }
@@ -158,6 +158,11 @@ void sgemm_pack_a_panels(bool trans, int64_t m, int64_t K, float alpha, const fl
   const int64_t r0 = p0 * MR, r1 = std::min(m, p1 * MR);
   if (r0 >= r1) return;
   pack_a_fn(trans, r1 - r0, 0, K, alpha, trans ? a + r0 : a + r0 * lda, lda, dst + p0 * K * MR, K * MR);
+}
+
+void sgemm_pack_b_rows(int64_t n, int64_t k0, int64_t kc, const float* b, int64_t ldb, float* dst, int64_t dst_stride,
+                       const SgemmRowAffine& rows) {
+  if (n > 0 && kc > 0) pack_b_fn(false, n, k0, kc, b, ldb, dst, dst_stride, &rows);
 }
 
 void sgemm_taps(int64_t m, int64_t n, int64_t K, const float* packed_a, const float* const* taps,

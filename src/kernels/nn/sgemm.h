@@ -27,6 +27,7 @@
 #include <memory>
 
 #include "kernels/math/activation.h"
+#include "kernels/nn/sgemm_isa.h"
 
 namespace spindle::kernels::nn {
 
@@ -67,9 +68,9 @@ struct SgemmExtras {
   const float* packed_a = nullptr;  // PackedMatrix::panel of the call's first row (alpha already applied)
   const float* packed_b = nullptr;  // PackedMatrix::panel of the call's first column
   const float* row_bias = nullptr;  // C[i][j] += row_bias[i] (only with beta == 0)
-  // op(B)[k][j] * b_row_scale[k] instead of op(B)[k][j] (B not transposed and
-  // packed by the call: a Mul by a per-channel scale folded into a 1x1 Conv)
-  const float* b_row_scale = nullptr;
+  // B's rows transformed as they are packed (B not transposed and packed by
+  // the call: a per-channel Mul or BatchNormalization folded into a 1x1 Conv)
+  SgemmRowAffine b_rows;
   const Activation* act = nullptr;  // applied to C after the product and the bias
 };
 
@@ -82,6 +83,15 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float al
 // threads), then each block passes dst + (m0 / MR) * K * MR as packed_a.
 void sgemm_pack_a_panels(bool trans, int64_t m, int64_t K, float alpha, const float* a, int64_t lda, int64_t p0,
                          int64_t p1, float* dst);
+
+// Rows [k0, k0 + kc) of B (n columns, row stride ldb, not transposed; b
+// points at row 0) into NR-column panels, row k of panel q at dst +
+// q * dst_stride + (k - k0) * NR, through rows' transform (none when
+// rows.scale is null). With dst_stride = K * NR and dst at row k0 of the
+// first panel, the panels are a packed_b over the full K: B shared by
+// several row blocks, packed once (channel chunks split across threads).
+void sgemm_pack_b_rows(int64_t n, int64_t k0, int64_t kc, const float* b, int64_t ldb, float* dst, int64_t dst_stride,
+                       const SgemmRowAffine& rows);
 
 // Implicit GEMM (convolution without im2col): C (m x n, row stride ldc) =
 // row_bias + A * B with A pre-packed over the full K (PackedMatrix::panel of

@@ -418,27 +418,53 @@ void sgemm_pack_a(bool trans, int64_t m, int64_t k0, int64_t kc, float alpha, co
   }
 }
 
+namespace {
+
+// Rows k0..k0+kc of one NR-column panel of B (cols columns, the rest
+// zeros) through SgemmRowAffine's transform: one multiply as a Mul by a
+// per-row scale computes it; x * a + b written as BatchNormalization's
+// affine pass writes it (vfma is that expression's contraction, or a
+// multiply and an add where the level has no FMA, as the scalar tail).
+template <bool kShift, bool kRelu>
+void pack_b_rows_affine(int64_t cols, int64_t k0, int64_t kc, const float* b, int64_t ldb, float* d,
+                        const float* scale, const float* shift) {
+  for (int64_t k = 0; k < kc; ++k) {
+    const float* src = b + (k0 + k) * ldb;
+    float* dk = d + k * kNR;
+    const float sk = scale[k0 + k];
+    const float tk = kShift ? shift[k0 + k] : 0.0f;
+    if (cols == kNR) {
+      const Vec sv = vset1(sk), tv = vset1(tk);
+#pragma GCC unroll 2
+      for (int v = 0; v < kNV; ++v) {
+        Vec x = kShift ? vfma(vload(src + v * kW), sv, tv) : vload(src + v * kW) * sv;
+        if (kRelu) x = vmax(vzero(), x);  // 0 > x ? 0 : x: NaN and -0 stay
+        vstore(dk + v * kW, x);
+      }
+    } else {
+      for (int64_t j = 0; j < cols; ++j) {
+        float x = kShift ? src[j] * sk + tk : src[j] * sk;
+        if (kRelu) x = x < 0.0f ? 0.0f : x;
+        dk[j] = x;
+      }
+      for (int64_t j = cols; j < kNR; ++j) dk[j] = 0.0f;
+    }
+  }
+}
+
+}  // namespace
+
 void sgemm_pack_b(bool trans, int64_t n, int64_t k0, int64_t kc, const float* b, int64_t ldb, float* dst,
-                  int64_t dst_stride, const float* row_scale) {
+                  int64_t dst_stride, const SgemmRowAffine* rows) {
   for (int64_t q0 = 0; q0 < n; q0 += kNR) {
     const int64_t cols = n - q0 < kNR ? n - q0 : kNR;
     float* d = dst + (q0 / kNR) * dst_stride;
-    if (!trans && row_scale) {
-      // op(B)[k][j] * row_scale[k0 + k]: one multiply, as a Mul by a
-      // per-row scale before the GEMM would do it.
-      for (int64_t k = 0; k < kc; ++k) {
-        const float* src = b + (k0 + k) * ldb + q0;
-        float* dk = d + k * kNR;
-        const float sk = row_scale[k0 + k];
-        if (cols == kNR) {
-          const Vec sv = vset1(sk);
-#pragma GCC unroll 2
-          for (int v = 0; v < kNV; ++v) vstore(dk + v * kW, vload(src + v * kW) * sv);
-        } else {
-          for (int64_t j = 0; j < cols; ++j) dk[j] = src[j] * sk;
-          for (int64_t j = cols; j < kNR; ++j) dk[j] = 0.0f;
-        }
-      }
+    if (!trans && rows && rows->scale) {
+      const float* s = rows->scale;
+      const float* t = rows->shift;
+      if (!t) pack_b_rows_affine<false, false>(cols, k0, kc, b + q0, ldb, d, s, t);
+      else if (rows->relu) pack_b_rows_affine<true, true>(cols, k0, kc, b + q0, ldb, d, s, t);
+      else pack_b_rows_affine<true, false>(cols, k0, kc, b + q0, ldb, d, s, t);
     } else if (!trans) {
       if (cols == kNR) {
         for (int64_t k = 0; k < kc; ++k) {

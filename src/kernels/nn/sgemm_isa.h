@@ -53,6 +53,17 @@ struct SgemmTapsBlock {
   const float* row_bias;  // may be null (0)
 };
 
+// What B's rows go through as they are packed (B not transposed only): row k
+// becomes op(B)[k][j] * scale[k], or op(B)[k][j] * scale[k] + shift[k] with
+// shift, then with relu v < 0 ? 0 : v: a per-channel Mul, or an inference
+// BatchNormalization (+ Relu), folded into a 1x1 Conv, computed as those
+// kernels compute them (the same bits).
+struct SgemmRowAffine {
+  const float* scale = nullptr;  // null: rows packed as they are
+  const float* shift = nullptr;
+  bool relu = false;
+};
+
 }  // namespace spindle::kernels
 
 SPINDLE_ISA_DECLARE(::spindle::kernels::SgemmGeometry, sgemm_geometry, ())
@@ -64,8 +75,8 @@ SPINDLE_ISA_DECLARE(void, sgemm_pack_a,
                     (bool trans, int64_t m, int64_t k0, int64_t kc, float alpha, const float* a, int64_t lda,
                      float* dst, int64_t dst_stride))
 // Packs op(B)[k0, k0 + kc) x [0..n) into NR-column panels at dst; with
-// row_scale (not null, trans false only), row k is multiplied by
-// row_scale[k] as it is packed.
+// rows (not null, rows->scale set, trans false only), row k goes through
+// rows' transform as it is packed.
 SPINDLE_ISA_DECLARE(void, sgemm_pack_b,
                     (bool trans, int64_t n, int64_t k0, int64_t kc, const float* b, int64_t ldb, float* dst,
-                     int64_t dst_stride, const float* row_scale))
+                     int64_t dst_stride, const ::spindle::kernels::SgemmRowAffine* rows))
