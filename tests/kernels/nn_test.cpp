@@ -294,6 +294,11 @@ std::vector<ConvCase> conv_cases() {
       {"im2col_shared_columns", {1, 64, 7, 7}, {96, 64, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
       {"im2col_shared_columns_grouped", {2, 128, 6, 7}, {192, 64, 3, 3}, 2, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
       {"pointwise_k_blocked", {1, 400, 4, 8}, {9, 400, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true},
+      // Output rows of <= 16 columns, column stride 1: the im2col from
+      // zero-padded rows (row stride 2, dilation, asymmetric pads; pads wider
+      // than the kernel, so some taps read only padding).
+      {"im2col_short_rows_dilated", {1, 40, 13, 11}, {6, 40, 3, 3}, 1, {2, 1}, {2, 2}, {2, 1, 0, 3}, true},
+      {"im2col_short_rows_wide_pads", {2, 30, 5, 4}, {5, 30, 3, 3}, 1, {1, 1}, {1, 1}, {3, 4, 2, 5}, true},
       // Three row blocks of 256 KB columns each: the 1x1 input is packed
       // once and shared by them (conv.cpp's two-pass path).
       {"pointwise_shared_input", {2, 1024, 10, 10}, {96, 1024, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true},
