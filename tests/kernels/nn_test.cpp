@@ -627,6 +627,7 @@ INSTANTIATE_TEST_SUITE_P(
         DeterminismCase{"conv_pointwise", "Conv", {}, {{1, 64, 40, 40}, {96, 64, 1, 1}, {96}}},
         DeterminismCase{"conv_pointwise_small_spatial", "Conv", {}, {{1, 480, 3, 20}, {480, 480, 1, 1}}},
         DeterminismCase{"conv_pointwise_shared_input", "Conv", {}, {{1, 1024, 10, 10}, {96, 1024, 1, 1}, {96}}},
+        DeterminismCase{"conv_pointwise_few_rows", "Conv", {}, {{1, 72, 56, 56}, {24, 72, 1, 1}, {24}}},
         DeterminismCase{"convtranspose_2x2_s2",
                         "ConvTranspose",
                         {{"strides", std::vector<int64_t>{2, 2}}},
