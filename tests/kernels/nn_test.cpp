@@ -361,14 +361,17 @@ INSTANTIATE_TEST_SUITE_P(NnShapes, NnConvReference, ::testing::ValuesIn(conv_cas
 // Depthwise channels computed in blocks of 8 (one channel per vector lane)
 // give the same bits as each channel computed alone (one plane at a time),
 // with a fused activation (Relu and Clip clamped as 3x3 rows are stored,
-// HardSigmoid as a pass), at any thread count.
+// HardSigmoid as a pass), at any thread count. Widths 9-14 put 1-7 columns
+// in the last partial group of 8 pixels on both the input and output side.
 TEST(NnConv, DepthwiseChannelBlocksEqualSinglePlanesBitwise) {
   struct Case {
     Shape x;
     int64_t k, s, pad;
   };
   auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 3}).value();
-  for (const Case& c : {Case{{2, 16, 13, 13}, 3, 1, 1}, Case{{1, 12, 28, 30}, 5, 2, 2}, Case{{1, 8, 7, 7}, 3, 2, 1}})
+  for (const Case& c : {Case{{2, 16, 13, 13}, 3, 1, 1}, Case{{1, 12, 28, 30}, 5, 2, 2}, Case{{1, 8, 7, 7}, 3, 2, 1},
+                        Case{{1, 8, 5, 9}, 3, 1, 1}, Case{{1, 8, 4, 10}, 3, 1, 1}, Case{{1, 8, 3, 11}, 3, 1, 1},
+                        Case{{1, 9, 6, 12}, 5, 1, 2}, Case{{1, 8, 4, 14}, 5, 1, 2}})
     for (const char* act : {"Relu", "Clip", "HardSigmoid"}) {
       const int64_t N = c.x[0], C = c.x[1], H = c.x[2], W = c.x[3];
       const Tensor X = random_tensor(c.x, 61, -3.0f, 3.0f), Wt = random_tensor({C, 1, c.k, c.k}, 62);

@@ -76,6 +76,30 @@ namespace spindle::kernels::SPINDLE_ISA_NS {
 #if defined(__AVX2__)
 namespace {
 
+// Lanes [0, n) of a mask (n in 0..8).
+inline __m256i tail_mask8(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// The first n (1..7) floats of v at p, in 4 / 2 / 1-float stores (a masked
+// store is microcoded on some cores).
+inline void store_first(float* p, __m256 v, int n) {
+  __m128 x = _mm256_castps256_ps128(v);
+  if (n >= 4) {
+    _mm_storeu_ps(p, x);
+    x = _mm256_extractf128_ps(v, 1);
+    p += 4;
+    n -= 4;
+  }
+  if (n >= 2) {
+    _mm_storel_pi(reinterpret_cast<__m64*>(p), x);
+    x = _mm_movehl_ps(x, x);
+    p += 2;
+    n -= 2;
+  }
+  if (n) _mm_store_ss(p, x);
+}
+
 inline void transpose8(__m256 r[8]) {
   const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
   const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
@@ -116,8 +140,14 @@ void fill_row(const DwBlockArgs& a, int64_t ih, int64_t Wp, float* dst) {
     transpose8(r);
     for (int j = 0; j < 8; ++j) _mm256_storeu_ps(dst + (lo + c + j) * 8, r[j]);
   }
-  for (; c < n; ++c)
-    for (int l = 0; l < 8; ++l) dst[(lo + c) * 8 + l] = src[l * a.in_plane + c];
+  if (c < n) {  // the last 1-7 columns: masked loads (nothing read past them), the same transpose
+    const int rem = static_cast<int>(n - c);
+    const __m256i mask = tail_mask8(rem);
+    __m256 r[8];
+    for (int l = 0; l < 8; ++l) r[l] = _mm256_maskload_ps(src + l * a.in_plane + c, mask);
+    transpose8(r);
+    for (int j = 0; j < rem; ++j) _mm256_storeu_ps(dst + (lo + c + j) * 8, r[j]);
+  }
 }
 
 // Output row oh (pixels of 8 lanes) from the buffer rows starting at `rows`.
@@ -213,8 +243,13 @@ void store_row(const DwBlockArgs& a, int64_t oh, const float* out) {
     transpose8(r);
     for (int l = 0; l < 8; ++l) _mm256_storeu_ps(dst + l * a.out_plane + c, r[l]);
   }
-  for (; c < a.OW; ++c)
-    for (int l = 0; l < 8; ++l) dst[l * a.out_plane + c] = out[c * 8 + l];
+  if (c < a.OW) {  // the last 1-7 pixels: out has room for 8 (its tail is not stored)
+    const int rem = static_cast<int>(a.OW - c);
+    __m256 r[8];
+    for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(out + (c + j) * 8);
+    transpose8(r);
+    for (int l = 0; l < 8; ++l) store_first(dst + l * a.out_plane + c, r[l], rem);
+  }
 }
 
 }  // namespace
