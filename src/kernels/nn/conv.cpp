@@ -49,6 +49,7 @@
 #include <array>
 #include <cstring>
 #include <mutex>
+#include <numeric>
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/activation.h"
@@ -869,8 +870,8 @@ class ConvKernel final : public OpKernel {
     // one pointer per input plane) instead of packing it: with <= 48 rows the
     // packing is a large share of the work and B stays in L1 for the few
     // row panels that read it (16 / 24 rows at 112x112 / 56x56: 0.88x).
-    const bool taps_pointwise =
-        pointwise && packed && !in_scale.s && K <= kSgemmKC && Mg <= kPointwiseTapsMaxRows;
+    const bool taps_pointwise = pointwise && packed && !in_scale.s && K <= kSgemmKC && Mg <= kPointwiseTapsMaxRows &&
+                                taps_rows_share_l1_sets(K, P);
     parallel_for(ctx.pool(), 0, blocks, grain_for_work(blocks, block_work), gemm_cost(gb.mt, gb.nt, K), [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
         const int64_t ng = b / per_ng, rem = b % per_ng;
@@ -1275,6 +1276,17 @@ class ConvKernel final : public OpKernel {
   // for less than the extra pass costs (measured: docs/benchmarks.md).
   static constexpr int64_t kPointwiseSharedRowBlocks = 3;
   static constexpr double kPointwiseSharedPanelBytes = 131072.0;
+  // The K input rows the in-place 1x1 path reads together (a cache line of
+  // each, P floats apart) spread over few L1 sets when P * 4 bytes is a
+  // multiple of a large power of two lines: 112 x 112 planes (49 KB apart)
+  // fall in 4 of the 64 sets, so 32 rows are 8 a set and evict each other
+  // (measured 1.18x slower than packing; 16 rows, 4 a set: 0.88x). At most
+  // 5 rows a set (a 32 KB, 8-way L1 of 64-byte lines).
+  static bool taps_rows_share_l1_sets(int64_t K, int64_t P) {
+    const int64_t lines = (P * 4 / 64) % 64;
+    const int64_t sets = lines == 0 ? 1 : 64 / std::gcd<int64_t>(lines, 64);
+    return ceil_div(K, sets) <= 5;
+  }
   // Most output channels (per group) of a 1x1 convolution that reads its
   // input in place (run_gemm; 64 rows measured 1.23x slower than packing).
   static constexpr int64_t kPointwiseTapsMaxRows = 48;
