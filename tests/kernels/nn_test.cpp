@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/kernel.h"
+#include "kernels/nn/nn_util.h"
 #include "kernel_errors.h"
 #include "onnx_node_runner.h"
 
@@ -639,6 +640,22 @@ INSTANTIATE_TEST_SUITE_P(
         DeterminismCase{"matmul_batched", "MatMul", {}, {{2, 3, 64, 200}, {3, 200, 150}}},
         DeterminismCase{"gemm", "Gemm", {{"transB", int64_t{1}}}, {{200, 300}, {250, 300}, {250}}}),
     [](const ::testing::TestParamInfo<DeterminismCase>& i) { return i.param.name; });
+
+// ---------------------------------------------------------------- block counts
+
+// One block per ~2M multiply-adds, from the work alone; counts below 16 are
+// even, so two threads split a node's blocks evenly.
+TEST(NnBlocks, SmallBlockCountsAreEven) {
+  using kernels::nn::blocks_for_work;
+  constexpr double kBlock = 2.0 * 1024 * 1024;
+  EXPECT_EQ(blocks_for_work(0), 1);
+  EXPECT_EQ(blocks_for_work(0.5 * kBlock), 1);
+  EXPECT_EQ(blocks_for_work(1.5 * kBlock), 2);
+  EXPECT_EQ(blocks_for_work(2.5 * kBlock), 4);
+  EXPECT_EQ(blocks_for_work(4.0 * kBlock), 4);
+  EXPECT_EQ(blocks_for_work(14.5 * kBlock), 16);
+  EXPECT_EQ(blocks_for_work(16.5 * kBlock), 17);  // larger counts as the work gives them
+}
 
 // ---------------------------------------------------------------- fused activations
 

@@ -242,7 +242,8 @@ GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, 
 }
 
 int64_t blocks_for_work(double total_fma) {
-  return std::max<int64_t>(static_cast<int64_t>(std::ceil(total_fma / kBlockWork)), 1);
+  const int64_t n = std::max<int64_t>(static_cast<int64_t>(std::ceil(total_fma / kBlockWork)), 1);
+  return n > 1 && n < 16 && n % 2 != 0 ? n + 1 : n;
 }
 
 Cost fma_cost(double fma) { return Cost{0, 0, fma / kFmaPerCycle}; }
