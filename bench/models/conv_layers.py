@@ -35,8 +35,18 @@ Usage: /usr/bin/python3 bench/models/conv_layers.py OUT_DIR
   silu_pw16_112  1x1, 16 -> 96 at 112x112, then SiLU (EfficientNet-B0's first expansion)
   silu_dw3_112   depthwise 3x3, 32 channels at 112x112, then SiLU (EfficientNet-B0's first block)
   dw3s2_112  depthwise 3x3 stride 2, 64 channels at 112x112 (MobileNetV3's first stride-2 block)
+  pw1024_14  1x1, 1024 -> 256 at 14x14 (ResNet-50 stage 3: row blocks share one packed input)
+  pw2048_7   1x1, 2048 -> 512 at 7x7 (ResNet-50 stage 4)
+  dense_7    3x3, 128 -> 32 at 7x7 (DenseNet block 4: short output rows)
+  pw72_24_56 1x1, 72 -> 24 at 56x56 (MobileNetV3 projection: few rows, B read in place)
+  pw16_16_112  1x1, 16 -> 16 at 112x112 (MobileNetV3's first block)
+  pw32_48_112  1x1, 32 -> 48 at 112x112 (RegNetY: 32 input planes 49 KB apart share L1 sets)
+  bn_t3      BatchNormalization, Relu, 1x1 1024 -> 512 at 14x14 (DenseNet-121's transition 3)
+  bn_14      BatchNormalization, Relu, 1x1 992 -> 128 at 14x14 (DenseNet-121 block 3)
+  bn_56      BatchNormalization, Relu, 1x1 224 -> 128 at 56x56 (DenseNet-121 block 1)
 
-Every layer is Conv + Relu, except the silu_ ones: Conv, Sigmoid, Mul (x * sigmoid(x), as exported).
+Every layer is Conv + Relu, except the silu_ ones: Conv, Sigmoid, Mul (x * sigmoid(x), as exported),
+and the bn_ ones: BatchNormalization (seeded statistics) and Relu before the Conv, none after.
 """
 import os
 import sys
@@ -76,19 +86,40 @@ LAYERS = {
     "silu_pw16_112": (16, 96, 112, 1, 1, 0, 1),
     "silu_dw3_112": (32, 32, 112, 3, 1, 1, 32),
     "dw3s2_112": (64, 64, 112, 3, 2, 1, 64),
+    "pw1024_14": (1024, 256, 14, 1, 1, 0, 1),
+    "pw2048_7": (2048, 512, 7, 1, 1, 0, 1),
+    "dense_7": (128, 32, 7, 3, 1, 1, 1),
+    "pw72_24_56": (72, 24, 56, 1, 1, 0, 1),
+    "pw16_16_112": (16, 16, 112, 1, 1, 0, 1),
+    "pw32_48_112": (32, 48, 112, 1, 1, 0, 1),
+    "bn_t3": (1024, 512, 14, 1, 1, 0, 1),
+    "bn_14": (992, 128, 14, 1, 1, 0, 1),
+    "bn_56": (224, 128, 56, 1, 1, 0, 1),
 }
 
 
 def layer(name, c, m, h, k, s, p, g, rng):
     w = numpy_helper.from_array((rng.standard_normal((m, c // g, k, k)) * 0.05).astype(np.float32), "W")
     b = numpy_helper.from_array(rng.standard_normal(m).astype(np.float32), "B")
-    conv = helper.make_node("Conv", ["x", "W", "B"], ["c"], kernel_shape=[k, k], strides=[s, s], pads=[p] * 4, group=g)
-    if name.startswith("silu_"):
+    inits = [w, b]
+    pre = []
+    if name.startswith("bn_"):
+        for pname, values in (("s", rng.uniform(0.5, 1.5, c)), ("t", rng.standard_normal(c)),
+                              ("m", rng.standard_normal(c)), ("v", rng.uniform(0.5, 2.0, c))):
+            inits.append(numpy_helper.from_array(values.astype(np.float32), pname))
+        pre = [helper.make_node("BatchNormalization", ["x", "s", "t", "m", "v"], ["n"]),
+               helper.make_node("Relu", ["n"], ["r"])]
+    conv = helper.make_node("Conv", ["r" if pre else "x", "W", "B"], ["y" if pre else "c"], kernel_shape=[k, k],
+                            strides=[s, s], pads=[p] * 4, group=g)
+    if pre:
+        acts = []
+    elif name.startswith("silu_"):
         acts = [helper.make_node("Sigmoid", ["c"], ["s"]), helper.make_node("Mul", ["c", "s"], ["y"])]
     else:
         acts = [helper.make_node("Relu", ["c"], ["y"])]
-    graph = helper.make_graph([conv] + acts, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, h])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w, b])
+    graph = helper.make_graph(pre + [conv] + acts, name,
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, h])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 8
     return model
