@@ -414,6 +414,16 @@ TEST(Optimizer, InputScaleMulIsFoldedIntoTheConvBitwise) {
   });
 }
 
+// A BatchNormalization's scale, B, mean and var ("s", "t", "m", "v") for C
+// channels: seeded, scale in [0.5, 1.5), var in [0.25, 2).
+void batchnorm_params(ModelBuilder& b, int64_t C, uint32_t seed) {
+  const size_t n = static_cast<size_t>(C);
+  b.initializer("s", {C}, random_values(n, seed, 0.5f, 1.5f));
+  b.initializer("t", {C}, random_values(n, seed + 1));
+  b.initializer("m", {C}, random_values(n, seed + 2));
+  b.initializer("v", {C}, random_values(n, seed + 3, 0.25f, 2.0f));
+}
+
 // Pre-activation (BatchNormalization -> Relu -> Conv, as DenseNet writes
 // each layer): the normalization is folded into the Conv that alone reads
 // it. A one-group 1x1 convolution normalizes each channel as the GEMM packs
@@ -431,10 +441,7 @@ TEST(Optimizer, InputBatchNormIsFoldedIntoTheConvBitwise) {
   b.initializer("W3", {6, 11, 3, 3}, random_values(594, 82));
   b.initializer("W7", {11, 11, 1, 1}, random_values(121, 83));
   b.initializer("B", {6}, random_values(6, 84));
-  b.initializer("s", {11}, random_values(11, 85, 0.5f, 1.5f));
-  b.initializer("t", {11}, random_values(11, 86));
-  b.initializer("m", {11}, random_values(11, 87));
-  b.initializer("v", {11}, random_values(11, 88, 0.25f, 2.0f));
+  batchnorm_params(b, 11, 85);
   const std::vector<std::string> prm = {"s", "t", "m", "v"};
   auto bn = [&](const std::string& x, const std::string& out, const char* act) {
     std::vector<std::string> in = {x};
@@ -475,10 +482,7 @@ TEST(Optimizer, InputBatchNormIsFoldedIntoTheConvBitwise) {
   ModelBuilder wide(14);
   wide.input("x", {1, 1024, 10, 10}).output("y", {1, 96, 10, 10});
   wide.initializer("W", {96, 1024, 1, 1}, random_values(96 * 1024, 90));
-  wide.initializer("s", {1024}, random_values(1024, 91, 0.5f, 1.5f));
-  wide.initializer("t", {1024}, random_values(1024, 92));
-  wide.initializer("m", {1024}, random_values(1024, 93));
-  wide.initializer("v", {1024}, random_values(1024, 94, 0.25f, 2.0f));
+  batchnorm_params(wide, 1024, 91);
   wide.node("BatchNormalization", {"x", "s", "t", "m", "v"}, {"n"});
   wide.node("Relu", {"n"}, {"r"});
   wide.node("Conv", {"r", "W"}, {"y"});
