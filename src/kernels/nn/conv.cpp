@@ -547,6 +547,8 @@ class ConvKernel final : public OpKernel {
       }
     }
     if (ctx.has_input(5)) {
+      if (ctx.has_input(4))
+        fail(node, "internal: a folded Mul and a folded BatchNormalization on one Conv input");
       // A BatchNormalization (+ Relu) folded in by the optimizer
       // (fuse_input_batchnorms): applied as B is packed by a one-group 1x1
       // convolution of more than one position, else first, by the
@@ -623,9 +625,8 @@ class ConvKernel final : public OpKernel {
 
  private:
   // A per-channel input scale (fuse_input_scales): channel c of image n is
-  // multiplied by s[n * image_stride + c].
-  // A folded BatchNormalization: channel c is x * s[c] + shift[c], then
-  // Relu when relu.
+  // multiplied by s[n * image_stride + c]; with shift (a folded
+  // BatchNormalization), x * s[c] + shift[c], then Relu when relu.
   struct InScale {
     const float* s = nullptr;
     int64_t image_stride = 0;
