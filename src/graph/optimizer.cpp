@@ -407,6 +407,19 @@ void fuse_residual_adds(Graph& g, OptimizerStats& stats) {
   g.compact(dead);
 }
 
+// The Conv (index) that alone reads `value`, once and as its X, holding at
+// most X, W, B and a fused residual (so an input folded in can follow them);
+// -1 when there is none.
+int conv_reading_only_as_x(const Graph& g, int value, const std::vector<bool>& dead) {
+  const int c = single_consumer(g, value);
+  if (c < 0 || dead[static_cast<size_t>(c)]) return -1;
+  const Node& conv = g.nodes[static_cast<size_t>(c)];
+  if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1 || conv.inputs.size() > 4 ||
+      conv.inputs.size() < 2 || conv.inputs[0] != value || std::count(conv.inputs.begin(), conv.inputs.end(), value) != 1)
+    return -1;
+  return c;
+}
+
 // Squeeze-excite scaling: Mul(x, s) whose output only a float Conv reads (as
 // its X; the Conv holding at most X, W, B and a fused residual) becomes
 // Conv(x, W, B, R, s): the kernel computes x * s itself, as the Mul would
@@ -425,13 +438,9 @@ void fuse_input_scales(Graph& g, OptimizerStats& stats) {
         mul.outputs.size() != 1 || mul.inputs[0] < 0 || mul.inputs[1] < 0 || mul.inputs[0] == mul.inputs[1] ||
         g.is_graph_output(mul.outputs[0]))
       continue;
-    const int c = single_consumer(g, mul.outputs[0]);
-    if (c < 0 || dead[static_cast<size_t>(c)]) continue;
+    const int c = conv_reading_only_as_x(g, mul.outputs[0], dead);
+    if (c < 0) continue;
     Node& conv = g.nodes[static_cast<size_t>(c)];
-    if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1 || conv.inputs.size() > 4 ||
-        conv.inputs.empty() || conv.inputs[0] != mul.outputs[0] ||
-        std::count(conv.inputs.begin(), conv.inputs.end(), mul.outputs[0]) != 1)
-      continue;
     conv.inputs[0] = mul.inputs[0];
     conv.inputs.resize(4, -1);
     conv.inputs.push_back(mul.inputs[1]);
@@ -471,13 +480,9 @@ void fuse_input_batchnorms(Graph& g, OptimizerStats& stats) {
                  t->numel() == g.initializer(bn.inputs[1])->numel();
     }
     if (!constant) continue;
-    const int c = single_consumer(g, bn.outputs[0]);
-    if (c < 0 || dead[static_cast<size_t>(c)]) continue;
+    const int c = conv_reading_only_as_x(g, bn.outputs[0], dead);
+    if (c < 0) continue;
     Node& conv = g.nodes[static_cast<size_t>(c)];
-    if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1 || conv.inputs.size() > 4 ||
-        conv.inputs.size() < 2 || conv.inputs[0] != bn.outputs[0] ||
-        std::count(conv.inputs.begin(), conv.inputs.end(), bn.outputs[0]) != 1)
-      continue;
     conv.inputs[0] = bn.inputs[0];
     conv.inputs.resize(5, -1);
     for (size_t k = 1; k < 5; ++k) conv.inputs.push_back(bn.inputs[k]);
