@@ -1,6 +1,7 @@
 // simd.h — the few float vector operations the per-ISA kernels use directly
-// (depthwise convolution), one width per ISA level: 16 lanes of AVX-512, 8 of
-// AVX2+FMA, 4 of SSE2 at the x86-64 baseline (scalar elsewhere). The level is
+// (depthwise convolution, Winograd transforms), one width per ISA level: 16
+// lanes of AVX-512, 8 of AVX2+FMA, 4 of SSE2 at the x86-64 baseline (scalar
+// elsewhere). The level is
 // the one the translation unit is compiled for (the -m flags of its
 // spindle_isa_<level> object library), so only *.isa.cpp files include this.
 //
@@ -82,6 +83,30 @@ inline VFloat load_n(const float* p, int n) { return n > 0 ? *p : 0.0f; }
 inline void store_n(float* p, VFloat v, int) { *p = v; }
 inline VFloat fmadd(VFloat a, VFloat b, VFloat c) { return a * b + c; }
 
+#endif
+
+#if defined(__AVX2__)
+// Transposes the 8x8 block r[0..7] (row i in r[i]) in place, on 8-lane
+// vectors at the AVX2 and AVX-512 levels (kernels that gather 8 rows of a
+// plane into lanes: depthwise blocks, Winograd tiles).
+inline void transpose8(__m256 r[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+  r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+  r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+  r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+  r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
 #endif
 
 }  // namespace spindle::kernels::SPINDLE_ISA_NS::simd

@@ -70,10 +70,10 @@ SPINDLE_ISA_DECLARE(void, conv1d_block, (const float* xp, int64_t ldx, int64_t C
                                          int64_t P));
 
 // Winograd F(4x4, 3x3) transforms (winograd.isa.cpp).
-SPINDLE_ISA_DECLARE(int64_t, winograd_input_work, (int64_t TW));
+SPINDLE_ISA_DECLARE(int64_t, winograd_input_work, (int64_t TR, int64_t TW));
 SPINDLE_ISA_DECLARE(void, winograd_input_plane,
                     (const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t ty0, int64_t ty1, int64_t TW,
-                     float* v, int64_t xi_stride, int64_t t0, int64_t nr, int64_t kp, float* work));
+                     float* v, int64_t xi_stride, int64_t nr, int64_t kp, float* work));
 SPINDLE_ISA_DECLARE(int64_t, winograd_output_work, (int64_t TW));
 SPINDLE_ISA_DECLARE(void, winograd_output_row,
                     (const float* o, int64_t xi_stride, int64_t TW, float bias, float* y, int64_t OW, int64_t rows,
@@ -1138,10 +1138,10 @@ class ConvKernel final : public OpKernel {
                        const int64_t n = b / bands, ty0 = (b % bands) * band, ty1 = std::min(TH, ty0 + band);
                        const int64_t tb = (ty1 - ty0) * TW, xi_stride = spread_stride(round_up(tb, NR) * C);
                        float* vb = scratch_floats(1, static_cast<size_t>(36 * xi_stride));
-                       float* work = scratch_floats(0, static_cast<size_t>(input_work_fn(TW)));
+                       float* work = scratch_floats(0, static_cast<size_t>(input_work_fn(ty1 - ty0, TW)));
                        for (int64_t c = 0; c < C; ++c)
                          input_fn(x + (n * C + c) * H * W, H, W, w.pb[1], w.pb[2], ty0, ty1, TW, vb + c * NR,
-                                  xi_stride, 0, NR, kp, work);
+                                  xi_stride, NR, kp, work);
                        zero_tail(vb, xi_stride, tb);
                        for (int64_t m0 = 0; m0 < M; m0 += mt)
                          gemms_and_output(n, ty0, ty1, m0, std::min(M, m0 + mt) - m0, vb, xi_stride);
@@ -1163,11 +1163,11 @@ class ConvKernel final : public OpKernel {
           static_cast<double>(TH) * (kWinogradInputRowWork + kWinogradInputTileWork * static_cast<double>(TW));
       parallel_for(ctx.pool(), 0, planes, grain_for_work(planes, plane_work), fma_cost(plane_work),
                    [&](int64_t i0, int64_t i1) {
-                     float* work = scratch_floats(0, static_cast<size_t>(input_work_fn(TW)));
+                     float* work = scratch_floats(0, static_cast<size_t>(input_work_fn(TH, TW)));
                      for (int64_t i = i0; i < i1; ++i) {
                        const int64_t n = i / C, c = i % C;
                        input_fn(x + ((n0 + n) * C + c) * H * W, H, W, w.pb[1], w.pb[2], 0, TH, TW,
-                                v + n * image_v + c * NR, xi_stride, 0, NR, kp, work);
+                                v + n * image_v + c * NR, xi_stride, NR, kp, work);
                      }
                    });
       // At least kWinogradMinItems blocks where the channels allow: with two

@@ -100,25 +100,6 @@ inline void store_first(float* p, __m256 v, int n) {
   if (n) _mm_store_ss(p, x);
 }
 
-inline void transpose8(__m256 r[8]) {
-  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
-  r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
-  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
-  r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
-  r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
-  r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
-}
-
 // Input row ih of the 8 planes into dst (Wp pixels of 8 lanes): pixel j holds
 // input column j - pl, zero outside the row (or the whole row outside the
 // plane).
@@ -137,7 +118,7 @@ void fill_row(const DwBlockArgs& a, int64_t ih, int64_t Wp, float* dst) {
   for (; c + 8 <= n; c += 8) {
     __m256 r[8];
     for (int l = 0; l < 8; ++l) r[l] = _mm256_loadu_ps(src + l * a.in_plane + c);
-    transpose8(r);
+    simd::transpose8(r);
     for (int j = 0; j < 8; ++j) _mm256_storeu_ps(dst + (lo + c + j) * 8, r[j]);
   }
   if (c < n) {  // the last 1-7 columns: masked loads (nothing read past them), the same transpose
@@ -145,7 +126,7 @@ void fill_row(const DwBlockArgs& a, int64_t ih, int64_t Wp, float* dst) {
     const __m256i mask = tail_mask8(rem);
     __m256 r[8];
     for (int l = 0; l < 8; ++l) r[l] = _mm256_maskload_ps(src + l * a.in_plane + c, mask);
-    transpose8(r);
+    simd::transpose8(r);
     for (int j = 0; j < rem; ++j) _mm256_storeu_ps(dst + (lo + c + j) * 8, r[j]);
   }
 }
@@ -240,14 +221,14 @@ void store_row(const DwBlockArgs& a, int64_t oh, const float* out) {
   for (; c + 8 <= a.OW; c += 8) {
     __m256 r[8];
     for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(out + (c + j) * 8);
-    transpose8(r);
+    simd::transpose8(r);
     for (int l = 0; l < 8; ++l) _mm256_storeu_ps(dst + l * a.out_plane + c, r[l]);
   }
   if (c < a.OW) {  // the last 1-7 pixels: out has room for 8 (its tail is not stored)
     const int rem = static_cast<int>(a.OW - c);
     __m256 r[8];
     for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(out + (c + j) * 8);
-    transpose8(r);
+    simd::transpose8(r);
     for (int l = 0; l < 8; ++l) store_first(dst + l * a.out_plane + c, r[l], rem);
   }
 }

@@ -1,7 +1,9 @@
 // winograd.isa.cpp — the transforms of Winograd F(4x4, 3x3) convolution
 // (conv.cpp's Winograd path), compiled once per ISA level
-// (src/kernels/isa/dispatch.h). The transforms run on simd.h vectors over a
-// row of tiles, one lane per tile, on work rows padded to whole vectors.
+// (src/kernels/isa/dispatch.h). The transforms run on vectors with one lane
+// per tile: the input transform over 8 consecutive tiles of a plane with
+// AVX2 (a row of tiles at the baseline), the output transform over a row of
+// tiles, on work rows padded to whole vectors.
 //
 // A 3x3 stride-1 convolution computes each 4x4 output tile from a 6x6 input
 // patch. With the interpolation points 0, 1, -1, 2, -2 and infinity:
@@ -47,21 +49,31 @@ inline void st(float* p, VFloat v, int w) {
   else simd::store_n(p, v, w);
 }
 
+// The six rows of B^T applied to a[0..5], on any vector type (one lane per
+// tile): every path computes V by this one expression.
+template <class V>
+inline void bt6(const V* a, V* o, V two, V four, V five) {
+  o[0] = four * a[0] - five * a[2] + a[4];
+  o[1] = (a[3] + a[4]) - four * (a[1] + a[2]);
+  o[2] = (a[4] - a[3]) + four * (a[1] - a[2]);
+  o[3] = (a[4] - a[2]) + two * (a[3] - a[1]);
+  o[4] = (a[4] - a[2]) + two * (a[1] - a[3]);
+  o[5] = four * a[1] - five * a[3] + a[5];
+}
+
+#if !defined(__AVX2__)
 // The six rows of B^T applied to d0..d5 (one lane per tile).
 inline void bt_rows(const float* d0, const float* d1, const float* d2, const float* d3, const float* d4,
                     const float* d5, int64_t n, float* const* out) {
   const VFloat two = simd::set1(2.0f), four = simd::set1(4.0f), five = simd::set1(5.0f);
   over_lanes(n, [&](int64_t t, int w) {
-    const VFloat a0 = ld(d0 + t, w), a1 = ld(d1 + t, w), a2 = ld(d2 + t, w), a3 = ld(d3 + t, w);
-    const VFloat a4 = ld(d4 + t, w), a5 = ld(d5 + t, w);
-    st(out[0] + t, four * a0 - five * a2 + a4, w);
-    st(out[1] + t, (a3 + a4) - four * (a1 + a2), w);
-    st(out[2] + t, (a4 - a3) + four * (a1 - a2), w);
-    st(out[3] + t, (a4 - a2) + two * (a3 - a1), w);
-    st(out[4] + t, (a4 - a2) + two * (a1 - a3), w);
-    st(out[5] + t, four * a1 - five * a3 + a5, w);
+    const VFloat a[6] = {ld(d0 + t, w), ld(d1 + t, w), ld(d2 + t, w), ld(d3 + t, w), ld(d4 + t, w), ld(d5 + t, w)};
+    VFloat o[6];
+    bt6(a, o, two, four, five);
+    for (int k = 0; k < 6; ++k) st(out[k] + t, o[k], w);
   });
 }
+#endif
 
 // The four rows of A^T applied to o0..o5.
 inline void at_rows(const float* o0, const float* o1, const float* o2, const float* o3, const float* o4,
@@ -85,18 +97,79 @@ inline int64_t lanes(int64_t TW) { return (TW + simd::kWidth - 1) / simd::kWidth
 
 }  // namespace
 
-// Floats of `work` winograd_input_plane needs for a row of TW tiles.
-int64_t winograd_input_work(int64_t TW) { return 6 * 4 * (lanes(TW) + 1) + 72 * lanes(TW); }
-
 // V of the tiles in tile rows [ty0, ty1) of one input plane x (H x W,
 // padded by pt rows on top and pl columns on the left; outside the input
 // reads 0), written straight into the SGEMM's B panels: the tile at tile
 // row ty, column tx (input row 4 ty - pt, column 4 tx - pl) is column
-// t = t0 + (ty - ty0) TW + tx, and its V[xi] goes to
+// t = (ty - ty0) TW + tx, and its V[xi] goes to
 // v + xi * xi_stride + (t / nr) * kp + t % nr (kp = panel floats: the
-// channels times nr; the caller offsets v by its channel times nr).
+// channels times nr; the caller offsets v by its channel times nr; nr is a
+// multiple of 8).
+#if defined(__AVX2__)
+// Floats of `work` winograd_input_plane needs for TR rows of TW tiles: the
+// zero-padded rows they read, then 6 zero rows.
+int64_t winograd_input_work(int64_t TR, int64_t TW) { return (4 * TR + 8) * (4 * TW + 4); }
+
+// Lanes are 8 consecutive tiles of the plane, across tile rows, so a 14x14
+// plane (4x4 tiles) fills two vectors: the rows the tiles read are copied
+// into a zero-padded plane, each tile's 6x6 patch is loaded one patch row
+// per vector and 8 tiles are transposed into lanes (lane t of vector j =
+// column j of tile t's patch row), and V[xi] of the 8 tiles is one store
+// into a panel. Lanes past the last tile read zero rows and store zeros
+// into the last panel's unused columns.
 void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t ty0, int64_t ty1,
-                          int64_t TW, float* v, int64_t xi_stride, int64_t t0, int64_t nr, int64_t kp, float* work) {
+                          int64_t TW, float* v, int64_t xi_stride, int64_t nr, int64_t kp, float* work) {
+  const int64_t TR = ty1 - ty0, rows = 4 * TR + 2, Wp = 4 * TW + 4;
+  // Row i of the padded plane: input row 4 ty0 - pt + i, column j at j + pl.
+  for (int64_t i = 0; i < rows; ++i) {
+    float* __restrict dst = work + i * Wp;
+    const int64_t ih = 4 * ty0 - pt + i;
+    if (ih < 0 || ih >= H) {
+      for (int64_t j = 0; j < Wp; ++j) dst[j] = 0.0f;
+      continue;
+    }
+    const float* __restrict src = x + ih * W;
+    for (int64_t j = 0; j < pl; ++j) dst[j] = 0.0f;
+    for (int64_t j = 0; j < W; ++j) dst[pl + j] = src[j];
+    for (int64_t j = pl + W; j < Wp; ++j) dst[j] = 0.0f;
+  }
+  float* zero = work + rows * Wp;
+  for (int64_t j = 0; j < 6 * Wp; ++j) zero[j] = 0.0f;
+  const __m256 two = _mm256_set1_ps(2.0f), four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f);
+  const int64_t tiles = TR * TW;
+  int64_t ty = 0, tx = 0;  // of the next tile to place in a lane
+  for (int64_t t0 = 0; t0 < tiles; t0 += 8) {
+    const float* base[8];
+    for (int l = 0; l < 8; ++l) {
+      if (t0 + l < tiles) {
+        base[l] = work + 4 * ty * Wp + 4 * tx;
+        if (++tx == TW) tx = 0, ++ty;
+      } else {
+        base[l] = zero;
+      }
+    }
+    __m256 rt[6][6];  // B^T along patch row r: rt[r][k]
+    for (int64_t r = 0; r < 6; ++r) {
+      __m256 d[8];
+      for (int l = 0; l < 8; ++l) d[l] = _mm256_loadu_ps(base[l] + r * Wp);
+      simd::transpose8(d);
+      bt6(d, rt[r], two, four, five);
+    }
+    float* dst = v + (t0 / nr) * kp + t0 % nr;
+    for (int64_t k = 0; k < 6; ++k) {
+      const __m256 c[6] = {rt[0][k], rt[1][k], rt[2][k], rt[3][k], rt[4][k], rt[5][k]};
+      __m256 o[6];
+      bt6(c, o, two, four, five);
+      for (int64_t i = 0; i < 6; ++i) _mm256_storeu_ps(dst + (6 * i + k) * xi_stride, o[i]);
+    }
+  }
+}
+#else
+// Floats of `work` winograd_input_plane needs for TR rows of TW tiles.
+int64_t winograd_input_work(int64_t /*TR*/, int64_t TW) { return 6 * 4 * (lanes(TW) + 1) + 72 * lanes(TW); }
+
+void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t ty0, int64_t ty1,
+                          int64_t TW, float* v, int64_t xi_stride, int64_t nr, int64_t kp, float* work) {
   const int64_t S = lanes(TW);
   const int64_t Q = S + 1;   // columns of a phase row: tile tx reads q = tx and tx + 1
   float* phase = work;       // [6 rows][4 phases][Q]: phase p, entry q = padded column 4 q + p
@@ -107,6 +180,7 @@ void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int6
   const int64_t qb = W - 4 + pl >= 0 ? std::int64_t((W - 4 + pl) / 4 + 1) : 0;
   const int64_t lo = qa < Q ? qa : Q, hi = qb < lo ? lo : (qb < Q ? qb : Q);
   for (int64_t ty = ty0; ty < ty1; ++ty) {
+    // Lanes are the tiles of one tile row.
     // The phases of all six rows first, then B^T along them: the vector
     // loads of a phase row then come well after its scalar stores (a load
     // right behind them waits for each store to forward).
@@ -153,7 +227,7 @@ void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int6
     }
     // Into the panels: runs of consecutive columns within one panel, each
     // found once and copied for all 36 V[xi].
-    for (int64_t j = 0, t = t0 + (ty - ty0) * TW; j < TW;) {
+    for (int64_t j = 0, t = (ty - ty0) * TW; j < TW;) {
       const int64_t o = t % nr, len = nr - o < TW - j ? nr - o : TW - j;
       float* dst = v + (t / nr) * kp + o;
       for (int64_t xi = 0; xi < 36; ++xi) {
@@ -166,6 +240,8 @@ void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int6
     }
   }
 }
+
+#endif
 
 // Floats of `work` winograd_output_row needs for a row of TW tiles.
 int64_t winograd_output_work(int64_t TW) { return 40 * lanes(TW); }
