@@ -25,6 +25,37 @@
 
 namespace spindle::kernels::SPINDLE_ISA_NS::simd {
 
+#if defined(__AVX2__)
+// 8-lane helpers at the AVX2 and AVX-512 levels, for kernels that work on
+// 8 lanes at both.
+
+// Lanes [0, n) of a mask (n in 0..8).
+inline __m256i tail_mask8(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// Transposes the 8x8 block r[0..7] (row i in r[i]) in place (kernels that
+// gather 8 rows of a plane into lanes: depthwise blocks, Winograd tiles).
+inline void transpose8(__m256 r[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+  r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+  r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+  r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+  r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+#endif
+
 #if defined(__AVX512F__)
 
 constexpr int kWidth = 16;
@@ -45,10 +76,7 @@ using VFloat = __m256;
 inline VFloat set1(float v) { return _mm256_set1_ps(v); }
 inline VFloat load(const float* p) { return _mm256_loadu_ps(p); }
 inline void store(float* p, VFloat v) { _mm256_storeu_ps(p, v); }
-inline __m256i tail_mask(int n) {
-  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
-}
+inline __m256i tail_mask(int n) { return tail_mask8(n); }
 inline VFloat load_n(const float* p, int n) { return _mm256_maskload_ps(p, tail_mask(n)); }
 inline void store_n(float* p, VFloat v, int n) { _mm256_maskstore_ps(p, tail_mask(n), v); }
 inline VFloat fmadd(VFloat a, VFloat b, VFloat c) { return _mm256_fmadd_ps(a, b, c); }
@@ -85,28 +113,5 @@ inline VFloat fmadd(VFloat a, VFloat b, VFloat c) { return a * b + c; }
 
 #endif
 
-#if defined(__AVX2__)
-// Transposes the 8x8 block r[0..7] (row i in r[i]) in place, on 8-lane
-// vectors at the AVX2 and AVX-512 levels (kernels that gather 8 rows of a
-// plane into lanes: depthwise blocks, Winograd tiles).
-inline void transpose8(__m256 r[8]) {
-  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
-  r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
-  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
-  r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
-  r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
-  r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
-}
-#endif
 
 }  // namespace spindle::kernels::SPINDLE_ISA_NS::simd

@@ -76,11 +76,6 @@ namespace spindle::kernels::SPINDLE_ISA_NS {
 #if defined(__AVX2__)
 namespace {
 
-// Lanes [0, n) of a mask (n in 0..8).
-inline __m256i tail_mask8(int n) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 // The first n (1..7) floats of v at p, in 4 / 2 / 1-float stores (a masked
 // store is microcoded on some cores).
 inline void store_first(float* p, __m256 v, int n) {
@@ -123,7 +118,7 @@ void fill_row(const DwBlockArgs& a, int64_t ih, int64_t Wp, float* dst) {
   }
   if (c < n) {  // the last 1-7 columns: masked loads (nothing read past them), the same transpose
     const int rem = static_cast<int>(n - c);
-    const __m256i mask = tail_mask8(rem);
+    const __m256i mask = simd::tail_mask8(rem);
     __m256 r[8];
     for (int l = 0; l < 8; ++l) r[l] = _mm256_maskload_ps(src + l * a.in_plane + c, mask);
     simd::transpose8(r);

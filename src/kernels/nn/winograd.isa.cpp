@@ -107,8 +107,8 @@ inline int64_t lanes(int64_t TW) { return (TW + simd::kWidth - 1) / simd::kWidth
 // multiple of 8).
 #if defined(__AVX2__)
 // Floats of `work` winograd_input_plane needs for TR rows of TW tiles: the
-// zero-padded rows they read, then 6 zero rows.
-int64_t winograd_input_work(int64_t TR, int64_t TW) { return (4 * TR + 8) * (4 * TW + 4); }
+// zero-padded rows they read, then 6 zero rows and 8 floats of slack.
+int64_t winograd_input_work(int64_t TR, int64_t TW) { return (4 * TR + 8) * (4 * TW + 4) + 8; }
 
 // Lanes are 8 consecutive tiles of the plane, across tile rows, so a 14x14
 // plane (4x4 tiles) fills two vectors: the rows the tiles read are copied
@@ -119,24 +119,32 @@ int64_t winograd_input_work(int64_t TR, int64_t TW) { return (4 * TR + 8) * (4 *
 // into the last panel's unused columns.
 void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t ty0, int64_t ty1,
                           int64_t TW, float* v, int64_t xi_stride, int64_t nr, int64_t kp, float* work) {
-  const int64_t TR = ty1 - ty0, rows = 4 * TR + 2, Wp = 4 * TW + 4;
+  const int64_t TR = ty1 - ty0, rows = 4 * TR + 2, Wp = 4 * TW + 4, tiles = TR * TW;
   // Row i of the padded plane: input row 4 ty0 - pt + i, column j at j + pl.
+  // Written in whole vectors (short loops of scalar zeros become memset
+  // calls): a row's last stores run up to 8 floats into the next row, which
+  // is written after it (the buffer has 8 floats of slack at its end).
+  const __m256 zv = _mm256_setzero_ps();
   for (int64_t i = 0; i < rows; ++i) {
-    float* __restrict dst = work + i * Wp;
+    float* dst = work + i * Wp;
     const int64_t ih = 4 * ty0 - pt + i;
-    if (ih < 0 || ih >= H) {
-      for (int64_t j = 0; j < Wp; ++j) dst[j] = 0.0f;
-      continue;
+    int64_t j = 0;  // next padded column to write
+    if (ih >= 0 && ih < H) {
+      const float* src = x + ih * W;
+      for (; j < pl; j += 8) _mm256_storeu_ps(dst + j, zv);
+      int64_t c = 0;
+      for (; c + 8 <= W; c += 8) _mm256_storeu_ps(dst + pl + c, _mm256_loadu_ps(src + c));
+      // The last W - c (< 8) columns, zeros after them.
+      _mm256_storeu_ps(dst + pl + c, _mm256_maskload_ps(src + c, simd::tail_mask8(static_cast<int>(W - c))));
+      j = pl + c + 8;
     }
-    const float* __restrict src = x + ih * W;
-    for (int64_t j = 0; j < pl; ++j) dst[j] = 0.0f;
-    for (int64_t j = 0; j < W; ++j) dst[pl + j] = src[j];
-    for (int64_t j = pl + W; j < Wp; ++j) dst[j] = 0.0f;
+    for (; j < Wp; j += 8) _mm256_storeu_ps(dst + j, zv);
   }
+  // Six zero rows for the lanes past the last tile.
   float* zero = work + rows * Wp;
-  for (int64_t j = 0; j < 6 * Wp; ++j) zero[j] = 0.0f;
+  if (tiles % 8 != 0)
+    for (int64_t j = 0; j < 6 * Wp; j += 8) _mm256_storeu_ps(zero + j, zv);
   const __m256 two = _mm256_set1_ps(2.0f), four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f);
-  const int64_t tiles = TR * TW;
   int64_t ty = 0, tx = 0;  // of the next tile to place in a lane
   for (int64_t t0 = 0; t0 < tiles; t0 += 8) {
     const float* base[8];
