@@ -75,9 +75,9 @@ SPINDLE_ISA_DECLARE(void, winograd_input_plane,
                     (const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t ty0, int64_t ty1, int64_t TW,
                      float* v, int64_t xi_stride, int64_t nr, int64_t kp, float* work));
 SPINDLE_ISA_DECLARE(int64_t, winograd_output_work, (int64_t TW));
-SPINDLE_ISA_DECLARE(void, winograd_output_row,
-                    (const float* o, int64_t xi_stride, int64_t TW, float bias, float* y, int64_t OW, int64_t rows,
-                     float* work));
+SPINDLE_ISA_DECLARE(void, winograd_output_plane,
+                    (const float* o, int64_t xi_stride, int64_t TR, int64_t TW, float bias, float* y, int64_t rows,
+                     int64_t OW, float* work));
 SPINDLE_ISA_DECLARE(void, winograd_weights, (const float* w, int64_t M, int64_t C, float* u));
 
 namespace spindle::kernels::nn {
@@ -1059,7 +1059,7 @@ class ConvKernel final : public OpKernel {
                     int64_t C, int64_t M, const Window3& w, const Epilogue& ep) const {
     static const auto input_fn = SPINDLE_ISA_SELECT(winograd_input_plane);
     static const auto input_work_fn = SPINDLE_ISA_SELECT(winograd_input_work);
-    static const auto output_fn = SPINDLE_ISA_SELECT(winograd_output_row);
+    static const auto output_fn = SPINDLE_ISA_SELECT(winograd_output_plane);
     static const auto output_work_fn = SPINDLE_ISA_SELECT(winograd_output_work);
     static const auto weights_fn = SPINDLE_ISA_SELECT(winograd_weights);
     const int64_t H = w.in[1], W = w.in[2], OH = w.out[1], OW = w.out[2], P = OH * OW;
@@ -1115,9 +1115,7 @@ class ConvKernel final : public OpKernel {
       const int64_t oy0 = 4 * ty0, oy1 = std::min(OH, 4 * ty1);
       for (int64_t m = 0; m < mm; ++m) {
         float* ym = y + (n * M + m0 + m) * P;
-        for (int64_t ty = ty0; ty < ty1; ++ty)
-          output_fn(o + m * tb + (ty - ty0) * TW, os, TW, bias ? bias[m0 + m] : 0.0f, ym + 4 * ty * OW, OW,
-                    std::min<int64_t>(4, OH - 4 * ty), work);
+        output_fn(o + m * tb, os, ty1 - ty0, TW, bias ? bias[m0 + m] : 0.0f, ym + oy0 * OW, oy1 - oy0, OW, work);
         if (!ep.empty()) ep.run(ym + oy0 * OW, (oy1 - oy0) * OW);
       }
     };

@@ -24,6 +24,7 @@
 // Every element is computed by the same expression wherever its tile sits,
 // so the result depends on the shapes only, never on how the caller splits
 // the work.
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/isa/simd.h"
@@ -75,20 +76,31 @@ inline void bt_rows(const float* d0, const float* d1, const float* d2, const flo
 }
 #endif
 
+// The four rows of A^T applied to a[0..5], on any vector type: every path
+// computes Y by this one expression.
+template <class V>
+inline void at4(const V* a, V* o, V two, V four, V eight) {
+  const V s12 = a[1] + a[2], d12 = a[1] - a[2];
+  const V s34 = a[3] + a[4], d34 = a[3] - a[4];
+  o[0] = a[0] + s12 + s34;
+  o[1] = d12 + two * d34;
+  o[2] = s12 + four * s34;
+  o[3] = d12 + eight * d34 + a[5];
+}
+
+#if !defined(__AVX2__)
 // The four rows of A^T applied to o0..o5.
 inline void at_rows(const float* o0, const float* o1, const float* o2, const float* o3, const float* o4,
                     const float* o5, int64_t n, float* const* out) {
   const VFloat two = simd::set1(2.0f), four = simd::set1(4.0f), eight = simd::set1(8.0f);
   over_lanes(n, [&](int64_t t, int w) {
-    const VFloat s12 = ld(o1 + t, w) + ld(o2 + t, w), d12 = ld(o1 + t, w) - ld(o2 + t, w);
-    const VFloat s34 = ld(o3 + t, w) + ld(o4 + t, w), d34 = ld(o3 + t, w) - ld(o4 + t, w);
-    st(out[0] + t, ld(o0 + t, w) + s12 + s34, w);
-    st(out[1] + t, d12 + two * d34, w);
-    st(out[2] + t, s12 + four * s34, w);
-    st(out[3] + t, d12 + eight * d34 + ld(o5 + t, w), w);
+    const VFloat a[6] = {ld(o0 + t, w), ld(o1 + t, w), ld(o2 + t, w), ld(o3 + t, w), ld(o4 + t, w), ld(o5 + t, w)};
+    VFloat y[4];
+    at4(a, y, two, four, eight);
+    for (int k = 0; k < 4; ++k) st(out[k] + t, y[k], w);
   });
 }
-
+#endif
 
 // Row length of the work arrays: TW rounded up to whole vectors, so the
 // transforms run on full vectors only (the extra lanes are computed and
@@ -251,15 +263,74 @@ void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int6
 
 #endif
 
-// Floats of `work` winograd_output_row needs for a row of TW tiles.
-int64_t winograd_output_work(int64_t TW) { return 40 * lanes(TW); }
+// One output channel's TR rows of TW tiles: o[xi * xi_stride + t] holds
+// O[xi] of tile t = ty TW + tx (read in whole vectors: up to 16 floats past
+// the last tile must be readable); the tile's outputs plus `bias` go to
+// rows 4 ty .. 4 ty + 3 below `rows` and columns 4 tx .. 4 tx + 3 below OW
+// of y (row stride OW).
+#if defined(__AVX2__)
+// Floats of `work` winograd_output_plane needs (none: the tiles stay in
+// registers).
+int64_t winograd_output_work(int64_t /*TW*/) { return 0; }
 
-// One output channel's row of TW tiles: o[xi * xi_stride + tx] holds O[xi]
-// (read in whole vectors: up to lanes(TW) floats past each row's start
-// must be readable)
-// of tile tx; the tile's outputs plus `bias` go to y rows 0..rows-1 (rows
-// <= 4, row stride OW), columns 4 tx .. 4 tx + 3 below OW.
-void winograd_output_row(const float* o, int64_t xi_stride, int64_t TW, float bias, float* y, int64_t OW,
+// Lanes are 8 consecutive tiles, as in the input transform: A^T O A of 8
+// tiles, then 4x4 transposes within each 128-bit half turn the 4 vectors of
+// an output row i' (k' = 0..3) into each tile's 4 floats.
+void winograd_output_plane(const float* o, int64_t xi_stride, int64_t TR, int64_t TW, float bias, float* y,
+                           int64_t rows, int64_t OW, float* /*work*/) {
+  const __m256 two = _mm256_set1_ps(2.0f), four = _mm256_set1_ps(4.0f), eight = _mm256_set1_ps(8.0f);
+  const __m256 bv = _mm256_set1_ps(bias);
+  const int64_t tiles = TR * TW;
+  int64_t ty = 0, tx = 0;  // of the group's first tile
+  for (int64_t t0 = 0; t0 < tiles; t0 += 8) {
+    __m256 z[6][4];  // A^T along tile row i: z[i][k']
+    for (int64_t i = 0; i < 6; ++i) {
+      __m256 a[6];
+      for (int64_t k = 0; k < 6; ++k) a[k] = _mm256_loadu_ps(o + (6 * i + k) * xi_stride + t0);
+      at4(a, z[i], two, four, eight);
+    }
+    __m256 yt[4][4];  // outputs: yt[i'][k']
+    for (int64_t k = 0; k < 4; ++k) {
+      const __m256 c[6] = {z[0][k], z[1][k], z[2][k], z[3][k], z[4][k], z[5][k]};
+      __m256 r[4];
+      at4(c, r, two, four, eight);
+      for (int64_t i = 0; i < 4; ++i) yt[i][k] = r[i];
+    }
+    const int n = static_cast<int>(std::min<int64_t>(8, tiles - t0));
+    for (int64_t i = 0; i < 4; ++i) {
+      const __m256 a0 = yt[i][0] + bv, a1 = yt[i][1] + bv, a2 = yt[i][2] + bv, a3 = yt[i][3] + bv;
+      const __m256 t0l = _mm256_unpacklo_ps(a0, a1), t0h = _mm256_unpackhi_ps(a0, a1);
+      const __m256 t1l = _mm256_unpacklo_ps(a2, a3), t1h = _mm256_unpackhi_ps(a2, a3);
+      // Lane l of the group: half l / 4 of q[l % 4].
+      const __m256 q[4] = {_mm256_shuffle_ps(t0l, t1l, 0x44), _mm256_shuffle_ps(t0l, t1l, 0xEE),
+                           _mm256_shuffle_ps(t0h, t1h, 0x44), _mm256_shuffle_ps(t0h, t1h, 0xEE)};
+      int64_t ry = ty, rx = tx;
+      for (int l = 0; l < n; ++l) {
+        const int64_t oy = 4 * ry + i;
+        if (oy < rows) {
+          const __m128 v = l < 4 ? _mm256_castps256_ps128(q[l]) : _mm256_extractf128_ps(q[l - 4], 1);
+          float* dst = y + oy * OW + 4 * rx;
+          const int64_t cols = OW - 4 * rx;
+          if (cols >= 4) {
+            _mm_storeu_ps(dst, v);
+          } else {
+            alignas(16) float f[4];
+            _mm_store_ps(f, v);
+            for (int64_t c = 0; c < cols; ++c) dst[c] = f[c];
+          }
+        }
+        if (++rx == TW) rx = 0, ++ry;
+      }
+    }
+    for (int l = 0; l < n; ++l)
+      if (++tx == TW) tx = 0, ++ty;
+  }
+}
+#else
+namespace {
+
+// One row of TW tiles (o[xi * xi_stride + tx]) into y rows 0..rows-1.
+void output_row(const float* o, int64_t xi_stride, int64_t TW, float bias, float* y, int64_t OW,
                          int64_t rows, float* work) {
   const int64_t S = lanes(TW);
   float* z = work;            // [6 i][4 k'][S]: A^T along the row
@@ -292,6 +363,17 @@ void winograd_output_row(const float* o, int64_t xi_stride, int64_t TW, float bi
     for (int64_t ox = 4 * full; ox < OW; ++ox) yr[ox] = yt[(i * 4 + ox % 4) * S + full] + bias;
   }
 }
+
+}  // namespace
+
+int64_t winograd_output_work(int64_t TW) { return 40 * lanes(TW); }
+
+void winograd_output_plane(const float* o, int64_t xi_stride, int64_t TR, int64_t TW, float bias, float* y,
+                           int64_t rows, int64_t OW, float* work) {
+  for (int64_t ty = 0; ty < TR; ++ty)
+    output_row(o + ty * TW, xi_stride, TW, bias, y + 4 * ty * OW, OW, std::min<int64_t>(4, rows - 4 * ty), work);
+}
+#endif
 
 // U = G g G^T of each 3x3 filter w[m][c] (M x C filters of 9 floats), stored
 // as u[xi][m][c] (36 matrices of M x C).
