@@ -3,7 +3,8 @@
 // alpha / beta; pre-packed operands, bias and activation epilogues equal to
 // the plain path bit for bit; Conv / Gemm / MatMul with constant weights
 // packed at creation or not (NodeInfo::prepack) bitwise equal; bitwise
-// identical results for 1, 2 and 3 threads; blocks of 1..3 rows (the
+// identical results for 1, 2 and 3 threads; a residual added at the store;
+// blocks of 1..3 rows (the
 // multi-panel path) equal to the same rows of a full tile bitwise; the baseline and AVX2 levels'
 // micro-kernels called directly, and the whole reference test re-run in a
 // child process with SPINDLE_ISA=baseline.
@@ -216,6 +217,45 @@ TEST(Sgemm, StoreTimeReluAndClipEqualTheActivationPass) {
       if (m > 1) EXPECT_TRUE(std::isnan(got[n])) << "a NaN sum stays NaN";
     }
   }
+}
+
+// A residual R (a Conv's fused Add) is added by the micro-kernel as it
+// stores the last k block, before the activation: the result equals the
+// sums, then + R, then Activation's pass, bit for bit, on every store path
+// (full tiles, row edges of 1..3 rows and wider, blocks of 1..3 rows, one or
+// two tail columns as matrix-vector products, a ragged last tile narrower
+// and wider than a vector), with three k blocks, a packed B, and C and R
+// rows padded past n (ldc > n).
+TEST(Sgemm, StoreTimeResidualEqualsTheAddThenTheActivation) {
+  const int64_t MR = kernels::nn::sgemm_mr(), NR = kernels::nn::sgemm_nr();
+  const int64_t k = 700;
+  Activation relu, sigmoid;
+  relu.kind = Activation::kRelu;
+  sigmoid.kind = Activation::kSigmoid;
+  const Activation* const acts[] = {nullptr, &relu, &sigmoid};
+  for (int64_t m : {int64_t{1}, int64_t{3}, MR, MR + 2, 2 * MR + 5})
+    for (int64_t n : {NR, 3 * NR + 1, 3 * NR + 2, 2 * NR + 5, 2 * NR + NR / 2 + 3})
+      for (const Activation* act : acts)
+        for (bool packed : {false, true}) {
+          const int64_t ldc = n + 3;
+          const auto a = random_floats(m * k, 41), b = random_floats(k * n, 42), bias = random_floats(m, 43);
+          const auto r = random_floats(m * ldc, 44);
+          const PackedMatrix pb = PackedMatrix::pack_b(false, n, k, b.data(), n);
+          SgemmExtras plain{.row_bias = bias.data()};
+          if (packed) plain.packed_b = pb.panel(0);
+          SgemmExtras fused = plain;
+          fused.residual = r.data();
+          fused.act = act;
+          std::vector<float> want(m * ldc, 0.0f), got(m * ldc, 0.0f);
+          sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, want.data(), ldc, plain);
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) want[i * ldc + j] += r[i * ldc + j];
+            if (act) act->apply(&want[i * ldc], n);
+          }
+          sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, got.data(), ldc, fused);
+          ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)))
+              << m << " x " << n << (act == &relu ? ", Relu" : act ? ", Sigmoid" : "") << (packed ? ", packed B" : "");
+        }
 }
 
 // Blocks of 1..3 rows (FC layers at small batch, row edges) run several B

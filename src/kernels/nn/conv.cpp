@@ -43,9 +43,10 @@
 // Blocks: (batch, group, output-channel tile, column tile) for the GEMM paths
 // and (plane, band of output rows) for depthwise; all chosen from the shape
 // alone, so results do not depend on the thread count. The bias starts the
-// SGEMM's accumulators and the activation runs on each cache block of the
-// output right after its last k block (SgemmExtras); with a residual, the
-// block gets R added and then the activation, right after its SGEMM.
+// SGEMM's accumulators; the residual and a Relu / Clip are applied by the
+// micro-kernel as it stores each finished tile, other activations on each
+// cache block of the output right after its last k block (SgemmExtras).
+// Other paths add R and apply the activation to each finished block.
 #include <array>
 #include <cstring>
 #include <mutex>
@@ -92,8 +93,6 @@ struct Epilogue {
   const Activation* act = nullptr;
 
   bool empty() const { return !res && !act; }
-  // The SGEMM applies the activation itself when there is no residual.
-  const Activation* sgemm_act() const { return res ? nullptr : act; }
   // Block p[0, n) of the output.
   void run(float* p, int64_t n) const {
     if (res) {
@@ -103,11 +102,11 @@ struct Epilogue {
     }
     if (act) act->apply(p, n);
   }
-  // Rows of a GEMM block (rows x cols, leading dimension ld), after an SGEMM
-  // that applied sgemm_act().
-  void run_rows(float* p, int64_t rows, int64_t cols, int64_t ld) const {
-    if (!res) return;
-    for (int64_t i = 0; i < rows; ++i) run(p + i * ld, cols);
+  // The SGEMM extras of a GEMM block whose output starts at p: the SGEMM
+  // adds R and applies the activation as it stores each finished tile.
+  void to_sgemm(const float* p, SgemmExtras& ex) const {
+    ex.residual = res ? res + (p - y) : nullptr;
+    ex.act = act;
   }
 };
 
@@ -885,7 +884,7 @@ class ConvKernel final : public OpKernel {
         SgemmExtras ex;
         ex.packed_a = packed ? packed_w_.panel(m0, g) : nullptr;
         ex.row_bias = bias ? bias + g * Mg + m0 : nullptr;
-        ex.act = ep.sgemm_act();
+        ep.to_sgemm(yb, ex);
         const float* a = wd + (g * Mg + m0) * K;
         if (pointwise && taps_pointwise) {
           // B read in place through one pointer per input plane; the last
@@ -914,7 +913,6 @@ class ConvKernel final : public OpKernel {
           ex.packed_b = col;
           sgemm(false, false, m1 - m0, len, K, 1.0f, a, K, nullptr, 0, 0.0f, yb, P, ex);
         }
-        ep.run_rows(yb, m1 - m0, len, P);
       }
     });
   }
@@ -1257,11 +1255,10 @@ class ConvKernel final : public OpKernel {
                      ex.packed_a = packed ? packed_w_.panel(m0, g) : nullptr;
                      ex.packed_b = panels + ng * per_ng + (p0 / NR) * K * NR;
                      ex.row_bias = bias ? bias + g * Mg + m0 : nullptr;
-                     ex.act = ep.sgemm_act();
                      float* yb = y + (n * M + g * Mg + m0) * P + p0;
+                     ep.to_sgemm(yb, ex);
                      sgemm(false, false, m1 - m0, p1 - p0, K, 1.0f, wd + (g * Mg + m0) * K, K, nullptr, 0, 0.0f, yb,
                            P, ex);
-                     ep.run_rows(yb, m1 - m0, p1 - p0, P);
                    }
                  });
   }

@@ -96,6 +96,8 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float al
       const float v = x.row_bias ? x.row_bias[i] : 0.0f;
       if (beta == 0.0f) std::fill(row, row + n, v);
       else if (x.row_bias) for (int64_t j = 0; j < n; ++j) row[j] += v;
+      if (x.residual)
+        for (int64_t j = 0; j < n; ++j) row[j] += x.residual[i * ldc + j];
       if (x.act) x.act->apply(row, n);
     }
     return;
@@ -139,6 +141,7 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float al
         blk.m = mc;
         blk.c = c + ic * ldc + jc;
         blk.row_bias = pc == 0 && x.row_bias && beta == 0.0f ? x.row_bias + ic : nullptr;
+        blk.res = last_k && x.residual ? x.residual + ic * ldc + jc : nullptr;
         if (last_k && clamp) {
           blk.clamp = true;
           blk.lo = x.act->kind == Activation::kRelu ? 0.0f : x.act->a;

@@ -71,7 +71,11 @@ struct SgemmExtras {
   // B's rows transformed as they are packed (B not transposed and packed by
   // the call: a per-channel Mul or BatchNormalization folded into a 1x1 Conv)
   SgemmRowAffine b_rows;
-  const Activation* act = nullptr;  // applied to C after the product and the bias
+  // Added to C after the product and the bias, before the activation (a
+  // Conv's fused residual Add): R's element of C[i][j] at residual[i * ldc +
+  // j], added as each block's last k block is stored.
+  const float* residual = nullptr;
+  const Activation* act = nullptr;  // applied to C after the product, the bias and the residual
 };
 
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float alpha, const float* a, int64_t lda,

@@ -101,13 +101,21 @@ constexpr bool kColumnEdge = false;  // a vector holds one row
 
 constexpr int kNV = 2;  // vectors per row of a micro-tile
 
-// The store-time clamp of SgemmBlock: max then min with the bound first, so
-// a NaN sum stays NaN and -0 stays -0, as Activation's Relu / Clip pass
-// (v < lo ? lo : v, then v > hi ? hi : v) leaves them.
-struct Clamp {
+// What happens to a finished sum as it is stored (the last k block of a
+// GEMM): the residual added (R at res, row stride ldr, located by the
+// element's offset from the tile's first), then the clamp of SgemmBlock: max
+// then min with the bound first, so a NaN sum stays NaN and -0 stays -0, as
+// Activation's Relu / Clip pass (v < lo ? lo : v, then v > hi ? hi : v)
+// leaves them. The order is the unfused one: act(bias + sum + R).
+struct Finish {
   bool on = false;
   float lo = 0.0f, hi = 0.0f;
-  SG_INLINE Vec operator()(Vec v) const { return on ? vmin(vset1(hi), vmax(vset1(lo), v)) : v; }
+  const float* res = nullptr;
+  int64_t ldr = 0;
+  SG_INLINE Vec operator()(Vec v, int64_t i, int64_t j) const {
+    if (res) v = v + vload(res + i * ldr + j);
+    return on ? vmin(vset1(hi), vmax(vset1(lo), v)) : v;
+  }
 };
 constexpr int kNR = kNV * kW;
 
@@ -134,7 +142,7 @@ struct TapRows {
 
 template <int R, int NV = kNV, class Rows = PanelRows>
 SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, Rows rows, float* c, int64_t ldc, bool accumulate,
-                          const float* row_bias, Clamp clamp = {}) {
+                          const float* row_bias, Finish fin = {}) {
   Vec acc[R][NV];
   if (accumulate) {
 #pragma GCC unroll 16
@@ -170,7 +178,7 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, Rows rows, flo
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) vstore(c + i * ldc + v * kW, clamp(acc[i][v]));
+    for (int v = 0; v < NV; ++v) vstore(c + i * ldc + v * kW, fin(acc[i][v], i, v * kW));
 }
 
 // micro_tile<rows> for a run-time rows in [1, MR]: a row edge (and M = 1,
@@ -179,11 +187,11 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, Rows rows, flo
 // row falls in a panel.
 template <int R = kMR, int NV = kNV, class Rows = PanelRows>
 SG_INLINE void micro_rows(int rows, int64_t kc, const float* pa, Rows b, float* c, int64_t ldc, bool accumulate,
-                          const float* row_bias, Clamp clamp = {}) {
+                          const float* row_bias, Finish fin = {}) {
   if constexpr (R > 1) {
-    if (rows < R) return micro_rows<R - 1, NV, Rows>(rows, kc, pa, b, c, ldc, accumulate, row_bias, clamp);
+    if (rows < R) return micro_rows<R - 1, NV, Rows>(rows, kc, pa, b, c, ldc, accumulate, row_bias, fin);
   }
-  micro_tile<R, NV, Rows>(kc, pa, b, c, ldc, accumulate, row_bias, clamp);
+  micro_tile<R, NV, Rows>(kc, pa, b, c, ldc, accumulate, row_bias, fin);
 }
 
 // Few rows (M = 1..3: FC layers at small batch, a row edge of 1..3 rows):
@@ -194,7 +202,7 @@ SG_INLINE void micro_rows(int rows, int64_t kc, const float* pa, Rows b, float* 
 // increasing k), so the result is the same as through micro_tile.
 template <int R, int P>
 SG_INLINE void micro_wide(int64_t kc, const float* __restrict pa, const float* __restrict pb, int64_t pb_stride,
-                          float* c, int64_t ldc, bool accumulate, const float* row_bias, Clamp clamp) {
+                          float* c, int64_t ldc, bool accumulate, const float* row_bias, Finish fin) {
   constexpr int kV = P * kNV;
   Vec acc[R][kV];
 #pragma GCC unroll 4
@@ -221,7 +229,15 @@ SG_INLINE void micro_wide(int64_t kc, const float* __restrict pa, const float* _
 #pragma GCC unroll 4
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
-    for (int v = 0; v < kV; ++v) vstore(c + i * ldc + (v / kNV) * kNR + (v % kNV) * kW, clamp(acc[i][v]));
+    for (int v = 0; v < kV; ++v) {
+      const int64_t j = (v / kNV) * kNR + (v % kNV) * kW;
+      vstore(c + i * ldc + j, fin(acc[i][v], i, j));
+    }
+}
+
+// The Finish of blk's tile at row i0, column j0.
+SG_INLINE Finish finish(const SgemmBlock& blk, int64_t i0, int64_t j0) {
+  return Finish{blk.clamp, blk.lo, blk.hi, blk.res ? blk.res + i0 * blk.ldc + j0 : nullptr, blk.ldc};
 }
 
 // The columns of a block of R <= 3 rows in groups of P full panels; returns
@@ -231,7 +247,7 @@ int64_t wide_columns(const SgemmBlock& blk) {
   int64_t j0 = 0;
   for (; j0 + P * kNR <= blk.n; j0 += P * kNR)
     micro_wide<R, P>(blk.kc, blk.pa, blk.pb + (j0 / kNR) * blk.pb_stride, blk.pb_stride, blk.c + j0, blk.ldc,
-                     blk.accumulate, blk.row_bias, Clamp{blk.clamp, blk.lo, blk.hi});
+                     blk.accumulate, blk.row_bias, finish(blk, 0, j0));
   return j0;
 }
 
@@ -264,7 +280,7 @@ constexpr int64_t kEdgeColumns = 2;
 constexpr int kEdgePanels = 4;
 
 template <int P>
-SG_INLINE void column_panels(const SgemmBlock& blk, int64_t i0, int64_t j, Clamp clamp) {
+SG_INLINE void column_panels(const SgemmBlock& blk, int64_t i0, int64_t j) {
   const float* pb = blk.pb + (j / kNR) * blk.pb_stride + j % kNR;
   const int64_t kc = blk.kc;
   alignas(64) float col[kMR > kW ? kMR : kW];
@@ -301,16 +317,22 @@ SG_INLINE void column_panels(const SgemmBlock& blk, int64_t i0, int64_t j, Clamp
   for (int p = 0; p < P; ++p) {
     const int64_t r0 = i0 + p * kMR, rows = blk.m - r0 < kMR ? blk.m - r0 : kMR;
     alignas(64) float out[kMR > kW ? kMR : kW];
-    vstore(out, clamp(acc[p]));
+    // The column's residual gathered into the lanes of its rows.
+    Finish fin{blk.clamp, blk.lo, blk.hi, nullptr, 0};
+    if (blk.res) {
+      for (int64_t i = 0; i < kW; ++i) out[i] = i < rows ? blk.res[(r0 + i) * blk.ldc + j] : 0.0f;
+      fin.res = out;
+    }
+    vstore(out, fin(acc[p], 0, 0));
     for (int64_t i = 0; i < rows; ++i) blk.c[(r0 + i) * blk.ldc + j] = out[i];
   }
 }
 
-void column_edge(const SgemmBlock& blk, int64_t j, Clamp clamp) {
+void column_edge(const SgemmBlock& blk, int64_t j) {
   const int64_t panels = (blk.m + kMR - 1) / kMR;
   int64_t q = 0;
-  for (; q + kEdgePanels <= panels; q += kEdgePanels) column_panels<kEdgePanels>(blk, q * kMR, j, clamp);
-  for (; q < panels; ++q) column_panels<1>(blk, q * kMR, j, clamp);
+  for (; q + kEdgePanels <= panels; q += kEdgePanels) column_panels<kEdgePanels>(blk, q * kMR, j);
+  for (; q < panels; ++q) column_panels<1>(blk, q * kMR, j);
 }
 
 constexpr int64_t kWideRows = 3;  // blocks (and row edges) of at most this many rows run micro_wide
@@ -332,10 +354,10 @@ void sgemm_block(const SgemmBlock& blk) {
     edge.pa = blk.pa + (full / kMR) * blk.pa_stride;
     edge.c = blk.c + full * blk.ldc;
     edge.row_bias = blk.row_bias ? blk.row_bias + full : nullptr;
+    edge.res = blk.res ? blk.res + full * blk.ldc : nullptr;
     sgemm_block(edge);
     m = full;
   }
-  const Clamp clamp{blk.clamp, blk.lo, blk.hi};
   const int64_t tail = (n - j_first) % kNR;
   const int64_t n_tiles = kColumnEdge && tail <= kEdgeColumns ? n - tail : n;
   alignas(64) float tile[kMR * kNR];
@@ -349,25 +371,35 @@ void sgemm_block(const SgemmBlock& blk) {
       const float* bias = blk.row_bias ? blk.row_bias + i0 : nullptr;
       if (nr == kNR) {
         prefetch_next_tile(c, blk.ldc, mr);
-        if (mr == kMR) micro_tile<kMR>(kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, clamp);
-        else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, clamp);
+        const Finish fin = finish(blk, i0, j0);
+        if (mr == kMR) micro_tile<kMR>(kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, fin);
+        else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, fin);
         continue;
       }
-      // Ragged columns: run the tile's rows on a local copy; at most one
-      // vector of columns (7x7 outputs: 49 = 3 x 16 + 1) computes one vector.
+      // Ragged columns: run the tile's rows on a local copy (and the
+      // residual's, zero past its columns); at most one vector of columns
+      // (7x7 outputs: 49 = 3 x 16 + 1) computes one vector.
       if (blk.accumulate) {
         for (int64_t i = 0; i < mr; ++i) std::memcpy(tile + i * kNR, c + i * blk.ldc, static_cast<size_t>(nr) * 4);
       }
+      Finish fin{blk.clamp, blk.lo, blk.hi, nullptr, kNR};
+      alignas(64) float res_tile[kMR * kNR];
+      if (blk.res) {
+        std::memset(res_tile, 0, sizeof(res_tile));
+        for (int64_t i = 0; i < mr; ++i)
+          std::memcpy(res_tile + i * kNR, blk.res + (i0 + i) * blk.ldc + j0, static_cast<size_t>(nr) * 4);
+        fin.res = res_tile;
+      }
       if (nr <= kW)
-        micro_rows<kMR, 1>(static_cast<int>(mr), kc, pa, PanelRows{pb}, tile, kNR, blk.accumulate, bias, clamp);
-      else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, tile, kNR, blk.accumulate, bias, clamp);
+        micro_rows<kMR, 1>(static_cast<int>(mr), kc, pa, PanelRows{pb}, tile, kNR, blk.accumulate, bias, fin);
+      else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, tile, kNR, blk.accumulate, bias, fin);
       for (int64_t i = 0; i < mr; ++i) std::memcpy(c + i * blk.ldc, tile + i * kNR, static_cast<size_t>(nr) * 4);
     }
   }
   if (n_tiles < n && m > 0) {
     SgemmBlock rows = blk;
     rows.m = m;
-    for (int64_t j = n_tiles; j < n; ++j) column_edge(rows, j, clamp);
+    for (int64_t j = n_tiles; j < n; ++j) column_edge(rows, j);
   }
 }
 

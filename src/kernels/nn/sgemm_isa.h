@@ -37,6 +37,10 @@ struct SgemmBlock {
   // activation, which then needs no pass of its own.
   bool clamp = false;
   float lo = 0.0f, hi = 0.0f;
+  // A residual added to the finished sums before the clamp (the last k
+  // block of a GEMM with SgemmExtras::residual): R's element of c[i][j] at
+  // res[i * ldc + j], or null.
+  const float* res = nullptr;
 };
 
 // One block for sgemm_taps_block, an implicit GEMM (convolution without
