@@ -41,6 +41,8 @@ Usage: /usr/bin/python3 bench/models/conv_layers.py OUT_DIR
   pw72_24_56 1x1, 72 -> 24 at 56x56 (MobileNetV3 projection: few rows, B read in place)
   pw16_16_112  1x1, 16 -> 16 at 112x112 (MobileNetV3's first block)
   pw32_48_112  1x1, 32 -> 48 at 112x112 (RegNetY: 32 input planes 49 KB apart share L1 sets)
+  proj_s2_112  1x1 stride 2, 32 -> 48 at 112x112 (RegNetY's first projection: a strided 1x1)
+  proj_s2_56   1x1 stride 2, 256 -> 512 at 56x56 (ResNet-50's stage-2 projection)
   bn_t3      BatchNormalization, Relu, 1x1 1024 -> 512 at 14x14 (DenseNet-121's transition 3)
   bn_14      BatchNormalization, Relu, 1x1 992 -> 128 at 14x14 (DenseNet-121 block 3)
   bn_56      BatchNormalization, Relu, 1x1 224 -> 128 at 56x56 (DenseNet-121 block 1)
@@ -92,6 +94,8 @@ LAYERS = {
     "pw72_24_56": (72, 24, 56, 1, 1, 0, 1),
     "pw16_16_112": (16, 16, 112, 1, 1, 0, 1),
     "pw32_48_112": (32, 48, 112, 1, 1, 0, 1),
+    "proj_s2_112": (32, 48, 112, 1, 2, 0, 1),
+    "proj_s2_56": (256, 512, 56, 1, 2, 0, 1),
     "bn_t3": (1024, 512, 14, 1, 1, 0, 1),
     "bn_14": (992, 128, 14, 1, 1, 0, 1),
     "bn_56": (224, 128, 56, 1, 1, 0, 1),

@@ -565,6 +565,52 @@ TEST(NnConv, WinogradPathMatchesTheReferenceAndGivesTheSameBitsEverywhere) {
   }
 }
 
+// A strided 1x1 convolution without pads runs the pointwise paths on its
+// subsampled input: 2-D strides 2 and (2, 3) on odd sizes, 1-D and 3-D,
+// few output channels (B read in place) and more (B packed), batch 2, with
+// bias, a fused residual and Relu; it matches the reference and gives the
+// same bits for any thread count.
+TEST(NnConv, StridedPointwiseMatchesTheReferenceForAnyThreadCount) {
+  struct Case {
+    Shape x;
+    int64_t m;
+    std::vector<int64_t> strides;
+  };
+  const Case cases[] = {
+      {{2, 32, 17, 23}, 48, {2, 2}},     // few rows: B read in place
+      {{1, 40, 15, 29}, 70, {2, 3}},     // packed B, unequal strides
+      {{1, 24, 37}, 64, {2}},            // 1-D
+      {{1, 16, 5, 9, 11}, 40, {2, 2, 3}},  // 3-D
+  };
+  uint32_t seed = 900;
+  for (const Case& k : cases) {
+    const int64_t C = k.x[1], M = k.m;
+    Shape wshape{M, C};
+    for (size_t i = 2; i < k.x.size(); ++i) wshape.push_back(1);
+    const Tensor X = random_tensor(k.x, ++seed), W = random_tensor(wshape, ++seed), B = random_tensor({M}, ++seed);
+    ConvCase c{"", k.x, wshape, 1, k.strides, std::vector<int64_t>(k.strides.size(), 1),
+               std::vector<int64_t>(2 * k.strides.size(), 0), true};
+    const Tensor want = reference_conv(X, W, &B, c);
+    const Tensor R = random_tensor(want.shape(), ++seed);
+    std::vector<float> fused = want.to_vector<float>();
+    const float* r = R.data<float>();
+    for (size_t i = 0; i < fused.size(); ++i) fused[i] = std::max(fused[i] + r[i], 0.0f);
+    Attributes attrs;
+    attrs.set("strides", k.strides);
+    attrs.set("activation", std::string("Relu"));
+    NodeInfo node = make_node("Conv", 11, attrs, 4);
+    node.const_inputs = {nullptr, &W, &B, nullptr};
+    const std::string label = shape_to_string(k.x) + " -> " + std::to_string(M);
+    const Tensor serial = kernels::run_kernel_once(node, {X, W, B, R})[0];
+    EXPECT_TRUE(testing::tensors_close(serial, Tensor::from_vector<float>(want.shape(), fused), 1e-4, 1e-4)) << label;
+    for (int threads : {2, 3}) {
+      auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
+      EXPECT_TRUE(bitwise_equal(serial, kernels::run_kernel_once(node, {X, W, B, R}, pool.get())[0]))
+          << label << ", " << threads << " threads";
+    }
+  }
+}
+
 TEST(NnConv, AutoPadSameMatchesExplicitPads) {
   const Tensor X = random_tensor({1, 3, 10, 11}, 4), W = random_tensor({4, 3, 3, 3}, 5);
   // Stride 2: out = ceil(in / 2); total pad = (out - 1) * 2 + 3 - in.

@@ -806,6 +806,34 @@ class ConvKernel final : public OpKernel {
                            w.pb[1] == 0 && w.pb[2] == 0 && w.pe[0] == 0 && w.pe[1] == 0 && w.pe[2] == 0;
     if (in_scale.s && !(pointwise && G == 1))
       fail(ctx.node(), "internal: an input scale reached a convolution path that does not apply it");
+    // A strided 1x1 convolution without pads (ResNet / RegNet projections)
+    // is the pointwise one on the subsampled input: the input positions it
+    // reads, copied once into a buffer the blocks share, then the same GEMM
+    // (in place for few output channels) instead of an im2col per tile.
+    if (w.k_size() == 1 && !pointwise && !in_scale.s && w.pb[0] == 0 && w.pb[1] == 0 && w.pb[2] == 0 &&
+        w.pe[0] == 0 && w.pe[1] == 0 && w.pe[2] == 0) {
+      const int64_t in_plane = w.in_size(), H = w.in[1], W = w.in[2], OD = w.out[0], OH = w.out[1], OW = w.out[2];
+      float* xs = scratch_floats(kSharedInputSlot, static_cast<size_t>(N * C * P));
+      const int64_t planes = N * C;
+      parallel_for(ctx.pool(), 0, planes, grain_for_work(planes, static_cast<double>(P)), [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          float* __restrict d = xs + i * P;
+          for (int64_t od = 0; od < OD; ++od)
+            for (int64_t oh = 0; oh < OH; ++oh, d += OW) {
+              const float* __restrict src = x + i * in_plane + (od * w.s[0] * H + oh * w.s[1]) * W;
+              if (w.s[2] == 2) {
+                for (int64_t ow = 0; ow < OW; ++ow) d[ow] = src[2 * ow];
+              } else {
+                for (int64_t ow = 0; ow < OW; ++ow) d[ow] = src[ow * w.s[2]];
+              }
+            }
+        }
+      });
+      Window3 sub = w;
+      for (int i = 0; i < 3; ++i) sub.in[i] = w.out[i], sub.s[i] = 1;
+      run_gemm(ctx, xs, Wt, bias, y, N, C, M, G, sub, ep, in_scale);
+      return;
+    }
     const float* wd = Wt.data<float>();
     if (pointwise && P == 1) {
       if (in_scale.shift)

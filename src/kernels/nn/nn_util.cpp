@@ -22,7 +22,7 @@ struct ScratchSlot {
   size_t capacity = 0;
 };
 
-constexpr int kScratchSlots = 6;
+constexpr int kScratchSlots = 7;
 
 // Work (in multiply-adds) a parallel_for block should at least hold so that
 // the dispatch cost (a few microseconds) stays small; ~64K FMAs is ~10 us of

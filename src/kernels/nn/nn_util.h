@@ -35,9 +35,12 @@ inline int64_t round_up(int64_t a, int64_t m) { return ceil_div(a, m) * m; }
 // unspecified on return. Slot 5 (kSharedScratchSlot) is the exception: a
 // kernel's compute() takes it on its calling thread, outside any block, for a
 // buffer that all blocks of one parallel_for read (Conv's packed im2col
-// columns); blocks never take slot 5 themselves.
+// columns); blocks never take slot 5 themselves. Slot 6 (kSharedInputSlot)
+// is the same for a transformed input that a kernel then runs its paths on
+// (Conv's subsampled input of a strided 1x1), so those may take slot 5.
 float* scratch_floats(int slot, size_t n);
 inline constexpr int kSharedScratchSlot = 5;
+inline constexpr int kSharedInputSlot = 6;
 
 enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
 AutoPad parse_auto_pad(const NodeInfo& node);
