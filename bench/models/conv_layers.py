@@ -20,6 +20,11 @@ Usage: /usr/bin/python3 bench/models/conv_layers.py OUT_DIR
   grp8_112   3x3 stride 2, 48 -> 48 at 112x112, group width 8 (RegNetY-400MF)
   grp8_28    3x3, 104 -> 104 at 28x28, group width 8
   grp8_7     3x3, 440 -> 440 at 7x7, group width 8
+  grp8_14    3x3, 208 -> 208 at 14x14, group width 8
+  grp8_s2_14 3x3 stride 2, 440 -> 440 at 14x14, group width 8 (RegNetY's last stage entry)
+  grp16_28   3x3, 144 -> 144 at 28x28, group width 16 (RegNetY-800MF)
+  grp16_14   3x3, 320 -> 320 at 14x14, group width 16
+  grp16_7    3x3, 784 -> 784 at 7x7, group width 16
   sq_stem    3x3 stride 2, 3 -> 64 at 224x224, no padding (SqueezeNet 1.1 stem)
   fire_55    3x3, 16 -> 64 at 55x55 (SqueezeNet expand: few input channels)
   cls_13     1x1, 512 -> 1000 at 13x13 (SqueezeNet classifier: many rows, few columns)
@@ -73,6 +78,11 @@ LAYERS = {
     "grp8_112": (48, 48, 112, 3, 2, 1, 6),
     "grp8_28": (104, 104, 28, 3, 1, 1, 13),
     "grp8_7": (440, 440, 7, 3, 1, 1, 55),
+    "grp8_14": (208, 208, 14, 3, 1, 1, 26),
+    "grp8_s2_14": (440, 440, 14, 3, 2, 1, 55),
+    "grp16_28": (144, 144, 28, 3, 1, 1, 9),
+    "grp16_14": (320, 320, 14, 3, 1, 1, 20),
+    "grp16_7": (784, 784, 7, 3, 1, 1, 49),
     "sq_stem": (3, 64, 224, 3, 2, 0, 1),
     "fire_55": (16, 64, 55, 3, 1, 1, 1),
     "cls_13": (512, 1000, 13, 1, 1, 0, 1),

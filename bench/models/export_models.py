@@ -17,7 +17,8 @@ bidirectional GRU 128, Linear, LogSoftmax), lstm_tagger (the same with LSTM),
 if_model (torch.jit.script: the branch taken depends on the input; 1-D
 convolutions and an LSTM inside the If).
 For verification only (exported when named; not used to tune anything):
-densenet169 and resnet101 (the convolution families' other members),
+densenet169, resnet101, regnet_x_400mf and regnet_y_800mf (the convolution
+families' other members),
 gru_classifier (Embedding 500x40, one bidirectional GRU 96, Linear on the
 last step; 80 tokens), if_gru_model (torch.jit.script: 1-D convolutions
 8 -> 128 -> 128 and a GRU 48 inside an If, on 64 frames of 8 features).
@@ -163,7 +164,7 @@ CNNS = ["resnet50", "mobilenet_v3_large", "regnet_y_400mf", "densenet121",
         "resnet18", "squeezenet1_1", "shufflenet_v2_x1_0", "efficientnet_b0"]
 SEQUENCES = ["encoder", "encoder_small", "lstm_lm", "gru_tagger", "lstm_tagger", "if_model"]
 VERIFY = ["gru_classifier", "if_gru_model"]  # exported only when named
-VERIFY_CNNS = ["densenet169", "resnet101"]  # likewise: other members of the families
+VERIFY_CNNS = ["densenet169", "resnet101", "regnet_x_400mf", "regnet_y_800mf"]  # likewise: other members of the families
 
 
 def main():

@@ -611,6 +611,59 @@ TEST(NnConv, StridedPointwiseMatchesTheReferenceForAnyThreadCount) {
   }
 }
 
+// Groups of 8 output channels (RegNet's group width 8) take the direct
+// grouped kernel (8 output channels in the vector lanes) when the weights
+// are constant: 3x3 at stride 1 and 2 (its input-reuse loops) on rows of
+// 5..30 columns (segments of up to 12 pixels), other kernels, strides and
+// dilations (the general loop), 4 input channels a group, batch 2, pads,
+// bias, a fused residual and Relu. It matches the reference, equals the
+// same convolution with run-time weights (im2col and the SGEMM, the same
+// sums) bit for bit, and any thread count gives the same bits.
+TEST(NnConv, GroupedPathEqualsTheGemmPathBitwise) {
+  struct Case {
+    Shape x;
+    int64_t m, group;
+    std::vector<int64_t> k, strides, dilations, pads;
+  };
+  const Case cases[] = {
+      {{1, 48, 15, 30}, 48, 6, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {{2, 40, 17, 9}, 40, 5, {3, 3}, {2, 2}, {1, 1}, {1, 0, 1, 1}},
+      {{1, 24, 7, 5}, 48, 6, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},  // 4 input channels a group
+      {{1, 32, 13, 14}, 32, 4, {5, 3}, {1, 2}, {2, 1}, {4, 1, 4, 2}},  // stride 2, dilated rows
+      {{1, 32, 11, 20}, 32, 4, {3, 5}, {1, 3}, {2, 1}, {2, 2, 2, 1}},  // 5 taps a row, stride 3
+      {{1, 16, 12, 16}, 16, 2, {5, 3}, {2, 1}, {1, 2}, {2, 2, 2, 2}},  // dilated taps along the row
+  };
+  uint32_t seed = 950;
+  for (const Case& k : cases) {
+    const int64_t C = k.x[1], M = k.m;
+    const Shape wshape{M, C / k.group, k.k[0], k.k[1]};
+    const Tensor X = random_tensor(k.x, ++seed), W = random_tensor(wshape, ++seed), B = random_tensor({M}, ++seed);
+    ConvCase c{"", k.x, wshape, k.group, k.strides, k.dilations, k.pads, true};
+    const Tensor want = reference_conv(X, W, &B, c);
+    const Tensor R = random_tensor(want.shape(), ++seed);
+    std::vector<float> fused = want.to_vector<float>();
+    const float* r = R.data<float>();
+    for (size_t i = 0; i < fused.size(); ++i) fused[i] = std::max(fused[i] + r[i], 0.0f);
+    Attributes attrs;
+    attrs.set("group", k.group);
+    attrs.set("kernel_shape", k.k);
+    attrs.set("strides", k.strides);
+    attrs.set("dilations", k.dilations);
+    attrs.set("pads", k.pads);
+    attrs.set("activation", std::string("Relu"));
+    NodeInfo node = make_node("Conv", 11, attrs, 4);
+    const std::string label = shape_to_string(k.x) + " -> " + std::to_string(M);
+    const Tensor runtime = kernels::run_kernel_once(node, {X, W, B, R})[0];
+    EXPECT_TRUE(testing::tensors_close(runtime, Tensor::from_vector<float>(want.shape(), fused), 1e-4, 1e-4)) << label;
+    node.const_inputs = {nullptr, &W, &B, nullptr};
+    for (int threads : {1, 2, 3}) {
+      auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
+      EXPECT_TRUE(bitwise_equal(runtime, kernels::run_kernel_once(node, {X, W, B, R}, pool.get())[0]))
+          << label << ": constant weights, " << threads << " threads";
+    }
+  }
+}
+
 TEST(NnConv, AutoPadSameMatchesExplicitPads) {
   const Tensor X = random_tensor({1, 3, 10, 11}, 4), W = random_tensor({4, 3, 3, 3}, 5);
   // Stride 2: out = ceil(in / 2); total pad = (out - 1) * 2 + 3 - in.

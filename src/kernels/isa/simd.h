@@ -34,6 +34,29 @@ inline __m256i tail_mask8(int n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
+// The first n (0..8) floats of v at p, in 4 / 2 / 1-float stores (a masked
+// store is microcoded on some cores).
+inline void store_first(float* p, __m256 v, int n) {
+  if (n == 8) {
+    _mm256_storeu_ps(p, v);
+    return;
+  }
+  __m128 x = _mm256_castps256_ps128(v);
+  if (n >= 4) {
+    _mm_storeu_ps(p, x);
+    x = _mm256_extractf128_ps(v, 1);
+    p += 4;
+    n -= 4;
+  }
+  if (n >= 2) {
+    _mm_storel_pi(reinterpret_cast<__m64*>(p), x);
+    x = _mm_movehl_ps(x, x);
+    p += 2;
+    n -= 2;
+  }
+  if (n) _mm_store_ss(p, x);
+}
+
 // Transposes the 8x8 block r[0..7] (row i in r[i]) in place (kernels that
 // gather 8 rows of a plane into lanes: depthwise blocks, Winograd tiles).
 inline void transpose8(__m256 r[8]) {

@@ -7,7 +7,7 @@
 // other shape takes the unfused route (conv, then Add with broadcasting,
 // then the activation), so the result is the Add's.
 //
-// Six paths, chosen per call from the shapes:
+// Seven paths, chosen per call from the shapes:
 //   depthwise  group == C, one input channel per group, 1-D or 2-D (but not a
 //              1-D convolution of one channel into several): a direct
 //              kernel. Each block copies the input rows it needs into
@@ -16,12 +16,18 @@
 //              offset and a whole band is one vectorized loop.
 //   pointwise  1x1 kernel, stride 1, no pads: Y_g = W_g * X_g, one packed
 //              SGEMM (sgemm.h) per block on X_g in place, no im2col (1x1
-//              inputs: a matrix-vector product).
+//              inputs: a matrix-vector product). A strided 1x1 without
+//              pads takes it on its subsampled input.
 //   direct 1-D  1-D, stride 1, one group, a constant kernel of 2+ taps and a
 //              short output (<= kDirect1dMaxLen positions): each input row
 //              is copied once into a zero-padded row and a register-tiled
 //              kernel reads it in place for every tap (conv1d.isa.cpp), no
 //              im2col; the weights are packed for it at kernel creation.
+//   grouped    2-D groups of 8 output and <= 16 input channels with
+//              constant weights (RegNet): a direct kernel with the 8 output
+//              channels of a block in the vector lanes (grouped.isa.cpp) on
+//              zero-padded input planes; the weights packed for it at kernel
+//              creation. Same bits as the taps path.
 //   taps       narrow groups and stems of <= 8 input channels (2-D, K <=
 //              256, weights pre-packed): an implicit GEMM (sgemm_taps) whose
 //              B rows are pointers into the group's phase planes, laid out
@@ -70,6 +76,12 @@ SPINDLE_ISA_DECLARE(void, conv1d_block, (const float* xp, int64_t ldx, int64_t C
                                          const float* wp, const float* bias, int64_t rows, float* y, int64_t ldy,
                                          int64_t P));
 
+// Direct convolution of narrow groups (grouped.isa.cpp).
+SPINDLE_ISA_DECLARE(int64_t, grouped8_max_rows, ());
+SPINDLE_ISA_DECLARE(void, grouped8_rows,
+                    (const float* xp, int64_t cstride, int64_t WP, int64_t Cg, int64_t KH, int64_t KW, int64_t sh,
+                     int64_t sw, int64_t dh, int64_t dw, int64_t rows, int64_t OW, const float* wp, const float* bias,
+                     float* y, int64_t ystride, int64_t ldy));
 // Winograd F(4x4, 3x3) transforms (winograd.isa.cpp).
 SPINDLE_ISA_DECLARE(int64_t, winograd_input_work, (int64_t TR, int64_t TW));
 SPINDLE_ISA_DECLARE(void, winograd_input_plane,
@@ -481,6 +493,18 @@ class ConvKernel final : public OpKernel {
         const int64_t Mg = w->dim(0) / group_, K = w->numel() / w->dim(0);
         packed_w_ = PackedMatrix::pack_a(false, Mg, K, 1.0f, w->data<float>(), K, group_, Mg * K);
       }
+      if (node.prepack && grouped8_fits(static_cast<int>(w->rank()) - 2, group_, w->dim(0) / group_, w->dim(1),
+                                         w->rank() == 4 ? w->dim(2) : 0)) {
+        // [g][block of 8 output channels][c][kh][kw][8]
+        const int64_t Mg = w->dim(0) / group_, Cg = w->dim(1), KK = w->dim(2) * w->dim(3);
+        const float* src = w->data<float>();
+        grouped_w_.resize(static_cast<size_t>(w->numel()));
+        for (int64_t m = 0; m < w->dim(0); ++m) {
+          const int64_t g = m / Mg, mb = (m % Mg) / 8, l = m % 8;
+          for (int64_t ck = 0; ck < Cg * KK; ++ck)
+            grouped_w_[static_cast<size_t>((((g * (Mg / 8) + mb) * Cg * KK) + ck) * 8 + l)] = src[m * Cg * KK + ck];
+        }
+      }
       if (node.prepack && w->rank() == 3 && group_ == 1 && w->dim(2) > 1) {
         static const auto rows_fn = SPINDLE_ISA_SELECT(conv1d_block_rows);
         static const auto pack_fn = SPINDLE_ISA_SELECT(conv1d_pack);
@@ -857,6 +881,10 @@ class ConvKernel final : public OpKernel {
       run_winograd(ctx, x, Wt, bias, y, N, C, M, w, ep);
       return;
     }
+    if (!grouped_w_.empty() && &Wt == &w_ && w.nd == 2) {
+      run_grouped8(ctx, x, bias, y, N, C, M, G, w, ep);
+      return;
+    }
     // Narrow groups (RegNet's group width 8 / 16) and stems of few channels: the
     // im2col would copy each input value k_size times for little GEMM work
     // per copy; an implicit GEMM reads the taps from phase planes instead.
@@ -974,6 +1002,58 @@ class ConvKernel final : public OpKernel {
                      block_fn(xp + n * C * ldx, ldx, C, k, dil, direct_w_.data() + b * R * CK, bias ? bias + m0 : nullptr,
                               rows, yb, P, P);
                      if (!ep.empty()) ep.run(yb, rows * P);
+                   }
+                 });
+  }
+
+  // Narrow groups of 8 output channels (RegNet's group width 8):
+  // grouped8_rows (grouped.isa.cpp) with the 8 output channels of a block in
+  // the vector lanes, on zero-padded input planes of the group per band of
+  // output rows. Same sums in the same order as run_taps, so the same bits.
+  static bool grouped8_fits(int nd, int64_t G, int64_t Mg, int64_t Cg, int64_t KH) {
+    static const auto max_rows_fn = SPINDLE_ISA_SELECT(grouped8_max_rows);
+    return nd == 2 && G > 1 && Mg == 8 && Cg <= kGrouped8MaxChannels && Cg * KH <= max_rows_fn();
+  }
+  // Groups of 16 (RegNetY-800MF, RegNetX-400MF) measured 1.16x slower here
+  // than the taps path at 28x28 and 14x14 (its 16-row GEMM is efficient).
+  static constexpr int64_t kGrouped8MaxChannels = 16;
+
+  void run_grouped8(KernelContext& ctx, const float* x, const float* bias, float* y, int64_t N, int64_t C,
+                    int64_t M, int64_t G, const Window3& w, const Epilogue& ep) const {
+    static const auto rows_fn = SPINDLE_ISA_SELECT(grouped8_rows);
+    const int64_t Cg = C / G, Mg = M / G, OH = w.out[1], OW = w.out[2], P = w.out_size();
+    const int64_t H = w.in[1], W = w.in[2], KH = w.k[1], KW = w.k[2], in_plane = w.in_size();
+    const int64_t sh = w.s[1], sw = w.s[2], dh = w.d[1], dw = w.d[2];
+    const int64_t WP = (OW - 1) * sw + (KW - 1) * dw + 1;
+    const double total = static_cast<double>(N * M) * static_cast<double>(P) * static_cast<double>(Cg * KH * KW);
+    const int64_t bands = std::clamp<int64_t>(ceil_div(blocks_for_work(total), N * G), 1, OH);
+    const int64_t band_rows = ceil_div(OH, bands), nbands = ceil_div(OH, band_rows);
+    const int64_t items = N * G * nbands;
+    parallel_for(ctx.pool(), 0, items,
+                 grain_for_work(items, static_cast<double>(Mg * band_rows * OW) * static_cast<double>(Cg * KH * KW)),
+                 [&](int64_t i0, int64_t i1) {
+                   for (int64_t i = i0; i < i1; ++i) {
+                     const int64_t ng = i / nbands, n = ng / G, g = ng % G;
+                     const int64_t oh0 = (i % nbands) * band_rows, band = std::min(OH, oh0 + band_rows) - oh0;
+                     const int64_t HP = (band - 1) * sh + (KH - 1) * dh + 1, cstride = HP * WP;
+                     float* planes = scratch_floats(0, static_cast<size_t>(Cg * cstride));
+                     const float* xg = x + (n * C + g * Cg) * in_plane;
+                     for (int64_t c = 0; c < Cg; ++c)
+                       for (int64_t r = 0; r < HP; ++r) {
+                         const int64_t ih = oh0 * sh - w.pb[1] + r;
+                         float* dst = planes + c * cstride + r * WP;
+                         if (ih < 0 || ih >= H) std::memset(dst, 0, sizeof(float) * static_cast<size_t>(WP));
+                         else fill_padded_row(xg + c * in_plane + ih * W, W, w.pb[2], WP, 1, 0, dst);
+                       }
+                     for (int64_t mb = 0; mb < Mg / 8; ++mb) {
+                       const int64_t m0 = g * Mg + mb * 8;
+                       float* ym = y + (n * M + m0) * P + oh0 * OW;
+                       rows_fn(planes, cstride, WP, Cg, KH, KW, sh, sw, dh, dw, band, OW,
+                               grouped_w_.data() + (g * (Mg / 8) + mb) * Cg * KH * KW * 8, bias ? bias + m0 : nullptr,
+                               ym, P, OW);
+                       if (!ep.empty())
+                         for (int64_t l = 0; l < 8; ++l) ep.run(ym + l * P, band * OW);
+                     }
                    }
                  });
   }
@@ -1326,6 +1406,7 @@ class ConvKernel final : public OpKernel {
   std::vector<float> in_ab_;
   PackedMatrix packed_w_;  // w_ in sgemm's A panels, per group (GEMM paths; empty when not packed)
   std::vector<float> direct_w_;  // 1-D w_ of one group in conv1d_pack blocks (direct 1-D path; else empty)
+  std::vector<float> grouped_w_;  // w_ in grouped8_rows' blocks (narrow groups; else empty)
   // U of w_ in sgemm's A panels, 36 groups of M x C (Winograd path), packed
   // on its first call.
   mutable std::once_flag wino_once_;

@@ -76,25 +76,6 @@ namespace spindle::kernels::SPINDLE_ISA_NS {
 #if defined(__AVX2__)
 namespace {
 
-// The first n (1..7) floats of v at p, in 4 / 2 / 1-float stores (a masked
-// store is microcoded on some cores).
-inline void store_first(float* p, __m256 v, int n) {
-  __m128 x = _mm256_castps256_ps128(v);
-  if (n >= 4) {
-    _mm_storeu_ps(p, x);
-    x = _mm256_extractf128_ps(v, 1);
-    p += 4;
-    n -= 4;
-  }
-  if (n >= 2) {
-    _mm_storel_pi(reinterpret_cast<__m64*>(p), x);
-    x = _mm_movehl_ps(x, x);
-    p += 2;
-    n -= 2;
-  }
-  if (n) _mm_store_ss(p, x);
-}
-
 // Input row ih of the 8 planes into dst (Wp pixels of 8 lanes): pixel j holds
 // input column j - pl, zero outside the row (or the whole row outside the
 // plane).
@@ -224,7 +205,7 @@ void store_row(const DwBlockArgs& a, int64_t oh, const float* out) {
     __m256 r[8];
     for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(out + (c + j) * 8);
     simd::transpose8(r);
-    for (int l = 0; l < 8; ++l) store_first(dst + l * a.out_plane + c, r[l], rem);
+    for (int l = 0; l < 8; ++l) simd::store_first(dst + l * a.out_plane + c, r[l], rem);
   }
 }
 
