@@ -34,6 +34,8 @@ using kernels::nn::PackedMatrix;
 using kernels::nn::sgemm;
 using kernels::nn::SgemmExtras;
 
+int64_t round_up_to(int64_t a, int64_t m) { return (a + m - 1) / m * m; }
+
 std::vector<float> random_floats(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -256,6 +258,39 @@ TEST(Sgemm, StoreTimeResidualEqualsTheAddThenTheActivation) {
           ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)))
               << m << " x " << n << (act == &relu ? ", Relu" : act ? ", Sigmoid" : "") << (packed ? ", packed B" : "");
         }
+}
+
+// The implicit GEMM (sgemm_taps: B's rows given as pointers) equals sgemm on
+// the same rows bit for bit, with a bias, a residual added at the store and
+// Relu (store-time clamp) or Sigmoid (a pass), on full and ragged tiles and
+// row edges.
+TEST(Sgemm, TapsEqualThePackedPathWithResidualAndActivation) {
+  const int64_t MR = kernels::nn::sgemm_mr(), NR = kernels::nn::sgemm_nr();
+  Activation relu, sigmoid;
+  relu.kind = Activation::kRelu;
+  sigmoid.kind = Activation::kSigmoid;
+  const Activation* const acts[] = {nullptr, &relu, &sigmoid};
+  for (int64_t m : {int64_t{1}, int64_t{5}, MR + 1, 2 * MR + 3})
+    for (int64_t n : {NR, 3 * NR + 1, 2 * NR + 5})
+      for (int64_t k : {7, 64})
+        for (const Activation* act : acts)
+          for (bool with_res : {false, true}) {
+            const int64_t ldb = round_up_to(n, NR) + 3;  // rows readable past n, as sgemm_taps needs
+            const auto a = random_floats(m * k, 51), b = random_floats(k * ldb, 52), bias = random_floats(m, 53);
+            const auto r = random_floats(m * n, 54);
+            const PackedMatrix pa = PackedMatrix::pack_a(false, m, k, 1.0f, a.data(), k);
+            std::vector<const float*> taps(static_cast<size_t>(k));
+            for (int64_t q = 0; q < k; ++q) taps[static_cast<size_t>(q)] = b.data() + q * ldb;
+            SgemmExtras ex{.packed_a = pa.panel(0), .row_bias = bias.data()};
+            ex.residual = with_res ? r.data() : nullptr;
+            ex.act = act;
+            std::vector<float> want(m * n), got(m * n);
+            sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), ldb, 0.0f, want.data(), n, ex);
+            kernels::nn::sgemm_taps(m, n, k, pa.panel(0), taps.data(), bias.data(), got.data(), n, ex.residual, act);
+            ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)))
+                << m << " x " << n << " x " << k << (act == &relu ? ", Relu" : act ? ", Sigmoid" : "")
+                << (with_res ? ", residual" : "");
+          }
 }
 
 // Blocks of 1..3 rows (FC layers at small batch, row edges) run several B

@@ -954,9 +954,7 @@ class ConvKernel final : public OpKernel {
             std::fill(last + len, last + width, 0.0f);
             taps[K - 1] = last;
           }
-          sgemm_taps(m1 - m0, len, K, packed_w_.panel(m0, g), taps, ex.row_bias, yb, P);
-          if (!ep.empty())
-            for (int64_t i = 0; i < m1 - m0; ++i) ep.run(yb + i * P, len);
+          sgemm_taps(m1 - m0, len, K, packed_w_.panel(m0, g), taps, ex.row_bias, yb, P, ex.residual, ex.act);
           continue;
         }
         if (pointwise) {

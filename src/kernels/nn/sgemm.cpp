@@ -83,6 +83,21 @@ PackedMatrix PackedMatrix::pack_b(bool trans, int64_t n, int64_t K, const float*
   return pm;
 }
 
+namespace {
+
+// Relu and Clip run as the micro-kernel's store-time clamp.
+bool store_clamp(const Activation* act) {
+  return act && !act->affine && (act->kind == Activation::kRelu || act->kind == Activation::kClip);
+}
+template <class Block>
+void set_clamp(const Activation& act, Block& blk) {
+  blk.clamp = true;
+  blk.lo = act.kind == Activation::kRelu ? 0.0f : act.a;
+  blk.hi = act.kind == Activation::kRelu ? std::numeric_limits<float>::infinity() : act.b;
+}
+
+}  // namespace
+
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const SgemmExtras& x) {
   if (m <= 0 || n <= 0) return;
@@ -104,7 +119,7 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float al
   }
   // Relu and Clip are applied by the micro-kernel as it stores the last k
   // block; other activations take a pass over each finished row.
-  const bool clamp = x.act && !x.act->affine && (x.act->kind == Activation::kRelu || x.act->kind == Activation::kClip);
+  const bool clamp = store_clamp(x.act);
   const Activation* act_pass = clamp ? nullptr : x.act;
   const int64_t kcb = k_block(K);
   const int64_t mc_max = std::min(kMC, round_up(m, MR)), nc_max = std::min(kNC, round_up(n, NR));
@@ -142,11 +157,7 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float al
         blk.c = c + ic * ldc + jc;
         blk.row_bias = pc == 0 && x.row_bias && beta == 0.0f ? x.row_bias + ic : nullptr;
         blk.res = last_k && x.residual ? x.residual + ic * ldc + jc : nullptr;
-        if (last_k && clamp) {
-          blk.clamp = true;
-          blk.lo = x.act->kind == Activation::kRelu ? 0.0f : x.act->a;
-          blk.hi = x.act->kind == Activation::kRelu ? std::numeric_limits<float>::infinity() : x.act->b;
-        }
+        if (last_k && clamp) set_clamp(*x.act, blk);
         block_fn(blk);
         if (last_k && act_pass)
           for (int64_t i = 0; i < mc; ++i) act_pass->apply(blk.c + i * ldc, nc);
@@ -169,12 +180,18 @@ void sgemm_pack_b_rows(int64_t n, int64_t k0, int64_t kc, const float* b, int64_
 }
 
 void sgemm_taps(int64_t m, int64_t n, int64_t K, const float* packed_a, const float* const* taps,
-                const float* row_bias, float* c, int64_t ldc) {
+                const float* row_bias, float* c, int64_t ldc, const float* residual, const Activation* act) {
   if (m <= 0 || n <= 0) return;
   if (K > kSgemmKC)
     throw Error(StatusCode::kInvalidArgument,
                 fmt::format("sgemm_taps: a reduction of {} exceeds one k block ({})", K, kSgemmKC));
-  taps_block_fn(SgemmTapsBlock{m, n, K, packed_a, K * geometry().mr, taps, c, ldc, row_bias});
+  SgemmTapsBlock blk{m, n, K, packed_a, K * geometry().mr, taps, c, ldc, row_bias};
+  blk.res = residual;
+  const bool clamp = store_clamp(act);
+  if (clamp) set_clamp(*act, blk);
+  taps_block_fn(blk);
+  if (act && !clamp)
+    for (int64_t i = 0; i < m; ++i) act->apply(c + i * ldc, n);
 }
 
 }  // namespace spindle::kernels::nn

@@ -101,8 +101,10 @@ void sgemm_pack_b_rows(int64_t n, int64_t k0, int64_t kc, const float* b, int64_
 // row_bias + A * B with A pre-packed over the full K (PackedMatrix::panel of
 // the first row) and B[k][j] = taps[k][j]. K <= kSgemmKC (one k block), and
 // every taps[k] is readable up to round_up(n, sgemm_nr()) floats. Each
-// element gets the same operations as sgemm with the same A, bias and B.
+// element gets the same operations as sgemm with the same A, bias and B,
+// and the same residual and activation (SgemmExtras' meaning).
 void sgemm_taps(int64_t m, int64_t n, int64_t K, const float* packed_a, const float* const* taps,
-                const float* row_bias, float* c, int64_t ldc);
+                const float* row_bias, float* c, int64_t ldc, const float* residual = nullptr,
+                const Activation* act = nullptr);
 
 }  // namespace spindle::kernels::nn

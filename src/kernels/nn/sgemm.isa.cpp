@@ -337,6 +337,30 @@ void column_edge(const SgemmBlock& blk, int64_t j) {
 
 constexpr int64_t kWideRows = 3;  // blocks (and row edges) of at most this many rows run micro_wide
 
+// A tile of nr < NR columns (a ragged last tile): its rows run on a local
+// copy (with accumulate, of C; with a residual, of R, zero past its
+// columns), then the nr columns are copied out; at most one vector of
+// columns (7x7 outputs: 49 = 3 x 16 + 1) computes one vector. fin.res is at
+// the tile's first element of R, row stride fin.ldr.
+template <class Rows>
+inline void ragged_tile(Rows b, int64_t mr, int64_t nr, int64_t kc, const float* pa, float* c, int64_t ldc,
+                        bool accumulate, const float* bias, Finish fin) {
+  alignas(64) float tile[kMR * kNR];
+  alignas(64) float res_tile[kMR * kNR];
+  const size_t bytes = static_cast<size_t>(nr) * sizeof(float);
+  if (accumulate)
+    for (int64_t i = 0; i < mr; ++i) std::memcpy(tile + i * kNR, c + i * ldc, bytes);
+  if (fin.res) {
+    std::memset(res_tile, 0, sizeof(res_tile));
+    for (int64_t i = 0; i < mr; ++i) std::memcpy(res_tile + i * kNR, fin.res + i * fin.ldr, bytes);
+    fin.res = res_tile;
+    fin.ldr = kNR;
+  }
+  if (nr <= kW) micro_rows<kMR, 1>(static_cast<int>(mr), kc, pa, b, tile, kNR, accumulate, bias, fin);
+  else micro_rows(static_cast<int>(mr), kc, pa, b, tile, kNR, accumulate, bias, fin);
+  for (int64_t i = 0; i < mr; ++i) std::memcpy(c + i * ldc, tile + i * kNR, bytes);
+}
+
 }  // namespace
 
 SgemmGeometry sgemm_geometry() { return SgemmGeometry{kMR, kNR}; }
@@ -360,7 +384,6 @@ void sgemm_block(const SgemmBlock& blk) {
   }
   const int64_t tail = (n - j_first) % kNR;
   const int64_t n_tiles = kColumnEdge && tail <= kEdgeColumns ? n - tail : n;
-  alignas(64) float tile[kMR * kNR];
   for (int64_t j0 = j_first; j0 < n_tiles; j0 += kNR) {
     const int64_t nr = n - j0 < kNR ? n - j0 : kNR;
     const float* pb = blk.pb + (j0 / kNR) * blk.pb_stride;
@@ -376,24 +399,8 @@ void sgemm_block(const SgemmBlock& blk) {
         else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, fin);
         continue;
       }
-      // Ragged columns: run the tile's rows on a local copy (and the
-      // residual's, zero past its columns); at most one vector of columns
-      // (7x7 outputs: 49 = 3 x 16 + 1) computes one vector.
-      if (blk.accumulate) {
-        for (int64_t i = 0; i < mr; ++i) std::memcpy(tile + i * kNR, c + i * blk.ldc, static_cast<size_t>(nr) * 4);
-      }
-      Finish fin{blk.clamp, blk.lo, blk.hi, nullptr, kNR};
-      alignas(64) float res_tile[kMR * kNR];
-      if (blk.res) {
-        std::memset(res_tile, 0, sizeof(res_tile));
-        for (int64_t i = 0; i < mr; ++i)
-          std::memcpy(res_tile + i * kNR, blk.res + (i0 + i) * blk.ldc + j0, static_cast<size_t>(nr) * 4);
-        fin.res = res_tile;
-      }
-      if (nr <= kW)
-        micro_rows<kMR, 1>(static_cast<int>(mr), kc, pa, PanelRows{pb}, tile, kNR, blk.accumulate, bias, fin);
-      else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, tile, kNR, blk.accumulate, bias, fin);
-      for (int64_t i = 0; i < mr; ++i) std::memcpy(c + i * blk.ldc, tile + i * kNR, static_cast<size_t>(nr) * 4);
+      ragged_tile(PanelRows{pb}, mr, nr, kc, pa, c, blk.ldc, blk.accumulate, bias,
+                  Finish{blk.clamp, blk.lo, blk.hi, blk.res ? blk.res + i0 * blk.ldc + j0 : nullptr, blk.ldc});
     }
   }
   if (n_tiles < n && m > 0) {
@@ -404,7 +411,6 @@ void sgemm_block(const SgemmBlock& blk) {
 }
 
 void sgemm_taps_block(const SgemmTapsBlock& blk) {
-  alignas(64) float tile[kMR * kNR];
   for (int64_t j0 = 0; j0 < blk.n; j0 += kNR) {
     const int64_t nr = blk.n - j0 < kNR ? blk.n - j0 : kNR;
     for (int64_t i0 = 0; i0 < blk.m; i0 += kMR) {
@@ -413,14 +419,13 @@ void sgemm_taps_block(const SgemmTapsBlock& blk) {
       const float* bias = blk.row_bias ? blk.row_bias + i0 : nullptr;
       float* c = blk.c + i0 * blk.ldc + j0;
       const TapRows b{blk.taps, j0};
+      const Finish fin{blk.clamp, blk.lo, blk.hi, blk.res ? blk.res + i0 * blk.ldc + j0 : nullptr, blk.ldc};
       if (nr == kNR) {
         prefetch_next_tile(c, blk.ldc, rows);
-        micro_rows(rows, blk.K, pa, b, c, blk.ldc, false, bias);
+        micro_rows(rows, blk.K, pa, b, c, blk.ldc, false, bias, fin);
         continue;
       }
-      if (nr <= kW) micro_rows<kMR, 1>(rows, blk.K, pa, b, tile, kNR, false, bias);
-      else micro_rows(rows, blk.K, pa, b, tile, kNR, false, bias);
-      for (int i = 0; i < rows; ++i) std::memcpy(c + i * blk.ldc, tile + i * kNR, static_cast<size_t>(nr) * 4);
+      ragged_tile(b, rows, nr, blk.K, pa, c, blk.ldc, false, bias, fin);
     }
   }
 }

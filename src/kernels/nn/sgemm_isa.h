@@ -55,6 +55,10 @@ struct SgemmTapsBlock {
   float* c;
   int64_t ldc;
   const float* row_bias;  // may be null (0)
+  // As SgemmBlock's: the clamp, and a residual at res[i * ldc + j].
+  bool clamp = false;
+  float lo = 0.0f, hi = 0.0f;
+  const float* res = nullptr;
 };
 
 // What B's rows go through as they are packed (B not transposed only): row k
