@@ -31,6 +31,7 @@ Usage: /usr/bin/python3 bench/models/conv_layers.py OUT_DIR
   fire1_55   1x1, 16 -> 64 at 55x55 (SqueezeNet expand: a short reduction)
   fire_27    3x3, 32 -> 128 at 27x27 (SqueezeNet expand, middle stage)
   fire_13    3x3, 64 -> 256 at 13x13 (SqueezeNet expand, last stage: 4x4 Winograd tiles)
+  dense_28   3x3, 128 -> 32 at 28x28 (DenseNet block 2)
   dense_14   3x3, 128 -> 32 at 14x14 (DenseNet block 3: the input transform outweighs the GEMMs)
   pw440_7    1x1, 440 -> 440 at 7x7 (RegNetY-400MF's last stage: 49 columns)
   dw5_7      depthwise 5x5, 1152 channels at 7x7 (EfficientNet's last stages: small planes)
@@ -89,6 +90,7 @@ LAYERS = {
     "fire1_55": (16, 64, 55, 1, 1, 0, 1),
     "fire_27": (32, 128, 27, 3, 1, 1, 1),
     "fire_13": (64, 256, 13, 3, 1, 1, 1),
+    "dense_28": (128, 32, 28, 3, 1, 1, 1),
     "dense_14": (128, 32, 14, 3, 1, 1, 1),
     "pw440_7": (440, 440, 7, 1, 1, 0, 1),
     "dw5_7": (1152, 1152, 7, 5, 1, 2, 1152),

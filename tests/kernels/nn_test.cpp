@@ -527,6 +527,7 @@ TEST(NnConv, WinogradPathMatchesTheReferenceAndGivesTheSameBitsEverywhere) {
       {{2, 16, 13, 14}, 32, {1, 1, 1, 1}},    // 13 x 14 outputs in 4 x 4 ragged tiles, batch 2
       {{1, 33, 18, 16}, 67, {0, 0, 0, 0}},    // 16 x 14 outputs, no pads, a short last channel block
       {{1, 20, 14, 14}, 70, {2, 1, 0, 2}},    // asymmetric pads (14 x 15 outputs)
+      {{1, 24, 21, 21}, 40, {1, 1, 1, 1}},    // 36 tiles: a last panel of 4 (shared V)
       {{1, 16, 130, 130}, 64, {1, 1, 1, 1}},  // large image: three bands of tile rows, each with its own V
       {{2, 32, 66, 66}, 64, {1, 1, 1, 1}},    // large images: two bands per image, batch 2
   };

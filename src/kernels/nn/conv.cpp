@@ -1186,18 +1186,8 @@ class ConvKernel final : public OpKernel {
     const int64_t m_blocks = ceil_div(M, mt);
     // V is written straight into the SGEMM's B panels (NR columns of the C
     // channels each); a block's tiles start at a panel boundary, and the
-    // last panel's unused columns are zero.
+    // last panel's unused columns are zero (the input transform writes them).
     const int64_t NR = sgemm_nr(), kp = C * NR;
-    // Zeroes columns [t1, round_up(t1, NR)) of every V[xi] (vb: the block's
-    // first panel).
-    auto zero_tail = [&](float* vb, int64_t xi_stride, int64_t t1) {
-      if (t1 % NR == 0) return;
-      for (int64_t xi = 0; xi < 36; ++xi) {
-        float* last = vb + xi * xi_stride + (t1 / NR) * kp;
-        for (int64_t c = 0; c < C; ++c)
-          for (int64_t j = t1 % NR; j < NR; ++j) last[c * NR + j] = 0.0f;
-      }
-    };
     // The 36 GEMMs of output channels [m0, m0 + mm) over the tiles of tile
     // rows [ty0, ty1) of image n, whose V[xi] panels start at vb + xi *
     // xi_stride, then Y = A^T O A + bias and the epilogue.
@@ -1244,7 +1234,6 @@ class ConvKernel final : public OpKernel {
                        for (int64_t c = 0; c < C; ++c)
                          input_fn(x + (n * C + c) * H * W, H, W, w.pb[1], w.pb[2], ty0, ty1, TW, vb + c * NR,
                                   xi_stride, NR, kp, work);
-                       zero_tail(vb, xi_stride, tb);
                        for (int64_t m0 = 0; m0 < M; m0 += mt)
                          gemms_and_output(n, ty0, ty1, m0, std::min(M, m0 + mt) - m0, vb, xi_stride);
                      }
@@ -1259,7 +1248,6 @@ class ConvKernel final : public OpKernel {
     for (int64_t n0 = 0; n0 < N; n0 += chunk) {
       const int64_t nc = std::min(chunk, N - n0), xi_stride = spread_stride(nc * image_v);
       float* v = scratch_floats(kSharedScratchSlot, static_cast<size_t>(36 * xi_stride));
-      for (int64_t n = 0; n < nc; ++n) zero_tail(v + n * image_v, xi_stride, tiles);
       const int64_t planes = nc * C;
       const double plane_work =
           static_cast<double>(TH) * (kWinogradInputRowWork + kWinogradInputTileWork * static_cast<double>(TW));

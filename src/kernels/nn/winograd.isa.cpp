@@ -116,7 +116,7 @@ inline int64_t lanes(int64_t TW) { return (TW + simd::kWidth - 1) / simd::kWidth
 // t = (ty - ty0) TW + tx, and its V[xi] goes to
 // v + xi * xi_stride + (t / nr) * kp + t % nr (kp = panel floats: the
 // channels times nr; the caller offsets v by its channel times nr; nr is a
-// multiple of 8).
+// multiple of 8). The last panel's columns past the last tile get zeros.
 #if defined(__AVX2__)
 // Floats of `work` winograd_input_plane needs for TR rows of TW tiles: the
 // zero-padded rows they read, then 6 zero rows and 8 floats of slack.
@@ -127,8 +127,8 @@ int64_t winograd_input_work(int64_t TR, int64_t TW) { return (4 * TR + 8) * (4 *
 // into a zero-padded plane, each tile's 6x6 patch is loaded one patch row
 // per vector and 8 tiles are transposed into lanes (lane t of vector j =
 // column j of tile t's patch row), and V[xi] of the 8 tiles is one store
-// into a panel. Lanes past the last tile read zero rows and store zeros
-// into the last panel's unused columns.
+// into a panel. Lanes past the last tile read zero rows, and the rest of
+// the last panel gets zero stores.
 void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t ty0, int64_t ty1,
                           int64_t TW, float* v, int64_t xi_stride, int64_t nr, int64_t kp, float* work) {
   const int64_t TR = ty1 - ty0, rows = 4 * TR + 2, Wp = 4 * TW + 4, tiles = TR * TW;
@@ -158,6 +158,13 @@ void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int6
     for (int64_t j = 0; j < 6 * Wp; j += 8) _mm256_storeu_ps(zero + j, zv);
   const __m256 two = _mm256_set1_ps(2.0f), four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f);
   int64_t ty = 0, tx = 0;  // of the next tile to place in a lane
+  // Groups past the last tile up to the panel's end are zeros (the last
+  // panel's unused columns).
+  const int64_t groups_end = (tiles + nr - 1) / nr * nr;
+  for (int64_t t0 = (tiles + 7) / 8 * 8; t0 < groups_end; t0 += 8) {
+    float* dst = v + (t0 / nr) * kp + t0 % nr;
+    for (int64_t xi = 0; xi < 36; ++xi) _mm256_storeu_ps(dst + xi * xi_stride, zv);
+  }
   for (int64_t t0 = 0; t0 < tiles; t0 += 8) {
     const float* base[8];
     for (int l = 0; l < 8; ++l) {
@@ -259,6 +266,10 @@ void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int6
       t += len;
     }
   }
+  // Zeros in the last panel's columns past the last tile.
+  const int64_t tiles = (ty1 - ty0) * TW;
+  for (int64_t t = tiles; t % nr != 0; ++t)
+    for (int64_t xi = 0; xi < 36; ++xi) v[xi * xi_stride + (t / nr) * kp + t % nr] = 0.0f;
 }
 
 #endif
