@@ -743,13 +743,14 @@ INSTANTIATE_TEST_SUITE_P(
 
 // ---------------------------------------------------------------- block counts
 
-// One block per ~2M multiply-adds, from the work alone; counts below 16 are
-// even, so two threads split a node's blocks evenly.
+// One block per ~2M multiply-adds (two from 1.5M), from the work alone;
+// counts below 16 are even, so two threads split a node's blocks evenly.
 TEST(NnBlocks, SmallBlockCountsAreEven) {
   using kernels::nn::blocks_for_work;
   constexpr double kBlock = 2.0 * 1024 * 1024;
   EXPECT_EQ(blocks_for_work(0), 1);
   EXPECT_EQ(blocks_for_work(0.5 * kBlock), 1);
+  EXPECT_EQ(blocks_for_work(0.8 * kBlock), 2);  // most of a block is two
   EXPECT_EQ(blocks_for_work(1.5 * kBlock), 2);
   EXPECT_EQ(blocks_for_work(2.5 * kBlock), 4);
   EXPECT_EQ(blocks_for_work(4.0 * kBlock), 4);

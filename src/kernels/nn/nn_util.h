@@ -104,8 +104,8 @@ struct GemmBlocks {
 GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t max_nt);
 
 // Number of parallel blocks for a problem of `total_fma` multiply-adds: about
-// one per 2M FMAs (20-40 us on one core), from the work size alone, and an
-// even number below 16: 3 blocks on 2 threads leave one thread a third of
+// one per 2M FMAs (20-40 us on one core; two from 1.5M), from the work size
+// alone, and an even number below 16: 3 blocks on 2 threads leave one thread a third of
 // the node idle (MobileNetV3 at intra 2: 0.96x with even counts, 1.00-1.01x
 // at intra 1; docs/benchmarks.md).
 int64_t blocks_for_work(double total_fma);
