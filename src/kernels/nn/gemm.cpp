@@ -32,6 +32,19 @@ inline SgemmExtras block_extras(const PackedMatrix& packed_b, int64_t n0, const 
   return ex;
 }
 
+// Most blocks of a GEMM whose column blocks share one packed A of many rows
+// (batches == 1, rows >= 4 register tiles): two per thread. Each column
+// block streams all of A, and an encoder's 128 x 1024 x 256 product in 16
+// blocks spent 21% more CPU at intra 2 than at intra 1; capped at 4 blocks
+// the encoder ran 0.96x (convolutions, whose blocks do not share A, lost
+// 1.05x with the same cap; a fully connected layer of one row streams only
+// its weights, split as before). The bits do not depend on the blocks
+// (sgemm.h), so the count may follow the threads.
+int64_t shared_a_blocks(const KernelContext& ctx, int64_t batches, int64_t rows) {
+  if (batches != 1 || rows < 4 * sgemm_mr()) return 0;
+  return 2 * int64_t{ctx.pool() ? ctx.pool()->dop() : 1};
+}
+
 // A run-time A read by several column blocks (an encoder's 128 x 384
 // activations times 384 x 1536 weights: 24 column blocks) would be packed
 // again by each of them; it is packed once here instead, its row panels
@@ -140,7 +153,7 @@ class MatMulKernel final : public OpKernel {
         }
       }
     }
-    const GemmBlocks gb = choose_gemm_blocks(gb_batches, rows, N, K, N);
+    const GemmBlocks gb = choose_gemm_blocks(gb_batches, rows, N, K, N, shared_a_blocks(ctx, gb_batches, rows));
     const int64_t per_batch = gb.m_blocks * gb.n_blocks;
     const int64_t blocks = gb_batches * per_batch;
     const float* shared_a = gb_batches == 1 ? pack_shared_a(ctx, gb, false, rows, K, 1.0f, a, K) : nullptr;
@@ -224,7 +237,7 @@ class GemmKernel final : public OpKernel {
     float* y = Y.mutable_data<float>();
     static const PackedMatrix kNone;
     const PackedMatrix& packed_b = !packed_b_.empty() && b == const_b_ ? packed_b_ : kNone;
-    const GemmBlocks gb = choose_gemm_blocks(1, M, N, K, N);
+    const GemmBlocks gb = choose_gemm_blocks(1, M, N, K, N, shared_a_blocks(ctx, 1, M));
     const int64_t blocks = gb.m_blocks * gb.n_blocks;
     const int64_t lda = A.dim(1), ldb = B.dim(1);
     const float* shared_a = pack_shared_a(ctx, gb, trans_a_, M, K, alpha_, a, lda);

@@ -206,7 +206,8 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, double al
   blas_gemm(trans_a, trans_b, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t max_nt) {
+GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t max_nt,
+                              int64_t max_blocks) {
   // Tiles are whole register tiles: mt a multiple of the SGEMM's MR, nt of
   // kGemmTileN (except when they cover the whole dimension).
   const int64_t MR = sgemm_mr(), NR = kGemmTileN;
@@ -216,7 +217,8 @@ GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, 
   batches = std::max<int64_t>(batches, 1);
   b.mt = M;
   b.nt = std::min(N, std::max<int64_t>(max_nt / NR * NR, NR));
-  const int64_t want = blocks_for_work(static_cast<double>(batches) * gemm_work(M, N, K));
+  int64_t want = blocks_for_work(static_cast<double>(batches) * gemm_work(M, N, K));
+  if (max_blocks > 0) want = std::min(want, max_blocks);
   b.n_blocks = ceil_div(N, b.nt);
   // Even tiles: 3025 columns under a 3008-column cap are 1536 + 1489, not
   // 3008 + 17 (two threads would split the work 99:1).

@@ -101,7 +101,9 @@ struct GemmBlocks {
 // `max_nt` bounds the column tile (e.g. for an im2col buffer of K x nt). The
 // block count follows gemm_cost's whole work, so a GEMM of few rows, which
 // streams B, is split by columns too.
-GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t max_nt);
+// `max_blocks` (> 0) caps the count (MatMul: see gemm.cpp).
+GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t max_nt,
+                              int64_t max_blocks = 0);
 
 // Number of parallel blocks for a problem of `total_fma` multiply-adds: about
 // one per 2M FMAs (20-40 us on one core; two from 1.5M), from the work size
