@@ -315,7 +315,16 @@ void fuse_hardswish(Graph& g, OptimizerStats& stats) {
 
 // The activation a node computes, as (name, params), if it can be fused.
 bool fusable_activation(const Graph& g, const Node& n, std::string& kind, std::vector<float>& params) {
-  if (!n.domain.empty() || n.outputs.size() != 1) return false;
+  if (n.outputs.size() != 1) return false;
+  // GELU in its exact form: fuse_gelu's com.microsoft Gelu, or ONNX's Gelu
+  // (opset 20) without the tanh approximation.
+  if (n.op_type == "Gelu" && n.inputs.size() == 1 &&
+      (n.domain == "com.microsoft" || (n.domain.empty() && n.attrs.get_string("approximate", "none") == "none"))) {
+    kind = "Gelu";
+    params = {};
+    return true;
+  }
+  if (!n.domain.empty()) return false;
   if (n.op_type == "Relu" || n.op_type == "Sigmoid" || n.op_type == "Tanh" || n.op_type == "HardSwish") {
     kind = n.op_type;
     params = {};

@@ -371,6 +371,29 @@ TEST(Optimizer, MatMulAndConstantBiasAddBecomeOneMatMul) {
   expect_same_bits_as_unoptimized(b.bytes(), x, [](const InferenceSession&) {});
 }
 
+// A GELU after a linear layer (ONNX's Gelu, and the com.microsoft Gelu the
+// Erf-form pattern becomes) is fused into the MatMul: it runs on each output
+// block with the Gelu op's own loop, so no bit differs from the unfused
+// graph at any thread count (several row blocks here). A tanh-approximated
+// Gelu stays a node.
+TEST(Optimizer, GeluAfterAMatMulIsFusedBitwise) {
+  ModelBuilder b(20);
+  b.input("x", {64, 5, 300}).output("y", {64, 5, 40}).output("t", {64, 5, 40});
+  b.initializer("W", {300, 40}, random_values(300 * 40, 41));
+  b.initializer("bias", {40}, random_values(40, 42));
+  b.node("MatMul", {"x", "W"}, {"h"});
+  b.node("Add", {"h", "bias"}, {"hb"});
+  b.node("Gelu", {"hb"}, {"y"});
+  b.node("MatMul", {"x", "W"}, {"h2"});
+  auto& tanh_gelu = b.node("Gelu", {"h2"}, {"t"});
+  ModelBuilder::attr_string(tanh_gelu, "approximate", "tanh");
+  Tensor x = Tensor::from_vector<float>({64, 5, 300}, random_values(64 * 5 * 300, 43, -3, 3));
+  expect_same_bits_as_unoptimized(b.bytes(), x, [](const InferenceSession& session) {
+    EXPECT_EQ(session.num_nodes(), 1 + 2) << session.optimization_summary();
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("activations fused 1"));
+  });
+}
+
 // Squeeze-excite scaling: Mul(x, s) read only by a Conv is folded into it.
 // One-group 1x1 convolutions multiply each channel as the GEMM packs B
 // (per-image s [N, C, 1, 1], either operand order, a constant [1, C, 1, 1],

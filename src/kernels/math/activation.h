@@ -5,7 +5,8 @@
 // attributes
 //   activation        string: "Relu", "LeakyRelu", "Clip", "HardSigmoid",
 //                     "Sigmoid", "HardSwish", "Tanh", "Silu" (x * sigmoid(x),
-//                     an exported SiLU / Swish; absent = no activation)
+//                     an exported SiLU / Swish), "Gelu" (the exact, erf
+//                     form; absent = no activation)
 //   activation_params floats: LeakyRelu {alpha}, Clip {min, max},
 //                     HardSigmoid {alpha, beta}; missing entries take the
 //                     ONNX defaults (alpha 0.01; -inf, +inf; 0.2, 0.5).
@@ -14,7 +15,8 @@
 // apply() runs activation.isa.cpp's loops, compiled per ISA level; each case
 // is a plain loop the compiler vectorizes; Sigmoid and Tanh use the
 // polynomial versions of vec_math.h (within 1e-6 relative of std::); Silu
-// is x * fast_sigmoid(x), the product the unfused Sigmoid -> Mul computes.
+// is x * fast_sigmoid(x), the product the unfused Sigmoid -> Mul computes;
+// Gelu is the Gelu op's own loop (gelu.h), so the same bits.
 #pragma once
 
 #include <cmath>
@@ -30,7 +32,7 @@
 namespace spindle::kernels {
 
 struct Activation {
-  enum Kind { kNone, kRelu, kLeakyRelu, kClip, kHardSigmoid, kSigmoid, kHardSwish, kTanh, kSilu };
+  enum Kind { kNone, kRelu, kLeakyRelu, kClip, kHardSigmoid, kSigmoid, kHardSwish, kTanh, kSilu, kGelu };
   Kind kind = kNone;
   float a = 0.0f, b = 0.0f;
   bool affine = false;
@@ -70,6 +72,8 @@ struct Activation {
       act.kind = kTanh;
     } else if (k == "Silu") {
       act.kind = kSilu;
+    } else if (k == "Gelu") {
+      act.kind = kGelu;
     } else {
       fail_unsupported(node, fmt::format("fused activation '{}' is not supported", k));
     }

@@ -2,6 +2,7 @@
 // compiled once per ISA level (src/kernels/isa/dispatch.h). Each case is a
 // plain loop the compiler vectorizes at the level's width.
 #include "kernels/math/activation.h"
+#include "kernels/math/gelu.h"
 #include "kernels/math/vec_exp.h"
 #include "kernels/math/vec_math.h"
 
@@ -89,6 +90,9 @@ void apply_kind(const Activation& act, float* __restrict d, int64_t n) {
       return;
     case Activation::kSilu:
       silu_loop(d, n);
+      return;
+    case Activation::kGelu:
+      gelu_loop(d, d, n);
       return;
   }
 }

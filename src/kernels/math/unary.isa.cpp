@@ -6,6 +6,7 @@
 // polynomials of vec_math.h for float32 (within 1e-6 relative of the libm
 // functions); float64 and the other transcendental ops call libm per element.
 // Floor / Ceil are built on nearbyint (exact for every value).
+#include "kernels/math/gelu.h"
 #include "kernels/math/unary_isa.h"
 #include "kernels/math/vec_exp.h"
 #include "kernels/math/vec_math.h"
@@ -19,71 +20,6 @@ using vm::t_erf;
 using vm::t_exp;
 using vm::t_sigmoid;
 using vm::t_tanh;
-
-// GELU (exact, erf form) for float32 from erfc alone:
-//   x >= 0: x * (1 - erfc(z) / 2),  x < 0: x * erfc(z) / 2,  z = |x| / sqrt(2),
-// with erfc(z) = t * exp(-z^2 + Q(t)), t = 1 / (1 + z/2) (Numerical Recipes'
-// erfcc, fractional error < 1.2e-7 for every z >= 0), so neither sign
-// cancels. z is capped at 10 (erfc(10) < 1e-44) and exp's argument floored
-// at -87.3, below which erfc is taken as 0: x >= 0 gives x (+inf too),
-// x < 0 gives -0, -inf gives NaN as 0.5 * x * (1 + erf(x / sqrt(2))) does.
-// About half the instructions of the erf form (one branch instead of two
-// computed and blended). Relative error ~1e-7 * max(1, x^2 / 2) (for x < 0
-// the rounding of -x^2 / 2 inside exp; the erf form cancels there: at
-// x = -5 its 1 + erf(x / sqrt(2)) keeps one digit). Scalar and 8-lane forms
-// give the same bits.
-inline float gelu(float x) {
-  float z = vm::f_abs(x) * 0.70710678118654752440f;
-  z = z < 10.0f ? z : 10.0f;
-  const float t = 1.0f / vm::fma_or_mul_add(0.5f, z, 1.0f);
-  float q = 0.17087277f;
-  q = vm::fma_or_mul_add(q, t, -0.82215223f);
-  q = vm::fma_or_mul_add(q, t, 1.48851587f);
-  q = vm::fma_or_mul_add(q, t, -1.13520398f);
-  q = vm::fma_or_mul_add(q, t, 0.27886807f);
-  q = vm::fma_or_mul_add(q, t, -0.18628806f);
-  q = vm::fma_or_mul_add(q, t, 0.09678418f);
-  q = vm::fma_or_mul_add(q, t, 0.37409196f);
-  q = vm::fma_or_mul_add(q, t, 1.00002368f);
-  q = vm::fma_or_mul_add(q, t, -1.26551223f);
-  const float arg = vm::fma_or_mul_add(-z, z, q);
-  const float a = arg > -87.3f ? arg : -87.3f;
-  const float h = arg < -87.3f ? 0.0f : 0.5f * (t * vm::exp_normal(a < 88.3f ? a : 88.3f));
-  return x >= 0.0f ? x * (1.0f - h) : x * h;
-}
-
-#if defined(SPINDLE_VEC_EXP_AVX2)
-inline __m256 gelu8(__m256 x) {
-  const __m256 ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
-  const __m256 z = _mm256_min_ps(_mm256_mul_ps(ax, _mm256_set1_ps(0.70710678118654752440f)), _mm256_set1_ps(10.0f));
-  const __m256 one = _mm256_set1_ps(1.0f);
-  const __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(0.5f), z, one));
-  __m256 q = _mm256_set1_ps(0.17087277f);
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-0.82215223f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.48851587f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-1.13520398f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.27886807f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-0.18628806f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.09678418f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.37409196f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.00002368f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-1.26551223f));
-  const __m256 arg = _mm256_fnmadd_ps(z, z, q);
-  const __m256 a = _mm256_min_ps(_mm256_max_ps(arg, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
-  const __m256 tiny = _mm256_cmp_ps(arg, _mm256_set1_ps(-87.3f), _CMP_LT_OQ);
-  const __m256 h = _mm256_andnot_ps(tiny, _mm256_mul_ps(_mm256_set1_ps(0.5f), _mm256_mul_ps(t, vm::exp_normal8(a))));
-  const __m256 pos = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ);
-  return _mm256_blendv_ps(_mm256_mul_ps(x, h), _mm256_mul_ps(x, _mm256_sub_ps(one, h)), pos);
-}
-#endif
-
-void gelu_loop(float* __restrict o, const float* __restrict x, int64_t n) {
-  int64_t i = 0;
-#if defined(SPINDLE_VEC_EXP_AVX2)
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(o + i, gelu8(_mm256_loadu_ps(x + i)));
-#endif
-  for (; i < n; ++i) o[i] = gelu(x[i]);
-}
 
 // o[i] = f(x[i]); f is copied to a local so that the stores cannot alias it.
 template <class T, class F>
