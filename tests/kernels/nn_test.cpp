@@ -511,6 +511,38 @@ TEST(NnConv, DirectOneDimensionalPathGivesTheSameBitsForAnyThreadCount) {
   }
 }
 
+// A Conv with bias, a fused residual R and Relu on random data (seeds from
+// `seed`): its inputs, the reference Relu(conv + R) and the node with the
+// attributes `attrs` (plus the Relu); the weights are left as run-time
+// inputs (const_inputs to set them constant).
+struct FusedConv {
+  Tensor X, W, B, R, want;
+  NodeInfo node;
+  std::string label;
+  FusedConv(const ConvCase& c, Attributes attrs, uint32_t& seed)
+      : X(random_tensor(c.x, ++seed)), W(random_tensor(c.w, ++seed)), B(random_tensor({c.w[0]}, ++seed)) {
+    const Tensor ref = reference_conv(X, W, &B, c);
+    R = random_tensor(ref.shape(), ++seed);
+    std::vector<float> v = ref.to_vector<float>();
+    const float* r = R.data<float>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = std::max(v[i] + r[i], 0.0f);
+    want = Tensor::from_vector<float>(ref.shape(), v);
+    attrs.set("activation", std::string("Relu"));
+    node = make_node("Conv", 11, attrs, 4);
+    label = shape_to_string(c.x) + " -> " + std::to_string(c.w[0]);
+  }
+  Tensor run(ThreadPool* pool = nullptr) const { return kernels::run_kernel_once(node, {X, W, B, R}, pool)[0]; }
+  // Constant W and B from here on.
+  void constant_weights() { node.const_inputs = {nullptr, &W, &B, nullptr}; }
+  // The node at each thread count gives `serial`'s bits.
+  void expect_bits(const Tensor& serial, std::initializer_list<int> threads, const std::string& what) const {
+    for (int t : threads) {
+      auto pool = ThreadPool::create(ThreadingOptions{.num_threads = t}).value();
+      EXPECT_TRUE(bitwise_equal(serial, run(pool.get()))) << label << ": " << what << ", " << t << " threads";
+    }
+  }
+};
+
 // 3x3 stride-1 convolutions with enough channels take the Winograd F(4x4,
 // 3x3) path: ragged tiles (outputs not multiples of 4), asymmetric pads,
 // batch 2, output channels in several blocks, output rows in several
@@ -534,35 +566,23 @@ TEST(NnConv, WinogradPathMatchesTheReferenceAndGivesTheSameBitsEverywhere) {
   uint32_t seed = 700;
   for (const Case& k : cases) {
     const int64_t C = k.x[1], M = k.m;
-    const Tensor X = random_tensor(k.x, ++seed), W = random_tensor({M, C, 3, 3}, ++seed), B = random_tensor({M}, ++seed);
-    ConvCase c{"", k.x, {M, C, 3, 3}, 1, {1, 1}, {1, 1}, k.pads, true};
-    const Tensor want = reference_conv(X, W, &B, c);
-    const Tensor R = random_tensor(want.shape(), ++seed);
-    std::vector<float> fused = want.to_vector<float>();
-    const float* r = R.data<float>();
-    for (size_t i = 0; i < fused.size(); ++i) fused[i] = std::max(fused[i] + r[i], 0.0f);
     Attributes attrs;
     attrs.set("pads", k.pads);
-    attrs.set("activation", std::string("Relu"));
-    NodeInfo node = make_node("Conv", 11, attrs, 4);
-    const std::string label = shape_to_string(k.x) + " -> " + std::to_string(M);
-    const Tensor runtime = kernels::run_kernel_once(node, {X, W, B, R})[0];
+    FusedConv f(ConvCase{"", k.x, {M, C, 3, 3}, 1, {1, 1}, {1, 1}, k.pads, true}, attrs, seed);
+    const Tensor runtime = f.run();
     double scale = 0.0, err = 0.0;
     const float* got = runtime.data<float>();
-    for (size_t i = 0; i < fused.size(); ++i) {
-      scale = std::max(scale, std::abs(static_cast<double>(fused[i])));
-      err = std::max(err, std::abs(static_cast<double>(got[i]) - fused[i]));
+    const float* want = f.want.data<float>();
+    for (int64_t i = 0; i < f.want.numel(); ++i) {
+      scale = std::max(scale, std::abs(static_cast<double>(want[i])));
+      err = std::max(err, std::abs(static_cast<double>(got[i]) - want[i]));
     }
-    EXPECT_LE(err, 1e-5 * scale) << label << ": error " << err << " at output scale " << scale;
-    node.const_inputs = {nullptr, &W, &B, nullptr};
-    node.prepack = false;
-    EXPECT_TRUE(bitwise_equal(runtime, kernels::run_kernel_once(node, {X, W, B, R})[0])) << label << ": prepacking off";
-    node.prepack = true;
-    for (int threads : {1, 2, 3}) {
-      auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
-      EXPECT_TRUE(bitwise_equal(runtime, kernels::run_kernel_once(node, {X, W, B, R}, pool.get())[0]))
-          << label << ": packed weights, " << threads << " threads";
-    }
+    EXPECT_LE(err, 1e-5 * scale) << f.label << ": error " << err << " at output scale " << scale;
+    f.constant_weights();
+    f.node.prepack = false;
+    EXPECT_TRUE(bitwise_equal(runtime, f.run())) << f.label << ": prepacking off";
+    f.node.prepack = true;
+    f.expect_bits(runtime, {1, 2, 3}, "packed weights");
   }
 }
 
@@ -585,30 +605,17 @@ TEST(NnConv, StridedPointwiseMatchesTheReferenceForAnyThreadCount) {
   };
   uint32_t seed = 900;
   for (const Case& k : cases) {
-    const int64_t C = k.x[1], M = k.m;
-    Shape wshape{M, C};
+    Shape wshape{k.m, k.x[1]};
     for (size_t i = 2; i < k.x.size(); ++i) wshape.push_back(1);
-    const Tensor X = random_tensor(k.x, ++seed), W = random_tensor(wshape, ++seed), B = random_tensor({M}, ++seed);
-    ConvCase c{"", k.x, wshape, 1, k.strides, std::vector<int64_t>(k.strides.size(), 1),
-               std::vector<int64_t>(2 * k.strides.size(), 0), true};
-    const Tensor want = reference_conv(X, W, &B, c);
-    const Tensor R = random_tensor(want.shape(), ++seed);
-    std::vector<float> fused = want.to_vector<float>();
-    const float* r = R.data<float>();
-    for (size_t i = 0; i < fused.size(); ++i) fused[i] = std::max(fused[i] + r[i], 0.0f);
     Attributes attrs;
     attrs.set("strides", k.strides);
-    attrs.set("activation", std::string("Relu"));
-    NodeInfo node = make_node("Conv", 11, attrs, 4);
-    node.const_inputs = {nullptr, &W, &B, nullptr};
-    const std::string label = shape_to_string(k.x) + " -> " + std::to_string(M);
-    const Tensor serial = kernels::run_kernel_once(node, {X, W, B, R})[0];
-    EXPECT_TRUE(testing::tensors_close(serial, Tensor::from_vector<float>(want.shape(), fused), 1e-4, 1e-4)) << label;
-    for (int threads : {2, 3}) {
-      auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
-      EXPECT_TRUE(bitwise_equal(serial, kernels::run_kernel_once(node, {X, W, B, R}, pool.get())[0]))
-          << label << ", " << threads << " threads";
-    }
+    FusedConv f(ConvCase{"", k.x, wshape, 1, k.strides, std::vector<int64_t>(k.strides.size(), 1),
+                         std::vector<int64_t>(2 * k.strides.size(), 0), true},
+                attrs, seed);
+    f.constant_weights();
+    const Tensor serial = f.run();
+    EXPECT_TRUE(testing::tensors_close(serial, f.want, 1e-4, 1e-4)) << f.label;
+    f.expect_bits(serial, {2, 3}, "constant weights");
   }
 }
 
@@ -636,32 +643,19 @@ TEST(NnConv, GroupedPathEqualsTheGemmPathBitwise) {
   };
   uint32_t seed = 950;
   for (const Case& k : cases) {
-    const int64_t C = k.x[1], M = k.m;
-    const Shape wshape{M, C / k.group, k.k[0], k.k[1]};
-    const Tensor X = random_tensor(k.x, ++seed), W = random_tensor(wshape, ++seed), B = random_tensor({M}, ++seed);
-    ConvCase c{"", k.x, wshape, k.group, k.strides, k.dilations, k.pads, true};
-    const Tensor want = reference_conv(X, W, &B, c);
-    const Tensor R = random_tensor(want.shape(), ++seed);
-    std::vector<float> fused = want.to_vector<float>();
-    const float* r = R.data<float>();
-    for (size_t i = 0; i < fused.size(); ++i) fused[i] = std::max(fused[i] + r[i], 0.0f);
     Attributes attrs;
     attrs.set("group", k.group);
     attrs.set("kernel_shape", k.k);
     attrs.set("strides", k.strides);
     attrs.set("dilations", k.dilations);
     attrs.set("pads", k.pads);
-    attrs.set("activation", std::string("Relu"));
-    NodeInfo node = make_node("Conv", 11, attrs, 4);
-    const std::string label = shape_to_string(k.x) + " -> " + std::to_string(M);
-    const Tensor runtime = kernels::run_kernel_once(node, {X, W, B, R})[0];
-    EXPECT_TRUE(testing::tensors_close(runtime, Tensor::from_vector<float>(want.shape(), fused), 1e-4, 1e-4)) << label;
-    node.const_inputs = {nullptr, &W, &B, nullptr};
-    for (int threads : {1, 2, 3}) {
-      auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
-      EXPECT_TRUE(bitwise_equal(runtime, kernels::run_kernel_once(node, {X, W, B, R}, pool.get())[0]))
-          << label << ": constant weights, " << threads << " threads";
-    }
+    FusedConv f(ConvCase{"", k.x, {k.m, k.x[1] / k.group, k.k[0], k.k[1]}, k.group, k.strides, k.dilations, k.pads,
+                         true},
+                attrs, seed);
+    const Tensor runtime = f.run();
+    EXPECT_TRUE(testing::tensors_close(runtime, f.want, 1e-4, 1e-4)) << f.label;
+    f.constant_weights();
+    f.expect_bits(runtime, {1, 2, 3}, "constant weights");
   }
 }
 
