@@ -47,8 +47,10 @@
 // panels once, when the kernel is created (unless the session sets
 // session.disable_prepacking = 1; NodeInfo::prepack).
 // Blocks: (batch, group, output-channel tile, column tile) for the GEMM paths
-// and (plane, band of output rows) for depthwise; all chosen from the shape
-// alone, so results do not depend on the thread count. The bias starts the
+// and (plane, band of output rows) for depthwise, chosen from the shape
+// (Winograd's channel blocks also from the thread count); an output
+// element's sums do not depend on its block, so results do not depend on
+// the thread count. The bias starts the
 // SGEMM's accumulators; the residual and a Relu / Clip are applied by the
 // micro-kernel as it stores each finished tile, other activations on each
 // cache block of the output right after its last k block (SgemmExtras).

@@ -3,15 +3,17 @@
 // both with a fused activation from the optimizer.
 //
 // Work is split into (batch, row tile, column tile) blocks chosen from the
-// shape alone; each block is one packed SGEMM (sgemm.h) over the whole K,
-// with Gemm's beta * C written into the block first and the activation
-// applied by the SGEMM to each cache block of the output. A MatMul whose B
-// has no batch dims folds A's batch into the rows (one larger GEMM). A
-// constant B (weights) is packed into the SGEMM's panels once, when the
-// kernel is created (NodeInfo::prepack). A MatMul may carry a third input
-// from the optimizer (MatMul + Add of a constant bias vector fused): a float
-// [N] bias added to each output block right after its SGEMM, while the
-// block is in cache (no extra pass over the output).
+// shape (and, for column blocks sharing one packed A, capped by the thread
+// count: shared_a_blocks); an output element's sums do not depend on its
+// block, so neither do the results. Each block is one packed SGEMM
+// (sgemm.h) over the whole K, with Gemm's beta * C written into the block
+// first and the activation applied by the SGEMM to each cache block of the
+// output. A MatMul whose B has no batch dims folds A's batch into the rows
+// (one larger GEMM). A constant B (weights) is packed into the SGEMM's
+// panels once, when the kernel is created (NodeInfo::prepack). A MatMul may
+// carry a third input from the optimizer (MatMul + Add of a constant bias
+// vector fused): a float [N] bias added to each output block right after
+// its SGEMM, while the block is in cache (no extra pass over the output).
 #include <cstring>
 
 #include "kernels/broadcast.h"
