@@ -235,8 +235,10 @@ SG_INLINE void micro_wide(int64_t kc, const float* __restrict pa, const float* _
     }
 }
 
-// The Finish of blk's tile at row i0, column j0.
-SG_INLINE Finish finish(const SgemmBlock& blk, int64_t i0, int64_t j0) {
+// The Finish of blk's tile at row i0, column j0 (an SgemmBlock or an
+// SgemmTapsBlock).
+template <class Block>
+SG_INLINE Finish finish(const Block& blk, int64_t i0, int64_t j0) {
   return Finish{blk.clamp, blk.lo, blk.hi, blk.res ? blk.res + i0 * blk.ldc + j0 : nullptr, blk.ldc};
 }
 
@@ -399,8 +401,7 @@ void sgemm_block(const SgemmBlock& blk) {
         else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, fin);
         continue;
       }
-      ragged_tile(PanelRows{pb}, mr, nr, kc, pa, c, blk.ldc, blk.accumulate, bias,
-                  Finish{blk.clamp, blk.lo, blk.hi, blk.res ? blk.res + i0 * blk.ldc + j0 : nullptr, blk.ldc});
+      ragged_tile(PanelRows{pb}, mr, nr, kc, pa, c, blk.ldc, blk.accumulate, bias, finish(blk, i0, j0));
     }
   }
   if (n_tiles < n && m > 0) {
@@ -419,7 +420,7 @@ void sgemm_taps_block(const SgemmTapsBlock& blk) {
       const float* bias = blk.row_bias ? blk.row_bias + i0 : nullptr;
       float* c = blk.c + i0 * blk.ldc + j0;
       const TapRows b{blk.taps, j0};
-      const Finish fin{blk.clamp, blk.lo, blk.hi, blk.res ? blk.res + i0 * blk.ldc + j0 : nullptr, blk.ldc};
+      const Finish fin = finish(blk, i0, j0);
       if (nr == kNR) {
         prefetch_next_tile(c, blk.ldc, rows);
         micro_rows(rows, blk.K, pa, b, c, blk.ldc, false, bias, fin);
