@@ -1,12 +1,14 @@
 // text_test.cpp — string tensors and the text ops beyond the ONNX backend
 // tests: StringNormalizer on non-ASCII text, case-insensitive stop words,
 // bad UTF-8; TfIdfVectorizer with string pools, IDF / TFIDF weights, skips
-// that count an n-gram once per distance, thread-count independence; Cast
-// between strings and numbers (round trips, NaN / INF spellings, bad text);
-// string tensors refused by kernels that move raw bytes.
+// that count an n-gram once per distance, thread-count independence, hostile
+// indexes and skip counts; Cast between strings and numbers (round trips,
+// NaN / INF spellings, bad text); string tensors refused by kernels that move
+// raw bytes.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -76,6 +78,27 @@ TEST(TfIdfVectorizer, StringPoolWeightsAndSkipsMatchAHandCount) {
                         {"input X is int64 2", "pool_strings"});
   attrs.set("ngram_counts", std::vector<int64_t>{0, 3});
   testing::expect_error("TfIdfVectorizer", 9, attrs, {x}, {"does not split a pool of 4 items into n-grams of length 2"});
+}
+
+// Attributes from a hostile model: an output index of 2^63 - 1 (its + 1
+// overflowed, fuzz_graph) is refused naming it; a skip count of 2^63 - 1 is
+// a skip past any row (the work cost is computed in double, bounded by the
+// row), so it counts what the largest useful skip counts.
+TEST(TfIdfVectorizer, HostileIndexesAndSkipCountsAreHandled) {
+  Attributes attrs{{"min_gram_length", int64_t{1}},
+                   {"max_gram_length", int64_t{2}},
+                   {"max_skip_count", int64_t{2}},
+                   {"mode", std::string("TF")},
+                   {"ngram_counts", std::vector<int64_t>{0, 2}},
+                   {"ngram_indexes", std::vector<int64_t>{0, 1, 2}},
+                   {"pool_int64s", std::vector<int64_t>{4, 5, 4, 5}}};
+  const Tensor x = Tensor::from_vector<int64_t>({2, 4}, {4, 7, 7, 5, 5, 4, 9, 5});
+  const std::vector<float> want = run_kernel_once("TfIdfVectorizer", 9, attrs, {x})[0].to_vector<float>();
+  EXPECT_EQ(want, (std::vector<float>{1, 1, 1, 1, 2, 1}));
+  attrs.set("max_skip_count", std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(run_kernel_once("TfIdfVectorizer", 9, attrs, {x})[0].to_vector<float>(), want);
+  attrs.set("ngram_indexes", std::vector<int64_t>{0, 1, 2, std::numeric_limits<int64_t>::max()});
+  testing::expect_error("TfIdfVectorizer", 9, attrs, {x}, {"ngram_indexes holds the index 9223372036854775807"});
 }
 
 TEST(CastString, NumbersRoundTripAndSpecialValuesAreSpelledTheOnnxWay) {

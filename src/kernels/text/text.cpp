@@ -12,6 +12,7 @@
 // weights or TF*IDF at each n-gram's output index. Rows run in parallel;
 // each output row is written by one block.
 #include <algorithm>
+#include <limits>
 #include <locale>
 #include <map>
 #include <memory>
@@ -199,7 +200,13 @@ class TfIdfVectorizerKernel final : public OpKernel {
         values_.emplace(std::move(key), out);
       }
     }
-    for (int64_t i : indexes) output_size_ = std::max(output_size_, i + 1);
+    // Every index, used or not, sizes the output: an index of 2^63 - 1 made
+    // i + 1 overflow (fuzz_graph).
+    for (int64_t i : indexes) {
+      if (i < 0 || i >= std::numeric_limits<int64_t>::max())
+        fail(node, fmt::format("ngram_indexes holds the index {}, expected 0 <= index < 2^63 - 1", i));
+      output_size_ = std::max(output_size_, i + 1);
+    }
     weights_ = node.attrs.get_floats("weights", {});
     if (!weights_.empty() && static_cast<int64_t>(weights_.size()) < output_size_)
       fail(node, fmt::format("weights has {} entries, expected {} (one per output index)", weights_.size(), output_size_));
@@ -220,7 +227,10 @@ class TfIdfVectorizerKernel final : public OpKernel {
     std::vector<int64_t> ints;
     if (!is_string) ints = x.to_int64_vector();
     const std::string* strs = is_string ? x.data<std::string>() : nullptr;
-    const double cost = static_cast<double>(cols * (max_n_ - min_n_ + 1) * (max_skip_ + 1)) * 50.0;
+    // In double: max_skip_count comes from the model (a skip past the row
+    // only ends the loop, so the row length bounds the work).
+    const double skips = static_cast<double>(std::min<int64_t>(max_skip_, cols)) + 1.0;
+    const double cost = static_cast<double>(cols) * static_cast<double>(max_n_ - min_n_ + 1) * skips * 50.0;
     parallel_for(ctx.pool(), rows, Cost{0, static_cast<double>(output_size_) * 4, cost}, [&](int64_t r0, int64_t r1) {
       ValueKey key;
       std::vector<float> counts(static_cast<size_t>(output_size_));
