@@ -228,6 +228,23 @@ TEST(HostileSizes, MelWeightMatrixOutputIsCheckedBeforeAnyScratch) {
   EXPECT_EQ(w.shape(), (Shape{33, 8}));
 }
 
+// Values a fuzzed graph chose (fuzz_graph, session 14): a MelWeightMatrix
+// edge whose DFT bin is past int64 (3.7e21 at 2^40 Hz) and a Resize whose
+// NaN region of interest makes NaN coordinates were converted to integers
+// (UBSan); both are errors naming what is wrong.
+TEST(HostileSizes, MelEdgesAndResizeCoordinatesPastIntegers) {
+  expect_error("MelWeightMatrix", 17, {},
+               {Tensor::scalar<int64_t>(8), Tensor::scalar<int64_t>(64), Tensor::scalar<int64_t>(16000),
+                Tensor::scalar<float>(0.0f), Tensor::scalar<float>(1099511627776.0f)},
+               {"MelWeightMatrix", "reaches DFT bin", "above what dft_length 64"});
+  const Tensor x = f32({1, 1, 2, 2}, {1, 2, 3, 4});
+  const Tensor roi = f32({8}, {0.0f, 0.0f, NAN, 0.0f, 1.0f, 1.0f, 1.0f, 1.0f});
+  const Tensor scales = f32({4}, {1.0f, 1.0f, 2.0f, 2.0f});
+  expect_error("Resize", 13,
+               {{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("tf_crop_and_resize")}},
+               {x, roi, scales}, {"Resize", "scales and roi must give finite coordinates"});
+}
+
 // Attributes a fuzzed graph chose, found by fuzz_graph in this session's
 // longer runs (each used to overflow int64 or size scratch from them):
 // errors name the op; where the values are legal the op runs.

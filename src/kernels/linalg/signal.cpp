@@ -227,7 +227,14 @@ class MelWeightMatrixKernel final : public OpKernel {
     std::vector<int64_t> edge(static_cast<size_t>(mels + 2));
     for (int64_t i = 0; i < mels + 2; ++i) {
       const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + mlo) / 2595.0) - 1.0);
-      edge[static_cast<size_t>(i)] = static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(rate)));
+      // A bin past the spectrum (or a NaN) becomes spectrum + 1: the loops
+      // below still reach bin `spectrum` and set() refuses it naming the
+      // band, as before (a bin of 3.7e21 overflowed the conversion:
+      // fuzz_graph).
+      const double bin = std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(rate));
+      edge[static_cast<size_t>(i)] = bin >= 0.0 && bin <= static_cast<double>(spectrum) ? static_cast<int64_t>(bin)
+                                     : bin < 0.0                                           ? -1
+                                                                                           : spectrum + 1;
     }
     // Weight (bin, m), computed in double, stored in the output type.
     auto set = [&](int64_t bin, int64_t m, double v) {

@@ -84,13 +84,30 @@ T requantize(int64_t acc, float scale, int32_t zp) {
 
 // ---------------------------------------------------------------- MatMul
 
+// The int32 accumulators of an integer product, shaped as the output: a
+// tensor, so that the run's memory limits apply to it (a vector sized by a
+// mutated model's shapes asked for 32 GB: fuzz_graph).
+struct Accumulators {
+  Tensor t;
+  // Zeros of `shape` (its size checked as every tensor's).
+  void assign(const Shape& shape) {
+    t = Tensor(DataType::kInt32, shape);
+    std::fill(data(), data() + size(), 0);
+  }
+  int32_t* data() { return t.mutable_data<int32_t>(); }
+  const int32_t* begin() const { return t.data<int32_t>(); }
+  const int32_t* end() const { return begin() + size(); }
+  size_t size() const { return static_cast<size_t>(t.numel()); }
+  int32_t operator[](size_t i) const { return begin()[i]; }
+};
+
 // (A - a_zp) x (B - b_zp) with numpy matmul broadcasting, in int32; calls
 // emit(row block) with the accumulators of rows [r0, r1) of the flattened
 // [batch * M, N] output.
 struct IntMatMul {
   Shape out_shape;
   int64_t batches = 1, M = 1, K = 1, N = 1;
-  std::vector<int32_t> acc;  // [batches * M, N]
+  Accumulators acc;  // [batches * M, N]
 
   void compute(KernelContext& ctx, const Tensor& A, const Tensor& B, int a_zp_index, int b_zp_index) {
     const NodeInfo& node = ctx.node();
@@ -120,7 +137,7 @@ struct IntMatMul {
     for (int64_t i = 0; i < static_cast<int64_t>(a.size()); ++i) a[static_cast<size_t>(i)] -= a_zp[static_cast<size_t>((i / K) % M)];
     for (int64_t i = 0; i < static_cast<int64_t>(b.size()); ++i) b[static_cast<size_t>(i)] -= b_zp[static_cast<size_t>(i % N)];
     const Shape a_str = broadcast_strides(a_batch, batch), b_str = broadcast_strides(b_batch, batch);
-    acc.assign(static_cast<size_t>(batches * M * N), 0);
+    acc.assign(out_shape);
     const int64_t rows = batches * M;
     parallel_for(ctx.pool(), 0, rows, grain_for_work(rows, 2.0 * static_cast<double>(K * N)), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
@@ -196,7 +213,7 @@ class QLinearMatMulKernel final : public OpKernel {
 struct IntConv {
   Shape out_shape;
   int64_t N = 0, M = 0, planes = 0, plane = 0;
-  std::vector<int32_t> acc;
+  Accumulators acc;
 
   void compute(KernelContext& ctx, const WindowAttrs& attrs, int64_t group, const Tensor& X, const Tensor& W,
                int x_zp_index, int w_zp_index) {
@@ -226,7 +243,7 @@ struct IntConv {
     const int64_t total = size_numel(node, out_shape, "output Y");
     planes = N * M;
     plane = planes > 0 ? total / planes : 0;
-    acc.assign(static_cast<size_t>(total), 0);
+    acc.assign(out_shape);
     parallel_for(ctx.pool(), 0, planes, grain_for_work(planes, 2.0 * static_cast<double>(plane * wk)),
                  [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {

@@ -117,9 +117,9 @@ class ResizeKernel final : public OpKernel {
     const Shape strides = contiguous_strides(xs);
     std::vector<AxisTable> tables(rank);
     for (size_t i = 0; i < rank; ++i)
-      tables[i] = axis_table(xs[i], ys[i], from_sizes ? static_cast<double>(ys[i]) : static_cast<double>(xs[i]) * scales[i],
-                             scales[i], strides[i], roi.empty() ? 0.0f : roi[i],
-                             roi.empty() ? 1.0f : roi[rank + i]);
+      tables[i] = axis_table(node, i, xs[i], ys[i],
+                             from_sizes ? static_cast<double>(ys[i]) : static_cast<double>(xs[i]) * scales[i],
+                             scales[i], strides[i], roi.empty() ? 0.0f : roi[i], roi.empty() ? 1.0f : roi[rank + i]);
     run(ctx, X, Y, tables);
   }
 
@@ -226,6 +226,8 @@ class ResizeKernel final : public OpKernel {
     return x;
   }
 
+  static constexpr double kMaxCoordinate = 4.0e18;  // below 2^62, so every index conversion is defined
+
   int64_t round_nearest(double x, double scale) const {
     const double f = std::floor(x);
     switch (rounding_) {
@@ -238,8 +240,8 @@ class ResizeKernel final : public OpKernel {
     return static_cast<int64_t>(f);
   }
 
-  AxisTable axis_table(int64_t in, int64_t out, double out_len, double scale, int64_t stride, float roi_start,
-                       float roi_end) const {
+  AxisTable axis_table(const NodeInfo& node, size_t axis, int64_t in, int64_t out, double out_len, double scale,
+                       int64_t stride, float roi_start, float roi_end) const {
     AxisTable t;
     const size_t n = static_cast<size_t>(out);
     t.extrapolate.assign(n, 0);
@@ -247,6 +249,11 @@ class ResizeKernel final : public OpKernel {
     bool exact = true;
     for (size_t o = 0; o < n; ++o) {
       xo[o] = original_coordinate(static_cast<int64_t>(o), in, out_len, scale, roi_start, roi_end);
+      // Scales and roi come from the model: a NaN or huge coordinate would
+      // be converted to an index below (fuzz_graph: NaN).
+      if (!(std::fabs(xo[o]) <= kMaxCoordinate))
+        fail(node, fmt::format("output {} on axis {} maps to input coordinate {}: scales and roi must give finite "
+                               "coordinates", o, axis, xo[o]));
       if (coord_ == Coord::kTfCropAndResize && (xo[o] < 0 || xo[o] > static_cast<double>(in - 1))) {
         t.extrapolate[o] = 1;
         t.any_extrapolate = true;
