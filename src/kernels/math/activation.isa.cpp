@@ -28,22 +28,31 @@ inline float silu(float x) {
 }
 
 #if defined(SPINDLE_VEC_EXP_AVX2)
-// silu() on 8 lanes with intrinsics: the compiler, left to vectorize silu(),
-// turns the clamp into a second division by the clamped constant.
-inline __m256 silu8(__m256 x) {
-  const __m256 t0 = _mm256_sub_ps(_mm256_setzero_ps(), x);
-  const __m256 t = _mm256_max_ps(_mm256_min_ps(t0, _mm256_set1_ps(88.3f)), _mm256_set1_ps(-87.3f));
-  const __m256 big = _mm256_cmp_ps(t0, _mm256_set1_ps(88.3f), _CMP_GT_OQ);
-  const __m256 den = _mm256_blendv_ps(_mm256_add_ps(_mm256_set1_ps(1.0f), vm::exp_normal8(t)),
-                                      _mm256_set1_ps(__builtin_inff()), big);
-  return _mm256_div_ps(x, den);
+// silu() over V (__m256 or vm::Lanes<N>) with intrinsics: the compiler,
+// left to vectorize silu(), turns the clamp into a second division by the
+// clamped constant.
+template <class V>
+__attribute__((always_inline)) inline V silu_v(V x) {
+  using namespace vm;
+  const V t0 = l_sub(l_set1<V>(0.0f), x);
+  const V t = l_max(l_min(t0, l_set1<V>(88.3f)), l_set1<V>(-87.3f));
+  const V big = l_gt(t0, l_set1<V>(88.3f));
+  const V den = l_blendv(l_add(l_set1<V>(1.0f), exp_normal_v(t)), l_set1<V>(__builtin_inff()), big);
+  return l_div(x, den);
 }
 #endif
 
 void silu_loop(float* d, int64_t n) {
   int64_t i = 0;
 #if defined(SPINDLE_VEC_EXP_AVX2)
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, silu8(_mm256_loadu_ps(d + i)));
+  constexpr int kChains = 8;  // independent vectors in flight (vec_exp.h's Lanes)
+  for (; i + 8 * kChains <= n; i += 8 * kChains) {
+    vm::Lanes<kChains> v;
+    for (int c = 0; c < kChains; ++c) v.v[c] = _mm256_loadu_ps(d + i + 8 * c);
+    v = silu_v(v);
+    for (int c = 0; c < kChains; ++c) _mm256_storeu_ps(d + i + 8 * c, v.v[c]);
+  }
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, silu_v(_mm256_loadu_ps(d + i)));
 #endif
   for (; i < n; ++i) d[i] = silu(d[i]);
 }

@@ -46,27 +46,30 @@ inline float gelu(float x) {
 }
 
 #if defined(SPINDLE_VEC_EXP_AVX2)
-inline __m256 gelu8(__m256 x) {
-  const __m256 ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
-  const __m256 z = _mm256_min_ps(_mm256_mul_ps(ax, _mm256_set1_ps(0.70710678118654752440f)), _mm256_set1_ps(10.0f));
-  const __m256 one = _mm256_set1_ps(1.0f);
-  const __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(0.5f), z, one));
-  __m256 q = _mm256_set1_ps(0.17087277f);
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-0.82215223f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.48851587f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-1.13520398f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.27886807f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-0.18628806f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.09678418f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.37409196f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.00002368f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-1.26551223f));
-  const __m256 arg = _mm256_fnmadd_ps(z, z, q);
-  const __m256 a = _mm256_min_ps(_mm256_max_ps(arg, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
-  const __m256 tiny = _mm256_cmp_ps(arg, _mm256_set1_ps(-87.3f), _CMP_LT_OQ);
-  const __m256 h = _mm256_andnot_ps(tiny, _mm256_mul_ps(_mm256_set1_ps(0.5f), _mm256_mul_ps(t, vm::exp_normal8(a))));
-  const __m256 pos = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ);
-  return _mm256_blendv_ps(_mm256_mul_ps(x, h), _mm256_mul_ps(x, _mm256_sub_ps(one, h)), pos);
+// gelu over V (__m256, or vm::Lanes<N> to keep N chains in flight).
+template <class V>
+__attribute__((always_inline)) inline V gelu_v(V x) {
+  using namespace vm;
+  const V ax = l_andnot(l_set1<V>(-0.0f), x);
+  const V z = l_min(l_mul(ax, l_set1<V>(0.70710678118654752440f)), l_set1<V>(10.0f));
+  const V one = l_set1<V>(1.0f);
+  const V t = l_div(one, l_fmadd(l_set1<V>(0.5f), z, one));
+  V q = l_set1<V>(0.17087277f);
+  q = l_fmadd(q, t, l_set1<V>(-0.82215223f));
+  q = l_fmadd(q, t, l_set1<V>(1.48851587f));
+  q = l_fmadd(q, t, l_set1<V>(-1.13520398f));
+  q = l_fmadd(q, t, l_set1<V>(0.27886807f));
+  q = l_fmadd(q, t, l_set1<V>(-0.18628806f));
+  q = l_fmadd(q, t, l_set1<V>(0.09678418f));
+  q = l_fmadd(q, t, l_set1<V>(0.37409196f));
+  q = l_fmadd(q, t, l_set1<V>(1.00002368f));
+  q = l_fmadd(q, t, l_set1<V>(-1.26551223f));
+  const V arg = l_fnmadd(z, z, q);
+  const V a = l_min(l_max(arg, l_set1<V>(-87.3f)), l_set1<V>(88.3f));
+  const V tiny = l_lt(arg, l_set1<V>(-87.3f));
+  const V h = l_andnot(tiny, l_mul(l_set1<V>(0.5f), l_mul(t, exp_normal_v(a))));
+  const V pos = l_ge(x, l_set1<V>(0.0f));
+  return l_blendv(l_mul(x, h), l_mul(x, l_sub(one, h)), pos);
 }
 #endif
 
@@ -74,7 +77,14 @@ inline __m256 gelu8(__m256 x) {
 inline void gelu_loop(float* o, const float* x, int64_t n) {
   int64_t i = 0;
 #if defined(SPINDLE_VEC_EXP_AVX2)
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(o + i, gelu8(_mm256_loadu_ps(x + i)));
+  constexpr int kChains = 8;
+  for (; i + 8 * kChains <= n; i += 8 * kChains) {
+    vm::Lanes<kChains> v;
+    for (int c = 0; c < kChains; ++c) v.v[c] = _mm256_loadu_ps(x + i + 8 * c);
+    v = gelu_v(v);
+    for (int c = 0; c < kChains; ++c) _mm256_storeu_ps(o + i + 8 * c, v.v[c]);
+  }
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(o + i, gelu_v(_mm256_loadu_ps(x + i)));
 #endif
   for (; i < n; ++i) o[i] = gelu(x[i]);
 }

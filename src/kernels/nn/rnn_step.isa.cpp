@@ -122,10 +122,11 @@ inline void tanh_n(float* v, int64_t n) {
 // activations is left scalar by the vectorizer).
 constexpr int64_t kChunk = 64;
 
-// The LSTM and GRU (linear_before_reset) cells on 8 lanes: gate_sigmoid and
-// gate_tanh below as intrinsics, with scalar twins doing the same operations
-// one for one for the units past the last multiple of 8, so a unit's bits do
-// not depend on where it falls. Auto-vectorized from the vec_math.h forms,
+// The LSTM cell on 8 lanes: gate_sigmoid_v and gate_tanh_v below as
+// intrinsics (over 16 units at a time, two vectors of chains in flight, then
+// 8), with scalar twins doing the same operations one for one for the units
+// past the last multiple of 8, so a unit's bits do not depend on where it
+// falls. Auto-vectorized from the vec_math.h forms,
 // the cells spent ~16 cycles a unit (blends after every select and clamp);
 // they were 12% of a bidirectional LSTM 128 tagger (docs/benchmarks.md).
 //   sigmoid: e = exp(max(-|v|, -87.3)), v >= 0 ? 1 / (1 + e) : e / (1 + e)
@@ -158,32 +159,36 @@ inline float clip_s(float v, float c) {
 
 #if defined(SPINDLE_VEC_EXP_AVX2)
 // max(a, v) / min(a, v) with the constant first: a NaN v comes out as v.
-__attribute__((always_inline)) inline __m256 gate_sigmoid8(__m256 v) {
-  const __m256 zero = _mm256_setzero_ps();
-  const __m256 a = _mm256_min_ps(_mm256_sub_ps(zero, v), v);  // -|v|; NaN stays NaN
-  const __m256 e = vm::exp_normal8(_mm256_max_ps(_mm256_set1_ps(-87.3f), a));
-  const __m256 s = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
-  return _mm256_blendv_ps(_mm256_mul_ps(e, s), s, _mm256_cmp_ps(v, zero, _CMP_GE_OQ));
+// Over V = __m256 or vm::Lanes<N> (N vectors of units in flight).
+template <class V>
+__attribute__((always_inline)) inline V gate_sigmoid_v(V v) {
+  using namespace vm;
+  const V zero = l_set1<V>(0.0f);
+  const V a = l_min(l_sub(zero, v), v);  // -|v|; NaN stays NaN
+  const V e = exp_normal_v(l_max(l_set1<V>(-87.3f), a));
+  const V s = l_div(l_set1<V>(1.0f), l_add(l_set1<V>(1.0f), e));
+  return l_blendv(l_mul(e, s), s, l_ge(v, zero));
 }
-__attribute__((always_inline)) inline __m256 gate_tanh8(__m256 v) {
-  const __m256 sign = _mm256_set1_ps(-0.0f);
-  const __m256 ax = _mm256_andnot_ps(sign, v), z = _mm256_mul_ps(v, v);
-  __m256 p = _mm256_set1_ps(-5.70498872745e-3f);
-  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(2.06390887954e-2f));
-  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-5.37397155531e-2f));
-  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(1.33314422036e-1f));
-  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-3.33332819422e-1f));
-  const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), v, v);
-  const __m256 t = _mm256_add_ps(ax, ax);
-  const __m256 e = vm::exp_normal8(_mm256_min_ps(_mm256_set1_ps(88.3f), t));
-  const __m256 big = _mm256_sub_ps(_mm256_set1_ps(1.0f),
-                                   _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f))));
-  const __m256 signed_big = _mm256_or_ps(big, _mm256_and_ps(sign, v));  // big >= 0: the sign of v
-  return _mm256_blendv_ps(signed_big, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
+template <class V>
+__attribute__((always_inline)) inline V gate_tanh_v(V v) {
+  using namespace vm;
+  const V sign = l_set1<V>(-0.0f);
+  const V ax = l_andnot(sign, v), z = l_mul(v, v);
+  V p = l_set1<V>(-5.70498872745e-3f);
+  p = l_fmadd(p, z, l_set1<V>(2.06390887954e-2f));
+  p = l_fmadd(p, z, l_set1<V>(-5.37397155531e-2f));
+  p = l_fmadd(p, z, l_set1<V>(1.33314422036e-1f));
+  p = l_fmadd(p, z, l_set1<V>(-3.33332819422e-1f));
+  const V small = l_fmadd(l_mul(p, z), v, v);
+  const V t = l_add(ax, ax);
+  const V e = exp_normal_v(l_min(l_set1<V>(88.3f), t));
+  const V big = l_sub(l_set1<V>(1.0f), l_div(l_set1<V>(2.0f), l_add(e, l_set1<V>(1.0f))));
+  const V signed_big = l_or(big, l_and(sign, v));  // big >= 0: the sign of v
+  return l_blendv(signed_big, small, l_lt(ax, l_set1<V>(0.625f)));
 }
-template <bool Clip>
-inline __m256 clip8(__m256 v, __m256 lo, __m256 hi) {
-  if constexpr (Clip) return _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+template <bool Clip, class V>
+__attribute__((always_inline)) inline V clip_v(V v, V lo, V hi) {
+  if constexpr (Clip) return vm::l_min(hi, vm::l_max(lo, v));
   return v;
 }
 #endif
@@ -194,25 +199,42 @@ template <bool Peep, bool Clip, bool InputForget>
 void lstm_cells(const float* xg, const float* hg, int64_t H, const float* p, float clip, float* c, float* h) {
   int64_t j = 0;
 #if defined(SPINDLE_VEC_EXP_AVX2)
-  const __m256 lo = _mm256_set1_ps(-clip), hi = _mm256_set1_ps(clip), one = _mm256_set1_ps(1.0f);
-  auto ld = [](const float* q) { return _mm256_loadu_ps(q); };
-  for (; j + 8 <= H; j += 8) {
-    const __m256 cj = ld(c + j);
-    __m256 pi = _mm256_add_ps(ld(xg + j), ld(hg + j)), pf = _mm256_add_ps(ld(xg + 2 * H + j), ld(hg + 2 * H + j));
-    if constexpr (Peep) {
-      pi = _mm256_fmadd_ps(ld(p + j), cj, pi);
-      pf = _mm256_fmadd_ps(ld(p + 2 * H + j), cj, pf);
+  // 16 units (two vectors of chains in flight), then 8.
+  auto cells = [&](auto tag) {
+    using V = decltype(tag);
+    constexpr int64_t kUnits = sizeof(V) / sizeof(float);
+    const V lo = vm::l_set1<V>(-clip), hi = vm::l_set1<V>(clip), one = vm::l_set1<V>(1.0f);
+    auto ld = [](const float* q) {
+      V r;
+      if constexpr (kUnits == 8) r = _mm256_loadu_ps(q);
+      else for (int64_t i = 0; i < kUnits / 8; ++i) r.v[i] = _mm256_loadu_ps(q + 8 * i);
+      return r;
+    };
+    auto st = [](float* q, V v) {
+      if constexpr (kUnits == 8) _mm256_storeu_ps(q, v);
+      else for (int64_t i = 0; i < kUnits / 8; ++i) _mm256_storeu_ps(q + 8 * i, v.v[i]);
+    };
+    using namespace vm;
+    for (; j + kUnits <= H; j += kUnits) {
+      const V cj = ld(c + j);
+      V pi = l_add(ld(xg + j), ld(hg + j)), pf = l_add(ld(xg + 2 * H + j), ld(hg + 2 * H + j));
+      if constexpr (Peep) {
+        pi = l_fmadd(ld(p + j), cj, pi);
+        pf = l_fmadd(ld(p + 2 * H + j), cj, pf);
+      }
+      const V ig = gate_sigmoid_v(clip_v<Clip>(pi, lo, hi));
+      const V fg = InputForget ? l_sub(one, ig) : gate_sigmoid_v(clip_v<Clip>(pf, lo, hi));
+      const V gg = gate_tanh_v(clip_v<Clip>(l_add(ld(xg + 3 * H + j), ld(hg + 3 * H + j)), lo, hi));
+      const V ct = l_fmadd(fg, cj, l_mul(ig, gg));
+      V po = l_add(ld(xg + H + j), ld(hg + H + j));
+      if constexpr (Peep) po = l_fmadd(ld(p + H + j), ct, po);
+      const V og = gate_sigmoid_v(clip_v<Clip>(po, lo, hi));
+      st(c + j, ct);
+      st(h + j, l_mul(og, gate_tanh_v(ct)));
     }
-    const __m256 ig = gate_sigmoid8(clip8<Clip>(pi, lo, hi));
-    const __m256 fg = InputForget ? _mm256_sub_ps(one, ig) : gate_sigmoid8(clip8<Clip>(pf, lo, hi));
-    const __m256 gg = gate_tanh8(clip8<Clip>(_mm256_add_ps(ld(xg + 3 * H + j), ld(hg + 3 * H + j)), lo, hi));
-    const __m256 ct = _mm256_fmadd_ps(fg, cj, _mm256_mul_ps(ig, gg));
-    __m256 po = _mm256_add_ps(ld(xg + H + j), ld(hg + H + j));
-    if constexpr (Peep) po = _mm256_fmadd_ps(ld(p + H + j), ct, po);
-    const __m256 og = gate_sigmoid8(clip8<Clip>(po, lo, hi));
-    _mm256_storeu_ps(c + j, ct);
-    _mm256_storeu_ps(h + j, _mm256_mul_ps(og, gate_tanh8(ct)));
-  }
+  };
+  cells(vm::Lanes<2>{});
+  cells(__m256{});
 #endif
   for (; j < H; ++j) {
     const float cj = c[j];
