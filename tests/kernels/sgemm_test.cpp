@@ -216,7 +216,9 @@ TEST(Sgemm, StoreTimeReluAndClipEqualTheActivationPass) {
       ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)))
           << (act == &relu ? "Relu" : "Clip") << ", m " << m;
       EXPECT_TRUE(std::signbit(got[0]) && got[0] == 0.0f) << "a -0 sum stays -0";
-      if (m > 1) EXPECT_TRUE(std::isnan(got[n])) << "a NaN sum stays NaN";
+      if (m > 1) {
+        EXPECT_TRUE(std::isnan(got[n])) << "a NaN sum stays NaN";
+      }
     }
   }
 }
@@ -227,14 +229,22 @@ TEST(Sgemm, StoreTimeReluAndClipEqualTheActivationPass) {
 // (full tiles, row edges of 1..3 rows and wider, blocks of 1..3 rows, one or
 // two tail columns as matrix-vector products, a ragged last tile narrower
 // and wider than a vector), with three k blocks, a packed B, and C and R
-// rows padded past n (ldc > n).
+// rows padded past n (ldc > n). Relu, HardSigmoid and HardSwish are applied
+// in the store too, Sigmoid by a pass: all equal Activation's pass.
 TEST(Sgemm, StoreTimeResidualEqualsTheAddThenTheActivation) {
   const int64_t MR = kernels::nn::sgemm_mr(), NR = kernels::nn::sgemm_nr();
   const int64_t k = 700;
-  Activation relu, sigmoid;
+  Activation relu, sigmoid, hard_sigmoid, hard_swish;
   relu.kind = Activation::kRelu;
   sigmoid.kind = Activation::kSigmoid;
-  const Activation* const acts[] = {nullptr, &relu, &sigmoid};
+  hard_sigmoid.kind = Activation::kHardSigmoid;
+  hard_sigmoid.a = 0.3f, hard_sigmoid.b = 0.4f;
+  hard_swish.kind = Activation::kHardSwish;
+  const Activation* const acts[] = {nullptr, &relu, &sigmoid, &hard_sigmoid, &hard_swish};
+  auto act_name = [&](const Activation* act) {
+    return act == &relu ? ", Relu" : act == &sigmoid ? ", Sigmoid" : act == &hard_sigmoid ? ", HardSigmoid"
+                                   : act == &hard_swish ? ", HardSwish" : "";
+  };
   for (int64_t m : {int64_t{1}, int64_t{3}, MR, MR + 2, 2 * MR + 5})
     for (int64_t n : {NR, 3 * NR + 1, 3 * NR + 2, 2 * NR + 5, 2 * NR + NR / 2 + 3})
       for (const Activation* act : acts)
@@ -256,20 +266,21 @@ TEST(Sgemm, StoreTimeResidualEqualsTheAddThenTheActivation) {
           }
           sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, got.data(), ldc, fused);
           ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)))
-              << m << " x " << n << (act == &relu ? ", Relu" : act ? ", Sigmoid" : "") << (packed ? ", packed B" : "");
+              << m << " x " << n << act_name(act) << (packed ? ", packed B" : "");
         }
 }
 
 // The implicit GEMM (sgemm_taps: B's rows given as pointers) equals sgemm on
 // the same rows bit for bit, with a bias, a residual added at the store and
-// Relu (store-time clamp) or Sigmoid (a pass), on full and ragged tiles and
-// row edges.
+// Relu or HardSwish (in the store) or Sigmoid (a pass), on full and ragged
+// tiles and row edges.
 TEST(Sgemm, TapsEqualThePackedPathWithResidualAndActivation) {
   const int64_t MR = kernels::nn::sgemm_mr(), NR = kernels::nn::sgemm_nr();
-  Activation relu, sigmoid;
+  Activation relu, sigmoid, hard_swish;
   relu.kind = Activation::kRelu;
   sigmoid.kind = Activation::kSigmoid;
-  const Activation* const acts[] = {nullptr, &relu, &sigmoid};
+  hard_swish.kind = Activation::kHardSwish;
+  const Activation* const acts[] = {nullptr, &relu, &sigmoid, &hard_swish};
   for (int64_t m : {int64_t{1}, int64_t{5}, MR + 1, 2 * MR + 3})
     for (int64_t n : {NR, 3 * NR + 1, 2 * NR + 5})
       for (int64_t k : {7, 64})

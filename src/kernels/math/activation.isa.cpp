@@ -75,9 +75,11 @@ void apply_kind(const Activation& act, float* __restrict d, int64_t n) {
         d[i] = v > bv ? bv : v;
       }
       return;
+    // HardSigmoid and HardSwish: x * alpha + beta as one fused multiply-add
+    // where the level has one, as the SGEMM's store computes them (StoreAct).
     case Activation::kHardSigmoid:
       for (int64_t i = 0; i < n; ++i) {
-        float v = av * d[i] + bv;
+        float v = vm::fma_or_mul_add(d[i], av, bv);
         v = v < 0.0f ? 0.0f : v;
         d[i] = v > 1.0f ? 1.0f : v;
       }
@@ -88,7 +90,7 @@ void apply_kind(const Activation& act, float* __restrict d, int64_t n) {
     case Activation::kHardSwish:
       for (int64_t i = 0; i < n; ++i) {
         const float x = d[i];
-        float v = x * (1.0f / 6.0f) + 0.5f;
+        float v = vm::fma_or_mul_add(x, 1.0f / 6.0f, 0.5f);
         v = v < 0.0f ? 0.0f : v;
         v = v > 1.0f ? 1.0f : v;
         d[i] = x * v;

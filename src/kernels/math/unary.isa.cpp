@@ -6,6 +6,8 @@
 // polynomials of vec_math.h for float32 (within 1e-6 relative of the libm
 // functions); float64 and the other transcendental ops call libm per element.
 // Floor / Ceil are built on nearbyint (exact for every value).
+#include <type_traits>
+
 #include "kernels/math/gelu.h"
 #include "kernels/math/unary_isa.h"
 #include "kernels/math/vec_exp.h"
@@ -25,6 +27,14 @@ using vm::t_tanh;
 template <class T, class F>
 inline void map(T* __restrict o, const T* __restrict x, int64_t n, F f) {
   for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+}
+
+// a * b + c, for float one fused multiply-add where the level has one (as
+// the fused activations of Conv / Gemm compute HardSigmoid and HardSwish).
+template <class T>
+inline T mul_add(T a, T b, T c) {
+  if constexpr (std::is_same_v<T, float>) return vm::fma_or_mul_add(a, b, c);
+  else return a * b + c;
 }
 
 template <class T>
@@ -71,13 +81,13 @@ void unary_chunk(UOp op, const math::UnaryParams& p, T* o, const T* x, int64_t n
       });
     case UOp::kHardSigmoid:
       return map(o, x, n, [alpha, beta](T v) {
-        T r = alpha * v + beta;
+        T r = mul_add(v, alpha, beta);
         r = r < 0 ? T(0) : r;
         return r > 1 ? T(1) : r;
       });
     case UOp::kHardSwish:
       return map(o, x, n, [](T v) {
-        T r = v * (T(1) / T(6)) + T(0.5);
+        T r = mul_add(v, T(1) / T(6), T(0.5));
         r = r < 0 ? T(0) : r;
         r = r > 1 ? T(1) : r;
         return v * r;

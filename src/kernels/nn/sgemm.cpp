@@ -85,15 +85,40 @@ PackedMatrix PackedMatrix::pack_b(bool trans, int64_t n, int64_t K, const float*
 
 namespace {
 
-// Relu and Clip run as the micro-kernel's store-time clamp.
-bool store_clamp(const Activation* act) {
-  return act && !act->affine && (act->kind == Activation::kRelu || act->kind == Activation::kClip);
+// Relu, Clip, HardSigmoid and HardSwish run in the micro-kernel's store
+// (StoreAct); other activations, and any with a scalar affine after it,
+// take a pass.
+StoreAct store_act(const Activation* act) {
+  if (!act || act->affine) return StoreAct::kNone;
+  switch (act->kind) {
+    case Activation::kRelu:
+    case Activation::kClip:
+      return StoreAct::kClamp;
+    case Activation::kHardSigmoid:
+      return StoreAct::kHardSigmoid;
+    case Activation::kHardSwish:
+      return StoreAct::kHardSwish;
+    default:
+      return StoreAct::kNone;
+  }
 }
 template <class Block>
-void set_clamp(const Activation& act, Block& blk) {
-  blk.clamp = true;
-  blk.lo = act.kind == Activation::kRelu ? 0.0f : act.a;
-  blk.hi = act.kind == Activation::kRelu ? std::numeric_limits<float>::infinity() : act.b;
+void set_store_act(const Activation& act, StoreAct kind, Block& blk) {
+  blk.act = kind;
+  switch (kind) {
+    case StoreAct::kClamp:
+      blk.lo = act.kind == Activation::kRelu ? 0.0f : act.a;
+      blk.hi = act.kind == Activation::kRelu ? std::numeric_limits<float>::infinity() : act.b;
+      break;
+    case StoreAct::kHardSigmoid:
+      blk.lo = act.a, blk.hi = act.b;
+      break;
+    case StoreAct::kHardSwish:
+      blk.lo = 1.0f / 6.0f, blk.hi = 0.5f;
+      break;
+    case StoreAct::kNone:
+      break;
+  }
 }
 
 }  // namespace
@@ -117,10 +142,11 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float al
     }
     return;
   }
-  // Relu and Clip are applied by the micro-kernel as it stores the last k
-  // block; other activations take a pass over each finished row.
-  const bool clamp = store_clamp(x.act);
-  const Activation* act_pass = clamp ? nullptr : x.act;
+  // Relu, Clip, HardSigmoid and HardSwish are applied by the micro-kernel
+  // as it stores the last k block; other activations take a pass over each
+  // finished row.
+  const StoreAct at_store = store_act(x.act);
+  const Activation* act_pass = at_store != StoreAct::kNone ? nullptr : x.act;
   const int64_t kcb = k_block(K);
   const int64_t mc_max = std::min(kMC, round_up(m, MR)), nc_max = std::min(kNC, round_up(n, NR));
   float* buf_b = x.packed_b ? nullptr : scratch_floats(3, static_cast<size_t>(kcb * nc_max));
@@ -157,7 +183,7 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float al
         blk.c = c + ic * ldc + jc;
         blk.row_bias = pc == 0 && x.row_bias && beta == 0.0f ? x.row_bias + ic : nullptr;
         blk.res = last_k && x.residual ? x.residual + ic * ldc + jc : nullptr;
-        if (last_k && clamp) set_clamp(*x.act, blk);
+        if (last_k && at_store != StoreAct::kNone) set_store_act(*x.act, at_store, blk);
         block_fn(blk);
         if (last_k && act_pass)
           for (int64_t i = 0; i < mc; ++i) act_pass->apply(blk.c + i * ldc, nc);
@@ -187,10 +213,10 @@ void sgemm_taps(int64_t m, int64_t n, int64_t K, const float* packed_a, const fl
                 fmt::format("sgemm_taps: a reduction of {} exceeds one k block ({})", K, kSgemmKC));
   SgemmTapsBlock blk{m, n, K, packed_a, K * geometry().mr, taps, c, ldc, row_bias};
   blk.res = residual;
-  const bool clamp = store_clamp(act);
-  if (clamp) set_clamp(*act, blk);
+  const StoreAct at_store = store_act(act);
+  if (at_store != StoreAct::kNone) set_store_act(*act, at_store, blk);
   taps_block_fn(blk);
-  if (act && !clamp)
+  if (act && at_store == StoreAct::kNone)
     for (int64_t i = 0; i < m; ++i) act->apply(c + i * ldc, n);
 }
 

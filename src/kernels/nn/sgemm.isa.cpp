@@ -52,8 +52,10 @@ SG_INLINE Vec vset1(float v) { return _mm512_set1_ps(v); }
 SG_INLINE Vec vload(const float* p) { return _mm512_loadu_ps(p); }
 SG_INLINE void vstore(float* p, Vec v) { _mm512_storeu_ps(p, v); }
 SG_INLINE Vec vfma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
-SG_INLINE Vec vmax(Vec a, Vec b) { return _mm512_max_ps(a, b); }  // a > b ? a : b (NaN: b)
-SG_INLINE Vec vmin(Vec a, Vec b) { return _mm512_min_ps(a, b); }  // a < b ? a : b (NaN: b)
+// a > b ? a : b, a < b ? a : b (NaN: b). The all-lanes mask forms: GCC 12's
+// unmasked ones pass an "undefined" vector that -Wmaybe-uninitialized flags.
+SG_INLINE Vec vmax(Vec a, Vec b) { return _mm512_mask_max_ps(b, 0xFFFF, a, b); }
+SG_INLINE Vec vmin(Vec a, Vec b) { return _mm512_mask_min_ps(b, 0xFFFF, a, b); }
 // The first kMR floats at p, zeros above (reads nothing past p + kMR).
 SG_INLINE Vec vload_mr(const float* p) { return _mm512_maskz_loadu_ps((1u << kMR) - 1u, p); }
 constexpr bool kColumnEdge = true;
@@ -103,18 +105,29 @@ constexpr int kNV = 2;  // vectors per row of a micro-tile
 
 // What happens to a finished sum as it is stored (the last k block of a
 // GEMM): the residual added (R at res, row stride ldr, located by the
-// element's offset from the tile's first), then the clamp of SgemmBlock: max
-// then min with the bound first, so a NaN sum stays NaN and -0 stays -0, as
-// Activation's Relu / Clip pass (v < lo ? lo : v, then v > hi ? hi : v)
-// leaves them. The order is the unfused one: act(bias + sum + R).
+// element's offset from the tile's first), then SgemmBlock's StoreAct with
+// the pass's operations: max then min with the bound first, so a NaN sum
+// stays NaN and -0 stays -0, as Activation's pass (v < lo ? lo : v, then
+// v > hi ? hi : v) leaves them. The order is the unfused one:
+// act(bias + sum + R).
 struct Finish {
-  bool on = false;
+  StoreAct act = StoreAct::kNone;
   float lo = 0.0f, hi = 0.0f;
   const float* res = nullptr;
   int64_t ldr = 0;
   SG_INLINE Vec operator()(Vec v, int64_t i, int64_t j) const {
     if (res) v = v + vload(res + i * ldr + j);
-    return on ? vmin(vset1(hi), vmax(vset1(lo), v)) : v;
+    switch (act) {
+      case StoreAct::kNone:
+        return v;
+      case StoreAct::kClamp:
+        return vmin(vset1(hi), vmax(vset1(lo), v));
+      case StoreAct::kHardSigmoid:
+        return vmin(vset1(1.0f), vmax(vzero(), vfma(v, vset1(lo), vset1(hi))));
+      case StoreAct::kHardSwish:
+        return v * vmin(vset1(1.0f), vmax(vzero(), vfma(v, vset1(lo), vset1(hi))));
+    }
+    return v;
   }
 };
 constexpr int kNR = kNV * kW;
@@ -239,7 +252,7 @@ SG_INLINE void micro_wide(int64_t kc, const float* __restrict pa, const float* _
 // SgemmTapsBlock).
 template <class Block>
 SG_INLINE Finish finish(const Block& blk, int64_t i0, int64_t j0) {
-  return Finish{blk.clamp, blk.lo, blk.hi, blk.res ? blk.res + i0 * blk.ldc + j0 : nullptr, blk.ldc};
+  return Finish{blk.act, blk.lo, blk.hi, blk.res ? blk.res + i0 * blk.ldc + j0 : nullptr, blk.ldc};
 }
 
 // The columns of a block of R <= 3 rows in groups of P full panels; returns
@@ -320,7 +333,7 @@ SG_INLINE void column_panels(const SgemmBlock& blk, int64_t i0, int64_t j) {
     const int64_t r0 = i0 + p * kMR, rows = blk.m - r0 < kMR ? blk.m - r0 : kMR;
     alignas(64) float out[kMR > kW ? kMR : kW];
     // The column's residual gathered into the lanes of its rows.
-    Finish fin{blk.clamp, blk.lo, blk.hi, nullptr, 0};
+    Finish fin{blk.act, blk.lo, blk.hi, nullptr, 0};
     if (blk.res) {
       for (int64_t i = 0; i < kW; ++i) out[i] = i < rows ? blk.res[(r0 + i) * blk.ldc + j] : 0.0f;
       fin.res = out;

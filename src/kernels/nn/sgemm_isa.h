@@ -17,6 +17,15 @@ struct SgemmGeometry {
   int nr;
 };
 
+// An activation the micro-kernel applies to a finished sum v as it stores
+// it, with Activation's pass's operations (NaN kept, -0 kept):
+//   kClamp        min(hi, max(lo, v))                       Relu (0, +inf), Clip
+//   kHardSigmoid  min(1, max(0, v * lo + hi))               (alpha, beta)
+//   kHardSwish    v * min(1, max(0, v * lo + hi))           (1/6, 1/2)
+// v * lo + hi is one fused multiply-add where the level has FMA, as the
+// pass computes it.
+enum class StoreAct : uint8_t { kNone, kClamp, kHardSigmoid, kHardSwish };
+
 // One cache block for sgemm_block: C[m x n] (row stride ldc) = init +
 // PA * PB over kc reductions, where init is C (accumulate), row_bias[i]
 // (when not null) or 0. pa points at the first A panel (already offset to
@@ -32,10 +41,10 @@ struct SgemmBlock {
   int64_t ldc;
   bool accumulate;
   const float* row_bias;
-  // Clamp the finished sums to [lo, hi] before they are stored (Relu: 0,
-  // +inf; Clip), NaN kept: the last k block of a GEMM with such an
-  // activation, which then needs no pass of its own.
-  bool clamp = false;
+  // The activation applied to the finished sums as they are stored (the
+  // last k block of a GEMM with such an activation, which then needs no
+  // pass of its own): StoreAct's meaning of lo and hi.
+  StoreAct act = StoreAct::kNone;
   float lo = 0.0f, hi = 0.0f;
   // A residual added to the finished sums before the clamp (the last k
   // block of a GEMM with SgemmExtras::residual): R's element of c[i][j] at
@@ -55,8 +64,9 @@ struct SgemmTapsBlock {
   float* c;
   int64_t ldc;
   const float* row_bias;  // may be null (0)
-  // As SgemmBlock's: the clamp, and a residual at res[i * ldc + j].
-  bool clamp = false;
+  // As SgemmBlock's: the store-time activation, and a residual at
+  // res[i * ldc + j].
+  StoreAct act = StoreAct::kNone;
   float lo = 0.0f, hi = 0.0f;
   const float* res = nullptr;
 };
