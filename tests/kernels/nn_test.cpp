@@ -361,8 +361,8 @@ INSTANTIATE_TEST_SUITE_P(NnShapes, NnConvReference, ::testing::ValuesIn(conv_cas
 
 // Depthwise channels computed in blocks of 8 (one channel per vector lane)
 // give the same bits as each channel computed alone (one plane at a time),
-// with a fused activation (Relu and Clip clamped as 3x3 rows are stored,
-// HardSigmoid as a pass), at any thread count. Widths 9-14 put 1-7 columns
+// with a fused activation (Relu, Clip, HardSigmoid and HardSwish applied as
+// 3x3 and 5x5 rows are stored, Tanh as a pass), at any thread count. Widths 9-14 put 1-7 columns
 // in the last partial group of 8 pixels on both the input and output side.
 TEST(NnConv, DepthwiseChannelBlocksEqualSinglePlanesBitwise) {
   struct Case {
@@ -373,7 +373,7 @@ TEST(NnConv, DepthwiseChannelBlocksEqualSinglePlanesBitwise) {
   for (const Case& c : {Case{{2, 16, 13, 13}, 3, 1, 1}, Case{{1, 12, 28, 30}, 5, 2, 2}, Case{{1, 8, 7, 7}, 3, 2, 1},
                         Case{{1, 8, 5, 9}, 3, 1, 1}, Case{{1, 8, 4, 10}, 3, 1, 1}, Case{{1, 8, 3, 11}, 3, 1, 1},
                         Case{{1, 9, 6, 12}, 5, 1, 2}, Case{{1, 8, 4, 14}, 5, 1, 2}})
-    for (const char* act : {"Relu", "Clip", "HardSigmoid"}) {
+    for (const char* act : {"Relu", "Clip", "HardSigmoid", "HardSwish", "Tanh"}) {
       const int64_t N = c.x[0], C = c.x[1], H = c.x[2], W = c.x[3];
       const Tensor X = random_tensor(c.x, 61, -3.0f, 3.0f), Wt = random_tensor({C, 1, c.k, c.k}, 62);
       const Tensor B = random_tensor({C}, 63);
@@ -381,9 +381,9 @@ TEST(NnConv, DepthwiseChannelBlocksEqualSinglePlanesBitwise) {
                        {"strides", std::vector<int64_t>{c.s, c.s}},
                        {"pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad}},
                        {"activation", std::string(act)},
-                       {"activation_params", std::string(act) == "Relu"   ? std::vector<float>{}
-                                             : std::string(act) == "Clip" ? std::vector<float>{-0.5f, 0.7f}
-                                                                          : std::vector<float>{0.2f, 0.5f}}};
+                       {"activation_params", std::string(act) == "Clip"          ? std::vector<float>{-0.5f, 0.7f}
+                                             : std::string(act) == "HardSigmoid" ? std::vector<float>{0.2f, 0.5f}
+                                                                                 : std::vector<float>{}}};
       Attributes all = attrs;
       all.set("group", C);
       for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), pool.get()}) {

@@ -66,6 +66,7 @@ void depthwise_flat(const float* const* taps, int nt, const float* wk, float bia
 // 8 output planes. Vectors run across channels, so small planes (7x7, 14x14)
 // and stride 2 cost no more per output than large stride-1 planes.
 #include "kernels/nn/depthwise.h"
+#include "kernels/nn/sgemm_isa.h"  // StoreAct
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -144,12 +145,27 @@ void compute_row(const DwBlockArgs& a, const float* rows, int64_t Wp, const floa
   }
 }
 
-// The store-time clamp of a Relu / Clip activation (max, then min, with the
-// bound first: NaN and -0 come out as Activation's pass leaves them).
+// The store-time activation of Relu / Clip (max, then min, with the bound
+// first: NaN and -0 come out as Activation's pass leaves them), HardSigmoid
+// and HardSwish (x * alpha + beta as one multiply-add, as the pass computes
+// it): the SGEMM store's StoreAct, with its meaning of lo and hi.
 struct DwClamp {
-  bool on = false;
-  __m256 lo, hi;
-  __m256 operator()(__m256 v) const { return on ? _mm256_min_ps(hi, _mm256_max_ps(lo, v)) : v; }
+  StoreAct act = StoreAct::kNone;
+  __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+  __m256 operator()(__m256 v) const {
+    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+    switch (act) {
+      case StoreAct::kNone:
+        return v;
+      case StoreAct::kClamp:
+        return _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+      case StoreAct::kHardSigmoid:
+        return _mm256_min_ps(one, _mm256_max_ps(zero, _mm256_fmadd_ps(v, lo, hi)));
+      case StoreAct::kHardSwish:
+        return _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(zero, _mm256_fmadd_ps(v, lo, hi))));
+    }
+    return v;
+  }
 };
 
 // compute_row for K x K taps (3 or 5), dilation 1, stride SW: 4 output
@@ -226,14 +242,24 @@ void depthwise_block(const DwBlockArgs& a) {
   for (int l = 0; l < 8; ++l) bias_l[l] = a.bias ? a.bias[l] : 0.0f;
   const __m256 bias = _mm256_load_ps(bias_l);
   const bool kk = a.KH == a.KW && (a.KW == 3 || a.KW == 5) && a.dh == 1 && a.dw == 1 && (a.sw == 1 || a.sw == 2);
-  // Relu / Clip clamp as those rows are stored; other activations take a pass.
+  // Relu / Clip / HardSigmoid / HardSwish as those rows are stored; other
+  // activations take a pass.
   DwClamp clamp;
   const Activation* pass = a.act;
-  if (kk && a.act && !a.act->affine && (a.act->kind == Activation::kRelu || a.act->kind == Activation::kClip)) {
-    const bool relu = a.act->kind == Activation::kRelu;
-    clamp = DwClamp{true, _mm256_set1_ps(relu ? 0.0f : a.act->a),
-                    _mm256_set1_ps(relu ? __builtin_inff() : a.act->b)};
+  if (kk && a.act && !a.act->affine) {
+    const Activation& act = *a.act;
     pass = nullptr;
+    if (act.kind == Activation::kRelu || act.kind == Activation::kClip) {
+      const bool relu = act.kind == Activation::kRelu;
+      clamp = DwClamp{StoreAct::kClamp, _mm256_set1_ps(relu ? 0.0f : act.a),
+                      _mm256_set1_ps(relu ? __builtin_inff() : act.b)};
+    } else if (act.kind == Activation::kHardSigmoid) {
+      clamp = DwClamp{StoreAct::kHardSigmoid, _mm256_set1_ps(act.a), _mm256_set1_ps(act.b)};
+    } else if (act.kind == Activation::kHardSwish) {
+      clamp = DwClamp{StoreAct::kHardSwish, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f)};
+    } else {
+      pass = a.act;
+    }
   }
   for (int64_t oh = a.oh0; oh < a.oh1; ++oh) {
     const float* base = a.in_buf + (oh - a.oh0) * a.sh * Wp * 8;
