@@ -24,6 +24,36 @@ inline T nan_max(T a, T b) {
 }
 
 constexpr int kLanes = 32;
+// float32 rows run their 32 lanes as four 8-lane vectors (AVX2 and up).
+#if defined(SPINDLE_VEC_EXP_AVX2)
+template <class T>
+constexpr bool kVectorRows = std::is_same_v<T, float>;
+#else
+template <class T>
+constexpr bool kVectorRows = false;
+#endif
+
+#if defined(SPINDLE_VEC_EXP_AVX2)
+// nan_max on lanes: a where a > b or a is NaN, else b.
+inline __m256 nan_max8(__m256 a, __m256 b) {
+  return _mm256_blendv_ps(b, a, _mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ), _mm256_cmp_ps(a, a, _CMP_UNORD_Q)));
+}
+inline __m128 nan_max4(__m128 a, __m128 b) {
+  return _mm_blendv_ps(b, a, _mm_or_ps(_mm_cmp_ps(a, b, _CMP_GT_OQ), _mm_cmp_ps(a, a, _CMP_UNORD_Q)));
+}
+// The 32 lanes' tree of the scalar loop (lanes[j] op= lanes[j + w] for w =
+// 16, 8, 4, 2, 1) on the four vectors holding them: the same pairs in the
+// same order.
+template <class Op8, class Op4>
+inline float lanes_tree(const float* lanes, Op8 op8, Op4 op4) {
+  const __m256 h = op8(op8(_mm256_loadu_ps(lanes), _mm256_loadu_ps(lanes + 16)),
+                       op8(_mm256_loadu_ps(lanes + 8), _mm256_loadu_ps(lanes + 24)));
+  __m128 q = op4(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));  // w = 4
+  q = op4(q, _mm_movehl_ps(q, q));                                            // w = 2
+  q = op4(q, _mm_shuffle_ps(q, q, 1));                                        // w = 1
+  return _mm_cvtss_f32(q);
+}
+#endif
 
 template <class T>
 T row_max(const T* __restrict x, int64_t n) {
@@ -33,11 +63,27 @@ T row_max(const T* __restrict x, int64_t n) {
     return m;
   }
   T lanes[kLanes];
-  for (int j = 0; j < kLanes; ++j) lanes[j] = m;
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) lanes[j] = nan_max(lanes[j], x[i + j]);
+  if constexpr (kVectorRows<T>) {
+#if defined(SPINDLE_VEC_EXP_AVX2)
+    // Lane j of the 32 is element j % 8 of vector j / 8.
+    __m256 acc[kLanes / 8];
+    for (int v = 0; v < kLanes / 8; ++v) acc[v] = _mm256_set1_ps(m);
+    for (; i + kLanes <= n; i += kLanes)
+      for (int v = 0; v < kLanes / 8; ++v) acc[v] = nan_max8(acc[v], _mm256_loadu_ps(x + i + 8 * v));
+    for (int v = 0; v < kLanes / 8; ++v) _mm256_storeu_ps(lanes + 8 * v, acc[v]);
+#endif
+  } else {
+    for (int j = 0; j < kLanes; ++j) lanes[j] = m;
+    for (; i + kLanes <= n; i += kLanes)
+      for (int j = 0; j < kLanes; ++j) lanes[j] = nan_max(lanes[j], x[i + j]);
+  }
   for (int j = 0; i + j < n; ++j) lanes[j] = nan_max(lanes[j], x[i + j]);
+#if defined(SPINDLE_VEC_EXP_AVX2)
+  if constexpr (kVectorRows<T>)
+    return lanes_tree(lanes, [](__m256 a, __m256 b) { return nan_max8(a, b); },
+                      [](__m128 a, __m128 b) { return nan_max4(a, b); });
+#endif
   for (int w = kLanes / 2; w >= 1; w /= 2)
     for (int j = 0; j < w; ++j) lanes[j] = nan_max(lanes[j], lanes[j + w]);
   return lanes[0];
@@ -54,10 +100,13 @@ inline float row_exp(float d) {
   return d != d ? d : d < -87.3f ? 0.0f : e;
 }
 #if defined(SPINDLE_VEC_EXP_AVX2)
-inline __m256 row_exp8(__m256 d) {
-  const __m256 a = _mm256_min_ps(_mm256_max_ps(d, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
-  const __m256 e = _mm256_andnot_ps(_mm256_cmp_ps(d, _mm256_set1_ps(-87.3f), _CMP_LT_OQ), vm::exp_normal8(a));
-  return _mm256_blendv_ps(e, d, _mm256_cmp_ps(d, d, _CMP_UNORD_Q));
+// Over V = __m256 or vm::Lanes<N> (N vectors of chains in flight).
+template <class V>
+__attribute__((always_inline)) inline V row_exp_v(V d) {
+  using namespace vm;
+  const V a = l_min(l_max(d, l_set1<V>(-87.3f)), l_set1<V>(88.3f));
+  const V e = l_andnot(l_lt(d, l_set1<V>(-87.3f)), exp_normal_v(a));
+  return l_blendv(e, d, l_unord(d, d));
 }
 #endif
 
@@ -65,24 +114,28 @@ inline __m256 row_exp8(__m256 d) {
 template <class T, bool Store>
 T row_exp_sum(const T* __restrict x, T* __restrict y, int64_t n, T m) {
   T lanes[kLanes];
-  for (int j = 0; j < kLanes; ++j) lanes[j] = T(0);
   int64_t i = 0;
+  if constexpr (!kVectorRows<T>) {
+    for (int j = 0; j < kLanes; ++j) lanes[j] = T(0);
+  } else {
 #if defined(SPINDLE_VEC_EXP_AVX2)
-  if constexpr (std::is_same_v<T, float>) {
     // Lane j of the 32 is element j % 8 of vector j / 8: the same sums as
     // the loop below.
     __m256 acc[kLanes / 8];
     for (int v = 0; v < kLanes / 8; ++v) acc[v] = _mm256_setzero_ps();
     const __m256 mv = _mm256_set1_ps(m);
-    for (; i + kLanes <= n; i += kLanes)
+    for (; i + kLanes <= n; i += kLanes) {
+      vm::Lanes<kLanes / 8> d;  // the 4 vectors' exp chains side by side
+      for (int v = 0; v < kLanes / 8; ++v) d.v[v] = _mm256_sub_ps(_mm256_loadu_ps(x + i + 8 * v), mv);
+      const vm::Lanes<kLanes / 8> e = row_exp_v(d);
       for (int v = 0; v < kLanes / 8; ++v) {
-        const __m256 e = row_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8 * v), mv));
-        if constexpr (Store) _mm256_storeu_ps(y + i + 8 * v, e);
-        acc[v] = _mm256_add_ps(acc[v], e);
+        if constexpr (Store) _mm256_storeu_ps(y + i + 8 * v, e.v[v]);
+        acc[v] = _mm256_add_ps(acc[v], e.v[v]);
       }
+    }
     for (int v = 0; v < kLanes / 8; ++v) _mm256_storeu_ps(lanes + 8 * v, acc[v]);
-  }
 #endif
+  }
   for (; i + kLanes <= n; i += kLanes)
     for (int j = 0; j < kLanes; ++j) {
       const T e = row_exp(x[i + j] - m);
@@ -94,6 +147,11 @@ T row_exp_sum(const T* __restrict x, T* __restrict y, int64_t n, T m) {
     if constexpr (Store) y[i + j] = e;
     lanes[j] += e;
   }
+#if defined(SPINDLE_VEC_EXP_AVX2)
+  if constexpr (kVectorRows<T>)
+    return lanes_tree(lanes, [](__m256 a, __m256 b) { return _mm256_add_ps(a, b); },
+                      [](__m128 a, __m128 b) { return _mm_add_ps(a, b); });
+#endif
   for (int w = kLanes / 2; w >= 1; w /= 2)
     for (int j = 0; j < w; ++j) lanes[j] += lanes[j + w];
   return lanes[0];
