@@ -529,8 +529,55 @@ void pack_b_rows_affine(int64_t cols, int64_t k0, int64_t kc, const float* b, in
 
 }  // namespace
 
+#if defined(__AVX2__) && !defined(__AVX512F__)
+// B not transposed, row by row: each row of B read once, left to right, its
+// NR-column pieces written into the panels (the ragged last one through
+// masks, zeros past n), through the row transform when Affine.
+template <bool Affine, bool kShift, bool kRelu>
+void pack_b_by_rows(int64_t n, int64_t k0, int64_t kc, const float* b, int64_t ldb, float* dst, int64_t dst_stride,
+                    const float* scale, const float* shift) {
+  const int64_t full = n / kNR, rem = n % kNR;
+  const __m256i m0 = simd::tail_mask8(rem < kW ? static_cast<int>(rem) : kW);
+  const __m256i m1 = simd::tail_mask8(rem > kW ? static_cast<int>(rem - kW) : 0);
+  for (int64_t k = 0; k < kc; ++k) {
+    const float* src = b + (k0 + k) * ldb;
+    float* dk = dst + k * kNR;
+    Vec sv = vzero(), tv = vzero();
+    if constexpr (Affine) sv = vset1(scale[k0 + k]), tv = vset1(kShift ? shift[k0 + k] : 0.0f);
+    auto tf = [&](Vec x) {
+      if constexpr (Affine) {
+        x = kShift ? vfma(x, sv, tv) : x * sv;
+        if (kRelu) x = vmax(vzero(), x);
+      }
+      return x;
+    };
+    for (int64_t q = 0; q < full; ++q) {
+      vstore(dk + q * dst_stride, tf(vload(src + q * kNR)));
+      vstore(dk + q * dst_stride + kW, tf(vload(src + q * kNR + kW)));
+    }
+    if (rem) {
+      const float* sr = src + full * kNR;
+      float* dr = dk + full * dst_stride;
+      vstore(dr, _mm256_and_ps(tf(_mm256_maskload_ps(sr, m0)), _mm256_castsi256_ps(m0)));
+      vstore(dr + kW, _mm256_and_ps(tf(_mm256_maskload_ps(sr + kW, m1)), _mm256_castsi256_ps(m1)));
+    }
+  }
+}
+#endif
+
 void sgemm_pack_b(bool trans, int64_t n, int64_t k0, int64_t kc, const float* b, int64_t ldb, float* dst,
                   int64_t dst_stride, const SgemmRowAffine* rows) {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+  if (!trans) {
+    const float* s = rows ? rows->scale : nullptr;
+    const float* t = rows ? rows->shift : nullptr;
+    if (!s) pack_b_by_rows<false, false, false>(n, k0, kc, b, ldb, dst, dst_stride, s, t);
+    else if (!t) pack_b_by_rows<true, false, false>(n, k0, kc, b, ldb, dst, dst_stride, s, t);
+    else if (rows->relu) pack_b_by_rows<true, true, true>(n, k0, kc, b, ldb, dst, dst_stride, s, t);
+    else pack_b_by_rows<true, true, false>(n, k0, kc, b, ldb, dst, dst_stride, s, t);
+    return;
+  }
+#endif
   for (int64_t q0 = 0; q0 < n; q0 += kNR) {
     const int64_t cols = n - q0 < kNR ? n - q0 : kNR;
     float* d = dst + (q0 / kNR) * dst_stride;
