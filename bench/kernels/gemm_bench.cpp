@@ -4,11 +4,15 @@
 // BLIS (cblas_sgemm), on the GEMM shapes of CNN layers and FC layers.
 // Counter GFLOPS = 2 M N K / time. Shapes: M x N x K with C = A (M x K,
 // weights) * B (K x N, im2col columns or activations), Conv's orientation;
-// FC layers are M x N x K (M <= 8) with the weights as B.
+// FC layers are M x N x K (M <= 8) with the weights as B. peak_fma: the
+// core's own ceiling for those figures, 12 independent chains of 8-lane
+// fused multiply-adds in registers (AVX2 + FMA; skipped without them).
 //
 //   build/bench/kernels/bench_gemm --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <cblas.h>
+
+#include <immintrin.h>
 
 #include <random>
 #include <vector>
@@ -69,6 +73,36 @@ void run(benchmark::State& st, Impl impl) {
                                               benchmark::Counter::kIs1000);
   st.SetLabel(std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k));
 }
+
+constexpr int64_t kPeakSteps = 1 << 20;
+constexpr int kPeakChains = 12;  // 2 FMA pipes x 4-cycle latency, with room
+
+__attribute__((target("avx2,fma"))) float fma_chains(float seed) {
+  __m256 acc[kPeakChains];
+  for (int i = 0; i < kPeakChains; ++i) acc[i] = _mm256_set1_ps(seed * static_cast<float>(i));
+  const __m256 m = _mm256_set1_ps(0.999999f), a = _mm256_set1_ps(1e-7f);
+  for (int64_t s = 0; s < kPeakSteps; ++s)
+#pragma GCC unroll 12
+    for (int i = 0; i < kPeakChains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], m, a);
+  float sum = 0.0f;
+  for (int i = 0; i < kPeakChains; ++i) sum += _mm256_cvtss_f32(acc[i]);
+  return sum;
+}
+
+void peak_fma(benchmark::State& st) {
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+    st.SkipWithError("no AVX2 + FMA on this CPU");
+    return;
+  }
+  float seed = 1.0f;
+  for (auto _ : st) {
+    seed = fma_chains(seed) * 1e-9f + 1.0f;
+    benchmark::DoNotOptimize(seed);
+  }
+  st.counters["GFLOPS"] = benchmark::Counter(2.0 * 8 * kPeakChains * kPeakSteps, benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+}
+BENCHMARK(peak_fma)->Unit(benchmark::kMillisecond);
 
 void shapes(benchmark::internal::Benchmark* b) {
   for (int i = 0; i < static_cast<int>(std::size(kShapes)); ++i) b->Arg(i);

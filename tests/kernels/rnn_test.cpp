@@ -365,8 +365,8 @@ INSTANTIATE_TEST_SUITE_P(Cells, RnnCell, ::testing::ValuesIn(kCells),
 // agree, with peepholes, input_forget, clip, initial states and sequence
 // lengths.
 TEST(RnnFusedStep, EqualsTheGeneralPath) {
-  // H: a chunk of 64 units and a tail; for LSTM 4 x 16 units, 8, then 6 alone
-  constexpr int64_t kT = 7, kB = 2, kI = 5, kH = 78;
+  // H: a chunk of 64 units and a tail; for LSTM 2 x 32 units, 16, 8, then 6 alone
+  constexpr int64_t kT = 7, kB = 2, kI = 5, kH = 94;
   for (const std::string op : {"LSTM", "GRU", "GRU0", "RNN"}) {
     const std::string name = op == "GRU0" ? "GRU" : op;
     const int64_t g = op == "LSTM" ? 4 : op == "RNN" ? 1 : 3, gh = g * kH;
