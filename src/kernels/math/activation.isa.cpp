@@ -43,18 +43,11 @@ __attribute__((always_inline)) inline V silu_v(V x) {
 #endif
 
 void silu_loop(float* d, int64_t n) {
-  int64_t i = 0;
 #if defined(SPINDLE_VEC_EXP_AVX2)
-  constexpr int kChains = 8;  // independent vectors in flight (vec_exp.h's Lanes)
-  for (; i + 8 * kChains <= n; i += 8 * kChains) {
-    vm::Lanes<kChains> v;
-    for (int c = 0; c < kChains; ++c) v.v[c] = _mm256_loadu_ps(d + i + 8 * c);
-    v = silu_v(v);
-    for (int c = 0; c < kChains; ++c) _mm256_storeu_ps(d + i + 8 * c, v.v[c]);
-  }
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, silu_v(_mm256_loadu_ps(d + i)));
+  vm::map_lanes<8>(d, d, n, [](auto v) __attribute__((always_inline)) { return silu_v(v); }, [](float v) { return silu(v); });
+#else
+  vm::map_lanes<8>(d, d, n, 0, [](float v) { return silu(v); });
 #endif
-  for (; i < n; ++i) d[i] = silu(d[i]);
 }
 
 void apply_kind(const Activation& act, float* __restrict d, int64_t n) {

@@ -73,20 +73,14 @@ __attribute__((always_inline)) inline V gelu_v(V x) {
 }
 #endif
 
-// o[i] = gelu(x[i]) for i < n (o may be x).
+// o[i] = gelu(x[i]) for i < n (o may be x); 8 vectors of chains in flight
+// (docs/benchmarks.md: 0.294 -> 0.169 ms on 128 x 1536).
 inline void gelu_loop(float* o, const float* x, int64_t n) {
-  int64_t i = 0;
 #if defined(SPINDLE_VEC_EXP_AVX2)
-  constexpr int kChains = 8;
-  for (; i + 8 * kChains <= n; i += 8 * kChains) {
-    vm::Lanes<kChains> v;
-    for (int c = 0; c < kChains; ++c) v.v[c] = _mm256_loadu_ps(x + i + 8 * c);
-    v = gelu_v(v);
-    for (int c = 0; c < kChains; ++c) _mm256_storeu_ps(o + i + 8 * c, v.v[c]);
-  }
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(o + i, gelu_v(_mm256_loadu_ps(x + i)));
+  vm::map_lanes<8>(o, x, n, [](auto v) __attribute__((always_inline)) { return gelu_v(v); }, [](float v) { return gelu(v); });
+#else
+  vm::map_lanes<8>(o, x, n, 0, [](float v) { return gelu(v); });
 #endif
-  for (; i < n; ++i) o[i] = gelu(x[i]);
 }
 
 }  // namespace

@@ -141,4 +141,24 @@ __attribute__((always_inline)) inline V exp_normal_v(V t) {
 inline __m256 exp_normal8(__m256 t) { return exp_normal_v(t); }
 #endif
 
+// o[i] = f(x[i]) for i < n (o may be x): with AVX2, N vectors at a time
+// through fv over Lanes<N>, then single vectors through fv over __m256;
+// the rest through the scalar twin fs (the same operations, the same bits).
+template <int N, class FV, class FS>
+__attribute__((always_inline)) inline void map_lanes(float* o, const float* x, int64_t n, FV fv, FS fs) {
+  int64_t i = 0;
+#if defined(SPINDLE_VEC_EXP_AVX2)
+  for (; i + 8 * N <= n; i += 8 * N) {
+    Lanes<N> v;
+    for (int c = 0; c < N; ++c) v.v[c] = _mm256_loadu_ps(x + i + 8 * c);
+    v = fv(v);
+    for (int c = 0; c < N; ++c) _mm256_storeu_ps(o + i + 8 * c, v.v[c]);
+  }
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(o + i, fv(_mm256_loadu_ps(x + i)));
+#else
+  (void)fv;
+#endif
+  for (; i < n; ++i) o[i] = fs(x[i]);
+}
+
 }  // namespace spindle::kernels::SPINDLE_ISA_NS::vm
