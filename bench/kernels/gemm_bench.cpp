@@ -12,7 +12,9 @@
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <random>
 #include <vector>
@@ -74,6 +76,7 @@ void run(benchmark::State& st, Impl impl) {
   st.SetLabel(std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k));
 }
 
+#if defined(__x86_64__)
 constexpr int64_t kPeakSteps = 1 << 20;
 constexpr int kPeakChains = 12;  // 2 FMA pipes x 4-cycle latency, with room
 
@@ -103,6 +106,7 @@ void peak_fma(benchmark::State& st) {
                                               benchmark::Counter::kIs1000);
 }
 BENCHMARK(peak_fma)->Unit(benchmark::kMillisecond);
+#endif
 
 void shapes(benchmark::internal::Benchmark* b) {
   for (int i = 0; i < static_cast<int>(std::size(kShapes)); ++i) b->Arg(i);
