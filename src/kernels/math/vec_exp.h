@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/isa/dispatch.h"
 
@@ -111,7 +112,7 @@ SPINDLE_LANES_UNARY(l_pow2_of_magic,
 // A constant in every lane of V (__m256 or Lanes<N>).
 template <class V>
 __attribute__((always_inline)) inline V l_set1(float c) {
-  if constexpr (sizeof(V) == sizeof(__m256)) {
+  if constexpr (std::is_same_v<V, __m256>) {
     return _mm256_set1_ps(c);
   } else {
     V r;

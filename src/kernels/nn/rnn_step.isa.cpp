@@ -123,12 +123,12 @@ inline void tanh_n(float* v, int64_t n) {
 constexpr int64_t kChunk = 64;
 
 // The LSTM cell on 8 lanes: gate_sigmoid_v and gate_tanh_v below as
-// intrinsics (over 32 units at a time, four vectors of chains in flight,
-// then 16, then 8), with scalar twins doing the same operations one for one for the units
-// past the last multiple of 8, so a unit's bits do not depend on where it
-// falls. Auto-vectorized from the vec_math.h forms,
-// the cells spent ~16 cycles a unit (blends after every select and clamp);
-// they were 12% of a bidirectional LSTM 128 tagger (docs/benchmarks.md).
+// intrinsics (32 units at a time, four vectors of chains in flight, then 16,
+// then 8), with scalar twins doing the same operations one for one for the
+// units past the last multiple of 8, so a unit's bits do not depend on where
+// it falls. Auto-vectorized from the vec_math.h forms, the cells spent ~16
+// cycles a unit (blends after every select and clamp); they were 12% of a
+// bidirectional LSTM 128 tagger (docs/benchmarks.md).
 //   sigmoid: e = exp(max(-|v|, -87.3)), v >= 0 ? 1 / (1 + e) : e / (1 + e)
 //   tanh:    |v| < 0.625: Cephes' odd polynomial; else sign(v) (1 - 2 / (exp(min(2|v|, 88.3)) + 1))
 // (exp_normal of vec_exp.h; ~2.4e-7 relative; NaN stays NaN).
