@@ -10,7 +10,6 @@
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 
 #include "kernels/isa/dispatch.h"
 
@@ -109,10 +108,15 @@ SPINDLE_LANES_UNARY(l_pow2_of_magic,
 #undef SPINDLE_LANES_BINARY
 #undef SPINDLE_LANES_TERNARY
 
+template <class V>
+constexpr bool kIsLanes = false;
+template <int N>
+constexpr bool kIsLanes<Lanes<N>> = true;
+
 // A constant in every lane of V (__m256 or Lanes<N>).
 template <class V>
 __attribute__((always_inline)) inline V l_set1(float c) {
-  if constexpr (std::is_same_v<V, __m256>) {
+  if constexpr (!kIsLanes<V>) {
     return _mm256_set1_ps(c);
   } else {
     V r;
