@@ -164,7 +164,8 @@ CNNS = ["resnet50", "mobilenet_v3_large", "regnet_y_400mf", "densenet121",
         "resnet18", "squeezenet1_1", "shufflenet_v2_x1_0", "efficientnet_b0"]
 SEQUENCES = ["encoder", "encoder_small", "lstm_lm", "gru_tagger", "lstm_tagger", "if_model"]
 VERIFY = ["gru_classifier", "if_gru_model"]  # exported only when named
-VERIFY_CNNS = ["densenet169", "resnet101", "regnet_x_400mf", "regnet_y_800mf", "mobilenet_v3_small", "efficientnet_b1"]  # likewise: other members of the families
+VERIFY_CNNS = ["densenet169", "resnet101", "regnet_x_400mf", "regnet_y_800mf", "mobilenet_v3_small", "efficientnet_b1",
+               "squeezenet1_0", "shufflenet_v2_x0_5"]  # likewise: other members of the families
 
 
 def main():
