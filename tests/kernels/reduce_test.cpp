@@ -319,6 +319,41 @@ TEST(ReduceSoftmax, MatchesReferenceAlongEveryAxisAndOpset) {
   }
 }
 
+// Rows longer than the 32 lanes (vectors, then a tail) keep the special
+// values' rules wherever they sit: a NaN anywhere makes the row NaN, -inf
+// entries give 0 (LogSoftmax: -inf) and leave the rest normalized, +inf or a
+// row of only -inf makes the row NaN (inf - inf).
+TEST(ReduceSoftmax, SpecialValuesInRowsLongerThanTheLanes) {
+  constexpr int64_t kRows = 5, kD = 100;
+  auto v = random_floats(kRows * kD, 23, -30.0f, 30.0f);
+  const float inf = std::numeric_limits<float>::infinity();
+  v[1 * kD + 98] = NAN;                             // in the tail (96 = 3 x 32)
+  v[2 * kD + 3] = -inf, v[2 * kD + 40] = -inf;      // in the vectors
+  v[3 * kD + 9] = inf;
+  for (int64_t d = 0; d < kD; ++d) v[4 * kD + d] = -inf;
+  const Tensor x = Tensor::from_vector<float>({kRows, kD}, v);
+  const Attributes attrs{{"axis", int64_t{-1}}};
+  const auto y = run_kernel_once("Softmax", 13, attrs, {x})[0].to_vector<float>();
+  const auto ly = run_kernel_once("LogSoftmax", 13, attrs, {x})[0].to_vector<float>();
+  for (int64_t r : {int64_t{0}, int64_t{2}}) {
+    double mx = -INFINITY, s = 0;
+    for (int64_t d = 0; d < kD; ++d) mx = std::max(mx, static_cast<double>(v[r * kD + d]));
+    for (int64_t d = 0; d < kD; ++d) s += std::exp(v[r * kD + d] - mx);
+    for (int64_t d = 0; d < kD; ++d) {
+      const size_t i = static_cast<size_t>(r * kD + d);
+      const double want = std::exp(v[i] - mx) / s;
+      ASSERT_NEAR(y[i], want, 2e-6 * want + 1e-12) << "row " << r << " at " << d;
+      if (std::isinf(v[i])) EXPECT_TRUE(y[i] == 0.0f && std::isinf(ly[i]) && ly[i] < 0) << "row " << r << " at " << d;
+      else EXPECT_NEAR(ly[i], v[i] - mx - std::log(s), 1e-5 * std::fabs(v[i] - mx - std::log(s)) + 1e-5);
+    }
+  }
+  for (int64_t r : {int64_t{1}, int64_t{3}, int64_t{4}})
+    for (int64_t d = 0; d < kD; ++d) {
+      const size_t i = static_cast<size_t>(r * kD + d);
+      ASSERT_TRUE(std::isnan(y[i]) && std::isnan(ly[i])) << "row " << r << " at " << d;
+    }
+}
+
 // ------------------------------------------------------------------ determinism
 
 TEST(ReduceDeterminism, BitwiseIdenticalForAnyThreadCount) {
