@@ -324,13 +324,14 @@ TEST(ReduceSoftmax, MatchesReferenceAlongEveryAxisAndOpset) {
 // entries give 0 (LogSoftmax: -inf) and leave the rest normalized, +inf or a
 // row of only -inf makes the row NaN (inf - inf).
 TEST(ReduceSoftmax, SpecialValuesInRowsLongerThanTheLanes) {
-  constexpr int64_t kRows = 5, kD = 100;
+  constexpr int64_t kRows = 6, kD = 100;
   auto v = random_floats(kRows * kD, 23, -30.0f, 30.0f);
   const float inf = std::numeric_limits<float>::infinity();
   v[1 * kD + 98] = NAN;                             // in the tail (96 = 3 x 32)
   v[2 * kD + 3] = -inf, v[2 * kD + 40] = -inf;      // in the vectors
   v[3 * kD + 9] = inf;
   for (int64_t d = 0; d < kD; ++d) v[4 * kD + d] = -inf;
+  v[5 * kD + 10] = NAN;                             // in the vectors
   const Tensor x = Tensor::from_vector<float>({kRows, kD}, v);
   const Attributes attrs{{"axis", int64_t{-1}}};
   const auto y = run_kernel_once("Softmax", 13, attrs, {x})[0].to_vector<float>();
@@ -347,7 +348,7 @@ TEST(ReduceSoftmax, SpecialValuesInRowsLongerThanTheLanes) {
       else EXPECT_NEAR(ly[i], v[i] - mx - std::log(s), 1e-5 * std::fabs(v[i] - mx - std::log(s)) + 1e-5);
     }
   }
-  for (int64_t r : {int64_t{1}, int64_t{3}, int64_t{4}})
+  for (int64_t r : {int64_t{1}, int64_t{3}, int64_t{4}, int64_t{5}})
     for (int64_t d = 0; d < kD; ++d) {
       const size_t i = static_cast<size_t>(r * kD + d);
       ASSERT_TRUE(std::isnan(y[i]) && std::isnan(ly[i])) << "row " << r << " at " << d;
