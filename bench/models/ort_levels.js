@@ -23,12 +23,7 @@ async function main() {
   for (const level of levels)
     sessions[level] = await ort.InferenceSession.create(model, {
       intraOpNumThreads: intra, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: level });
-  const shapes = c.parseShapeArgs(opts.shape);
-  const feeds = {};
-  c.inputMetadata(sessions.all).forEach((m, k) => {
-    const dims = shapes.get(m.name) || m.shape.map((d) => (typeof d === 'number' && d > 0 ? d : 1));
-    feeds[m.name] = new ort.Tensor('float32', c.uniformFloat32(dims.reduce((a, b) => a * b, 1), k, 0, 1), dims);
-  });
+  const feeds = c.makeInputs(ort, c.resolveInputShapes(sessions.all, c.parseShapeArgs(opts.shape)), 0);
   const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
   const p50 = {};
   for (const level of levels) {
