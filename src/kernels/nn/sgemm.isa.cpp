@@ -29,7 +29,6 @@
 // functions declared in sgemm.h, and no out-of-line std:: template is used.
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include "kernels/isa/dispatch.h"
 #include "kernels/isa/simd.h"
@@ -117,25 +116,19 @@ struct Finish {
   float lo = 0.0f, hi = 0.0f;
   const float* res = nullptr;
   int64_t ldr = 0;
-  template <StoreAct A>
-  SG_INLINE Vec apply(Vec v, int64_t i, int64_t j) const {
+  SG_INLINE Vec operator()(Vec v, int64_t i, int64_t j) const {
     if (res) v = v + vload(res + i * ldr + j);
-    if constexpr (A == StoreAct::kClamp) return vmin(vset1(hi), vmax(vset1(lo), v));
-    if constexpr (A == StoreAct::kHardSigmoid) return vmin(vset1(1.0f), vmax(vzero(), vfma(v, vset1(lo), vset1(hi))));
-    if constexpr (A == StoreAct::kHardSwish) return v * vmin(vset1(1.0f), vmax(vzero(), vfma(v, vset1(lo), vset1(hi))));
-    return v;
-  }
-  // f(std::integral_constant<StoreAct, act>{}): a tile's stores choose the
-  // activation once, not per element (a switch per stored vector cost
-  // ShuffleNet-0.5 3%).
-  template <class F>
-  SG_INLINE void with_act(F&& f) const {
     switch (act) {
-      case StoreAct::kNone: return f(std::integral_constant<StoreAct, StoreAct::kNone>{});
-      case StoreAct::kClamp: return f(std::integral_constant<StoreAct, StoreAct::kClamp>{});
-      case StoreAct::kHardSigmoid: return f(std::integral_constant<StoreAct, StoreAct::kHardSigmoid>{});
-      case StoreAct::kHardSwish: return f(std::integral_constant<StoreAct, StoreAct::kHardSwish>{});
+      case StoreAct::kNone:
+        return v;
+      case StoreAct::kClamp:
+        return vmin(vset1(hi), vmax(vset1(lo), v));
+      case StoreAct::kHardSigmoid:
+        return vmin(vset1(1.0f), vmax(vzero(), vfma(v, vset1(lo), vset1(hi))));
+      case StoreAct::kHardSwish:
+        return v * vmin(vset1(1.0f), vmax(vzero(), vfma(v, vset1(lo), vset1(hi))));
     }
+    return v;
   }
 };
 constexpr int kNR = kNV * kW;
@@ -196,12 +189,10 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, Rows rows, flo
     pa += kMR;
     rows.next();
   }
-  fin.with_act([&](auto a) __attribute__((always_inline)) {
 #pragma GCC unroll 16
-    for (int i = 0; i < R; ++i)
+  for (int i = 0; i < R; ++i)
 #pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) vstore(c + i * ldc + v * kW, fin.template apply<a.value>(acc[i][v], i, v * kW));
-  });
+    for (int v = 0; v < NV; ++v) vstore(c + i * ldc + v * kW, fin(acc[i][v], i, v * kW));
 }
 
 // micro_tile<rows> for a run-time rows in [1, MR]: a row edge (and M = 1,
@@ -249,15 +240,13 @@ SG_INLINE void micro_wide(int64_t kc, const float* __restrict pa, const float* _
     pa += kMR;
     pb += kNR;
   }
-  fin.with_act([&](auto a) __attribute__((always_inline)) {
 #pragma GCC unroll 4
-    for (int i = 0; i < R; ++i)
+  for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
-      for (int v = 0; v < kV; ++v) {
-        const int64_t j = (v / kNV) * kNR + (v % kNV) * kW;
-        vstore(c + i * ldc + j, fin.template apply<a.value>(acc[i][v], i, j));
-      }
-  });
+    for (int v = 0; v < kV; ++v) {
+      const int64_t j = (v / kNV) * kNR + (v % kNV) * kW;
+      vstore(c + i * ldc + j, fin(acc[i][v], i, j));
+    }
 }
 
 // The Finish of blk's tile at row i0, column j0 (an SgemmBlock or an
@@ -350,7 +339,7 @@ SG_INLINE void column_panels(const SgemmBlock& blk, int64_t i0, int64_t j) {
       for (int64_t i = 0; i < kW; ++i) out[i] = i < rows ? blk.res[(r0 + i) * blk.ldc + j] : 0.0f;
       fin.res = out;
     }
-    fin.with_act([&](auto a) { vstore(out, fin.template apply<a.value>(acc[p], 0, 0)); });
+    vstore(out, fin(acc[p], 0, 0));
     for (int64_t i = 0; i < rows; ++i) blk.c[(r0 + i) * blk.ldc + j] = out[i];
   }
 }
