@@ -131,6 +131,7 @@ struct OptimizerStats {
   int fused_gelus = 0;        // x * 0.5 * (1 + Erf(x / sqrt 2)) made one Gelu
   int fused_layer_norms = 0;  // exported layer normalization chains made one LayerNormalization
   int fused_residual_adds = 0;  // Add(Conv(..), r) made Conv(.., r): r added in the Conv's epilogue
+  int fused_attentions = 0;  // MatMul -> scale -> mask Add -> Softmax -> MatMul (+ head Transposes) made one FusedAttention
   int fused_matmul_biases = 0;  // MatMul (constant weights) + Add (constant bias vector) made one MatMul
   int fused_input_batchnorms = 0;  // BatchNormalization (+ Relu) read only by a Conv folded into it (pre-activation)
   int fused_input_scales = 0;   // Mul(x, s) read only by a Conv made Conv(x, W, B, R, s) (squeeze-excite scaling)

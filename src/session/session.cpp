@@ -386,10 +386,11 @@ std::string InferenceSession::optimization_summary() const {
   const auto& s = impl_->stats;
   return fmt::format("{} nodes -> {} after optimization (constants folded {}, identities removed {}, batchnorms folded {}, "
                      "affine Mul/Add folded {}, HardSwish patterns fused {}, GELU patterns fused {}, layer norms "
-                     "fused {}, residual Adds fused {}, MatMul biases fused {}, input scales fused {}, input batchnorms "
+                     "fused {}, attentions fused {}, residual Adds fused {}, MatMul biases fused {}, input scales fused {}, input batchnorms "
                      "fused {}, activations fused {})",
                      impl_->nodes_before, num_nodes(), s.folded_constants, s.removed_identities, s.folded_batchnorms,
-                     s.folded_affines, s.fused_hardswish, s.fused_gelus, s.fused_layer_norms, s.fused_residual_adds,
+                     s.folded_affines, s.fused_hardswish, s.fused_gelus, s.fused_layer_norms, s.fused_attentions,
+                     s.fused_residual_adds,
                      s.fused_matmul_biases, s.fused_input_scales, s.fused_input_batchnorms,
                      s.fused_activations);
 }

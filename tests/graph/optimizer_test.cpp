@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "../kernels/onnx_node_runner.h"
@@ -513,6 +514,168 @@ TEST(Optimizer, InputBatchNormIsFoldedIntoTheConvBitwise) {
   expect_same_bits_as_unoptimized(wide.bytes(), xw, [](const InferenceSession& session) {
     EXPECT_EQ(session.num_nodes(), 1);
   });
+}
+
+// Attention as PyTorch 1.13 exports nn.MultiheadAttention: x [S, 3E] ->
+// Slice q / k / v -> Reshape [S, H, D] -> Transpose (q, v: 1 0 2; k: 1 2 0)
+// -> Div(q, sqrt D) -> MatMul -> Softmax -> MatMul -> Transpose 1 0 2 ->
+// Reshape [S, E]. S = 200 keys make three blocks of query rows.
+std::vector<uint8_t> torch_attention_model(int64_t S, int64_t H, int64_t D, int64_t softmax_axis = -1) {
+  const int64_t E = H * D;
+  ModelBuilder b(14);
+  b.input("x", {S, 3 * E}).output("y", {S, E});
+  b.initializer_i64("ax", {1}, {-1});
+  const char* bounds[] = {"b0", "b1", "b2", "b3"};
+  for (int i = 0; i < 4; ++i) b.initializer_i64(bounds[i], {1}, {i * E});
+  b.initializer_i64("shp", {3}, {S, H, D});
+  b.initializer_i64("shp2", {2}, {S, E});
+  b.initializer("sc", {}, {std::sqrt(static_cast<float>(D))});
+  const char* names[][3] = {{"q0", "q1"}, {"k0", "k1"}, {"v0", "v1"}};
+  for (int i = 0; i < 3; ++i) {
+    b.node("Slice", {"x", bounds[i], bounds[i + 1], "ax"}, {names[i][0]});
+    b.node("Reshape", {names[i][0], "shp"}, {names[i][1]});
+  }
+  ModelBuilder::attr_ints(b.node("Transpose", {"q1"}, {"q2"}), "perm", {1, 0, 2});
+  b.node("Div", {"q2", "sc"}, {"q3"});
+  ModelBuilder::attr_ints(b.node("Transpose", {"k1"}, {"k2"}), "perm", {1, 2, 0});
+  ModelBuilder::attr_ints(b.node("Transpose", {"v1"}, {"v2"}), "perm", {1, 0, 2});
+  b.node("MatMul", {"q3", "k2"}, {"s"});
+  ModelBuilder::attr_int(b.node("Softmax", {"s"}, {"p"}), "axis", softmax_axis);
+  b.node("MatMul", {"p", "v2"}, {"o"});
+  ModelBuilder::attr_ints(b.node("Transpose", {"o"}, {"o2"}), "perm", {1, 0, 2});
+  b.node("Reshape", {"o2", "shp2"}, {"y"});
+  return b.bytes();
+}
+
+// The whole chain (MatMul, scale, Softmax, MatMul and the four head
+// Transposes) becomes one FusedAttention that reads the heads in place and
+// gives the unfused graph's bits at 1, 2 and 3 threads.
+TEST(Optimizer, ExportedAttentionBecomesOneNodeBitwise) {
+  const auto bytes = torch_attention_model(200, 2, 8);
+  Tensor x = Tensor::from_vector<float>({200, 48}, random_values(200 * 48, 61, -2, 2));
+  expect_same_bits_as_unoptimized(bytes, x, [](const InferenceSession& session) {
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("attentions fused 1"));
+    EXPECT_EQ(session.num_nodes(), 3 + 3 + 1 + 1) << session.optimization_summary();  // Slices, Reshapes, fused, Reshape
+  });
+  // Softmax over the heads axis: still one node, computed by the replaced
+  // nodes one after another (same bits as the unfused graph).
+  const auto other_axis = torch_attention_model(20, 2, 8, 0);
+  Tensor x2 = Tensor::from_vector<float>({20, 48}, random_values(20 * 48, 62, -2, 2));
+  expect_same_bits_as_unoptimized(other_axis, x2, [](const InferenceSession& session) {
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("attentions fused 1"));
+  });
+}
+
+// The layout of BERT-style exports: x [B, S, 3, H, D] is split into
+// [B, S, H, D] heads read through Transpose 0 2 1 3 (K: 0 2 3 1), the
+// scores are divided, a padding mask [B, 1, 1, S] is added, and the output
+// goes back through Transpose 0 2 1 3. Another chain scales Q and K^T by
+// Mul before their product (as newer exports do) and reads V without a
+// Transpose, with a [S, S] mask. Both fused, same bits as unfused.
+TEST(Optimizer, MaskedAndScaledAttentionVariantsAreFusedBitwise) {
+  const int64_t B = 2, S = 37, H = 3, D = 5;
+  ModelBuilder b(14);
+  b.input("x", {B, S, 3, H, D}).output("y", {B, S, H, D}).output("z", {B, H, S, D});
+  b.initializer_i64("i0", {1}, {0});
+  b.initializer_i64("i1", {1}, {1});
+  b.initializer_i64("i2", {1}, {2});
+  b.initializer_i64("i3", {1}, {3});
+  b.initializer_i64("ax2", {1}, {2});
+  b.initializer_i64("shp", {4}, {B, S, H, D});
+  // Biases in [-1, 1] (the mask's values count, not only its -10000s).
+  std::vector<float> pad = random_values(static_cast<size_t>(B * S), 69);
+  for (int64_t j = S - 7; j < S; ++j) pad[static_cast<size_t>(S + j)] = -10000.0f;  // batch 1: 7 padded keys
+  b.initializer("pad", {B, 1, 1, S}, pad);
+  b.initializer("causal", {S, S}, [&] {
+    std::vector<float> m(static_cast<size_t>(S * S), 0.0f);
+    for (int64_t i = 0; i < S; ++i)
+      for (int64_t j = 0; j < S; ++j) m[static_cast<size_t>(i * S + j)] = j > i ? -1e9f : 0.05f * static_cast<float>(j - i);
+    return m;
+  }());
+  b.initializer("div", {1}, {2.236068f});
+  b.initializer("half", {}, {0.6687403f});
+  const char* bounds[] = {"i0", "i1", "i2", "i3"};
+  const char* names[][2] = {{"q0", "q"}, {"k0", "k"}, {"v0", "v"}};
+  for (int i = 0; i < 3; ++i) {
+    b.node("Slice", {"x", bounds[i], bounds[i + 1], "ax2"}, {names[i][0]});
+    b.node("Reshape", {names[i][0], "shp"}, {names[i][1]});
+  }
+  ModelBuilder::attr_ints(b.node("Transpose", {"q"}, {"qt"}), "perm", {0, 2, 1, 3});
+  ModelBuilder::attr_ints(b.node("Transpose", {"k"}, {"kt"}), "perm", {0, 2, 3, 1});
+  ModelBuilder::attr_ints(b.node("Transpose", {"v"}, {"vt"}), "perm", {0, 2, 1, 3});
+  b.node("MatMul", {"qt", "kt"}, {"s"});
+  b.node("Div", {"s", "div"}, {"sd"});
+  b.node("Add", {"pad", "sd"}, {"sm"});
+  b.node("Softmax", {"sm"}, {"p"});
+  b.node("MatMul", {"p", "vt"}, {"o"});
+  ModelBuilder::attr_ints(b.node("Transpose", {"o"}, {"y"}), "perm", {0, 2, 1, 3});
+  // Second chain: Mul(Q^T, c), Mul(c, K^T), causal mask, V as given (the
+  // [B, S, H, D] tensor read as [B, S] batches of H x D... here as
+  // [B, H, S, D] through its own Transpose, so V's own ops stay).
+  ModelBuilder::attr_ints(b.node("Transpose", {"q"}, {"qt2"}), "perm", {0, 2, 1, 3});
+  b.node("Mul", {"qt2", "half"}, {"qs"});
+  ModelBuilder::attr_ints(b.node("Transpose", {"k"}, {"kt2"}), "perm", {0, 2, 3, 1});
+  b.node("Mul", {"half", "kt2"}, {"ks"});
+  b.node("MatMul", {"qs", "ks"}, {"s2"});
+  b.node("Add", {"s2", "causal"}, {"sm2"});
+  b.node("Softmax", {"sm2"}, {"p2"});
+  b.node("MatMul", {"p2", "vt"}, {"z"});
+  Tensor x = Tensor::from_vector<float>({B, S, 3, H, D}, random_values(B * S * 3 * H * D, 63, -2, 2));
+  expect_same_bits_as_unoptimized(b.bytes(), x, [](const InferenceSession& session) {
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("attentions fused 2"));
+    // Slices, Reshapes, vt (read by both chains), the two fused nodes.
+    EXPECT_EQ(session.num_nodes(), 3 + 3 + 1 + 2) << session.optimization_summary();
+  });
+}
+
+// Look-alikes stay: probabilities that are also a graph output, scores read
+// twice, and a Mul by a non-scalar.
+TEST(Optimizer, AttentionLookAlikesAreLeftAlone) {
+  ModelBuilder b(14);
+  b.input("x", {4, 6, 5}).output("y", {4, 6, 5}).output("p", {4, 6, 6}).output("y2", {4, 6, 5})
+      .output("s2", {4, 6, 6}).output("y3", {4, 6, 5});
+  b.initializer("vec", {6}, random_values(6, 64, 0.5f, 1.5f));
+  ModelBuilder::attr_ints(b.node("Transpose", {"x"}, {"xt"}), "perm", {0, 2, 1});
+  b.node("MatMul", {"x", "xt"}, {"s"});
+  b.node("Softmax", {"s"}, {"p"});
+  b.node("MatMul", {"p", "x"}, {"y"});
+  b.node("MatMul", {"x", "xt"}, {"s2"});
+  b.node("Softmax", {"s2"}, {"p2"});
+  b.node("MatMul", {"p2", "x"}, {"y2"});
+  b.node("MatMul", {"x", "xt"}, {"s3"});
+  b.node("Mul", {"s3", "vec"}, {"s3v"});
+  b.node("Softmax", {"s3v"}, {"p3"});
+  b.node("MatMul", {"p3", "x"}, {"y3"});
+  const std::string summary = optimized_matches_plain(b.bytes(), {4, 6, 5}, 11);
+  EXPECT_THAT(summary, ::testing::HasSubstr("attentions fused 0"));
+}
+
+// A fused chain whose shapes do not fit at run time fails as the unfused
+// graph would, naming the fused node and the MatMul's inner dimensions, and
+// the session keeps working.
+TEST(Optimizer, FusedAttentionWithMismatchedShapesFailsNamingThem) {
+  ModelBuilder b(14);
+  b.input("q", {2, 4, 8}).input("k", {2, -1, 4}).input("v", {2, 4, 3}).output("y", {2, 4, 3});
+  b.node("MatMul", {"q", "k"}, {"s"});
+  b.node("Softmax", {"s"}, {"p"});
+  b.node("MatMul", {"p", "v"}, {"y"});
+  auto session = InferenceSession::create_from_bytes(b.bytes(), {});
+  EXPECT_THAT(session->optimization_summary(), ::testing::HasSubstr("attentions fused 1"));
+  Tensor q = Tensor::from_vector<float>({2, 4, 8}, random_values(64, 65));
+  Tensor v = Tensor::from_vector<float>({2, 4, 3}, random_values(24, 66));
+  Tensor bad_k = Tensor::from_vector<float>({2, 7, 4}, random_values(56, 67));
+  try {
+    session->run({{"q", q}, {"k", bad_k}, {"v", v}});
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("FusedAttention"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("incompatible inner dimensions (8 vs 7)"));
+  }
+  Tensor k = Tensor::from_vector<float>({2, 8, 4}, random_values(64, 68));
+  SessionOptions none;
+  none.graph_optimization_level = GraphOptimizationLevel::kDisableAll;
+  const auto want = InferenceSession::create_from_bytes(b.bytes(), none)->run({{"q", q}, {"k", k}, {"v", v}});
+  EXPECT_EQ(session->run({{"q", q}, {"k", k}, {"v", v}})[0].to_vector<float>(), want[0].to_vector<float>());
 }
 
 TEST(Optimizer, BasicLevelFoldsConstantsButDoesNotFuse) {

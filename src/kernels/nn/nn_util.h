@@ -143,5 +143,6 @@ void register_resize(KernelRegistry& r);
 void register_rnn(KernelRegistry& r);
 void register_qlinear(KernelRegistry& r);
 void register_transformer(KernelRegistry& r);  // Attention, RotaryEmbedding, AffineGrid
+void register_attention(KernelRegistry& r);    // spindle.FusedAttention (the optimizer's fused attention chain)
 
 }  // namespace spindle::kernels::nn

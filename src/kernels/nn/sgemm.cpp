@@ -200,6 +200,10 @@ void sgemm_pack_a_panels(bool trans, int64_t m, int64_t K, float alpha, const fl
   pack_a_fn(trans, r1 - r0, 0, K, alpha, trans ? a + r0 : a + r0 * lda, lda, dst + p0 * K * MR, K * MR);
 }
 
+void sgemm_pack_b(bool trans, int64_t n, int64_t K, const float* b, int64_t ldb, float* dst) {
+  if (n > 0 && K > 0) pack_b_fn(trans, n, 0, K, b, ldb, dst, K * geometry().nr, nullptr);
+}
+
 void sgemm_pack_b_rows(int64_t n, int64_t k0, int64_t kc, const float* b, int64_t ldb, float* dst, int64_t dst_stride,
                        const SgemmRowAffine& rows) {
   if (n > 0 && kc > 0) pack_b_fn(false, n, k0, kc, b, ldb, dst, dst_stride, &rows);

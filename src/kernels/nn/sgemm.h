@@ -88,6 +88,12 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float al
 void sgemm_pack_a_panels(bool trans, int64_t m, int64_t K, float alpha, const float* a, int64_t lda, int64_t p0,
                          int64_t p1, float* dst);
 
+// op(B) (K x n, B of row stride ldb) into NR-column panels over the full K
+// at dst (round_up(n, sgemm_nr()) * K floats), PackedMatrix's B format: a
+// run-time B that several calls share (attention's K and V per head), passed
+// as SgemmExtras::packed_b.
+void sgemm_pack_b(bool trans, int64_t n, int64_t K, const float* b, int64_t ldb, float* dst);
+
 // Rows [k0, k0 + kc) of B (n columns, row stride ldb, not transposed; b
 // points at row 0) into NR-column panels, row k of panel q at dst +
 // q * dst_stride + (k - k0) * NR, through rows' transform (none when

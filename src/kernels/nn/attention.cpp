@@ -1,0 +1,366 @@
+// attention.cpp — spindle.FusedAttention: the scaled dot-product attention
+// that exporters write as separate nodes, made one node by the optimizer
+// (graph/optimizer.cpp, fuse_attention):
+//
+//   q = Transpose?(Q) [Mul|Div c]?     k = Transpose?(K) [Mul|Div c]?
+//   v = Transpose?(V)
+//   s = MatMul(q, k) [Mul|Div c]? [Add mask]?
+//   y = Transpose?(MatMul(Softmax(s, axis), v))
+//
+// Attributes say which of the optional steps the chain had: q_perm, k_perm,
+// v_perm, out_perm (the absorbed Transposes' perm), q_scale_op, k_scale_op,
+// s_scale_op (1 = Mul, 2 = Div by the float q_scale / k_scale / s_scale),
+// softmax_axis and softmax_opset. Inputs: Q, K, V, and the mask when the
+// chain had the Add.
+//
+// The fast path (float32, ranks >= 2, Softmax over the last axis, a mask
+// that does not widen the scores) reads Q, K and V in place through the
+// absorbed Transposes' strides and works one (batch position, block of
+// query rows) at a time: the block's scores, its mask and its softmax stay
+// in a per-thread buffer while the block's output rows are computed, and
+// the output is written through the output Transpose's strides. The blocks
+// come from the shapes alone, and each step does the operations of the
+// node it replaces in the same order (the same SGEMM per element, the same
+// scalar op, the same Add, the same softmax row), so the result has the
+// bits of the unfused chain at any thread count. Any other case (a rank-1
+// operand, another Softmax axis, a broadcast that widens, other types) runs
+// the replaced nodes one after another, with their checks and messages.
+#include <fmt/format.h>
+
+#include "kernels/broadcast.h"
+#include "kernels/nn/nn_util.h"
+#include "kernels/nn/sgemm.h"
+#include "kernels/reduce/softmax_isa.h"
+
+namespace spindle::kernels::nn {
+
+namespace {
+
+enum ScaleOp : int64_t { kNoScale = 0, kMulScale = 1, kDivScale = 2 };
+
+struct Scale {
+  int64_t op = kNoScale;
+  float c = 1.0f;
+  float apply(float x) const { return op == kMulScale ? x * c : x / c; }
+};
+
+// The logical operand (after its Transpose) of a rank >= 2 tensor: shape and
+// element strides.
+struct View {
+  Shape shape, strides;
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  int64_t rows() const { return shape[shape.size() - 2]; }
+  int64_t cols() const { return shape[shape.size() - 1]; }
+  int64_t row_stride() const { return strides[strides.size() - 2]; }
+  int64_t col_stride() const { return strides[strides.size() - 1]; }
+};
+
+// `t` read through Transpose(perm) (no perm: as it is). False when perm is
+// not a permutation of t's axes (the fallback's Transpose then says so).
+bool make_view(const Tensor& t, const std::vector<int64_t>& perm, View& v) {
+  const Shape st = contiguous_strides(t.shape());
+  if (perm.empty()) {
+    v.shape = t.shape();
+    v.strides = st;
+    return true;
+  }
+  if (static_cast<int64_t>(perm.size()) != t.rank()) return false;
+  std::vector<bool> seen(perm.size(), false);
+  v.shape.clear();
+  v.strides.clear();
+  for (int64_t p : perm) {
+    if (p < 0 || p >= t.rank() || seen[static_cast<size_t>(p)]) return false;
+    seen[static_cast<size_t>(p)] = true;
+    v.shape.push_back(t.dim(p));
+    v.strides.push_back(st[static_cast<size_t>(p)]);
+  }
+  return true;
+}
+
+// A matrix operand for sgemm: op(M) with M at `p`, leading dimension ld.
+struct MatArg {
+  const float* p = nullptr;
+  bool trans = false;
+  int64_t ld = 1;
+};
+
+// rows x cols at `p` with the given element strides as an sgemm operand,
+// when one of the two strides is unit (a size-1 axis counts as unit).
+bool as_matrix(const float* p, int64_t rows, int64_t cols, int64_t rs, int64_t cs, MatArg& m) {
+  if (cs == 1 || cols == 1) {
+    m = {p, false, rows == 1 ? std::max<int64_t>(cols, 1) : std::max<int64_t>(rs, 1)};
+    return rows == 1 || rs >= cols;
+  }
+  if (rs == 1 || rows == 1) {
+    m = {p, true, cols == 1 ? std::max<int64_t>(rows, 1) : std::max<int64_t>(cs, 1)};
+    return cols == 1 || cs >= rows;
+  }
+  return false;
+}
+
+class FusedAttentionKernel final : public OpKernel {
+ public:
+  explicit FusedAttentionKernel(const NodeInfo& node)
+      : q_perm_(node.attrs.get_ints("q_perm", {})), k_perm_(node.attrs.get_ints("k_perm", {})),
+        v_perm_(node.attrs.get_ints("v_perm", {})), out_perm_(node.attrs.get_ints("out_perm", {})),
+        q_scale_{node.attrs.get_int("q_scale_op", kNoScale), node.attrs.get_float("q_scale", 1.0f)},
+        k_scale_{node.attrs.get_int("k_scale_op", kNoScale), node.attrs.get_float("k_scale", 1.0f)},
+        s_scale_{node.attrs.get_int("s_scale_op", kNoScale), node.attrs.get_float("s_scale", 1.0f)},
+        softmax_axis_(node.attrs.get_int("softmax_axis", -1)),
+        softmax_opset_(static_cast<int>(node.attrs.get_int("softmax_opset", 13))) {
+    for (const Scale* s : {&q_scale_, &k_scale_, &s_scale_})
+      if (s->op < kNoScale || s->op > kDivScale)
+        fail(node, fmt::format("attribute *_scale_op is {}, expected 0 (none), 1 (Mul) or 2 (Div)", s->op));
+  }
+
+  void compute(KernelContext& ctx) const override {
+    if (!fast(ctx)) fallback(ctx);
+  }
+
+ private:
+  // The fast path; false (nothing written) when the case is not one it takes.
+  bool fast(KernelContext& ctx) const {
+    const Tensor& Q = ctx.input(0);
+    const Tensor& K = ctx.input(1);
+    const Tensor& V = ctx.input(2);
+    const bool has_mask = ctx.has_input(3);
+    for (const Tensor* t : {&Q, &K, &V})
+      if (t->dtype() != DataType::kFloat32 || t->rank() < 2) return false;
+    if (has_mask && ctx.input(3).dtype() != DataType::kFloat32) return false;
+    View q, k, v;
+    if (!make_view(Q, q_perm_, q) || !make_view(K, k_perm_, k) || !make_view(V, v_perm_, v)) return false;
+    const int64_t Sq = q.rows(), D = q.cols(), Skv = k.cols(), Dv = v.cols();
+    if (k.rows() != D || v.rows() != Skv) return false;
+    // Batch (leading) dims: scores = broadcast(q, k); output = broadcast(scores, v).
+    const Shape q_lead(q.shape.begin(), q.shape.end() - 2), k_lead(k.shape.begin(), k.shape.end() - 2),
+        v_lead(v.shape.begin(), v.shape.end() - 2);
+    Shape s_lead, lead;
+    if (!broadcast_into({q_lead, k_lead}, s_lead) || !broadcast_into({s_lead, v_lead}, lead)) return false;
+    Shape s_shape = s_lead;
+    s_shape.push_back(Sq);
+    s_shape.push_back(Skv);
+    const int64_t s_rank = static_cast<int64_t>(s_shape.size());
+    const int64_t axis = softmax_axis_ < 0 ? softmax_axis_ + s_rank : softmax_axis_;
+    if (axis != s_rank - 1) return false;
+    Shape mask_strides;  // over the output's lead dims then [Sq, Skv]
+    if (has_mask) {
+      const Tensor& M = ctx.input(3);
+      Shape widened;
+      if (!broadcast_into({s_shape, M.shape()}, widened) || widened != s_shape) return false;
+    }
+    Shape y_logical = lead;
+    y_logical.push_back(Sq);
+    y_logical.push_back(Dv);
+    const int64_t rank = static_cast<int64_t>(y_logical.size());
+    Shape y_shape = y_logical;
+    if (!out_perm_.empty()) {
+      if (static_cast<int64_t>(out_perm_.size()) != rank) return false;
+      std::vector<bool> seen(out_perm_.size(), false);
+      for (size_t i = 0; i < out_perm_.size(); ++i) {
+        const int64_t p = out_perm_[i];
+        if (p < 0 || p >= rank || seen[static_cast<size_t>(p)]) return false;
+        seen[static_cast<size_t>(p)] = true;
+        y_shape[i] = y_logical[static_cast<size_t>(p)];
+      }
+    }
+    if (shape_numel(y_shape) == 0 || Skv == 0 || D == 0) return false;  // empty: the plain nodes say what they make
+
+    Tensor& Y = ctx.output(0, DataType::kFloat32, y_shape);
+    // The output's strides seen in logical (untransposed) axis order.
+    const Shape y_st = contiguous_strides(y_shape);
+    Shape yl_st(static_cast<size_t>(rank));
+    for (int64_t i = 0; i < rank; ++i)
+      yl_st[static_cast<size_t>(out_perm_.empty() ? i : out_perm_[static_cast<size_t>(i)])] = y_st[static_cast<size_t>(i)];
+
+    // Per-operand strides over the output's lead dims (0 where broadcast).
+    const size_t L = lead.size();
+    auto lead_strides = [&](const View& w) {
+      Shape s(L, 0);
+      const size_t wl = w.shape.size() - 2, off = L - wl;
+      for (size_t i = 0; i < wl; ++i) s[off + i] = w.shape[i] == 1 ? 0 : w.strides[i];
+      return s;
+    };
+    const Shape qs = lead_strides(q), ks = lead_strides(k), vs = lead_strides(v);
+    Shape ms;
+    const float* mask = nullptr;
+    if (has_mask) {
+      const Tensor& M = ctx.input(3);
+      Shape full = lead;
+      full.push_back(Sq);
+      full.push_back(Skv);
+      ms = broadcast_strides(M.shape(), full);
+      mask = M.data<float>();
+    }
+
+    const float* qp = Q.data<float>();
+    const float* kp = K.data<float>();
+    const float* vp = V.data<float>();
+    float* yp = Y.mutable_data<float>();
+    const int64_t G = shape_numel(lead);
+    const int64_t MR = sgemm_mr();
+    // Query rows per block: at most ~64 KB of scores (and as much of
+    // probabilities), blocks of even size; from the shapes alone.
+    const int64_t rows_max = std::clamp<int64_t>(16384 / std::max<int64_t>(Skv, 1), MR, 128);
+    const int64_t mq = std::min(Sq, round_up(ceil_div(Sq, ceil_div(Sq, rows_max)), MR));
+    const int64_t q_blocks = ceil_div(Sq, mq);
+    const int64_t items = G * q_blocks;
+    const double work = static_cast<double>(mq) * static_cast<double>(Skv) * static_cast<double>(D + Dv + 8);
+
+    // Q, K and V as sgemm operands in place when one of their strides is
+    // unit and no scale applies; else copied per block (Q) or per batch
+    // position (K, V), with the scale.
+    MatArg qm, km, vm;
+    const bool q_copy = q_scale_.op != kNoScale || !as_matrix(nullptr, Sq, D, q.row_stride(), q.col_stride(), qm);
+    const bool k_copy = k_scale_.op != kNoScale || !as_matrix(nullptr, D, Skv, k.row_stride(), k.col_stride(), km);
+    const bool v_copy = !as_matrix(nullptr, Skv, Dv, v.row_stride(), v.col_stride(), vm);
+    const int64_t y_rs = yl_st[static_cast<size_t>(rank - 2)], y_cs = yl_st[static_cast<size_t>(rank - 1)];
+    MatArg ym;
+    const bool y_copy = !as_matrix(nullptr, Sq, Dv, y_rs, y_cs, ym) || ym.trans;
+
+    const int64_t NR = sgemm_nr();
+    parallel_for(ctx.pool(), 0, items, grain_for_work(items, work), gemm_cost(mq, Skv + Dv, D),
+                 [&](int64_t i0, int64_t i1) {
+      // Per thread: the block's scores, probabilities, scaled Q rows and
+      // (when written through a transpose) output rows; a gathered K or V
+      // (neither stride unit, or a scaled K); the batch position's K and V
+      // in panels, packed once for all its query blocks.
+      const int64_t sz_s = mq * Skv, sz_gather = k_copy || v_copy ? std::max(D * Skv, Skv * Dv) : 0;
+      float* S = scratch_floats(0, static_cast<size_t>(2 * sz_s + mq * D + mq * Dv + sz_gather));
+      float* P = S + sz_s;
+      float* qbuf = P + sz_s;
+      float* ybuf = qbuf + mq * D;
+      float* gather = ybuf + mq * Dv;
+      float* kpack = scratch_floats(1, static_cast<size_t>(round_up(Skv, NR) * D));
+      float* vpack = scratch_floats(2, static_cast<size_t>(round_up(Dv, NR) * Skv));
+      int64_t last_g = -1;
+      int64_t qo = 0, mo = 0, yo = 0;
+      SgemmExtras kx, vx;
+      kx.packed_b = kpack;
+      vx.packed_b = vpack;
+      for (int64_t it = i0; it < i1; ++it) {
+        const int64_t g = it / q_blocks, r0 = (it % q_blocks) * mq, m = std::min(mq, Sq - r0);
+        if (g != last_g) {
+          int64_t ko = 0, vo = 0, rem = g;
+          qo = mo = yo = 0;
+          for (size_t a = L; a-- > 0;) {
+            const int64_t idx = rem % lead[a];
+            rem /= lead[a];
+            qo += idx * qs[a], ko += idx * ks[a], vo += idx * vs[a], yo += idx * yl_st[a];
+            if (mask) mo += idx * ms[a];
+          }
+          const float* kg = kp + ko;
+          if (k_copy) {
+            for (int64_t d = 0; d < D; ++d)
+              for (int64_t j = 0; j < Skv; ++j) {
+                const float x = kg[d * k.row_stride() + j * k.col_stride()];
+                gather[d * Skv + j] = k_scale_.op == kNoScale ? x : k_scale_.apply(x);
+              }
+            sgemm_pack_b(false, Skv, D, gather, Skv, kpack);
+          } else {
+            sgemm_pack_b(km.trans, Skv, D, kg, km.ld, kpack);
+          }
+          const float* vg = vp + vo;
+          if (v_copy) {
+            for (int64_t j = 0; j < Skv; ++j)
+              for (int64_t d = 0; d < Dv; ++d) gather[j * Dv + d] = vg[j * v.row_stride() + d * v.col_stride()];
+            sgemm_pack_b(false, Dv, Skv, gather, Dv, vpack);
+          } else {
+            sgemm_pack_b(vm.trans, Dv, Skv, vg, vm.ld, vpack);
+          }
+          last_g = g;
+        }
+        // This block's query rows.
+        MatArg qa{qp + qo + r0 * q.row_stride(), qm.trans, qm.ld};
+        if (q_copy) {
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t d = 0; d < D; ++d) {
+              const float x = qa.p[i * q.row_stride() + d * q.col_stride()];
+              qbuf[i * D + d] = q_scale_.op == kNoScale ? x : q_scale_.apply(x);
+            }
+          qa = {qbuf, false, D};
+        }
+        sgemm(qa.trans, false, m, Skv, D, 1.0f, qa.p, qa.ld, nullptr, Skv, 0.0f, S, Skv, kx);
+        static const auto softmax_row = SPINDLE_ISA_SELECT(softmax_row_float);
+        for (int64_t i = 0; i < m; ++i) {
+          float* s = S + i * Skv;
+          if (s_scale_.op != kNoScale)
+            for (int64_t j = 0; j < Skv; ++j) s[j] = s_scale_.apply(s[j]);
+          if (mask) {
+            const int64_t rs = ms[L], cs = ms[L + 1];
+            const float* mr = mask + mo + (r0 + i) * rs;
+            for (int64_t j = 0; j < Skv; ++j) s[j] = s[j] + mr[j * cs];
+          }
+          softmax_row(reduce::SoftmaxKind::kSoftmax, s, P + i * Skv, Skv);
+        }
+        float* yb = yp + yo + r0 * y_rs;
+        sgemm(false, false, m, Dv, Skv, 1.0f, P, Skv, nullptr, Dv, 0.0f, y_copy ? ybuf : yb, y_copy ? Dv : ym.ld, vx);
+        if (y_copy)
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t d = 0; d < Dv; ++d) yb[i * y_rs + d * y_cs] = ybuf[i * Dv + d];
+      }
+    });
+    return true;
+  }
+
+  // Shapes' broadcast, or false when they do not broadcast.
+  static bool broadcast_into(std::initializer_list<Shape> shapes, Shape& out) {
+    size_t rank = 0;
+    for (const Shape& s : shapes) rank = std::max(rank, s.size());
+    out.assign(rank, 1);
+    for (const Shape& s : shapes) {
+      const size_t off = rank - s.size();
+      for (size_t i = 0; i < s.size(); ++i) {
+        int64_t& o = out[off + i];
+        if (s[i] == o || s[i] == 1) continue;
+        if (o != 1) return false;
+        o = s[i];
+      }
+    }
+    return true;
+  }
+
+  // The replaced nodes, one after another.
+  void fallback(KernelContext& ctx) const {
+    const NodeInfo& node = ctx.node();
+    ThreadPool* pool = ctx.pool();
+    auto one = [&](const char* op, int opset, Attributes attrs, std::vector<Tensor> in) {
+      try {
+        return std::move(run_kernel_once(op, opset, std::move(attrs), std::move(in), 1, pool)[0]);
+      } catch (const Error& e) {
+        fail(node, fmt::format("in its fused {}: {}", op, e.status().message()));
+      }
+    };
+    auto transpose = [&](Tensor t, const std::vector<int64_t>& perm) {
+      if (perm.empty()) return t;
+      Attributes a;
+      a.set("perm", perm);
+      return one("Transpose", 13, std::move(a), {std::move(t)});
+    };
+    auto scale = [&](Tensor t, const Scale& s) {
+      if (s.op == kNoScale) return t;
+      return one(s.op == kMulScale ? "Mul" : "Div", 14, {}, {std::move(t), Tensor::scalar<float>(s.c)});
+    };
+    Tensor q = scale(transpose(ctx.input(0), q_perm_), q_scale_);
+    Tensor k = scale(transpose(ctx.input(1), k_perm_), k_scale_);
+    Tensor v = transpose(ctx.input(2), v_perm_);
+    Tensor s = scale(one("MatMul", 13, {}, {std::move(q), std::move(k)}), s_scale_);
+    if (ctx.has_input(3)) s = one("Add", 14, {}, {std::move(s), ctx.input(3)});
+    Attributes sa;
+    sa.set("axis", softmax_axis_);
+    s = one("Softmax", softmax_opset_, std::move(sa), {std::move(s)});
+    ctx.set_output(0, transpose(one("MatMul", 13, {}, {std::move(s), std::move(v)}), out_perm_));
+  }
+
+  std::vector<int64_t> q_perm_, k_perm_, v_perm_, out_perm_;
+  Scale q_scale_, k_scale_, s_scale_;
+  int64_t softmax_axis_;
+  int softmax_opset_;
+};
+
+}  // namespace
+
+void register_attention(KernelRegistry& r) {
+  r.add("spindle", "FusedAttention", 1, 1, factory_of<FusedAttentionKernel>());
+}
+
+}  // namespace spindle::kernels::nn
