@@ -168,10 +168,29 @@ struct DwClamp {
   }
 };
 
+// N output pixels from ow (r = their first input column) with N chains
+// of accumulation in flight; each pixel's taps in (kh, kw) order.
+template <int K, int SW, int N, class Weight>
+inline __attribute__((always_inline)) void pixels_k(const float* r, int64_t rs, const Weight& weight, __m256 bias,
+                                                    const DwClamp& clamp, float* out) {
+  __m256 acc[N];
+  for (int j = 0; j < N; ++j) acc[j] = bias;
+  for (int kh = 0; kh < K; ++kh, r += rs) {
+    __m256 v[(N - 1) * SW + K];
+    for (int q = 0; q < (N - 1) * SW + K; ++q) v[q] = _mm256_loadu_ps(r + q * 8);
+    for (int kw = 0; kw < K; ++kw) {
+      const __m256 wv = weight(kh * K + kw);
+      for (int j = 0; j < N; ++j) acc[j] = _mm256_fmadd_ps(v[j * SW + kw], wv, acc[j]);
+    }
+  }
+  for (int j = 0; j < N; ++j) _mm256_storeu_ps(out + j * 8, clamp(acc[j]));
+}
+
 // compute_row for K x K taps (3 or 5), dilation 1, stride SW: 4 output
 // pixels share the input vectors they read (a kernel row of 4 pixels reads
 // 3 SW + K pixels, not 4 K), and 3 x 3's 9 weight vectors stay in registers
-// (5 x 5's 25 are loaded once per kernel row and 4 pixels). Each pixel is bias, then one multiply-add per tap in (kh, kw)
+// (5 x 5's 25 are loaded once per kernel row and 4 pixels); the last 1-3
+// pixels of a row run side by side the same way. Each pixel is bias, then one multiply-add per tap in (kh, kw)
 // order, as in compute_row, so the bits are the same. dw3_112 (96 channels
 // at 112 x 112) 0.75x, dw3s2_112 0.85x, 5 x 5 layers 0.93x (docs/benchmarks.md).
 template <int K, int SW>
@@ -182,27 +201,19 @@ void compute_row_k(const DwBlockArgs& a, const float* rows, int64_t Wp, const fl
   __m256 wr[kRegW ? K * K : 1];
   if constexpr (kRegW)
     for (int t = 0; t < K * K; ++t) wr[t] = _mm256_loadu_ps(wk + t * 8);
-  auto weight = [&](int t) { if constexpr (kRegW) return wr[t]; else return _mm256_loadu_ps(wk + t * 8); };
+  auto weight = [&](int t) __attribute__((always_inline)) {
+    if constexpr (kRegW) return wr[t];
+    else return _mm256_loadu_ps(wk + t * 8);
+  };
   int64_t ow = 0;
-  for (; ow + 4 <= OW; ow += 4) {
-    __m256 acc[4] = {bias, bias, bias, bias};
-    const float* r = rows + ow * SW * 8;
-    for (int kh = 0; kh < K; ++kh, r += rs) {
-      __m256 v[3 * SW + K];
-      for (int q = 0; q < 3 * SW + K; ++q) v[q] = _mm256_loadu_ps(r + q * 8);
-      for (int kw = 0; kw < K; ++kw) {
-        const __m256 wv = weight(kh * K + kw);
-        for (int j = 0; j < 4; ++j) acc[j] = _mm256_fmadd_ps(v[j * SW + kw], wv, acc[j]);
-      }
-    }
-    for (int j = 0; j < 4; ++j) _mm256_storeu_ps(out + (ow + j) * 8, clamp(acc[j]));
-  }
-  for (; ow < OW; ++ow) {
-    __m256 acc = bias;
-    const float* r = rows + ow * SW * 8;
-    for (int kh = 0; kh < K; ++kh, r += rs)
-      for (int kw = 0; kw < K; ++kw) acc = _mm256_fmadd_ps(_mm256_loadu_ps(r + kw * 8), weight(kh * K + kw), acc);
-    _mm256_storeu_ps(out + ow * 8, clamp(acc));
+  for (; ow + 4 <= OW; ow += 4) pixels_k<K, SW, 4>(rows + ow * SW * 8, rs, weight, bias, clamp, out + ow * 8);
+  // The last 1-3 pixels side by side too (a 7-wide row is 4 + 3).
+  const float* r = rows + ow * SW * 8;
+  switch (OW - ow) {
+    case 3: pixels_k<K, SW, 3>(r, rs, weight, bias, clamp, out + ow * 8); break;
+    case 2: pixels_k<K, SW, 2>(r, rs, weight, bias, clamp, out + ow * 8); break;
+    case 1: pixels_k<K, SW, 1>(r, rs, weight, bias, clamp, out + ow * 8); break;
+    default: break;
   }
 }
 
