@@ -61,20 +61,32 @@ std::vector<float> expand_to(const NodeInfo& node, const Tensor& t, const char* 
 }
 
 // Mean and (biased) variance of n values, accumulated in double; with
-// centered = false the mean is taken as 0 (RMSNormalization).
+// centered = false the mean is taken as 0 (RMSNormalization). Each sum runs
+// in kChains partial sums (element i into sum i % kChains, then a fixed
+// tree), so the adds do not wait on each other: one running double sum was
+// a 4-cycle chain per element (LayerNormalization over 128 x 384: ~106 us).
+// The order depends on n alone.
 struct Moments {
   double mean, var;
 };
+constexpr int kChains = 8;
+template <class F>
+double chained_sum(int64_t n, F term) {
+  double s[kChains] = {};
+  int64_t i = 0;
+  for (; i + kChains <= n; i += kChains)
+    for (int l = 0; l < kChains; ++l) s[l] += term(i + l);
+  for (int l = 0; i < n; ++i, ++l) s[l] += term(i);
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
 Moments moments(const float* x, int64_t n, bool centered = true) {
-  double sum = 0;
-  if (centered)
-    for (int64_t i = 0; i < n; ++i) sum += x[i];
-  const double mean = sum / static_cast<double>(n);
-  double sq = 0;
-  for (int64_t i = 0; i < n; ++i) {
+  const double mean = centered ? chained_sum(n, [x](int64_t i) { return static_cast<double>(x[i]); }) /
+                                     static_cast<double>(n)
+                               : 0.0;
+  const double sq = chained_sum(n, [x, mean](int64_t i) {
     const double d = x[i] - mean;
-    sq += d * d;
-  }
+    return d * d;
+  });
   return {mean, sq / static_cast<double>(n)};
 }
 
