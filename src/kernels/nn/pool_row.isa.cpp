@@ -77,23 +77,31 @@ inline V tap(const float* p) {
   return S == 1 ? vload(p) : veven(p);
 }
 
-// kL output columns starting at ow.
-template <int S, bool Avg>
-inline void block(float* y, const float* x, int64_t W, int64_t r0, int64_t r1, int64_t ow, int64_t KW, int64_t pl,
-                  float divisor) {
+// N vectors of kL output columns starting at ow, side by side: each
+// vector's taps are one dependent chain (a max fold is a compare, a
+// compare, an or and a blend per tap), so N chains keep the core busy.
+template <int S, bool Avg, int N>
+inline __attribute__((always_inline)) void block(float* y, const float* x, int64_t W, int64_t r0, int64_t r1,
+                                                 int64_t ow, int64_t KW, int64_t pl, float divisor) {
   const float* row = x + r0 * W + ow * S - pl;
-  V acc = Avg ? vadd(vzero(), tap<S>(row)) : tap<S>(row);
+  V acc[N];
+  for (int j = 0; j < N; ++j) acc[j] = Avg ? vadd(vzero(), tap<S>(row + j * kL * S)) : tap<S>(row + j * kL * S);
   for (int64_t r = r0; r < r1; ++r, row += W)
-    for (int64_t k = r == r0 ? 1 : 0; k < KW; ++k) acc = Avg ? vadd(acc, tap<S>(row + k)) : vfold(acc, tap<S>(row + k));
-  vstore(y + ow, Avg ? vdiv(acc, divisor) : acc);
+    for (int64_t k = r == r0 ? 1 : 0; k < KW; ++k)
+      for (int j = 0; j < N; ++j) {
+        const V v = tap<S>(row + j * kL * S + k);
+        acc[j] = Avg ? vadd(acc[j], v) : vfold(acc[j], v);
+      }
+  for (int j = 0; j < N; ++j) vstore(y + ow + j * kL, Avg ? vdiv(acc[j], divisor) : acc[j]);
 }
 
 template <int S, bool Avg>
 void row_vec(float* y, const float* x, int64_t W, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t KW,
              int64_t pl, float divisor) {
   int64_t ow = c0;
-  for (; ow + kL <= c1; ow += kL) block<S, Avg>(y, x, W, r0, r1, ow, KW, pl, divisor);
-  if (ow < c1) block<S, Avg>(y, x, W, r0, r1, c1 - kL, KW, pl, divisor);
+  for (; ow + 4 * kL <= c1; ow += 4 * kL) block<S, Avg, 4>(y, x, W, r0, r1, ow, KW, pl, divisor);
+  for (; ow + kL <= c1; ow += kL) block<S, Avg, 1>(y, x, W, r0, r1, ow, KW, pl, divisor);
+  if (ow < c1) block<S, Avg, 1>(y, x, W, r0, r1, c1 - kL, KW, pl, divisor);
 }
 #endif
 
