@@ -142,7 +142,6 @@ class FusedAttentionKernel final : public OpKernel {
     const int64_t s_rank = static_cast<int64_t>(s_shape.size());
     const int64_t axis = softmax_axis_ < 0 ? softmax_axis_ + s_rank : softmax_axis_;
     if (axis != s_rank - 1) return false;
-    Shape mask_strides;  // over the output's lead dims then [Sq, Skv]
     if (has_mask) {
       const Tensor& M = ctx.input(3);
       Shape widened;

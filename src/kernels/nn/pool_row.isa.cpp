@@ -12,9 +12,9 @@
 // - average (divisor > 0): acc = 0 + v0 + v1 + ... in that order, then
 //   acc / divisor (the count pool.cpp computes), as its generic loop does.
 //
-// Vector path (SSE2 at the baseline level, AVX2 above): a vector of L
-// consecutive output columns at a time, each row's taps folded into a
-// register before the next row, so nothing is written between rows. Stride 2
+// Vector path (SSE2 at the baseline level, AVX2 above): four vectors of L
+// consecutive output columns at a time (then one), each row's taps folded
+// into registers before the next row, so nothing is written between rows. Stride 2
 // takes the even elements of two overlapping loads that end exactly at the
 // last tap the block needs (no read past the row). The last block overlaps
 // the previous one when c1 - c0 is not a multiple of L (it recomputes the
