@@ -21,8 +21,12 @@ densenet169, resnet101, regnet_x_400mf and regnet_y_800mf (the convolution
 families' other members),
 gru_classifier (Embedding 500x40, one bidirectional GRU 96, Linear on the
 last step; 80 tokens), if_gru_model (torch.jit.script: 1-D convolutions
-8 -> 128 -> 128 and a GRU 48 inside an If, on 64 frames of 8 features).
+8 -> 128 -> 128 and a GRU 48 inside an If, on 64 frames of 8 features),
+bert_tanh (an encoder written out as BERT / GPT-2 code writes one: d 512,
+8 heads, 4 layers, feed-forward 2048 with GELU's tanh approximation, a
+boolean padding mask; int64 tokens and the mask, dynamic sequence axis).
 """
+import math
 import os
 import sys
 
@@ -140,6 +144,48 @@ class BranchyGru(torch.nn.Module):
         return out
 
 
+class BertLike(torch.nn.Module):
+    """An encoder written out as BERT / GPT-2 code writes one (not
+    torch.nn.TransformerEncoder): token and position embeddings, per layer
+    Linear Q, K, V, heads by view + transpose, scores / sqrt(head size) plus
+    an additive padding mask, Softmax, the context back through transpose +
+    view, output Linear, residual + LayerNorm, a feed-forward with GELU's
+    tanh approximation written out (0.5 x (1 + tanh(...)))."""
+
+    def __init__(self, vocab=1000, d=512, heads=8, ffn=2048, layers=4, max_len=256):
+        super().__init__()
+        self.heads, self.dh = heads, d // heads
+        self.tok = torch.nn.Embedding(vocab, d)
+        self.pos = torch.nn.Embedding(max_len, d)
+        self.ln0 = torch.nn.LayerNorm(d)
+        self.layers = torch.nn.ModuleList()
+        for _ in range(layers):
+            self.layers.append(torch.nn.ModuleDict({
+                "q": torch.nn.Linear(d, d), "k": torch.nn.Linear(d, d), "v": torch.nn.Linear(d, d),
+                "o": torch.nn.Linear(d, d), "ln1": torch.nn.LayerNorm(d),
+                "up": torch.nn.Linear(d, ffn), "down": torch.nn.Linear(ffn, d), "ln2": torch.nn.LayerNorm(d)}))
+
+    @staticmethod
+    def gelu_tanh(x):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+    def split(self, x):
+        b, s, _ = x.shape
+        return x.view(b, s, self.heads, self.dh).transpose(1, 2)
+
+    def forward(self, tokens, mask):
+        b, s = tokens.shape
+        h = self.ln0(self.tok(tokens) + self.pos(torch.arange(s).unsqueeze(0)))
+        ext = (1.0 - mask.to(torch.float32))[:, None, None, :] * -10000.0
+        for L in self.layers:
+            q, k, v = self.split(L["q"](h)), self.split(L["k"](h)), self.split(L["v"](h))
+            p = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.dh) + ext, dim=-1)
+            ctx = (p @ v).transpose(1, 2).reshape(b, s, -1)
+            h = L["ln1"](h + L["o"](ctx))
+            h = L["ln2"](h + L["down"](self.gelu_tanh(L["up"](h))))
+        return h
+
+
 def sequence(name):
     if name == "lstm_lm":
         return LstmLm().eval(), (torch.randint(0, 1000, (1, 64)),), ["tokens"], {"tokens": {1: "seq"}}, "tokens=1x64"
@@ -155,6 +201,9 @@ def sequence(name):
         return torch.jit.script(Branchy().eval()), (torch.randn(1, 1, 512),), ["x"], {}, "x=1x1x512"
     if name == "gru_classifier":
         return GruClassifier().eval(), (torch.randint(0, 500, (1, 80)),), ["tokens"], {}, "tokens=1x80"
+    if name == "bert_tanh":
+        return (BertLike().eval(), (torch.randint(0, 1000, (1, 64)), torch.ones(1, 64, dtype=torch.bool)),
+                ["tokens", "mask"], {"tokens": {1: "seq"}, "mask": {1: "seq"}}, "tokens=1x64 mask=1x64")
     if name == "if_gru_model":
         return torch.jit.script(BranchyGru().eval()), (torch.randn(1, 8, 64),), ["x"], {}, "x=1x8x64"
     raise SystemExit(f"unknown model '{name}'")
@@ -163,7 +212,7 @@ def sequence(name):
 CNNS = ["resnet50", "mobilenet_v3_large", "regnet_y_400mf", "densenet121",
         "resnet18", "squeezenet1_1", "shufflenet_v2_x1_0", "efficientnet_b0"]
 SEQUENCES = ["encoder", "encoder_small", "lstm_lm", "gru_tagger", "lstm_tagger", "if_model"]
-VERIFY = ["gru_classifier", "if_gru_model"]  # exported only when named
+VERIFY = ["gru_classifier", "if_gru_model", "bert_tanh"]  # exported only when named
 VERIFY_CNNS = ["densenet169", "resnet101", "regnet_x_400mf", "regnet_y_800mf", "mobilenet_v3_small", "efficientnet_b1",
                "squeezenet1_0", "shufflenet_v2_x0_5"]  # likewise: other members of the families
 

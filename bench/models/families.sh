@@ -5,6 +5,8 @@
 # PyTorch (bench/models/export_models.py) into $SPINDLE_CACHE/bench-models;
 # bench/models/setup.sh installs python3-torch / python3-torchvision first
 # when they are missing.
+# models.tsv: a model per line, its name and its inputs NAME=DIMS separated
+# by spaces.
 # Prints a markdown table: p50 of each side (median over rounds), the ratio
 # spindle/ORT (< 1: spindle faster), CPU ms per inference of each side, and
 # each side's intra2/intra1 scaling.
@@ -35,7 +37,7 @@ while read -r name shape; do
   if [ ${#want[@]} -gt 0 ] && [[ ! " ${want[*]} " == *" $name "* ]]; then continue; fi
   for intra in 1 2; do
     echo "families: $name intra $intra" >&2
-    SPINDLE_NODE_ADDON=$addon node bench/models/side_by_side.js "$dir/$name.onnx" --shape "$shape" \
+    SPINDLE_NODE_ADDON=$addon node bench/models/side_by_side.js "$dir/$name.onnx" --shape $shape \
       --intra "$intra" --rounds "$rounds" --runs "$runs" 2>/dev/null >>"$results" ||
       echo "families: $name intra $intra failed" >&2
   done

@@ -26,7 +26,8 @@ async function main() {
   c.inputMetadata(s).forEach((m, k) => {
     const dims = shapes.get(m.name) || m.shape.map((d) => (typeof d === 'number' && d > 0 ? d : 1));
     const u = c.uniformFloat32(dims.reduce((a, b) => a * b, 1), k, 0, 1);
-    const data = m.type === 'int64' ? BigInt64Array.from(u, (v) => BigInt(Math.floor(v * 100))) : u;
+    const data = m.type === 'int64' ? BigInt64Array.from(u, (v) => BigInt(Math.floor(v * 100)))
+      : m.type === 'bool' ? Uint8Array.from(u, (v) => (v < 0.5 ? 1 : 0)) : u;
     feeds[m.name] = new ort.Tensor(m.type, data, dims);
   });
   for (let i = 0; i < 3 + (opts.runs ?? 20); i++) await s.run(feeds);

@@ -128,7 +128,7 @@ struct OptimizerStats {
   int fused_activations = 0;
   int folded_affines = 0;   // constant Mul / Add folded into a Conv or after a fused activation
   int fused_hardswish = 0;  // x * Clip(x + 3, 0, 6) / 6 patterns made one HardSwish
-  int fused_gelus = 0;        // x * 0.5 * (1 + Erf(x / sqrt 2)) made one Gelu
+  int fused_gelus = 0;        // x * 0.5 * (1 + Erf(x / sqrt 2)), or its tanh approximation, made one Gelu
   int fused_layer_norms = 0;  // exported layer normalization chains made one LayerNormalization
   int fused_residual_adds = 0;  // Add(Conv(..), r) made Conv(.., r): r added in the Conv's epilogue
   int fused_attentions = 0;  // MatMul -> scale -> mask Add -> Softmax -> MatMul (+ head Transposes) made one FusedAttention

@@ -9,7 +9,8 @@
 //             (x * Sigmoid(x)) as the fused activation "Silu", a residual
 //             Add into the Conv producing one of its inputs, an activation
 //             after an inference BatchNormalization into it; exported
-//             GELU (x * 0.5 * (1 + Erf(x / sqrt 2))) as one Gelu and exported
+//             GELU (x * 0.5 * (1 + Erf(x / sqrt 2)), and its tanh
+//             approximation in any arrangement) as one Gelu and exported
 //             layer normalization (ReduceMean, Sub, Pow, ReduceMean, Add,
 //             Sqrt, Div, Mul, Add over the last axis) as one
 //             LayerNormalization, each a single pass over the data;
@@ -22,6 +23,7 @@
 //   all:      same as extended (weight pre-packing happens in the kernels)
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -319,11 +321,12 @@ void fuse_hardswish(Graph& g, OptimizerStats& stats) {
 // The activation a node computes, as (name, params), if it can be fused.
 bool fusable_activation(const Graph& g, const Node& n, std::string& kind, std::vector<float>& params) {
   if (n.outputs.size() != 1) return false;
-  // GELU in its exact form: fuse_gelu's com.microsoft Gelu, or ONNX's Gelu
-  // (opset 20) without the tanh approximation.
-  if (n.op_type == "Gelu" && n.inputs.size() == 1 &&
-      (n.domain == "com.microsoft" || (n.domain.empty() && n.attrs.get_string("approximate", "none") == "none"))) {
-    kind = "Gelu";
+  // GELU: fuse_gelu's com.microsoft Gelu and ONNX's Gelu (opset 20), exact
+  // or (fuse_gelu_tanh's) with the tanh approximation.
+  if (n.op_type == "Gelu" && n.inputs.size() == 1 && (n.domain == "com.microsoft" || n.domain.empty())) {
+    const std::string approx = n.domain.empty() ? n.attrs.get_string("approximate", "none") : "none";
+    if (approx != "none" && approx != "tanh") return false;
+    kind = approx == "tanh" ? "GeluTanh" : "Gelu";
     params = {};
     return true;
   }
@@ -611,6 +614,162 @@ void fuse_gelu(Graph& g, OptimizerStats& stats) {
   g.compact(dead);
 }
 
+// A polynomial in two values of the graph, x (degree <= 4) and t (degree
+// <= 1): c[i][j] multiplies x^i t^j. What fuse_gelu_tanh compares chains to.
+struct Poly {
+  double c[5][2] = {};
+  static Poly constant(double v) {
+    Poly p;
+    p.c[0][0] = v;
+    return p;
+  }
+  static Poly var(int i, int j) {
+    Poly p;
+    p.c[i][j] = 1.0;
+    return p;
+  }
+  Poly plus(const Poly& o, double sign) const {
+    Poly p;
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 2; ++j) p.c[i][j] = c[i][j] + sign * o.c[i][j];
+    return p;
+  }
+  // The product, unless a degree goes past the bounds.
+  std::optional<Poly> times(const Poly& o) const {
+    Poly p;
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 2; ++j)
+        for (int k = 0; k < 5; ++k)
+          for (int l = 0; l < 2; ++l) {
+            const double v = c[i][j] * o.c[k][l];
+            if (v == 0.0) continue;
+            if (i + k > 4 || j + l > 1) return std::nullopt;
+            p.c[i + k][j + l] += v;
+          }
+    return p;
+  }
+  bool is_constant() const {
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 2; ++j)
+        if ((i || j) && c[i][j] != 0.0) return false;
+    return true;
+  }
+  // Every coefficient within 1e-5 of `want`'s (relative to the largest).
+  bool near(const Poly& want) const {
+    double scale = 0.0;
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 2; ++j) scale = std::max(scale, std::fabs(want.c[i][j]));
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 2; ++j)
+        if (!(std::fabs(c[i][j] - want.c[i][j]) <= 1e-5 * scale)) return false;
+    return true;
+  }
+};
+
+// Reads a value as a polynomial in x and t through Add, Sub, Mul, Div by a
+// constant, Neg and Pow by 2 or 3, over scalar float constants. It descends
+// only into values read by one node and not graph outputs; any other value
+// must be x or t (x is the first such value met when it is -1). `nodes`
+// collects the nodes passed.
+struct PolyReader {
+  const Graph& g;
+  const std::vector<bool>& dead;
+  int x = -1, t = -1;
+  std::vector<int> nodes;
+
+  std::optional<Poly> read(int value, int depth) {
+    if (value < 0) return std::nullopt;
+    if (value == x) return Poly::var(1, 0);
+    if (value == t) return Poly::var(0, 1);
+    const float k = single_value(g, value);
+    if (!std::isnan(k)) return Poly::constant(k);
+    const int p = g.producer(value);
+    // The value read first (the root) may have other readers: it stays.
+    const bool inner = depth < 16 && p >= 0 && !dead[static_cast<size_t>(p)] && (depth == 0 || single_consumer(g, value) >= 0);
+    const Node* n = p >= 0 ? &g.nodes[static_cast<size_t>(p)] : nullptr;
+    if (!inner || !n->domain.empty() || n->outputs.size() != 1 || !arithmetic(*n)) {
+      if (x >= 0) return std::nullopt;
+      x = value;
+      return Poly::var(1, 0);
+    }
+    nodes.push_back(p);
+    std::optional<Poly> a = read(n->inputs[0], depth + 1);
+    if (!a) return std::nullopt;
+    if (n->op_type == "Neg") return Poly().plus(*a, -1.0);
+    std::optional<Poly> b = read(n->inputs[1], depth + 1);
+    if (!b) return std::nullopt;
+    if (n->op_type == "Add") return a->plus(*b, 1.0);
+    if (n->op_type == "Sub") return a->plus(*b, -1.0);
+    if (n->op_type == "Mul") return a->times(*b);
+    if (n->op_type == "Div") {
+      if (!b->is_constant() || b->c[0][0] == 0.0) return std::nullopt;
+      return a->times(Poly::constant(1.0 / b->c[0][0]));
+    }
+    // Pow by a constant 2 or 3.
+    if (!b->is_constant() || (b->c[0][0] != 2.0 && b->c[0][0] != 3.0)) return std::nullopt;
+    std::optional<Poly> r = a->times(*a);
+    return r && b->c[0][0] == 3.0 ? r->times(*a) : r;
+  }
+
+ private:
+  static bool arithmetic(const Node& n) {
+    if (n.op_type == "Neg") return n.inputs.size() == 1;
+    return n.inputs.size() == 2 &&
+           (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div" || n.op_type == "Pow");
+  }
+};
+
+// GELU's tanh approximation as exporters write it,
+//   0.5 x (1 + Tanh(sqrt(2/pi) (x + 0.044715 x^3))),
+// in any arrangement of Add / Sub / Mul / Div / Pow over scalar constants
+// (x^3 as Pow(x, 3) or Mul(x, Mul(x, x)), the inner sum factored as
+// x (1 + 0.044715 x^2), the 0.5 on either side of the product), every
+// intermediate read once, becomes Gelu(x, approximate = "tanh") (opset 20).
+// The chains are compared as polynomials, so operand order does not matter.
+void fuse_gelu_tanh(Graph& g, OptimizerStats& stats) {
+  constexpr double kBeta = 0.79788456080286535588, kKappa = 0.044715;
+  Poly inner_want, outer_want;
+  inner_want.c[1][0] = kBeta;
+  inner_want.c[3][0] = kBeta * kKappa;
+  outer_want.c[1][0] = outer_want.c[1][1] = 0.5;
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (size_t e = 0; e < g.nodes.size(); ++e) {
+    const Node& th = g.nodes[e];
+    if (dead[e] || th.op_type != "Tanh" || !th.domain.empty() || th.inputs.size() != 1 || th.outputs.size() != 1) continue;
+    if (single_consumer(g, th.inputs[0]) != static_cast<int>(e)) continue;
+    PolyReader in{g, dead};
+    const std::optional<Poly> u = in.read(th.inputs[0], 0);
+    if (!u || in.x < 0 || !u->near(inner_want)) continue;
+    // The product is at most four nodes after the Tanh, each the only reader
+    // of the one before (Add 1, Mul x, Mul 0.5 and one spare).
+    int value = th.outputs[0];
+    for (int step = 0; step < 4; ++step) {
+      const int r = single_consumer(g, value);
+      if (r < 0 || dead[static_cast<size_t>(r)] || g.nodes[static_cast<size_t>(r)].outputs.size() != 1) break;
+      value = g.nodes[static_cast<size_t>(r)].outputs[0];
+      PolyReader out{g, dead, in.x, th.outputs[0]};
+      const std::optional<Poly> y = out.read(value, 0);
+      if (!y || !y->near(outer_want)) continue;
+      for (int n : in.nodes) dead[static_cast<size_t>(n)] = true;
+      for (int n : out.nodes) dead[static_cast<size_t>(n)] = true;
+      dead[e] = true;
+      dead[static_cast<size_t>(r)] = false;
+      Node& last = g.nodes[static_cast<size_t>(r)];
+      Node gelu;
+      gelu.name = last.name.empty() ? g.value_name(value) + "/Gelu" : last.name + "/Gelu";
+      gelu.op_type = "Gelu";
+      gelu.opset = 20;
+      gelu.attrs.set("approximate", std::string("tanh"));
+      gelu.inputs = {in.x};
+      gelu.outputs = {value};
+      last = std::move(gelu);
+      ++stats.fused_gelus;
+      break;
+    }
+  }
+  g.compact(dead);
+}
+
 // The reduced axes of a ReduceMean (attribute before opset 18, input after)
 // are exactly the last one, with keepdims on.
 bool reduces_last_axis(const Graph& g, const Node& r) {
@@ -892,6 +1051,7 @@ Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level) {
     fold_conv_affine(g, stats);
     fuse_hardswish(g, stats);
     fuse_gelu(g, stats);
+    fuse_gelu_tanh(g, stats);
     fuse_layer_norm(g, stats);
     fuse_attention(g, stats);
     fuse_residual_adds(g, stats);

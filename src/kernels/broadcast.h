@@ -1,6 +1,7 @@
 // broadcast.h — NumPy-style (multidirectional) broadcasting helpers.
 #pragma once
 
+#include <array>
 #include <span>
 #include <string>
 
@@ -10,12 +11,13 @@
 
 namespace spindle::kernels {
 
-// The broadcast of several shapes; throws naming the node and the shapes
-// when they are incompatible.
-inline Shape broadcast_shapes(const NodeInfo& node, std::span<const Shape> shapes) {
+// The broadcast of several shapes into `out`; false when they are
+// incompatible, with `bad` (when given) set to {dimension from the right,
+// the size so far, the size that does not fit}.
+inline bool try_broadcast_shapes(std::span<const Shape> shapes, Shape& out, std::array<int64_t, 3>* bad = nullptr) {
   size_t rank = 0;
   for (const Shape& s : shapes) rank = std::max(rank, s.size());
-  Shape out(rank, 1);
+  out.assign(rank, 1);
   for (const Shape& s : shapes) {
     const size_t off = rank - s.size();
     for (size_t i = 0; i < s.size(); ++i) {
@@ -25,13 +27,23 @@ inline Shape broadcast_shapes(const NodeInfo& node, std::span<const Shape> shape
         o = s[i];
         continue;
       }
-      std::string all;
-      for (const Shape& t : shapes) all += (all.empty() ? "" : ", ") + shape_to_string(t);
-      fail(node, fmt::format("shapes {} cannot be broadcast together (dimension {} from the right: {} vs {})", all,
-                             rank - (off + i), o, s[i]));
+      if (bad) *bad = {static_cast<int64_t>(rank - (off + i)), o, s[i]};
+      return false;
     }
   }
-  return out;
+  return true;
+}
+
+// The broadcast of several shapes; throws naming the node and the shapes
+// when they are incompatible.
+inline Shape broadcast_shapes(const NodeInfo& node, std::span<const Shape> shapes) {
+  Shape out;
+  std::array<int64_t, 3> bad{};
+  if (try_broadcast_shapes(shapes, out, &bad)) return out;
+  std::string all;
+  for (const Shape& t : shapes) all += (all.empty() ? "" : ", ") + shape_to_string(t);
+  fail(node, fmt::format("shapes {} cannot be broadcast together (dimension {} from the right: {} vs {})", all, bad[0],
+                         bad[1], bad[2]));
 }
 
 // Element strides of a tensor of `in_shape` read as `out_shape` (0 on

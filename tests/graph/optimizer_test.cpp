@@ -217,6 +217,111 @@ TEST(Optimizer, ExportedLayerNormAndGeluBecomeOneNodeEach) {
   EXPECT_THAT(summary, ::testing::HasSubstr("layer norms fused 1"));
 }
 
+// GELU's tanh approximation as PyTorch writes it at opsets before 20
+// (x * x * x, the constants first), as GPT-2-style code writes it
+// (Pow(x, 3), 0.5 * x computed apart) and factored
+// (x * 0.5 * (1 + Tanh(0.79788456 x * (1 + 0.044715 x x)))): each becomes
+// one Gelu(approximate = "tanh"). Look-alikes stay: a coefficient off
+// (0.04 instead of 0.044715), a Tanh output or a cube that is also a graph
+// output, a product without the 0.5, and a second input instead of x.
+TEST(Optimizer, TanhGeluPatternsBecomeOneGeluEach) {
+  ModelBuilder b(14);
+  b.input("x", {2, 3, 8}).input("z", {2, 3, 8});
+  for (const char* y : {"ya", "yb", "yc", "yd", "ye", "yf", "yg", "yh"}) b.output(y, {2, 3, 8});
+  b.output("te", {2, 3, 8}).output("x3", {2, 3, 8});
+  b.initializer("beta", {}, {0.7978845608f});
+  b.initializer("kappa", {}, {0.044715f});
+  b.initializer("kappa_off", {}, {0.04f});
+  b.initializer("one", {}, {1.0f});
+  b.initializer("half", {}, {0.5f});
+  b.initializer("three", {}, {3.0f});
+  // PyTorch's decomposition: x * (x * x), constants first.
+  b.node("Mul", {"x", "x"}, {"a_xx"});
+  b.node("Mul", {"x", "a_xx"}, {"a_x3"});
+  b.node("Mul", {"kappa", "a_x3"}, {"a_k"});
+  b.node("Add", {"x", "a_k"}, {"a_s"});
+  b.node("Mul", {"beta", "a_s"}, {"a_u"});
+  b.node("Tanh", {"a_u"}, {"a_t"});
+  b.node("Add", {"one", "a_t"}, {"a_1t"});
+  b.node("Mul", {"x", "a_1t"}, {"a_p"});
+  b.node("Mul", {"half", "a_p"}, {"ya"});
+  // GPT-2's: Pow(x, 3), 0.5 * x apart, constants second.
+  b.node("Mul", {"x", "half"}, {"b_h"});
+  b.node("Pow", {"x", "three"}, {"b_x3"});
+  b.node("Mul", {"b_x3", "kappa"}, {"b_k"});
+  b.node("Add", {"x", "b_k"}, {"b_s"});
+  b.node("Mul", {"b_s", "beta"}, {"b_u"});
+  b.node("Tanh", {"b_u"}, {"b_t"});
+  b.node("Add", {"b_t", "one"}, {"b_1t"});
+  b.node("Mul", {"b_h", "b_1t"}, {"yb"});
+  // Factored: x * beta * (1 + kappa * x * x).
+  b.node("Mul", {"x", "half"}, {"c_h"});
+  b.node("Mul", {"x", "beta"}, {"c_bx"});
+  b.node("Mul", {"x", "kappa"}, {"c_kx"});
+  b.node("Mul", {"c_kx", "x"}, {"c_kxx"});
+  b.node("Add", {"c_kxx", "one"}, {"c_f"});
+  b.node("Mul", {"c_bx", "c_f"}, {"c_u"});
+  b.node("Tanh", {"c_u"}, {"c_t"});
+  b.node("Add", {"c_t", "one"}, {"c_1t"});
+  b.node("Mul", {"c_h", "c_1t"}, {"yc"});
+  // The cube's coefficient off: stays (8 nodes).
+  b.node("Pow", {"x", "three"}, {"d_x3"});
+  b.node("Mul", {"d_x3", "kappa_off"}, {"d_k"});
+  b.node("Add", {"x", "d_k"}, {"d_s"});
+  b.node("Mul", {"d_s", "beta"}, {"d_u"});
+  b.node("Tanh", {"d_u"}, {"d_t"});
+  b.node("Add", {"d_t", "one"}, {"d_1t"});
+  b.node("Mul", {"x", "d_1t"}, {"d_p"});
+  b.node("Mul", {"d_p", "half"}, {"yd"});
+  // The Tanh output is also a graph output: stays (8 nodes).
+  b.node("Pow", {"x", "three"}, {"e_x3"});
+  b.node("Mul", {"e_x3", "kappa"}, {"e_k"});
+  b.node("Add", {"x", "e_k"}, {"e_s"});
+  b.node("Mul", {"e_s", "beta"}, {"e_u"});
+  b.node("Tanh", {"e_u"}, {"te"});
+  b.node("Add", {"te", "one"}, {"e_1t"});
+  b.node("Mul", {"x", "e_1t"}, {"e_p"});
+  b.node("Mul", {"e_p", "half"}, {"ye"});
+  // No 0.5: x * (1 + tanh(u)) stays (7 nodes).
+  b.node("Pow", {"x", "three"}, {"f_x3"});
+  b.node("Mul", {"f_x3", "kappa"}, {"f_k"});
+  b.node("Add", {"x", "f_k"}, {"f_s"});
+  b.node("Mul", {"f_s", "beta"}, {"f_u"});
+  b.node("Tanh", {"f_u"}, {"f_t"});
+  b.node("Add", {"f_t", "one"}, {"f_1t"});
+  b.node("Mul", {"x", "f_1t"}, {"yf"});
+  // The outer product takes z, not x: stays (8 nodes).
+  b.node("Pow", {"x", "three"}, {"g_x3"});
+  b.node("Mul", {"g_x3", "kappa"}, {"g_k"});
+  b.node("Add", {"x", "g_k"}, {"g_s"});
+  b.node("Mul", {"g_s", "beta"}, {"g_u"});
+  b.node("Tanh", {"g_u"}, {"g_t"});
+  b.node("Add", {"g_t", "one"}, {"g_1t"});
+  b.node("Mul", {"z", "g_1t"}, {"g_p"});
+  b.node("Mul", {"g_p", "half"}, {"yg"});
+  // The cube is also a graph output: stays (8 nodes).
+  b.node("Pow", {"x", "three"}, {"x3"});
+  b.node("Mul", {"x3", "kappa"}, {"h_k"});
+  b.node("Add", {"x", "h_k"}, {"h_s"});
+  b.node("Mul", {"h_s", "beta"}, {"h_u"});
+  b.node("Tanh", {"h_u"}, {"h_t"});
+  b.node("Add", {"h_t", "one"}, {"h_1t"});
+  b.node("Mul", {"x", "h_1t"}, {"h_p"});
+  b.node("Mul", {"h_p", "half"}, {"yh"});
+  const Tensor x = Tensor::from_vector<float>({2, 3, 8}, random_values(48, 11, -6, 6));
+  const Tensor z = Tensor::from_vector<float>({2, 3, 8}, random_values(48, 12, -6, 6));
+  SessionOptions none;
+  none.graph_optimization_level = GraphOptimizationLevel::kDisableAll;
+  auto plain = InferenceSession::create_from_bytes(b.bytes(), none);
+  auto optimized = InferenceSession::create_from_bytes(b.bytes(), {});
+  EXPECT_EQ(optimized->num_nodes(), 3 + 8 + 8 + 7 + 8 + 8) << optimized->optimization_summary();
+  EXPECT_THAT(optimized->optimization_summary(), ::testing::HasSubstr("GELU patterns fused 3"));
+  const auto want = plain->run({{"x", x}, {"z", z}});
+  const auto got = optimized->run({{"x", x}, {"z", z}});
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_TRUE(testing::tensors_close(got[i], want[i], 1e-5, 1e-5)) << i;
+}
+
 // A Conv with padding 1 on every side (a 3x3 kernel keeps the spatial size).
 void padded_conv(ModelBuilder& b, const std::vector<std::string>& inputs, const std::string& out) {
   ModelBuilder::attr_ints(b.node("Conv", inputs, {out}), "pads", {1, 1, 1, 1});
@@ -372,11 +477,11 @@ TEST(Optimizer, MatMulAndConstantBiasAddBecomeOneMatMul) {
   expect_same_bits_as_unoptimized(b.bytes(), x, [](const InferenceSession&) {});
 }
 
-// A GELU after a linear layer (ONNX's Gelu, and the com.microsoft Gelu the
-// Erf-form pattern becomes) is fused into the MatMul: it runs on each output
-// block with the Gelu op's own loop, so no bit differs from the unfused
-// graph at any thread count (several row blocks here). A tanh-approximated
-// Gelu stays a node.
+// A GELU after a linear layer (ONNX's Gelu, exact or with the tanh
+// approximation, and the com.microsoft Gelu the Erf-form pattern becomes)
+// is fused into the MatMul: it runs on each output block with the Gelu op's
+// own loop, so no bit differs from the unfused graph at any thread count
+// (several row blocks here).
 TEST(Optimizer, GeluAfterAMatMulIsFusedBitwise) {
   ModelBuilder b(20);
   b.input("x", {64, 5, 300}).output("y", {64, 5, 40}).output("t", {64, 5, 40});
@@ -390,8 +495,8 @@ TEST(Optimizer, GeluAfterAMatMulIsFusedBitwise) {
   ModelBuilder::attr_string(tanh_gelu, "approximate", "tanh");
   Tensor x = Tensor::from_vector<float>({64, 5, 300}, random_values(64 * 5 * 300, 43, -3, 3));
   expect_same_bits_as_unoptimized(b.bytes(), x, [](const InferenceSession& session) {
-    EXPECT_EQ(session.num_nodes(), 1 + 2) << session.optimization_summary();
-    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("activations fused 1"));
+    EXPECT_EQ(session.num_nodes(), 2) << session.optimization_summary();
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("activations fused 2"));
   });
 }
 

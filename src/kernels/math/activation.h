@@ -6,7 +6,8 @@
 //   activation        string: "Relu", "LeakyRelu", "Clip", "HardSigmoid",
 //                     "Sigmoid", "HardSwish", "Tanh", "Silu" (x * sigmoid(x),
 //                     an exported SiLU / Swish), "Gelu" (the exact, erf
-//                     form; absent = no activation)
+//                     form), "GeluTanh" (its tanh approximation; absent =
+//                     no activation)
 //   activation_params floats: LeakyRelu {alpha}, Clip {min, max},
 //                     HardSigmoid {alpha, beta}; missing entries take the
 //                     ONNX defaults (alpha 0.01; -inf, +inf; 0.2, 0.5).
@@ -16,7 +17,7 @@
 // is a plain loop the compiler vectorizes; Sigmoid and Tanh use the
 // polynomial versions of vec_math.h (within 1e-6 relative of std::); Silu
 // is x * fast_sigmoid(x), the product the unfused Sigmoid -> Mul computes;
-// Gelu is the Gelu op's own loop (gelu.h), so the same bits.
+// Gelu and GeluTanh are the Gelu op's own loops (gelu.h), so the same bits.
 #pragma once
 
 #include <cmath>
@@ -32,7 +33,7 @@
 namespace spindle::kernels {
 
 struct Activation {
-  enum Kind { kNone, kRelu, kLeakyRelu, kClip, kHardSigmoid, kSigmoid, kHardSwish, kTanh, kSilu, kGelu };
+  enum Kind { kNone, kRelu, kLeakyRelu, kClip, kHardSigmoid, kSigmoid, kHardSwish, kTanh, kSilu, kGelu, kGeluTanh };
   Kind kind = kNone;
   float a = 0.0f, b = 0.0f;
   bool affine = false;
@@ -74,6 +75,8 @@ struct Activation {
       act.kind = kSilu;
     } else if (k == "Gelu") {
       act.kind = kGelu;
+    } else if (k == "GeluTanh") {
+      act.kind = kGeluTanh;
     } else {
       fail_unsupported(node, fmt::format("fused activation '{}' is not supported", k));
     }

@@ -98,6 +98,9 @@ void apply_kind(const Activation& act, float* __restrict d, int64_t n) {
     case Activation::kGelu:
       gelu_loop(d, d, n);
       return;
+    case Activation::kGeluTanh:
+      gelu_tanh_loop(d, d, n);
+      return;
   }
 }
 

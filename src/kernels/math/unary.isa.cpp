@@ -120,6 +120,7 @@ void unary_chunk(UOp op, const math::UnaryParams& p, T* o, const T* x, int64_t n
 
 void unary_float_chunk(UOp op, const math::UnaryParams& p, float* out, const float* in, int64_t n) {
   if (op == UOp::kGelu) return gelu_loop(out, in, n);
+  if (op == UOp::kGeluTanh) return gelu_tanh_loop(out, in, n);
   unary_chunk<float>(op, p, out, in, n);
 }
 void unary_double_chunk(UOp op, const math::UnaryParams& p, double* out, const double* in, int64_t n) {

@@ -55,6 +55,17 @@ struct View {
   int64_t col_stride() const { return strides[strides.size() - 1]; }
 };
 
+// Whether perm is a permutation of 0 .. rank-1.
+bool is_permutation(const std::vector<int64_t>& perm, int64_t rank) {
+  if (static_cast<int64_t>(perm.size()) != rank) return false;
+  std::vector<bool> seen(perm.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[static_cast<size_t>(p)]) return false;
+    seen[static_cast<size_t>(p)] = true;
+  }
+  return true;
+}
+
 // `t` read through Transpose(perm) (no perm: as it is). False when perm is
 // not a permutation of t's axes (the fallback's Transpose then says so).
 bool make_view(const Tensor& t, const std::vector<int64_t>& perm, View& v) {
@@ -64,13 +75,10 @@ bool make_view(const Tensor& t, const std::vector<int64_t>& perm, View& v) {
     v.strides = st;
     return true;
   }
-  if (static_cast<int64_t>(perm.size()) != t.rank()) return false;
-  std::vector<bool> seen(perm.size(), false);
+  if (!is_permutation(perm, t.rank())) return false;
   v.shape.clear();
   v.strides.clear();
   for (int64_t p : perm) {
-    if (p < 0 || p >= t.rank() || seen[static_cast<size_t>(p)]) return false;
-    seen[static_cast<size_t>(p)] = true;
     v.shape.push_back(t.dim(p));
     v.strides.push_back(st[static_cast<size_t>(p)]);
   }
@@ -135,7 +143,10 @@ class FusedAttentionKernel final : public OpKernel {
     const Shape q_lead(q.shape.begin(), q.shape.end() - 2), k_lead(k.shape.begin(), k.shape.end() - 2),
         v_lead(v.shape.begin(), v.shape.end() - 2);
     Shape s_lead, lead;
-    if (!broadcast_into({q_lead, k_lead}, s_lead) || !broadcast_into({s_lead, v_lead}, lead)) return false;
+    const Shape qk[] = {q_lead, k_lead};
+    if (!try_broadcast_shapes(qk, s_lead)) return false;
+    const Shape sv[] = {s_lead, v_lead};
+    if (!try_broadcast_shapes(sv, lead)) return false;
     Shape s_shape = s_lead;
     s_shape.push_back(Sq);
     s_shape.push_back(Skv);
@@ -144,8 +155,9 @@ class FusedAttentionKernel final : public OpKernel {
     if (axis != s_rank - 1) return false;
     if (has_mask) {
       const Tensor& M = ctx.input(3);
+      const Shape sm[] = {s_shape, M.shape()};
       Shape widened;
-      if (!broadcast_into({s_shape, M.shape()}, widened) || widened != s_shape) return false;
+      if (!try_broadcast_shapes(sm, widened) || widened != s_shape) return false;
     }
     Shape y_logical = lead;
     y_logical.push_back(Sq);
@@ -153,14 +165,8 @@ class FusedAttentionKernel final : public OpKernel {
     const int64_t rank = static_cast<int64_t>(y_logical.size());
     Shape y_shape = y_logical;
     if (!out_perm_.empty()) {
-      if (static_cast<int64_t>(out_perm_.size()) != rank) return false;
-      std::vector<bool> seen(out_perm_.size(), false);
-      for (size_t i = 0; i < out_perm_.size(); ++i) {
-        const int64_t p = out_perm_[i];
-        if (p < 0 || p >= rank || seen[static_cast<size_t>(p)]) return false;
-        seen[static_cast<size_t>(p)] = true;
-        y_shape[i] = y_logical[static_cast<size_t>(p)];
-      }
+      if (!is_permutation(out_perm_, rank)) return false;
+      for (size_t i = 0; i < out_perm_.size(); ++i) y_shape[i] = y_logical[static_cast<size_t>(out_perm_[i])];
     }
     if (shape_numel(y_shape) == 0 || Skv == 0 || D == 0) return false;  // empty: the plain nodes say what they make
 
@@ -298,23 +304,6 @@ class FusedAttentionKernel final : public OpKernel {
             for (int64_t d = 0; d < Dv; ++d) yb[i * y_rs + d * y_cs] = ybuf[i * Dv + d];
       }
     });
-    return true;
-  }
-
-  // Shapes' broadcast, or false when they do not broadcast.
-  static bool broadcast_into(std::initializer_list<Shape> shapes, Shape& out) {
-    size_t rank = 0;
-    for (const Shape& s : shapes) rank = std::max(rank, s.size());
-    out.assign(rank, 1);
-    for (const Shape& s : shapes) {
-      const size_t off = rank - s.size();
-      for (size_t i = 0; i < s.size(); ++i) {
-        int64_t& o = out[off + i];
-        if (s[i] == o || s[i] == 1) continue;
-        if (o != 1) return false;
-        o = s[i];
-      }
-    }
     return true;
   }
 
