@@ -94,7 +94,7 @@ inline void gelu_loop(float* o, const float* x, int64_t n) {
 // magnitude). +inf gives +inf, -inf NaN (as the formula does), NaN stays
 // NaN. Relative error ~3e-7 (vec_exp.h) plus the rounding of -2u itself
 // (~6e-8 * |2u|, which matters only for x < -3, where the result is below
-// 1e-4 in magnitude). Scalar and 8-lane forms give the same bits.
+// 0.004 in magnitude). Scalar and 8-lane forms give the same bits.
 inline float gelu_tanh(float x) {
   constexpr float a = -1.5957691216057308f, b = -0.071354816272443f;
   const float t0 = x * vm::fma_or_mul_add(b, x * x, a);
