@@ -19,13 +19,7 @@ namespace {
 // Relative error ~3e-7 (vec_exp.h). The scalar form (tails, the baseline
 // level) does the vector form's operations one for one, so an element's bits
 // do not depend on whether it falls in a vector.
-inline float silu(float x) {
-  const float t0 = 0.0f - x;
-  float t = t0 < 88.3f ? t0 : 88.3f;
-  t = t > -87.3f ? t : -87.3f;
-  const float den = t0 > 88.3f ? __builtin_inff() : 1.0f + vm::exp_normal(t);
-  return x / den;
-}
+inline float silu(float x) { return vm::div_one_plus_exp(x, 0.0f - x); }
 
 #if defined(SPINDLE_VEC_EXP_AVX2)
 // silu() over V (__m256 or vm::Lanes<N>) with intrinsics: the compiler,
@@ -33,12 +27,7 @@ inline float silu(float x) {
 // clamped constant.
 template <class V>
 __attribute__((always_inline)) inline V silu_v(V x) {
-  using namespace vm;
-  const V t0 = l_sub(l_set1<V>(0.0f), x);
-  const V t = l_max(l_min(t0, l_set1<V>(88.3f)), l_set1<V>(-87.3f));
-  const V big = l_gt(t0, l_set1<V>(88.3f));
-  const V den = l_blendv(l_add(l_set1<V>(1.0f), exp_normal_v(t)), l_set1<V>(__builtin_inff()), big);
-  return l_div(x, den);
+  return vm::div_one_plus_exp_v(x, vm::l_sub(vm::l_set1<V>(0.0f), x));
 }
 #endif
 

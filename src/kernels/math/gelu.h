@@ -88,8 +88,8 @@ inline void gelu_loop(float* o, const float* x, int64_t n) {
 // u = sqrt(2/pi) (x + 0.044715 x^3), as x / (1 + exp(-2u)) (the same value:
 // (1 + tanh(u)) / 2 = sigmoid(2u)), which does not cancel for x < 0 as
 // 1 + tanh(u) does and needs one exp and one division.
-// -2u = x (a + b x^2), a = -2 sqrt(2/pi), b = 0.044715 a, is clamped to
-// [-87.3, 88.3] as silu's argument is (activation.isa.cpp): above 88.3 the
+// -2u = x (a + b x^2), a = -2 sqrt(2/pi), b = 0.044715 a, goes through
+// vm::div_one_plus_exp (vec_exp.h) as SiLU's -x does: above 88.3 the
 // denominator is +inf and the result -0 (the true value is below 1e-36 in
 // magnitude). +inf gives +inf, -inf NaN (as the formula does), NaN stays
 // NaN. Relative error ~3e-7 (vec_exp.h) plus the rounding of -2u itself
@@ -97,11 +97,7 @@ inline void gelu_loop(float* o, const float* x, int64_t n) {
 // 0.004 in magnitude). Scalar and 8-lane forms give the same bits.
 inline float gelu_tanh(float x) {
   constexpr float a = -1.5957691216057308f, b = -0.071354816272443f;
-  const float t0 = x * vm::fma_or_mul_add(b, x * x, a);
-  float t = t0 < 88.3f ? t0 : 88.3f;
-  t = t > -87.3f ? t : -87.3f;
-  const float den = t0 > 88.3f ? __builtin_inff() : 1.0f + vm::exp_normal(t);
-  return x / den;
+  return vm::div_one_plus_exp(x, x * vm::fma_or_mul_add(b, x * x, a));
 }
 
 #if defined(SPINDLE_VEC_EXP_AVX2)
@@ -109,10 +105,7 @@ template <class V>
 __attribute__((always_inline)) inline V gelu_tanh_v(V x) {
   using namespace vm;
   const V t0 = l_mul(x, l_fmadd(l_set1<V>(-0.071354816272443f), l_mul(x, x), l_set1<V>(-1.5957691216057308f)));
-  const V t = l_max(l_min(t0, l_set1<V>(88.3f)), l_set1<V>(-87.3f));
-  const V big = l_gt(t0, l_set1<V>(88.3f));
-  const V den = l_blendv(l_add(l_set1<V>(1.0f), exp_normal_v(t)), l_set1<V>(__builtin_inff()), big);
-  return l_div(x, den);
+  return div_one_plus_exp_v(x, t0);
 }
 #endif
 

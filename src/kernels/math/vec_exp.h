@@ -45,6 +45,18 @@ inline float exp_normal(float t) {
   return p * __builtin_bit_cast(float, static_cast<uint32_t>(ni + 127) << 23);
 }
 
+// x / (1 + exp(t)) for any t: t is clamped to [-87.3, 88.3] for
+// exp_normal, and above 88.3 the denominator is +inf (x / inf: +-0, NaN for
+// an infinite x), below -87.3 it is 1 + exp(-87.3). NaN t gives a finite
+// denominator (x / den stays NaN only when x is). The shape of SiLU
+// (t = -x) and of GELU's tanh approximation (t = -2u).
+inline float div_one_plus_exp(float x, float t0) {
+  float t = t0 < 88.3f ? t0 : 88.3f;
+  t = t > -87.3f ? t : -87.3f;
+  const float den = t0 > 88.3f ? __builtin_inff() : 1.0f + exp_normal(t);
+  return x / den;
+}
+
 #if defined(SPINDLE_VEC_EXP_AVX2)
 // Lanes<N>: N independent 8-lane vectors that every operation below treats
 // one after the other. A polynomial activation is one long chain of
@@ -141,6 +153,15 @@ __attribute__((always_inline)) inline V exp_normal_v(V t) {
   p = l_fmadd(p, r, l_set1<V>(5.0000001201e-1f));
   p = l_add(l_fmadd(p, l_mul(r, r), r), l_set1<V>(1.0f));
   return l_mul(p, l_pow2_of_magic(m));
+}
+
+// div_one_plus_exp over V: the operations of the scalar form, one for one.
+template <class V>
+__attribute__((always_inline)) inline V div_one_plus_exp_v(V x, V t0) {
+  const V t = l_max(l_min(t0, l_set1<V>(88.3f)), l_set1<V>(-87.3f));
+  const V big = l_gt(t0, l_set1<V>(88.3f));
+  const V den = l_blendv(l_add(l_set1<V>(1.0f), exp_normal_v(t)), l_set1<V>(__builtin_inff()), big);
+  return l_div(x, den);
 }
 
 inline __m256 exp_normal8(__m256 t) { return exp_normal_v(t); }
