@@ -264,50 +264,27 @@ TEST(Optimizer, TanhGeluPatternsBecomeOneGeluEach) {
   b.node("Tanh", {"c_u"}, {"c_t"});
   b.node("Add", {"c_t", "one"}, {"c_1t"});
   b.node("Mul", {"c_h", "c_1t"}, {"yc"});
-  // The cube's coefficient off: stays (8 nodes).
-  b.node("Pow", {"x", "three"}, {"d_x3"});
-  b.node("Mul", {"d_x3", "kappa_off"}, {"d_k"});
-  b.node("Add", {"x", "d_k"}, {"d_s"});
-  b.node("Mul", {"d_s", "beta"}, {"d_u"});
-  b.node("Tanh", {"d_u"}, {"d_t"});
-  b.node("Add", {"d_t", "one"}, {"d_1t"});
-  b.node("Mul", {"x", "d_1t"}, {"d_p"});
-  b.node("Mul", {"d_p", "half"}, {"yd"});
-  // The Tanh output is also a graph output: stays (8 nodes).
-  b.node("Pow", {"x", "three"}, {"e_x3"});
-  b.node("Mul", {"e_x3", "kappa"}, {"e_k"});
-  b.node("Add", {"x", "e_k"}, {"e_s"});
-  b.node("Mul", {"e_s", "beta"}, {"e_u"});
-  b.node("Tanh", {"e_u"}, {"te"});
-  b.node("Add", {"te", "one"}, {"e_1t"});
-  b.node("Mul", {"x", "e_1t"}, {"e_p"});
-  b.node("Mul", {"e_p", "half"}, {"ye"});
-  // No 0.5: x * (1 + tanh(u)) stays (7 nodes).
-  b.node("Pow", {"x", "three"}, {"f_x3"});
-  b.node("Mul", {"f_x3", "kappa"}, {"f_k"});
-  b.node("Add", {"x", "f_k"}, {"f_s"});
-  b.node("Mul", {"f_s", "beta"}, {"f_u"});
-  b.node("Tanh", {"f_u"}, {"f_t"});
-  b.node("Add", {"f_t", "one"}, {"f_1t"});
-  b.node("Mul", {"x", "f_1t"}, {"yf"});
-  // The outer product takes z, not x: stays (8 nodes).
-  b.node("Pow", {"x", "three"}, {"g_x3"});
-  b.node("Mul", {"g_x3", "kappa"}, {"g_k"});
-  b.node("Add", {"x", "g_k"}, {"g_s"});
-  b.node("Mul", {"g_s", "beta"}, {"g_u"});
-  b.node("Tanh", {"g_u"}, {"g_t"});
-  b.node("Add", {"g_t", "one"}, {"g_1t"});
-  b.node("Mul", {"z", "g_1t"}, {"g_p"});
-  b.node("Mul", {"g_p", "half"}, {"yg"});
-  // The cube is also a graph output: stays (8 nodes).
-  b.node("Pow", {"x", "three"}, {"x3"});
-  b.node("Mul", {"x3", "kappa"}, {"h_k"});
-  b.node("Add", {"x", "h_k"}, {"h_s"});
-  b.node("Mul", {"h_s", "beta"}, {"h_u"});
-  b.node("Tanh", {"h_u"}, {"h_t"});
-  b.node("Add", {"h_t", "one"}, {"h_1t"});
-  b.node("Mul", {"x", "h_1t"}, {"h_p"});
-  b.node("Mul", {"h_p", "half"}, {"yh"});
+  // GPT-2's form again, named after p: Pow(x, 3) * kappa, + x, * beta, Tanh,
+  // + 1, * outer, then * 0.5 when `half`; cube and t name the cube and the
+  // Tanh output when given.
+  auto pow_form = [&](const std::string& p, const std::string& kappa, const std::string& outer, bool half,
+                      std::string cube = "", std::string t = "") {
+    if (cube.empty()) cube = p + "_x3";
+    if (t.empty()) t = p + "_t";
+    b.node("Pow", {"x", "three"}, {cube});
+    b.node("Mul", {cube, kappa}, {p + "_k"});
+    b.node("Add", {"x", p + "_k"}, {p + "_s"});
+    b.node("Mul", {p + "_s", "beta"}, {p + "_u"});
+    b.node("Tanh", {p + "_u"}, {t});
+    b.node("Add", {t, "one"}, {p + "_1t"});
+    b.node("Mul", {outer, p + "_1t"}, {half ? p + "_p" : "y" + p});
+    if (half) b.node("Mul", {p + "_p", "half"}, {"y" + p});
+  };
+  pow_form("d", "kappa_off", "x", true);        // the cube's coefficient off: stays (8 nodes)
+  pow_form("e", "kappa", "x", true, "", "te");  // the Tanh output is a graph output: stays (8)
+  pow_form("f", "kappa", "x", false);           // no 0.5: x * (1 + tanh(u)) stays (7)
+  pow_form("g", "kappa", "z", true);            // the product takes z, not x: stays (8)
+  pow_form("h", "kappa", "x", true, "x3");      // the cube is a graph output: stays (8)
   const Tensor x = Tensor::from_vector<float>({2, 3, 8}, random_values(48, 11, -6, 6));
   const Tensor z = Tensor::from_vector<float>({2, 3, 8}, random_values(48, 12, -6, 6));
   SessionOptions none;
