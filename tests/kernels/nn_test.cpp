@@ -972,7 +972,7 @@ TEST(NnPool, LpPoolAndGlobalLpPoolMatchHandComputation) {
 // order and divides by the taps inside the input (or, with
 // count_include_pad, inside the padded input). Strides, pads and ceil_mode of
 // the fast 2-D path (vectors of 4 or 8 columns and a last overlapping one) and
-// of the generic one (stride 3), with NaNs, signed zeros and repeats.
+// of the generic one (stride 3), with NaNs, -inf, signed zeros and repeats.
 TEST(NnPool, MaxAndAveragePoolMatchThePerWindowRuleBitwise) {
   struct Case {
     int64_t k, s, pad, ceil;
@@ -987,7 +987,11 @@ TEST(NnPool, MaxAndAveragePoolMatchThePerWindowRuleBitwise) {
         std::vector<float> v(static_cast<size_t>(2 * H * W));
         for (float& x : v) {
           const unsigned r = rng() % 16;
-          x = r == 0 && max ? NAN : r == 1 ? 0.0f : r == 2 ? -0.0f : static_cast<float>(static_cast<int>(rng() % 5) - 2) / 3.0f;
+          x = r == 0 && max   ? NAN
+              : r == 3 && max ? -INFINITY
+              : r == 1        ? 0.0f
+              : r == 2        ? -0.0f
+                              : static_cast<float>(static_cast<int>(rng() % 5) - 2) / 3.0f;
         }
         if (max)
           for (int64_t i = 0; i < W; ++i) v[static_cast<size_t>(i)] = NAN;  // whole windows of NaN

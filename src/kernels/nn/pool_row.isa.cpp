@@ -8,18 +8,20 @@
 // row. Taps are combined in row-major order, by the rule of pool.cpp:
 // - max (divisor 0): acc = (v > acc || acc is NaN) ? v : acc (NaN taps
 //   skipped, the first of equal values kept, so a -0 / +0 tie keeps the
-//   earlier one);
+//   earlier one; the vector path gets the same bits with one max
+//   instruction per tap, see block());
 // - average (divisor > 0): acc = 0 + v0 + v1 + ... in that order, then
 //   acc / divisor (the count pool.cpp computes), as its generic loop does.
 //
 // Vector path (SSE2 at the baseline level, AVX2 above): four vectors of L
-// consecutive output columns at a time (then one), each row's taps folded
-// into registers before the next row, so nothing is written between rows. Stride 2
-// takes the even elements of two overlapping loads that end exactly at the
-// last tap the block needs (no read past the row). The last block overlaps
-// the previous one when c1 - c0 is not a multiple of L (it recomputes the
-// same values); fewer than L columns, or strides other than 1 and 2, take
-// the scalar loop.
+// consecutive output columns at a time, then the rest of the row (up to
+// four vectors) side by side, each row's taps folded into registers before
+// the next row, so nothing is written between rows. Stride 2 takes the even
+// elements of two overlapping loads that end exactly at the last tap the
+// block needs (no read past the row). The last vector overlaps the previous
+// one when c1 - c0 is not a multiple of L (it recomputes the same values);
+// fewer than L columns, or strides other than 1 and 2, take the scalar
+// loop.
 #include <cstdint>
 
 #if defined(__AVX2__)
@@ -36,6 +38,17 @@ namespace {
 
 inline float max_tap(float acc, float v) { return (v > acc || acc != acc) ? v : acc; }
 
+// y[ow] for one column by the rule of the file comment, one tap at a time.
+inline float column(const float* x, int64_t W, int64_t r0, int64_t r1, int64_t ow, int64_t KW, int64_t sw, int64_t pl,
+                    float divisor) {
+  const bool avg = divisor > 0.0f;
+  const float* row = x + r0 * W + ow * sw - pl;
+  float m = avg ? 0.0f + row[0] : row[0];
+  for (int64_t r = r0; r < r1; ++r, row += W)
+    for (int64_t k = r == r0 ? 1 : 0; k < KW; ++k) m = avg ? m + row[k] : max_tap(m, row[k]);
+  return avg ? m / divisor : m;
+}
+
 #if defined(__AVX2__)
 constexpr int64_t kL = 8;
 using V = __m256;
@@ -44,10 +57,10 @@ inline void vstore(float* p, V v) { _mm256_storeu_ps(p, v); }
 inline V vzero() { return _mm256_setzero_ps(); }
 inline V vadd(V a, V b) { return _mm256_add_ps(a, b); }
 inline V vdiv(V a, float d) { return _mm256_div_ps(a, _mm256_set1_ps(d)); }
-inline V vfold(V acc, V v) {
-  const V take = _mm256_or_ps(_mm256_cmp_ps(v, acc, _CMP_GT_OQ), _mm256_cmp_ps(acc, acc, _CMP_UNORD_Q));
-  return _mm256_blendv_ps(acc, v, take);
-}
+// v > acc ? v : acc (a NaN v keeps acc; see block()).
+inline V vmax(V acc, V v) { return _mm256_max_ps(v, acc); }
+inline V vlowest() { return _mm256_set1_ps(-__builtin_inff()); }
+inline bool any_lowest(V acc) { return _mm256_movemask_ps(_mm256_cmp_ps(acc, vlowest(), _CMP_EQ_OQ)) != 0; }
 // p[0], p[2], ..., p[14]: lo = p[0..7], hi = p[7..14]; per 128-bit half the
 // shuffle takes lo[0], lo[2], hi[1], hi[3] (0 2 8 10 | 4 6 12 14), then the
 // 64-bit pairs are put in order.
@@ -63,10 +76,9 @@ inline void vstore(float* p, V v) { _mm_storeu_ps(p, v); }
 inline V vzero() { return _mm_setzero_ps(); }
 inline V vadd(V a, V b) { return _mm_add_ps(a, b); }
 inline V vdiv(V a, float d) { return _mm_div_ps(a, _mm_set1_ps(d)); }
-inline V vfold(V acc, V v) {
-  const V take = _mm_or_ps(_mm_cmpgt_ps(v, acc), _mm_cmpunord_ps(acc, acc));
-  return _mm_or_ps(_mm_and_ps(take, v), _mm_andnot_ps(take, acc));
-}
+inline V vmax(V acc, V v) { return _mm_max_ps(v, acc); }
+inline V vlowest() { return _mm_set1_ps(-__builtin_inff()); }
+inline bool any_lowest(V acc) { return _mm_movemask_ps(_mm_cmpeq_ps(acc, vlowest())) != 0; }
 // p[0], p[2], p[4], p[6]: lo = p[0..3], hi = p[3..6] -> lo[0], lo[2], hi[1], hi[3].
 inline V veven(const float* p) { return _mm_shuffle_ps(vload(p), vload(p + 3), _MM_SHUFFLE(3, 1, 2, 0)); }
 #endif
@@ -77,31 +89,52 @@ inline V tap(const float* p) {
   return S == 1 ? vload(p) : veven(p);
 }
 
-// N vectors of kL output columns starting at ow, side by side: each
-// vector's taps are one dependent chain (a max fold is a compare, a
-// compare, an or and a blend per tap), so N chains keep the core busy.
+// N vectors of kL output columns side by side, the j-th starting at
+// min(ow + j * kL, last) (last = c1 - kL: a row's last vector may overlap
+// the one before and recompute its values); each vector's taps are one
+// dependent chain, so N chains keep the core busy.
+// A maximum starts at -inf and takes v > acc ? v : acc per tap (one max
+// instruction): NaN taps are skipped and the first of equal values stays,
+// as max_tap does. The two differ only for a window whose taps are all NaN
+// (max_tap: NaN; here -inf), so a vector holding -inf is recomputed by
+// column(): same bits as the rule in every case.
 template <int S, bool Avg, int N>
 inline __attribute__((always_inline)) void block(float* y, const float* x, int64_t W, int64_t r0, int64_t r1,
-                                                 int64_t ow, int64_t KW, int64_t pl, float divisor) {
-  const float* row = x + r0 * W + ow * S - pl;
+                                                 int64_t ow, int64_t last, int64_t KW, int64_t pl, float divisor) {
+  int64_t o[N];
+  for (int j = 0; j < N; ++j) o[j] = ow + j * kL < last ? ow + j * kL : last;
+  const float* row = x + r0 * W - pl;
   V acc[N];
-  for (int j = 0; j < N; ++j) acc[j] = Avg ? vadd(vzero(), tap<S>(row + j * kL * S)) : tap<S>(row + j * kL * S);
+  for (int j = 0; j < N; ++j) acc[j] = Avg ? vadd(vzero(), tap<S>(row + o[j] * S)) : vmax(vlowest(), tap<S>(row + o[j] * S));
   for (int64_t r = r0; r < r1; ++r, row += W)
     for (int64_t k = r == r0 ? 1 : 0; k < KW; ++k)
       for (int j = 0; j < N; ++j) {
-        const V v = tap<S>(row + j * kL * S + k);
-        acc[j] = Avg ? vadd(acc[j], v) : vfold(acc[j], v);
+        const V v = tap<S>(row + o[j] * S + k);
+        acc[j] = Avg ? vadd(acc[j], v) : vmax(acc[j], v);
       }
-  for (int j = 0; j < N; ++j) vstore(y + ow + j * kL, Avg ? vdiv(acc[j], divisor) : acc[j]);
+  for (int j = 0; j < N; ++j) {
+    vstore(y + o[j], Avg ? vdiv(acc[j], divisor) : acc[j]);
+    if (!Avg && any_lowest(acc[j]))
+      for (int64_t c = o[j]; c < o[j] + kL; ++c) y[c] = column(x, W, r0, r1, c, KW, S, pl, 0.0f);
+  }
 }
 
+// Blocks of four vectors, then the rest of the row (one to four vectors,
+// the last one ending at c1) as one block: a row of 27 columns is four
+// chains side by side, not four one after another.
 template <int S, bool Avg>
 void row_vec(float* y, const float* x, int64_t W, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t KW,
              int64_t pl, float divisor) {
+  const int64_t last = c1 - kL;
   int64_t ow = c0;
-  for (; ow + 4 * kL <= c1; ow += 4 * kL) block<S, Avg, 4>(y, x, W, r0, r1, ow, KW, pl, divisor);
-  for (; ow + kL <= c1; ow += kL) block<S, Avg, 1>(y, x, W, r0, r1, ow, KW, pl, divisor);
-  if (ow < c1) block<S, Avg, 1>(y, x, W, r0, r1, c1 - kL, KW, pl, divisor);
+  for (; ow + 4 * kL <= c1; ow += 4 * kL) block<S, Avg, 4>(y, x, W, r0, r1, ow, last, KW, pl, divisor);
+  switch ((c1 - ow + kL - 1) / kL) {
+    case 1: return block<S, Avg, 1>(y, x, W, r0, r1, ow, last, KW, pl, divisor);
+    case 2: return block<S, Avg, 2>(y, x, W, r0, r1, ow, last, KW, pl, divisor);
+    case 3: return block<S, Avg, 3>(y, x, W, r0, r1, ow, last, KW, pl, divisor);
+    case 4: return block<S, Avg, 4>(y, x, W, r0, r1, ow, last, KW, pl, divisor);
+    default: return;
+  }
 }
 #endif
 
@@ -119,13 +152,7 @@ void pool_row(float* y, const float* x, int64_t W, int64_t r0, int64_t r1, int64
     return;
   }
 #endif
-  for (int64_t ow = c0; ow < c1; ++ow) {
-    const float* row = x + r0 * W + ow * sw - pl;
-    float m = avg ? 0.0f + row[0] : row[0];
-    for (int64_t r = r0; r < r1; ++r, row += W)
-      for (int64_t k = r == r0 ? 1 : 0; k < KW; ++k) m = avg ? m + row[k] : max_tap(m, row[k]);
-    y[ow] = avg ? m / divisor : m;
-  }
+  for (int64_t ow = c0; ow < c1; ++ow) y[ow] = column(x, W, r0, r1, ow, KW, sw, pl, avg ? divisor : 0.0f);
 }
 
 }  // namespace spindle::kernels::SPINDLE_ISA_NS
