@@ -672,6 +672,7 @@ struct Poly {
 // must be x or t (x is the first such value met when it is -1). `nodes`
 // collects the nodes passed.
 struct PolyReader {
+  static constexpr size_t kMaxNodes = 24;
   const Graph& g;
   const std::vector<bool>& dead;
   int x = -1, t = -1;
@@ -692,6 +693,9 @@ struct PolyReader {
       x = value;
       return Poly::var(1, 0);
     }
+    // A GELU side has under a dozen nodes; the cap keeps a hostile chain
+    // (Add(v, v) read twice per level) from costing 2^depth reads.
+    if (nodes.size() >= kMaxNodes) return std::nullopt;
     nodes.push_back(p);
     std::optional<Poly> a = read(n->inputs[0], depth + 1);
     if (!a) return std::nullopt;
