@@ -150,6 +150,30 @@ TEST(RunLimits, TimeoutEndsAnEndlessLoop) {
   EXPECT_EQ(s->run(loop_feeds(false), {}, &ro)[0].data<float>()[0], 2.0f);
 }
 
+// A single node that runs for a long time (a cubic Resize of four axes:
+// 256 taps per output, ~1G taps here, 0.3-0.5 s in a release build) is stopped by the deadline inside it,
+// not after it: the kernel checks the run's limits as it goes. Without that
+// check this one-node run would end with kOk. The session keeps working.
+TEST(RunLimits, TimeoutStopsALongResizeInsideTheNode) {
+  ModelBuilder b(13);
+  b.input("x", {-1, -1, -1, -1}).output("y", {-1, -1, -1, -1});
+  b.initializer("scales", {4}, {2.0f, 8.0f, 8.0f, 8.0f});
+  auto& resize = b.node("Resize", {"x", "", "scales"}, {"y"}, "upsample");
+  ModelBuilder::attr_string(resize, "mode", "cubic");
+  auto s = create(b);
+  RunOptions ro;
+  ro.timeout_ms = 50;
+  std::string msg;
+  const Tensor big = Tensor::from_vector<float>({8, 8, 8, 8}, std::vector<float>(8 * 8 * 8 * 8, 1.0f));
+  EXPECT_EQ(run_code(*s, {{"x", big}}, &msg, &ro), StatusCode::kResourceExhausted);
+  EXPECT_THAT(msg, HasSubstr("upsample"));
+  EXPECT_THAT(msg, HasSubstr("time limit of 50 ms"));
+  const Tensor small = Tensor::from_vector<float>({1, 1, 1, 2}, {3.0f, 3.0f});
+  const Tensor y = s->run({{"x", small}}, {}, &ro)[0];
+  EXPECT_EQ(y.shape(), (Shape{2, 8, 8, 16}));
+  EXPECT_FLOAT_EQ(y.data<float>()[0], 3.0f);
+}
+
 TEST(RunLimits, LimitKeysAreValidated) {
   for (const char* key : {config_keys::kMaxTensorBytes, config_keys::kMaxRunBytes, config_keys::kMaxLoopIterations}) {
     SessionOptions o;

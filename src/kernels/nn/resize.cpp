@@ -331,6 +331,9 @@ class ResizeKernel final : public OpKernel {
     }
   }
 
+  // Taps between two checks of the run's cancel flag and deadline (a few ms).
+  static constexpr double kTapsPerCheck = 1 << 20;
+
   void run(KernelContext& ctx, const Tensor& X, Tensor& Y, const std::vector<AxisTable>& tables) const {
     const size_t rank = tables.size();
     const Shape& ys = Y.shape();
@@ -361,7 +364,16 @@ class ResizeKernel final : public OpKernel {
         pos[i] = rem % ys[i];
         rem /= ys[i];
       }
+      double work_since_check = 0.0;
       for (int64_t r = r0; r < r1; ++r) {
+        // A resize of many interpolated axes costs 4^axes taps per output:
+        // the run's cancel flag and deadline are checked every ~1M taps, so
+        // RunOptions::terminate / timeout_ms stop it inside this node.
+        work_since_check += row_work;
+        if (work_since_check > kTapsPerCheck) {
+          ctx.check_terminate();
+          work_since_check = 0.0;
+        }
         float* out = y + r * inner;
         // Combine the outer axes' taps.
         bool extrap = false;
