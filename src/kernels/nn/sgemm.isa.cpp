@@ -142,6 +142,8 @@ constexpr int kNR = kNV * kW;
 // operations as with NV = kNV.
 // Where a tile's B rows come from: a packed NR-column panel (row k at
 // pb + k * NR), or one pointer per k (the implicit GEMM: taps[k] + j0).
+// pf, when set, is another panel's k-range asked for into L2 as the tile
+// runs (next_panel below); it changes no arithmetic.
 struct PanelRows {
   const float* __restrict pb;
   SG_INLINE const float* row() const { return pb; }
@@ -156,7 +158,7 @@ struct TapRows {
 
 template <int R, int NV = kNV, class Rows = PanelRows>
 SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, Rows rows, float* c, int64_t ldc, bool accumulate,
-                          const float* row_bias, Finish fin = {}) {
+                          const float* row_bias, Finish fin = {}, const float* pf = nullptr) {
   Vec acc[R][NV];
   if (accumulate) {
 #pragma GCC unroll 16
@@ -186,6 +188,9 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, Rows rows, flo
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v) acc[i][v] = vfma(a, b[v], acc[i][v]);
     }
+#if defined(__SSE2__)
+    if (pf) _mm_prefetch(reinterpret_cast<const char*>(pf + k * kMR), _MM_HINT_T1);
+#endif
     pa += kMR;
     rows.next();
   }
@@ -254,6 +259,17 @@ SG_INLINE void micro_wide(int64_t kc, const float* __restrict pa, const float* _
 template <class Block>
 SG_INLINE Finish finish(const Block& blk, int64_t i0, int64_t j0) {
   return Finish{blk.act, blk.lo, blk.hi, blk.res ? blk.res + i0 * blk.ldc + j0 : nullptr, blk.ldc};
+}
+
+// The A panel to ask for while the tile of rows i0.. (panel pa) computes:
+// during a block's first column tile, the next row panel's k-range, so the
+// sweep down the rows finds each panel already on its way into L2 (packed
+// weights are read from L3 or memory once per run: a 440 x 440 1x1
+// convolution on 7x7, 0.939x with caches flushed; docs/benchmarks.md).
+// Null otherwise: later column tiles find the panels in L2.
+template <class Block>
+SG_INLINE const float* next_panel(const Block& blk, bool first_columns, int64_t i0, const float* pa) {
+  return first_columns && i0 + kMR < blk.m ? pa + blk.pa_stride : nullptr;
 }
 
 // The columns of a block of R <= 3 rows in groups of P full panels; returns
@@ -411,7 +427,8 @@ void sgemm_block(const SgemmBlock& blk) {
       if (nr == kNR) {
         prefetch_next_tile(c, blk.ldc, mr);
         const Finish fin = finish(blk, i0, j0);
-        if (mr == kMR) micro_tile<kMR>(kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, fin);
+        if (mr == kMR)
+          micro_tile<kMR>(kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, fin, next_panel(blk, j0 == j_first, i0, pa));
         else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, fin);
         continue;
       }
@@ -437,6 +454,10 @@ void sgemm_taps_block(const SgemmTapsBlock& blk) {
       const Finish fin = finish(blk, i0, j0);
       if (nr == kNR) {
         prefetch_next_tile(c, blk.ldc, rows);
+        if (rows == kMR) {
+          micro_tile<kMR, kNV, TapRows>(blk.K, pa, b, c, blk.ldc, false, bias, fin, next_panel(blk, j0 == 0, i0, pa));
+          continue;
+        }
         micro_rows(rows, blk.K, pa, b, c, blk.ldc, false, bias, fin);
         continue;
       }
