@@ -993,8 +993,17 @@ TEST(NnPool, MaxAndAveragePoolMatchThePerWindowRuleBitwise) {
               : r == 2        ? -0.0f
                               : static_cast<float>(static_cast<int>(rng() % 5) - 2) / 3.0f;
         }
-        if (max)
+        if (max) {
           for (int64_t i = 0; i < W; ++i) v[static_cast<size_t>(i)] = NAN;  // whole windows of NaN
+          // Plane 1: the first two columns NaN, the last two -inf or NaN, so
+          // windows clipped by the padding hold nothing else.
+          for (int64_t r = 0; r < H; ++r) {
+            float* row = v.data() + (H + r) * W;
+            row[0] = row[1] = NAN;
+            row[W - 2] = -INFINITY;
+            row[W - 1] = r % 2 ? NAN : -INFINITY;
+          }
+        }
         const Tensor X = Tensor::from_vector<float>({1, 2, H, W}, v);
         Attributes attrs{{"kernel_shape", std::vector<int64_t>{c.k, c.k}},
                          {"strides", std::vector<int64_t>{c.s, c.s}},

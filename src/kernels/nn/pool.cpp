@@ -192,12 +192,25 @@ class PoolKernel final : public OpKernel {
         if (ow == c0) ow = c1;
         if (ow >= OW) break;
         const size_t c = static_cast<size_t>(ow);
-        float m = avg ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+        const float* col = x + t[2].start[c];
+        const int64_t k0 = t[2].lo[c], k1 = t[2].hi[c];
+        float m = avg ? 0.0f : -std::numeric_limits<float>::infinity();
+        // A maximum folds with v > m ? v : m from -inf: one max instruction
+        // per tap, where max_tap's branches mispredict on about every other
+        // tap of real data (ResNet-50's 3x3 / 2 MaxPool spent a third of its
+        // 0.31 ms in its first column). It skips NaN taps and keeps the
+        // first of equal values as max_tap does; a window that stays at -inf
+        // (every tap NaN or -inf) is folded again by max_tap for its bits.
         for (int64_t r = r0; r < r1; ++r)
-          for (int64_t k = t[2].lo[c]; k < t[2].hi[c]; ++k) {
-            const float v = x[r * W + t[2].start[c] + k];
-            m = avg ? m + v : max_tap(m, v);
+          for (int64_t k = k0; k < k1; ++k) {
+            const float v = col[r * W + k];
+            m = avg ? m + v : v > m ? v : m;
           }
+        if (!avg && m == -std::numeric_limits<float>::infinity()) {
+          m = std::numeric_limits<float>::quiet_NaN();
+          for (int64_t r = r0; r < r1; ++r)
+            for (int64_t k = k0; k < k1; ++k) m = max_tap(m, col[r * W + k]);
+        }
         const int64_t cols = a_.count_include_pad ? t[2].pad_count[c] : t[2].hi[c] - t[2].lo[c];
         y[ow] = avg ? m / static_cast<float>(rows * cols) : m;
       }

@@ -61,13 +61,12 @@ inline V vdiv(V a, float d) { return _mm256_div_ps(a, _mm256_set1_ps(d)); }
 inline V vmax(V acc, V v) { return _mm256_max_ps(v, acc); }
 inline V vlowest() { return _mm256_set1_ps(-__builtin_inff()); }
 inline bool any_lowest(V acc) { return _mm256_movemask_ps(_mm256_cmp_ps(acc, vlowest(), _CMP_EQ_OQ)) != 0; }
-// p[0], p[2], ..., p[14]: lo = p[0..7], hi = p[7..14]; per 128-bit half the
-// shuffle takes lo[0], lo[2], hi[1], hi[3] (0 2 8 10 | 4 6 12 14), then the
-// 64-bit pairs are put in order.
-inline V veven(const float* p) {
-  const V s = _mm256_shuffle_ps(vload(p), vload(p + 7), _MM_SHUFFLE(3, 1, 2, 0));
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), _MM_SHUFFLE(3, 1, 2, 0)));
-}
+// p[0], p[2], ..., p[14] in lane order: lo = p[0..7], hi = p[7..14]; per
+// 128-bit half the shuffle takes lo[0], lo[2], hi[1], hi[3], so the lanes
+// hold 0 2 8 10 | 4 6 12 14. Taps are combined lane by lane in that order
+// and in_order() puts the 64-bit pairs in order once, before the store.
+inline V veven_lanes(const float* p) { return _mm256_shuffle_ps(vload(p), vload(p + 7), _MM_SHUFFLE(3, 1, 2, 0)); }
+inline V in_order(V s) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), _MM_SHUFFLE(3, 1, 2, 0))); }
 #elif defined(__SSE2__)
 constexpr int64_t kL = 4;
 using V = __m128;
@@ -79,14 +78,18 @@ inline V vdiv(V a, float d) { return _mm_div_ps(a, _mm_set1_ps(d)); }
 inline V vmax(V acc, V v) { return _mm_max_ps(v, acc); }
 inline V vlowest() { return _mm_set1_ps(-__builtin_inff()); }
 inline bool any_lowest(V acc) { return _mm_movemask_ps(_mm_cmpeq_ps(acc, vlowest())) != 0; }
-// p[0], p[2], p[4], p[6]: lo = p[0..3], hi = p[3..6] -> lo[0], lo[2], hi[1], hi[3].
-inline V veven(const float* p) { return _mm_shuffle_ps(vload(p), vload(p + 3), _MM_SHUFFLE(3, 1, 2, 0)); }
+// p[0], p[2], p[4], p[6]: lo = p[0..3], hi = p[3..6] -> lo[0], lo[2], hi[1], hi[3]
+// (already in order).
+inline V veven_lanes(const float* p) { return _mm_shuffle_ps(vload(p), vload(p + 3), _MM_SHUFFLE(3, 1, 2, 0)); }
+inline V in_order(V s) { return s; }
 #endif
 
 #if defined(__AVX2__) || defined(__SSE2__)
+// A tap's kL columns: consecutive elements (stride 1), or the even ones in
+// veven_lanes' order (stride 2; the block's result goes through in_order).
 template <int S>
 inline V tap(const float* p) {
-  return S == 1 ? vload(p) : veven(p);
+  return S == 1 ? vload(p) : veven_lanes(p);
 }
 
 // N vectors of kL output columns side by side, the j-th starting at
@@ -113,7 +116,8 @@ inline __attribute__((always_inline)) void block(float* y, const float* x, int64
         acc[j] = Avg ? vadd(acc[j], v) : vmax(acc[j], v);
       }
   for (int j = 0; j < N; ++j) {
-    vstore(y + o[j], Avg ? vdiv(acc[j], divisor) : acc[j]);
+    const V out = Avg ? vdiv(acc[j], divisor) : acc[j];
+    vstore(y + o[j], S == 2 ? in_order(out) : out);
     if (!Avg && any_lowest(acc[j]))
       for (int64_t c = o[j]; c < o[j] + kL; ++c) y[c] = column(x, W, r0, r1, c, KW, S, pl, 0.0f);
   }
