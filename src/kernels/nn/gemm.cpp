@@ -29,7 +29,7 @@ namespace {
 // and the fused activation.
 inline SgemmExtras block_extras(const PackedMatrix& packed_b, int64_t n0, const Activation& act) {
   SgemmExtras ex;
-  if (!packed_b.empty()) ex.packed_b = packed_b.panel(n0);
+  if (!packed_b.empty()) ex.packed_b = packed_b.panel(n0), ex.b_constant = true;
   if (!act.is_none()) ex.act = &act;
   return ex;
 }

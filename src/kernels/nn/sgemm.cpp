@@ -161,6 +161,7 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float al
       blk.n = nc;
       blk.ldc = ldc;
       blk.accumulate = pc > 0 || beta != 0.0f;
+      blk.b_ahead = x.packed_b != nullptr && x.b_constant;
       if (x.packed_b) {
         blk.pb = x.packed_b + (jc / NR) * K * NR + pc * NR;
         blk.pb_stride = K * NR;

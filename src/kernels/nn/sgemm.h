@@ -76,6 +76,9 @@ struct SgemmExtras {
   // j], added as each block's last k block is stored.
   const float* residual = nullptr;
   const Activation* act = nullptr;  // applied to C after the product, the bias and the residual
+  // packed_b holds weights packed at session creation (MatMul's and Gemm's
+  // constant B), which a run reads from L3 or memory.
+  bool b_constant = false;
 };
 
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float alpha, const float* a, int64_t lda,

@@ -143,7 +143,8 @@ constexpr int kNR = kNV * kW;
 // Where a tile's B rows come from: a packed NR-column panel (row k at
 // pb + k * NR), or one pointer per k (the implicit GEMM: taps[k] + j0).
 // pf, when set, is another panel's k-range asked for into L2 as the tile
-// runs (next_panel below); it changes no arithmetic.
+// runs (an A panel, MR floats per k: next_panel below; with kAheadIsB a B
+// panel, NR floats per k); it changes no arithmetic.
 struct PanelRows {
   const float* __restrict pb;
   SG_INLINE const float* row() const { return pb; }
@@ -156,9 +157,10 @@ struct TapRows {
   SG_INLINE void next() { ++taps; }
 };
 
-template <int R, int NV = kNV, class Rows = PanelRows>
+template <int R, int NV = kNV, class Rows = PanelRows, bool kAheadIsB = false>
 SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, Rows rows, float* c, int64_t ldc, bool accumulate,
                           const float* row_bias, Finish fin = {}, const float* pf = nullptr) {
+  constexpr int64_t kPfStep = kAheadIsB ? kNR : kMR;  // floats per k of the panel pf reads
   Vec acc[R][NV];
   if (accumulate) {
 #pragma GCC unroll 16
@@ -189,7 +191,7 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, Rows rows, flo
       for (int v = 0; v < NV; ++v) acc[i][v] = vfma(a, b[v], acc[i][v]);
     }
 #if defined(__SSE2__)
-    if (pf) _mm_prefetch(reinterpret_cast<const char*>(pf + k * kMR), _MM_HINT_T1);
+    if (pf) _mm_prefetch(reinterpret_cast<const char*>(pf + k * kPfStep), _MM_HINT_T1);
 #endif
     pa += kMR;
     rows.next();
@@ -427,7 +429,10 @@ void sgemm_block(const SgemmBlock& blk) {
       if (nr == kNR) {
         prefetch_next_tile(c, blk.ldc, mr);
         const Finish fin = finish(blk, i0, j0);
-        if (mr == kMR)
+        if (mr == kMR && blk.b_ahead && i0 == 0 && j0 + kNR < n_tiles)
+          micro_tile<kMR, kNV, PanelRows, true>(kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, fin,
+                                                pb + blk.pb_stride);
+        else if (mr == kMR)
           micro_tile<kMR>(kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, fin, next_panel(blk, j0 == j_first, i0, pa));
         else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, fin);
         continue;

@@ -50,6 +50,10 @@ struct SgemmBlock {
   // block of a GEMM with SgemmExtras::residual): R's element of c[i][j] at
   // res[i * ldc + j], or null.
   const float* res = nullptr;
+  // pb holds weights packed at session creation (MatMul's and Gemm's
+  // constant B), not yet in cache this run: each column's B panel is asked
+  // for while the column before it starts (sgemm.isa.cpp).
+  bool b_ahead = false;
 };
 
 // One block for sgemm_taps_block, an implicit GEMM (convolution without
