@@ -107,8 +107,11 @@ TEST(HostileSizes, HugePoolKernelsCostTheirRealTaps) {
                                         ? std::vector<float>{5, 5, 2, 2, 4, 3, 3, 3}
                                         : std::vector<float>{8.0f / 3, 3.5f, 2, 2, 7.0f / 3, 1.5f, 3, 3};
     const auto got = Y.to_vector<float>();
-    for (size_t i = 0; i < want.size(); ++i)
-      if (i % 4 != 3) EXPECT_FLOAT_EQ(got[i], want[i]) << op << " element " << i;
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (i % 4 != 3) {
+        EXPECT_FLOAT_EQ(got[i], want[i]) << op << " element " << i;
+      }
+    }
   }
 }
 

@@ -39,6 +39,13 @@ void* counted_alloc(std::size_t n, std::size_t align) {
 }
 }  // namespace
 
+// The replacements allocate with malloc / aligned_alloc and release with
+// free, which is how a replaced operator new / delete pair is meant to work;
+// GCC 12 sees only the free() of a pointer that came from operator new.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 void* operator new(std::size_t n) {
   if (void* p = counted_alloc(n, 0)) return p;
   throw std::bad_alloc();
@@ -59,6 +66,9 @@ void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 namespace spindle {
 namespace {
