@@ -123,12 +123,60 @@ inline __attribute__((always_inline)) void block(float* y, const float* x, int64
   }
 }
 
+#if defined(__AVX2__)
+// block<2, false, N> for the common 3-tap rows (3x3 / 2 MaxPool): with
+// q = the row at 2 * ow - pl, the taps q[2j], q[2j + 1], q[2j + 2] of 8
+// columns come from four loads: q[0..7] and q[8..15] shuffled two ways give
+// the first two taps, veven_lanes(q + 2) the third (six loads otherwise).
+// The same lane order, taps and max operations as block(), so the same bits.
+template <int N>
+inline __attribute__((always_inline)) void block_max3s2(float* y, const float* x, int64_t W, int64_t r0, int64_t r1,
+                                                        int64_t ow, int64_t last, int64_t pl) {
+  int64_t o[N];
+  for (int j = 0; j < N; ++j) o[j] = ow + j * kL < last ? ow + j * kL : last;
+  const float* row = x + r0 * W - pl;
+  V acc[N];
+  for (int j = 0; j < N; ++j) acc[j] = vlowest();
+  for (int64_t r = r0; r < r1; ++r, row += W)
+    for (int j = 0; j < N; ++j) {
+      const float* q = row + o[j] * 2;
+      const V a = vload(q), b = vload(q + 8);
+      acc[j] = vmax(acc[j], _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+      acc[j] = vmax(acc[j], _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+      acc[j] = vmax(acc[j], veven_lanes(q + 2));
+    }
+  for (int j = 0; j < N; ++j) {
+    vstore(y + o[j], in_order(acc[j]));
+    if (any_lowest(acc[j]))
+      for (int64_t c = o[j]; c < o[j] + kL; ++c) y[c] = column(x, W, r0, r1, c, 3, 2, pl, 0.0f);
+  }
+}
+
+void row_max3s2(float* y, const float* x, int64_t W, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t pl) {
+  const int64_t last = c1 - kL;
+  int64_t ow = c0;
+  for (; ow + 4 * kL <= c1; ow += 4 * kL) block_max3s2<4>(y, x, W, r0, r1, ow, last, pl);
+  switch ((c1 - ow + kL - 1) / kL) {
+    case 1: return block_max3s2<1>(y, x, W, r0, r1, ow, last, pl);
+    case 2: return block_max3s2<2>(y, x, W, r0, r1, ow, last, pl);
+    case 3: return block_max3s2<3>(y, x, W, r0, r1, ow, last, pl);
+    case 4: return block_max3s2<4>(y, x, W, r0, r1, ow, last, pl);
+    default: return;
+  }
+}
+#endif
+
 // Blocks of four vectors, then the rest of the row (one to four vectors,
 // the last one ending at c1) as one block: a row of 27 columns is four
 // chains side by side, not four one after another.
 template <int S, bool Avg>
 void row_vec(float* y, const float* x, int64_t W, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t KW,
              int64_t pl, float divisor) {
+#if defined(__AVX2__)
+  if constexpr (S == 2 && !Avg) {
+    if (KW == 3) return row_max3s2(y, x, W, r0, r1, c0, c1, pl);
+  }
+#endif
   const int64_t last = c1 - kL;
   int64_t ow = c0;
   for (; ow + 4 * kL <= c1; ow += 4 * kL) block<S, Avg, 4>(y, x, W, r0, r1, ow, last, KW, pl, divisor);
