@@ -67,6 +67,10 @@ inline bool any_lowest(V acc) { return _mm256_movemask_ps(_mm256_cmp_ps(acc, vlo
 // and in_order() puts the 64-bit pairs in order once, before the store.
 inline V veven_lanes(const float* p) { return _mm256_shuffle_ps(vload(p), vload(p + 7), _MM_SHUFFLE(3, 1, 2, 0)); }
 inline V in_order(V s) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), _MM_SHUFFLE(3, 1, 2, 0))); }
+// Of a = p[0..7], b = p[8..15]: the even elements (0 2 8 10 | 4 6 12 14, the
+// order of veven_lanes(p)) and the odd ones (1 3 9 11 | 5 7 13 15).
+inline V veven_of(V a, V b) { return _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)); }
+inline V vodd_of(V a, V b) { return _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)); }
 #elif defined(__SSE2__)
 constexpr int64_t kL = 4;
 using V = __m128;
@@ -82,6 +86,8 @@ inline bool any_lowest(V acc) { return _mm_movemask_ps(_mm_cmpeq_ps(acc, vlowest
 // (already in order).
 inline V veven_lanes(const float* p) { return _mm_shuffle_ps(vload(p), vload(p + 3), _MM_SHUFFLE(3, 1, 2, 0)); }
 inline V in_order(V s) { return s; }
+inline V veven_of(V a, V b) { return _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)); }
+inline V vodd_of(V a, V b) { return _mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)); }
 #endif
 
 #if defined(__AVX2__) || defined(__SSE2__)
@@ -100,21 +106,35 @@ inline V tap(const float* p) {
 // instruction): NaN taps are skipped and the first of equal values stays,
 // as max_tap does. The two differ only for a window whose taps are all NaN
 // (max_tap: NaN; here -inf), so a vector holding -inf is recomputed by
-// column(): same bits as the rule in every case.
-template <int S, bool Avg, int N>
+// column(): same bits as the rule in every case. An average starts at 0.
+// Three (3-tap stride-2 maximum, the 3x3 / 2 MaxPool): with q = the row at
+// o * 2 - pl, the taps q[2j], q[2j + 1], q[2j + 2] come from four loads
+// (q[0..], q[kL..] shuffled two ways, then veven_lanes(q + 2)) instead of
+// six, in the same lane order, so the same bits.
+template <int S, bool Avg, bool Three, int N>
 inline __attribute__((always_inline)) void block(float* y, const float* x, int64_t W, int64_t r0, int64_t r1,
                                                  int64_t ow, int64_t last, int64_t KW, int64_t pl, float divisor) {
+  static_assert(!Three || (S == 2 && !Avg), "the three-tap path is the stride-2 maximum");
   int64_t o[N];
   for (int j = 0; j < N; ++j) o[j] = ow + j * kL < last ? ow + j * kL : last;
   const float* row = x + r0 * W - pl;
   V acc[N];
-  for (int j = 0; j < N; ++j) acc[j] = Avg ? vadd(vzero(), tap<S>(row + o[j] * S)) : vmax(vlowest(), tap<S>(row + o[j] * S));
-  for (int64_t r = r0; r < r1; ++r, row += W)
-    for (int64_t k = r == r0 ? 1 : 0; k < KW; ++k)
+  for (int j = 0; j < N; ++j) acc[j] = Avg ? vzero() : vlowest();
+  for (int64_t r = r0; r < r1; ++r, row += W) {
+    if constexpr (Three) {
       for (int j = 0; j < N; ++j) {
-        const V v = tap<S>(row + o[j] * S + k);
-        acc[j] = Avg ? vadd(acc[j], v) : vmax(acc[j], v);
+        const float* q = row + o[j] * 2;
+        const V a = vload(q), b = vload(q + kL);
+        acc[j] = vmax(vmax(vmax(acc[j], veven_of(a, b)), vodd_of(a, b)), veven_lanes(q + 2));
       }
+    } else {
+      for (int64_t k = 0; k < KW; ++k)
+        for (int j = 0; j < N; ++j) {
+          const V v = tap<S>(row + o[j] * S + k);
+          acc[j] = Avg ? vadd(acc[j], v) : vmax(acc[j], v);
+        }
+    }
+  }
   for (int j = 0; j < N; ++j) {
     const V out = Avg ? vdiv(acc[j], divisor) : acc[j];
     vstore(y + o[j], S == 2 ? in_order(out) : out);
@@ -123,68 +143,20 @@ inline __attribute__((always_inline)) void block(float* y, const float* x, int64
   }
 }
 
-#if defined(__AVX2__)
-// block<2, false, N> for the common 3-tap rows (3x3 / 2 MaxPool): with
-// q = the row at 2 * ow - pl, the taps q[2j], q[2j + 1], q[2j + 2] of 8
-// columns come from four loads: q[0..7] and q[8..15] shuffled two ways give
-// the first two taps, veven_lanes(q + 2) the third (six loads otherwise).
-// The same lane order, taps and max operations as block(), so the same bits.
-template <int N>
-inline __attribute__((always_inline)) void block_max3s2(float* y, const float* x, int64_t W, int64_t r0, int64_t r1,
-                                                        int64_t ow, int64_t last, int64_t pl) {
-  int64_t o[N];
-  for (int j = 0; j < N; ++j) o[j] = ow + j * kL < last ? ow + j * kL : last;
-  const float* row = x + r0 * W - pl;
-  V acc[N];
-  for (int j = 0; j < N; ++j) acc[j] = vlowest();
-  for (int64_t r = r0; r < r1; ++r, row += W)
-    for (int j = 0; j < N; ++j) {
-      const float* q = row + o[j] * 2;
-      const V a = vload(q), b = vload(q + 8);
-      acc[j] = vmax(acc[j], _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
-      acc[j] = vmax(acc[j], _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
-      acc[j] = vmax(acc[j], veven_lanes(q + 2));
-    }
-  for (int j = 0; j < N; ++j) {
-    vstore(y + o[j], in_order(acc[j]));
-    if (any_lowest(acc[j]))
-      for (int64_t c = o[j]; c < o[j] + kL; ++c) y[c] = column(x, W, r0, r1, c, 3, 2, pl, 0.0f);
-  }
-}
-
-void row_max3s2(float* y, const float* x, int64_t W, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t pl) {
-  const int64_t last = c1 - kL;
-  int64_t ow = c0;
-  for (; ow + 4 * kL <= c1; ow += 4 * kL) block_max3s2<4>(y, x, W, r0, r1, ow, last, pl);
-  switch ((c1 - ow + kL - 1) / kL) {
-    case 1: return block_max3s2<1>(y, x, W, r0, r1, ow, last, pl);
-    case 2: return block_max3s2<2>(y, x, W, r0, r1, ow, last, pl);
-    case 3: return block_max3s2<3>(y, x, W, r0, r1, ow, last, pl);
-    case 4: return block_max3s2<4>(y, x, W, r0, r1, ow, last, pl);
-    default: return;
-  }
-}
-#endif
-
 // Blocks of four vectors, then the rest of the row (one to four vectors,
 // the last one ending at c1) as one block: a row of 27 columns is four
 // chains side by side, not four one after another.
-template <int S, bool Avg>
+template <int S, bool Avg, bool Three = false>
 void row_vec(float* y, const float* x, int64_t W, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t KW,
              int64_t pl, float divisor) {
-#if defined(__AVX2__)
-  if constexpr (S == 2 && !Avg) {
-    if (KW == 3) return row_max3s2(y, x, W, r0, r1, c0, c1, pl);
-  }
-#endif
   const int64_t last = c1 - kL;
   int64_t ow = c0;
-  for (; ow + 4 * kL <= c1; ow += 4 * kL) block<S, Avg, 4>(y, x, W, r0, r1, ow, last, KW, pl, divisor);
+  for (; ow + 4 * kL <= c1; ow += 4 * kL) block<S, Avg, Three, 4>(y, x, W, r0, r1, ow, last, KW, pl, divisor);
   switch ((c1 - ow + kL - 1) / kL) {
-    case 1: return block<S, Avg, 1>(y, x, W, r0, r1, ow, last, KW, pl, divisor);
-    case 2: return block<S, Avg, 2>(y, x, W, r0, r1, ow, last, KW, pl, divisor);
-    case 3: return block<S, Avg, 3>(y, x, W, r0, r1, ow, last, KW, pl, divisor);
-    case 4: return block<S, Avg, 4>(y, x, W, r0, r1, ow, last, KW, pl, divisor);
+    case 1: return block<S, Avg, Three, 1>(y, x, W, r0, r1, ow, last, KW, pl, divisor);
+    case 2: return block<S, Avg, Three, 2>(y, x, W, r0, r1, ow, last, KW, pl, divisor);
+    case 3: return block<S, Avg, Three, 3>(y, x, W, r0, r1, ow, last, KW, pl, divisor);
+    case 4: return block<S, Avg, Three, 4>(y, x, W, r0, r1, ow, last, KW, pl, divisor);
     default: return;
   }
 }
@@ -199,8 +171,9 @@ void pool_row(float* y, const float* x, int64_t W, int64_t r0, int64_t r1, int64
   if (c1 - c0 >= kL && (sw == 1 || sw == 2)) {
     if (sw == 1) avg ? row_vec<1, true>(y, x, W, r0, r1, c0, c1, KW, pl, divisor)
                      : row_vec<1, false>(y, x, W, r0, r1, c0, c1, KW, pl, divisor);
-    else avg ? row_vec<2, true>(y, x, W, r0, r1, c0, c1, KW, pl, divisor)
-             : row_vec<2, false>(y, x, W, r0, r1, c0, c1, KW, pl, divisor);
+    else if (avg) row_vec<2, true>(y, x, W, r0, r1, c0, c1, KW, pl, divisor);
+    else if (KW == 3) row_vec<2, false, true>(y, x, W, r0, r1, c0, c1, KW, pl, divisor);
+    else row_vec<2, false>(y, x, W, r0, r1, c0, c1, KW, pl, divisor);
     return;
   }
 #endif
