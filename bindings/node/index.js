@@ -225,7 +225,9 @@ const ORT_OPTION_NAMES = ['executionProviders', 'intraOpNumThreads', 'interOpNum
   'enableProfiling', 'profileFilePrefix', 'logId', 'logSeverityLevel', 'logVerbosityLevel', 'preferredOutputLocation',
   'enableGraphCapture', 'extra', 'externalData'];
 const OPTION_NAMES = [...ORT_OPTION_NAMES, 'syncRunThresholdUs'];
-const OPTIMIZATION_LEVELS = { disabled: 'disabled', basic: 'basic', extended: 'extended', layout: 'extended', all: 'all' };
+// ONNX Runtime's 'layout' level adds its layout transformations (NCHWc) to
+// 'extended': spindle's blocked layout is part of 'all', so 'layout' is 'all'.
+const OPTIMIZATION_LEVELS = { disabled: 'disabled', basic: 'basic', extended: 'extended', layout: 'all', all: 'all' };
 const CPU_PROVIDERS = ['cpu', 'CPUExecutionProvider'];
 
 function editDistance(a, b) {

@@ -50,6 +50,7 @@ class Attributes {
   Attributes(std::initializer_list<std::pair<const std::string, AttrValue>> init) : values_(init) {}
   void set(const std::string& name, AttrValue v) { values_[name] = std::move(v); }
   bool has(const std::string& name) const { return values_.count(name) != 0; }
+  void erase(const std::string& name) { values_.erase(name); }
   // Getters with a default; the one-argument forms throw when the attribute is
   // missing. A wrong attribute type throws kInvalidArgument naming it.
   int64_t get_int(const std::string& name) const;

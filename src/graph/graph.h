@@ -135,11 +135,18 @@ struct OptimizerStats {
   int fused_matmul_biases = 0;  // MatMul (constant weights) + Add (constant bias vector) made one MatMul
   int fused_input_batchnorms = 0;  // BatchNormalization (+ Relu) read only by a Conv folded into it (pre-activation)
   int fused_input_scales = 0;   // Mul(x, s) read only by a Conv made Conv(x, W, B, R, s) (squeeze-excite scaling)
+  int blocked_convs = 0;     // Convs of chains run in the blocked layout NCHW8c (level all)
+  int layout_reorders = 0;   // conversions into / out of that layout at the chains' ends
 };
 
 // Rewrites g in place (constant folding, Identity/Dropout removal, Conv+BN
 // and Conv+affine folding, HardSwish pattern fusion, Conv/Gemm/MatMul +
 // activation fusion, by level).
 Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level);
+
+// The layout rewrite of level all (blocked_layout.cpp): chains of 1x1 and
+// depthwise Convs become spindle.BlockedConv nodes on NCHW8c tensors, with
+// spindle.ReorderToBlocked / ReorderFromBlocked at the chains' ends.
+void use_blocked_layout(Graph& g, OptimizerStats& stats);
 
 }  // namespace spindle::graph

@@ -20,7 +20,9 @@
 //             Softmax, MatMul, and the head Transposes around them) as one
 //             spindle.FusedAttention working block by block;
 //             a Mul read only by a Conv (squeeze-excite scaling) into it
-//   all:      same as extended (weight pre-packing happens in the kernels)
+//   all:      + chains of 1x1 and depthwise Convs in the blocked channel
+//             layout NCHW8c, converted at the chains' ends
+//             (blocked_layout.cpp); weight pre-packing happens in the kernels
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -1064,6 +1066,7 @@ Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level) {
     fuse_input_scales(g, stats);
     fuse_input_batchnorms(g, stats);
   }
+  if (level >= OptimizationLevel::kAll) use_blocked_layout(g, stats);
   SPINDLE_RETURN_IF_ERROR(g.topological_sort());
   return stats;
 }

@@ -387,12 +387,12 @@ std::string InferenceSession::optimization_summary() const {
   return fmt::format("{} nodes -> {} after optimization (constants folded {}, identities removed {}, batchnorms folded {}, "
                      "affine Mul/Add folded {}, HardSwish patterns fused {}, GELU patterns fused {}, layer norms "
                      "fused {}, attentions fused {}, residual Adds fused {}, MatMul biases fused {}, input scales fused {}, input batchnorms "
-                     "fused {}, activations fused {})",
+                     "fused {}, activations fused {}, blocked-layout Convs {}, layout reorders {})",
                      impl_->nodes_before, num_nodes(), s.folded_constants, s.removed_identities, s.folded_batchnorms,
                      s.folded_affines, s.fused_hardswish, s.fused_gelus, s.fused_layer_norms, s.fused_attentions,
                      s.fused_residual_adds,
                      s.fused_matmul_biases, s.fused_input_scales, s.fused_input_batchnorms,
-                     s.fused_activations);
+                     s.fused_activations, s.blocked_convs, s.layout_reorders);
 }
 
 std::string InferenceSession::threading_info() const {

@@ -325,7 +325,7 @@ TEST(Optimizer, SiluAfterConvIsFusedUnlessAValueHasAnotherReader) {
   b.node("Mul", {"c3", "s3"}, {"m3"});
   b.node("Add", {"m3", "s3"}, {"u"});  // the Sigmoid's output read twice
   const std::string summary = optimized_matches_plain(b.bytes(), {1, 3, 6, 6}, 1 + 3 + 4);
-  EXPECT_THAT(summary, ::testing::HasSubstr("activations fused 1)"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("activations fused 1,"));
 }
 
 // Residual Adds into the Conv producing one operand, on each Conv path
@@ -364,7 +364,7 @@ TEST(Optimizer, ResidualAddIsFusedIntoTheConvOnEveryPath) {
   b.node("Mul", {"t", "t_sum"}, {"k2"});
   const std::string summary = optimized_matches_plain(b.bytes(), {1, 4, 7, 7}, 3 + 1 + 1 + 1 + 3);
   EXPECT_THAT(summary, ::testing::HasSubstr("residual Adds fused 5"));
-  EXPECT_THAT(summary, ::testing::HasSubstr("activations fused 2)"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("activations fused 2,"));
 }
 
 // A residual that cannot broadcast against the Conv output fails with the
@@ -420,7 +420,7 @@ TEST(Optimizer, BatchNormThenReluIsOnePass) {
   b.node("BatchNormalization", {"x", "scale", "shift", "mean", "var"}, {"n2"});
   b.node("Relu", {"n2"}, {"z"});
   const std::string summary = optimized_matches_plain(b.bytes(), {2, 3, 5, 5}, 3);
-  EXPECT_THAT(summary, ::testing::HasSubstr("activations fused 1)"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("activations fused 1,"));
 }
 
 // A transformer's linear layers as exported: MatMul by constant weights then
@@ -792,6 +792,119 @@ TEST(Optimizer, IdentityOnAGraphOutputIsKept) {
   auto out = s->run({{"x", Tensor::from_vector<float>({2}, {-1, 2})}});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[1].to_vector<float>(), (std::vector<float>{0, 2}));
+}
+
+// A MobileNet-style chain (1x1 expand with HardSwish, depthwise 3x3 with
+// Relu, squeeze-excite scaling into the 1x1 projection, a residual Add,
+// depthwise 5x5 stride 2, exported SiLU, then GlobalAveragePool) runs in the
+// blocked layout at level all: eight BlockedConvs, one conversion in (x)
+// and one out (y1, a graph output), the pool reading the blocked tensor. The
+// squeeze-excite's own two 1x1 Convs (a chain of two, read as a scale) stay
+// NCHW. Outputs match the unoptimized graph and the extended level (no
+// layout change), and are the same bits at 1, 2 and 3 threads.
+std::vector<uint8_t> blocked_chain_model() {
+  ModelBuilder b(14);
+  b.input("x", {1, 16, 10, 10}).output("y1", {1, 16, 10, 10}).output("pooled", {1, 24, 1, 1});
+  uint32_t seed = 900;
+  auto weights = [&](const std::string& name, Shape shape) {
+    b.initializer(name, shape, random_values(static_cast<size_t>(shape_numel(shape)), ++seed, -0.5f, 0.5f));
+    b.initializer(name + "_b", {shape[0]}, random_values(static_cast<size_t>(shape[0]), ++seed));
+  };
+  auto conv = [&](const std::string& x, const std::string& w, const std::string& out, int64_t group, int64_t k,
+                  int64_t stride) -> onnx::NodeProto& {
+    auto& c = b.node("Conv", {x, w, w + "_b"}, {out});
+    ModelBuilder::attr_int(c, "group", group);
+    ModelBuilder::attr_ints(c, "pads", {k / 2, k / 2, k / 2, k / 2});
+    ModelBuilder::attr_ints(c, "strides", {stride, stride});
+    return c;
+  };
+  weights("pw0", {16, 16, 1, 1});
+  weights("pw1", {32, 16, 1, 1});
+  weights("dw1", {32, 1, 3, 3});
+  weights("se1", {8, 32, 1, 1});
+  weights("se2", {32, 8, 1, 1});
+  weights("pw2", {16, 32, 1, 1});
+  weights("dw2", {16, 1, 5, 5});
+  weights("pw3", {24, 16, 1, 1});
+  weights("dw3", {24, 1, 3, 3});
+  weights("pw4", {24, 24, 1, 1});
+  conv("x", "pw0", "a0", 1, 1, 1);
+  conv("a0", "pw1", "e1", 1, 1, 1);
+  b.node("HardSwish", {"e1"}, {"e1a"});
+  conv("e1a", "dw1", "d1", 32, 3, 1);
+  b.node("Relu", {"d1"}, {"d1a"});
+  b.node("GlobalAveragePool", {"d1a"}, {"g"});
+  conv("g", "se1", "s1", 1, 1, 1);
+  b.node("Relu", {"s1"}, {"s1a"});
+  conv("s1a", "se2", "s2", 1, 1, 1);
+  b.node("HardSigmoid", {"s2"}, {"s2a"});
+  b.node("Mul", {"d1a", "s2a"}, {"m"});
+  conv("m", "pw2", "p2", 1, 1, 1);
+  b.node("Add", {"p2", "a0"}, {"y1"});
+  conv("y1", "dw2", "d2", 16, 5, 2);
+  conv("d2", "pw3", "p3", 1, 1, 1);
+  conv("p3", "dw3", "d3", 24, 3, 1);
+  b.node("Relu", {"d3"}, {"d3a"});
+  conv("d3a", "pw4", "p4", 1, 1, 1);
+  b.node("Sigmoid", {"p4"}, {"p4s"});
+  b.node("Mul", {"p4", "p4s"}, {"p4a"});
+  b.node("GlobalAveragePool", {"p4a"}, {"pooled"});
+  return b.bytes();
+}
+
+TEST(Optimizer, ChainsOfPointwiseAndDepthwiseConvsRunBlocked) {
+  const auto bytes = blocked_chain_model();
+  Tensor x = Tensor::from_vector<float>({1, 16, 10, 10}, random_values(1600, 12, -3, 3));
+  SessionOptions none, extended;
+  none.graph_optimization_level = GraphOptimizationLevel::kDisableAll;
+  extended.graph_optimization_level = GraphOptimizationLevel::kExtended;
+  const auto want = InferenceSession::create_from_bytes(bytes, none)->run({{"x", x}});
+  auto ext = InferenceSession::create_from_bytes(bytes, extended);
+  EXPECT_THAT(ext->optimization_summary(), ::testing::HasSubstr("blocked-layout Convs 0, layout reorders 0)"));
+  const auto want_ext = ext->run({{"x", x}});
+  std::vector<Tensor> first;
+  for (int threads : {1, 2, 3}) {
+    SessionOptions o;
+    o.intra_op_num_threads = threads;
+    auto s = InferenceSession::create_from_bytes(bytes, o);
+    // 10 Convs, 1 Mul folded in, the two pools, the two reorders.
+    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("blocked-layout Convs 8, layout reorders 2)"));
+    EXPECT_EQ(s->num_nodes(), 10 + 2 + 2) << s->optimization_summary();
+    const auto got = s->run({{"x", x}});
+    ASSERT_EQ(got.size(), 2u);
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].shape(), want[i].shape()) << i;
+      EXPECT_TRUE(testing::tensors_close(got[i], want[i], 1e-4, 1e-5)) << i;
+      EXPECT_TRUE(testing::tensors_close(got[i], want_ext[i], 1e-5, 1e-5)) << i;
+    }
+    if (first.empty()) first = got;
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_EQ(got[i].to_vector<float>(), first[i].to_vector<float>()) << "output " << i << ", " << threads << " threads";
+  }
+}
+
+// A ResNet bottleneck (1x1, 3x3, 1x1 + residual, twice) keeps NCHW: its 1x1s
+// do not chain through the 3x3s, and converting around each would cost more
+// than it saves.
+TEST(Optimizer, ConvolutionsThatDoNotChainKeepNchw) {
+  ModelBuilder b(14);
+  b.input("x", {1, 16, 8, 8}).output("y", {1, 16, 8, 8});
+  std::string in = "x";
+  for (int block = 0; block < 2; ++block) {
+    std::string p = "b";
+    p += std::to_string(block);
+    b.initializer(p + "w1", {8, 16, 1, 1}, random_values(128, 60 + block));
+    b.initializer(p + "w2", {8, 8, 3, 3}, random_values(576, 70 + block));
+    b.initializer(p + "w3", {16, 8, 1, 1}, random_values(128, 80 + block));
+    b.node("Conv", {in, p + "w1"}, {p + "c1"});
+    padded_conv(b, {p + "c1", p + "w2"}, p + "c2");
+    b.node("Conv", {p + "c2", p + "w3"}, {p + "c3"});
+    const std::string out = block == 1 ? "y" : p + "out";
+    b.node("Add", {p + "c3", in}, {out});
+    in = out;
+  }
+  const std::string summary = optimized_matches_plain(b.bytes(), {1, 16, 8, 8}, 6);
+  EXPECT_THAT(summary, ::testing::HasSubstr("blocked-layout Convs 0, layout reorders 0)"));
 }
 
 }  // namespace

@@ -144,5 +144,7 @@ void register_rnn(KernelRegistry& r);
 void register_qlinear(KernelRegistry& r);
 void register_transformer(KernelRegistry& r);  // Attention, RotaryEmbedding, AffineGrid
 void register_attention(KernelRegistry& r);    // spindle.FusedAttention (the optimizer's fused attention chain)
+void register_blocked(KernelRegistry& r);      // spindle.ReorderToBlocked / ReorderFromBlocked / BlockedConv /
+                                               // BlockedGlobalAveragePool (the NCHW8c layout, blocked.cpp)
 
 }  // namespace spindle::kernels::nn

@@ -1,6 +1,6 @@
 // register.cpp — registers the kernels of src/kernels/nn (one entry point per
 // file: conv.cpp, conv_transpose.cpp, pool.cpp, norm.cpp, gemm.cpp, resize.cpp,
-// rnn.cpp, qlinear.cpp, transformer.cpp, attention.cpp).
+// rnn.cpp, qlinear.cpp, transformer.cpp, attention.cpp, blocked.cpp).
 #include "kernels/kernel.h"
 #include "kernels/nn/nn_util.h"
 
@@ -17,6 +17,7 @@ void register_nn_kernels(KernelRegistry& r) {
   nn::register_qlinear(r);
   nn::register_transformer(r);
   nn::register_attention(r);
+  nn::register_blocked(r);
 }
 
 }  // namespace spindle::kernels

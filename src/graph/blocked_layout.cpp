@@ -1,0 +1,275 @@
+// blocked_layout.cpp — the optimizer's layout rewrite at level "all": chains
+// of convolutions run in the blocked channel layout NCHW8c, converted once
+// at the chain's ends (kernels/nn/blocked.cpp holds the kernels).
+//
+// A blocked tensor of an NCHW tensor [N, C, H, W] (C a multiple of 8) has
+// shape [N, C/8, H, W, 8]: the eight channels of a block sit side by side,
+// so a depthwise tap is one aligned vector of eight channels and a 1x1
+// convolution's broadcast of one input channel at one pixel feeds eight
+// output channels at once, with no transposes inside the kernels. The
+// conversions cost about as much as a depthwise layer, so they pay only
+// when a whole chain stays blocked (docs/benchmarks.md, "A blocked channel
+// layout, measured").
+//
+// Candidates (after the other fusions, so activations, residual Adds and
+// squeeze-excite scales are already inputs and attributes of the Conv):
+//   pointwise  Conv 1x1, stride 1, no pads, one group, C and M multiples
+//              of 8;
+//   depthwise  group == C == M (a multiple of 8), 3x3 or 5x5, equal
+//              strides 1 or 2, each pad at most kernel / 2;
+// both 2-D with dilations 1, no auto_pad, constant float weights, no fused
+// input normalization (inputs 6-9), and a fused residual only when the
+// residual is itself produced by a candidate (so it is blocked, of the
+// output's shape). Candidates joined by a value one produces and another
+// reads as X or residual form a chain. A chain is rewritten when it holds
+// at least kMinChain convolutions and at most one conversion (into or out
+// of the layout) per kConvsPerReorder of them: a GlobalAveragePool reading
+// a blocked value becomes spindle.BlockedGlobalAveragePool (NCHW output,
+// no conversion); any other reader, a graph output or a value read as the
+// scale / weights of a Conv gets the NCHW tensor back from one
+// spindle.ReorderFromBlocked per value. Models whose convolutions do not
+// chain (ResNet's 3x3s between 1x1s) keep NCHW: there every 1x1 would pay
+// two conversions.
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "graph/graph.h"
+
+namespace spindle::graph {
+namespace {
+
+constexpr int64_t kBlock = 8;
+constexpr int kMinChain = 3;
+constexpr int kConvsPerReorder = 4;
+
+std::vector<int64_t> ints_or(const Node& n, const char* name, std::vector<int64_t> def) {
+  return n.attrs.has(name) ? n.attrs.get_ints(name) : def;
+}
+
+bool all_equal(const std::vector<int64_t>& v, int64_t x) {
+  return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; });
+}
+
+// Whether Conv node n (residual aside) can run as spindle.BlockedConv.
+bool blockable_conv(const Graph& g, const Node& n) {
+  if (n.op_type != "Conv" || !n.domain.empty() || n.inputs.size() < 2 || n.outputs.size() != 1) return false;
+  for (size_t i = 5; i < n.inputs.size(); ++i)
+    if (n.inputs[i] >= 0) return false;  // fused input batch normalization
+  if (n.inputs[0] < 0) return false;
+  const Tensor* w = g.initializer(n.inputs[1]);
+  if (!w || w->dtype() != DataType::kFloat32 || w->shape().size() != 4) return false;
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+    const Tensor* b = g.initializer(n.inputs[2]);
+    if (b && b->dtype() != DataType::kFloat32) return false;
+  }
+  if (n.attrs.has("auto_pad") && n.attrs.get_string("auto_pad") != "NOTSET") return false;
+  const Shape& ws = w->shape();
+  const int64_t M = ws[0], Cg = ws[1], KH = ws[2], KW = ws[3];
+  const int64_t group = n.attrs.has("group") ? n.attrs.get_int("group") : 1;
+  const std::vector<int64_t> kernel = ints_or(n, "kernel_shape", {KH, KW});
+  const std::vector<int64_t> strides = ints_or(n, "strides", {1, 1});
+  const std::vector<int64_t> pads = ints_or(n, "pads", {0, 0, 0, 0});
+  const std::vector<int64_t> dilations = ints_or(n, "dilations", {1, 1});
+  if (kernel != std::vector<int64_t>{KH, KW} || strides.size() != 2 || pads.size() != 4 || dilations.size() != 2 ||
+      !all_equal(dilations, 1) || M <= 0 || M % kBlock != 0)
+    return false;
+  if (group == 1 && KH == 1 && KW == 1) return Cg > 0 && Cg % kBlock == 0 && all_equal(strides, 1) && all_equal(pads, 0);
+  if (group == M && Cg == 1 && KH == KW && (KH == 3 || KH == 5) && strides[0] == strides[1] &&
+      (strides[0] == 1 || strides[0] == 2))
+    return std::all_of(pads.begin(), pads.end(), [KH](int64_t p) { return p >= 0 && p <= KH / 2; });
+  return false;
+}
+
+// A malformed attribute (wrong type) leaves the node to the Conv kernel,
+// which reports it.
+bool blockable(const Graph& g, const Node& n) {
+  try {
+    return blockable_conv(g, n);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+int find_root(std::vector<int>& parent, int i) {
+  while (parent[static_cast<size_t>(i)] != i) i = parent[static_cast<size_t>(i)] = parent[static_cast<size_t>(parent[static_cast<size_t>(i)])];
+  return i;
+}
+
+}  // namespace
+
+void use_blocked_layout(Graph& g, OptimizerStats& stats) {
+  const int nn = static_cast<int>(g.nodes.size());
+  const size_t nv = static_cast<size_t>(g.num_values());
+  std::vector<int> producer(nv, -1);
+  std::vector<std::vector<int>> readers(nv);
+  for (int i = 0; i < nn; ++i) {
+    for (int o : g.nodes[static_cast<size_t>(i)].outputs)
+      if (o >= 0) producer[static_cast<size_t>(o)] = i;
+    for (int in : g.nodes[static_cast<size_t>(i)].inputs)
+      if (in >= 0) readers[static_cast<size_t>(in)].push_back(i);
+  }
+  auto input = [&](int node, size_t slot) {
+    const Node& n = g.nodes[static_cast<size_t>(node)];
+    return slot < n.inputs.size() ? n.inputs[slot] : -1;
+  };
+
+  std::vector<bool> cand(static_cast<size_t>(nn), false);
+  for (int i = 0; i < nn; ++i) cand[static_cast<size_t>(i)] = blockable(g, g.nodes[static_cast<size_t>(i)]);
+  auto is_gap = [&](int node) {
+    const Node& n = g.nodes[static_cast<size_t>(node)];
+    return n.op_type == "GlobalAveragePool" && n.domain.empty() && n.inputs.size() == 1 && n.outputs.size() == 1;
+  };
+  auto pooled = [&](int v) {
+    const std::vector<int>& r = readers[static_cast<size_t>(v)];
+    return std::any_of(r.begin(), r.end(), is_gap);
+  };
+  for (int i = 0; i < nn; ++i) {
+    Node& n = g.nodes[static_cast<size_t>(i)];
+    if (!cand[static_cast<size_t>(i)]) continue;
+    // A squeeze-excite's own 1x1 Convs (on the pooled [N, C, 1, 1]) are
+    // matrix-vector products: they stay NCHW, off the chain.
+    const int px = producer[static_cast<size_t>(n.inputs[0])];
+    if (px >= 0 && is_gap(px)) {
+      cand[static_cast<size_t>(i)] = false;
+      continue;
+    }
+    // A folded squeeze-excite Mul keeps its operands' order: Conv(s, W, B,
+    // R, x) when the model wrote Mul(s, x). X * S is X times S either way:
+    // the operand the squeeze-excite pools (the large one) becomes X, the
+    // per-channel scale S (BlockedConv multiplies its weights by it).
+    const int s = input(i, 4);
+    if (s >= 0 && pooled(s) && !pooled(n.inputs[0])) std::swap(n.inputs[0], n.inputs[4]);
+  }
+  // A residual must come blocked from another candidate (its shape is then
+  // the output's); drop candidates whose residual does not, until stable.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int i = 0; i < nn; ++i) {
+      const int r = input(i, 3);
+      if (!cand[static_cast<size_t>(i)] || r < 0) continue;
+      const int p = producer[static_cast<size_t>(r)];
+      if (p < 0 || !cand[static_cast<size_t>(p)]) {
+        cand[static_cast<size_t>(i)] = false;
+        changed = true;
+      }
+    }
+  }
+
+  // Chains: candidates joined through X or the residual.
+  std::vector<int> parent(static_cast<size_t>(nn));
+  std::iota(parent.begin(), parent.end(), 0);
+  for (int i = 0; i < nn; ++i) {
+    if (!cand[static_cast<size_t>(i)]) continue;
+    for (size_t slot : {size_t{0}, size_t{3}}) {
+      const int v = input(i, slot);
+      if (v < 0) continue;
+      const int p = producer[static_cast<size_t>(v)];
+      if (p >= 0 && cand[static_cast<size_t>(p)]) parent[static_cast<size_t>(find_root(parent, i))] = find_root(parent, p);
+    }
+  }
+  auto blocked_use = [&](int reader, size_t slot, int chain) {
+    return cand[static_cast<size_t>(reader)] && find_root(parent, reader) == chain && (slot == 0 || slot == 3);
+  };
+  // Whether value v (produced in `chain`) is needed in NCHW: read otherwise
+  // than as a blocked X / residual or by a GlobalAveragePool, or an output.
+  auto needs_nchw = [&](int v, int chain) {
+    if (g.is_graph_output(v)) return true;
+    for (int r : readers[static_cast<size_t>(v)]) {
+      const Node& n = g.nodes[static_cast<size_t>(r)];
+      for (size_t s = 0; s < n.inputs.size(); ++s)
+        if (n.inputs[s] == v && !blocked_use(r, s, chain) && !is_gap(r)) return true;
+    }
+    return false;
+  };
+
+  // Count each chain's convolutions and conversions.
+  struct Chain {
+    int convs = 0;
+    std::vector<int> entries;  // NCHW values converted into the layout
+    std::vector<int> exits;    // blocked values converted back
+  };
+  std::map<int, Chain> chains;
+  for (int i = 0; i < nn; ++i) {
+    if (!cand[static_cast<size_t>(i)]) continue;
+    const int root = find_root(parent, i);
+    Chain& c = chains[root];
+    ++c.convs;
+    const int x = input(i, 0);
+    const int px = producer[static_cast<size_t>(x)];
+    if ((px < 0 || !cand[static_cast<size_t>(px)] || find_root(parent, px) != root) &&
+        std::find(c.entries.begin(), c.entries.end(), x) == c.entries.end())
+      c.entries.push_back(x);
+    const int y = g.nodes[static_cast<size_t>(i)].outputs[0];
+    if (y >= 0 && needs_nchw(y, root)) c.exits.push_back(y);
+  }
+
+  std::map<int, int> to_blocked;  // NCHW value -> its blocked copy
+  std::vector<Node> added;
+  for (auto& [root, c] : chains) {
+    const int reorders = static_cast<int>(c.entries.size() + c.exits.size());
+    if (c.convs < kMinChain || reorders * kConvsPerReorder > c.convs) continue;
+    for (int x : c.entries) {
+      if (to_blocked.count(x)) continue;
+      Node r;
+      r.name = g.value_name(x) + "/ToBlocked";
+      r.op_type = "ReorderToBlocked";
+      r.domain = "spindle";
+      r.opset = 1;
+      r.inputs = {x};
+      r.outputs = {g.add_value(g.value_name(x) + "/blocked")};
+      to_blocked[x] = r.outputs[0];
+      added.push_back(std::move(r));
+      ++stats.layout_reorders;
+    }
+    for (int i = 0; i < nn; ++i) {
+      if (!cand[static_cast<size_t>(i)] || find_root(parent, i) != root) continue;
+      Node& n = g.nodes[static_cast<size_t>(i)];
+      const int y = n.outputs[0];
+      const int yb = g.add_value(g.value_name(y) + "/blocked");
+      to_blocked[y] = yb;
+      n.outputs[0] = yb;
+      const bool exit = std::find(c.exits.begin(), c.exits.end(), y) != c.exits.end();
+      // Readers of y: blocked uses and pools switch to yb (below, once all
+      // outputs of the chain have their blocked copies); the rest keep y,
+      // which a ReorderFromBlocked now produces.
+      if (exit) {
+        Node r;
+        r.name = g.value_name(y) + "/FromBlocked";
+        r.op_type = "ReorderFromBlocked";
+        r.domain = "spindle";
+        r.opset = 1;
+        r.inputs = {yb};
+        r.outputs = {y};
+        added.push_back(std::move(r));
+        ++stats.layout_reorders;
+      }
+      n.op_type = "BlockedConv";
+      n.domain = "spindle";
+      n.opset = 1;
+      n.attrs.erase("auto_pad");
+      ++stats.blocked_convs;
+    }
+    for (int i = 0; i < nn; ++i) {
+      if (!cand[static_cast<size_t>(i)] || find_root(parent, i) != root) continue;
+      Node& n = g.nodes[static_cast<size_t>(i)];
+      for (size_t slot : {size_t{0}, size_t{3}})
+        if (slot < n.inputs.size() && n.inputs[slot] >= 0) n.inputs[slot] = to_blocked.at(n.inputs[slot]);
+    }
+  }
+  // Pools reading a blocked value read it in place.
+  for (int i = 0; i < nn; ++i) {
+    Node& n = g.nodes[static_cast<size_t>(i)];
+    if (!is_gap(i) || n.inputs[0] < 0) continue;
+    const int p = producer[static_cast<size_t>(n.inputs[0])];
+    if (p < 0 || g.nodes[static_cast<size_t>(p)].op_type != "BlockedConv") continue;
+    n.inputs[0] = to_blocked.at(n.inputs[0]);
+    n.op_type = "BlockedGlobalAveragePool";
+    n.domain = "spindle";
+    n.opset = 1;
+  }
+  for (Node& r : added) g.nodes.push_back(std::move(r));
+  if (stats.blocked_convs) g.opsets.emplace("spindle", 1);
+}
+
+}  // namespace spindle::graph

@@ -1,0 +1,523 @@
+// blocked.cpp — kernels of the blocked channel layout NCHW8c, domain
+// "spindle", opset 1, which only the optimizer writes (a chain of depthwise
+// and 1x1 convolutions that runs blocked, entered and left once).
+//
+// Layout: a blocked tensor of an NCHW tensor [N, C, H, W] (C a multiple of
+// 8) is [N, C/8, H, W, 8], float32: element (n, c, h, w) lives at
+// [n][c / 8][h][w][c % 8]. One pixel of a block of 8 channels is one AVX2
+// vector, so depthwise taps and 1x1 products need no gathers and small
+// planes (7x7, 14x14) cost no more per output than large ones.
+//
+//   ReorderToBlocked(X) -> Y    X [N, C, H, W], C % 8 == 0 -> Y [N, C/8, H, W, 8].
+//   ReorderFromBlocked(X) -> Y  X [N, Cb, H, W, 8] -> Y [N, Cb * 8, H, W].
+//   BlockedGlobalAveragePool(X) -> Y
+//                               X [N, C/8, H, W, 8] -> Y [N, C, 1, 1] (NCHW;
+//                               the same memory order as [N, C/8, 1, 1, 8]):
+//                               per channel 0 + x[0] + x[1] + ... in
+//                               row-major pixel order, divided by H * W as
+//                               a float.
+//   BlockedConv(X, W, B?, R?, S?) -> Y
+//                               Conv with attributes group, kernel_shape,
+//                               strides, pads (top, left, bottom, right),
+//                               dilations (all 1), auto_pad (NOTSET only)
+//                               and the fused activation (Activation::
+//                               from_attrs). X blocked [N, C/8, H, W, 8]; W
+//                               float [OC, C/group, KH, KW] as for Conv; B
+//                               [OC]; R blocked, Y's shape (fused residual
+//                               Add); S [N or 1, C, 1, 1], a per-input-
+//                               channel scale in NCHW order (squeeze-excite):
+//                               Y = act(conv(X * S) + B + R), blocked
+//                               [N, OC/8, OH, OW, 8]; OH / OW by the ONNX
+//                               formula. Per output element: acc = B, plus
+//                               the products, then + R, then the activation.
+//   Two shapes, checked at creation when W is constant (else at each call):
+//     pointwise  group 1, 1x1 kernel, strides 1, no pads, C and OC multiples
+//                of 8. Weights packed per group of 1-3 output blocks as
+//                [ic][MB][8] (blocked.isa.cpp's tiles).
+//     depthwise  group == C == OC, C a multiple of 8, any kernel size,
+//                strides >= 1, pads >= 0. Weights packed as [C/8][KH*KW][8].
+//                3x3 / 5x5 at stride 1 / 2 with pads <= K / 2 take the
+//                register-tiled path at AVX2, everything else a generic
+//                path with bounds checks.
+//   Anything else is kUnsupported.
+//   S is folded into the weights, once per image (or once when S has one
+//   image) into a scratch buffer before the blocks run: conv(X * S) =
+//   conv with w[oc][ic] * s[ic]. The weights are C x OC floats (pointwise)
+//   or C x KH x KW (depthwise), the input C x H x W: for every layer of the
+//   squeeze-excite networks the weights are the smaller (at 14x14 and
+//   above; at 7x7 with 960 -> 160 channels about the same), and scaling
+//   them does not touch the input at all.
+//
+// Blocks (parallel_for): reorders and the pool (image, channel block);
+// depthwise (image, channel block, band of output rows); pointwise (image,
+// pixel chunk, group of output blocks), the input channels in kc blocks in
+// order inside a block. Block sizes come from the shape only and each
+// output element's sum is computed by the same sequence wherever its block
+// starts, so results are bitwise identical for any thread count. The
+// residual and the activation run on each finished block while it is in
+// cache.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/ranges.h>
+
+#include "kernels/isa/dispatch.h"
+#include "kernels/nn/activation.h"
+#include "kernels/nn/nn_util.h"
+
+// The per-ISA loops (blocked.isa.cpp).
+SPINDLE_ISA_DECLARE(void, blocked_pack8, (const float* x, int64_t P, float* y));
+SPINDLE_ISA_DECLARE(void, blocked_unpack8, (const float* y, int64_t P, float* x));
+SPINDLE_ISA_DECLARE(void, blocked_gap8, (const float* x, int64_t P, float* out));
+SPINDLE_ISA_DECLARE(void, blocked_dw_band,
+                    (const float* x, int64_t H, int64_t W, const float* wk, int64_t KH, int64_t KW, int64_t sh,
+                     int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, const float* bias, float* y,
+                     int64_t OW, int64_t oh0, int64_t oh1));
+SPINDLE_ISA_DECLARE(void, blocked_pw_block,
+                    (const float* x, int64_t xs, int64_t cin, int64_t kc, const float* w, int mb, const float* bias,
+                     float* y, int64_t ys, int64_t p0, int64_t p1));
+
+namespace spindle::kernels::nn {
+
+namespace {
+
+constexpr int64_t kBlock = 8;  // channels per block
+
+std::string shape_of(const Tensor& t) { return shape_to_string(t.shape()); }
+
+// A blocked input: float32, rank 5, last dim 8.
+void require_blocked(const NodeInfo& node, const Tensor& t, const char* name) {
+  require_float(node, t, name);
+  if (t.rank() != 5 || t.dim(4) != kBlock)
+    fail(node, fmt::format("input {} has shape {}, expected a blocked tensor N x C/8 x H x W x 8 (rank 5, last dim 8)",
+                           name, shape_of(t)));
+}
+
+// ---------------------------------------------------------------- reorders and the pool
+
+class ReorderToBlockedKernel final : public OpKernel {
+ public:
+  explicit ReorderToBlockedKernel(const NodeInfo&) {}
+  void compute(KernelContext& ctx) const override {
+    static const auto pack = SPINDLE_ISA_SELECT(blocked_pack8);
+    const NodeInfo& node = ctx.node();
+    const Tensor& X = ctx.input(0);
+    require_float(node, X, "X");
+    if (X.rank() != 4 || X.dim(1) % kBlock != 0)
+      fail(node, fmt::format("input X has shape {}, expected rank 4 (N x C x H x W) with C a multiple of 8",
+                             shape_of(X)));
+    const int64_t N = X.dim(0), Cb = X.dim(1) / kBlock, P = X.dim(2) * X.dim(3);
+    Tensor& Y = ctx.output(0, DataType::kFloat32, {N, Cb, X.dim(2), X.dim(3), kBlock});
+    if (Y.numel() == 0) return;
+    const float* x = X.data<float>();
+    float* y = Y.mutable_data<float>();
+    const int64_t items = N * Cb;  // (image, channel block): 8 planes <-> one plane block, same offset
+    parallel_for(ctx.pool(), 0, items, grain_for_work(items, static_cast<double>(P * kBlock)),
+                 [&](int64_t i0, int64_t i1) {
+                   for (int64_t i = i0; i < i1; ++i) pack(x + i * kBlock * P, P, y + i * kBlock * P);
+                 });
+  }
+};
+
+class ReorderFromBlockedKernel final : public OpKernel {
+ public:
+  explicit ReorderFromBlockedKernel(const NodeInfo&) {}
+  void compute(KernelContext& ctx) const override {
+    static const auto unpack = SPINDLE_ISA_SELECT(blocked_unpack8);
+    const NodeInfo& node = ctx.node();
+    const Tensor& X = ctx.input(0);
+    require_blocked(node, X, "X");
+    const int64_t N = X.dim(0), Cb = X.dim(1), P = X.dim(2) * X.dim(3);
+    Tensor& Y = ctx.output(0, DataType::kFloat32, {N, Cb * kBlock, X.dim(2), X.dim(3)});
+    if (Y.numel() == 0) return;
+    const float* x = X.data<float>();
+    float* y = Y.mutable_data<float>();
+    const int64_t items = N * Cb;
+    parallel_for(ctx.pool(), 0, items, grain_for_work(items, static_cast<double>(P * kBlock)),
+                 [&](int64_t i0, int64_t i1) {
+                   for (int64_t i = i0; i < i1; ++i) unpack(x + i * kBlock * P, P, y + i * kBlock * P);
+                 });
+  }
+};
+
+class BlockedGlobalAveragePoolKernel final : public OpKernel {
+ public:
+  explicit BlockedGlobalAveragePoolKernel(const NodeInfo&) {}
+  void compute(KernelContext& ctx) const override {
+    static const auto gap = SPINDLE_ISA_SELECT(blocked_gap8);
+    const NodeInfo& node = ctx.node();
+    const Tensor& X = ctx.input(0);
+    require_blocked(node, X, "X");
+    const int64_t N = X.dim(0), Cb = X.dim(1), P = X.dim(2) * X.dim(3);
+    if (P == 0) fail(node, fmt::format("input X has shape {}, expected H x W > 0 to average", shape_of(X)));
+    Tensor& Y = ctx.output(0, DataType::kFloat32, {N, Cb * kBlock, 1, 1});
+    if (Y.numel() == 0) return;
+    const float* x = X.data<float>();
+    float* y = Y.mutable_data<float>();
+    const int64_t items = N * Cb;
+    parallel_for(ctx.pool(), 0, items, grain_for_work(items, static_cast<double>(P * kBlock)),
+                 [&](int64_t i0, int64_t i1) {
+                   for (int64_t i = i0; i < i1; ++i) gap(x + i * kBlock * P, P, y + i * kBlock);
+                 });
+  }
+};
+
+// ---------------------------------------------------------------- BlockedConv
+
+// W's shape, checked against the attributes, and its packed form.
+struct BlockedWeights {
+  bool pointwise = false;
+  int64_t C = 0, OC = 0, KH = 1, KW = 1;
+  // Pointwise: groups of mb[g] output blocks from block ob[g], packed at
+  // off[g] as [C][mb[g]][8].
+  std::vector<int> mb;
+  std::vector<int64_t> ob, off;
+  // Pointwise as above; depthwise [C/8][KH * KW][8].
+  std::vector<float> w;
+  int64_t size() const { return static_cast<int64_t>(w.size()); }
+};
+
+class BlockedConvKernel final : public OpKernel {
+ public:
+  explicit BlockedConvKernel(const NodeInfo& node)
+      : group_(node.attrs.get_int("group", 1)), act_(Activation::from_attrs(node)) {
+    if (group_ <= 0) fail(node, fmt::format("attribute group is {}, expected >= 1", group_));
+    const std::string auto_pad = node.attrs.get_string("auto_pad", "NOTSET");
+    if (auto_pad != "NOTSET")
+      fail_unsupported(node, fmt::format("attribute auto_pad is '{}', expected NOTSET (explicit pads)", auto_pad));
+    kernel_shape_ = node.attrs.get_ints("kernel_shape", {});
+    if (!kernel_shape_.empty() && kernel_shape_.size() != 2)
+      fail(node, fmt::format("attribute kernel_shape has {} values, expected 2 (KH, KW)", kernel_shape_.size()));
+    strides_ = node.attrs.get_ints("strides", {1, 1});
+    if (strides_.size() != 2 || strides_[0] < 1 || strides_[1] < 1)
+      fail(node, fmt::format("attribute strides is [{}], expected 2 values >= 1", fmt::join(strides_, ", ")));
+    pads_ = node.attrs.get_ints("pads", {0, 0, 0, 0});
+    if (pads_.size() != 4 || std::any_of(pads_.begin(), pads_.end(), [](int64_t p) { return p < 0; }))
+      fail(node, fmt::format("attribute pads is [{}], expected 4 values >= 0 (top, left, bottom, right)",
+                             fmt::join(pads_, ", ")));
+    const std::vector<int64_t> dilations = node.attrs.get_ints("dilations", {1, 1});
+    if (dilations.size() != 2 || dilations[0] != 1 || dilations[1] != 1)
+      fail_unsupported(node, fmt::format("attribute dilations is [{}], expected [1, 1] (the blocked kernels have no "
+                                         "dilation)",
+                                         fmt::join(dilations, ", ")));
+    if (const Tensor* w = node.const_input(1)) {
+      check_weights(node, *w);  // an unsupported shape fails at creation
+      if (node.prepack) packed_ = std::make_shared<BlockedWeights>(pack(node, *w));
+    }
+    if (const Tensor* b = node.const_input(2)) {
+      require_float(node, *b, "B");
+      if (packed_ && b->numel() != packed_->OC)
+        fail(node, fmt::format("input B has shape {}, expected {} values (one per output channel)", shape_of(*b),
+                               packed_->OC));
+      bias_.assign(b->data<float>(), b->data<float>() + b->numel());
+    }
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const NodeInfo& node = ctx.node();
+    const Tensor& X = ctx.input(0);
+    require_blocked(node, X, "X");
+    BlockedWeights local;
+    if (!packed_) local = pack(node, ctx.input(1));
+    const BlockedWeights& pw = packed_ ? *packed_ : local;
+    if (ctx.has_input(4)) {
+      const Tensor& S = ctx.input(4);
+      require_float(node, S, "S (the input scale)");
+      const int64_t N = X.dim(0);
+      if (S.rank() != 4 || (S.dim(0) != 1 && S.dim(0) != N) || S.dim(1) != pw.C || S.dim(2) != 1 || S.dim(3) != 1) {
+        // Not one scale per input channel: the Mul the optimizer folded in
+        // runs as written, with broadcasting, on X in NCHW (a path no
+        // exported squeeze-excite takes).
+        const Tensor scaled = scale_by_mul(ctx, X, S);
+        return convolve(ctx, pw, scaled, nullptr);
+      }
+      return convolve(ctx, pw, X, &S);
+    }
+    convolve(ctx, pw, X, nullptr);
+  }
+
+ private:
+  // X * S by the Mul's rules (broadcasting), X in NCHW, blocked again; the
+  // product must keep X's channel count.
+  static Tensor scale_by_mul(KernelContext& ctx, const Tensor& X, const Tensor& S) {
+    static const auto pack8 = SPINDLE_ISA_SELECT(blocked_pack8);
+    static const auto unpack8 = SPINDLE_ISA_SELECT(blocked_unpack8);
+    const int64_t N = X.dim(0), Cb = X.dim(1), P = X.dim(2) * X.dim(3);
+    Tensor x(DataType::kFloat32, {N, Cb * kBlock, X.dim(2), X.dim(3)});
+    for (int64_t i = 0; i < N * Cb; ++i)
+      unpack8(X.data<float>() + i * kBlock * P, P, x.mutable_data<float>() + i * kBlock * P);
+    Tensor m;
+    try {
+      m = run_kernel_once("Mul", 14, Attributes(), {x, S}, 1, ctx.pool())[0];
+    } catch (const Error& e) {
+      fail(ctx.node(), fmt::format("input S has shape {}, which does not scale X (NCHW {}): {}", shape_of(S),
+                                   shape_of(x), e.what()));
+    }
+    if (m.rank() != 4 || m.dim(1) != Cb * kBlock)
+      fail(ctx.node(), fmt::format("input S has shape {}: X (NCHW {}) times S has shape {}, expected N x {} x H x W",
+                                   shape_of(S), shape_of(x), shape_of(m), Cb * kBlock));
+    const int64_t Pm = m.dim(2) * m.dim(3);
+    Tensor out(DataType::kFloat32, {m.dim(0), Cb, m.dim(2), m.dim(3), kBlock});
+    for (int64_t i = 0; i < m.dim(0) * Cb; ++i)
+      pack8(m.data<float>() + i * kBlock * Pm, Pm, out.mutable_data<float>() + i * kBlock * Pm);
+    return out;
+  }
+
+  // Y = act(conv(X * S) + B + R); S null or one scale per input channel.
+  void convolve(KernelContext& ctx, const BlockedWeights& pw, const Tensor& X, const Tensor* S) const {
+    const NodeInfo& node = ctx.node();
+    const int64_t N = X.dim(0), Cb = X.dim(1), H = X.dim(2), W = X.dim(3);
+    const int64_t C = pw.C, OC = pw.OC, OCb = OC / kBlock;
+    if (Cb * kBlock != C)
+      fail(node, fmt::format("input X has shape {} ({} channels in {} blocks of 8) but W has {} input channels "
+                             "(group {}): expected X of shape N x {} x H x W x 8",
+                             shape_of(X), Cb * kBlock, Cb, C, group_, C / kBlock));
+    // Bias (zeros when absent): it starts the accumulators. A constant one
+    // was copied at creation.
+    if (!bias_.empty() && static_cast<int64_t>(bias_.size()) != OC)
+      fail(node, fmt::format("input B has {} values, expected {} (one per output channel)", bias_.size(), OC));
+    const float* bias = bias_.empty() ? nullptr : bias_.data();
+    if (!bias) {
+      float* b = scratch_floats(0, static_cast<size_t>(OC));
+      std::fill_n(b, OC, 0.0f);
+      if (ctx.has_input(2)) {
+        const Tensor& B = ctx.input(2);
+        require_float(node, B, "B");
+        if (B.numel() != OC)
+          fail(node, fmt::format("input B has shape {}, expected {} values (one per output channel)", shape_of(B), OC));
+        std::memcpy(b, B.data<float>(), static_cast<size_t>(OC) * sizeof(float));
+      }
+      bias = b;
+    }
+    const int64_t pt = pads_[0], pl = pads_[1], pb = pads_[2], pr = pads_[3], sh = strides_[0], sw = strides_[1];
+    const int64_t span_h = size_add(node, size_add(node, H, pt, "padded height"), pb, "padded height") - pw.KH;
+    const int64_t span_w = size_add(node, size_add(node, W, pl, "padded width"), pr, "padded width") - pw.KW;
+    if (span_h < 0 || span_w < 0)
+      fail(node, fmt::format("input X has shape {} (H {}, W {}); with pads [{}] a {}x{} kernel gives an empty output",
+                             shape_of(X), H, W, fmt::join(pads_, ", "), pw.KH, pw.KW));
+    const int64_t OH = span_h / sh + 1, OW = span_w / sw + 1;
+    const Shape ys = {N, OCb, OH, OW, kBlock};
+    const float* res = nullptr;
+    if (ctx.has_input(3)) {
+      const Tensor& R = ctx.input(3);
+      require_float(node, R, "R (the fused residual Add's other input)");
+      if (R.shape() != ys)
+        fail(node, fmt::format("input R has shape {}, expected the output's shape {}", shape_of(R),
+                               shape_to_string(ys)));
+      res = R.data<float>();
+    }
+    const float* scale = S ? S->data<float>() : nullptr;
+    const int64_t scale_images = S ? S->dim(0) : 0;
+    Tensor& Y = ctx.output(0, DataType::kFloat32, ys);
+    if (Y.numel() == 0) return;
+    // The weights each image uses: the packed ones, or scaled by S.
+    const float* wts = pw.w.data();
+    int64_t image_stride = 0;  // floats between two images' weights
+    if (scale) {
+      float* scaled = scratch_floats(kSharedScratchSlot, static_cast<size_t>(scale_images * pw.size()));
+      for (int64_t n = 0; n < scale_images; ++n) scale_weights(pw, scale + n * C, scaled + n * pw.size());
+      wts = scaled;
+      image_stride = scale_images == 1 ? 0 : pw.size();
+    }
+    const Run run{X.data<float>(), wts, image_stride, bias, res, Y.mutable_data<float>(), N, H, W, OH, OW};
+    if (pw.pointwise) run_pointwise(ctx, pw, run);
+    else run_depthwise(ctx, pw, run);
+  }
+
+  struct Run {
+    const float* x;
+    const float* w;        // image n's weights at w + n * w_stride
+    int64_t w_stride;
+    const float* bias;     // [OC]
+    const float* res;      // Y's shape, or null
+    float* y;
+    int64_t N, H, W, OH, OW;
+  };
+
+  // Fails unless W is one of the two supported shapes for these attributes.
+  void check_weights(const NodeInfo& node, const Tensor& w) const {
+    require_float(node, w, "W");
+    if (w.rank() != 4)
+      fail(node, fmt::format("input W has shape {}, expected rank 4 (OC x C/group x KH x KW)", shape_of(w)));
+    const int64_t OC = w.dim(0), Cg = w.dim(1), KH = w.dim(2), KW = w.dim(3);
+    if (!kernel_shape_.empty() && (kernel_shape_[0] != KH || kernel_shape_[1] != KW))
+      fail(node, fmt::format("attribute kernel_shape [{}] does not match input W of shape {}",
+                             fmt::join(kernel_shape_, ", "), shape_of(w)));
+    if (KH < 1 || KW < 1 || OC < 1 || Cg < 1)
+      fail(node, fmt::format("input W has shape {}, expected every dim >= 1", shape_of(w)));
+    if (group_ == 1 && KH == 1 && KW == 1) {
+      if (strides_[0] != 1 || strides_[1] != 1 || std::any_of(pads_.begin(), pads_.end(), [](int64_t p) { return p; }))
+        fail_unsupported(node, fmt::format("a 1x1 BlockedConv takes strides 1 and no pads, got strides [{}] and pads "
+                                           "[{}]",
+                                           fmt::join(strides_, ", "), fmt::join(pads_, ", ")));
+      if (Cg % kBlock != 0 || OC % kBlock != 0)
+        fail_unsupported(node, fmt::format("input W has shape {}: a 1x1 BlockedConv takes input and output channels "
+                                           "that are multiples of 8",
+                                           shape_of(w)));
+      return;
+    }
+    if (Cg == 1 && OC == group_) {
+      if (OC % kBlock != 0)
+        fail_unsupported(node, fmt::format("input W has shape {} (group {}): a depthwise BlockedConv takes a channel "
+                                           "count that is a multiple of 8",
+                                           shape_of(w), group_));
+      return;
+    }
+    fail_unsupported(node, fmt::format("input W has shape {} with group {}: BlockedConv takes a 1x1 convolution of "
+                                       "one group or a depthwise one (group == C == OC, W of OC x 1 x KH x KW)",
+                                       shape_of(w), group_));
+  }
+
+  BlockedWeights pack(const NodeInfo& node, const Tensor& w) const {
+    check_weights(node, w);
+    BlockedWeights p;
+    const float* src = w.data<float>();
+    p.OC = w.dim(0);
+    p.KH = w.dim(2);
+    p.KW = w.dim(3);
+    p.w.resize(static_cast<size_t>(w.numel()));
+    if (group_ == 1 && p.KH == 1 && p.KW == 1) {
+      p.pointwise = true;
+      p.C = w.dim(1);
+      // Groups of 3 output blocks, the rest as 2s (one 1 only for a single
+      // block): 3 x 4 and 2 x 6 tiles of accumulators fill the registers.
+      const int64_t n = p.OC / kBlock;
+      const int64_t twos = n == 1 ? 0 : n % 3 == 2 ? 1 : n % 3 == 1 ? 2 : 0;
+      const int64_t threes = n == 1 ? 0 : (n - 2 * twos) / 3;
+      if (n == 1) p.mb.push_back(1);
+      for (int64_t i = 0; i < threes; ++i) p.mb.push_back(3);
+      for (int64_t i = 0; i < twos; ++i) p.mb.push_back(2);
+      int64_t ob = 0, off = 0;
+      for (int m : p.mb) {
+        p.ob.push_back(ob);
+        p.off.push_back(off);
+        ob += m;
+        off += p.C * m * kBlock;
+      }
+      for (size_t g = 0; g < p.mb.size(); ++g)
+        for (int64_t ic = 0; ic < p.C; ++ic)
+          for (int m = 0; m < p.mb[g]; ++m)
+            for (int64_t l = 0; l < kBlock; ++l)
+              p.w[static_cast<size_t>(p.off[g] + (ic * p.mb[g] + m) * kBlock + l)] =
+                  src[((p.ob[g] + m) * kBlock + l) * p.C + ic];
+    } else {
+      p.C = p.OC;
+      const int64_t T = p.KH * p.KW;
+      for (int64_t c = 0; c < p.C; ++c)
+        for (int64_t t = 0; t < T; ++t)
+          p.w[static_cast<size_t>(((c / kBlock) * T + t) * kBlock + c % kBlock)] = src[c * T + t];
+    }
+    return p;
+  }
+
+  // out = the packed weights with input channel ic's multiplied by s[ic].
+  static void scale_weights(const BlockedWeights& p, const float* s, float* out) {
+    const float* w = p.w.data();
+    if (p.pointwise) {
+      for (size_t g = 0; g < p.mb.size(); ++g) {
+        const int64_t row = p.mb[g] * kBlock;  // [ic][mb][8]: one input channel's row
+        for (int64_t ic = 0; ic < p.C; ++ic) {
+          const int64_t o = p.off[g] + ic * row;
+          for (int64_t j = 0; j < row; ++j) out[o + j] = w[o + j] * s[ic];
+        }
+      }
+      return;
+    }
+    const int64_t T = p.KH * p.KW;
+    for (int64_t cb = 0; cb < p.C / kBlock; ++cb)
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t l = 0; l < kBlock; ++l) {
+          const int64_t o = (cb * T + t) * kBlock + l;
+          out[o] = w[o] * s[cb * kBlock + l];
+        }
+  }
+
+  // R added and the activation applied to a finished run y[0, n) of the output.
+  void epilogue(const Run& r, float* p, int64_t n) const {
+    if (r.res) {
+      const float* __restrict src = r.res + (p - r.y);
+      float* __restrict d = p;
+      for (int64_t i = 0; i < n; ++i) d[i] += src[i];
+    }
+    if (!act_.is_none()) act_.apply(p, n);
+  }
+
+  // Items (image, channel block, band of output rows); a band is as many
+  // rows as make ~64K multiply-adds.
+  void run_depthwise(KernelContext& ctx, const BlockedWeights& p, const Run& r) const {
+    static const auto band_fn = SPINDLE_ISA_SELECT(blocked_dw_band);
+    const int64_t Cb = p.C / kBlock, T = p.KH * p.KW, OH = r.OH, OW = r.OW;
+    const double row_work = static_cast<double>(OW * kBlock * T);
+    const int64_t band_rows = std::clamp<int64_t>(static_cast<int64_t>(65536.0 / row_work), 1, OH);
+    const int64_t nbands = ceil_div(OH, band_rows);
+    const int64_t items = r.N * Cb * nbands;
+    const int64_t in_plane = r.H * r.W * kBlock, out_plane = OH * OW * kBlock;
+    parallel_for(ctx.pool(), 0, items, grain_for_work(items, row_work * static_cast<double>(band_rows)),
+                 fma_cost(row_work * static_cast<double>(band_rows)), [&](int64_t i0, int64_t i1) {
+                   for (int64_t i = i0; i < i1; ++i) {
+                     const int64_t band = i % nbands, nc = i / nbands, n = nc / Cb, cb = nc % Cb;
+                     const int64_t oh0 = band * band_rows, oh1 = std::min(OH, oh0 + band_rows);
+                     float* yb = r.y + nc * out_plane;
+                     band_fn(r.x + nc * in_plane, r.H, r.W, r.w + n * r.w_stride + cb * T * kBlock, p.KH, p.KW,
+                             strides_[0], strides_[1], pads_[0], pads_[1], pads_[2], pads_[3], r.bias + cb * kBlock,
+                             yb, OW, oh0, oh1);
+                     epilogue(r, yb + oh0 * OW * kBlock, (oh1 - oh0) * OW * kBlock);
+                   }
+                 });
+  }
+
+  // Items (image, pixel chunk, group of output blocks), the groups of one
+  // chunk next to each other so a thread's consecutive items read the same
+  // input chunk. Input channels in kc blocks (<= 256 channels, equal sizes)
+  // so a group's weight panel stays in L1; chunks of pc pixels so the
+  // chunk's kc input channels stay in L2 (~256 KB), made smaller (down to
+  // 24 pixels) when there would be fewer blocks than blocks_for_work asks.
+  void run_pointwise(KernelContext& ctx, const BlockedWeights& p, const Run& r) const {
+    static const auto block_fn = SPINDLE_ISA_SELECT(blocked_pw_block);
+    const int64_t P = r.OH * r.OW, cin = p.C, OCb = p.OC / kBlock;
+    const int64_t kblocks = ceil_div(cin, 256);
+    const int64_t kc = round_up(ceil_div(cin, kblocks), kBlock);
+    const int64_t groups = static_cast<int64_t>(p.mb.size());
+    int64_t pc = std::max<int64_t>(24, 65536 / kc / 24 * 24);
+    const int64_t wanted = blocks_for_work(static_cast<double>(r.N * P) * static_cast<double>(cin * p.OC));
+    if (r.N * groups * ceil_div(P, pc) < wanted)
+      pc = std::min(pc, std::max<int64_t>(24, round_up(ceil_div(P, ceil_div(wanted, r.N * groups)), 8)));
+    const int64_t chunks = ceil_div(P, pc);
+    const int64_t items = r.N * chunks * groups;
+    const double item_work = static_cast<double>(std::min(P, pc) * cin * 3 * kBlock);
+    parallel_for(ctx.pool(), 0, items, grain_for_work(items, item_work), fma_cost(item_work),
+                 [&](int64_t i0, int64_t i1) {
+                   for (int64_t i = i0; i < i1; ++i) {
+                     const int64_t g = i % groups, chunk = (i / groups) % chunks, n = i / (groups * chunks);
+                     const int64_t p0 = chunk * pc, p1 = std::min(P, p0 + pc);
+                     const int mb = p.mb[static_cast<size_t>(g)];
+                     const int64_t ob = p.ob[static_cast<size_t>(g)];
+                     float* yg = r.y + (n * OCb + ob) * P * kBlock;
+                     block_fn(r.x + n * (cin / kBlock) * P * kBlock, P * kBlock, cin, kc,
+                              r.w + n * r.w_stride + p.off[static_cast<size_t>(g)], mb, r.bias + ob * kBlock, yg,
+                              P * kBlock, p0, p1);
+                     for (int m = 0; m < mb; ++m) epilogue(r, yg + (m * P + p0) * kBlock, (p1 - p0) * kBlock);
+                   }
+                 });
+  }
+
+  int64_t group_;
+  Activation act_;
+  std::vector<int64_t> kernel_shape_, strides_, pads_;
+  std::shared_ptr<const BlockedWeights> packed_;  // constant W packed at creation (NodeInfo::prepack)
+  std::vector<float> bias_;                       // constant B, checked against W when both are constant
+};
+
+}  // namespace
+
+void register_blocked(KernelRegistry& r) {
+  r.add("spindle", "ReorderToBlocked", 1, 1, factory_of<ReorderToBlockedKernel>());
+  r.add("spindle", "ReorderFromBlocked", 1, 1, factory_of<ReorderFromBlockedKernel>());
+  r.add("spindle", "BlockedConv", 1, 1, factory_of<BlockedConvKernel>());
+  r.add("spindle", "BlockedGlobalAveragePool", 1, 1, factory_of<BlockedGlobalAveragePoolKernel>());
+}
+
+}  // namespace spindle::kernels::nn

@@ -1,0 +1,368 @@
+// blocked.isa.cpp — the inner loops of the NCHW8c (channel-blocked) kernels
+// of blocked.cpp, compiled once per ISA level (src/kernels/isa/dispatch.h).
+//
+// Layout: a blocked tensor of an NCHW tensor [N, C, H, W] (C a multiple of
+// 8) is [N, C/8, H, W, 8]: channel c of pixel (h, w) lives at
+// [c / 8][h][w][c % 8], so one pixel of a block of 8 channels is one AVX2
+// vector. Every function here works on one block of 8 channels of one image
+// (a "plane block", [P][8] floats for P pixels) or a part of it; blocked.cpp
+// splits the work and runs the epilogue (residual, activation).
+//
+//   blocked_pack8 / blocked_unpack8  8 NCHW planes <-> one plane block
+//                                    (8x8 transposes at AVX2).
+//   blocked_gap8                     the mean of a plane block's pixels,
+//                                    summed in pixel order from 0.
+//   blocked_dw_band                  depthwise convolution, one band of
+//                                    output rows of one channel block.
+//   blocked_pw_block                 1x1 convolution, a group of 1 to 3
+//                                    output blocks over a range of pixels.
+//
+// At AVX2 and above (8-lane intrinsics, FMA) the depthwise 3x3 / 5x5 at
+// stride 1 / 2 and the pointwise kernel are register-tiled (see their
+// sections); the baseline level has plain loops with the same operation
+// order (multiply and add not fused, so the levels agree within rounding).
+#include <cstdint>
+
+#include "kernels/isa/simd.h"  // transpose8 (AVX2 levels)
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+namespace spindle::kernels::SPINDLE_ISA_NS {
+
+namespace {
+
+constexpr int64_t kLanes = 8;
+
+inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
+inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// Pixels [ow0, ow1) of output row oh of one depthwise channel block, with
+// every tap checked against the plane: acc = bias, then + x * w for the
+// taps inside the plane in (kh, kw) order. Any kernel size, stride and
+// padding (the generic path, and the fast path's fallback).
+void dw_pixels_generic(const float* x, int64_t H, int64_t W, const float* wk, int64_t KH, int64_t KW, int64_t sh,
+                       int64_t sw, int64_t pt, int64_t pl, const float* bias, float* yrow, int64_t oh, int64_t ow0,
+                       int64_t ow1) {
+  const int64_t ih0 = oh * sh - pt;
+  const int64_t kh0 = imax(0, -ih0), kh1 = imin(KH, H - ih0);
+  for (int64_t ow = ow0; ow < ow1; ++ow) {
+    const int64_t iw0 = ow * sw - pl;
+    const int64_t kw0 = imax(0, -iw0), kw1 = imin(KW, W - iw0);
+#if defined(__AVX2__)
+    __m256 acc = _mm256_loadu_ps(bias);
+    for (int64_t kh = kh0; kh < kh1; ++kh) {
+      const float* r = x + (ih0 + kh) * W * kLanes;
+      const float* w = wk + kh * KW * kLanes;
+      for (int64_t kw = kw0; kw < kw1; ++kw)
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(r + (iw0 + kw) * kLanes), _mm256_loadu_ps(w + kw * kLanes), acc);
+    }
+    _mm256_storeu_ps(yrow + ow * kLanes, acc);
+#else
+    float acc[kLanes];
+    for (int l = 0; l < kLanes; ++l) acc[l] = bias[l];
+    for (int64_t kh = kh0; kh < kh1; ++kh) {
+      const float* r = x + (ih0 + kh) * W * kLanes;
+      const float* w = wk + kh * KW * kLanes;
+      for (int64_t kw = kw0; kw < kw1; ++kw)
+        for (int l = 0; l < kLanes; ++l) acc[l] += r[(iw0 + kw) * kLanes + l] * w[kw * kLanes + l];
+    }
+    for (int l = 0; l < kLanes; ++l) yrow[ow * kLanes + l] = acc[l];
+#endif
+  }
+}
+
+#if defined(__AVX2__)
+
+// ---------------------------------------------------------------- depthwise, AVX2
+//
+// One output row at a time. A row is split into groups of at most 10
+// neighbouring output pixels, of nearly equal sizes. A group keeps one
+// accumulator per pixel and loads each input vector of a kernel row once,
+// for every accumulator that uses it. The group's columns left of the row
+// (CL) and right of it (CR) are template arguments, so border groups skip
+// those loads and taps at no cost and no pixel takes a checked path; kernel
+// rows in the top / bottom padding are skipped. The weight vectors stay in
+// registers when they fit beside the accumulators (3x3, <= 6 pixels), else
+// a kernel row's K are loaded once per group. Each pixel's sum is bias, then
+// its taps in (kh, kw) order, as in dw_pixels_generic.
+
+// rows[kh]: input row oh * S - pt + kh ([W][8]; only kh in [kh0, kh1) is
+// inside the plane), ix: the input column of the group's first pixel's
+// first tap, wk [K * K][8], b [8], out: the group's first output pixel.
+using DwGroupFn = void (*)(const float* const* rows, int kh0, int kh1, int64_t ix, const float* wk, const float* b,
+                           float* out);
+
+template <int K, int S, int N, int CL, int CR>
+void dw_group(const float* const* rows, int kh0, int kh1, int64_t ix, const float* wk, const float* b, float* out) {
+  constexpr int kIn = (N - 1) * S + K;         // input columns the group reads, from ix on
+  constexpr bool kRegW = K * K + N + 1 <= 16;  // all weights, the accumulators and an input in registers
+  __m256 wr[kRegW ? K * K : 1];
+  if constexpr (kRegW)
+#pragma GCC unroll 9
+    for (int t = 0; t < K * K; ++t) wr[t] = _mm256_loadu_ps(wk + t * 8);
+  const __m256 bias = _mm256_loadu_ps(b);
+  __m256 acc[N];
+#pragma GCC unroll 16
+  for (int j = 0; j < N; ++j) acc[j] = bias;
+#pragma GCC unroll 5
+  for (int kh = 0; kh < K; ++kh) {
+    if (kh < kh0 || kh >= kh1) continue;
+    const float* r = rows[kh] + (ix + CL) * 8;  // input column ix + CL
+    __m256 wv[K];
+#pragma GCC unroll 5
+    for (int kw = 0; kw < K; ++kw) {
+      if constexpr (kRegW) wv[kw] = wr[kh * K + kw];
+      else wv[kw] = _mm256_loadu_ps(wk + (kh * K + kw) * 8);
+    }
+#pragma GCC unroll 64
+    for (int q = CL; q < kIn - CR; ++q) {
+      const __m256 v = _mm256_loadu_ps(r + (q - CL) * 8);
+#pragma GCC unroll 16
+      for (int j = 0; j < N; ++j) {
+        const int kw = q - j * S;
+        if (kw >= 0 && kw < K) acc[j] = _mm256_fmadd_ps(v, wv[kw], acc[j]);
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int j = 0; j < N; ++j) _mm256_storeu_ps(out + j * 8, acc[j]);
+}
+
+// dw_group<K, S, n, cl, cr> for n in [1, N], cl and cr in [0, K / 2]; null
+// for anything else.
+template <int K, int S, int N, int CL, int CR = K / 2>
+DwGroupFn dw_pick_cr(int cr) {
+  if constexpr (CR < 0) return nullptr;
+  else return cr == CR ? &dw_group<K, S, N, CL, CR> : dw_pick_cr<K, S, N, CL, CR - 1>(cr);
+}
+template <int K, int S, int N, int CL = K / 2>
+DwGroupFn dw_pick_cl(int cl, int cr) {
+  if constexpr (CL < 0) return nullptr;
+  else return cl == CL ? dw_pick_cr<K, S, N, CL>(cr) : dw_pick_cl<K, S, N, CL - 1>(cl, cr);
+}
+template <int K, int S, int N>
+DwGroupFn dw_pick(int n, int cl, int cr) {
+  if constexpr (N < 1) return nullptr;
+  else return n == N ? dw_pick_cl<K, S, N>(cl, cr) : dw_pick<K, S, N - 1>(n, cl, cr);
+}
+
+// Most pixels per group (10 accumulators, K weights, an input: 16 registers
+// for 5x5; for 3x3 too, 10 ran faster than 6 with all 9 weights kept).
+constexpr int kDwGroup = 10;
+
+DwGroupFn dw_pick_ks(int64_t K, int64_t S, int n, int cl, int cr) {
+  if (K == 3 && S == 1) return dw_pick<3, 1, kDwGroup>(n, cl, cr);
+  if (K == 3 && S == 2) return dw_pick<3, 2, kDwGroup>(n, cl, cr);
+  if (K == 5 && S == 1) return dw_pick<5, 1, kDwGroup>(n, cl, cr);
+  if (K == 5 && S == 2) return dw_pick<5, 2, kDwGroup>(n, cl, cr);
+  return nullptr;
+}
+
+// Rows [oh0, oh1) by groups (K in {3, 5}, S in {1, 2}, pads <= K / 2). A
+// group whose border counts have no kernel (cannot happen with those pads;
+// kept as a guard) takes dw_pixels_generic.
+void dw_band_fast(const float* x, int64_t H, int64_t W, const float* wk, int64_t K, int64_t S, int64_t pt,
+                  int64_t pl, const float* bias, float* y, int64_t OW, int64_t oh0, int64_t oh1) {
+  const int64_t groups = (OW + kDwGroup - 1) / kDwGroup;
+  for (int64_t oh = oh0; oh < oh1; ++oh) {
+    const int64_t ih0 = oh * S - pt;
+    const int kh0 = static_cast<int>(imax(0, -ih0));
+    const int kh1 = static_cast<int>(imax(kh0, imin(K, H - ih0)));
+    const float* rows[5] = {};
+    for (int kh = kh0; kh < kh1; ++kh) rows[kh] = x + (ih0 + kh) * W * kLanes;
+    float* out = y + oh * OW * kLanes;
+    // Only the first and last groups have borders and group sizes take two
+    // values, so the kernel is picked again only when its key changes.
+    int key_n = -1, key_cl = -1, key_cr = -1;
+    DwGroupFn fn = nullptr;
+    int64_t ow = 0;
+    for (int64_t i = 0; i < groups; ++i) {
+      const int64_t n = OW / groups + (i < OW % groups ? 1 : 0);
+      const int64_t ix = ow * S - pl;
+      const int cl = static_cast<int>(imax(0, -ix));
+      const int cr = static_cast<int>(imax(0, ix + (n - 1) * S + K - W));
+      const int ni = static_cast<int>(n);
+      if (ni != key_n || cl != key_cl || cr != key_cr) {
+        fn = dw_pick_ks(K, S, ni, cl, cr);
+        key_n = ni, key_cl = cl, key_cr = cr;
+      }
+      if (fn) fn(rows, kh0, kh1, ix, wk, bias, out + ow * kLanes);
+      else dw_pixels_generic(x, H, W, wk, K, K, S, S, pt, pl, bias, out, oh, ow, ow + n);
+      ow += n;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- pointwise, AVX2
+//
+// out[ob][p][:] = bias + sum_ic in[ic/8][p][ic%8] * w[ob][ic][:]. A tile is
+// MB output blocks (8 channels each) x NP pixels of accumulators; per input
+// channel, MB weight vectors and NP broadcasts feed MB * NP multiply-adds.
+// Weights are packed per group of MB output blocks as [ic][MB][8]. The
+// input channels go in blocks of kc (blocked.cpp: <= 256) so that the
+// group's weight panel (kc x MB x 8) stays in L1 while the block's pixels
+// stream by; later kc blocks add to the output. Every output element's sum
+// is bias, then the input channels in order, whatever tile it falls in.
+
+template <int MB, int NP>
+__attribute__((always_inline)) inline void pw_tile(const float* x, int64_t xs, int64_t kb, const float* w,
+                                                   const float* bias, float* y, int64_t ys, bool accumulate) {
+  __m256 acc[MB][NP];
+#pragma GCC unroll 4
+  for (int m = 0; m < MB; ++m)
+#pragma GCC unroll 8
+    for (int p = 0; p < NP; ++p)
+      acc[m][p] = accumulate ? _mm256_loadu_ps(y + m * ys + p * 8) : _mm256_loadu_ps(bias + m * 8);
+  for (int64_t b = 0; b < kb; ++b, x += xs, w += 64 * MB) {
+#pragma GCC unroll 8
+    for (int l = 0; l < 8; ++l) {
+      __m256 wv[MB];
+#pragma GCC unroll 4
+      for (int m = 0; m < MB; ++m) wv[m] = _mm256_loadu_ps(w + (l * MB + m) * 8);
+#pragma GCC unroll 8
+      for (int p = 0; p < NP; ++p) {
+        const __m256 bx = _mm256_broadcast_ss(x + p * 8 + l);
+#pragma GCC unroll 4
+        for (int m = 0; m < MB; ++m) acc[m][p] = _mm256_fmadd_ps(wv[m], bx, acc[m][p]);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int m = 0; m < MB; ++m)
+#pragma GCC unroll 8
+    for (int p = 0; p < NP; ++p) _mm256_storeu_ps(y + m * ys + p * 8, acc[m][p]);
+}
+
+template <int MB, int N>
+void pw_tail(int n, const float* x, int64_t xs, int64_t kb, const float* w, const float* bias, float* y, int64_t ys,
+             bool accumulate) {
+  if constexpr (N > 0) {
+    if (n == N) pw_tile<MB, N>(x, xs, kb, w, bias, y, ys, accumulate);
+    else pw_tail<MB, N - 1>(n, x, xs, kb, w, bias, y, ys, accumulate);
+  }
+}
+
+// Pixels [p0, p1) of one group of MB output blocks: tiles of NP pixels,
+// then one tile of the rest.
+template <int MB, int NP>
+void pw_pixels(const float* x, int64_t xs, int64_t kb, const float* w, const float* bias, float* y, int64_t ys,
+               int64_t p0, int64_t p1, bool accumulate) {
+  int64_t p = p0;
+  for (; p + NP <= p1; p += NP) pw_tile<MB, NP>(x + p * 8, xs, kb, w, bias, y + p * 8, ys, accumulate);
+  if (p < p1) pw_tail<MB, NP - 1>(static_cast<int>(p1 - p), x + p * 8, xs, kb, w, bias, y + p * 8, ys, accumulate);
+}
+
+#else  // baseline
+
+// The pointwise sums of the AVX2 tiles, one pixel and output block at a
+// time, in the same order (bias or the partial sum, then the input channels
+// of the kc block in order).
+void pw_pixels_plain(int mb, const float* x, int64_t xs, int64_t kb, const float* w, const float* bias, float* y,
+                     int64_t ys, int64_t p0, int64_t p1, bool accumulate) {
+  for (int64_t p = p0; p < p1; ++p)
+    for (int m = 0; m < mb; ++m) {
+      float acc[kLanes];
+      for (int l = 0; l < kLanes; ++l) acc[l] = accumulate ? y[m * ys + p * kLanes + l] : bias[m * kLanes + l];
+      for (int64_t b = 0; b < kb; ++b) {
+        const float* xb = x + b * xs + p * kLanes;
+        const float* wb = w + b * 64 * mb;
+        for (int i = 0; i < kLanes; ++i)
+          for (int l = 0; l < kLanes; ++l) acc[l] += wb[(i * mb + m) * kLanes + l] * xb[i];
+      }
+      for (int l = 0; l < kLanes; ++l) y[m * ys + p * kLanes + l] = acc[l];
+    }
+}
+
+#endif
+
+}  // namespace
+
+// x: 8 planes of P floats (plane l at x + l * P) -> y [P][8].
+void blocked_pack8(const float* x, int64_t P, float* y) {
+  int64_t p = 0;
+#if defined(__AVX2__)
+  for (; p + 8 <= P; p += 8) {
+    __m256 r[8];
+    for (int l = 0; l < 8; ++l) r[l] = _mm256_loadu_ps(x + l * P + p);
+    simd::transpose8(r);
+    for (int j = 0; j < 8; ++j) _mm256_storeu_ps(y + (p + j) * 8, r[j]);
+  }
+#endif
+  for (; p < P; ++p)
+    for (int l = 0; l < 8; ++l) y[p * 8 + l] = x[l * P + p];
+}
+
+// y [P][8] -> 8 planes of P floats at x.
+void blocked_unpack8(const float* y, int64_t P, float* x) {
+  int64_t p = 0;
+#if defined(__AVX2__)
+  for (; p + 8 <= P; p += 8) {
+    __m256 r[8];
+    for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(y + (p + j) * 8);
+    simd::transpose8(r);
+    for (int l = 0; l < 8; ++l) _mm256_storeu_ps(x + l * P + p, r[l]);
+  }
+#endif
+  for (; p < P; ++p)
+    for (int l = 0; l < 8; ++l) x[l * P + p] = y[p * 8 + l];
+}
+
+// out[l] = (0 + x[0][l] + x[1][l] + ... + x[P-1][l]) / (float)P.
+void blocked_gap8(const float* x, int64_t P, float* out) {
+  const float divisor = static_cast<float>(P);
+#if defined(__AVX2__)
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t p = 0; p < P; ++p) acc = _mm256_add_ps(acc, _mm256_loadu_ps(x + p * 8));
+  _mm256_storeu_ps(out, _mm256_div_ps(acc, _mm256_set1_ps(divisor)));
+#else
+  float acc[kLanes] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  for (int64_t p = 0; p < P; ++p)
+    for (int l = 0; l < kLanes; ++l) acc[l] += x[p * 8 + l];
+  for (int l = 0; l < kLanes; ++l) out[l] = acc[l] / divisor;
+#endif
+}
+
+// Output rows [oh0, oh1) of one depthwise channel block: x [H][W][8], wk
+// [KH * KW][8], bias [8], y [OH][OW][8]; strides sh / sw, leading pads pt /
+// pl and trailing pads pb / pr (the caller computed OH and OW from them).
+// y = bias + taps, nothing else (blocked.cpp runs the epilogue).
+void blocked_dw_band(const float* x, int64_t H, int64_t W, const float* wk, int64_t KH, int64_t KW, int64_t sh,
+                     int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, const float* bias, float* y,
+                     int64_t OW, int64_t oh0, int64_t oh1) {
+#if defined(__AVX2__)
+  const int64_t K = KH, half = K / 2;
+  if (KH == KW && sh == sw && (K == 3 || K == 5) && (sh == 1 || sh == 2) && pt <= half && pl <= half &&
+      pb <= half && pr <= half) {
+    dw_band_fast(x, H, W, wk, K, sh, pt, pl, bias, y, OW, oh0, oh1);
+    return;
+  }
+#endif
+  for (int64_t oh = oh0; oh < oh1; ++oh)
+    dw_pixels_generic(x, H, W, wk, KH, KW, sh, sw, pt, pl, bias, y + oh * OW * kLanes, oh, 0, OW);
+}
+
+// Pixels [p0, p1) of the output blocks of one pointwise group: x the
+// image's input [cin/8][P][8] (xs = P * 8 floats per block), w the group's
+// packed weights [cin][mb][8] (mb in 1..3), bias [mb * 8], y the group's
+// first output block (ys floats per block). The input channels go in
+// blocks of kc (a multiple of 8), in order.
+void blocked_pw_block(const float* x, int64_t xs, int64_t cin, int64_t kc, const float* w, int mb, const float* bias,
+                      float* y, int64_t ys, int64_t p0, int64_t p1) {
+  for (int64_t k0 = 0; k0 < cin; k0 += kc) {
+    const int64_t kb = imin(kc, cin - k0) / 8;
+    const float* xk = x + (k0 / 8) * xs;
+    const float* wk = w + k0 * mb * 8;
+    const bool accumulate = k0 > 0;
+#if defined(__AVX2__)
+    if (mb == 3) pw_pixels<3, 4>(xk, xs, kb, wk, bias, y, ys, p0, p1, accumulate);
+    else if (mb == 2) pw_pixels<2, 6>(xk, xs, kb, wk, bias, y, ys, p0, p1, accumulate);
+    else pw_pixels<1, 8>(xk, xs, kb, wk, bias, y, ys, p0, p1, accumulate);
+#else
+    pw_pixels_plain(mb, xk, xs, kb, wk, bias, y, ys, p0, p1, accumulate);
+#endif
+  }
+}
+
+}  // namespace spindle::kernels::SPINDLE_ISA_NS
