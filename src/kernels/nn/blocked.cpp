@@ -40,13 +40,11 @@
 //                register-tiled path at AVX2, everything else a generic
 //                path with bounds checks.
 //   Anything else is kUnsupported.
-//   S is folded into the weights, once per image (or once when S has one
-//   image) into a scratch buffer before the blocks run: conv(X * S) =
-//   conv with w[oc][ic] * s[ic]. The weights are C x OC floats (pointwise)
-//   or C x KH x KW (depthwise), the input C x H x W: for every layer of the
-//   squeeze-excite networks the weights are the smaller (at 14x14 and
-//   above; at 7x7 with 960 -> 160 channels about the same), and scaling
-//   them does not touch the input at all.
+//   S multiplies, into a scratch buffer before the blocks run, whichever is
+//   smaller: the weights (once per image of S; conv(X * S) = conv with
+//   w[oc][ic] * s[ic]; C x OC floats pointwise, C x KH x KW depthwise) or
+//   X (C x H x W per image: the 7x7 projections of 960 or 1152 channels,
+//   whose weights are larger than L2).
 //
 // Blocks (parallel_for): reorders and the pool (image, channel block);
 // depthwise (image, channel block, band of output rows); pointwise (image,
@@ -78,7 +76,7 @@ SPINDLE_ISA_DECLARE(void, blocked_dw_band,
                      int64_t OW, int64_t oh0, int64_t oh1));
 SPINDLE_ISA_DECLARE(void, blocked_pw_block,
                     (const float* x, int64_t xs, int64_t cin, int64_t kc, const float* w, int mb, const float* bias,
-                     float* y, int64_t ys, int64_t p0, int64_t p1));
+                     float* y, int64_t ys, int64_t p0, int64_t p1, const float* w_next, int mb_next));
 
 namespace spindle::kernels::nn {
 
@@ -313,16 +311,33 @@ class BlockedConvKernel final : public OpKernel {
     const int64_t scale_images = S ? S->dim(0) : 0;
     Tensor& Y = ctx.output(0, DataType::kFloat32, ys);
     if (Y.numel() == 0) return;
-    // The weights each image uses: the packed ones, or scaled by S.
+    // S multiplies whichever is smaller: the weights (once per image of
+    // S) or X (at 7x7 the input of a 960 -> 160 projection is a third of
+    // its weights, which are larger than L2).
     const float* wts = pw.w.data();
+    const float* xin = X.data<float>();
     int64_t image_stride = 0;  // floats between two images' weights
     if (scale) {
-      float* scaled = scratch_floats(kSharedScratchSlot, static_cast<size_t>(scale_images * pw.size()));
-      for (int64_t n = 0; n < scale_images; ++n) scale_weights(pw, scale + n * C, scaled + n * pw.size());
-      wts = scaled;
-      image_stride = scale_images == 1 ? 0 : pw.size();
+      const int64_t x_size = X.numel();
+      if (x_size < scale_images * pw.size()) {
+        float* xs = scratch_floats(kSharedScratchSlot, static_cast<size_t>(x_size));
+        const int64_t P = H * W;
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t cb = 0; cb < Cb; ++cb) {
+            const float* s = scale + (scale_images == 1 ? 0 : n) * C + cb * kBlock;
+            const int64_t o = (n * Cb + cb) * P * kBlock;
+            for (int64_t p = 0; p < P; ++p)
+              for (int64_t l = 0; l < kBlock; ++l) xs[o + p * kBlock + l] = xin[o + p * kBlock + l] * s[l];
+          }
+        xin = xs;
+      } else {
+        float* scaled = scratch_floats(kSharedScratchSlot, static_cast<size_t>(scale_images * pw.size()));
+        for (int64_t n = 0; n < scale_images; ++n) scale_weights(pw, scale + n * C, scaled + n * pw.size());
+        wts = scaled;
+        image_stride = scale_images == 1 ? 0 : pw.size();
+      }
     }
-    const Run run{X.data<float>(), wts, image_stride, bias, res, Y.mutable_data<float>(), N, H, W, OH, OW};
+    const Run run{xin, wts, image_stride, bias, res, Y.mutable_data<float>(), N, H, W, OH, OW};
     if (pw.pointwise) run_pointwise(ctx, pw, run);
     else run_depthwise(ctx, pw, run);
   }
@@ -496,9 +511,12 @@ class BlockedConvKernel final : public OpKernel {
                      const int mb = p.mb[static_cast<size_t>(g)];
                      const int64_t ob = p.ob[static_cast<size_t>(g)];
                      float* yg = r.y + (n * OCb + ob) * P * kBlock;
+                     // The next item's group (same pixels) is asked for ahead.
+                     const bool next = g + 1 < groups;
+                     const float* wn = next ? r.w + n * r.w_stride + p.off[static_cast<size_t>(g + 1)] : nullptr;
                      block_fn(r.x + n * (cin / kBlock) * P * kBlock, P * kBlock, cin, kc,
                               r.w + n * r.w_stride + p.off[static_cast<size_t>(g)], mb, r.bias + ob * kBlock, yg,
-                              P * kBlock, p0, p1);
+                              P * kBlock, p0, p1, wn, next ? p.mb[static_cast<size_t>(g + 1)] : 0);
                      for (int m = 0; m < mb; ++m) epilogue(r, yg + (m * P + p0) * kBlock, (p1 - p0) * kBlock);
                    }
                  });

@@ -246,11 +246,28 @@ void pw_tail(int n, const float* x, int64_t xs, int64_t kb, const float* w, cons
 
 // Pixels [p0, p1) of one group of MB output blocks: tiles of NP pixels,
 // then one tile of the rest.
+// Pixels [p0, p1) of one group of MB output blocks: tiles of NP pixels,
+// then one tile of the rest. pf (or null): the next group's weights for the
+// same input channels (lines of 64 bytes), asked for into L2 spread over
+// this group's tiles, so that group does not start with its weights
+// arriving from memory one miss at a time (the weights of a 14x14 / 7x7
+// expansion are larger than L2 and read once per run).
 template <int MB, int NP>
 void pw_pixels(const float* x, int64_t xs, int64_t kb, const float* w, const float* bias, float* y, int64_t ys,
-               int64_t p0, int64_t p1, bool accumulate) {
+               int64_t p0, int64_t p1, bool accumulate, const float* pf, int64_t pf_lines) {
+  const int64_t tiles = (p1 - p0 + NP - 1) / NP;
+  const int64_t per_tile = pf ? (pf_lines + tiles - 1) / tiles : 0;
+  int64_t line = 0;
+  auto ahead = [&] {
+    for (int64_t e = imin(pf_lines, line + per_tile); line < e; ++line)
+      _mm_prefetch(reinterpret_cast<const char*>(pf + line * 16), _MM_HINT_T1);
+  };
   int64_t p = p0;
-  for (; p + NP <= p1; p += NP) pw_tile<MB, NP>(x + p * 8, xs, kb, w, bias, y + p * 8, ys, accumulate);
+  for (; p + NP <= p1; p += NP) {
+    ahead();
+    pw_tile<MB, NP>(x + p * 8, xs, kb, w, bias, y + p * 8, ys, accumulate);
+  }
+  ahead();
   if (p < p1) pw_tail<MB, NP - 1>(static_cast<int>(p1 - p), x + p * 8, xs, kb, w, bias, y + p * 8, ys, accumulate);
 }
 
@@ -349,17 +366,21 @@ void blocked_dw_band(const float* x, int64_t H, int64_t W, const float* wk, int6
 // first output block (ys floats per block). The input channels go in
 // blocks of kc (a multiple of 8), in order.
 void blocked_pw_block(const float* x, int64_t xs, int64_t cin, int64_t kc, const float* w, int mb, const float* bias,
-                      float* y, int64_t ys, int64_t p0, int64_t p1) {
+                      float* y, int64_t ys, int64_t p0, int64_t p1, const float* w_next, int mb_next) {
   for (int64_t k0 = 0; k0 < cin; k0 += kc) {
     const int64_t kb = imin(kc, cin - k0) / 8;
     const float* xk = x + (k0 / 8) * xs;
     const float* wk = w + k0 * mb * 8;
     const bool accumulate = k0 > 0;
 #if defined(__AVX2__)
-    if (mb == 3) pw_pixels<3, 4>(xk, xs, kb, wk, bias, y, ys, p0, p1, accumulate);
-    else if (mb == 2) pw_pixels<2, 6>(xk, xs, kb, wk, bias, y, ys, p0, p1, accumulate);
-    else pw_pixels<1, 8>(xk, xs, kb, wk, bias, y, ys, p0, p1, accumulate);
+    const float* pf = w_next ? w_next + k0 * mb_next * 8 : nullptr;
+    const int64_t lines = kb * 4 * mb_next;  // 8 channels x mb_next x 8 floats per kc step, 16 floats a line
+    if (mb == 3) pw_pixels<3, 4>(xk, xs, kb, wk, bias, y, ys, p0, p1, accumulate, pf, lines);
+    else if (mb == 2) pw_pixels<2, 6>(xk, xs, kb, wk, bias, y, ys, p0, p1, accumulate, pf, lines);
+    else pw_pixels<1, 8>(xk, xs, kb, wk, bias, y, ys, p0, p1, accumulate, pf, lines);
 #else
+    (void)w_next;
+    (void)mb_next;
     pw_pixels_plain(mb, xk, xs, kb, wk, bias, y, ys, p0, p1, accumulate);
 #endif
   }
