@@ -62,12 +62,18 @@ namespace sk = spindle::kernels;
 struct Layer {
   bool dw;
   int64_t c, h, k, s, cout;
+  int64_t g = 1;  // groups when not depthwise
+  int64_t group() const { return dw ? c : g; }
   int64_t pad() const { return k / 2; }
   int64_t oh() const { return (h + 2 * pad() - k) / s + 1; }
-  // Multiply-adds: C x OH x OW x k x k (depthwise), Cin x Cout x OH x OW (pointwise).
-  double macs() const { return static_cast<double>(oh() * oh()) * static_cast<double>(dw ? c * k * k : c * cout); }
+  // Multiply-adds: C/group x Cout x OH x OW x k x k.
+  double macs() const { return static_cast<double>(oh() * oh()) * static_cast<double>(c / group() * cout * k * k); }
   std::string label() const {
     const std::string hs = std::to_string(h);
+    if (!dw && g > 1)
+      return "gc" + std::to_string(k) + "x" + std::to_string(k) + " s" + std::to_string(s) + " C" + std::to_string(c) +
+             " g" + std::to_string(g) + " " + hs + "x" + hs;
+    if (!dw && s > 1) return "pw s" + std::to_string(s) + " " + std::to_string(c) + "->" + std::to_string(cout) + " " + hs + "x" + hs;
     if (dw)
       return "dw" + std::to_string(k) + "x" + std::to_string(k) + " s" + std::to_string(s) + " C" + std::to_string(c) +
              " " + hs + "x" + hs;
@@ -77,6 +83,8 @@ struct Layer {
 
 Layer dw(int64_t c, int64_t h, int64_t k, int64_t s) { return {true, c, h, k, s, c}; }
 Layer pw(int64_t c, int64_t cout, int64_t h) { return {false, c, h, 1, 1, cout}; }
+Layer gc(int64_t c, int64_t h, int64_t s, int64_t width) { return {false, c, h, 3, s, c, c / width}; }
+Layer pws(int64_t c, int64_t cout, int64_t h, int64_t s) { return {false, c, h, 1, s, cout}; }
 
 const Layer kLayers[] = {
     dw(64, 112, 3, 2),  dw(72, 56, 3, 1),   dw(72, 56, 5, 2),    dw(120, 28, 5, 1),   dw(240, 28, 3, 2),
@@ -84,6 +92,9 @@ const Layer kLayers[] = {
     pw(16, 64, 112),    pw(72, 24, 56),     pw(24, 72, 56),      pw(120, 40, 28),     pw(240, 40, 28),
     pw(480, 80, 14),    pw(80, 480, 14),    pw(672, 112, 14),    pw(672, 160, 7),     pw(960, 160, 7),
     pw(160, 960, 7),    pw(1152, 192, 7),   pw(192, 1152, 7),
+    // RegNet-Y-400MF: grouped 3x3 of group width 8, 1x1 stride-2 projections.
+    gc(48, 56, 1, 8),   gc(104, 28, 1, 8),  gc(208, 14, 1, 8),   gc(440, 7, 1, 8),    gc(48, 112, 2, 8),
+    gc(104, 56, 2, 8),  pws(32, 48, 112, 2), pws(48, 104, 56, 2),
 };
 
 Tensor random_tensor(Shape shape, uint32_t seed) {
@@ -107,11 +118,11 @@ struct SpindleConv {
 
   explicit SpindleConv(const Layer& l) : L(l) {
     X = random_tensor({1, L.c, L.h, L.h}, 1);
-    W = random_tensor({L.cout, L.dw ? 1 : L.c, L.k, L.k}, 2);
+    W = random_tensor({L.cout, L.c / L.group(), L.k, L.k}, 2);
     B = random_tensor({L.cout}, 3);
     info.op_type = "Conv";
     info.opset = 13;
-    info.attrs.set("group", int64_t{L.dw ? L.c : 1});
+    info.attrs.set("group", L.group());
     info.attrs.set("kernel_shape", std::vector<int64_t>{L.k, L.k});
     info.attrs.set("pads", std::vector<int64_t>{L.pad(), L.pad(), L.pad(), L.pad()});
     info.attrs.set("strides", std::vector<int64_t>{L.s, L.s});

@@ -13,11 +13,14 @@
 //
 // Candidates (after the other fusions, so activations, residual Adds and
 // squeeze-excite scales are already inputs and attributes of the Conv):
-//   pointwise  Conv 1x1, stride 1, no pads, one group, C and M multiples
-//              of 8;
-//   depthwise  group == C == M (a multiple of 8), 3x3 or 5x5, equal
-//              strides 1 or 2, each pad at most kernel / 2;
-// both 2-D with dilations 1, no auto_pad, constant float weights, no fused
+//   pointwise  Conv 1x1, no pads, one group, C and M multiples of 8
+//              (strides 2: ResNet / RegNet projections);
+//   depthwise  group == C == M (a multiple of 8), 3x3 or 5x5, each pad at
+//              most kernel / 2;
+//   grouped    3x3, groups of a multiple of 8 input and output channels
+//              (RegNet), pads at most 1;
+// each with equal strides of 1 or 2,
+// 2-D with dilations 1, no auto_pad, constant float weights, no fused
 // input normalization (inputs 6-9), and a fused residual only when the
 // residual is itself produced by a candidate (so it is blocked, of the
 // output's shape). Candidates joined by a value one produces and another
@@ -74,10 +77,15 @@ bool blockable_conv(const Graph& g, const Node& n) {
   if (kernel != std::vector<int64_t>{KH, KW} || strides.size() != 2 || pads.size() != 4 || dilations.size() != 2 ||
       !all_equal(dilations, 1) || M <= 0 || M % kBlock != 0)
     return false;
-  if (group == 1 && KH == 1 && KW == 1) return Cg > 0 && Cg % kBlock == 0 && all_equal(strides, 1) && all_equal(pads, 0);
-  if (group == M && Cg == 1 && KH == KW && (KH == 3 || KH == 5) && strides[0] == strides[1] &&
-      (strides[0] == 1 || strides[0] == 2))
-    return std::all_of(pads.begin(), pads.end(), [KH](int64_t p) { return p >= 0 && p <= KH / 2; });
+  const bool stride_1_or_2 = strides[0] == strides[1] && (strides[0] == 1 || strides[0] == 2);
+  auto pads_within = [&](int64_t most) {
+    return std::all_of(pads.begin(), pads.end(), [most](int64_t p) { return p >= 0 && p <= most; });
+  };
+  if (group == 1 && KH == 1 && KW == 1) return Cg > 0 && Cg % kBlock == 0 && stride_1_or_2 && all_equal(pads, 0);
+  if (group == M && Cg == 1 && KH == KW && (KH == 3 || KH == 5) && stride_1_or_2) return pads_within(KH / 2);
+  if (group > 1 && M % group == 0 && (M / group) % kBlock == 0 && Cg % kBlock == 0 && KH == 3 && KW == 3 &&
+      stride_1_or_2)
+    return pads_within(1);
   return false;
 }
 

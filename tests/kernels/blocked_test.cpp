@@ -1,8 +1,9 @@
 // blocked_test.cpp — the NCHW8c kernels of src/kernels/nn/blocked.cpp
 // (domain "spindle"): reorders against the layout's index formula,
-// BlockedConv against Conv on the NCHW tensors (pointwise and depthwise,
-// the register-tiled and the generic depthwise paths, with bias, residual,
-// input scale and fused activations), BlockedGlobalAveragePool against
+// BlockedConv against Conv on the NCHW tensors (pointwise at stride 1 and
+// strided, depthwise, grouped with group widths of multiples of 8, the
+// register-tiled and the generic depthwise / grouped paths, with bias,
+// residual, input scale and fused activations), BlockedGlobalAveragePool against
 // GlobalAveragePool, bitwise determinism across thread counts and errors
 // for bad shapes and attributes.
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <iterator>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/kernel.h"
@@ -170,6 +172,34 @@ ConvSetup depthwise(int64_t N, int64_t C, int64_t H, int64_t W, int64_t KH, int6
   return c;
 }
 
+// Pointwise with strides {sh, sw} (no pads).
+ConvSetup strided_pointwise(int64_t N, int64_t C, int64_t OC, int64_t H, int64_t W, int64_t sh, int64_t sw, bool b,
+                            bool r, bool s, const Act& act, uint32_t seed) {
+  ConvSetup c = pointwise(N, C, OC, H, W, b, false, s, act, seed);
+  c.attrs.set("strides", std::vector<int64_t>{sh, sw});
+  if (r) c.R = random_tensor({N, OC, (H - 1) / sh + 1, (W - 1) / sw + 1}, seed + 3);
+  return c;
+}
+
+// Grouped (C / group and OC / group input / output channels a group), pads
+// {top, left, bottom, right}.
+ConvSetup grouped(int64_t N, int64_t C, int64_t OC, int64_t group, int64_t H, int64_t W, int64_t KH, int64_t KW,
+                  int64_t stride, std::vector<int64_t> pads, bool b, bool r, bool s, const Act& act, uint32_t seed) {
+  ConvSetup c;
+  c.X = random_tensor({N, C, H, W}, seed);
+  c.W = random_tensor({OC, C / group, KH, KW}, seed + 1);
+  if (b) c.B = random_tensor({OC}, seed + 2);
+  const int64_t OH = (H + pads[0] + pads[2] - KH) / stride + 1, OW = (W + pads[1] + pads[3] - KW) / stride + 1;
+  if (r) c.R = random_tensor({N, OC, OH, OW}, seed + 3);
+  if (s) c.S = random_tensor({N, C, 1, 1}, seed + 4, 0.0f, 1.0f);
+  c.attrs.set("group", group);
+  c.attrs.set("kernel_shape", std::vector<int64_t>{KH, KW});
+  c.attrs.set("strides", std::vector<int64_t>{stride, stride});
+  c.attrs.set("pads", std::move(pads));
+  set_act(c.attrs, act);
+  return c;
+}
+
 // ---------------------------------------------------------------- reorders and the pool
 
 TEST(BlockedReorder, RoundTripIsExactAndFollowsTheLayout) {
@@ -295,6 +325,94 @@ TEST(BlockedConv, DepthwiseGenericPathMatchesConv) {
     }
 }
 
+// Strided 1x1 (downsampling projections): the gathered input's pixels.
+TEST(BlockedConv, StridedPointwiseMatchesConv) {
+  struct Case {
+    int64_t C, OC, H, W, sh, sw;
+  };
+  uint32_t seed = 1100;
+  int variant = 0;
+  for (const Case& c : {Case{16, 24, 14, 14, 2, 2}, Case{24, 16, 15, 9, 2, 2}, Case{32, 48, 14, 14, 2, 2},
+                        Case{16, 8, 15, 9, 2, 1}, Case{8, 72, 13, 11, 3, 3}, Case{264, 16, 7, 7, 2, 2},
+                        Case{24, 24, 1, 1, 2, 2}, Case{16, 16, 10, 7, 1, 3}})
+    for (int v = 0; v < 4; ++v, ++variant, seed += 10) {
+      const bool b = v != 1, r = v >= 2, s = v == 1 || v == 3;
+      const Act& act = kActs[variant % std::size(kActs)];
+      const ConvSetup setup = strided_pointwise(2, c.C, c.OC, c.H, c.W, c.sh, c.sw, b, r, s, act, seed);
+      const std::string what = "pw " + std::to_string(c.C) + "->" + std::to_string(c.OC) + " " +
+                               std::to_string(c.H) + "x" + std::to_string(c.W) + " s" + std::to_string(c.sh) + "," +
+                               std::to_string(c.sw) + " v" + std::to_string(v) + " " + act.name;
+      expect_close(setup.blocked(), setup.reference(), what);
+      if (v == 3) expect_close(setup.blocked(nullptr, false), setup.reference(), what + " W at run time");
+    }
+}
+
+// Group widths 8 (RegNet), 16 and input 16 / output 8 a group; 3x3, pads 1,
+// strides 1 and 2 (the register-tiled path at AVX2).
+TEST(BlockedConv, GroupedFastPathMatchesConv) {
+  struct Group {
+    int64_t C, OC, group;
+  };
+  struct Size {
+    int64_t H, W;
+  };
+  uint32_t seed = 1300;
+  int variant = 0;
+  for (const Group& g : {Group{16, 16, 2}, Group{48, 48, 6}, Group{64, 64, 4}, Group{32, 16, 2}})
+    for (int64_t st : {1, 2})
+      for (const Size& sz : {Size{7, 7}, Size{14, 14}, Size{15, 9}, Size{56, 56}, Size{1, 1}, Size{2, 3}})
+        for (int v = 0; v < 3; ++v, ++variant, seed += 10) {
+          if (sz.H == 56 && v != 2) continue;  // one variant of the large plane keeps the test short
+          const bool b = v != 1, r = v >= 1, sc = v == 2;
+          const Act& act = kActs[variant % std::size(kActs)];
+          const ConvSetup setup = grouped(2, g.C, g.OC, g.group, sz.H, sz.W, 3, 3, st, {1, 1, 1, 1}, b, r, sc, act,
+                                          seed);
+          expect_close(setup.blocked(), setup.reference(),
+                       "grouped C " + std::to_string(g.C) + " OC " + std::to_string(g.OC) + " group " +
+                           std::to_string(g.group) + " s" + std::to_string(st) + " " + std::to_string(sz.H) + "x" +
+                           std::to_string(sz.W) + " v" + std::to_string(v) + " " + act.name);
+        }
+}
+
+// Kernels, strides and pads the fast path does not take (5x5 pads 2, 3x3
+// pads 0, asymmetric pads, stride 3, 1x1 grouped, 3x5), and W at run time.
+TEST(BlockedConv, GroupedGenericPathMatchesConv) {
+  struct Case {
+    int64_t C, OC, group, H, W, KH, KW, stride;
+    std::vector<int64_t> pads;
+  };
+  uint32_t seed = 1700;
+  int variant = 0;
+  for (const Case& c : {Case{16, 16, 2, 14, 14, 5, 5, 1, {2, 2, 2, 2}}, Case{48, 48, 6, 15, 9, 5, 5, 2, {2, 2, 2, 2}},
+                        Case{16, 16, 2, 9, 8, 3, 3, 1, {0, 0, 0, 0}}, Case{32, 16, 2, 14, 14, 3, 3, 2, {0, 0, 0, 0}},
+                        Case{24, 24, 3, 8, 8, 3, 3, 1, {0, 1, 1, 0}}, Case{16, 32, 2, 15, 9, 3, 3, 3, {1, 1, 1, 1}},
+                        Case{32, 32, 4, 7, 7, 1, 1, 1, {0, 0, 0, 0}}, Case{16, 16, 2, 10, 11, 3, 5, 1, {1, 2, 1, 2}},
+                        Case{16, 16, 2, 6, 6, 3, 3, 2, {2, 2, 2, 2}}})
+    for (int v = 0; v < 2; ++v, ++variant, seed += 10) {
+      const Act& act = kActs[(variant + 1) % std::size(kActs)];
+      const ConvSetup setup = grouped(2, c.C, c.OC, c.group, c.H, c.W, c.KH, c.KW, c.stride, c.pads, true, v == 1,
+                                      v == 1, act, seed);
+      const std::string what = "grouped " + std::to_string(c.KH) + "x" + std::to_string(c.KW) + " s" +
+                               std::to_string(c.stride) + " C " + std::to_string(c.C) + " group " +
+                               std::to_string(c.group) + " on " + std::to_string(c.H) + "x" + std::to_string(c.W) +
+                               " v" + std::to_string(v);
+      expect_close(setup.blocked(), setup.reference(), what);
+      if (v == 1) expect_close(setup.blocked(nullptr, false), setup.reference(), what + " W at run time");
+    }
+}
+
+// S of one image for all, and S large enough that X is scaled rather than
+// the weights (weights C/group x OC x 9 floats, X C x 1 x 1).
+TEST(BlockedConv, GroupedInputScaleOfOneImageAndOnX) {
+  ConvSetup a = grouped(2, 32, 32, 2, 9, 9, 3, 3, 1, {1, 1, 1, 1}, true, true, false, kActs[1], 1900);
+  a.S = random_tensor({1, 32, 1, 1}, 1901, 0.0f, 2.0f);
+  expect_close(a.blocked(), a.reference(), "grouped S of one image");
+  const ConvSetup x = grouped(2, 128, 128, 8, 1, 1, 3, 3, 1, {1, 1, 1, 1}, true, false, true, kActs[2], 1902);
+  expect_close(x.blocked(), x.reference(), "grouped S on X");
+  const ConvSetup sp = strided_pointwise(2, 64, 64, 3, 3, 2, 2, true, true, true, kActs[3], 1903);
+  expect_close(sp.blocked(), sp.reference(), "strided pointwise S on X");
+}
+
 TEST(BlockedConv, DepthwiseRuntimeWeightsMatchConv) {
   const ConvSetup setup = depthwise(2, 16, 9, 9, 3, 3, 1, {1, 1, 1, 1}, true, true, true, kActs[2], 900);
   expect_close(setup.blocked(nullptr, false), setup.reference(), "W at run time");
@@ -309,6 +427,10 @@ TEST(BlockedConv, BitwiseIdenticalAcrossThreadCounts) {
       depthwise(2, 72, 56, 56, 3, 3, 1, {1, 1, 1, 1}, true, true, true, kActs[4], 42),
       depthwise(2, 48, 57, 57, 5, 5, 2, {2, 2, 2, 2}, true, false, false, kActs[1], 43),
       depthwise(2, 16, 30, 30, 7, 7, 1, {3, 3, 3, 3}, true, true, false, kActs[0], 44),
+      grouped(2, 208, 208, 26, 28, 28, 3, 3, 1, {1, 1, 1, 1}, true, true, true, kActs[2], 45),
+      grouped(2, 104, 104, 13, 56, 56, 3, 3, 2, {1, 1, 1, 1}, true, false, false, kActs[1], 46),
+      grouped(2, 64, 64, 4, 30, 30, 5, 5, 1, {2, 2, 2, 2}, true, true, false, kActs[3], 47),
+      strided_pointwise(2, 48, 104, 56, 56, 2, 2, true, true, true, kActs[1], 48),
   };
   for (const ConvSetup& c : cases) {
     Tensor serial;
@@ -376,6 +498,22 @@ TEST(BlockedConv, BadInputsFailNamingThem) {
   Attributes one_group = dw.attrs;
   one_group.set("group", int64_t{1});
   expect(error_of([&] { run(full, {to_blocked(dw.X), full.W}, one_group); }, &code), {"16x16x3x3"});
+  EXPECT_EQ(code, StatusCode::kUnsupported);
+  // Group width 4 (C 24, group 6) and input 8 / output 4 a group (C 16,
+  // OC 8, group 2): not multiples of 8.
+  for (const auto& [C, OC, G, wshape] : {std::tuple<int64_t, int64_t, int64_t, std::string>{24, 24, 6, "24x4x3x3"},
+                                         std::tuple<int64_t, int64_t, int64_t, std::string>{16, 8, 2, "8x8x3x3"}}) {
+    const ConvSetup g = grouped(1, C, OC, G, 8, 8, 3, 3, 1, {1, 1, 1, 1}, true, false, false, kActs[0], 67);
+    code = StatusCode::kOk;
+    expect(error_of([&] { run(g, {to_blocked(g.X), g.W}, g.attrs); }, &code), {wshape, "group " + std::to_string(G)});
+    EXPECT_EQ(code, StatusCode::kUnsupported);
+  }
+  // A strided 1x1 with pads.
+  Attributes padded = pw.attrs;
+  padded.set("strides", std::vector<int64_t>{2, 2});
+  padded.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  code = StatusCode::kOk;
+  expect(error_of([&] { run(pw, {Xb, pw.W}, padded); }, &code), {"pads"});
   EXPECT_EQ(code, StatusCode::kUnsupported);
   // A kernel larger than the padded plane: an empty output.
   const Tensor tiny = to_blocked(random_tensor({1, 16, 1, 1}, 66));

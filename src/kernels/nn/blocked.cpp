@@ -30,10 +30,27 @@
 //                               [N, OC/8, OH, OW, 8]; OH / OW by the ONNX
 //                               formula. Per output element: acc = B, plus
 //                               the products, then + R, then the activation.
-//   Two shapes, checked at creation when W is constant (else at each call):
-//     pointwise  group 1, 1x1 kernel, strides 1, no pads, C and OC multiples
-//                of 8. Weights packed per group of 1-3 output blocks as
-//                [ic][MB][8] (blocked.isa.cpp's tiles).
+//   Three shapes, checked at creation when W is constant (else at each call):
+//     pointwise  group 1, 1x1 kernel, strides >= 1, no pads, C and OC
+//                multiples of 8. Weights packed per group of 1-3 output
+//                blocks as [ic][MB][8] (blocked.isa.cpp's tiles). Strides
+//                other than 1 first gather the input pixels (oh * sh, ow *
+//                sw) of each image into a blocked scratch [C/8][OH * OW][8]
+//                (every channel block in parallel) and run the stride-1
+//                path on it. Per output element: bias, then the input
+//                channels in order.
+//     grouped    group > 1, C / group and OC / group both multiples of 8
+//                (RegNet's group width 8 / 16...), any kernel size, strides
+//                >= 1, pads >= 0. Output block ob belongs to group g = ob *
+//                8 / (OC / group) and reads that group's C / group / 8 input
+//                blocks. Weights packed as [OC/8][C/group][KH * KW][8]. Per
+//                output element: bias, then for each input channel of the
+//                group in order its taps (kh, kw) inside the plane in
+//                row-major order (taps in the padding skipped), acc += w *
+//                x. 3x3 at stride 1 / 2 with pads <= 1 takes the
+//                register-tiled path at AVX2 (up to 12 pixels of one output
+//                block in a tile), everything else a generic path with
+//                bounds checks (same order, so the same bits at a level).
 //     depthwise  group == C == OC, C a multiple of 8, any kernel size,
 //                strides >= 1, pads >= 0. Weights packed as [C/8][KH*KW][8].
 //                3x3 / 5x5 at stride 1 / 2 with pads <= K / 2 take the
@@ -42,12 +59,15 @@
 //   Anything else is kUnsupported.
 //   S multiplies, into a scratch buffer before the blocks run, whichever is
 //   smaller: the weights (once per image of S; conv(X * S) = conv with
-//   w[oc][ic] * s[ic]; C x OC floats pointwise, C x KH x KW depthwise) or
-//   X (C x H x W per image: the 7x7 projections of 960 or 1152 channels,
-//   whose weights are larger than L2).
+//   w[oc][ic] * s[ic]; C x OC floats pointwise, C x KH x KW depthwise, OC x
+//   C / group x KH x KW grouped) or X (C x H x W per image, after a strided
+//   pointwise gather: the 7x7 projections of 960 or 1152 channels, whose
+//   weights are larger than L2).
 //
-// Blocks (parallel_for): reorders and the pool (image, channel block);
-// depthwise (image, channel block, band of output rows); pointwise (image,
+// Blocks (parallel_for): reorders, the pool and the strided pointwise
+// gather (image, channel block); depthwise (image, channel block, band of
+// output rows); grouped (image, output block, band of output rows, costed
+// as a GEMM of 8 x band pixels x C/group * KH * KW); pointwise (image,
 // pixel chunk, group of output blocks), the input channels in kc blocks in
 // order inside a block. Block sizes come from the shape only and each
 // output element's sum is computed by the same sequence wherever its block
@@ -74,6 +94,10 @@ SPINDLE_ISA_DECLARE(void, blocked_dw_band,
                     (const float* x, int64_t H, int64_t W, const float* wk, int64_t KH, int64_t KW, int64_t sh,
                      int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, const float* bias, float* y,
                      int64_t OW, int64_t oh0, int64_t oh1));
+SPINDLE_ISA_DECLARE(void, blocked_gc_band,
+                    (const float* x, int64_t H, int64_t W, int64_t Cg, const float* wk, int64_t KH, int64_t KW,
+                     int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, const float* bias,
+                     float* y, int64_t OW, int64_t oh0, int64_t oh1));
 SPINDLE_ISA_DECLARE(void, blocked_pw_block,
                     (const float* x, int64_t xs, int64_t cin, int64_t kc, const float* w, int mb, const float* bias,
                      float* y, int64_t ys, int64_t p0, int64_t p1, const float* w_next, int mb_next));
@@ -168,12 +192,15 @@ class BlockedGlobalAveragePoolKernel final : public OpKernel {
 // W's shape, checked against the attributes, and its packed form.
 struct BlockedWeights {
   bool pointwise = false;
+  bool grouped = false;                    // group > 1, not depthwise
   int64_t C = 0, OC = 0, KH = 1, KW = 1;
+  int64_t Cg = 1, Mg = 1;                  // grouped: input / output channels of a group
   // Pointwise: groups of mb[g] output blocks from block ob[g], packed at
   // off[g] as [C][mb[g]][8].
   std::vector<int> mb;
   std::vector<int64_t> ob, off;
-  // Pointwise as above; depthwise [C/8][KH * KW][8].
+  // Pointwise as above; depthwise [C/8][KH * KW][8]; grouped
+  // [OC/8][Cg][KH * KW][8].
   std::vector<float> w;
   int64_t size() const { return static_cast<int64_t>(w.size()); }
 };
@@ -316,12 +343,33 @@ class BlockedConvKernel final : public OpKernel {
     // its weights, which are larger than L2).
     const float* wts = pw.w.data();
     const float* xin = X.data<float>();
+    int64_t xh = H, xw = W;  // the plane xin holds
+    if (pw.pointwise && (sh != 1 || sw != 1)) {
+      // Strided 1x1: the pixels it reads, gathered into [N][C/8][OH][OW][8].
+      float* xg = scratch_floats(kSharedInputSlot, static_cast<size_t>(N * Cb * OH * OW * kBlock));
+      const int64_t planes = N * Cb;
+      parallel_for(ctx.pool(), 0, planes, grain_for_work(planes, static_cast<double>(OH * OW * kBlock)),
+                   [&](int64_t i0, int64_t i1) {
+                     for (int64_t i = i0; i < i1; ++i) {
+                       float* __restrict d = xg + i * OH * OW * kBlock;
+                       const float* src = xin + i * H * W * kBlock;
+                       for (int64_t oh = 0; oh < OH; ++oh) {
+                         const float* __restrict row = src + oh * sh * W * kBlock;
+                         for (int64_t ow = 0; ow < OW; ++ow, d += kBlock)
+                           std::memcpy(d, row + ow * sw * kBlock, kBlock * sizeof(float));
+                       }
+                     }
+                   });
+      xin = xg;
+      xh = OH;
+      xw = OW;
+    }
     int64_t image_stride = 0;  // floats between two images' weights
     if (scale) {
-      const int64_t x_size = X.numel();
+      const int64_t x_size = N * Cb * xh * xw * kBlock;
       if (x_size < scale_images * pw.size()) {
         float* xs = scratch_floats(kSharedScratchSlot, static_cast<size_t>(x_size));
-        const int64_t P = H * W;
+        const int64_t P = xh * xw;
         for (int64_t n = 0; n < N; ++n)
           for (int64_t cb = 0; cb < Cb; ++cb) {
             const float* s = scale + (scale_images == 1 ? 0 : n) * C + cb * kBlock;
@@ -337,13 +385,14 @@ class BlockedConvKernel final : public OpKernel {
         image_stride = scale_images == 1 ? 0 : pw.size();
       }
     }
-    const Run run{xin, wts, image_stride, bias, res, Y.mutable_data<float>(), N, H, W, OH, OW};
+    const Run run{xin, wts, image_stride, bias, res, Y.mutable_data<float>(), N, xh, xw, OH, OW};
     if (pw.pointwise) run_pointwise(ctx, pw, run);
+    else if (pw.grouped) run_grouped(ctx, pw, run);
     else run_depthwise(ctx, pw, run);
   }
 
   struct Run {
-    const float* x;
+    const float* x;        // [N][C/8][H][W][8] (strided pointwise: the gathered [N][C/8][OH][OW][8])
     const float* w;        // image n's weights at w + n * w_stride
     int64_t w_stride;
     const float* bias;     // [OC]
@@ -352,7 +401,7 @@ class BlockedConvKernel final : public OpKernel {
     int64_t N, H, W, OH, OW;
   };
 
-  // Fails unless W is one of the two supported shapes for these attributes.
+  // Fails unless W is one of the three supported shapes for these attributes.
   void check_weights(const NodeInfo& node, const Tensor& w) const {
     require_float(node, w, "W");
     if (w.rank() != 4)
@@ -364,10 +413,8 @@ class BlockedConvKernel final : public OpKernel {
     if (KH < 1 || KW < 1 || OC < 1 || Cg < 1)
       fail(node, fmt::format("input W has shape {}, expected every dim >= 1", shape_of(w)));
     if (group_ == 1 && KH == 1 && KW == 1) {
-      if (strides_[0] != 1 || strides_[1] != 1 || std::any_of(pads_.begin(), pads_.end(), [](int64_t p) { return p; }))
-        fail_unsupported(node, fmt::format("a 1x1 BlockedConv takes strides 1 and no pads, got strides [{}] and pads "
-                                           "[{}]",
-                                           fmt::join(strides_, ", "), fmt::join(pads_, ", ")));
+      if (std::any_of(pads_.begin(), pads_.end(), [](int64_t p) { return p; }))
+        fail_unsupported(node, fmt::format("a 1x1 BlockedConv takes no pads, got pads [{}]", fmt::join(pads_, ", ")));
       if (Cg % kBlock != 0 || OC % kBlock != 0)
         fail_unsupported(node, fmt::format("input W has shape {}: a 1x1 BlockedConv takes input and output channels "
                                            "that are multiples of 8",
@@ -381,8 +428,21 @@ class BlockedConvKernel final : public OpKernel {
                                            shape_of(w), group_));
       return;
     }
+    if (group_ > 1) {
+      if (OC % group_ != 0)
+        fail(node, fmt::format("input W has shape {}: {} output channels are not divisible by group {}", shape_of(w),
+                               OC, group_));
+      const int64_t Mg = OC / group_;
+      if (Cg % kBlock != 0 || Mg % kBlock != 0)
+        fail_unsupported(node, fmt::format("input W has shape {} with group {}: a grouped BlockedConv takes groups of "
+                                           "input and output channels that are multiples of 8, got {} input and {} "
+                                           "output channels a group",
+                                           shape_of(w), group_, Cg, Mg));
+      return;
+    }
     fail_unsupported(node, fmt::format("input W has shape {} with group {}: BlockedConv takes a 1x1 convolution of "
-                                       "one group or a depthwise one (group == C == OC, W of OC x 1 x KH x KW)",
+                                       "one group, a depthwise one (group == C == OC, W of OC x 1 x KH x KW) or a "
+                                       "grouped one with groups of a multiple of 8 channels",
                                        shape_of(w), group_));
   }
 
@@ -418,6 +478,18 @@ class BlockedConvKernel final : public OpKernel {
             for (int64_t l = 0; l < kBlock; ++l)
               p.w[static_cast<size_t>(p.off[g] + (ic * p.mb[g] + m) * kBlock + l)] =
                   src[((p.ob[g] + m) * kBlock + l) * p.C + ic];
+    } else if (!(w.dim(1) == 1 && p.OC == group_)) {
+      // Grouped: [OC/8][Cg][T][8], lane l of block ob output channel ob * 8 + l.
+      p.grouped = true;
+      p.Cg = w.dim(1);
+      p.Mg = p.OC / group_;
+      p.C = p.Cg * group_;
+      const int64_t T = p.KH * p.KW;
+      for (int64_t oc = 0; oc < p.OC; ++oc)
+        for (int64_t ic = 0; ic < p.Cg; ++ic)
+          for (int64_t t = 0; t < T; ++t)
+            p.w[static_cast<size_t>((((oc / kBlock) * p.Cg + ic) * T + t) * kBlock + oc % kBlock)] =
+                src[(oc * p.Cg + ic) * T + t];
     } else {
       p.C = p.OC;
       const int64_t T = p.KH * p.KW;
@@ -442,6 +514,17 @@ class BlockedConvKernel final : public OpKernel {
       return;
     }
     const int64_t T = p.KH * p.KW;
+    if (p.grouped) {
+      const int64_t row = T * kBlock;  // one input channel of one output block
+      for (int64_t ob = 0; ob < p.OC / kBlock; ++ob) {
+        const float* sg = s + (ob * kBlock / p.Mg) * p.Cg;  // the group's input channels
+        for (int64_t ic = 0; ic < p.Cg; ++ic) {
+          const int64_t o = (ob * p.Cg + ic) * row;
+          for (int64_t j = 0; j < row; ++j) out[o + j] = w[o + j] * sg[ic];
+        }
+      }
+      return;
+    }
     for (int64_t cb = 0; cb < p.C / kBlock; ++cb)
       for (int64_t t = 0; t < T; ++t)
         for (int64_t l = 0; l < kBlock; ++l) {
@@ -483,6 +566,33 @@ class BlockedConvKernel final : public OpKernel {
                      band_fn(r.x + nc * in_plane, r.H, r.W, r.w + n * r.w_stride + cb * T * kBlock, p.KH, p.KW,
                              strides_[0], strides_[1], pads_[0], pads_[1], pads_[2], pads_[3], r.bias + cb * kBlock,
                              yb, OW, oh0, oh1);
+                     epilogue(r, yb + oh0 * OW * kBlock, (oh1 - oh0) * OW * kBlock);
+                   }
+                 });
+  }
+
+  // Items (image, output block, band of output rows); a band is as many
+  // rows as make ~128K multiply-adds. Every output element is computed
+  // whole by the one item of its (block, row).
+  void run_grouped(KernelContext& ctx, const BlockedWeights& p, const Run& r) const {
+    static const auto band_fn = SPINDLE_ISA_SELECT(blocked_gc_band);
+    const int64_t OCb = p.OC / kBlock, Cb = p.C / kBlock, T = p.KH * p.KW, OH = r.OH, OW = r.OW;
+    const int64_t red = p.Cg * T;  // multiply-adds per output element
+    const double row_work = static_cast<double>(OW * kBlock * red);
+    const int64_t band_rows = std::clamp<int64_t>(static_cast<int64_t>(131072.0 / row_work), 1, OH);
+    const int64_t nbands = ceil_div(OH, band_rows);
+    const int64_t items = r.N * OCb * nbands;
+    const int64_t in_plane = r.H * r.W * kBlock, out_plane = OH * OW * kBlock;
+    parallel_for(ctx.pool(), 0, items, grain_for_work(items, row_work * static_cast<double>(band_rows)),
+                 gemm_cost(kBlock, band_rows * OW, red), [&](int64_t i0, int64_t i1) {
+                   for (int64_t i = i0; i < i1; ++i) {
+                     const int64_t band = i % nbands, nb = i / nbands, n = nb / OCb, ob = nb % OCb;
+                     const int64_t g = ob * kBlock / p.Mg;
+                     const int64_t oh0 = band * band_rows, oh1 = std::min(OH, oh0 + band_rows);
+                     float* yb = r.y + nb * out_plane;
+                     band_fn(r.x + (n * Cb + g * (p.Cg / kBlock)) * in_plane, r.H, r.W, p.Cg,
+                             r.w + n * r.w_stride + ob * red * kBlock, p.KH, p.KW, strides_[0], strides_[1], pads_[0],
+                             pads_[1], pads_[2], pads_[3], r.bias + ob * kBlock, yb, OW, oh0, oh1);
                      epilogue(r, yb + oh0 * OW * kBlock, (oh1 - oh0) * OW * kBlock);
                    }
                  });

@@ -16,11 +16,15 @@
 //                                    output rows of one channel block.
 //   blocked_pw_block                 1x1 convolution, a group of 1 to 3
 //                                    output blocks over a range of pixels.
+//   blocked_gc_band                  grouped convolution (group width a
+//                                    multiple of 8), one band of output
+//                                    rows of one output block.
 //
 // At AVX2 and above (8-lane intrinsics, FMA) the depthwise 3x3 / 5x5 at
-// stride 1 / 2 and the pointwise kernel are register-tiled (see their
-// sections); the baseline level has plain loops with the same operation
-// order (multiply and add not fused, so the levels agree within rounding).
+// stride 1 / 2, the grouped 3x3 at stride 1 / 2 and the pointwise kernel
+// are register-tiled (see their sections); the baseline level has plain
+// loops with the same operation order (multiply and add not fused, so the
+// levels agree within rounding).
 #include <cstdint>
 
 #include "kernels/isa/simd.h"  // transpose8 (AVX2 levels)
@@ -67,6 +71,54 @@ void dw_pixels_generic(const float* x, int64_t H, int64_t W, const float* wk, in
       const float* w = wk + kh * KW * kLanes;
       for (int64_t kw = kw0; kw < kw1; ++kw)
         for (int l = 0; l < kLanes; ++l) acc[l] += r[(iw0 + kw) * kLanes + l] * w[kw * kLanes + l];
+    }
+    for (int l = 0; l < kLanes; ++l) yrow[ow * kLanes + l] = acc[l];
+#endif
+  }
+}
+
+// Pixels [ow0, ow1) of output row oh of one grouped-convolution output
+// block: x the group's first input block ([Cg/8][H][W][8], `plane` floats
+// apart), wk the block's weights [Cg][KH][KW][8]. acc = bias, then for each
+// input channel ic of the group in order, the taps (kh, kw) inside the
+// plane in row-major order: acc += w[ic][kh][kw] * x[ic][ih][iw]
+// (broadcast). Any kernel size, stride and padding (the generic path, and
+// the fast path's fallback).
+void gc_pixels_generic(const float* x, int64_t H, int64_t W, int64_t Cg, const float* wk, int64_t KH, int64_t KW,
+                       int64_t sh, int64_t sw, int64_t pt, int64_t pl, const float* bias, float* yrow, int64_t oh,
+                       int64_t ow0, int64_t ow1) {
+  const int64_t ih0 = oh * sh - pt, plane = H * W * kLanes, T = KH * KW;
+  const int64_t kh0 = imax(0, -ih0), kh1 = imin(KH, H - ih0);
+  for (int64_t ow = ow0; ow < ow1; ++ow) {
+    const int64_t iw0 = ow * sw - pl;
+    const int64_t kw0 = imax(0, -iw0), kw1 = imin(KW, W - iw0);
+#if defined(__AVX2__)
+    __m256 acc = _mm256_loadu_ps(bias);
+    for (int64_t ic = 0; ic < Cg; ++ic) {
+      const float* xc = x + (ic / kLanes) * plane + ic % kLanes;
+      const float* wc = wk + ic * T * kLanes;
+      for (int64_t kh = kh0; kh < kh1; ++kh) {
+        const float* r = xc + (ih0 + kh) * W * kLanes;
+        const float* w = wc + kh * KW * kLanes;
+        for (int64_t kw = kw0; kw < kw1; ++kw)
+          acc = _mm256_fmadd_ps(_mm256_broadcast_ss(r + (iw0 + kw) * kLanes), _mm256_loadu_ps(w + kw * kLanes), acc);
+      }
+    }
+    _mm256_storeu_ps(yrow + ow * kLanes, acc);
+#else
+    float acc[kLanes];
+    for (int l = 0; l < kLanes; ++l) acc[l] = bias[l];
+    for (int64_t ic = 0; ic < Cg; ++ic) {
+      const float* xc = x + (ic / kLanes) * plane + ic % kLanes;
+      const float* wc = wk + ic * T * kLanes;
+      for (int64_t kh = kh0; kh < kh1; ++kh) {
+        const float* r = xc + (ih0 + kh) * W * kLanes;
+        const float* w = wc + kh * KW * kLanes;
+        for (int64_t kw = kw0; kw < kw1; ++kw) {
+          const float v = r[(iw0 + kw) * kLanes];
+          for (int l = 0; l < kLanes; ++l) acc[l] += v * w[kw * kLanes + l];
+        }
+      }
     }
     for (int l = 0; l < kLanes; ++l) yrow[ow * kLanes + l] = acc[l];
 #endif
@@ -271,6 +323,116 @@ void pw_pixels(const float* x, int64_t xs, int64_t kb, const float* w, const flo
   if (p < p1) pw_tail<MB, NP - 1>(static_cast<int>(p1 - p), x + p * 8, xs, kb, w, bias, y + p * 8, ys, accumulate);
 }
 
+// ---------------------------------------------------------------- grouped, AVX2
+//
+// The 8 output channels of one output block in the vector lanes, the input
+// values broadcast. As for the depthwise kernel, one output row at a time
+// in groups of at most kGcGroup neighbouring pixels of nearly equal sizes,
+// one accumulator per pixel; the group's columns left (CL) and right (CR)
+// of the plane are template arguments (<= 1: pads <= 1), kernel rows in the
+// top / bottom padding are skipped. Per input channel and kernel row, the
+// K weight vectors of the row are loaded once and each input column the
+// group reads is broadcast once, for every pixel that uses it: (N - 1) * S
+// + K broadcasts and K loads per N * K multiply-adds. Each pixel's sum is
+// bias, then the input channels in order, each its taps in (kh, kw) order,
+// as in gc_pixels_generic.
+
+// rows[kh]: input row oh * S - pt + kh of the group's first input block
+// (only kh in [kh0, kh1) is inside the plane), plane: floats between two
+// input blocks, ix: the input column of the group's first pixel's first
+// tap, wk [Cg][K * K][8], b [8], out: the group's first output pixel.
+using GcGroupFn = void (*)(const float* const* rows, int kh0, int kh1, int64_t plane, int64_t Cg, int64_t ix,
+                           const float* wk, const float* b, float* out);
+
+template <int K, int S, int N, int CL, int CR>
+void gc_group(const float* const* rows, int kh0, int kh1, int64_t plane, int64_t Cg, int64_t ix, const float* wk,
+              const float* b, float* out) {
+  constexpr int kIn = (N - 1) * S + K;  // input columns the group reads, from ix on
+  const __m256 bias = _mm256_loadu_ps(b);
+  __m256 acc[N];
+#pragma GCC unroll 16
+  for (int j = 0; j < N; ++j) acc[j] = bias;
+  for (int64_t ic = 0; ic < Cg; ++ic) {
+    const int64_t xo = (ic / 8) * plane + (ix + CL) * 8 + ic % 8;  // input column ix + CL, lane ic % 8
+    const float* wc = wk + ic * K * K * 8;
+    for (int kh = kh0; kh < kh1; ++kh) {
+      const float* r = rows[kh] + xo;
+      __m256 wv[K];
+#pragma GCC unroll 5
+      for (int kw = 0; kw < K; ++kw) wv[kw] = _mm256_loadu_ps(wc + (kh * K + kw) * 8);
+#pragma GCC unroll 64
+      for (int q = CL; q < kIn - CR; ++q) {
+        const __m256 v = _mm256_broadcast_ss(r + (q - CL) * 8);
+#pragma GCC unroll 16
+        for (int j = 0; j < N; ++j) {
+          const int kw = q - j * S;
+          if (kw >= 0 && kw < K) acc[j] = _mm256_fmadd_ps(v, wv[kw], acc[j]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int j = 0; j < N; ++j) _mm256_storeu_ps(out + j * 8, acc[j]);
+}
+
+template <int K, int S, int N, int CL, int CR = 1>
+GcGroupFn gc_pick_cr(int cr) {
+  if constexpr (CR < 0) return nullptr;
+  else return cr == CR ? &gc_group<K, S, N, CL, CR> : gc_pick_cr<K, S, N, CL, CR - 1>(cr);
+}
+template <int K, int S, int N, int CL = 1>
+GcGroupFn gc_pick_cl(int cl, int cr) {
+  if constexpr (CL < 0) return nullptr;
+  else return cl == CL ? gc_pick_cr<K, S, N, CL>(cr) : gc_pick_cl<K, S, N, CL - 1>(cl, cr);
+}
+template <int K, int S, int N>
+GcGroupFn gc_pick(int n, int cl, int cr) {
+  if constexpr (N < 1) return nullptr;
+  else return n == N ? gc_pick_cl<K, S, N>(cl, cr) : gc_pick<K, S, N - 1>(n, cl, cr);
+}
+
+// Most pixels per group: 12 accumulators, 3 weights and a broadcast.
+constexpr int kGcGroup = 12;
+
+GcGroupFn gc_pick_ks(int64_t K, int64_t S, int n, int cl, int cr) {
+  if (K == 3 && S == 1) return gc_pick<3, 1, kGcGroup>(n, cl, cr);
+  if (K == 3 && S == 2) return gc_pick<3, 2, kGcGroup>(n, cl, cr);
+  return nullptr;
+}
+
+// Rows [oh0, oh1) by groups (K 3, S in {1, 2}, pads <= 1). A group whose
+// border counts have no kernel (cannot happen with those pads; kept as a
+// guard) takes gc_pixels_generic.
+void gc_band_fast(const float* x, int64_t H, int64_t W, int64_t Cg, const float* wk, int64_t K, int64_t S,
+                  int64_t pt, int64_t pl, const float* bias, float* y, int64_t OW, int64_t oh0, int64_t oh1) {
+  const int64_t groups = (OW + kGcGroup - 1) / kGcGroup, plane = H * W * kLanes;
+  for (int64_t oh = oh0; oh < oh1; ++oh) {
+    const int64_t ih0 = oh * S - pt;
+    const int kh0 = static_cast<int>(imax(0, -ih0));
+    const int kh1 = static_cast<int>(imax(kh0, imin(K, H - ih0)));
+    const float* rows[3] = {};
+    for (int kh = kh0; kh < kh1; ++kh) rows[kh] = x + (ih0 + kh) * W * kLanes;
+    float* out = y + oh * OW * kLanes;
+    int key_n = -1, key_cl = -1, key_cr = -1;
+    GcGroupFn fn = nullptr;
+    int64_t ow = 0;
+    for (int64_t i = 0; i < groups; ++i) {
+      const int64_t n = OW / groups + (i < OW % groups ? 1 : 0);
+      const int64_t ix = ow * S - pl;
+      const int cl = static_cast<int>(imax(0, -ix));
+      const int cr = static_cast<int>(imax(0, ix + (n - 1) * S + K - W));
+      const int ni = static_cast<int>(n);
+      if (ni != key_n || cl != key_cl || cr != key_cr) {
+        fn = gc_pick_ks(K, S, ni, cl, cr);
+        key_n = ni, key_cl = cl, key_cr = cr;
+      }
+      if (fn) fn(rows, kh0, kh1, plane, Cg, ix, wk, bias, out + ow * kLanes);
+      else gc_pixels_generic(x, H, W, Cg, wk, K, K, S, S, pt, pl, bias, out, oh, ow, ow + n);
+      ow += n;
+    }
+  }
+}
+
 #else  // baseline
 
 // The pointwise sums of the AVX2 tiles, one pixel and output block at a
@@ -384,6 +546,27 @@ void blocked_pw_block(const float* x, int64_t xs, int64_t cin, int64_t kc, const
     pw_pixels_plain(mb, xk, xs, kb, wk, bias, y, ys, p0, p1, accumulate);
 #endif
   }
+}
+
+// Output rows [oh0, oh1) of one grouped-convolution output block: x the
+// group's first input block of the image ([Cg/8][H][W][8]), wk the block's
+// packed weights [Cg][KH * KW][8], bias [8], y the output block [OH][OW][8];
+// strides sh / sw, leading pads pt / pl and trailing pads pb / pr. y = bias
+// + products, nothing else (blocked.cpp runs the epilogue).
+void blocked_gc_band(const float* x, int64_t H, int64_t W, int64_t Cg, const float* wk, int64_t KH, int64_t KW,
+                     int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, const float* bias,
+                     float* y, int64_t OW, int64_t oh0, int64_t oh1) {
+#if defined(__AVX2__)
+  if (KH == 3 && KW == 3 && sh == sw && (sh == 1 || sh == 2) && pt <= 1 && pl <= 1 && pb <= 1 && pr <= 1) {
+    gc_band_fast(x, H, W, Cg, wk, 3, sh, pt, pl, bias, y, OW, oh0, oh1);
+    return;
+  }
+#else
+  (void)pb;
+  (void)pr;
+#endif
+  for (int64_t oh = oh0; oh < oh1; ++oh)
+    gc_pixels_generic(x, H, W, Cg, wk, KH, KW, sh, sw, pt, pl, bias, y + oh * OW * kLanes, oh, 0, OW);
 }
 
 }  // namespace spindle::kernels::SPINDLE_ISA_NS
