@@ -22,8 +22,8 @@
 // each with equal strides of 1 or 2,
 // 2-D with dilations 1, no auto_pad, constant float weights, no fused
 // input normalization (inputs 6-9), and a fused residual only when the
-// residual is itself produced by a candidate (so it is blocked, of the
-// output's shape). Candidates joined by a value one produces and another
+// residual is itself produced by a candidate or is the input of the
+// candidate producing X (so it is blocked, of the output's shape). Candidates joined by a value one produces and another
 // reads as X or residual form a chain. A chain is rewritten when it holds
 // at least kMinChain convolutions and at most one conversion (into or out
 // of the layout) per kConvsPerReorder of them: a GlobalAveragePool reading
@@ -150,14 +150,21 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
     if (s >= 0 && pooled(s) && !pooled(n.inputs[0])) std::swap(n.inputs[0], n.inputs[4]);
   }
   // A residual must come blocked from another candidate (its shape is then
-  // the output's); drop candidates whose residual does not, until stable.
+  // the output's), or be the input of the candidate producing X (an
+  // inverted-residual block right after a stem, MobileNetV3's first:
+  // depthwise then 1x1 on the same plane, the residual the block's input,
+  // converted once for both); drop other candidates with a residual, until
+  // stable.
   for (bool changed = true; changed;) {
     changed = false;
     for (int i = 0; i < nn; ++i) {
       const int r = input(i, 3);
       if (!cand[static_cast<size_t>(i)] || r < 0) continue;
       const int p = producer[static_cast<size_t>(r)];
-      if (p < 0 || !cand[static_cast<size_t>(p)]) {
+      const int px = producer[static_cast<size_t>(input(i, 0))];
+      const bool from_chain = p >= 0 && cand[static_cast<size_t>(p)];
+      const bool block_input = px >= 0 && cand[static_cast<size_t>(px)] && input(px, 0) == r;
+      if (!from_chain && !block_input) {
         cand[static_cast<size_t>(i)] = false;
         changed = true;
       }
@@ -203,11 +210,14 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
     const int root = find_root(parent, i);
     Chain& c = chains[root];
     ++c.convs;
-    const int x = input(i, 0);
-    const int px = producer[static_cast<size_t>(x)];
-    if ((px < 0 || !cand[static_cast<size_t>(px)] || find_root(parent, px) != root) &&
-        std::find(c.entries.begin(), c.entries.end(), x) == c.entries.end())
-      c.entries.push_back(x);
+    for (size_t slot : {size_t{0}, size_t{3}}) {
+      const int x = input(i, slot);
+      if (x < 0) continue;
+      const int px = producer[static_cast<size_t>(x)];
+      if ((px < 0 || !cand[static_cast<size_t>(px)] || find_root(parent, px) != root) &&
+          std::find(c.entries.begin(), c.entries.end(), x) == c.entries.end())
+        c.entries.push_back(x);
+    }
     const int y = g.nodes[static_cast<size_t>(i)].outputs[0];
     if (y >= 0 && needs_nchw(y, root)) c.exits.push_back(y);
   }
