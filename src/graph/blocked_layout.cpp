@@ -19,6 +19,11 @@
 //              most kernel / 2;
 //   grouped    3x3, groups of a multiple of 8 input and output channels
 //              (RegNet), pads at most 1;
+//   stem       3x3, one group, at most 16 input channels that are not a
+//              multiple of 8 (an image's 3), pads at most 1, no fused
+//              residual or scale: it reads X in NCHW and writes its output
+//              blocked (ONNX Runtime's NCHWc convolution does the same), so
+//              a chain starting at a stem needs no conversion in;
 // each with equal strides of 1 or 2,
 // 2-D with dilations 1, no auto_pad, constant float weights, no fused
 // input normalization (inputs 6-9), and a fused residual only when the
@@ -54,19 +59,22 @@ bool all_equal(const std::vector<int64_t>& v, int64_t x) {
   return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; });
 }
 
-// Whether Conv node n (residual aside) can run as spindle.BlockedConv.
-bool blockable_conv(const Graph& g, const Node& n) {
-  if (n.op_type != "Conv" || !n.domain.empty() || n.inputs.size() < 2 || n.outputs.size() != 1) return false;
+enum Kind { kNo = 0, kBlockedInput, kNchwInput };
+
+// Whether Conv node n (residual aside) can run as spindle.BlockedConv, and
+// on which input layout.
+Kind blockable_conv(const Graph& g, const Node& n) {
+  if (n.op_type != "Conv" || !n.domain.empty() || n.inputs.size() < 2 || n.outputs.size() != 1) return kNo;
   for (size_t i = 5; i < n.inputs.size(); ++i)
-    if (n.inputs[i] >= 0) return false;  // fused input batch normalization
-  if (n.inputs[0] < 0) return false;
+    if (n.inputs[i] >= 0) return kNo;  // fused input batch normalization
+  if (n.inputs[0] < 0) return kNo;
   const Tensor* w = g.initializer(n.inputs[1]);
-  if (!w || w->dtype() != DataType::kFloat32 || w->shape().size() != 4) return false;
+  if (!w || w->dtype() != DataType::kFloat32 || w->shape().size() != 4) return kNo;
   if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
     const Tensor* b = g.initializer(n.inputs[2]);
-    if (b && b->dtype() != DataType::kFloat32) return false;
+    if (b && b->dtype() != DataType::kFloat32) return kNo;
   }
-  if (n.attrs.has("auto_pad") && n.attrs.get_string("auto_pad") != "NOTSET") return false;
+  if (n.attrs.has("auto_pad") && n.attrs.get_string("auto_pad") != "NOTSET") return kNo;
   const Shape& ws = w->shape();
   const int64_t M = ws[0], Cg = ws[1], KH = ws[2], KW = ws[3];
   const int64_t group = n.attrs.has("group") ? n.attrs.get_int("group") : 1;
@@ -76,26 +84,34 @@ bool blockable_conv(const Graph& g, const Node& n) {
   const std::vector<int64_t> dilations = ints_or(n, "dilations", {1, 1});
   if (kernel != std::vector<int64_t>{KH, KW} || strides.size() != 2 || pads.size() != 4 || dilations.size() != 2 ||
       !all_equal(dilations, 1) || M <= 0 || M % kBlock != 0)
-    return false;
+    return kNo;
   const bool stride_1_or_2 = strides[0] == strides[1] && (strides[0] == 1 || strides[0] == 2);
   auto pads_within = [&](int64_t most) {
     return std::all_of(pads.begin(), pads.end(), [most](int64_t p) { return p >= 0 && p <= most; });
   };
-  if (group == 1 && KH == 1 && KW == 1) return Cg > 0 && Cg % kBlock == 0 && stride_1_or_2 && all_equal(pads, 0);
-  if (group == M && Cg == 1 && KH == KW && (KH == 3 || KH == 5) && stride_1_or_2) return pads_within(KH / 2);
+  auto kind_if = [](bool ok) { return ok ? kBlockedInput : kNo; };
+  if (group == 1 && KH == 1 && KW == 1)
+    return kind_if(Cg > 0 && Cg % kBlock == 0 && stride_1_or_2 && all_equal(pads, 0));
+  if (group == M && Cg == 1 && KH == KW && (KH == 3 || KH == 5) && stride_1_or_2) return kind_if(pads_within(KH / 2));
   if (group > 1 && M % group == 0 && (M / group) % kBlock == 0 && Cg % kBlock == 0 && KH == 3 && KW == 3 &&
       stride_1_or_2)
-    return pads_within(1);
-  return false;
+    return kind_if(pads_within(1));
+  // A stem: a 3x3 convolution of a few NCHW channels (images: 3) that
+  // writes its output blocked, so the chain after it needs no conversion.
+  const bool fused_extra = (n.inputs.size() > 3 && n.inputs[3] >= 0) || (n.inputs.size() > 4 && n.inputs[4] >= 0);
+  if (group == 1 && Cg % kBlock != 0 && Cg <= 16 && KH == 3 && KW == 3 && stride_1_or_2 && pads_within(1) &&
+      !fused_extra)
+    return kNchwInput;
+  return kNo;
 }
 
 // A malformed attribute (wrong type) leaves the node to the Conv kernel,
 // which reports it.
-bool blockable(const Graph& g, const Node& n) {
+Kind blockable(const Graph& g, const Node& n) {
   try {
     return blockable_conv(g, n);
   } catch (const std::exception&) {
-    return false;
+    return kNo;
   }
 }
 
@@ -122,8 +138,15 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
     return slot < n.inputs.size() ? n.inputs[slot] : -1;
   };
 
-  std::vector<bool> cand(static_cast<size_t>(nn), false);
-  for (int i = 0; i < nn; ++i) cand[static_cast<size_t>(i)] = blockable(g, g.nodes[static_cast<size_t>(i)]);
+  std::vector<bool> cand(static_cast<size_t>(nn), false), stem(static_cast<size_t>(nn), false);
+  for (int i = 0; i < nn; ++i) {
+    const Kind k = blockable(g, g.nodes[static_cast<size_t>(i)]);
+    cand[static_cast<size_t>(i)] = k != kNo;
+    stem[static_cast<size_t>(i)] = k == kNchwInput;
+  }
+  // The inputs a candidate reads blocked: X (but a stem's is NCHW) and the
+  // residual.
+  auto blocked_slot = [&](int node, size_t slot) { return slot == 3 || (slot == 0 && !stem[static_cast<size_t>(node)]); };
   auto is_gap = [&](int node) {
     const Node& n = g.nodes[static_cast<size_t>(node)];
     return n.op_type == "GlobalAveragePool" && n.domain.empty() && n.inputs.size() == 1 && n.outputs.size() == 1;
@@ -163,7 +186,8 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
       const int p = producer[static_cast<size_t>(r)];
       const int px = producer[static_cast<size_t>(input(i, 0))];
       const bool from_chain = p >= 0 && cand[static_cast<size_t>(p)];
-      const bool block_input = px >= 0 && cand[static_cast<size_t>(px)] && input(px, 0) == r;
+      const bool block_input =
+          px >= 0 && cand[static_cast<size_t>(px)] && !stem[static_cast<size_t>(px)] && input(px, 0) == r;
       if (!from_chain && !block_input) {
         cand[static_cast<size_t>(i)] = false;
         changed = true;
@@ -178,13 +202,13 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
     if (!cand[static_cast<size_t>(i)]) continue;
     for (size_t slot : {size_t{0}, size_t{3}}) {
       const int v = input(i, slot);
-      if (v < 0) continue;
+      if (v < 0 || !blocked_slot(i, slot)) continue;
       const int p = producer[static_cast<size_t>(v)];
       if (p >= 0 && cand[static_cast<size_t>(p)]) parent[static_cast<size_t>(find_root(parent, i))] = find_root(parent, p);
     }
   }
   auto blocked_use = [&](int reader, size_t slot, int chain) {
-    return cand[static_cast<size_t>(reader)] && find_root(parent, reader) == chain && (slot == 0 || slot == 3);
+    return cand[static_cast<size_t>(reader)] && find_root(parent, reader) == chain && blocked_slot(reader, slot);
   };
   // Whether value v (produced in `chain`) is needed in NCHW: read otherwise
   // than as a blocked X / residual or by a GlobalAveragePool, or an output.
@@ -212,7 +236,7 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
     ++c.convs;
     for (size_t slot : {size_t{0}, size_t{3}}) {
       const int x = input(i, slot);
-      if (x < 0) continue;
+      if (x < 0 || !blocked_slot(i, slot)) continue;
       const int px = producer[static_cast<size_t>(x)];
       if ((px < 0 || !cand[static_cast<size_t>(px)] || find_root(parent, px) != root) &&
           std::find(c.entries.begin(), c.entries.end(), x) == c.entries.end())
@@ -272,7 +296,8 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
       if (!cand[static_cast<size_t>(i)] || find_root(parent, i) != root) continue;
       Node& n = g.nodes[static_cast<size_t>(i)];
       for (size_t slot : {size_t{0}, size_t{3}})
-        if (slot < n.inputs.size() && n.inputs[slot] >= 0) n.inputs[slot] = to_blocked.at(n.inputs[slot]);
+        if (slot < n.inputs.size() && n.inputs[slot] >= 0 && blocked_slot(i, slot))
+          n.inputs[slot] = to_blocked.at(n.inputs[slot]);
     }
   }
   // Pools reading a blocked value read it in place.

@@ -926,6 +926,36 @@ TEST(Optimizer, RegNetBlockWithGroupedAndStridedConvsRunsBlocked) {
   }
 }
 
+// A stem (3x3 stride 2 on an image's 3 channels) reads NCHW and writes its
+// output blocked: with the 1x1 and depthwise Convs after it and a
+// GlobalAveragePool at the end, the chain needs no conversion at all.
+TEST(Optimizer, StemWritesItsOutputBlocked) {
+  ModelBuilder b(14);
+  b.input("x", {2, 3, 13, 12}).output("pooled", {2, 16, 1, 1});
+  b.initializer("ws", {16, 3, 3, 3}, random_values(432, 101, -0.5f, 0.5f));
+  b.initializer("wp", {16, 16, 1, 1}, random_values(256, 102, -0.5f, 0.5f));
+  b.initializer("wd", {16, 1, 3, 3}, random_values(144, 103, -0.5f, 0.5f));
+  auto& stem = b.node("Conv", {"x", "ws"}, {"s"});
+  ModelBuilder::attr_ints(stem, "pads", {1, 1, 1, 1});
+  ModelBuilder::attr_ints(stem, "strides", {2, 2});
+  b.node("HardSwish", {"s"}, {"sa"});
+  b.node("Conv", {"sa", "wp"}, {"p"});
+  auto& dw = b.node("Conv", {"p", "wd"}, {"d"});
+  ModelBuilder::attr_int(dw, "group", 16);
+  ModelBuilder::attr_ints(dw, "pads", {1, 1, 1, 1});
+  b.node("Relu", {"d"}, {"da"});
+  b.node("GlobalAveragePool", {"da"}, {"pooled"});
+  const auto bytes = b.bytes();
+  Tensor x = Tensor::from_vector<float>({2, 3, 13, 12}, random_values(936, 104, -3, 3));
+  SessionOptions extended;
+  extended.graph_optimization_level = GraphOptimizationLevel::kExtended;
+  const auto want = InferenceSession::create_from_bytes(bytes, extended)->run({{"x", x}});
+  auto s = InferenceSession::create_from_bytes(bytes, {});
+  EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("blocked-layout Convs 3, layout reorders 0)"));
+  EXPECT_EQ(s->num_nodes(), 4) << s->optimization_summary();
+  EXPECT_TRUE(testing::tensors_close(s->run({{"x", x}})[0], want[0], 1e-5, 1e-5));
+}
+
 // A ResNet bottleneck (1x1, 3x3, 1x1 + residual, twice) keeps NCHW: its 1x1s
 // do not chain through the 3x3s, and converting around each would cost more
 // than it saves.

@@ -3,7 +3,8 @@
 // BlockedConv against Conv on the NCHW tensors (pointwise at stride 1 and
 // strided, depthwise, grouped with group widths of multiples of 8, the
 // register-tiled and the generic depthwise / grouped paths, with bias,
-// residual, input scale and fused activations), BlockedGlobalAveragePool against
+// residual, input scale and fused activations; the NCHW-input mode of stems,
+// fast and generic paths), BlockedGlobalAveragePool against
 // GlobalAveragePool, bitwise determinism across thread counts and errors
 // for bad shapes and attributes.
 #include <gtest/gtest.h>
@@ -85,11 +86,12 @@ Tensor run_spindle(const std::string& op, const Tensor& x, ThreadPool* pool = nu
 struct ConvSetup {
   Tensor X, W, B, R, S;  // R in NCHW (the reference's layout); B, R, S may be undefined
   Attributes attrs;      // group, kernel_shape, strides, pads, activation...
+  bool nchw_input = false;  // BlockedConv takes X as it is (the NCHW-input mode), else blocked
 
   // BlockedConv on the blocked input, its output back in NCHW. W constant
   // (pre-packed) unless const_w is false.
   Tensor blocked(ThreadPool* pool = nullptr, bool const_w = true, Tensor* raw = nullptr) const {
-    std::vector<Tensor> in = {to_blocked(X), W, B, R.defined() ? to_blocked(R) : Tensor(), S};
+    std::vector<Tensor> in = {nchw_input ? X : to_blocked(X), W, B, R.defined() ? to_blocked(R) : Tensor(), S};
     while (!in.back().defined()) in.pop_back();
     NodeInfo node = spindle_node("BlockedConv", attrs, static_cast<int>(in.size()));
     node.const_inputs = {nullptr, const_w ? &W : nullptr};
@@ -199,6 +201,27 @@ ConvSetup grouped(int64_t N, int64_t C, int64_t OC, int64_t group, int64_t H, in
   set_act(c.attrs, act);
   return c;
 }
+
+// A convolution of an NCHW input of C channels (a stem) into OC blocked
+// channels: strides {sh, sw}, pads {top, left, bottom, right}.
+ConvSetup stem(int64_t N, int64_t C, int64_t OC, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh,
+               int64_t sw, std::vector<int64_t> pads, bool b, bool r, const Act& act, uint32_t seed) {
+  ConvSetup c;
+  c.nchw_input = true;
+  c.X = random_tensor({N, C, H, W}, seed);
+  c.W = random_tensor({OC, C, KH, KW}, seed + 1);
+  if (b) c.B = random_tensor({OC}, seed + 2);
+  const int64_t OH = (H + pads[0] + pads[2] - KH) / sh + 1, OW = (W + pads[1] + pads[3] - KW) / sw + 1;
+  if (r) c.R = random_tensor({N, OC, OH, OW}, seed + 3);
+  c.attrs.set("kernel_shape", std::vector<int64_t>{KH, KW});
+  c.attrs.set("strides", std::vector<int64_t>{sh, sw});
+  c.attrs.set("pads", std::move(pads));
+  set_act(c.attrs, act);
+  return c;
+}
+
+// The activations stems use, and none.
+const Act kStemActs[] = {{"", {}}, {"HardSwish", {}}, {"Silu", {}}, {"Relu", {}}};
 
 // ---------------------------------------------------------------- reorders and the pool
 
@@ -460,6 +483,126 @@ TEST(BlockedConv, InputScaleOfAnyBroadcastingShapeActsAsTheMul) {
   }
 }
 
+// The NCHW-input mode's register-tiled path (3x3, stride 1 / 2, pads 1):
+// input channels 1 / 3 / 4 / 12, output blocks in groups of 1, 2, 3 and
+// 2 + 2, planes with inside tiles, tails and only border pixels, and a
+// 224x224 stem.
+TEST(BlockedConv, NchwInputFastPathMatchesConv) {
+  struct Size {
+    int64_t H, W;
+  };
+  uint32_t seed = 2100;
+  int variant = 0;
+  for (int64_t C : {1, 3, 4, 12})
+    for (int64_t OC : {8, 16, 32, 24})
+      for (int64_t st : {2, 1})
+        for (const Size& sz : {Size{33, 31}, Size{7, 7}, Size{1, 1}, Size{2, 3}}) {
+          const int v = variant++;
+          seed += 10;
+          const bool b = v % 3 != 1, r = v % 2 == 1;
+          const Act& act = kStemActs[v % std::size(kStemActs)];
+          const ConvSetup setup = stem(2, C, OC, sz.H, sz.W, 3, 3, st, st, {1, 1, 1, 1}, b, r, act, seed);
+          expect_close(setup.blocked(), setup.reference(),
+                       "stem C " + std::to_string(C) + " OC " + std::to_string(OC) + " s" + std::to_string(st) + " " +
+                           std::to_string(sz.H) + "x" + std::to_string(sz.W) + " B " + std::to_string(b) + " R " +
+                           std::to_string(r) + " " + act.name);
+        }
+  for (int64_t OC : {16, 32}) {
+    const ConvSetup big = stem(2, 3, OC, 224, 224, 3, 3, 2, 2, {1, 1, 1, 1}, true, OC == 32, kStemActs[1], 2090);
+    expect_close(big.blocked(), big.reference(), "stem 3 -> " + std::to_string(OC) + " 224x224 s2");
+  }
+}
+
+// Kernels, strides and pads other than the stems' (5x5 pads 2, 7x7 stride
+// 2 pads 3, 3x3 pads 0, stride 3, asymmetric pads and strides, 1x1, 3x5,
+// pads beyond K / 2), W at run time, an input of 16 channels (a W the
+// blocked modes take too) and an input scale (the Mul it stands for).
+TEST(BlockedConv, NchwInputGenericPathMatchesConv) {
+  struct Case {
+    int64_t C, OC, H, W, KH, KW, sh, sw;
+    std::vector<int64_t> pads;
+  };
+  uint32_t seed = 2500;
+  int variant = 0;
+  for (const Case& c : {Case{3, 16, 20, 17, 5, 5, 1, 1, {2, 2, 2, 2}}, Case{3, 64, 32, 29, 7, 7, 2, 2, {3, 3, 3, 3}},
+                        Case{4, 16, 9, 8, 3, 3, 1, 1, {0, 0, 0, 0}}, Case{3, 24, 15, 14, 3, 3, 3, 3, {1, 1, 1, 1}},
+                        Case{1, 8, 10, 11, 3, 3, 2, 2, {0, 1, 1, 0}}, Case{12, 32, 8, 9, 3, 3, 1, 2, {1, 0, 2, 1}},
+                        Case{3, 40, 7, 6, 1, 1, 1, 1, {0, 0, 0, 0}}, Case{5, 16, 10, 11, 3, 5, 1, 1, {1, 2, 1, 2}},
+                        Case{3, 16, 6, 6, 3, 3, 2, 2, {2, 2, 2, 2}}, Case{3, 8, 4, 4, 5, 5, 1, 1, {3, 3, 3, 3}},
+                        Case{16, 16, 9, 9, 1, 1, 1, 1, {0, 0, 0, 0}}, Case{16, 24, 9, 9, 3, 3, 2, 2, {1, 1, 1, 1}}})
+    for (int v = 0; v < 2; ++v, ++variant, seed += 10) {
+      const Act& act = kStemActs[variant % std::size(kStemActs)];
+      const ConvSetup setup =
+          stem(2, c.C, c.OC, c.H, c.W, c.KH, c.KW, c.sh, c.sw, c.pads, v == 0 || variant % 3 == 0, v == 1, act, seed);
+      const std::string what = "stem " + std::to_string(c.KH) + "x" + std::to_string(c.KW) + " s" +
+                               std::to_string(c.sh) + "," + std::to_string(c.sw) + " C " + std::to_string(c.C) +
+                               " OC " + std::to_string(c.OC) + " on " + std::to_string(c.H) + "x" +
+                               std::to_string(c.W) + " v" + std::to_string(v) + " " + act.name;
+      expect_close(setup.blocked(), setup.reference(), what);
+      if (v == 1) expect_close(setup.blocked(nullptr, false), setup.reference(), what + " W at run time");
+    }
+  ConvSetup scaled = stem(2, 3, 16, 9, 10, 3, 3, 2, 2, {1, 1, 1, 1}, true, true, kStemActs[1], 2490);
+  scaled.S = random_tensor({2, 3, 1, 1}, 2491, 0.0f, 2.0f);
+  expect_close(scaled.blocked(), scaled.reference(), "stem with S");
+}
+
+// A 3 -> 32 stride-2 stem on 112x112: the same bits from 1, 2 and 3
+// threads as inline.
+TEST(BlockedConv, NchwInputBitwiseIdenticalAcrossThreadCounts) {
+  for (const ConvSetup& c : {stem(2, 3, 32, 112, 112, 3, 3, 2, 2, {1, 1, 1, 1}, true, true, kStemActs[1], 2700),
+                             stem(1, 3, 24, 112, 112, 3, 3, 1, 1, {1, 1, 1, 1}, true, false, kStemActs[2], 2701)}) {
+    Tensor serial;
+    c.blocked(nullptr, true, &serial);
+    for (int threads : {1, 2, 3}) {
+      auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
+      Tensor par;
+      c.blocked(pool.get(), true, &par);
+      EXPECT_TRUE(bitwise_equal(serial, par)) << threads << " threads, W " << shape_to_string(c.W.shape());
+    }
+  }
+}
+
+TEST(BlockedConv, NchwInputBadInputsFailNamingThem) {
+  const ConvSetup st = stem(1, 3, 16, 8, 8, 3, 3, 2, 2, {1, 1, 1, 1}, true, false, kStemActs[0], 2900);
+  auto run = [&](const Tensor& W, std::vector<Tensor> in, Attributes attrs, bool const_w = true) {
+    NodeInfo node = spindle_node("BlockedConv", std::move(attrs), static_cast<int>(in.size()));
+    node.const_inputs = {nullptr, const_w ? &W : nullptr};
+    kernels::run_kernel_once(node, in, nullptr);
+  };
+  auto expect = [](const std::string& msg, const std::vector<std::string>& needles) {
+    EXPECT_NE(msg.find("BlockedConv"), std::string::npos) << msg;
+    for (const std::string& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "'" << n << "' not in: " << msg;
+  };
+  // A blocked X with a W of 3 input channels (constant or not).
+  const Tensor Xb = to_blocked(random_tensor({1, 8, 8, 8}, 2901));
+  for (bool const_w : {true, false}) {
+    StatusCode code = StatusCode::kOk;
+    expect(error_of([&] { run(st.W, {Xb, st.W}, st.attrs, const_w); }, &code), {"1x1x8x8x8", "16x3x3x3"});
+    EXPECT_EQ(code, StatusCode::kUnsupported);
+  }
+  // An NCHW X of 4 channels for a W of 3.
+  for (bool const_w : {true, false}) {
+    const Tensor X4 = random_tensor({1, 4, 8, 8}, 2902);
+    expect(error_of([&] { run(st.W, {X4, st.W}, st.attrs, const_w); }), {"1x4x8x8", "3 input channels"});
+  }
+  // An NCHW X with a depthwise W (group 16): not the NCHW-input mode.
+  const ConvSetup dw = depthwise(1, 16, 8, 8, 3, 3, 1, {1, 1, 1, 1}, true, false, false, kActs[0], 2903);
+  StatusCode code = StatusCode::kOk;
+  expect(error_of([&] { run(dw.W, {dw.X, dw.W}, dw.attrs); }, &code), {"1x16x8x8", "16x1x3x3", "group 1"});
+  EXPECT_EQ(code, StatusCode::kUnsupported);
+  // X of rank 3.
+  expect(error_of([&] { run(st.W, {random_tensor({3, 8, 8}, 2904), st.W}, st.attrs); }), {"3x8x8", "rank 4"});
+  // A W of 3 input channels and 12 output ones (not a multiple of 8), and
+  // one of 72 input channels and one group (too wide for the NCHW input,
+  // not a shape of the blocked modes): neither mode, at creation.
+  for (const Shape& ws : {Shape{12, 3, 3, 3}, Shape{16, 72, 3, 3}}) {
+    const Tensor Wbad = random_tensor(ws, 2905);
+    code = StatusCode::kOk;
+    expect(error_of([&] { run(Wbad, {st.X, Wbad}, st.attrs); }, &code), {shape_to_string(ws), "NCHW"});
+    EXPECT_EQ(code, StatusCode::kUnsupported);
+  }
+}
+
 TEST(BlockedConv, BadInputsFailNamingThem) {
   const ConvSetup pw = pointwise(1, 16, 8, 4, 4, true, false, false, kActs[0], 60);
   auto run = [&](const ConvSetup& c, std::vector<Tensor> in, Attributes attrs) {
@@ -472,8 +615,17 @@ TEST(BlockedConv, BadInputsFailNamingThem) {
     EXPECT_NE(msg.find("BlockedConv"), std::string::npos) << msg;
     for (const std::string& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "'" << n << "' not in: " << msg;
   };
-  // X of rank 4 (NCHW, not blocked).
-  expect(error_of([&] { run(pw, {pw.X, pw.W}, pw.attrs); }), {"1x16x4x4", "rank 5"});
+  // X of rank 4 with 16 channels runs as the NCHW-input mode (W is
+  // packed for it at the call); X of rank 4 with a blocked last dim too.
+  expect_close(from_blocked(kernels::run_kernel_once(
+                   [&] {
+                     NodeInfo node = spindle_node("BlockedConv", pw.attrs, 3);
+                     node.const_inputs = {nullptr, &pw.W};
+                     return node;
+                   }(),
+                   {pw.X, pw.W, pw.B})[0]),
+               pw.reference(), "NCHW X of 16 channels");
+  expect(error_of([&] { run(pw, {random_tensor({2, 8, 4, 8}, 61), pw.W}, pw.attrs); }), {"2x8x4x8", "16 input"});
   // X with 24 channels for a W of 16.
   const Tensor X24 = to_blocked(random_tensor({1, 24, 4, 4}, 61));
   expect(error_of([&] { run(pw, {X24, pw.W}, pw.attrs); }), {"1x3x4x4x8", "16 input channels"});

@@ -21,7 +21,9 @@
 //                               strides, pads (top, left, bottom, right),
 //                               dilations (all 1), auto_pad (NOTSET only)
 //                               and the fused activation (Activation::
-//                               from_attrs). X blocked [N, C/8, H, W, 8]; W
+//                               from_attrs). X blocked [N, C/8, H, W, 8],
+//                               or NCHW [N, C, H, W] (the NCHW-input mode
+//                               below; X's rank picks the mode); W
 //                               float [OC, C/group, KH, KW] as for Conv; B
 //                               [OC]; R blocked, Y's shape (fused residual
 //                               Add); S [N or 1, C, 1, 1], a per-input-
@@ -30,7 +32,10 @@
 //                               [N, OC/8, OH, OW, 8]; OH / OW by the ONNX
 //                               formula. Per output element: acc = B, plus
 //                               the products, then + R, then the activation.
-//   Three shapes, checked at creation when W is constant (else at each call):
+//   Three shapes of a blocked X, and one of an NCHW X, checked at creation
+//   when W is constant (else at each call). A constant W that no mode takes
+//   fails at creation; one only the NCHW-input mode takes fails with a
+//   blocked X at the call (and the reverse), naming X's and W's shapes.
 //     pointwise  group 1, 1x1 kernel, strides >= 1, no pads, C and OC
 //                multiples of 8. Weights packed per group of 1-3 output
 //                blocks as [ic][MB][8] (blocked.isa.cpp's tiles). Strides
@@ -56,6 +61,22 @@
 //                3x3 / 5x5 at stride 1 / 2 with pads <= K / 2 take the
 //                register-tiled path at AVX2, everything else a generic
 //                path with bounds checks.
+//     NCHW input (a network's stem, so the conversion to blocked after it
+//                disappears): X rank 4 [N, C, H, W], group 1, C <= 64 (stems
+//                have 3), OC a multiple of 8, any kernel size, strides >= 1,
+//                pads >= 0. Output blocks in groups of 1-3 (as pointwise),
+//                weights packed per group as [C][KH][KW][mb][8] (at creation
+//                when only this mode takes W, else at each call with an
+//                NCHW X). Per output element: bias, then for each input
+//                channel in order its taps (kh, kw) inside the plane in
+//                row-major order (taps in the padding skipped), acc += w *
+//                x. At AVX2, column strides 1 / 2 take the register-tiled
+//                path (tiles of 1 x 8, 2 x 6, 3 x 4 output blocks x
+//                neighbouring pixels of a row; 3-wide kernels unrolled),
+//                pixels with taps left / right of the plane and other
+//                strides a generic path with bounds checks (same order). S
+//                runs as the Mul it stands for on X (NCHW), then the
+//                convolution (the optimizer writes none for a stem).
 //   Anything else is kUnsupported.
 //   S multiplies, into a scratch buffer before the blocks run, whichever is
 //   smaller: the weights (once per image of S; conv(X * S) = conv with
@@ -67,7 +88,9 @@
 // Blocks (parallel_for): reorders, the pool and the strided pointwise
 // gather (image, channel block); depthwise (image, channel block, band of
 // output rows); grouped (image, output block, band of output rows, costed
-// as a GEMM of 8 x band pixels x C/group * KH * KW); pointwise (image,
+// as a GEMM of 8 x band pixels x C/group * KH * KW); NCHW input (image,
+// band of output rows, group of output blocks, costed as a GEMM of the
+// group's channels x band pixels x C * KH * KW); pointwise (image,
 // pixel chunk, group of output blocks), the input channels in kc blocks in
 // order inside a block. Block sizes come from the shape only and each
 // output element's sum is computed by the same sequence wherever its block
@@ -98,6 +121,10 @@ SPINDLE_ISA_DECLARE(void, blocked_gc_band,
                     (const float* x, int64_t H, int64_t W, int64_t Cg, const float* wk, int64_t KH, int64_t KW,
                      int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, const float* bias,
                      float* y, int64_t OW, int64_t oh0, int64_t oh1));
+SPINDLE_ISA_DECLARE(void, blocked_nchw_band,
+                    (const float* x, int64_t C, int64_t H, int64_t W, const float* wg, int mb, int64_t KH, int64_t KW,
+                     int64_t sh, int64_t sw, int64_t pt, int64_t pl, const float* bias, float* y, int64_t ys,
+                     int64_t OW, int64_t oh0, int64_t oh1));
 SPINDLE_ISA_DECLARE(void, blocked_pw_block,
                     (const float* x, int64_t xs, int64_t cin, int64_t kc, const float* w, int mb, const float* bias,
                      float* y, int64_t ys, int64_t p0, int64_t p1, const float* w_next, int mb_next));
@@ -107,6 +134,9 @@ namespace spindle::kernels::nn {
 namespace {
 
 constexpr int64_t kBlock = 8;  // channels per block
+// Most input channels of the NCHW-input mode (stems have 3; a wider
+// convolution runs better as a reorder and the blocked modes).
+constexpr int64_t kMaxNchwChannels = 64;
 
 std::string shape_of(const Tensor& t) { return shape_to_string(t.shape()); }
 
@@ -193,10 +223,12 @@ class BlockedGlobalAveragePoolKernel final : public OpKernel {
 struct BlockedWeights {
   bool pointwise = false;
   bool grouped = false;                    // group > 1, not depthwise
+  bool nchw = false;                       // the NCHW-input mode (X rank 4)
   int64_t C = 0, OC = 0, KH = 1, KW = 1;
   int64_t Cg = 1, Mg = 1;                  // grouped: input / output channels of a group
   // Pointwise: groups of mb[g] output blocks from block ob[g], packed at
-  // off[g] as [C][mb[g]][8].
+  // off[g] as [C][mb[g]][8]; NCHW input: the same groups, packed at off[g]
+  // as [C][KH][KW][mb[g]][8].
   std::vector<int> mb;
   std::vector<int64_t> ob, off;
   // Pointwise as above; depthwise [C/8][KH * KW][8]; grouped
@@ -228,15 +260,26 @@ class BlockedConvKernel final : public OpKernel {
       fail_unsupported(node, fmt::format("attribute dilations is [{}], expected [1, 1] (the blocked kernels have no "
                                          "dilation)",
                                          fmt::join(dilations, ", ")));
+    int64_t oc = -1;  // W's output channels when W is constant
     if (const Tensor* w = node.const_input(1)) {
-      check_weights(node, *w);  // an unsupported shape fails at creation
-      if (node.prepack) packed_ = std::make_shared<BlockedWeights>(pack(node, *w));
+      // A shape neither mode takes fails at creation. W is packed for the
+      // blocked modes when they take it, else for the NCHW-input mode (a W
+      // both take is packed for that one at each call with a rank-4 X).
+      validate_weights(node, *w);
+      const std::string blocked_why = blocked_unsupported(node, *w), nchw_why = nchw_unsupported(*w);
+      if (!blocked_why.empty() && !nchw_why.empty())
+        fail_unsupported(node, fmt::format("{}; nor as the convolution of an NCHW input X (rank 4): {}", blocked_why,
+                                           nchw_why));
+      if (node.prepack) {
+        if (blocked_why.empty()) packed_ = std::make_shared<BlockedWeights>(pack(*w));
+        else packed_nchw_ = std::make_shared<BlockedWeights>(pack_nchw(*w));
+      }
+      oc = w->dim(0);
     }
     if (const Tensor* b = node.const_input(2)) {
       require_float(node, *b, "B");
-      if (packed_ && b->numel() != packed_->OC)
-        fail(node, fmt::format("input B has shape {}, expected {} values (one per output channel)", shape_of(*b),
-                               packed_->OC));
+      if (oc >= 0 && b->numel() != oc)
+        fail(node, fmt::format("input B has shape {}, expected {} values (one per output channel)", shape_of(*b), oc));
       bias_.assign(b->data<float>(), b->data<float>() + b->numel());
     }
   }
@@ -244,9 +287,23 @@ class BlockedConvKernel final : public OpKernel {
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
     const Tensor& X = ctx.input(0);
-    require_blocked(node, X, "X");
+    require_float(node, X, "X");
+    if (X.rank() == 4) return compute_nchw(ctx, X);
+    if (X.rank() != 5 || X.dim(4) != kBlock)
+      fail(node, fmt::format("input X has shape {}, expected a blocked tensor N x C/8 x H x W x 8 (rank 5, last dim "
+                             "8) or an NCHW tensor N x C x H x W (rank 4)",
+                             shape_of(X)));
     BlockedWeights local;
-    if (!packed_) local = pack(node, ctx.input(1));
+    if (!packed_) {
+      const Tensor& w = ctx.input(1);
+      validate_weights(node, w);
+      const std::string why = blocked_unsupported(node, w);
+      if (!why.empty())
+        fail_unsupported(node, fmt::format("input X has shape {} (blocked) and W has shape {}, which BlockedConv "
+                                           "takes only with an NCHW input X (rank 4): {}",
+                                           shape_of(X), shape_of(w), why));
+      local = pack(w);
+    }
     const BlockedWeights& pw = packed_ ? *packed_ : local;
     if (ctx.has_input(4)) {
       const Tensor& S = ctx.input(4);
@@ -265,6 +322,101 @@ class BlockedConvKernel final : public OpKernel {
   }
 
  private:
+  // The NCHW-input mode: X [N, C, H, W], output blocked.
+  void compute_nchw(KernelContext& ctx, const Tensor& X) const {
+    const NodeInfo& node = ctx.node();
+    BlockedWeights local;
+    if (!packed_nchw_) {
+      const Tensor& w = ctx.input(1);
+      validate_weights(node, w);
+      const std::string why = nchw_unsupported(w);
+      if (!why.empty())
+        fail_unsupported(node, fmt::format("input X has shape {} (NCHW, rank 4) and W has shape {} with group {}: "
+                                           "BlockedConv takes an NCHW input X only as {}",
+                                           shape_of(X), shape_of(w), group_, why));
+      local = pack_nchw(w);
+    }
+    const BlockedWeights& pw = packed_nchw_ ? *packed_nchw_ : local;
+    if (X.dim(1) != pw.C)
+      fail(node, fmt::format("input X has shape {} (NCHW, {} channels) but W has shape [{}, {}, {}, {}] ({} input "
+                             "channels): expected X of shape N x {} x H x W",
+                             shape_of(X), X.dim(1), pw.OC, pw.C, pw.KH, pw.KW, pw.C, pw.C));
+    if (ctx.has_input(4)) {
+      // An input scale (which the optimizer does not write for a stem): the
+      // Mul it stands for, with broadcasting, then the convolution.
+      const Tensor& S = ctx.input(4);
+      require_float(node, S, "S (the input scale)");
+      Tensor m;
+      try {
+        m = run_kernel_once("Mul", 14, Attributes(), {X, S}, 1, ctx.pool())[0];
+      } catch (const Error& e) {
+        fail(node, fmt::format("input S has shape {}, which does not scale X (NCHW {}): {}", shape_of(S), shape_of(X),
+                               e.what()));
+      }
+      if (m.rank() != 4 || m.dim(1) != pw.C)
+        fail(node, fmt::format("input S has shape {}: X ({}) times S has shape {}, expected N x {} x H x W",
+                               shape_of(S), shape_of(X), shape_of(m), pw.C));
+      return convolve_nchw(ctx, pw, m);
+    }
+    convolve_nchw(ctx, pw, X);
+  }
+
+  // What convolve and convolve_nchw share: the bias (B or zeros), OH / OW,
+  // R checked against Y's shape, and Y.
+  struct Frame {
+    const float* bias;
+    const float* res;  // or null
+    int64_t OH, OW;
+    Tensor* Y;
+  };
+  Frame frame(KernelContext& ctx, const Tensor& X, int64_t N, int64_t H, int64_t W, int64_t OC, int64_t KH,
+              int64_t KW) const {
+    const NodeInfo& node = ctx.node();
+    // Bias (zeros when absent): it starts the accumulators. A constant one
+    // was copied at creation.
+    if (!bias_.empty() && static_cast<int64_t>(bias_.size()) != OC)
+      fail(node, fmt::format("input B has {} values, expected {} (one per output channel)", bias_.size(), OC));
+    const float* bias = bias_.empty() ? nullptr : bias_.data();
+    if (!bias) {
+      float* b = scratch_floats(0, static_cast<size_t>(OC));
+      std::fill_n(b, OC, 0.0f);
+      if (ctx.has_input(2)) {
+        const Tensor& B = ctx.input(2);
+        require_float(node, B, "B");
+        if (B.numel() != OC)
+          fail(node, fmt::format("input B has shape {}, expected {} values (one per output channel)", shape_of(B), OC));
+        std::memcpy(b, B.data<float>(), static_cast<size_t>(OC) * sizeof(float));
+      }
+      bias = b;
+    }
+    const int64_t span_h = size_add(node, size_add(node, H, pads_[0], "padded height"), pads_[2], "padded height") - KH;
+    const int64_t span_w = size_add(node, size_add(node, W, pads_[1], "padded width"), pads_[3], "padded width") - KW;
+    if (span_h < 0 || span_w < 0)
+      fail(node, fmt::format("input X has shape {} (H {}, W {}); with pads [{}] a {}x{} kernel gives an empty output",
+                             shape_of(X), H, W, fmt::join(pads_, ", "), KH, KW));
+    const int64_t OH = span_h / strides_[0] + 1, OW = span_w / strides_[1] + 1;
+    const Shape ys = {N, OC / kBlock, OH, OW, kBlock};
+    const float* res = nullptr;
+    if (ctx.has_input(3)) {
+      const Tensor& R = ctx.input(3);
+      require_float(node, R, "R (the fused residual Add's other input)");
+      if (R.shape() != ys)
+        fail(node, fmt::format("input R has shape {}, expected the output's shape {}", shape_of(R),
+                               shape_to_string(ys)));
+      res = R.data<float>();
+    }
+    return Frame{bias, res, OH, OW, &ctx.output(0, DataType::kFloat32, ys)};
+  }
+
+  // Y = act(conv(X) + B + R), X NCHW.
+  void convolve_nchw(KernelContext& ctx, const BlockedWeights& pw, const Tensor& X) const {
+    const int64_t N = X.dim(0), H = X.dim(2), W = X.dim(3);
+    const Frame f = frame(ctx, X, N, H, W, pw.OC, pw.KH, pw.KW);
+    if (f.Y->numel() == 0) return;
+    run_nchw(ctx, pw, Run{X.data<float>(), pw.w.data(), 0, f.bias, f.res, f.Y->mutable_data<float>(), N, H, W, f.OH,
+                          f.OW});
+  }
+
   // X * S by the Mul's rules (broadcasting), X in NCHW, blocked again; the
   // product must keep X's channel count.
   static Tensor scale_by_mul(KernelContext& ctx, const Tensor& X, const Tensor& S) {
@@ -295,48 +447,18 @@ class BlockedConvKernel final : public OpKernel {
   void convolve(KernelContext& ctx, const BlockedWeights& pw, const Tensor& X, const Tensor* S) const {
     const NodeInfo& node = ctx.node();
     const int64_t N = X.dim(0), Cb = X.dim(1), H = X.dim(2), W = X.dim(3);
-    const int64_t C = pw.C, OC = pw.OC, OCb = OC / kBlock;
+    const int64_t C = pw.C;
     if (Cb * kBlock != C)
       fail(node, fmt::format("input X has shape {} ({} channels in {} blocks of 8) but W has {} input channels "
                              "(group {}): expected X of shape N x {} x H x W x 8",
                              shape_of(X), Cb * kBlock, Cb, C, group_, C / kBlock));
-    // Bias (zeros when absent): it starts the accumulators. A constant one
-    // was copied at creation.
-    if (!bias_.empty() && static_cast<int64_t>(bias_.size()) != OC)
-      fail(node, fmt::format("input B has {} values, expected {} (one per output channel)", bias_.size(), OC));
-    const float* bias = bias_.empty() ? nullptr : bias_.data();
-    if (!bias) {
-      float* b = scratch_floats(0, static_cast<size_t>(OC));
-      std::fill_n(b, OC, 0.0f);
-      if (ctx.has_input(2)) {
-        const Tensor& B = ctx.input(2);
-        require_float(node, B, "B");
-        if (B.numel() != OC)
-          fail(node, fmt::format("input B has shape {}, expected {} values (one per output channel)", shape_of(B), OC));
-        std::memcpy(b, B.data<float>(), static_cast<size_t>(OC) * sizeof(float));
-      }
-      bias = b;
-    }
-    const int64_t pt = pads_[0], pl = pads_[1], pb = pads_[2], pr = pads_[3], sh = strides_[0], sw = strides_[1];
-    const int64_t span_h = size_add(node, size_add(node, H, pt, "padded height"), pb, "padded height") - pw.KH;
-    const int64_t span_w = size_add(node, size_add(node, W, pl, "padded width"), pr, "padded width") - pw.KW;
-    if (span_h < 0 || span_w < 0)
-      fail(node, fmt::format("input X has shape {} (H {}, W {}); with pads [{}] a {}x{} kernel gives an empty output",
-                             shape_of(X), H, W, fmt::join(pads_, ", "), pw.KH, pw.KW));
-    const int64_t OH = span_h / sh + 1, OW = span_w / sw + 1;
-    const Shape ys = {N, OCb, OH, OW, kBlock};
-    const float* res = nullptr;
-    if (ctx.has_input(3)) {
-      const Tensor& R = ctx.input(3);
-      require_float(node, R, "R (the fused residual Add's other input)");
-      if (R.shape() != ys)
-        fail(node, fmt::format("input R has shape {}, expected the output's shape {}", shape_of(R),
-                               shape_to_string(ys)));
-      res = R.data<float>();
-    }
+    const Frame f = frame(ctx, X, N, H, W, pw.OC, pw.KH, pw.KW);
+    const float* bias = f.bias;
+    const float* res = f.res;
+    const int64_t OH = f.OH, OW = f.OW, sh = strides_[0], sw = strides_[1];
     const float* scale = S ? S->data<float>() : nullptr;
     const int64_t scale_images = S ? S->dim(0) : 0;
-    Tensor& Y = ctx.output(0, DataType::kFloat32, ys);
+    Tensor& Y = *f.Y;
     if (Y.numel() == 0) return;
     // S multiplies whichever is smaller: the weights (once per image of
     // S) or X (at 7x7 the input of a 960 -> 160 projection is a third of
@@ -401,8 +523,9 @@ class BlockedConvKernel final : public OpKernel {
     int64_t N, H, W, OH, OW;
   };
 
-  // Fails unless W is one of the three supported shapes for these attributes.
-  void check_weights(const NodeInfo& node, const Tensor& w) const {
+  // Fails unless W is a float tensor OC x C/group x KH x KW of dims >= 1
+  // that matches kernel_shape.
+  void validate_weights(const NodeInfo& node, const Tensor& w) const {
     require_float(node, w, "W");
     if (w.rank() != 4)
       fail(node, fmt::format("input W has shape {}, expected rank 4 (OC x C/group x KH x KW)", shape_of(w)));
@@ -412,21 +535,28 @@ class BlockedConvKernel final : public OpKernel {
                              fmt::join(kernel_shape_, ", "), shape_of(w)));
     if (KH < 1 || KW < 1 || OC < 1 || Cg < 1)
       fail(node, fmt::format("input W has shape {}, expected every dim >= 1", shape_of(w)));
+  }
+
+  // Empty when a blocked X can run with W (one of the three shapes for
+  // these attributes), else why not. Fails for output channels that group
+  // does not divide.
+  std::string blocked_unsupported(const NodeInfo& node, const Tensor& w) const {
+    const int64_t OC = w.dim(0), Cg = w.dim(1), KH = w.dim(2), KW = w.dim(3);
     if (group_ == 1 && KH == 1 && KW == 1) {
       if (std::any_of(pads_.begin(), pads_.end(), [](int64_t p) { return p; }))
-        fail_unsupported(node, fmt::format("a 1x1 BlockedConv takes no pads, got pads [{}]", fmt::join(pads_, ", ")));
+        return fmt::format("a 1x1 BlockedConv of a blocked X takes no pads, got pads [{}]", fmt::join(pads_, ", "));
       if (Cg % kBlock != 0 || OC % kBlock != 0)
-        fail_unsupported(node, fmt::format("input W has shape {}: a 1x1 BlockedConv takes input and output channels "
-                                           "that are multiples of 8",
-                                           shape_of(w)));
-      return;
+        return fmt::format("input W has shape {}: a 1x1 BlockedConv of a blocked X takes input and output channels "
+                           "that are multiples of 8",
+                           shape_of(w));
+      return {};
     }
     if (Cg == 1 && OC == group_) {
       if (OC % kBlock != 0)
-        fail_unsupported(node, fmt::format("input W has shape {} (group {}): a depthwise BlockedConv takes a channel "
-                                           "count that is a multiple of 8",
-                                           shape_of(w), group_));
-      return;
+        return fmt::format("input W has shape {} (group {}): a depthwise BlockedConv takes a channel count that is a "
+                           "multiple of 8",
+                           shape_of(w), group_);
+      return {};
     }
     if (group_ > 1) {
       if (OC % group_ != 0)
@@ -434,20 +564,69 @@ class BlockedConvKernel final : public OpKernel {
                                OC, group_));
       const int64_t Mg = OC / group_;
       if (Cg % kBlock != 0 || Mg % kBlock != 0)
-        fail_unsupported(node, fmt::format("input W has shape {} with group {}: a grouped BlockedConv takes groups of "
-                                           "input and output channels that are multiples of 8, got {} input and {} "
-                                           "output channels a group",
-                                           shape_of(w), group_, Cg, Mg));
-      return;
+        return fmt::format("input W has shape {} with group {}: a grouped BlockedConv takes groups of input and "
+                           "output channels that are multiples of 8, got {} input and {} output channels a group",
+                           shape_of(w), group_, Cg, Mg);
+      return {};
     }
-    fail_unsupported(node, fmt::format("input W has shape {} with group {}: BlockedConv takes a 1x1 convolution of "
-                                       "one group, a depthwise one (group == C == OC, W of OC x 1 x KH x KW) or a "
-                                       "grouped one with groups of a multiple of 8 channels",
-                                       shape_of(w), group_));
+    return fmt::format("input W has shape {} with group {}: BlockedConv of a blocked X takes a 1x1 convolution of "
+                       "one group, a depthwise one (group == C == OC, W of OC x 1 x KH x KW) or a grouped one with "
+                       "groups of a multiple of 8 channels",
+                       shape_of(w), group_);
   }
 
-  BlockedWeights pack(const NodeInfo& node, const Tensor& w) const {
-    check_weights(node, w);
+  // Empty when an NCHW X (rank 4) can run with W, else why not.
+  std::string nchw_unsupported(const Tensor& w) const {
+    if (group_ != 1 || w.dim(0) % kBlock != 0 || w.dim(1) > kMaxNchwChannels)
+      return fmt::format("group 1, W of OC x C x KH x KW with OC a multiple of 8 and C <= {} (got W {}, group {})",
+                         kMaxNchwChannels, shape_of(w), group_);
+    return {};
+  }
+
+  // The NCHW-input mode's groups of output blocks (as the pointwise ones:
+  // threes, then twos, a single block alone) packed as [C][KH][KW][mb][8].
+  static BlockedWeights pack_nchw(const Tensor& w) {
+    BlockedWeights p;
+    p.nchw = true;
+    p.OC = w.dim(0);
+    p.C = w.dim(1);
+    p.KH = w.dim(2);
+    p.KW = w.dim(3);
+    split_groups(p);
+    const float* src = w.data<float>();
+    const int64_t T = p.KH * p.KW;
+    p.w.resize(static_cast<size_t>(w.numel()));
+    for (size_t g = 0; g < p.mb.size(); ++g)
+      for (int64_t ic = 0; ic < p.C; ++ic)
+        for (int64_t t = 0; t < T; ++t)
+          for (int m = 0; m < p.mb[g]; ++m)
+            for (int64_t l = 0; l < kBlock; ++l)
+              p.w[static_cast<size_t>(p.off[g] + ((ic * T + t) * p.mb[g] + m) * kBlock + l)] =
+                  src[(((p.ob[g] + m) * kBlock + l) * p.C + ic) * T + t];
+    return p;
+  }
+
+  // Groups of 3 output blocks, the rest as 2s (one 1 only for a single
+  // block): 3 x 4 and 2 x 6 tiles of accumulators fill the registers. Sets
+  // mb, ob and off (p.C * p.KH * p.KW * mb * 8 floats a group).
+  static void split_groups(BlockedWeights& p) {
+    const int64_t n = p.OC / kBlock;
+    const int64_t twos = n == 1 ? 0 : n % 3 == 2 ? 1 : n % 3 == 1 ? 2 : 0;
+    const int64_t threes = n == 1 ? 0 : (n - 2 * twos) / 3;
+    if (n == 1) p.mb.push_back(1);
+    for (int64_t i = 0; i < threes; ++i) p.mb.push_back(3);
+    for (int64_t i = 0; i < twos; ++i) p.mb.push_back(2);
+    int64_t ob = 0, off = 0;
+    for (int m : p.mb) {
+      p.ob.push_back(ob);
+      p.off.push_back(off);
+      ob += m;
+      off += p.C * p.KH * p.KW * m * kBlock;
+    }
+  }
+
+  // W packed for a blocked X (blocked_unsupported(w) empty).
+  BlockedWeights pack(const Tensor& w) const {
     BlockedWeights p;
     const float* src = w.data<float>();
     p.OC = w.dim(0);
@@ -457,21 +636,7 @@ class BlockedConvKernel final : public OpKernel {
     if (group_ == 1 && p.KH == 1 && p.KW == 1) {
       p.pointwise = true;
       p.C = w.dim(1);
-      // Groups of 3 output blocks, the rest as 2s (one 1 only for a single
-      // block): 3 x 4 and 2 x 6 tiles of accumulators fill the registers.
-      const int64_t n = p.OC / kBlock;
-      const int64_t twos = n == 1 ? 0 : n % 3 == 2 ? 1 : n % 3 == 1 ? 2 : 0;
-      const int64_t threes = n == 1 ? 0 : (n - 2 * twos) / 3;
-      if (n == 1) p.mb.push_back(1);
-      for (int64_t i = 0; i < threes; ++i) p.mb.push_back(3);
-      for (int64_t i = 0; i < twos; ++i) p.mb.push_back(2);
-      int64_t ob = 0, off = 0;
-      for (int m : p.mb) {
-        p.ob.push_back(ob);
-        p.off.push_back(off);
-        ob += m;
-        off += p.C * m * kBlock;
-      }
+      split_groups(p);  // KH = KW = 1: [C][mb][8] a group
       for (size_t g = 0; g < p.mb.size(); ++g)
         for (int64_t ic = 0; ic < p.C; ++ic)
           for (int m = 0; m < p.mb[g]; ++m)
@@ -640,10 +805,44 @@ class BlockedConvKernel final : public OpKernel {
                  });
   }
 
+  // The NCHW-input mode. Items (image, band of output rows, group of output
+  // blocks), the groups of one band next to each other so they read the
+  // same input rows; a band is as many rows as make ~128K multiply-adds for
+  // the widest group. Every output element is computed whole by the one
+  // item of its (group, row). Costed as a GEMM of the group's channels x
+  // the band's pixels x C * KH * KW.
+  void run_nchw(KernelContext& ctx, const BlockedWeights& p, const Run& r) const {
+    static const auto band_fn = SPINDLE_ISA_SELECT(blocked_nchw_band);
+    const int64_t OCb = p.OC / kBlock, OH = r.OH, OW = r.OW, red = p.C * p.KH * p.KW;
+    const int64_t groups = static_cast<int64_t>(p.mb.size());
+    const int64_t widest = *std::max_element(p.mb.begin(), p.mb.end()) * kBlock;
+    const double row_work = static_cast<double>(OW * widest * red);
+    const int64_t band_rows = std::clamp<int64_t>(static_cast<int64_t>(131072.0 / row_work), 1, OH);
+    const int64_t nbands = ceil_div(OH, band_rows);
+    const int64_t items = r.N * nbands * groups;
+    const int64_t in_image = p.C * r.H * r.W, out_plane = OH * OW * kBlock;
+    parallel_for(ctx.pool(), 0, items, grain_for_work(items, row_work * static_cast<double>(band_rows)),
+                 gemm_cost(widest, band_rows * OW, red), [&](int64_t i0, int64_t i1) {
+                   for (int64_t i = i0; i < i1; ++i) {
+                     const int64_t g = i % groups, band = (i / groups) % nbands, n = i / (groups * nbands);
+                     const int mb = p.mb[static_cast<size_t>(g)];
+                     const int64_t ob = p.ob[static_cast<size_t>(g)];
+                     const int64_t oh0 = band * band_rows, oh1 = std::min(OH, oh0 + band_rows);
+                     float* yg = r.y + (n * OCb + ob) * out_plane;
+                     band_fn(r.x + n * in_image, p.C, r.H, r.W, r.w + p.off[static_cast<size_t>(g)], mb, p.KH, p.KW,
+                             strides_[0], strides_[1], pads_[0], pads_[1], r.bias + ob * kBlock, yg, out_plane, OW,
+                             oh0, oh1);
+                     for (int m = 0; m < mb; ++m)
+                       epilogue(r, yg + m * out_plane + oh0 * OW * kBlock, (oh1 - oh0) * OW * kBlock);
+                   }
+                 });
+  }
+
   int64_t group_;
   Activation act_;
   std::vector<int64_t> kernel_shape_, strides_, pads_;
-  std::shared_ptr<const BlockedWeights> packed_;  // constant W packed at creation (NodeInfo::prepack)
+  std::shared_ptr<const BlockedWeights> packed_;       // constant W packed at creation (NodeInfo::prepack)
+  std::shared_ptr<const BlockedWeights> packed_nchw_;  // the same for the NCHW-input mode when only it takes W
   std::vector<float> bias_;                       // constant B, checked against W when both are constant
 };
 

@@ -19,10 +19,14 @@
 //   blocked_gc_band                  grouped convolution (group width a
 //                                    multiple of 8), one band of output
 //                                    rows of one output block.
+//   blocked_nchw_band                convolution of an NCHW input (a stem:
+//                                    few channels) into blocked output,
+//                                    one band of output rows of a group
+//                                    of 1 to 3 output blocks.
 //
 // At AVX2 and above (8-lane intrinsics, FMA) the depthwise 3x3 / 5x5 at
-// stride 1 / 2, the grouped 3x3 at stride 1 / 2 and the pointwise kernel
-// are register-tiled (see their sections); the baseline level has plain
+// stride 1 / 2, the grouped 3x3 at stride 1 / 2, the pointwise kernel and
+// the NCHW-input kernel at column stride 1 / 2 are register-tiled (see their sections); the baseline level has plain
 // loops with the same operation order (multiply and add not fused, so the
 // levels agree within rounding).
 #include <cstdint>
@@ -122,6 +126,51 @@ void gc_pixels_generic(const float* x, int64_t H, int64_t W, int64_t Cg, const f
     }
     for (int l = 0; l < kLanes; ++l) yrow[ow * kLanes + l] = acc[l];
 #endif
+  }
+}
+
+// Pixels [ow0, ow1) of output row oh of a group of mb output blocks of a
+// convolution of an NCHW input: x the image [C][H][W], wg the group's
+// weights [C][KH][KW][mb][8], bias [mb * 8], yrow row oh of the group's
+// first output block ([OW][8], ys floats between blocks). Per output block,
+// acc = bias, then for each input channel ic in order the taps (kh, kw)
+// inside the plane in row-major order: acc += w[ic][kh][kw] * x[ic][ih][iw]
+// (broadcast). Any kernel size, stride and padding (the generic path, the
+// fast path's border pixels, and the baseline level).
+void nc_pixels_generic(const float* x, int64_t C, int64_t H, int64_t W, const float* wg, int mb, int64_t KH,
+                       int64_t KW, int64_t sh, int64_t sw, int64_t pt, int64_t pl, const float* bias, float* yrow,
+                       int64_t ys, int64_t oh, int64_t ow0, int64_t ow1) {
+  const int64_t ih0 = oh * sh - pt, plane = H * W, wrow = KW * mb * kLanes;
+  const int64_t kh0 = imax(0, -ih0), kh1 = imin(KH, H - ih0);
+  for (int64_t ow = ow0; ow < ow1; ++ow) {
+    const int64_t iw0 = ow * sw - pl;
+    const int64_t kw0 = imax(0, -iw0), kw1 = imin(KW, W - iw0);
+    for (int m = 0; m < mb; ++m) {
+#if defined(__AVX2__)
+      __m256 acc = _mm256_loadu_ps(bias + m * kLanes);
+      for (int64_t ic = 0; ic < C; ++ic)
+        for (int64_t kh = kh0; kh < kh1; ++kh) {
+          const float* r = x + ic * plane + (ih0 + kh) * W;
+          const float* w = wg + (ic * KH + kh) * wrow + m * kLanes;
+          for (int64_t kw = kw0; kw < kw1; ++kw)
+            acc = _mm256_fmadd_ps(_mm256_loadu_ps(w + kw * mb * kLanes), _mm256_broadcast_ss(r + iw0 + kw), acc);
+        }
+      _mm256_storeu_ps(yrow + m * ys + ow * kLanes, acc);
+#else
+      float acc[kLanes];
+      for (int l = 0; l < kLanes; ++l) acc[l] = bias[m * kLanes + l];
+      for (int64_t ic = 0; ic < C; ++ic)
+        for (int64_t kh = kh0; kh < kh1; ++kh) {
+          const float* r = x + ic * plane + (ih0 + kh) * W;
+          const float* w = wg + (ic * KH + kh) * wrow + m * kLanes;
+          for (int64_t kw = kw0; kw < kw1; ++kw) {
+            const float v = r[iw0 + kw];
+            for (int l = 0; l < kLanes; ++l) acc[l] += w[kw * mb * kLanes + l] * v;
+          }
+        }
+      for (int l = 0; l < kLanes; ++l) yrow[m * ys + ow * kLanes + l] = acc[l];
+#endif
+    }
   }
 }
 
@@ -433,6 +482,125 @@ void gc_band_fast(const float* x, int64_t H, int64_t W, int64_t Cg, const float*
   }
 }
 
+// ---------------------------------------------------------------- NCHW input, AVX2
+//
+// A stem: few input channels in NCHW, output blocked. A tile is MB output
+// blocks (8 channels each) x NP neighbouring pixels of one output row, all
+// of whose taps are inside the plane's columns; per tap (ic, kh, kw), MB
+// weight vectors ([C][KH][KW][MB][8], packed at creation) and NP broadcasts
+// of x[ic][ih][ow * S + kw - pl] feed MB * NP multiply-adds. Kernel rows in
+// the top / bottom padding are skipped; pixels with taps left / right of
+// the plane take nc_pixels_generic (one or two a row with pads <= K / 2).
+// Each output element's sum is bias, then ic, kh, kw in order, as there.
+// K: the kernel width when it is 3 (unrolled), else 0 (KW at run time).
+
+// xs: input channel 0 at row ih0 + kh0, column of the tile's first tap; wk:
+// the weights of (ic 0, kh0, kw 0); nkh kernel rows; y: the tile's first
+// output pixel of the group's first block (ys floats between blocks).
+template <int MB, int NP, int S, int K>
+__attribute__((always_inline)) inline void nc_tile(const float* xs, int64_t C, int64_t plane, int64_t W,
+                                                   const float* wk, int64_t KH, int64_t KW, int64_t nkh,
+                                                   const float* bias, float* y, int64_t ys) {
+  const int64_t kwn = K ? K : KW;
+  const int64_t wrow = kwn * MB * 8, wic = KH * wrow;
+  __m256 acc[MB][NP];
+#pragma GCC unroll 4
+  for (int m = 0; m < MB; ++m) {
+    const __m256 b = _mm256_loadu_ps(bias + m * 8);
+#pragma GCC unroll 12
+    for (int p = 0; p < NP; ++p) acc[m][p] = b;
+  }
+  for (int64_t ic = 0; ic < C; ++ic) {
+    const float* xr = xs + ic * plane;
+    const float* wr = wk + ic * wic;
+    for (int64_t kh = 0; kh < nkh; ++kh, xr += W, wr += wrow) {
+#pragma GCC unroll 3
+      for (int64_t kw = 0; kw < kwn; ++kw) {
+        __m256 wv[MB];
+#pragma GCC unroll 4
+        for (int m = 0; m < MB; ++m) wv[m] = _mm256_loadu_ps(wr + (kw * MB + m) * 8);
+        // Opaque to the compiler: at S = 1 / 2 the broadcasts of one kw
+        // repeat another's, and keeping those live across the kw spilled
+        // accumulators.
+        const float* xk = xr + kw;
+        asm("" : "+r"(xk));
+#pragma GCC unroll 12
+        for (int p = 0; p < NP; ++p) {
+          const __m256 bx = _mm256_broadcast_ss(xk + p * S);
+#pragma GCC unroll 4
+          for (int m = 0; m < MB; ++m) acc[m][p] = _mm256_fmadd_ps(wv[m], bx, acc[m][p]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int m = 0; m < MB; ++m)
+#pragma GCC unroll 12
+    for (int p = 0; p < NP; ++p) _mm256_storeu_ps(y + m * ys + p * 8, acc[m][p]);
+}
+
+template <int MB, int N, int S, int K>
+void nc_tail(int n, const float* xs, int64_t C, int64_t plane, int64_t W, const float* wk, int64_t KH, int64_t KW,
+             int64_t nkh, const float* bias, float* y, int64_t ys) {
+  if constexpr (N > 0) {
+    if (n == N) nc_tile<MB, N, S, K>(xs, C, plane, W, wk, KH, KW, nkh, bias, y, ys);
+    else nc_tail<MB, N - 1, S, K>(n, xs, C, plane, W, wk, KH, KW, nkh, bias, y, ys);
+  }
+}
+
+// Rows [oh0, oh1): per row the left border pixels, the inside ones in tiles
+// of NP and one tile of the rest, the right border pixels.
+template <int MB, int NP, int S, int K>
+void nc_band_fast(const float* x, int64_t C, int64_t H, int64_t W, const float* wg, int64_t KH, int64_t KW,
+                  int64_t sh, int64_t pt, int64_t pl, const float* bias, float* y, int64_t ys, int64_t OW,
+                  int64_t oh0, int64_t oh1) {
+  const int64_t plane = H * W;
+  // Pixels [owl, owr) have every tap inside the plane's columns.
+  const int64_t owl = imin(OW, (pl + S - 1) / S);
+  const int64_t last = W - KW + pl;  // ow * S <= last
+  const int64_t owr = imax(owl, imin(OW, last >= 0 ? last / S + 1 : 0));
+  for (int64_t oh = oh0; oh < oh1; ++oh) {
+    const int64_t ih0 = oh * sh - pt;
+    const int64_t kh0 = imax(0, -ih0), kh1 = imin(KH, H - ih0);
+    float* yrow = y + oh * OW * 8;
+    if (kh1 <= kh0 || owl == owr) {
+      nc_pixels_generic(x, C, H, W, wg, MB, KH, KW, sh, S, pt, pl, bias, yrow, ys, oh, 0, OW);
+      continue;
+    }
+    nc_pixels_generic(x, C, H, W, wg, MB, KH, KW, sh, S, pt, pl, bias, yrow, ys, oh, 0, owl);
+    const float* xrow = x + (ih0 + kh0) * W;
+    const float* wk = wg + kh0 * KW * MB * 8;
+    const int64_t nkh = kh1 - kh0;
+    int64_t ow = owl;
+    for (; ow + NP <= owr; ow += NP)
+      nc_tile<MB, NP, S, K>(xrow + ow * S - pl, C, plane, W, wk, KH, KW, nkh, bias, yrow + ow * 8, ys);
+    if (ow < owr)
+      nc_tail<MB, NP - 1, S, K>(static_cast<int>(owr - ow), xrow + ow * S - pl, C, plane, W, wk, KH, KW, nkh, bias,
+                                yrow + ow * 8, ys);
+    nc_pixels_generic(x, C, H, W, wg, MB, KH, KW, sh, S, pt, pl, bias, yrow, ys, oh, owr, OW);
+  }
+}
+
+using NcBandFn = void (*)(const float* x, int64_t C, int64_t H, int64_t W, const float* wg, int64_t KH, int64_t KW,
+                          int64_t sh, int64_t pt, int64_t pl, const float* bias, float* y, int64_t ys, int64_t OW,
+                          int64_t oh0, int64_t oh1);
+
+// Tiles: 1 x 8, 2 x 6, 3 x 4 (8 or 12 accumulators, MB weights and a
+// broadcast in the 16 registers).
+template <int S, int K>
+NcBandFn nc_pick_mb(int mb) {
+  if (mb == 3) return &nc_band_fast<3, 4, S, K>;
+  if (mb == 2) return &nc_band_fast<2, 6, S, K>;
+  if (mb == 1) return &nc_band_fast<1, 8, S, K>;
+  return nullptr;
+}
+
+NcBandFn nc_pick(int mb, int64_t sw, int64_t KW) {
+  if (sw == 1) return KW == 3 ? nc_pick_mb<1, 3>(mb) : nc_pick_mb<1, 0>(mb);
+  if (sw == 2) return KW == 3 ? nc_pick_mb<2, 3>(mb) : nc_pick_mb<2, 0>(mb);
+  return nullptr;
+}
+
 #else  // baseline
 
 // The pointwise sums of the AVX2 tiles, one pixel and output block at a
@@ -567,6 +735,25 @@ void blocked_gc_band(const float* x, int64_t H, int64_t W, int64_t Cg, const flo
 #endif
   for (int64_t oh = oh0; oh < oh1; ++oh)
     gc_pixels_generic(x, H, W, Cg, wk, KH, KW, sh, sw, pt, pl, bias, y + oh * OW * kLanes, oh, 0, OW);
+}
+
+// Output rows [oh0, oh1) of a group of mb (1 to 3) output blocks of a
+// convolution of an NCHW input: x the image [C][H][W], wg the group's packed
+// weights [C][KH][KW][mb][8], bias [mb * 8], y the group's first output
+// block [OH][OW][8] (ys floats between blocks); strides sh / sw, leading
+// pads pt / pl (the caller computed OH and OW with the trailing ones). y =
+// bias + products, nothing else (blocked.cpp runs the epilogue).
+void blocked_nchw_band(const float* x, int64_t C, int64_t H, int64_t W, const float* wg, int mb, int64_t KH,
+                       int64_t KW, int64_t sh, int64_t sw, int64_t pt, int64_t pl, const float* bias, float* y,
+                       int64_t ys, int64_t OW, int64_t oh0, int64_t oh1) {
+#if defined(__AVX2__)
+  if (const NcBandFn fn = nc_pick(mb, sw, KW)) {
+    fn(x, C, H, W, wg, KH, KW, sh, pt, pl, bias, y, ys, OW, oh0, oh1);
+    return;
+  }
+#endif
+  for (int64_t oh = oh0; oh < oh1; ++oh)
+    nc_pixels_generic(x, C, H, W, wg, mb, KH, KW, sh, sw, pt, pl, bias, y + oh * OW * kLanes, ys, oh, 0, OW);
 }
 
 }  // namespace spindle::kernels::SPINDLE_ISA_NS
