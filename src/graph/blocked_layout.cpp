@@ -41,6 +41,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <string>
 
 #include "graph/graph.h"
 
@@ -113,6 +114,24 @@ Kind blockable(const Graph& g, const Node& n) {
   } catch (const std::exception&) {
     return kNo;
   }
+}
+
+// A new value named after `base` (a model may already use the name).
+int fresh_value(Graph& g, const std::string& base) {
+  std::string name = base;
+  for (int k = 1; g.value_id(name) >= 0; ++k) name = base + "." + std::to_string(k);
+  return g.add_value(name);
+}
+
+Node reorder_node(const char* op, std::string name, int in, int out) {
+  Node r;
+  r.name = std::move(name);
+  r.op_type = op;
+  r.domain = "spindle";
+  r.opset = 1;
+  r.inputs = {in};
+  r.outputs = {out};
+  return r;
 }
 
 int find_root(std::vector<int>& parent, int i) {
@@ -253,22 +272,15 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
     if (c.convs < kMinChain || reorders * kConvsPerReorder > c.convs) continue;
     for (int x : c.entries) {
       if (to_blocked.count(x)) continue;
-      Node r;
-      r.name = g.value_name(x) + "/ToBlocked";
-      r.op_type = "ReorderToBlocked";
-      r.domain = "spindle";
-      r.opset = 1;
-      r.inputs = {x};
-      r.outputs = {g.add_value(g.value_name(x) + "/blocked")};
-      to_blocked[x] = r.outputs[0];
-      added.push_back(std::move(r));
+      to_blocked[x] = fresh_value(g, g.value_name(x) + "/blocked");
+      added.push_back(reorder_node("ReorderToBlocked", g.value_name(x) + "/ToBlocked", x, to_blocked[x]));
       ++stats.layout_reorders;
     }
     for (int i = 0; i < nn; ++i) {
       if (!cand[static_cast<size_t>(i)] || find_root(parent, i) != root) continue;
       Node& n = g.nodes[static_cast<size_t>(i)];
       const int y = n.outputs[0];
-      const int yb = g.add_value(g.value_name(y) + "/blocked");
+      const int yb = fresh_value(g, g.value_name(y) + "/blocked");
       to_blocked[y] = yb;
       n.outputs[0] = yb;
       const bool exit = std::find(c.exits.begin(), c.exits.end(), y) != c.exits.end();
@@ -276,14 +288,7 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
       // outputs of the chain have their blocked copies); the rest keep y,
       // which a ReorderFromBlocked now produces.
       if (exit) {
-        Node r;
-        r.name = g.value_name(y) + "/FromBlocked";
-        r.op_type = "ReorderFromBlocked";
-        r.domain = "spindle";
-        r.opset = 1;
-        r.inputs = {yb};
-        r.outputs = {y};
-        added.push_back(std::move(r));
+        added.push_back(reorder_node("ReorderFromBlocked", g.value_name(y) + "/FromBlocked", yb, y));
         ++stats.layout_reorders;
       }
       n.op_type = "BlockedConv";

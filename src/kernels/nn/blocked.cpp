@@ -150,47 +150,38 @@ void require_blocked(const NodeInfo& node, const Tensor& t, const char* name) {
 
 // ---------------------------------------------------------------- reorders and the pool
 
-class ReorderToBlockedKernel final : public OpKernel {
+// ReorderToBlocked (kToBlocked) and ReorderFromBlocked: each (image, channel
+// block) item turns 8 planes into one plane block or back, at the same
+// offset on both sides.
+template <bool kToBlocked>
+class ReorderKernel final : public OpKernel {
  public:
-  explicit ReorderToBlockedKernel(const NodeInfo&) {}
+  explicit ReorderKernel(const NodeInfo&) {}
   void compute(KernelContext& ctx) const override {
-    static const auto pack = SPINDLE_ISA_SELECT(blocked_pack8);
+    static const auto fn = kToBlocked ? SPINDLE_ISA_SELECT(blocked_pack8) : SPINDLE_ISA_SELECT(blocked_unpack8);
     const NodeInfo& node = ctx.node();
     const Tensor& X = ctx.input(0);
-    require_float(node, X, "X");
-    if (X.rank() != 4 || X.dim(1) % kBlock != 0)
-      fail(node, fmt::format("input X has shape {}, expected rank 4 (N x C x H x W) with C a multiple of 8",
-                             shape_of(X)));
-    const int64_t N = X.dim(0), Cb = X.dim(1) / kBlock, P = X.dim(2) * X.dim(3);
-    Tensor& Y = ctx.output(0, DataType::kFloat32, {N, Cb, X.dim(2), X.dim(3), kBlock});
-    if (Y.numel() == 0) return;
-    const float* x = X.data<float>();
-    float* y = Y.mutable_data<float>();
-    const int64_t items = N * Cb;  // (image, channel block): 8 planes <-> one plane block, same offset
-    parallel_for(ctx.pool(), 0, items, grain_for_work(items, static_cast<double>(P * kBlock)),
-                 [&](int64_t i0, int64_t i1) {
-                   for (int64_t i = i0; i < i1; ++i) pack(x + i * kBlock * P, P, y + i * kBlock * P);
-                 });
-  }
-};
-
-class ReorderFromBlockedKernel final : public OpKernel {
- public:
-  explicit ReorderFromBlockedKernel(const NodeInfo&) {}
-  void compute(KernelContext& ctx) const override {
-    static const auto unpack = SPINDLE_ISA_SELECT(blocked_unpack8);
-    const NodeInfo& node = ctx.node();
-    const Tensor& X = ctx.input(0);
-    require_blocked(node, X, "X");
-    const int64_t N = X.dim(0), Cb = X.dim(1), P = X.dim(2) * X.dim(3);
-    Tensor& Y = ctx.output(0, DataType::kFloat32, {N, Cb * kBlock, X.dim(2), X.dim(3)});
+    int64_t Cb = 0;
+    if constexpr (kToBlocked) {
+      require_float(node, X, "X");
+      if (X.rank() != 4 || X.dim(1) % kBlock != 0)
+        fail(node, fmt::format("input X has shape {}, expected rank 4 (N x C x H x W) with C a multiple of 8",
+                               shape_of(X)));
+      Cb = X.dim(1) / kBlock;
+    } else {
+      require_blocked(node, X, "X");
+      Cb = X.dim(1);
+    }
+    const int64_t N = X.dim(0), P = X.dim(2) * X.dim(3);
+    const Shape ys = kToBlocked ? Shape{N, Cb, X.dim(2), X.dim(3), kBlock} : Shape{N, Cb * kBlock, X.dim(2), X.dim(3)};
+    Tensor& Y = ctx.output(0, DataType::kFloat32, ys);
     if (Y.numel() == 0) return;
     const float* x = X.data<float>();
     float* y = Y.mutable_data<float>();
     const int64_t items = N * Cb;
     parallel_for(ctx.pool(), 0, items, grain_for_work(items, static_cast<double>(P * kBlock)),
                  [&](int64_t i0, int64_t i1) {
-                   for (int64_t i = i0; i < i1; ++i) unpack(x + i * kBlock * P, P, y + i * kBlock * P);
+                   for (int64_t i = i0; i < i1; ++i) fn(x + i * kBlock * P, P, y + i * kBlock * P);
                  });
   }
 };
@@ -856,8 +847,8 @@ class BlockedConvKernel final : public OpKernel {
 }  // namespace
 
 void register_blocked(KernelRegistry& r) {
-  r.add("spindle", "ReorderToBlocked", 1, 1, factory_of<ReorderToBlockedKernel>());
-  r.add("spindle", "ReorderFromBlocked", 1, 1, factory_of<ReorderFromBlockedKernel>());
+  r.add("spindle", "ReorderToBlocked", 1, 1, factory_of<ReorderKernel<true>>());
+  r.add("spindle", "ReorderFromBlocked", 1, 1, factory_of<ReorderKernel<false>>());
   r.add("spindle", "BlockedConv", 1, 1, factory_of<BlockedConvKernel>());
   r.add("spindle", "BlockedGlobalAveragePool", 1, 1, factory_of<BlockedGlobalAveragePoolKernel>());
 }

@@ -231,53 +231,68 @@ void dw_group(const float* const* rows, int kh0, int kh1, int64_t ix, const floa
   for (int j = 0; j < N; ++j) _mm256_storeu_ps(out + j * 8, acc[j]);
 }
 
-// dw_group<K, S, n, cl, cr> for n in [1, N], cl and cr in [0, K / 2]; null
-// for anything else.
-template <int K, int S, int N, int CL, int CR = K / 2>
-DwGroupFn dw_pick_cr(int cr) {
+// A row's group kernel by its key: Inst::get<N, CL, CR>() for n in [1, N]
+// pixels and cl, cr in [0, Inst::kMaxBorder] border columns (the template
+// instances); null for anything else.
+template <class Inst, int N, int CL, int CR>
+typename Inst::Fn pick_cr(int cr) {
   if constexpr (CR < 0) return nullptr;
-  else return cr == CR ? &dw_group<K, S, N, CL, CR> : dw_pick_cr<K, S, N, CL, CR - 1>(cr);
+  else return cr == CR ? Inst::template get<N, CL, CR>() : pick_cr<Inst, N, CL, CR - 1>(cr);
 }
-template <int K, int S, int N, int CL = K / 2>
-DwGroupFn dw_pick_cl(int cl, int cr) {
+template <class Inst, int N, int CL>
+typename Inst::Fn pick_cl(int cl, int cr) {
   if constexpr (CL < 0) return nullptr;
-  else return cl == CL ? dw_pick_cr<K, S, N, CL>(cr) : dw_pick_cl<K, S, N, CL - 1>(cl, cr);
+  else return cl == CL ? pick_cr<Inst, N, CL, Inst::kMaxBorder>(cr) : pick_cl<Inst, N, CL - 1>(cl, cr);
 }
-template <int K, int S, int N>
-DwGroupFn dw_pick(int n, int cl, int cr) {
+template <class Inst, int N>
+typename Inst::Fn pick_group(int n, int cl, int cr) {
   if constexpr (N < 1) return nullptr;
-  else return n == N ? dw_pick_cl<K, S, N>(cl, cr) : dw_pick<K, S, N - 1>(n, cl, cr);
+  else return n == N ? pick_cl<Inst, N, Inst::kMaxBorder>(cl, cr) : pick_group<Inst, N - 1>(n, cl, cr);
 }
+
+template <int K, int S>
+struct DwInst {
+  using Fn = DwGroupFn;
+  static constexpr int kMaxBorder = K / 2;
+  template <int N, int CL, int CR>
+  static Fn get() {
+    return &dw_group<K, S, N, CL, CR>;
+  }
+};
 
 // Most pixels per group (10 accumulators, K weights, an input: 16 registers
 // for 5x5; for 3x3 too, 10 ran faster than 6 with all 9 weights kept).
 constexpr int kDwGroup = 10;
 
 DwGroupFn dw_pick_ks(int64_t K, int64_t S, int n, int cl, int cr) {
-  if (K == 3 && S == 1) return dw_pick<3, 1, kDwGroup>(n, cl, cr);
-  if (K == 3 && S == 2) return dw_pick<3, 2, kDwGroup>(n, cl, cr);
-  if (K == 5 && S == 1) return dw_pick<5, 1, kDwGroup>(n, cl, cr);
-  if (K == 5 && S == 2) return dw_pick<5, 2, kDwGroup>(n, cl, cr);
+  if (K == 3 && S == 1) return pick_group<DwInst<3, 1>, kDwGroup>(n, cl, cr);
+  if (K == 3 && S == 2) return pick_group<DwInst<3, 2>, kDwGroup>(n, cl, cr);
+  if (K == 5 && S == 1) return pick_group<DwInst<5, 1>, kDwGroup>(n, cl, cr);
+  if (K == 5 && S == 2) return pick_group<DwInst<5, 2>, kDwGroup>(n, cl, cr);
   return nullptr;
 }
 
-// Rows [oh0, oh1) by groups (K in {3, 5}, S in {1, 2}, pads <= K / 2). A
-// group whose border counts have no kernel (cannot happen with those pads;
-// kept as a guard) takes dw_pixels_generic.
-void dw_band_fast(const float* x, int64_t H, int64_t W, const float* wk, int64_t K, int64_t S, int64_t pt,
-                  int64_t pl, const float* bias, float* y, int64_t OW, int64_t oh0, int64_t oh1) {
-  const int64_t groups = (OW + kDwGroup - 1) / kDwGroup;
+// Output rows [oh0, oh1) of one channel block, each split into groups of at
+// most G neighbouring pixels of nearly equal sizes: the rows of the kernel
+// inside the plane are located once per output row, and a group's kernel
+// (pick(K, S, pixels, columns left of the row, columns right of it), a
+// template instance) is looked up again only when that key changes (only
+// the first and last groups have borders, and group sizes take two values).
+// run(fn, rows, kh0, kh1, ix, out) calls it; a key with no kernel takes
+// generic(out, oh, ow0, ow1).
+template <class Fn, int G, int MaxK, class Pick, class Run, class Generic>
+void band_by_groups(const float* x, int64_t H, int64_t W, int64_t K, int64_t S, int64_t pt, int64_t pl, float* y,
+                    int64_t OW, int64_t oh0, int64_t oh1, Pick pick, Run run, Generic generic) {
+  const int64_t groups = (OW + G - 1) / G;
   for (int64_t oh = oh0; oh < oh1; ++oh) {
     const int64_t ih0 = oh * S - pt;
     const int kh0 = static_cast<int>(imax(0, -ih0));
     const int kh1 = static_cast<int>(imax(kh0, imin(K, H - ih0)));
-    const float* rows[5] = {};
+    const float* rows[MaxK] = {};
     for (int kh = kh0; kh < kh1; ++kh) rows[kh] = x + (ih0 + kh) * W * kLanes;
     float* out = y + oh * OW * kLanes;
-    // Only the first and last groups have borders and group sizes take two
-    // values, so the kernel is picked again only when its key changes.
     int key_n = -1, key_cl = -1, key_cr = -1;
-    DwGroupFn fn = nullptr;
+    Fn fn = nullptr;
     int64_t ow = 0;
     for (int64_t i = 0; i < groups; ++i) {
       const int64_t n = OW / groups + (i < OW % groups ? 1 : 0);
@@ -286,14 +301,29 @@ void dw_band_fast(const float* x, int64_t H, int64_t W, const float* wk, int64_t
       const int cr = static_cast<int>(imax(0, ix + (n - 1) * S + K - W));
       const int ni = static_cast<int>(n);
       if (ni != key_n || cl != key_cl || cr != key_cr) {
-        fn = dw_pick_ks(K, S, ni, cl, cr);
+        fn = pick(K, S, ni, cl, cr);
         key_n = ni, key_cl = cl, key_cr = cr;
       }
-      if (fn) fn(rows, kh0, kh1, ix, wk, bias, out + ow * kLanes);
-      else dw_pixels_generic(x, H, W, wk, K, K, S, S, pt, pl, bias, out, oh, ow, ow + n);
+      if (fn) run(fn, rows, kh0, kh1, ix, out + ow * kLanes);
+      else generic(out, oh, ow, ow + n);
       ow += n;
     }
   }
+}
+
+// Rows [oh0, oh1) by groups (K in {3, 5}, S in {1, 2}, pads <= K / 2). A
+// group whose border counts have no kernel (cannot happen with those pads;
+// kept as a guard) takes dw_pixels_generic.
+void dw_band_fast(const float* x, int64_t H, int64_t W, const float* wk, int64_t K, int64_t S, int64_t pt,
+                  int64_t pl, const float* bias, float* y, int64_t OW, int64_t oh0, int64_t oh1) {
+  band_by_groups<DwGroupFn, kDwGroup, 5>(
+      x, H, W, K, S, pt, pl, y, OW, oh0, oh1, dw_pick_ks,
+      [&](DwGroupFn fn, const float* const* rows, int kh0, int kh1, int64_t ix, float* out) {
+        fn(rows, kh0, kh1, ix, wk, bias, out);
+      },
+      [&](float* out, int64_t oh, int64_t ow0, int64_t ow1) {
+        dw_pixels_generic(x, H, W, wk, K, K, S, S, pt, pl, bias, out, oh, ow0, ow1);
+      });
 }
 
 // ---------------------------------------------------------------- pointwise, AVX2
@@ -424,28 +454,22 @@ void gc_group(const float* const* rows, int kh0, int kh1, int64_t plane, int64_t
   for (int j = 0; j < N; ++j) _mm256_storeu_ps(out + j * 8, acc[j]);
 }
 
-template <int K, int S, int N, int CL, int CR = 1>
-GcGroupFn gc_pick_cr(int cr) {
-  if constexpr (CR < 0) return nullptr;
-  else return cr == CR ? &gc_group<K, S, N, CL, CR> : gc_pick_cr<K, S, N, CL, CR - 1>(cr);
-}
-template <int K, int S, int N, int CL = 1>
-GcGroupFn gc_pick_cl(int cl, int cr) {
-  if constexpr (CL < 0) return nullptr;
-  else return cl == CL ? gc_pick_cr<K, S, N, CL>(cr) : gc_pick_cl<K, S, N, CL - 1>(cl, cr);
-}
-template <int K, int S, int N>
-GcGroupFn gc_pick(int n, int cl, int cr) {
-  if constexpr (N < 1) return nullptr;
-  else return n == N ? gc_pick_cl<K, S, N>(cl, cr) : gc_pick<K, S, N - 1>(n, cl, cr);
-}
+template <int K, int S>
+struct GcInst {
+  using Fn = GcGroupFn;
+  static constexpr int kMaxBorder = 1;
+  template <int N, int CL, int CR>
+  static Fn get() {
+    return &gc_group<K, S, N, CL, CR>;
+  }
+};
 
 // Most pixels per group: 12 accumulators, 3 weights and a broadcast.
 constexpr int kGcGroup = 12;
 
 GcGroupFn gc_pick_ks(int64_t K, int64_t S, int n, int cl, int cr) {
-  if (K == 3 && S == 1) return gc_pick<3, 1, kGcGroup>(n, cl, cr);
-  if (K == 3 && S == 2) return gc_pick<3, 2, kGcGroup>(n, cl, cr);
+  if (K == 3 && S == 1) return pick_group<GcInst<3, 1>, kGcGroup>(n, cl, cr);
+  if (K == 3 && S == 2) return pick_group<GcInst<3, 2>, kGcGroup>(n, cl, cr);
   return nullptr;
 }
 
@@ -454,32 +478,15 @@ GcGroupFn gc_pick_ks(int64_t K, int64_t S, int n, int cl, int cr) {
 // guard) takes gc_pixels_generic.
 void gc_band_fast(const float* x, int64_t H, int64_t W, int64_t Cg, const float* wk, int64_t K, int64_t S,
                   int64_t pt, int64_t pl, const float* bias, float* y, int64_t OW, int64_t oh0, int64_t oh1) {
-  const int64_t groups = (OW + kGcGroup - 1) / kGcGroup, plane = H * W * kLanes;
-  for (int64_t oh = oh0; oh < oh1; ++oh) {
-    const int64_t ih0 = oh * S - pt;
-    const int kh0 = static_cast<int>(imax(0, -ih0));
-    const int kh1 = static_cast<int>(imax(kh0, imin(K, H - ih0)));
-    const float* rows[3] = {};
-    for (int kh = kh0; kh < kh1; ++kh) rows[kh] = x + (ih0 + kh) * W * kLanes;
-    float* out = y + oh * OW * kLanes;
-    int key_n = -1, key_cl = -1, key_cr = -1;
-    GcGroupFn fn = nullptr;
-    int64_t ow = 0;
-    for (int64_t i = 0; i < groups; ++i) {
-      const int64_t n = OW / groups + (i < OW % groups ? 1 : 0);
-      const int64_t ix = ow * S - pl;
-      const int cl = static_cast<int>(imax(0, -ix));
-      const int cr = static_cast<int>(imax(0, ix + (n - 1) * S + K - W));
-      const int ni = static_cast<int>(n);
-      if (ni != key_n || cl != key_cl || cr != key_cr) {
-        fn = gc_pick_ks(K, S, ni, cl, cr);
-        key_n = ni, key_cl = cl, key_cr = cr;
-      }
-      if (fn) fn(rows, kh0, kh1, plane, Cg, ix, wk, bias, out + ow * kLanes);
-      else gc_pixels_generic(x, H, W, Cg, wk, K, K, S, S, pt, pl, bias, out, oh, ow, ow + n);
-      ow += n;
-    }
-  }
+  const int64_t plane = H * W * kLanes;
+  band_by_groups<GcGroupFn, kGcGroup, 3>(
+      x, H, W, K, S, pt, pl, y, OW, oh0, oh1, gc_pick_ks,
+      [&](GcGroupFn fn, const float* const* rows, int kh0, int kh1, int64_t ix, float* out) {
+        fn(rows, kh0, kh1, plane, Cg, ix, wk, bias, out);
+      },
+      [&](float* out, int64_t oh, int64_t ow0, int64_t ow1) {
+        gc_pixels_generic(x, H, W, Cg, wk, K, K, S, S, pt, pl, bias, out, oh, ow0, ow1);
+      });
 }
 
 // ---------------------------------------------------------------- NCHW input, AVX2
