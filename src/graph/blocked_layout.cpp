@@ -187,7 +187,9 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
     // A folded squeeze-excite Mul keeps its operands' order: Conv(s, W, B,
     // R, x) when the model wrote Mul(s, x). X * S is X times S either way:
     // the operand the squeeze-excite pools (the large one) becomes X, the
-    // per-channel scale S (BlockedConv multiplies its weights by it).
+    // per-channel scale S (BlockedConv multiplies its weights or X by it,
+    // whichever is smaller; the NCHW Conv, should the chain be rejected,
+    // takes either order).
     const int s = input(i, 4);
     if (s >= 0 && pooled(s) && !pooled(n.inputs[0])) std::swap(n.inputs[0], n.inputs[4]);
   }

@@ -1,6 +1,8 @@
 // blocked.cpp — kernels of the blocked channel layout NCHW8c, domain
-// "spindle", opset 1, which only the optimizer writes (a chain of depthwise
-// and 1x1 convolutions that runs blocked, entered and left once).
+// "spindle", opset 1, which the optimizer writes for a chain of 1x1,
+// depthwise and grouped convolutions (src/graph/blocked_layout.cpp) that
+// runs blocked, entered and left once. A model may write them too: every
+// input is checked as for any other kernel.
 //
 // Layout: a blocked tensor of an NCHW tensor [N, C, H, W] (C a multiple of
 // 8) is [N, C/8, H, W, 8], float32: element (n, c, h, w) lives at
