@@ -18,7 +18,8 @@
 //   depthwise  group == C == M (a multiple of 8), 3x3 or 5x5, each pad at
 //              most kernel / 2;
 //   grouped    3x3, groups of a multiple of 8 input and output channels
-//              (RegNet), pads at most 1;
+//              (RegNet), pads at most 1; also one group of fewer than 32
+//              outputs (which NCHW's Winograd does not take);
 //   stem       3x3, one group, at most 16 input channels that are not a
 //              multiple of 8 (an image's 3), pads at most 1, no fused
 //              residual or scale: it reads X in NCHW and writes its output
@@ -60,7 +61,7 @@ bool all_equal(const std::vector<int64_t>& v, int64_t x) {
   return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; });
 }
 
-enum Kind { kNo = 0, kBlockedInput, kNchwInput };
+enum Kind { kNo = 0, kBlockedInput, kNchwInput, kOneGroup3x3 };
 
 // Whether Conv node n (residual aside) can run as spindle.BlockedConv, and
 // on which input layout.
@@ -97,6 +98,12 @@ Kind blockable_conv(const Graph& g, const Node& n) {
   if (group > 1 && M % group == 0 && (M / group) % kBlock == 0 && Cg % kBlock == 0 && KH == 3 && KW == 3 &&
       stride_1_or_2)
     return kind_if(pads_within(1));
+  // A 3x3 of one group with fewer than 32 outputs (PP-OCR det's 96 -> 24
+  // head convolutions at 80x80): NCHW has no Winograd for it (>= 32 output
+  // channels), and its im2col + GEMM of 24 rows ran at 29 GMAC/s; blocked,
+  // it is the grouped kernel with one group.
+  if (group == 1 && Cg % kBlock == 0 && M < 32 && KH == 3 && KW == 3 && stride_1_or_2)
+    return pads_within(1) ? kOneGroup3x3 : kNo;
   // A stem: a 3x3 convolution of a few NCHW channels (images: 3) that
   // writes its output blocked, so the chain after it needs no conversion.
   const bool fused_extra = (n.inputs.size() > 3 && n.inputs[3] >= 0) || (n.inputs.size() > 4 && n.inputs[4] >= 0);
@@ -158,10 +165,12 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
   };
 
   std::vector<bool> cand(static_cast<size_t>(nn), false), stem(static_cast<size_t>(nn), false);
+  std::vector<bool> heavy(static_cast<size_t>(nn), false);
   for (int i = 0; i < nn; ++i) {
     const Kind k = blockable(g, g.nodes[static_cast<size_t>(i)]);
     cand[static_cast<size_t>(i)] = k != kNo;
     stem[static_cast<size_t>(i)] = k == kNchwInput;
+    heavy[static_cast<size_t>(i)] = k == kOneGroup3x3;
   }
   // The inputs a candidate reads blocked: X (but a stem's is NCHW) and the
   // residual.
@@ -246,6 +255,7 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
   // Count each chain's convolutions and conversions.
   struct Chain {
     int convs = 0;
+    int heavy = 0;  // one-group 3x3s: each pays for two conversions alone
     std::vector<int> entries;  // NCHW values converted into the layout
     std::vector<int> exits;    // blocked values converted back
   };
@@ -255,6 +265,7 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
     const int root = find_root(parent, i);
     Chain& c = chains[root];
     ++c.convs;
+    if (heavy[static_cast<size_t>(i)]) ++c.heavy;
     for (size_t slot : {size_t{0}, size_t{3}}) {
       const int x = input(i, slot);
       if (x < 0 || !blocked_slot(i, slot)) continue;
@@ -271,7 +282,8 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
   std::vector<Node> added;
   for (auto& [root, c] : chains) {
     const int reorders = static_cast<int>(c.entries.size() + c.exits.size());
-    if (c.convs < kMinChain || reorders * kConvsPerReorder > c.convs) continue;
+    const bool pays = c.convs >= kMinChain && reorders * kConvsPerReorder <= c.convs;
+    if (!pays && reorders > 2 * c.heavy) continue;
     for (int x : c.entries) {
       if (to_blocked.count(x)) continue;
       to_blocked[x] = fresh_value(g, g.value_name(x) + "/blocked");

@@ -956,9 +956,23 @@ TEST(Optimizer, StemWritesItsOutputBlocked) {
   EXPECT_TRUE(testing::tensors_close(s->run({{"x", x}})[0], want[0], 1e-5, 1e-5));
 }
 
-// A ResNet bottleneck (1x1, 3x3, 1x1 + residual, twice) keeps NCHW: its 1x1s
-// do not chain through the 3x3s, and converting around each would cost more
-// than it saves.
+// A 3x3 of one group with fewer than 32 outputs (PP-OCR det's head), which
+// NCHW runs as im2col + a GEMM of few rows, is worth its two conversions
+// alone.
+TEST(Optimizer, ALoneNarrowThreeByThreeRunsBlocked) {
+  ModelBuilder b(14);
+  b.input("x", {1, 32, 10, 9}).output("y", {1, 24, 10, 9});
+  b.initializer("w", {24, 32, 3, 3}, random_values(6912, 111, -0.2f, 0.2f));
+  b.initializer("bias", {24}, random_values(24, 112));
+  padded_conv(b, {"x", "w", "bias"}, "c");
+  b.node("Relu", {"c"}, {"y"});
+  const std::string summary = optimized_matches_plain(b.bytes(), {1, 32, 10, 9}, 3);
+  EXPECT_THAT(summary, ::testing::HasSubstr("blocked-layout Convs 1, layout reorders 2)"));
+}
+
+// A ResNet bottleneck (1x1, 3x3 of 32 channels, 1x1 + residual, twice)
+// keeps NCHW: its 1x1s do not chain through the 3x3s (Winograd's in NCHW),
+// and converting around each would cost more than it saves.
 TEST(Optimizer, ConvolutionsThatDoNotChainKeepNchw) {
   ModelBuilder b(14);
   b.input("x", {1, 16, 8, 8}).output("y", {1, 16, 8, 8});
@@ -966,9 +980,9 @@ TEST(Optimizer, ConvolutionsThatDoNotChainKeepNchw) {
   for (int block = 0; block < 2; ++block) {
     std::string p = "b";
     p += std::to_string(block);
-    b.initializer(p + "w1", {8, 16, 1, 1}, random_values(128, 60 + block));
-    b.initializer(p + "w2", {8, 8, 3, 3}, random_values(576, 70 + block));
-    b.initializer(p + "w3", {16, 8, 1, 1}, random_values(128, 80 + block));
+    b.initializer(p + "w1", {32, 16, 1, 1}, random_values(512, 60 + block, -0.3f, 0.3f));
+    b.initializer(p + "w2", {32, 32, 3, 3}, random_values(9216, 70 + block, -0.1f, 0.1f));
+    b.initializer(p + "w3", {16, 32, 1, 1}, random_values(512, 80 + block, -0.3f, 0.3f));
     b.node("Conv", {in, p + "w1"}, {p + "c1"});
     padded_conv(b, {p + "c1", p + "w2"}, p + "c2");
     b.node("Conv", {p + "c2", p + "w3"}, {p + "c3"});

@@ -603,6 +603,20 @@ TEST(BlockedConv, NchwInputBadInputsFailNamingThem) {
   }
 }
 
+// A 3x3 convolution of one group (PP-OCR det's 96 -> 24 head) runs as the
+// grouped kernel with a single group.
+TEST(BlockedConv, OneGroup3x3MatchesConv) {
+  int variant = 0;
+  for (int64_t stride : {1, 2})
+    for (auto [C, OC] : {std::pair<int64_t, int64_t>{96, 24}, {16, 16}, {8, 24}}) {
+      const ConvSetup setup = grouped(2, C, OC, 1, 13, 11, 3, 3, stride, {1, 1, 1, 1}, true, stride == 1, false,
+                                      kActs[variant % std::size(kActs)], 500 + variant);
+      expect_close(setup.blocked(), setup.reference(),
+                   "one group " + std::to_string(C) + " -> " + std::to_string(OC) + " s" + std::to_string(stride));
+      ++variant;
+    }
+}
+
 TEST(BlockedConv, BadInputsFailNamingThem) {
   const ConvSetup pw = pointwise(1, 16, 8, 4, 4, true, false, false, kActs[0], 60);
   auto run = [&](const ConvSetup& c, std::vector<Tensor> in, Attributes attrs) {
@@ -644,12 +658,12 @@ TEST(BlockedConv, BadInputsFailNamingThem) {
   StatusCode code = StatusCode::kOk;
   expect(error_of([&] { run(dw, {to_blocked(dw.X), dw.W}, dil); }, &code), {"dilations"});
   EXPECT_EQ(code, StatusCode::kUnsupported);
-  // A 3x3 convolution of one group: neither supported shape.
-  ConvSetup full = dw;
-  full.W = random_tensor({16, 16, 3, 3}, 65);
+  // A 3x3 convolution of one group whose input channels are not a multiple
+  // of 8: no blocked shape (and not the NCHW-input mode with a blocked X).
+  const Tensor w12 = random_tensor({16, 12, 3, 3}, 65);
   Attributes one_group = dw.attrs;
   one_group.set("group", int64_t{1});
-  expect(error_of([&] { run(full, {to_blocked(dw.X), full.W}, one_group); }, &code), {"16x16x3x3"});
+  expect(error_of([&] { run(dw, {to_blocked(dw.X), w12}, one_group); }, &code), {"16x12x3x3"});
   EXPECT_EQ(code, StatusCode::kUnsupported);
   // Group width 4 (C 24, group 6) and input 8 / output 4 a group (C 16,
   // OC 8, group 2): not multiples of 8.

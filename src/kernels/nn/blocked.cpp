@@ -46,8 +46,9 @@
 //                (every channel block in parallel) and run the stride-1
 //                path on it. Per output element: bias, then the input
 //                channels in order.
-//     grouped    group > 1, C / group and OC / group both multiples of 8
-//                (RegNet's group width 8 / 16...), any kernel size, strides
+//     grouped    C / group and OC / group both multiples of 8 (RegNet's
+//                group width 8 / 16...; group 1 with a kernel other than 1x1
+//                is one group: PP-OCR det's 3x3 96 -> 24), any kernel size, strides
 //                >= 1, pads >= 0. Output block ob belongs to group g = ob *
 //                8 / (OC / group) and reads that group's C / group / 8 input
 //                blocks. Weights packed as [OC/8][C/group][KH * KW][8]. Per
@@ -551,21 +552,17 @@ class BlockedConvKernel final : public OpKernel {
                            shape_of(w), group_);
       return {};
     }
-    if (group_ > 1) {
-      if (OC % group_ != 0)
-        fail(node, fmt::format("input W has shape {}: {} output channels are not divisible by group {}", shape_of(w),
-                               OC, group_));
-      const int64_t Mg = OC / group_;
-      if (Cg % kBlock != 0 || Mg % kBlock != 0)
-        return fmt::format("input W has shape {} with group {}: a grouped BlockedConv takes groups of input and "
-                           "output channels that are multiples of 8, got {} input and {} output channels a group",
-                           shape_of(w), group_, Cg, Mg);
-      return {};
-    }
-    return fmt::format("input W has shape {} with group {}: BlockedConv of a blocked X takes a 1x1 convolution of "
-                       "one group, a depthwise one (group == C == OC, W of OC x 1 x KH x KW) or a grouped one with "
-                       "groups of a multiple of 8 channels",
-                       shape_of(w), group_);
+    // Grouped, and a KxK convolution of one group as a single group.
+    if (OC % group_ != 0)
+      fail(node, fmt::format("input W has shape {}: {} output channels are not divisible by group {}", shape_of(w), OC,
+                             group_));
+    const int64_t Mg = OC / group_;
+    if (Cg % kBlock != 0 || Mg % kBlock != 0)
+      return fmt::format("input W has shape {} with group {}: a grouped BlockedConv (or one of one group) takes groups "
+                         "of input and output channels that are multiples of 8, got {} input and {} output channels "
+                         "a group",
+                         shape_of(w), group_, Cg, Mg);
+    return {};
   }
 
   // Empty when an NCHW X (rank 4) can run with W, else why not.
