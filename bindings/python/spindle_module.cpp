@@ -27,6 +27,7 @@
 #include <iterator>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include "errors.h"
 #include "spindle/environment.h"
@@ -202,25 +203,35 @@ struct PyRunOptions : RunOptions {
 // run_async requests whose callback has not yet returned. A callback needs
 // the GIL, which a thread cannot take once the interpreter is finalizing (it
 // would be stopped mid-call and the process aborted), so interpreter exit
-// waits for them first (registered with atexit by the module).
+// waits for them first (registered with atexit by the module). Exit must not
+// wait forever for a run that never ends (an endless Loop): it sets
+// terminate on the RunOptions of every request still running, so each ends
+// with kCancelled at its next check.
 class AsyncRuns {
  public:
   static AsyncRuns& instance() {
     static auto* runs = new AsyncRuns;  // never destroyed: pool threads may end requests during exit
     return *runs;
   }
-  void begin() {
+  // `ro` stays valid until forget(ro).
+  void begin(RunOptions* ro) {
     std::lock_guard lock(mutex_);
     ++pending_;
+    running_.insert(ro);
+  }
+  void forget(RunOptions* ro) {
+    std::lock_guard lock(mutex_);
+    running_.erase(ro);
   }
   void end() {
     std::lock_guard lock(mutex_);
     if (--pending_ == 0) done_.notify_all();
   }
   // Called with the GIL held; releases it while waiting.
-  void wait_all() {
+  void terminate_and_wait_all() {
     py::gil_scoped_release release;
     std::unique_lock lock(mutex_);
+    for (RunOptions* ro : running_) ro->terminate.store(true);
     done_.wait(lock, [this] { return pending_ == 0; });
   }
 
@@ -228,6 +239,7 @@ class AsyncRuns {
   std::mutex mutex_;
   std::condition_variable done_;
   int pending_ = 0;
+  std::set<RunOptions*> running_;
 };
 
 class PySession {
@@ -278,12 +290,14 @@ class PySession {
   // err) is called on the inter-op pool, holding the GIL, with the outputs
   // (a list of numpy arrays; empty on failure) and err = "" or the message.
   void run_async(const py::object& output_names, const py::dict& feed, const py::function& callback,
-                 const py::object& user_data) {
-    // What the request holds of Python: the callback, the user data and the
-    // fed arrays the feeds borrow.
+                 const py::object& user_data, const py::object& run_options) {
+    // What the request holds of Python: the callback, the user data, the run
+    // options (the caller's, else the request's own, so that interpreter exit
+    // can terminate the run) and the fed arrays the feeds borrow.
     struct PyRefs {
       py::function callback;
       py::object user_data;
+      py::object run_options;
       std::vector<py::object> keep;
     };
     // Released under the GIL by whichever thread drops the request last
@@ -296,37 +310,46 @@ class PySession {
         refs.reset();
       }
     };
+    py::object options = run_options.is_none()
+                             ? py::cast(new PyRunOptions(), py::return_value_policy::take_ownership)
+                             : run_options;
+    PyRunOptions* ro = options.cast<PyRunOptions*>();  // a TypeError for anything else
     auto request = std::make_shared<Request>();
-    request->refs.reset(new PyRefs{callback, user_data, {}});
+    request->refs.reset(new PyRefs{callback, user_data, std::move(options), {}});
     Feeds feeds = to_feeds(feed, request->refs->keep);
     std::vector<std::string> names = to_names(output_names);
-    AsyncRuns::instance().begin();
+    AsyncRuns::instance().begin(ro);
     py::gil_scoped_release release;
     try {
-      session_->run_async(std::move(feeds), std::move(names), [request](Status status, std::vector<Tensor> outputs) {
-        {
-          py::gil_scoped_acquire acquire;
-          PyRefs& r = *request->refs;
-          try {
-            if (status.is_ok()) r.callback(to_list(std::move(outputs)), r.user_data, std::string());
-            else r.callback(py::list(), r.user_data, status.to_string());
-          } catch (py::error_already_set& e) {
-            // An exception in the callback has nowhere to go: reported like
-            // Python reports one in a thread.
-            e.discard_as_unraisable("spindle run_async callback");
-          } catch (const std::exception& e) {
-            PyErr_SetString(PyExc_RuntimeError, e.what());
-            PyErr_WriteUnraisable(r.callback.ptr());
-          }
-          // The callback may hold the last reference to this session, whose
-          // destructor waits for this very callback: its references are
-          // dropped on the main thread instead (a pending call).
-          PyRefs* refs = request->refs.release();
-          if (Py_AddPendingCall([](void* p) { delete static_cast<PyRefs*>(p); return 0; }, refs) != 0) delete refs;
-        }
-        AsyncRuns::instance().end();  // after the last use of the GIL
-      });
+      session_->run_async(
+          std::move(feeds), std::move(names),
+          [request, ro](Status status, std::vector<Tensor> outputs) {
+            {
+              py::gil_scoped_acquire acquire;
+              PyRefs& r = *request->refs;
+              try {
+                if (status.is_ok()) r.callback(to_list(std::move(outputs)), r.user_data, std::string());
+                else r.callback(py::list(), r.user_data, status.to_string());
+              } catch (py::error_already_set& e) {
+                // An exception in the callback has nowhere to go: reported like
+                // Python reports one in a thread.
+                e.discard_as_unraisable("spindle run_async callback");
+              } catch (const std::exception& e) {
+                PyErr_SetString(PyExc_RuntimeError, e.what());
+                PyErr_WriteUnraisable(r.callback.ptr());
+              }
+              AsyncRuns::instance().forget(ro);  // before its owner may be dropped
+              // The callback may hold the last reference to this session, whose
+              // destructor waits for this very callback: its references are
+              // dropped on the main thread instead (a pending call).
+              PyRefs* refs = request->refs.release();
+              if (Py_AddPendingCall([](void* p) { delete static_cast<PyRefs*>(p); return 0; }, refs) != 0) delete refs;
+            }
+            AsyncRuns::instance().end();  // after the last use of the GIL
+          },
+          ro);
     } catch (...) {
+      AsyncRuns::instance().forget(ro);
       AsyncRuns::instance().end();
       throw;
     }
@@ -433,7 +456,7 @@ PYBIND11_MODULE(_C, m) {
   m.attr("__version__") = version();
   python::register_errors(m);
   py::module_::import("atexit").attr("register")(
-      py::cpp_function([] { AsyncRuns::instance().wait_all(); }, py::name("_wait_for_async_runs")));
+      py::cpp_function([] { AsyncRuns::instance().terminate_and_wait_all(); }, py::name("_wait_for_async_runs")));
 
   py::enum_<ExecutionMode>(m, "ExecutionMode",
                            "Sequential: nodes one after another; parallel: independent nodes on the inter-op pool")
@@ -527,7 +550,7 @@ PYBIND11_MODULE(_C, m) {
       .def("run", &PySession::run, py::arg("output_names"), py::arg("input_feed"),
            py::arg("run_options") = nullptr)
       .def("run_async", &PySession::run_async, py::arg("output_names"), py::arg("input_feed"), py::arg("callback"),
-           py::arg("user_data") = py::none());
+           py::arg("user_data") = py::none(), py::arg("run_options") = py::none());
 
   m.def("set_num_threads", [](int n) { set_num_threads(n); },
         "Threads of the global intra-op pool and of sessions created later with intra_op_num_threads = 0 "

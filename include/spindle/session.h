@@ -57,6 +57,13 @@ inline constexpr const char* kMaxRunBytes = "session.max_run_bytes";        // m
 // Iterations of a Loop that has no trip count (only a condition); 0 = no
 // cap. Default 1000000.
 inline constexpr const char* kMaxLoopIterations = "session.max_loop_iterations";  // max_loop_iterations
+// Limits of loading a model (session creation; spindle's keys). Nodes once
+// model-local functions are expanded, over the main graph and every
+// subgraph (0 = no cap; default 1000000), and milliseconds for the whole
+// creation: parsing, inlining, optimizing, packing (0 = none, the default).
+// Past either, creation fails with RESOURCE_EXHAUSTED naming the key.
+inline constexpr const char* kMaxGraphNodes = "session.max_graph_nodes";  // max_graph_nodes
+inline constexpr const char* kLoadTimeoutMs = "session.load_timeout_ms";  // load_timeout_ms
 // Directory of a model's external data files when the model is given as
 // bytes (create_from_bytes); without it such a model is refused. Files must
 // lie inside it. (ONNX Runtime's key.)
@@ -107,6 +114,8 @@ struct SessionSettings {
   std::optional<int64_t> max_tensor_bytes;     // unset = half the physical memory; 0 = no limit
   std::optional<int64_t> max_run_bytes;        // unset = 3/4 of the physical memory; 0 = no limit
   std::optional<int64_t> max_loop_iterations;  // unset = 1000000; 0 = no cap
+  std::optional<int64_t> max_graph_nodes;      // unset = 1000000; 0 = no cap
+  int64_t load_timeout_ms = 0;                 // 0 = no limit
   std::string external_data_dir;               // empty: none
   bool disable_prepacking = false;
   bool set_denormal_as_zero = false;
@@ -226,12 +235,14 @@ class InferenceSession {
   std::vector<Tensor> run(const Feeds& feeds, const std::vector<std::string>& output_names = {},
                           RunOptions* run_options = nullptr);
   // Same, on the inter-op pool (the session's own in parallel mode, else the
-  // default Environment's); the callback gets the status and outputs. The
+  // default Environment's); the callback gets the status and outputs.
+  // run_options (may be null; the caller keeps it alive until the callback
+  // returns) bound the run as they bound run(): terminate, timeout_ms. The
   // session's destructor waits until every callback has returned, so a
-  // session may be destroyed with requests outstanding (but not from inside
-  // one of its own callbacks).
+  // session may be destroyed with requests outstanding; a callback may also
+  // destroy its own session (the last outstanding request then frees it).
   void run_async(Feeds feeds, std::vector<std::string> output_names,
-                 std::function<void(Status, std::vector<Tensor>)> callback);
+                 std::function<void(Status, std::vector<Tensor>)> callback, RunOptions* run_options = nullptr);
   // Same as run(), recording node and block events into `profile`.
   std::vector<Tensor> run_profiled(const Feeds& feeds, RunProfile& profile);
   // With SessionOptions::enable_profiling: writes the runs recorded so far as

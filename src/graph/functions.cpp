@@ -5,6 +5,9 @@
 // keeps them as unknown fields, read here.
 #include "graph/functions.h"
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -151,6 +154,36 @@ struct Inliner {
     return Status::ok();
   }
 
+  // ---- counting: nodes once every call is expanded, saturating at kMany.
+  static constexpr int64_t kMany = INT64_MAX / 4;
+  static int64_t add(int64_t a, int64_t b) { return std::min(kMany, a + b); }
+  std::map<const Function*, int64_t> sizes;   // memo
+  std::set<const Function*> in_progress;      // a call cycle: expand() reports it
+
+  int64_t count_graph(const onnx::GraphProto& g) { return count_nodes(g.node()); }
+  int64_t count_nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes) {
+    int64_t total = 0;
+    for (const auto& n : nodes) {
+      if (const Function* f = find(n)) {
+        total = add(total, function_size(*f));
+        continue;
+      }
+      total = add(total, 1);
+      for (const auto& a : n.attribute()) {
+        if (a.has_g()) total = add(total, count_graph(a.g()));
+        for (const auto& sg : a.graphs()) total = add(total, count_graph(sg));
+      }
+    }
+    return total;
+  }
+  int64_t function_size(const Function& f) {
+    if (auto it = sizes.find(&f); it != sizes.end()) return it->second;
+    if (!in_progress.insert(&f).second) return 0;
+    const int64_t n = count_nodes(f.proto->node());
+    in_progress.erase(&f);
+    return sizes[&f] = n;
+  }
+
   Status inline_subgraphs(onnx::NodeProto& n, int depth) {
     for (auto& a : *n.mutable_attribute()) {
       if (a.has_g()) SPINDLE_RETURN_IF_ERROR(inline_graph(*a.mutable_g(), depth));
@@ -176,9 +209,8 @@ struct Inliner {
 
 }  // namespace
 
-Status inline_functions(onnx::ModelProto& model, const std::string& origin) {
-  if (model.functions_size() == 0) return Status::ok();
-  Inliner inliner{origin, {}, 0};
+Status inline_functions(onnx::ModelProto& model, const std::string& origin, int64_t max_nodes) {
+  Inliner inliner{origin, {}, 0, {}, {}};
   std::map<std::string, int64_t> imports;
   for (const auto& op : model.opset_import()) imports[Inliner::norm(op.domain())] = op.version();
   for (const auto& fp : model.functions()) {
@@ -199,6 +231,14 @@ Status inline_functions(onnx::ModelProto& model, const std::string& origin) {
     }
     inliner.functions.emplace(std::move(key), std::move(f));
   }
+  const int64_t nodes = inliner.count_graph(model.graph());
+  if (max_nodes > 0 && nodes > max_nodes)
+    return Status(StatusCode::kResourceExhausted,
+                  fmt::format("{}: the model has {} nodes once its functions are expanded (subgraphs included), more "
+                              "than session.max_graph_nodes = {}",
+                              origin, nodes >= Inliner::kMany ? std::string("over 10^18") : std::to_string(nodes),
+                              max_nodes));
+  if (model.functions_size() == 0) return Status::ok();
   return inliner.inline_graph(*model.mutable_graph(), 0);
 }
 

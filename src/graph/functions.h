@@ -2,6 +2,9 @@
 // and later) inlined into the graph at load.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include <onnx/onnx_pb.h>
 
 #include "spindle/status.h"
@@ -15,7 +18,11 @@ namespace spindle::graph {
 // call or the function's defaults (IR 9 attribute_proto), nested calls
 // inlined in turn (at most 32 deep: recursion is an error). Domains the
 // functions import and the model does not are added to the model's imports.
-// `origin` prefixes errors.
-Status inline_functions(onnx::ModelProto& model, const std::string& origin);
+// Before anything is expanded, the nodes the graphs will have (every graph,
+// subgraphs and expanded calls included) are counted, memoized per function,
+// so that a few bytes of functions calling each other twice cannot make
+// 2^30 nodes: more than `max_nodes` (0 = no cap) is kResourceExhausted naming
+// session.max_graph_nodes. `origin` prefixes errors.
+Status inline_functions(onnx::ModelProto& model, const std::string& origin, int64_t max_nodes);
 
 }  // namespace spindle::graph

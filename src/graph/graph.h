@@ -7,6 +7,8 @@
 // executors run it.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -64,10 +66,21 @@ class Graph {
   }
   bool is_graph_output(int id) const;
 
-  // Node indices that consume value `id`.
-  std::vector<int> consumers(int id) const;
-  // Node index producing `id`, or -1.
+  // Node indices that consume value `id`, in node order. With `at_most`, it
+  // stops once it found more than that many (callers asking "exactly one?"
+  // pay nothing for a value a thousand nodes read).
+  std::vector<int> consumers(int id, size_t at_most = SIZE_MAX) const;
+  // Node index producing `id` (the first in node order), or -1.
   int producer(int id) const;
+  // These three read an index of who reads and writes each value, built on
+  // first use, so that a pass asking them for every node stays linear. Code
+  // that gives a node inputs or outputs it did not have (rewiring it in
+  // place) calls reindex(node) afterwards; what a node no longer reads or
+  // writes is filtered out when read. Appending nodes, compact() and
+  // topological_sort() rebuild it; invalidate_uses() after changing
+  // `outputs`.
+  void reindex(int node);
+  void invalidate_uses() { uses_.reset(); }
 
   // Removes nodes marked dead (keeps order of the others).
   void compact(const std::vector<bool>& dead);
@@ -87,14 +100,34 @@ class Graph {
   ModelMetadata metadata;  // producer, names, doc strings, version, metadata_props
 
  private:
+  struct UseIndex {
+    size_t num_nodes = 0;  // nodes when built: a different count means rebuild
+    std::vector<std::vector<int>> readers, writers;  // per value id, may hold stale entries
+    std::vector<char> is_output;
+  };
+  const UseIndex& uses() const;
+
   std::vector<std::string> value_names_;
   std::map<std::string, int> ids_;
+  mutable std::optional<UseIndex> uses_;
+};
+
+// What bounds loading one model (session.max_graph_nodes,
+// session.load_timeout_ms): a model's load is bounded as its runs are.
+struct LoadLimits {
+  int64_t max_nodes = 0;  // nodes once functions are expanded, every graph counted; 0 = no cap
+  int64_t timeout_ms = 0;  // for messages
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // kResourceExhausted naming `origin`, what was being done and the key once
+  // the deadline has passed.
+  Status check(const std::string& origin, const char* doing) const;
 };
 
 struct LoadOptions {
   // Validate every node of the default domain against spindle's operator
   // signatures (kernels/op_schema.h): arity, attribute names and types.
   bool run_checker = true;
+  LoadLimits limits;
 };
 
 // Parses, checks and converts a model; every unsupported operator is listed
@@ -142,7 +175,9 @@ struct OptimizerStats {
 // Rewrites g in place (constant folding, Identity/Dropout removal, Conv+BN
 // and Conv+affine folding, HardSwish pattern fusion, Conv/Gemm/MatMul +
 // activation fusion, by level).
-Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level);
+// `limits`' deadline is checked between passes and between the nodes
+// constant folding runs.
+Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level, const LoadLimits& limits = {});
 
 // The layout rewrite of level all (blocked_layout.cpp): chains of 1x1 and
 // depthwise Convs become spindle.BlockedConv nodes on NCHW8c tensors, with

@@ -31,24 +31,81 @@ int Graph::add_value(const std::string& name) {
   return it->second;
 }
 
-bool Graph::is_graph_output(int id) const { return std::find(outputs.begin(), outputs.end(), id) != outputs.end(); }
+namespace {
 
-std::vector<int> Graph::consumers(int id) const {
+void add_use(std::vector<std::vector<int>>& lists, int value, int node) {
+  if (value < 0) return;
+  if (static_cast<size_t>(value) >= lists.size()) lists.resize(static_cast<size_t>(value) + 1);
+  std::vector<int>& l = lists[static_cast<size_t>(value)];
+  if (l.empty() || l.back() != node) l.push_back(node);
+}
+
+// The nodes of `candidates` (node indices, possibly repeated or stale) whose
+// `side` (inputs or outputs) still holds `id`, sorted and unique.
+template <class Side>
+std::vector<int> still_using(const std::vector<Node>& nodes, std::vector<int> candidates, int id, Side side) {
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   std::vector<int> out;
-  for (size_t n = 0; n < nodes.size(); ++n)
-    for (int in : nodes[n].inputs)
-      if (in == id) {
-        out.push_back(static_cast<int>(n));
-        break;
-      }
+  for (int n : candidates) {
+    const std::vector<int>& v = nodes[static_cast<size_t>(n)].*side;
+    if (std::find(v.begin(), v.end(), id) != v.end()) out.push_back(n);
+  }
+  return out;
+}
+
+}  // namespace
+
+const Graph::UseIndex& Graph::uses() const {
+  if (uses_ && uses_->num_nodes == nodes.size()) return *uses_;
+  UseIndex u;
+  u.num_nodes = nodes.size();
+  u.readers.resize(value_names_.size());
+  u.writers.resize(value_names_.size());
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    for (int in : nodes[n].inputs) add_use(u.readers, in, static_cast<int>(n));
+    for (int out : nodes[n].outputs) add_use(u.writers, out, static_cast<int>(n));
+  }
+  u.is_output.assign(value_names_.size(), 0);
+  for (int id : outputs)
+    if (id >= 0 && static_cast<size_t>(id) < u.is_output.size()) u.is_output[static_cast<size_t>(id)] = 1;
+  uses_ = std::move(u);
+  return *uses_;
+}
+
+void Graph::reindex(int node) {
+  if (!uses_ || uses_->num_nodes != nodes.size()) return;  // rebuilt when next read
+  const Node& n = nodes[static_cast<size_t>(node)];
+  for (int in : n.inputs) add_use(uses_->readers, in, node);
+  for (int out : n.outputs) add_use(uses_->writers, out, node);
+}
+
+bool Graph::is_graph_output(int id) const {
+  const std::vector<char>& flags = uses().is_output;
+  return id >= 0 && static_cast<size_t>(id) < flags.size() && flags[static_cast<size_t>(id)];
+}
+
+std::vector<int> Graph::consumers(int id, size_t at_most) const {
+  const UseIndex& u = uses();
+  if (id < 0 || static_cast<size_t>(id) >= u.readers.size()) return {};
+  const std::vector<int>& seen = u.readers[static_cast<size_t>(id)];
+  if (at_most >= seen.size()) return still_using(nodes, seen, id, &Node::inputs);
+  std::vector<int> out;
+  for (int n : seen) {
+    const std::vector<int>& in = nodes[static_cast<size_t>(n)].inputs;
+    if (std::find(out.begin(), out.end(), n) != out.end() || std::find(in.begin(), in.end(), id) == in.end()) continue;
+    out.push_back(n);
+    if (out.size() > at_most) break;
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
 int Graph::producer(int id) const {
-  for (size_t n = 0; n < nodes.size(); ++n)
-    for (int out : nodes[n].outputs)
-      if (out == id) return static_cast<int>(n);
-  return -1;
+  const UseIndex& u = uses();
+  if (id < 0 || static_cast<size_t>(id) >= u.writers.size()) return -1;
+  const std::vector<int> w = still_using(nodes, u.writers[static_cast<size_t>(id)], id, &Node::outputs);
+  return w.empty() ? -1 : w.front();
 }
 
 void Graph::compact(const std::vector<bool>& dead) {
@@ -57,6 +114,7 @@ void Graph::compact(const std::vector<bool>& dead) {
   for (size_t i = 0; i < nodes.size(); ++i)
     if (!dead[i]) kept.push_back(std::move(nodes[i]));
   nodes = std::move(kept);
+  uses_.reset();
 }
 
 Status Graph::topological_sort() {
@@ -89,7 +147,16 @@ Status Graph::topological_sort() {
   sorted.reserve(nodes.size());
   for (int n : order) sorted.push_back(std::move(nodes[static_cast<size_t>(n)]));
   nodes = std::move(sorted);
+  uses_.reset();
   return Status::ok();
+}
+
+Status LoadLimits::check(const std::string& origin, const char* doing) const {
+  if (deadline == std::chrono::steady_clock::time_point::max() || std::chrono::steady_clock::now() <= deadline)
+    return Status::ok();
+  return Status(StatusCode::kResourceExhausted,
+                fmt::format("{}creating the session took longer than session.load_timeout_ms = {} ms (while {})",
+                            origin.empty() ? std::string() : origin + ": ", timeout_ms, doing));
 }
 
 // ---------------------------------------------------------------- loading
@@ -213,16 +280,30 @@ struct GraphBuilder {
   Status build(const onnx::GraphProto& gp, Graph& g, bool subgraph, const std::map<std::string, DataType>& outer) {
     g.base_dir = base_dir;
     g.opsets = opsets;
+    // Single assignment, as the onnx checker requires: every name of this
+    // graph is an initializer, an input or a node's output, once (an input
+    // may also be an initializer: its default value). What assigned each:
+    std::map<int, std::string> assigned;
+    auto assign = [&](int id, std::string what) -> Status {
+      auto [it, fresh] = assigned.emplace(id, what);
+      if (fresh) return Status::ok();
+      return invalid_argument(fmt::format("{}: '{}' is assigned twice, as {} and as {}; a graph assigns each name once "
+                                          "(single static assignment)",
+                                          origin, g.value_name(id), it->second, what));
+    };
     for (const auto& init : gp.initializer()) {
+      const int id = g.add_value(init.name());
+      SPINDLE_RETURN_IF_ERROR(assign(id, "an initializer"));
       auto t = io::tensor_from_proto(init, base_dir);
       if (!t.is_ok())
         return Status(t.status().code(), fmt::format("{}: initializer '{}': {}", origin, init.name(), t.status().message()));
-      g.initializers[g.add_value(init.name())] = std::move(t).value();
+      g.initializers[id] = std::move(t).value();
     }
     if (gp.sparse_initializer_size() > 0)
       return unsupported(fmt::format("{}: sparse initializers are not supported", origin));
     for (const auto& in : gp.input()) {
       const int id = g.add_value(in.name());
+      if (!g.is_initializer(id)) SPINDLE_RETURN_IF_ERROR(assign(id, "a graph input"));
       if (!subgraph && g.is_initializer(id)) continue;  // an initializer with a default value: constant here
       g.inputs.push_back(id);
       auto info = value_info(in, "input");
@@ -273,7 +354,10 @@ struct GraphBuilder {
       for (const auto& in : np.input()) n.inputs.push_back(in.empty() ? -1 : g.add_value(in));
       for (const auto& name : outer) n.inputs.push_back(g.add_value(name));
       n.outer_names = std::move(outer);
-      for (const auto& out : np.output()) n.outputs.push_back(out.empty() ? -1 : g.add_value(out));
+      for (const auto& out : np.output()) {
+        n.outputs.push_back(out.empty() ? -1 : g.add_value(out));
+        if (!out.empty()) SPINDLE_RETURN_IF_ERROR(assign(n.outputs.back(), fmt::format("an output of node {}", n.label())));
+      }
       g.nodes.push_back(std::move(n));
     }
     if (!missing.empty()) return Status::ok();  // reported by the caller, with every graph's
@@ -335,7 +419,8 @@ Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string
   }
   if (!model.has_graph() || (model.graph().node_size() == 0 && model.graph().output_size() == 0))
     return invalid_argument(fmt::format("{}: not a valid ONNX model (no graph)", origin));
-  SPINDLE_RETURN_IF_ERROR(inline_functions(model, origin));
+  SPINDLE_RETURN_IF_ERROR(options.limits.check(origin, "parsing the model"));
+  SPINDLE_RETURN_IF_ERROR(inline_functions(model, origin, options.limits.max_nodes));
   // Element types of outputs the model leaves undeclared are inferred by
   // spindle (infer_output_types); libonnx's shape inference never runs: it
   // crashes on hostile models. Validation is spindle's own (node_check.h).
@@ -357,8 +442,10 @@ Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string
     g.opsets[d] = static_cast<int>(op.version());
   }
   if (!g.opsets.count("")) g.opsets[""] = 1;
+  SPINDLE_RETURN_IF_ERROR(options.limits.check(origin, "expanding the model's functions"));
   GraphBuilder builder{origin, base_dir, g.opsets, options.run_checker, {}, {}};
   SPINDLE_RETURN_IF_ERROR(builder.build(model.graph(), g, false, {}));
+  SPINDLE_RETURN_IF_ERROR(options.limits.check(origin, "loading the model's graph"));
   if (!builder.missing.empty())
     return unsupported(fmt::format("{}: {} operator(s) not supported by spindle: {}", origin, builder.missing.size(),
                                    fmt::join(builder.missing, ", ")));

@@ -56,9 +56,10 @@ kernels::NodeInfo node_info(const Graph& g, const Node& n) {
 }
 
 // Constant folding: nodes whose inputs are all constant run once now.
-Status fold_constants(Graph& g, OptimizerStats& stats) {
+Status fold_constants(Graph& g, OptimizerStats& stats, const LoadLimits& limits) {
   std::vector<bool> dead(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
+    SPINDLE_RETURN_IF_ERROR(limits.check("", "folding constants"));
     const Node& n = g.nodes[i];
     if (!all_inputs_constant(g, n) || n.attrs.has_graph()) continue;
     std::vector<Tensor> inputs;
@@ -76,12 +77,6 @@ Status fold_constants(Graph& g, OptimizerStats& stats) {
   }
   g.compact(dead);
   return Status::ok();
-}
-
-void replace_uses(Graph& g, int from, int to) {
-  for (Node& n : g.nodes)
-    for (int& in : n.inputs)
-      if (in == from) in = to;
 }
 
 // Whether n is a Pad whose pads are all zero (constant), which copies its
@@ -103,20 +98,30 @@ bool is_zero_pad(const Graph& g, const Node& n) {
 }
 
 // Identity, inference-mode Dropout and a Pad of zeros forward their input.
+// One walk in topological order: each node's inputs are first pointed past
+// the forwarders removed before it, so a chain of them costs its length.
 void remove_identities(Graph& g, OptimizerStats& stats) {
   std::vector<bool> dead(g.nodes.size(), false);
+  std::vector<int> forward(static_cast<size_t>(g.num_values()), -1);  // a removed node's output -> what it forwarded
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = g.nodes[i];
+    bool rewired = false;
+    for (int& in : n.inputs)
+      if (in >= 0 && forward[static_cast<size_t>(in)] >= 0) {
+        in = forward[static_cast<size_t>(in)];
+        rewired = true;
+      }
+    if (rewired) g.reindex(static_cast<int>(i));
     const bool identity = (n.op_type == "Identity" && n.domain.empty()) || is_zero_pad(g, n);
     const bool dropout = n.op_type == "Dropout" && n.domain.empty() &&
-                         (n.outputs.size() < 2 || n.outputs[1] < 0 || g.consumers(n.outputs[1]).empty()) &&
+                         (n.outputs.size() < 2 || n.outputs[1] < 0 || g.consumers(n.outputs[1], 0).empty()) &&
                          (n.outputs.size() < 2 || n.outputs[1] < 0 || !g.is_graph_output(n.outputs[1])) &&
                          (n.inputs.size() < 3 || n.inputs[2] < 0);  // training_mode input absent
     if (!identity && !dropout) continue;
     if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.empty()) continue;
     const int out = n.outputs[0];
     if (g.is_graph_output(out)) continue;  // the output name must survive
-    replace_uses(g, out, n.inputs[0]);
+    forward[static_cast<size_t>(out)] = n.inputs[0];
     dead[i] = true;
     ++stats.removed_identities;
   }
@@ -125,7 +130,7 @@ void remove_identities(Graph& g, OptimizerStats& stats) {
 
 int single_consumer(const Graph& g, int value) {
   if (g.is_graph_output(value)) return -1;
-  auto users = g.consumers(value);
+  auto users = g.consumers(value, 1);
   return users.size() == 1 ? users[0] : -1;
 }
 
@@ -156,7 +161,7 @@ void fold_batchnorms(Graph& g, OptimizerStats& stats) {
     if (bn.outputs.size() > 1) {
       bool extra_used = false;
       for (size_t o = 1; o < bn.outputs.size(); ++o)
-        if (bn.outputs[o] >= 0 && (!g.consumers(bn.outputs[o]).empty() || g.is_graph_output(bn.outputs[o]))) extra_used = true;
+        if (bn.outputs[o] >= 0 && (!g.consumers(bn.outputs[o], 0).empty() || g.is_graph_output(bn.outputs[o]))) extra_used = true;
       if (extra_used) continue;
     }
     if (bn.attrs.get_int("training_mode", 0) != 0) continue;
@@ -193,6 +198,7 @@ void fold_batchnorms(Graph& g, OptimizerStats& stats) {
     }
     set_conv_weights(g, conv, "bn_folded", std::move(new_w), std::move(new_b));
     conv.outputs[0] = bn.outputs[0];
+    g.reindex(static_cast<int>(i));
     dead[static_cast<size_t>(bn_index)] = true;
     ++stats.folded_batchnorms;
   }
@@ -267,10 +273,14 @@ void fold_conv_affine(Graph& g, OptimizerStats& stats) {
         }
       }
       conv.outputs[0] = op.outputs[0];
+      g.reindex(static_cast<int>(i));
       dead[static_cast<size_t>(next)] = true;
       ++stats.folded_affines;
     }
-    if (new_w.defined()) set_conv_weights(g, conv, "affine_folded", std::move(new_w), std::move(new_b));
+    if (new_w.defined()) {
+      set_conv_weights(g, conv, "affine_folded", std::move(new_w), std::move(new_b));
+      g.reindex(static_cast<int>(i));
+    }
   }
   g.compact(dead);
 }
@@ -314,6 +324,7 @@ void fuse_hardswish(Graph& g, OptimizerStats& stats) {
     div.opset = 14;
     div.attrs = Attributes();
     div.inputs = {x};
+    g.reindex(div_i);
     dead[i] = dead[static_cast<size_t>(clip_i)] = dead[static_cast<size_t>(mul_i)] = true;
     ++stats.fused_hardswish;
   }
@@ -373,7 +384,7 @@ bool fusable_activation(const Graph& g, const Node& n, std::string& kind, std::v
 // index and sets `sigmoid` to the Sigmoid's, or -1.
 int silu_mul(const Graph& g, int x, const std::vector<bool>& dead, int& sigmoid) {
   if (g.is_graph_output(x)) return -1;
-  const auto users = g.consumers(x);
+  const auto users = g.consumers(x, 2);
   if (users.size() != 2) return -1;
   for (int k = 0; k < 2; ++k) {
     const int s = users[static_cast<size_t>(k)], m = users[static_cast<size_t>(1 - k)];
@@ -416,6 +427,7 @@ void fuse_residual_adds(Graph& g, OptimizerStats& stats) {
       conv.inputs.resize(3, -1);
       conv.inputs.push_back(residual);
       conv.outputs[0] = add.outputs[0];
+      g.reindex(c);
       dead[i] = true;
       ++stats.fused_residual_adds;
       break;
@@ -461,6 +473,7 @@ void fuse_input_scales(Graph& g, OptimizerStats& stats) {
     conv.inputs[0] = mul.inputs[0];
     conv.inputs.resize(4, -1);
     conv.inputs.push_back(mul.inputs[1]);
+    g.reindex(c);
     dead[i] = true;
     ++stats.fused_input_scales;
   }
@@ -503,6 +516,7 @@ void fuse_input_batchnorms(Graph& g, OptimizerStats& stats) {
     conv.inputs[0] = bn.inputs[0];
     conv.inputs.resize(5, -1);
     for (size_t k = 1; k < 5; ++k) conv.inputs.push_back(bn.inputs[k]);
+    g.reindex(c);
     conv.attrs.set("input_epsilon", bn.attrs.get_float("epsilon", 1e-5f));
     if (!act.empty()) conv.attrs.set("input_activation", act);
     dead[i] = true;
@@ -536,6 +550,7 @@ void fuse_activations(Graph& g, OptimizerStats& stats) {
       p.outputs[0] = act.outputs[0];
       dead[static_cast<size_t>(a_index)] = true;
     }
+    g.reindex(static_cast<int>(i));
     p.attrs.set("activation", kind);
     p.attrs.set("activation_params", params);
     ++stats.fused_activations;
@@ -552,6 +567,7 @@ void fuse_activations(Graph& g, OptimizerStats& stats) {
       if (!c || c->numel() != 1 || c->rank() > (p.op_type == "MatMul" ? 0 : 1)) continue;
       (want_mul ? scale : shift) = c->data<float>()[0];
       p.outputs[0] = op.outputs[0];
+      g.reindex(static_cast<int>(i));
       dead[static_cast<size_t>(next)] = true;
       affine = true;
       ++stats.folded_affines;
@@ -611,6 +627,7 @@ void fuse_gelu(Graph& g, OptimizerStats& stats) {
     gelu.inputs = {x};
     gelu.outputs = {h.outputs[0]};
     h = std::move(gelu);
+    g.reindex(half);
     ++stats.fused_gelus;
   }
   g.compact(dead);
@@ -769,6 +786,7 @@ void fuse_gelu_tanh(Graph& g, OptimizerStats& stats) {
       gelu.inputs = {in.x};
       gelu.outputs = {value};
       last = std::move(gelu);
+      g.reindex(r);
       ++stats.fused_gelus;
       break;
     }
@@ -806,7 +824,7 @@ void fuse_layer_norm(Graph& g, OptimizerStats& stats) {
     const Node& sb = g.nodes[static_cast<size_t>(sub)];
     if (sb.inputs[0] != x || sb.inputs[1] != mean.outputs[0]) continue;
     const int d = sb.outputs[0];
-    auto readers = g.consumers(d);
+    auto readers = g.consumers(d, 2);
     if (readers.size() != 2 || g.is_graph_output(d)) continue;
     const int pow = g.nodes[static_cast<size_t>(readers[0])].op_type == "Pow" ? readers[0] : readers[1];
     const int div = pow == readers[0] ? readers[1] : readers[0];
@@ -848,6 +866,7 @@ void fuse_layer_norm(Graph& g, OptimizerStats& stats) {
     ln.inputs = {x, gamma_id, beta_id};
     ln.outputs = {ab.outputs[0]};
     ab = std::move(ln);
+    g.reindex(add_beta);
     ++stats.fused_layer_norms;
   }
   g.compact(dead);
@@ -877,6 +896,7 @@ void fuse_matmul_bias(Graph& g, OptimizerStats& stats) {
     fused.outputs = {ad.outputs[0]};
     dead[i] = true;
     ad = std::move(fused);
+    g.reindex(add);
     ++stats.fused_matmul_biases;
   }
   g.compact(dead);
@@ -1045,28 +1065,43 @@ void fuse_attention(Graph& g, OptimizerStats& stats) {
   g.compact(dead);
 }
 
+// The passes in order, with the level that turns each on. Each is linear in
+// the node count (or n log n): the graph's use index answers who reads and
+// writes a value, and removed nodes go in one compact() per pass.
+struct Pass {
+  const char* name;
+  OptimizationLevel level;
+  void (*run)(Graph&, OptimizerStats&);
+};
+constexpr Pass kPasses[] = {
+    {"removing identities", OptimizationLevel::kBasic, remove_identities},
+    {"folding batch normalizations", OptimizationLevel::kExtended, fold_batchnorms},
+    {"folding affine ops into convolutions", OptimizationLevel::kExtended, fold_conv_affine},
+    {"fusing HardSwish", OptimizationLevel::kExtended, fuse_hardswish},
+    {"fusing GELU", OptimizationLevel::kExtended, fuse_gelu},
+    {"fusing tanh GELU", OptimizationLevel::kExtended, fuse_gelu_tanh},
+    {"fusing layer normalizations", OptimizationLevel::kExtended, fuse_layer_norm},
+    {"fusing attention", OptimizationLevel::kExtended, fuse_attention},
+    {"fusing residual Adds", OptimizationLevel::kExtended, fuse_residual_adds},
+    {"fusing MatMul biases", OptimizationLevel::kExtended, fuse_matmul_bias},
+    {"fusing activations", OptimizationLevel::kExtended, fuse_activations},
+    {"fusing input scales", OptimizationLevel::kExtended, fuse_input_scales},
+    {"fusing input batch normalizations", OptimizationLevel::kExtended, fuse_input_batchnorms},
+    {"choosing the blocked layout", OptimizationLevel::kAll, use_blocked_layout},
+};
+
 }  // namespace
 
-Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level) {
+Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level, const LoadLimits& limits) {
   OptimizerStats stats;
   if (level == OptimizationLevel::kDisableAll) return stats;
-  SPINDLE_RETURN_IF_ERROR(fold_constants(g, stats));
-  remove_identities(g, stats);
-  if (level >= OptimizationLevel::kExtended) {
-    fold_batchnorms(g, stats);
-    fold_conv_affine(g, stats);
-    fuse_hardswish(g, stats);
-    fuse_gelu(g, stats);
-    fuse_gelu_tanh(g, stats);
-    fuse_layer_norm(g, stats);
-    fuse_attention(g, stats);
-    fuse_residual_adds(g, stats);
-    fuse_matmul_bias(g, stats);
-    fuse_activations(g, stats);
-    fuse_input_scales(g, stats);
-    fuse_input_batchnorms(g, stats);
+  g.invalidate_uses();
+  SPINDLE_RETURN_IF_ERROR(fold_constants(g, stats, limits));
+  for (const Pass& pass : kPasses) {
+    if (level < pass.level) continue;
+    SPINDLE_RETURN_IF_ERROR(limits.check("", pass.name));
+    pass.run(g, stats);
   }
-  if (level >= OptimizationLevel::kAll) use_blocked_layout(g, stats);
   SPINDLE_RETURN_IF_ERROR(g.topological_sort());
   return stats;
 }

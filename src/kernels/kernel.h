@@ -44,6 +44,10 @@ struct RunLimits {
   void check(const std::string& where) const;
 };
 
+// now + ms, saturated: a limit too far away to represent (10^13 ms, 2^62 ms)
+// is no limit rather than a deadline that wrapped into the past.
+std::chrono::steady_clock::time_point deadline_after(int64_t ms);
+
 // A compiled subgraph that a control-flow kernel runs. Its inputs are the
 // formal inputs of the graph (a Loop body's iteration number, condition and
 // carried values...); the values it reads from enclosing graphs are inputs of

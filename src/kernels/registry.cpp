@@ -87,6 +87,15 @@ void RunLimits::check(const std::string& where) const {
                 fmt::format("{}the run exceeded its time limit of {} ms (RunOptions::timeout_ms)", prefix, timeout_ms));
 }
 
+std::chrono::steady_clock::time_point deadline_after(int64_t ms) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point now = Clock::now();
+  if (ms <= 0) return now;
+  // Milliseconds left before time_point::max(), compared without overflow.
+  const auto room = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - now).count();
+  return ms >= room ? Clock::time_point::max() : now + std::chrono::milliseconds(ms);
+}
+
 void KernelContext::check_terminate() const {
   if (limits_) limits_->check(node_.label());
 }

@@ -120,6 +120,8 @@ const std::vector<KeyRow>& table() {
     r.push_back(optional_int_key(config_keys::kMaxRunBytes, 0, INT64_MAX, [](auto& s) -> auto& { return s.max_run_bytes; }));
     r.push_back(optional_int_key(config_keys::kMaxLoopIterations, 0, INT64_MAX,
                                  [](auto& s) -> auto& { return s.max_loop_iterations; }));
+    r.push_back(optional_int_key(config_keys::kMaxGraphNodes, 0, INT64_MAX, [](auto& s) -> auto& { return s.max_graph_nodes; }));
+    r.push_back(int_key(config_keys::kLoadTimeoutMs, 0, INT64_MAX, [](auto& s) -> auto& { return s.load_timeout_ms; }));
     r.push_back({config_keys::kExternalDataDir,
                  [](SessionSettings& s, const std::string& k, const std::string& v) -> Status {
                    std::error_code ec;

@@ -58,7 +58,8 @@ size_t physical_memory_bytes() {
 
 Status session_limits(const SessionOptions& o, SessionLimits& limits) {
   for (const auto& [name, v] : {std::pair{"max_tensor_bytes", o.max_tensor_bytes}, std::pair{"max_run_bytes", o.max_run_bytes},
-                                std::pair{"max_loop_iterations", o.max_loop_iterations}})
+                                std::pair{"max_loop_iterations", o.max_loop_iterations},
+                                std::pair{"max_graph_nodes", o.max_graph_nodes}})
     if (v && *v < 0) return invalid_argument(fmt::format("{} = {}: expected 0 (no limit) or a positive number", name, *v));
   const size_t mem = physical_memory_bytes();
   limits.max_tensor_bytes = o.max_tensor_bytes ? static_cast<size_t>(*o.max_tensor_bytes) : mem / 2;

@@ -52,6 +52,10 @@ struct InferenceSession::Impl {
   std::mutex async_mu;
   std::condition_variable async_cv;
   int async_pending = 0;
+  // Set when the session was destroyed from inside one of its own run_async
+  // callbacks: the request that ends last frees the session (see
+  // ~InferenceSession).
+  std::unique_ptr<Impl> orphan;
   bool threads_from_set_num_threads = false;
   // Last: the pools (see above). Shared with the Environment for global
   // pools, so set_num_threads or the Environment's end cannot free them
@@ -135,7 +139,7 @@ std::vector<Tensor> InferenceSession::Impl::run(const Feeds& feeds, const std::v
   run_limits.terminate = ro ? &ro->terminate : nullptr;
   if (ro && ro->timeout_ms > 0) {
     run_limits.timeout_ms = ro->timeout_ms;
-    run_limits.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ro->timeout_ms);
+    run_limits.deadline = kernels::deadline_after(ro->timeout_ms);
   }
   run_limits.max_loop_iterations = limits.max_loop_iterations;
   if (limits.max_tensor_bytes || limits.max_run_bytes)
@@ -182,7 +186,29 @@ std::vector<Tensor> InferenceSession::Impl::run(const Feeds& feeds, const std::v
 }
 
 InferenceSession::InferenceSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-InferenceSession::~InferenceSession() { impl_->wait_for_async_runs(); }
+namespace {
+
+// The run_async request whose callback this thread is running: its session
+// and where the request takes the session over when the callback destroys it.
+struct CallbackScope {
+  const InferenceSession::Impl* impl;
+  std::unique_ptr<InferenceSession::Impl>* adopted;
+};
+thread_local CallbackScope* tl_callback = nullptr;
+
+}  // namespace
+
+InferenceSession::~InferenceSession() {
+  if (tl_callback && tl_callback->impl == impl_.get()) {
+    // Destroyed from inside one of its own run_async callbacks (a callback
+    // that dropped the last reference to it): waiting here would wait for
+    // this very callback. The request takes the session over and frees it
+    // once every request of the session has returned.
+    *tl_callback->adopted = std::move(impl_);
+    return;
+  }
+  impl_->wait_for_async_runs();
+}
 
 namespace {
 
@@ -203,8 +229,17 @@ std::unique_ptr<Pool> start_pool(const char* name, const ThreadingOptions& t) {
   }
 }
 
+// The load limits a SessionOptions sets; the deadline counts from now.
+graph::LoadOptions load_options(const SessionOptions& options) {
+  graph::LoadOptions lo;
+  lo.limits.max_nodes = options.max_graph_nodes.value_or(1'000'000);
+  lo.limits.timeout_ms = options.load_timeout_ms;
+  if (options.load_timeout_ms > 0) lo.limits.deadline = kernels::deadline_after(options.load_timeout_ms);
+  return lo;
+}
+
 std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string& origin, const SessionOptions& options,
-                                              Environment* env) {
+                                              const graph::LoadLimits& load_limits, Environment* env) {
   auto impl = std::make_unique<InferenceSession::Impl>();
   impl->options = options;
   impl->origin = origin;
@@ -224,13 +259,14 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
   if (impl->limits.max_tensor_bytes || impl->limits.max_run_bytes)
     budget = std::make_shared<MemoryBudget>(impl->limits.max_tensor_bytes, impl->limits.max_run_bytes);
   MemoryBudget::Scope budget_scope(budget ? &budget : nullptr);
-  auto stats = graph::optimize(g, static_cast<graph::OptimizationLevel>(options.graph_optimization_level));
+  auto stats = graph::optimize(g, static_cast<graph::OptimizationLevel>(options.graph_optimization_level), load_limits);
   if (!stats.is_ok()) throw Error(stats.status().code(), origin + ": " + stats.status().message());
   impl->stats = stats.value();
   auto plan = exec::Plan::compile(std::move(g), static_cast<graph::OptimizationLevel>(options.graph_optimization_level),
                                   !options.disable_prepacking);
   if (!plan.is_ok()) throw Error(plan.status().code(), origin + ": " + plan.status().message());
   impl->plan = std::move(plan).value();
+  if (Status s = load_limits.check(origin, "packing weights"); !s.is_ok()) throw Error(s);
 
   const bool parallel = options.execution_mode == ExecutionMode::kParallel;
   Environment& environment = env ? *env : Environment::default_env();
@@ -286,9 +322,11 @@ std::unique_ptr<InferenceSession> InferenceSession::create(const std::string& mo
   ThreadingOptions intra, inter;  // options first: bad options fail before the model is read
   if (Status s = threading_options_from_session(options, intra, inter); !s.is_ok()) throw Error(s);
   return guard_memory(model_path, [&] {
-    auto g = graph::load_model_file(model_path);
+    const graph::LoadOptions lo = load_options(options);
+    auto g = graph::load_model_file(model_path, lo);
     if (!g.is_ok()) throw Error(g.status());
-    return std::unique_ptr<InferenceSession>(new InferenceSession(build(std::move(g).value(), model_path, options, env)));
+    return std::unique_ptr<InferenceSession>(
+        new InferenceSession(build(std::move(g).value(), model_path, options, lo.limits, env)));
   });
 }
 
@@ -297,9 +335,11 @@ std::unique_ptr<InferenceSession> InferenceSession::create_from_bytes(std::span<
   ThreadingOptions intra, inter;
   if (Status s = threading_options_from_session(options, intra, inter); !s.is_ok()) throw Error(s);
   return guard_memory("<model bytes>", [&] {
-    auto g = graph::load_model_bytes(model, "<model bytes>", options.external_data_dir);
+    const graph::LoadOptions lo = load_options(options);
+    auto g = graph::load_model_bytes(model, "<model bytes>", options.external_data_dir, lo);
     if (!g.is_ok()) throw Error(g.status());
-    return std::unique_ptr<InferenceSession>(new InferenceSession(build(std::move(g).value(), "<model bytes>", options, env)));
+    return std::unique_ptr<InferenceSession>(
+        new InferenceSession(build(std::move(g).value(), "<model bytes>", options, lo.limits, env)));
   });
 }
 
@@ -346,7 +386,7 @@ std::vector<Tensor> InferenceSession::run_profiled(const Feeds& feeds, RunProfil
 }
 
 void InferenceSession::run_async(Feeds feeds, std::vector<std::string> output_names,
-                                 std::function<void(Status, std::vector<Tensor>)> callback) {
+                                 std::function<void(Status, std::vector<Tensor>)> callback, RunOptions* run_options) {
   // Sequential sessions have no inter-op pool of their own: the default
   // Environment's (which lives as long as the process) runs the request.
   std::shared_ptr<TaskPool> pool = impl_->inter_pool ? impl_->inter_pool : Environment::default_env().inter_op_pool();
@@ -354,27 +394,55 @@ void InferenceSession::run_async(Feeds feeds, std::vector<std::string> output_na
     std::lock_guard<std::mutex> lock(impl_->async_mu);
     ++impl_->async_pending;
   }
-  // The session waits in its destructor until the callback returned, so
-  // `impl` outlives the task.
+  // The session waits in its destructor until the callback returned (or, when
+  // the callback destroys it, is freed by the last request), so `impl`
+  // outlives the task.
   Impl* impl = impl_.get();
-  pool->schedule([impl, feeds = std::move(feeds), names = std::move(output_names), cb = std::move(callback)] {
+  pool->schedule([impl, run_options, feeds = std::move(feeds), names = std::move(output_names),
+                  cb = std::move(callback)] {
     std::vector<Tensor> out;
     Status status = Status::ok();
     try {
-      out = impl->run(feeds, names, nullptr, nullptr);
+      out = impl->run(feeds, names, run_options, nullptr);
     } catch (const Error& e) {
       status = e.status();
     } catch (const std::exception& e) {
       status = runtime_error(e.what());
     }
-    struct Done {  // also when the callback throws (which ends the process)
-      Impl* impl;
-      ~Done() {
-        std::lock_guard<std::mutex> lock(impl->async_mu);
-        if (--impl->async_pending == 0) impl->async_cv.notify_all();
-      }
-    } done{impl};
-    cb(std::move(status), std::move(out));
+    std::unique_ptr<Impl> adopted;
+    {
+      // Counted as returned also when the callback throws (which ends the process).
+      struct Done {
+        Impl* impl;
+        std::unique_ptr<Impl>* adopted;
+        CallbackScope* outer;
+        ~Done() {
+          tl_callback = outer;
+          std::unique_ptr<Impl> last;
+          {
+            std::lock_guard<std::mutex> lock(impl->async_mu);
+            if (*adopted) impl->orphan = std::move(*adopted);
+            if (--impl->async_pending == 0) {
+              impl->async_cv.notify_all();
+              last = std::move(impl->orphan);
+            }
+          }
+          *adopted = std::move(last);
+        }
+      };
+      CallbackScope scope{impl, &adopted};
+      Done done{impl, &adopted, tl_callback};
+      tl_callback = &scope;
+      cb(std::move(status), std::move(out));
+    }
+    if (!adopted) return;
+    // The last request of a session its callback destroyed frees it. A
+    // session's own inter-op pool cannot be stopped from one of its threads
+    // (this one): then the default Environment's pool frees it.
+    if (adopted->inter_pool && adopted->inter_pool.use_count() == 1) {
+      std::shared_ptr<Impl> last(std::move(adopted));
+      Environment::default_env().inter_op_pool()->schedule([last]() mutable { last.reset(); });
+    }
   });
 }
 

@@ -557,12 +557,12 @@ class InferenceSession:
     def run_async(self, output_names, input_feed, callback, user_data, run_options=None):
         """Starts a run on the inter-op pool and returns; callback(outputs,
         user_data, err) is called from there (holding the GIL) with the list of
-        outputs and err = '' (or no outputs and err = the message)."""
-        if run_options is not None:
-            warnings.warn("run_async: run_options are not applied to asynchronous runs", stacklevel=2)
+        outputs and err = '' (or no outputs and err = the message).
+        run_options bound the run as they bound run() (terminate,
+        timeout_ms); interpreter exit terminates runs still going."""
         if self._free_dims:
             self._check_free_dims(input_feed)
-        self._sess.run_async(output_names or None, input_feed, callback, user_data)
+        self._sess.run_async(output_names or None, input_feed, callback, user_data, run_options)
 
     def io_binding(self):
         """A new IOBinding for this session."""

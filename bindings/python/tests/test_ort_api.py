@@ -320,3 +320,108 @@ print("done", flush=True)
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout == "done\n", done.stderr
+
+
+def endless_loop_model(tmp_path):
+    """A Loop of 2**62 iterations (a trip count, so session.max_loop_iterations
+    does not cap it) adding 1 to a carried value: a run that never ends."""
+    from onnx import TensorProto, helper
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Add", ["v_in", "one"], ["v_out"])], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [1])],
+        [helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["trips", "cond", "x"], ["y"], body=body)], "endless",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+        [helper.make_tensor("trips", TensorProto.INT64, [], [2**62]),
+         helper.make_tensor("cond", TensorProto.BOOL, [], [True])])
+    path = tmp_path / "endless.onnx"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    return str(path)
+
+
+def test_run_async_applies_its_run_options(tmp_path):
+    sess = spindle.InferenceSession(endless_loop_model(tmp_path))
+    x = np.zeros(1, np.float32)
+    done = threading.Event()
+    got = {}
+
+    def callback(outputs, user_data, err):
+        got.update(outputs=outputs, err=err)
+        done.set()
+
+    ro = spindle.RunOptions()
+    ro.timeout_ms = 200
+    start = time.monotonic()
+    sess.run_async(None, {"x": x}, callback, None, ro)
+    assert done.wait(60), "the run's timeout_ms did not end it"
+    assert got["outputs"] == [] and "time limit of 200 ms" in got["err"]
+    assert time.monotonic() - start < 30
+    # terminate, set while the run is going.
+    done.clear()
+    ro = spindle.RunOptions()
+    sess.run_async(None, {"x": x}, callback, None, ro)
+    time.sleep(0.1)
+    ro.terminate = True
+    assert done.wait(60), "terminate did not end the run"
+    assert "cancelled by RunOptions::terminate" in got["err"]
+    with pytest.raises(TypeError):
+        sess.run_async(None, {"x": x}, callback, None, "not run options")
+
+
+def test_a_timeout_too_far_away_to_represent_is_no_limit():
+    # now() + 2**62 ms overflowed into the past: every run failed at once.
+    sess, x, want = cls_session()
+    ro = spindle.RunOptions()
+    ro.timeout_ms = 2**62
+    close(sess.run(None, {"x": x}, ro)[0], want)
+    done = threading.Event()
+    got = {}
+    sess.run_async(None, {"x": x}, lambda o, u, e: (got.update(o=o, e=e), done.set()), None, ro)
+    assert done.wait(60) and got["e"] == ""
+    close(got["o"][0], want)
+
+
+@pytest.mark.parametrize("mode", ["ORT_SEQUENTIAL", "ORT_PARALLEL"])
+def test_a_run_async_callback_may_drop_the_last_reference_to_its_session(mode):
+    # The callback itself drops the last reference: the session's destructor
+    # ran inside the callback and waited for it (the process hung).
+    model, _, _ = reference(CLS)
+    script = f"""
+import threading, numpy as np, spindle
+so = spindle.SessionOptions()
+so.execution_mode = spindle.ExecutionMode.{mode}
+for round in range(3):
+    holder = [spindle.InferenceSession({str(model)!r}, so)]
+    done = threading.Event()
+    def callback(outputs, user_data, err):
+        assert err == "", err
+        holder.clear()
+        done.set()
+    holder[0].run_async(None, {{"x": np.zeros((1, 3, 48, 192), np.float32)}}, callback, None)
+    assert done.wait(120)
+print("done", flush=True)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout == "done\n", done.stderr
+
+
+def test_interpreter_exit_ends_a_run_async_that_would_never_end(tmp_path):
+    model = endless_loop_model(tmp_path)
+    script = f"""
+import atexit
+errors = []
+atexit.register(lambda: print("errors", errors, flush=True))
+import numpy as np, spindle
+sess = spindle.InferenceSession({model!r})
+sess.run_async(None, {{"x": np.zeros(1, np.float32)}}, lambda o, u, e: errors.append(e), None)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "cancelled by RunOptions::terminate" in done.stdout
