@@ -11,6 +11,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <future>
+#include <memory>
 #include <thread>
 
 #include "../threading/test_util.h"
@@ -116,6 +118,49 @@ TEST(SessionLifetimes, DestroyedWithRunAsyncWorkOutstandingOnItsOwnInterOpPool) 
 
 TEST(SessionLifetimes, DestroyedWithRunAsyncWorkOutstandingOnTheGlobalInterOpPool) {
   destroy_with_async_work_outstanding(ExecutionMode::kSequential);
+}
+
+// A callback may drop the last reference to its own session (a binding's
+// callback releasing the session object): the destructor, called inside the
+// callback, cannot wait for that callback. The session is freed once its
+// last outstanding request has returned; the other requests still complete.
+void destroyed_inside_its_own_callback(ExecutionMode mode) {
+  SessionOptions o;
+  o.execution_mode = mode;
+  o.intra_op_num_threads = 2;
+  o.inter_op_num_threads = 1;
+  const Tensor x = feed();
+  for (int round = 0; round < 3; ++round) {
+    std::shared_ptr<InferenceSession> s = InferenceSession::create_from_bytes(wide_model(), o);
+    const auto expected = reference(*s, x);
+    constexpr int kRequests = 4;
+    std::atomic<int> called{0}, right{0};
+    std::promise<void> all_done, released;
+    std::shared_future<void> main_released = released.get_future().share();
+    std::shared_ptr<InferenceSession> holder = s;
+    for (int i = 0; i < kRequests; ++i)
+      s->run_async({{"x", x}}, {}, [&, i](Status st, std::vector<Tensor> out) {
+        if (st.is_ok() && out.size() == 2 && out[0].to_vector<float>() == expected[0]) ++right;
+        if (i == 0) {
+          main_released.wait();
+          holder.reset();  // the last reference: destroys the session here
+        }
+        if (++called == kRequests) all_done.set_value();
+      });
+    s.reset();
+    released.set_value();
+    ASSERT_EQ(all_done.get_future().wait_for(std::chrono::seconds(60)), std::future_status::ready)
+        << "a callback that destroyed its session hung";
+    EXPECT_EQ(right.load(), kRequests);
+  }
+}
+
+TEST(SessionLifetimes, DestroyedInsideItsOwnCallbackOnItsOwnInterOpPool) {
+  destroyed_inside_its_own_callback(ExecutionMode::kParallel);
+}
+
+TEST(SessionLifetimes, DestroyedInsideItsOwnCallbackOnTheGlobalInterOpPool) {
+  destroyed_inside_its_own_callback(ExecutionMode::kSequential);
 }
 
 TEST(SessionLifetimes, SetNumThreadsGovernsDefaultSessionsCreatedAfterIt) {

@@ -5,8 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <thread>
 #include <system_error>
 
 #include "model_builder.h"
@@ -148,6 +151,30 @@ TEST(RunLimits, TimeoutEndsAnEndlessLoop) {
   EXPECT_EQ(run_code(*s, loop_feeds(true), &msg, &ro), StatusCode::kResourceExhausted);
   EXPECT_THAT(msg, HasSubstr("time limit of 50 ms"));
   EXPECT_EQ(s->run(loop_feeds(false), {}, &ro)[0].data<float>()[0], 2.0f);
+}
+
+// run_async takes the same RunOptions: the deadline and terminate end an
+// endless request, which then calls back with the error.
+TEST(RunLimits, RunAsyncAppliesItsRunOptions) {
+  SessionOptions o;
+  o.add_config_entry(config_keys::kMaxLoopIterations, "0");
+  auto s = create(endless_loop(), o);
+  for (bool by_terminate : {false, true}) {
+    RunOptions ro;
+    if (!by_terminate) ro.timeout_ms = 50;
+    std::promise<Status> done;
+    s->run_async(loop_feeds(true), {}, [&](Status st, std::vector<Tensor>) { done.set_value(st); }, &ro);
+    if (by_terminate) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      ro.terminate = true;
+    }
+    std::future<Status> f = done.get_future();
+    ASSERT_EQ(f.wait_for(std::chrono::seconds(60)), std::future_status::ready) << "the run was not bounded";
+    const Status st = f.get();
+    EXPECT_EQ(st.code(), by_terminate ? StatusCode::kCancelled : StatusCode::kResourceExhausted);
+    EXPECT_THAT(st.message(), HasSubstr(by_terminate ? "cancelled by RunOptions::terminate" : "time limit of 50 ms"));
+  }
+  EXPECT_EQ(s->run(loop_feeds(false))[0].data<float>()[0], 2.0f);
 }
 
 // A single node that runs for a long time (a cubic Resize of four axes:
