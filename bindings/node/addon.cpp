@@ -353,9 +353,14 @@ JsFeed read_feed(const std::string& name, const Napi::Value& v) {
   }
   // The element count is checked against the data before anything of that
   // size is allocated: dims come from the caller, the data is what it has.
-  const int64_t numel = shape_numel(f.dims);  // throws on overflow
+  int64_t numel = 0;
+  try {
+    numel = shape_numel(f.dims);  // throws on overflow
+    if (!is_string) f.nbytes = checked_nbytes(numel, dtype_size(f.dtype));
+  } catch (const Error& e) {
+    throw Error(e.code(), "feed '" + name + "' has dims " + shape_to_string(f.dims) + ": " + e.status().message());
+  }
   if (!is_string) {
-    f.nbytes = checked_nbytes(numel, dtype_size(f.dtype));
     f.data = data.As<Napi::TypedArray>();
     return f;
   }
