@@ -9,6 +9,43 @@ const assert = require('node:assert');
 const path = require('path');
 const spindle = require('..');
 
+// A minimal ONNX protobuf writer: enough for the model below.
+function varint(n) {
+  const out = [];
+  let v = BigInt(n);
+  do {
+    let b = Number(v & 0x7fn);
+    v >>= 7n;
+    if (v) b |= 0x80;
+    out.push(b);
+  } while (v);
+  return out;
+}
+const field = (f, payload) => [...varint((f << 3) | 2), ...varint(payload.length), ...payload];
+const num = (f, n) => [...varint(f << 3), ...varint(n)];
+const str = (f, s) => field(f, [...Buffer.from(s)]);
+const FLOAT = 1;
+const INT64 = 7;
+const BOOL = 9;
+// ValueInfoProto { name, type { tensor_type { elem_type, shape { dim { dim_value | dim_param } } } } }
+const dim = (d) => field(1, typeof d === 'string' ? str(2, d) : num(1, d));
+const value = (name, elemType, dims) =>
+  [...str(1, name), ...field(2, field(1, [...num(1, elemType), ...field(2, dims.flatMap(dim))]))];
+// NodeProto { input, output, op_type, attribute }
+const node = (op, inputs, outputs, attrs = []) =>
+  [...inputs.flatMap((i) => str(1, i)), ...outputs.flatMap((o) => str(2, o)), ...str(4, op), ...attrs.flatMap((a) => field(5, a))];
+// GraphProto { node, name, input, output }
+const graph = (name, nodes, inputs, outputs) =>
+  [...nodes.flatMap((n) => field(1, n)), ...str(2, name), ...inputs.flatMap((i) => field(11, i)),
+    ...outputs.flatMap((o) => field(12, o))];
+
+// ModelProto { ir_version 8, graph, opset_import { version 13 } }
+const model = (g) => Uint8Array.from([...num(1, 8), ...field(7, g), ...field(8, num(2, 13))]);
+
+// y = Identity(x), float32 [N].
+const identityModel = () =>
+  model(graph('identity', [node('Identity', ['x'], ['y'])], [value('x', FLOAT, ['N'])], [value('y', FLOAT, ['N'])]));
+
 // sum = x + y, float32 [3, 4, 5].
 const ADD = path.join('/usr/share/libonnx-testdata/data/node', 'test_add', 'model.onnx');
 // y = upper(x) minus 'MONDAY', string [N].
@@ -97,6 +134,40 @@ test('a getter that detaches an earlier feed mid-conversion gives a clear error'
   await checkAdd(s);
 });
 
+test('making the result objects runs no JavaScript while an output still points into a feed', async () => {
+  // Identity's output is its feed's memory, read in place on the JavaScript
+  // thread. A setter on Object.prototype runs while the result objects are
+  // made; it detaches the feed and collects its memory: the output must have
+  // been copied before.
+  require('v8').setFlagsFromString('--expose-gc');
+  const gc = require('vm').runInNewContext('gc');
+  const s = await spindle.InferenceSession.create(identityModel(), { syncRunThresholdUs: 1e9 });
+  const [name] = s.inputNames;
+  const n = 4 << 20;  // 16 MiB: its own mapping, unmapped when freed
+  await s.run({ [name]: new spindle.Tensor('float32', new Float32Array(n), [n]) });  // timed once
+  const data = Float32Array.from({ length: n }, (_, i) => i % 1000);
+  let calls = 0;
+  Object.defineProperty(Object.prototype, 'dims', {
+    configurable: true,
+    set(v) {
+      calls++;
+      if (data.length) { detach(data); gc(); }
+      Object.defineProperty(this, 'dims', { value: v, writable: true, enumerable: true, configurable: true });
+    },
+  });
+  let out;
+  try {
+    out = await s.run({ [name]: { type: 'float32', data, dims: [n] } });
+  } finally {
+    delete Object.prototype.dims;
+  }
+  assert.ok(calls > 0);
+  assert.strictEqual(data.length, 0);
+  const y = out[s.outputNames[0]].data;
+  assert.strictEqual(y.length, n);
+  for (let i = 0; i < n; i += 4099) assert.strictEqual(y[i], i % 1000);
+});
+
 test('a detached buffer fed directly is refused, naming the feed', async () => {
   for (const syncRunThresholdUs of [1e9, 0]) {
     const s = await spindle.InferenceSession.create(ADD, { syncRunThresholdUs });
@@ -149,35 +220,6 @@ test('a string feed whose dims ask for more strings than its data has fails befo
 
 // ------------------------------------------------------------ run options
 
-// A minimal ONNX protobuf writer: enough for the model below.
-function varint(n) {
-  const out = [];
-  let v = BigInt(n);
-  do {
-    let b = Number(v & 0x7fn);
-    v >>= 7n;
-    if (v) b |= 0x80;
-    out.push(b);
-  } while (v);
-  return out;
-}
-const field = (f, payload) => [...varint((f << 3) | 2), ...varint(payload.length), ...payload];
-const num = (f, n) => [...varint(f << 3), ...varint(n)];
-const str = (f, s) => field(f, [...Buffer.from(s)]);
-const FLOAT = 1;
-const INT64 = 7;
-const BOOL = 9;
-// ValueInfoProto { name, type { tensor_type { elem_type, shape { dim { dim_value } } } } }
-const value = (name, elemType, dims) =>
-  [...str(1, name), ...field(2, field(1, [...num(1, elemType), ...field(2, dims.flatMap((d) => field(1, num(1, d))))]))];
-// NodeProto { input, output, op_type, attribute }
-const node = (op, inputs, outputs, attrs = []) =>
-  [...inputs.flatMap((i) => str(1, i)), ...outputs.flatMap((o) => str(2, o)), ...str(4, op), ...attrs.flatMap((a) => field(5, a))];
-// GraphProto { node, name, input, output }
-const graph = (name, nodes, inputs, outputs) =>
-  [...nodes.flatMap((n) => field(1, n)), ...str(2, name), ...inputs.flatMap((i) => field(11, i)),
-    ...outputs.flatMap((o) => field(12, o))];
-
 // y = Loop(no trip count, cond)(x): the body passes cond and x through, so a
 // true cond never ends (as tests/session/limits_test.cpp's endless_loop).
 function endlessLoopModel() {
@@ -187,8 +229,7 @@ function endlessLoopModel() {
   const bodyAttr = [...str(1, 'body'), ...field(6, body), ...num(20, 5)];  // AttributeProto type GRAPH
   const main = graph('endless', [node('Loop', ['', 'cond', 'x'], ['y'], [bodyAttr])],
     [value('cond', BOOL, []), value('x', FLOAT, [1])], [value('y', FLOAT, [1])]);
-  // ModelProto { ir_version 8, graph, opset_import { version 13 } }
-  return Uint8Array.from([...num(1, 8), ...field(7, main), ...field(8, num(2, 13))]);
+  return model(main);
 }
 
 const loopFeeds = (cond) => ({
