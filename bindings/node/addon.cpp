@@ -86,7 +86,22 @@ class ArgumentTypeError : public Error {
   explicit ArgumentTypeError(const std::string& message) : Error(StatusCode::kInvalidArgument, message) {}
 };
 
-const char* js_type_name(const Napi::Value& v);
+// What JavaScript type a value is, for messages; reading it runs no JavaScript.
+const char* js_type_name(const Napi::Value& v) {
+  switch (v.Type()) {
+    case napi_undefined: return "undefined";
+    case napi_null: return "null";
+    case napi_boolean: return "a boolean";
+    case napi_number: return "a number";
+    case napi_string: return "a string";
+    case napi_symbol: return "a symbol";
+    case napi_object: return v.IsArray() ? "an array" : "an object";
+    case napi_function: return "a function";
+    case napi_external: return "an external";
+    case napi_bigint: return "a BigInt";
+  }
+  return "an unknown value";
+}
 
 // A string option. Not ToString(): on an object that calls its toString,
 // user code in the middle of the conversion.
@@ -283,23 +298,6 @@ Napi::Value Session::metadata(const Napi::CallbackInfo& info, bool inputs) {
     a.Set(static_cast<uint32_t>(i), m);
   }
   return a;
-}
-
-// What JavaScript type a value is, for messages; reading it runs no JavaScript.
-const char* js_type_name(const Napi::Value& v) {
-  switch (v.Type()) {
-    case napi_undefined: return "undefined";
-    case napi_null: return "null";
-    case napi_boolean: return "a boolean";
-    case napi_number: return "a number";
-    case napi_string: return "a string";
-    case napi_symbol: return "a symbol";
-    case napi_object: return v.IsArray() ? "an array" : "an object";
-    case napi_function: return "a function";
-    case napi_external: return "an external";
-    case napi_bigint: return "a BigInt";
-  }
-  return "an unknown value";
 }
 
 // A feed after the first phase of run()'s conversion (see the file comment):
