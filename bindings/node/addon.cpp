@@ -41,6 +41,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -406,7 +407,10 @@ Tensor take_feed(JsFeed& f, bool borrow) {
                     std::to_string(f.nbytes) + " for type " + name_of_dtype(f.dtype) + " and dims " +
                     shape_to_string(f.dims));
   auto* src = static_cast<uint8_t*>(ab.Data()) + ta.ByteOffset();
-  if (borrow) return Tensor::borrow(f.dtype, f.dims, src);
+  // A typed array of another element type (a Uint8Array at an odd offset fed
+  // as float32) may be misaligned for the tensor's type: such a feed is copied.
+  const bool aligned = reinterpret_cast<uintptr_t>(src) % dtype_size(f.dtype) == 0;
+  if (borrow && aligned) return Tensor::borrow(f.dtype, f.dims, src);
   Tensor t(f.dtype, f.dims, Buffer::allocate(f.nbytes));
   if (f.nbytes) std::memcpy(t.raw_mutable_data(), src, f.nbytes);
   return t;

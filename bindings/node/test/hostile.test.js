@@ -180,6 +180,16 @@ test('a detached buffer fed directly is refused, naming the feed', async () => {
   }
 });
 
+test('a feed misaligned for its type is read correctly (copied, not borrowed)', async () => {
+  const s = await syncAddSession();
+  // (x86 reads misaligned floats anyway: this checks the result, not a crash.)
+  const bytes = new Uint8Array(241);
+  bytes.set(new Uint8Array(new Float32Array(60).fill(1).buffer), 1);
+  const x = bytes.subarray(1);  // float32 data at byte offset 1
+  const out = await s.run({ x: { type: 'float32', data: x, dims: DIMS }, y: new spindle.Tensor('float32', twos(), DIMS) });
+  assert.deepStrictEqual(Array.from(out.sum.data), new Array(60).fill(3));
+});
+
 test('session options are not coerced through user code', async (t) => {
   // index.js checks the types itself; the addon must not rely on it.
   if (!process.env.SPINDLE_NODE_ADDON) return t.skip('SPINDLE_NODE_ADDON is not set');
