@@ -6,7 +6,8 @@
 //   Session.inputNames, Session.outputNames
 //   Session.inputMetadata, Session.outputMetadata -> [{ name, isTensor, type, shape }]
 //     (onnxruntime-node's shape: a dynamic dimension is its name, '' if unnamed)
-//   Session.run(feeds, outputNames) -> Promise<{ name: { type, data, dims } }>
+//   Session.run(feeds, outputNames, runOptions) -> Promise<{ name: { type, data, dims } }>
+//     runOptions: { timeoutMs, terminate } (RunOptions::timeout_ms / terminate)
 //   Session.release()   drops the session (runs in flight keep it until they
 //                       end); any later call throws onnxruntime-node's
 //                       'Session already disposed.'
@@ -22,7 +23,16 @@
 // run more than its ~40 us round trip (cold caches, copied feeds); the
 // promise is resolved before run() returns. A run on the JS
 // thread reads the feeds' typed arrays in place; a run on a worker gets
-// copies made on the JS thread, so JavaScript may reuse its arrays at once. Outputs whose buffer nobody else holds are
+// copies made on the JS thread, so JavaScript may reuse its arrays at once.
+// Reading the arguments can run JavaScript (getters, a Proxy), and
+// JavaScript can detach an ArrayBuffer (structuredClone with transfer) and
+// let the collector free its memory; so run() converts them in two phases:
+// the first reads every property, type, dim, string and output name into C++
+// values and handles without taking a pointer, the second takes the data
+// pointers and checks their lengths, and from there until the run's outputs
+// no longer point into any feed no JavaScript runs. Nothing is coerced
+// (valueOf, toString): a value of the wrong JavaScript type is refused.
+// Outputs whose buffer nobody else holds are
 // handed to JavaScript without a copy (an external ArrayBuffer that keeps the
 // buffer alive); outputs that share memory with the model (an initializer) or
 // with another output are copied, so writing into them changes nothing else.
@@ -31,6 +41,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -69,6 +80,38 @@ const char* name_of_dtype(DataType t) {
   return "unknown";
 }
 
+// An argument of the wrong JavaScript type: rejects as a TypeError, the
+// class onnxruntime-node throws for one.
+class ArgumentTypeError : public Error {
+ public:
+  explicit ArgumentTypeError(const std::string& message) : Error(StatusCode::kInvalidArgument, message) {}
+};
+
+// What JavaScript type a value is, for messages; reading it runs no JavaScript.
+const char* js_type_name(const Napi::Value& v) {
+  switch (v.Type()) {
+    case napi_undefined: return "undefined";
+    case napi_null: return "null";
+    case napi_boolean: return "a boolean";
+    case napi_number: return "a number";
+    case napi_string: return "a string";
+    case napi_symbol: return "a symbol";
+    case napi_object: return v.IsArray() ? "an array" : "an object";
+    case napi_function: return "a function";
+    case napi_external: return "an external";
+    case napi_bigint: return "a BigInt";
+  }
+  return "an unknown value";
+}
+
+// A string option. Not ToString(): on an object that calls its toString,
+// user code in the middle of the conversion.
+std::string string_option(const Napi::Object& o, const char* key) {
+  const Napi::Value v = o.Get(key);
+  if (!v.IsString()) throw ArgumentTypeError(std::string(key) + " is " + js_type_name(v) + ", expected a string");
+  return v.As<Napi::String>().Utf8Value();
+}
+
 SessionOptions parse_options(const Napi::Object& o) {
   SessionOptions opts;
   auto count = [&](const char* key) -> int {
@@ -84,13 +127,13 @@ SessionOptions parse_options(const Napi::Object& o) {
   if (o.Has("intraOpNumThreads")) opts.intra_op_num_threads = count("intraOpNumThreads");
   if (o.Has("interOpNumThreads")) opts.inter_op_num_threads = count("interOpNumThreads");
   if (o.Has("executionMode")) {
-    const std::string m = o.Get("executionMode").ToString();
+    const std::string m = string_option(o, "executionMode");
     if (m == "sequential") opts.execution_mode = ExecutionMode::kSequential;
     else if (m == "parallel") opts.execution_mode = ExecutionMode::kParallel;
     else throw Error(StatusCode::kInvalidArgument, "executionMode is '" + m + "', expected 'sequential' or 'parallel'");
   }
   if (o.Has("graphOptimizationLevel")) {
-    const std::string l = o.Get("graphOptimizationLevel").ToString();
+    const std::string l = string_option(o, "graphOptimizationLevel");
     if (l == "disabled") opts.graph_optimization_level = GraphOptimizationLevel::kDisableAll;
     else if (l == "basic") opts.graph_optimization_level = GraphOptimizationLevel::kBasic;
     else if (l == "extended") opts.graph_optimization_level = GraphOptimizationLevel::kExtended;
@@ -100,19 +143,30 @@ SessionOptions parse_options(const Napi::Object& o) {
                   "graphOptimizationLevel is '" + l + "', expected 'disabled', 'basic', 'extended' or 'all'");
   }
   if (o.Has("enableProfiling")) opts.enable_profiling = o.Get("enableProfiling").ToBoolean();
-  if (o.Has("profileFilePrefix")) opts.profile_file_prefix = o.Get("profileFilePrefix").ToString();
+  if (o.Has("profileFilePrefix")) opts.profile_file_prefix = string_option(o, "profileFilePrefix");
   if (o.Has("config")) {
-    const Napi::Object c = o.Get("config").As<Napi::Object>();
+    const Napi::Value cv = o.Get("config");
+    if (!cv.IsObject()) throw ArgumentTypeError(std::string("config is ") + js_type_name(cv) + ", expected an object");
+    const Napi::Object c = cv.As<Napi::Object>();
     const Napi::Array keys = c.GetPropertyNames();
     for (uint32_t i = 0; i < keys.Length(); ++i) {
-      const std::string k = keys.Get(i).ToString();
-      opts.add_config_entry(k, c.Get(k).ToString());
+      const std::string k = keys.Get(i).ToString();  // property names are strings
+      const Napi::Value v = c.Get(k);
+      if (!v.IsString())
+        throw ArgumentTypeError("config entry '" + k + "' is " + js_type_name(v) + ", expected a string");
+      opts.add_config_entry(k, v.As<Napi::String>().Utf8Value());
     }
   }
   return opts;
 }
 
 Napi::Error js_error(Napi::Env env, const std::string& message) { return Napi::Error::New(env, message); }
+// The JavaScript error for a C++ exception: a TypeError for an argument of
+// the wrong JavaScript type, an Error with the C++ message otherwise.
+Napi::Value js_error_of(Napi::Env env, const std::exception& e) {
+  if (dynamic_cast<const ArgumentTypeError*>(&e)) return Napi::TypeError::New(env, e.what()).Value();
+  return js_error(env, e.what()).Value();
+}
 
 // Runs shorter than this run on the JavaScript thread (see the file comment).
 // onnxruntime-node runs every run there, whatever its length, so up to here
@@ -139,9 +193,9 @@ struct RunClock {
 };
 
 std::vector<Tensor> timed_run(InferenceSession& s, const Feeds& feeds, const std::vector<std::string>& names,
-                              RunClock& clock) {
+                              RunOptions& run_options, RunClock& clock) {
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<Tensor> out = s.run(feeds, names);
+  std::vector<Tensor> out = s.run(feeds, names, &run_options);
   clock.record(std::chrono::steady_clock::now() - t0);
   return out;
 }
@@ -247,58 +301,118 @@ Napi::Value Session::metadata(const Napi::CallbackInfo& info, bool inputs) {
   return a;
 }
 
-// A { type, data, dims } object as a runtime tensor. `borrow`: the tensor
-// reads the typed array's memory in place (for a run that ends before control
-// returns to JavaScript, so nothing can change or free it meanwhile; the
-// runtime never writes into a buffer it does not own); otherwise the bytes
-// are copied into a new buffer.
-Tensor tensor_from_js(const std::string& name, const Napi::Value& v, bool borrow) {
-  if (!v.IsObject()) throw Error(StatusCode::kInvalidArgument, "feed '" + name + "' is not a Tensor");
+// A feed after the first phase of run()'s conversion (see the file comment):
+// every JavaScript read done, no pointer into JavaScript memory taken yet.
+struct JsFeed {
+  std::string name;
+  DataType dtype = DataType::kUndefined;
+  Shape dims;
+  size_t nbytes = 0;                  // non-string feeds: the data's byte length dims and type call for
+  Napi::TypedArray data;              // non-string feeds: its memory is read in the second phase
+  std::vector<std::string> strings;   // string feeds: copied here
+};
+
+// Phase one: reads a { type, data, dims } object. Getters may run here, so
+// nothing read before stays valid unless it is a copy or a handle.
+JsFeed read_feed(const std::string& name, const Napi::Value& v) {
+  if (!v.IsObject()) throw ArgumentTypeError("feed '" + name + "' is " + js_type_name(v) + ", expected a Tensor");
   const Napi::Object o = v.As<Napi::Object>();
-  const DataType dtype = dtype_of_name(o.Get("type").ToString());
+  JsFeed f;
+  f.name = name;
+  // No ToString(): it would call the object's toString.
+  const Napi::Value type = o.Get("type");
+  if (!type.IsString())
+    throw ArgumentTypeError("feed '" + name + "' has a `type` that is " + js_type_name(type) +
+                            ", expected a string such as 'float32'");
+  f.dtype = dtype_of_name(type.As<Napi::String>().Utf8Value());
   const Napi::Value data = o.Get("data");
   const Napi::Value dims_v = o.Get("dims");
-  const bool is_string = dtype == DataType::kString;
+  const bool is_string = f.dtype == DataType::kString;
   if (!(is_string ? data.IsArray() : data.IsTypedArray()) || !dims_v.IsArray())
-    throw Error(StatusCode::kInvalidArgument, "feed '" + name + "' needs " +
-                                                  (is_string ? "an array of strings" : "a typed array") +
-                                                  " `data` and an array `dims`");
+    throw ArgumentTypeError("feed '" + name + "' needs " + (is_string ? "an array of strings" : "a typed array") +
+                            " `data` and an array `dims` (got " + js_type_name(data) + " and " +
+                            js_type_name(dims_v) + ")");
+  // Dims must be numbers, as onnxruntime-node wants them: ToNumber() would
+  // call valueOf, user code that could detach an earlier feed's buffer.
   const Napi::Array dims_a = dims_v.As<Napi::Array>();
-  Shape dims;
-  for (uint32_t i = 0; i < dims_a.Length(); ++i) {
-    const double d = dims_a.Get(i).ToNumber().DoubleValue();
-    if (d < 0 || d != static_cast<int64_t>(d))
+  const uint32_t rank = dims_a.Length();
+  for (uint32_t i = 0; i < rank; ++i) {
+    const Napi::Value e = dims_a.Get(i);
+    if (!e.IsNumber())
+      throw ArgumentTypeError("feed '" + name + "' has dims[" + std::to_string(i) + "] that is " + js_type_name(e) +
+                              ", expected a non-negative integer number");
+    const double d = e.As<Napi::Number>().DoubleValue();
+    // 2^53: past it a double no longer holds every integer (and the cast to
+    // int64_t of a larger or non-finite value is undefined).
+    if (!(d >= 0 && d <= 9007199254740992.0) || d != static_cast<double>(static_cast<int64_t>(d)))
       throw Error(StatusCode::kInvalidArgument, "feed '" + name + "' has dims[" + std::to_string(i) + "] = " +
-                                                    std::to_string(d) + ", expected a non-negative integer");
-    dims.push_back(static_cast<int64_t>(d));
+                                                    e.ToString().Utf8Value() +  // a number: no user code
+                                                    ", expected a non-negative integer");
+    f.dims.push_back(static_cast<int64_t>(d));
+  }
+  // The element count is checked against the data before anything of that
+  // size is allocated: dims come from the caller, the data is what it has.
+  int64_t numel = 0;
+  try {
+    numel = shape_numel(f.dims);  // throws on overflow
+    if (!is_string) f.nbytes = checked_nbytes(numel, dtype_size(f.dtype));
+  } catch (const Error& e) {
+    throw Error(e.code(), "feed '" + name + "' has dims " + shape_to_string(f.dims) + ": " + e.status().message());
   }
   if (!is_string) {
-    const Napi::TypedArray ta = data.As<Napi::TypedArray>();
-    const size_t want = checked_nbytes(shape_numel(dims), dtype_size(dtype));
-    if (ta.ByteLength() != want)
-      throw Error(StatusCode::kInvalidArgument,
-                  "feed '" + name + "' has " + std::to_string(ta.ByteLength()) + " bytes of data, expected " +
-                      std::to_string(want) + " for type " + name_of_dtype(dtype) + " and dims " +
-                      shape_to_string(dims));
-    auto* src = static_cast<uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
-    if (borrow) return Tensor::borrow(dtype, std::move(dims), src);
-    Tensor t(dtype, std::move(dims), Buffer::allocate(want));
-    if (want) std::memcpy(t.raw_mutable_data(), src, want);
-    return t;
+    f.data = data.As<Napi::TypedArray>();
+    return f;
   }
-  Tensor t(dtype, dims);
   const Napi::Array a = data.As<Napi::Array>();
-  if (a.Length() != static_cast<uint32_t>(t.numel()))
-    throw Error(StatusCode::kInvalidArgument, "feed '" + name + "' has " + std::to_string(a.Length()) +
-                                                  " strings, expected " + std::to_string(t.numel()) + " for dims " +
-                                                  shape_to_string(dims));
-  std::string* out = t.mutable_data<std::string>();
-  for (uint32_t i = 0; i < a.Length(); ++i) {
+  const uint32_t n = a.Length();
+  if (static_cast<int64_t>(n) != numel)
+    throw Error(StatusCode::kInvalidArgument, "feed '" + name + "' has " + std::to_string(n) + " strings, expected " +
+                                                  std::to_string(numel) + " for dims " + shape_to_string(f.dims));
+  // Grown as the strings are read, not reserved: a sparse array's length
+  // costs JavaScript nothing.
+  for (uint32_t i = 0; i < n; ++i) {
     const Napi::Value e = a.Get(i);
     if (!e.IsString())
-      throw Error(StatusCode::kInvalidArgument, "feed '" + name + "': data[" + std::to_string(i) + "] is not a string");
-    out[i] = e.As<Napi::String>().Utf8Value();
+      throw ArgumentTypeError("feed '" + name + "': data[" + std::to_string(i) + "] is " + js_type_name(e) +
+                              ", expected a string");
+    f.strings.push_back(e.As<Napi::String>().Utf8Value());
   }
+  return f;
+}
+
+// Phase two: the feed as a runtime tensor, its data pointer taken now.
+// Nothing here runs JavaScript, and run() calls no JavaScript between this
+// and the end of the run. `borrow`: the tensor reads the typed array's memory
+// in place (for a run that ends before control returns to JavaScript; the
+// runtime never writes into a buffer it does not own); otherwise the bytes
+// are copied into a new buffer.
+Tensor take_feed(JsFeed& f, bool borrow) {
+  if (f.dtype == DataType::kString) {
+    Tensor t(f.dtype, f.dims);
+    std::string* out = t.mutable_data<std::string>();
+    for (size_t i = 0; i < f.strings.size(); ++i) out[i] = std::move(f.strings[i]);
+    return t;
+  }
+  const Napi::TypedArray& ta = f.data;
+  Napi::ArrayBuffer ab = ta.ArrayBuffer();
+  // Detached (transferred by structuredClone or postMessage): its memory is
+  // gone and its byte length reads 0.
+  if (ab.IsDetached())
+    throw Error(StatusCode::kInvalidArgument, "feed '" + f.name +
+                                                  "' has data whose ArrayBuffer is detached (transferred away), "
+                                                  "expected a typed array over memory it still holds");
+  if (ta.ByteLength() != f.nbytes)
+    throw Error(StatusCode::kInvalidArgument,
+                "feed '" + f.name + "' has " + std::to_string(ta.ByteLength()) + " bytes of data, expected " +
+                    std::to_string(f.nbytes) + " for type " + name_of_dtype(f.dtype) + " and dims " +
+                    shape_to_string(f.dims));
+  auto* src = static_cast<uint8_t*>(ab.Data()) + ta.ByteOffset();
+  // A typed array of another element type (a Uint8Array at an odd offset fed
+  // as float32) may be misaligned for the tensor's type: such a feed is copied.
+  const bool aligned = reinterpret_cast<uintptr_t>(src) % dtype_size(f.dtype) == 0;
+  if (borrow && aligned) return Tensor::borrow(f.dtype, f.dims, src);
+  Tensor t(f.dtype, f.dims, Buffer::allocate(f.nbytes));
+  if (f.nbytes) std::memcpy(t.raw_mutable_data(), src, f.nbytes);
   return t;
 }
 
@@ -399,17 +513,54 @@ Napi::Object outputs_to_js(Napi::Env env, const InferenceSession& s, const std::
   return result;
 }
 
+// A run's options as read from JavaScript ({ timeoutMs, terminate }), kept
+// as plain values: RunOptions holds an atomic and is made where the run
+// lives (the stack of a run on the JavaScript thread, the RunWorker).
+struct JsRunOptions {
+  int64_t timeout_ms = 0;
+  bool terminate = false;
+  void apply(RunOptions& ro) const {
+    ro.timeout_ms = timeout_ms;
+    ro.terminate.store(terminate);
+  }
+};
+
+JsRunOptions read_run_options(const Napi::Value& v) {
+  JsRunOptions r;
+  if (v.IsUndefined() || v.IsNull()) return r;
+  if (!v.IsObject()) throw ArgumentTypeError(std::string("run options are ") + js_type_name(v) + ", expected an object");
+  const Napi::Object o = v.As<Napi::Object>();
+  const Napi::Value t = o.Get("timeoutMs");
+  if (!t.IsUndefined()) {
+    const double d = t.IsNumber() ? t.As<Napi::Number>().DoubleValue() : -1;
+    if (!(d >= 0 && d <= 9007199254740991.0) || d != static_cast<double>(static_cast<int64_t>(d)))
+      throw Error(StatusCode::kInvalidArgument,
+                  std::string("runOptions.timeoutMs is ") + (t.IsNumber() ? t.ToString().Utf8Value() : js_type_name(t)) +
+                      ", expected a non-negative integer number of milliseconds (0: no limit)");
+    r.timeout_ms = static_cast<int64_t>(d);
+  }
+  const Napi::Value term = o.Get("terminate");
+  if (!term.IsUndefined()) {
+    if (!term.IsBoolean())
+      throw ArgumentTypeError(std::string("runOptions.terminate is ") + js_type_name(term) + ", expected a boolean");
+    r.terminate = term.As<Napi::Boolean>().Value();
+  }
+  return r;
+}
+
 class RunWorker : public Napi::AsyncWorker {
  public:
   RunWorker(Napi::Env env, std::shared_ptr<InferenceSession> s, std::shared_ptr<RunClock> clock, Feeds feeds,
-            std::vector<std::string> names)
+            std::vector<std::string> names, const JsRunOptions& run_options)
       : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), session_(std::move(s)),
-        clock_(std::move(clock)), feeds_(std::move(feeds)), names_(std::move(names)) {}
+        clock_(std::move(clock)), feeds_(std::move(feeds)), names_(std::move(names)) {
+    run_options.apply(run_options_);
+  }
   Napi::Promise promise() { return deferred_.Promise(); }
 
   void Execute() override {
     try {
-      outputs_ = timed_run(*session_, feeds_, names_, *clock_);
+      outputs_ = timed_run(*session_, feeds_, names_, run_options_, *clock_);
     } catch (const std::exception& e) {
       SetError(e.what());
     }
@@ -432,6 +583,7 @@ class RunWorker : public Napi::AsyncWorker {
   std::shared_ptr<RunClock> clock_;
   Feeds feeds_;
   std::vector<std::string> names_;
+  RunOptions run_options_;  // lives as long as the run
   std::vector<Tensor> outputs_;
 };
 
@@ -440,34 +592,58 @@ Napi::Value Session::run(const Napi::CallbackInfo& info) {
   auto deferred = Napi::Promise::Deferred::New(env);
   try {
     InferenceSession& session = live();
-    if (info.Length() < 1 || !info[0].IsObject()) throw Error(StatusCode::kInvalidArgument, "run(feeds): feeds must be an object");
+    if (info.Length() < 1 || !info[0].IsObject()) throw ArgumentTypeError("run(feeds): feeds must be an object");
     const Napi::Object f = info[0].As<Napi::Object>();
+    // Phase one (see the file comment): everything JavaScript can intervene
+    // in, read into C++ values and handles; no pointer into a buffer yet.
+    std::vector<JsFeed> js_feeds;
+    const Napi::Array keys = f.GetPropertyNames();
+    for (uint32_t i = 0; i < keys.Length(); ++i) {
+      const std::string k = keys.Get(i).ToString();  // property names are strings
+      js_feeds.push_back(read_feed(k, f.Get(k)));
+    }
+    std::vector<std::string> names;
+    if (info.Length() > 1 && !info[1].IsUndefined() && !info[1].IsNull()) {
+      if (!info[1].IsArray())
+        throw ArgumentTypeError(std::string("run(feeds, outputNames): outputNames is ") + js_type_name(info[1]) +
+                                ", expected an array of strings");
+      const Napi::Array a = info[1].As<Napi::Array>();
+      for (uint32_t i = 0; i < a.Length(); ++i) {
+        const Napi::Value n = a.Get(i);
+        if (!n.IsString())
+          throw ArgumentTypeError("output name " + std::to_string(i) + " is " + js_type_name(n) + ", expected a string");
+        names.push_back(n.As<Napi::String>().Utf8Value());
+      }
+    }
+    const JsRunOptions run_options = read_run_options(info.Length() > 2 ? info[2] : env.Undefined());
+    // Phase two: the data pointers. No JavaScript runs from here until the
+    // outputs no longer point into a feed.
     const int64_t recent = clock_->recent_ns.load(std::memory_order_relaxed);
     const bool sync = recent >= 0 && recent < sync_threshold_ns_;
     Feeds feeds;
-    const Napi::Array keys = f.GetPropertyNames();
-    for (uint32_t i = 0; i < keys.Length(); ++i) {
-      const std::string k = keys.Get(i).ToString();
-      feeds.emplace_back(k, tensor_from_js(k, f.Get(k), sync));
-    }
-    std::vector<std::string> names;
-    if (info.Length() > 1 && info[1].IsArray()) {
-      const Napi::Array a = info[1].As<Napi::Array>();
-      for (uint32_t i = 0; i < a.Length(); ++i) names.push_back(a.Get(i).ToString());
-    }
+    feeds.reserve(js_feeds.size());
+    for (JsFeed& jf : js_feeds) feeds.emplace_back(jf.name, take_feed(jf, sync));
     if (sync) {
-      std::vector<Tensor> outputs = timed_run(session, feeds, names, *clock_);
+      RunOptions ro;
+      run_options.apply(ro);
+      std::vector<Tensor> outputs = timed_run(session, feeds, names, ro, *clock_);
+      // An output may be a feed or a view of one (Identity, Reshape): it is
+      // copied now, as output_bytes would copy it later, because making the
+      // JavaScript objects can run JavaScript (a setter on Object.prototype)
+      // that could detach a feed's buffer before a later output is read.
+      for (Tensor& t : outputs)
+        if (t.is_tensor() && t.buffer() && !t.buffer()->owned()) t = t.clone();
       feeds.clear();  // an output that is an input's buffer is then held by the output alone
       Napi::Object result = outputs_to_js(env, session, names, outputs);
       deferred.Resolve(result);
       return deferred.Promise();
     }
-    auto* w = new RunWorker(env, session_, clock_, std::move(feeds), std::move(names));
+    auto* w = new RunWorker(env, session_, clock_, std::move(feeds), std::move(names), run_options);
     Napi::Promise p = w->promise();
     w->Queue();
     return p;
   } catch (const std::exception& e) {
-    deferred.Reject(js_error(env, e.what()).Value());
+    deferred.Reject(js_error_of(env, e));
     return deferred.Promise();
   }
 }
@@ -495,10 +671,14 @@ Napi::Value create_session(const Napi::CallbackInfo& info) {
       path = info[0].ToString();
     } else if (info[0].IsTypedArray() || info[0].IsBuffer()) {
       const Napi::TypedArray ta = info[0].As<Napi::TypedArray>();
+      if (ta.ArrayBuffer().IsDetached())
+        throw Error(StatusCode::kInvalidArgument, "the model's ArrayBuffer is detached (transferred away)");
       const auto* p = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
       bytes.assign(p, p + ta.ByteLength());
     } else if (info[0].IsArrayBuffer()) {
       Napi::ArrayBuffer ab = info[0].As<Napi::ArrayBuffer>();
+      if (ab.IsDetached())
+        throw Error(StatusCode::kInvalidArgument, "the model's ArrayBuffer is detached (transferred away)");
       const auto* p = static_cast<const uint8_t*>(ab.Data());
       bytes.assign(p, p + ab.ByteLength());
     } else {
@@ -510,7 +690,7 @@ Napi::Value create_session(const Napi::CallbackInfo& info) {
     return p;
   } catch (const std::exception& e) {
     auto deferred = Napi::Promise::Deferred::New(env);
-    deferred.Reject(js_error(env, e.what()).Value());
+    deferred.Reject(js_error_of(env, e));
     return deferred.Promise();
   }
 }

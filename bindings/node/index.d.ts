@@ -152,13 +152,24 @@ export declare namespace InferenceSession {
     extra?: Record<string, unknown>;
   }
 
-  /** Accepted for onnxruntime-node compatibility; they change nothing. */
+  /**
+   * logSeverityLevel, logVerbosityLevel, tag and extra are accepted for
+   * onnxruntime-node compatibility and change nothing.
+   */
   interface RunOptions {
     logSeverityLevel?: 0 | 1 | 2 | 3 | 4;
     logVerbosityLevel?: number;
+    /** true: the run is cancelled (it rejects; the session stays usable). */
     terminate?: boolean;
     tag?: string;
     extra?: Record<string, unknown>;
+    /**
+     * spindle only: a run that takes longer than this many milliseconds
+     * rejects ("exceeded its time limit"), checked between nodes, inside
+     * long nodes and between Loop/Scan iterations; the session stays usable.
+     * A non-negative integer; 0 or absent = no limit.
+     */
+    timeoutMs?: number;
   }
 
   interface NonTensorValueMetadata {

@@ -345,23 +345,46 @@ function nativeOptions(options) {
   return out;
 }
 
+// onnxruntime-node's run options -> the addon's ({ timeoutMs, terminate }):
+// terminate cancels the run, as in onnxruntime-node; timeoutMs (spindle's
+// own) fails a run that takes longer. Values are read once, here, so the
+// addon gets plain numbers and booleans.
 function checkRunOptions(options) {
   logSeverity(options.logSeverityLevel, 'runOptions');
   if (options.tag !== undefined && typeof options.tag !== 'string') {
     throw new TypeError('Invalid argument: runOptions.tag must be a string.');
   }
+  const out = {};
+  const { terminate, timeoutMs } = options;
+  if (terminate !== undefined) {
+    if (typeof terminate !== 'boolean') throw new TypeError('Invalid argument: runOptions.terminate must be a boolean.');
+    out.terminate = terminate;
+  }
+  if (timeoutMs !== undefined) {
+    if (typeof timeoutMs !== 'number') {
+      throw new TypeError(`Invalid argument: runOptions.timeoutMs must be a number, got ${typeof timeoutMs}.`);
+    }
+    if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) {
+      throw new RangeError('Invalid argument: runOptions.timeoutMs must be a non-negative integer number of ' +
+                           `milliseconds (0: no limit), got ${timeoutMs}.`);
+    }
+    out.timeoutMs = timeoutMs;
+  }
+  return out;
 }
 
-// A feed as the addon takes it; onnxruntime-node's checks and messages.
+// A feed as the addon takes it; onnxruntime-node's checks and messages. A
+// plain object of the values read once here, so the addon reads data
+// properties rather than the caller's getters (the addon refuses anything
+// but numbers in dims and a string type itself, without coercion).
 function nativeFeed(v) {
   if (v === null || typeof v !== 'object') throw new TypeError('Tensor must be an object.');
   if (v instanceof Tensor && v.location !== 'cpu') throw new RangeError('Tensor.location is not supported.');
+  const { type, dims } = v;
   // The addon reads ArrayBuffer-backed arrays only: a copy of one over a shared buffer.
-  const data = v.data;
-  if (typeof SharedArrayBuffer !== 'undefined' && data?.buffer instanceof SharedArrayBuffer) {
-    return { type: v.type, data: data.slice(), dims: v.dims };
-  }
-  return v;
+  let data = v.data;
+  if (typeof SharedArrayBuffer !== 'undefined' && data?.buffer instanceof SharedArrayBuffer) data = data.slice();
+  return { type, data, dims };
 }
 
 // Copies an output into a tensor given in `fetches` (onnxruntime-node's
@@ -480,11 +503,11 @@ class InferenceSession {
     for (const name of this.inputNames) {
       if (feeds[name] === undefined) throw new Error(`input '${name}' is missing in 'feeds'.`);
     }
-    checkRunOptions(options);
+    const runOptions = checkRunOptions(options);
     const inputs = {};
     for (const name of this.inputNames) inputs[name] = nativeFeed(feeds[name]);
     const names = fetchesGiven ? Object.keys(fetches) : undefined;
-    const raw = await this._native.run(inputs, names);
+    const raw = await this._native.run(inputs, names, runOptions);
     const out = {};
     for (const [name, t] of Object.entries(raw)) {
       out[name] = fetches[name] ? intoPreallocated(name, t, fetches[name]) : Tensor._fromNative(t);
