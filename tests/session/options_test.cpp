@@ -51,6 +51,8 @@ std::map<std::string, Sample> samples() {
       {config_keys::kMaxTensorBytes, {"4000", "4000"}},
       {config_keys::kMaxRunBytes, {"0", "0"}},
       {config_keys::kMaxLoopIterations, {"77", "77"}},
+      {config_keys::kMaxGraphNodes, {"5000", "5000"}},
+      {config_keys::kLoadTimeoutMs, {"2500", "2500"}},
       {config_keys::kExternalDataDir, {dir, dir}},
       {config_keys::kDisablePrepacking, {"1", "1"}},
       {config_keys::kSetDenormalAsZero, {"True", "1"}},
