@@ -106,6 +106,20 @@ g = nested(40)
 save("nested_if_40.onnx", list(g.node), [], [out("c", TP.BOOL, []), out("x", TP.FLOAT, [1])], [out("r40", TP.FLOAT, [1])])
 save("relu.onnx", [helper.make_node("Relu", ["x"], ["y"])], [], [out("x", TP.FLOAT, [4])], [out("y", TP.FLOAT, [4])])
 save("identity.onnx", [helper.make_node("Identity", ["x"], ["y"])], [], [out("x", TP.FLOAT, rank=1)], [out("y", TP.FLOAT, rank=1)])
+# Identity of any rank (no declared shape), fed a rank-30000 .npy: numpy
+# writes it as format 2.0 and must read spindle's output back.
+save("identity_any_rank.onnx", [helper.make_node("Identity", ["x"], ["y"])], [],
+     [helper.make_tensor_value_info("x", TP.FLOAT, None)], [helper.make_tensor_value_info("y", TP.FLOAT, None)])
+# (numpy arrays hold at most 32 dimensions: the file is written by hand)
+h = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % ", ".join(["1"] * 30000)
+h += " " * ((64 - (12 + len(h) + 1) % 64) % 64) + "\n"
+open(w + "/rank30000.npy", "wb").write(b"\x93NUMPY\x02\x00" + len(h).to_bytes(4, "little") + h.encode() +
+                                        np.float32(7.25).tobytes())
+# Endless and special files read whole: the model, an options file.
+os.symlink("/dev/zero", m_dir + "zero_link.onnx")
+os.mkfifo(w + "/fifo.npy")
+open(w + "/deep.json", "w").write('{"intra_op_num_threads": ' + "[" * 200000 + "]" * 200000 + "}")
+open(w + "/a_file", "w").write("x")
 # tensor files
 def npy(name, header, payload=b"\0" * 16):
     h = header + " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
@@ -124,14 +138,16 @@ EOF
 
 limit=${PROBE_TIME_LIMIT:-30}
 printf '| probe | result | peak RSS | message / output |\n|---|---|---|---|\n'
-probe() {  # probe NAME MODEL [spindle run arguments...]
+probe() {  # probe NAME MODEL [spindle run arguments...]; MODEL under models/ unless absolute
   local name=$1 model=$2
   shift 2
   local err="$work/err" rss="$work/rss" rc result first
+  local outdir=${PROBE_OUTPUT_DIR:-$work/out}
+  [[ $model == /* ]] || model="$work/models/$model"
   rm -rf "$work/out"
   (ulimit -v 4194304; cd "$work/models" &&
-    /usr/bin/time -f %M -o "$rss" timeout -s KILL "$limit" "$spindle" run "$work/models/$model" --intra 1 \
-      --output-dir "$work/out" "$@" >/dev/null 2>"$err")
+    /usr/bin/time -f %M -o "$rss" timeout -s KILL "$limit" "$spindle" run "$model" --intra 1 \
+      --output-dir "$outdir" "$@" >/dev/null 2>"$err")
   rc=$?
   first=$(grep -v '^Command \(exited\|terminated\)' "$err" | head -n 1 | sed "s|$work/models/||g; s|$work/||g" | cut -c1-160 | tr '|' '/')
   case $rc in
@@ -141,7 +157,20 @@ probe() {  # probe NAME MODEL [spindle run arguments...]
     *) result="exit $rc"; [ $rc -gt 128 ] && result="signal $((rc - 128))" ;;
   esac
   if [ $rc -eq 0 ] && [ -d "$work/out" ]; then
-    first="output: $(/usr/bin/python3 -c "import numpy as np,glob;a=np.load(sorted(glob.glob('$work/out/*.npy'))[0]);print(a.dtype,a.shape,a.ravel()[:8].tolist())" 2>&1 | cut -c1-120)"
+    first="output: $(/usr/bin/python3 - "$work/out" <<'EOF' 2>&1 | cut -c1-120
+import sys, glob, inspect, numpy as np, numpy.lib.format as f
+p = sorted(glob.glob(sys.argv[1] + "/*.npy"))[0]
+fp = open(p, "rb")
+v = f.read_magic(fp)
+r = f.read_array_header_1_0 if v == (1, 0) else f.read_array_header_2_0
+shape, _, dtype = r(fp, **({"max_header_size": 10**7} if "max_header_size" in inspect.signature(r).parameters else {}))
+if len(shape) > 32:  # more dimensions than a numpy array holds: the header only
+    print("format %d.%d, %s rank %d (header read by numpy)" % (v[0], v[1], dtype, len(shape)))
+else:
+    a = np.load(p)
+    print(a.dtype, a.shape, a.ravel()[:8].tolist())
+EOF
+)"
   fi
   local peak="$(( $(tail -n 1 "$rss" 2>/dev/null || echo 0) / 1024 )) MB"
   [ $rc -eq 137 ] && peak="-"  # the killed process's peak is not reported
@@ -170,3 +199,10 @@ probe ".npy garbage shape (1x3;2,,2 )" identity.onnx --input x="$work/garbage_sh
 probe ".npy claiming 1e12 elements, 16 bytes of data" identity.onnx --input x="$work/claims_1e12.npy"
 probe ".pb SequenceProto fed as a tensor" identity.onnx --input x="$work/sequence.pb"
 probe "Relu(NaN) (ONNX Runtime: NaN)" relu.onnx --input x="$work/nan.npy"
+probe "model /dev/zero" /dev/zero
+probe "model.onnx a symlink to /dev/zero" zero_link.onnx
+probe "--options /dev/zero" relu.onnx --options /dev/zero
+probe "--options nested 200,000 deep" relu.onnx --options "$work/deep.json"
+probe ".npy input a FIFO without a writer" identity.onnx --input x="$work/fifo.npy"
+PROBE_OUTPUT_DIR="$work/a_file" probe "--output-dir an existing file" relu.onnx
+probe ".npy of rank 30000 (header > 64 KiB), round trip" identity_any_rank.onnx --input x="$work/rank30000.npy"

@@ -12,6 +12,7 @@
 #include "graph/graph.h"
 #include "graph/node_check.h"
 #include "graph/onnx_convert.h"
+#include "io/regular_file.h"
 #include "io/tensor_proto.h"
 #include "kernels/kernel.h"
 #include "kernels/op_schema.h"
@@ -453,13 +454,12 @@ Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string
 }
 
 Result<Graph> load_model_file(const std::filesystem::path& path, const LoadOptions& options) {
+  // A regular file of at most 2 GiB - 1 (protobuf's limit), checked before
+  // reading: /dev/zero or a FIFO would otherwise be read without end.
+  SPINDLE_ASSIGN_OR_RETURN(const std::string bytes, io::read_whole_file(path, "model file", io::kMaxProtoFileBytes));
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return not_found(fmt::format("model file {} does not exist", path.string()));
-  if (std::filesystem::is_directory(path, ec)) return invalid_argument(fmt::format("model path {} is a directory, expected an .onnx file", path.string()));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found(fmt::format("model file {} cannot be opened", path.string()));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return load_model_bytes(bytes, path.string(), std::filesystem::absolute(path, ec).parent_path(), options);
+  return load_model_bytes(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), path.string(),
+                          std::filesystem::absolute(path, ec).parent_path(), options);
 }
 
 }  // namespace spindle::graph

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "io/regular_file.h"
 #include "io/tensor_proto.h"
 
 namespace spindle::io {
@@ -25,6 +26,9 @@ constexpr Descr kDescrs[] = {
     {"<i2", DataType::kInt16},   {"|i1", DataType::kInt8},    {"|u1", DataType::kUInt8}, {"<u2", DataType::kUInt16},
     {"<u4", DataType::kUInt32},  {"<u8", DataType::kUInt64},  {"|b1", DataType::kBool},  {"<f2", DataType::kFloat16},
 };
+
+// The longest .npy header read (a header of rank ~350,000 at most).
+constexpr uint32_t kMaxHeaderBytes = 1u << 20;
 
 }  // namespace
 
@@ -142,36 +146,35 @@ Result<std::string> convert(const std::string& in, const char* from, const char*
 }  // namespace
 
 Result<Tensor> read_npy(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found(fmt::format("{}: cannot open the file", path.string()));
+  // A regular file (checked on the opened descriptor); every read below is
+  // checked against its size, so no header can make it read past the end.
+  SPINDLE_ASSIGN_OR_RETURN(RegularFile in, RegularFile::open(path, ".npy file"));
   const std::string where = path.string();
-  std::error_code ec;
-  const uintmax_t file_size = std::filesystem::file_size(path, ec);
-  if (ec) return not_found(fmt::format("{}: cannot read the file's size", where));
+  const uint64_t file_size = in.size();
   char magic[8] = {};
-  in.read(magic, 8);
-  if (in.gcount() != 8 || std::memcmp(magic, "\x93NUMPY", 6) != 0)
+  if (file_size < 8 || !in.read_at(0, magic, 8).is_ok() || std::memcmp(magic, "\x93NUMPY", 6) != 0)
     return invalid_argument(fmt::format("{}: not a .npy file (expected the \\x93NUMPY magic)", where));
   const int major = static_cast<unsigned char>(magic[6]);
+  // Version 1.0: a 2-byte header length; 2.0 and 3.0 (a UTF-8 header): 4 bytes.
   uint32_t header_len = 0;
   size_t prefix = 10;
+  unsigned char b[4] = {};
   if (major == 1) {
-    unsigned char b[2];
-    in.read(reinterpret_cast<char*>(b), 2);
+    if (file_size < 10 || !in.read_at(8, b, 2).is_ok()) return invalid_argument(fmt::format("{}: truncated .npy header", where));
     header_len = b[0] | (b[1] << 8);
   } else if (major == 2 || major == 3) {
-    unsigned char b[4];
-    in.read(reinterpret_cast<char*>(b), 4);
+    if (file_size < 12 || !in.read_at(8, b, 4).is_ok()) return invalid_argument(fmt::format("{}: truncated .npy header", where));
     header_len = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
     prefix = 12;
   } else {
     return invalid_argument(fmt::format("{}: .npy format version {} is not supported (expected 1, 2 or 3)", where, major));
   }
-  if (!in || header_len > (1u << 20) || prefix + header_len > file_size)
-    return invalid_argument(fmt::format("{}: truncated .npy header", where));
+  if (header_len > kMaxHeaderBytes)
+    return invalid_argument(fmt::format("{}: .npy header of {} bytes, more than the {} spindle reads", where, header_len,
+                                        kMaxHeaderBytes));
+  if (prefix + header_len > file_size) return invalid_argument(fmt::format("{}: truncated .npy header", where));
   std::string header(header_len, '\0');
-  in.read(header.data(), header_len);
-  if (static_cast<uint32_t>(in.gcount()) != header_len) return invalid_argument(fmt::format("{}: truncated .npy header", where));
+  SPINDLE_RETURN_IF_ERROR(in.read_at(prefix, header.data(), header_len));
 
   SPINDLE_ASSIGN_OR_RETURN(Header h, HeaderParser(header, where).parse());
   if (h.fortran_order) return unsupported(fmt::format("{}: Fortran-order arrays are not supported (save with C order)", where));
@@ -204,16 +207,15 @@ Result<Tensor> read_npy(const std::filesystem::path& path) {
                                         descr, shape_to_string(h.shape)));
   if (dtype != DataType::kString) {
     Tensor t(dtype, h.shape);
-    in.read(static_cast<char*>(t.raw_mutable_data()), static_cast<std::streamsize>(t.nbytes()));
-    if (static_cast<size_t>(in.gcount()) != t.nbytes()) return invalid_argument(fmt::format("{}: reading the data failed", where));
+    SPINDLE_RETURN_IF_ERROR(in.read_at(prefix + header_len, t.raw_mutable_data(), t.nbytes()));
     return t;
   }
   Tensor t(dtype, h.shape);
-  std::string item(elem, '\0');
+  std::string data(static_cast<size_t>(*bytes), '\0');
+  SPINDLE_RETURN_IF_ERROR(in.read_at(prefix + header_len, data.data(), data.size()));
   std::string* out = t.mutable_data<std::string>();
   for (int64_t i = 0; i < *numel; ++i) {
-    in.read(item.data(), static_cast<std::streamsize>(elem));
-    if (static_cast<size_t>(in.gcount()) != elem) return invalid_argument(fmt::format("{}: reading the data failed", where));
+    const std::string item = data.substr(static_cast<size_t>(i) * elem, elem);
     size_t used = elem;  // numpy pads with NUL code points
     while (used >= 4 && item.compare(used - 4, 4, std::string(4, '\0')) == 0) used -= 4;
     SPINDLE_ASSIGN_OR_RETURN(out[i], convert(item.substr(0, used), "UTF-32LE", "UTF-8", where));
@@ -248,15 +250,32 @@ Status write_npy(const std::filesystem::path& path, const Tensor& tensor) {
   }
   std::string shape = "(" + fmt::format("{}", fmt::join(tensor.shape(), ", ")) + (tensor.rank() == 1 ? ",)" : ")");
   std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", code, shape);
-  const size_t total = 10 + header.size() + 1;
-  header.append((64 - total % 64) % 64, ' ');
-  header.push_back('\n');
+  // As numpy: format 1.0 (a 2-byte header length) while the padded header
+  // fits in 65,535 bytes, else 2.0 (a 4-byte length), e.g. from rank ~22,000.
+  auto padded = [](std::string h, size_t prefix) {
+    h.append((64 - (prefix + h.size() + 1) % 64) % 64, ' ');
+    h.push_back('\n');
+    return h;
+  };
+  std::string v1 = padded(header, 10);
+  const bool version2 = v1.size() > 0xffff;
+  header = version2 ? padded(header, 12) : std::move(v1);
+  if (header.size() > kMaxHeaderBytes)
+    return unsupported(fmt::format("{}: cannot write {} as .npy: its header of {} bytes is longer than the {} spindle reads",
+                                   path.string(), tensor.describe(), header.size(), kMaxHeaderBytes));
   std::ofstream out(path, std::ios::binary);
   if (!out) return not_found(fmt::format("{}: cannot create the file", path.string()));
-  out.write("\x93NUMPY\x01\x00", 8);
-  const uint16_t len = static_cast<uint16_t>(header.size());
-  const char lb[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
-  out.write(lb, 2);
+  const size_t len = header.size();
+  if (version2) {
+    out.write("\x93NUMPY\x02\x00", 8);
+    const char lb[4] = {static_cast<char>(len & 0xff), static_cast<char>((len >> 8) & 0xff),
+                        static_cast<char>((len >> 16) & 0xff), static_cast<char>((len >> 24) & 0xff)};
+    out.write(lb, 4);
+  } else {
+    out.write("\x93NUMPY\x01\x00", 8);
+    const char lb[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
+    out.write(lb, 2);
+  }
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
   if (tensor.dtype() == DataType::kString)
     out.write(data.data(), static_cast<std::streamsize>(data.size()));

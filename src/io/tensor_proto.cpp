@@ -4,10 +4,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <onnx/onnx-data_pb.h>
+
+#include "io/regular_file.h"
 
 namespace spindle::io {
 
@@ -38,7 +39,7 @@ Result<int64_t> parse_size(const std::string& text, const std::string& what) {
 // Where a tensor's external data lies: a regular file inside base_dir (after
 // resolving `..` and symlinks), and a byte range checked against its size.
 struct ExternalRange {
-  std::filesystem::path file;
+  RegularFile file;
   int64_t offset = 0;
 };
 
@@ -75,28 +76,25 @@ Result<ExternalRange> locate_external(const onnx::TensorProto& proto, const std:
     return invalid_argument(fmt::format("tensor '{}': external data location '{}' resolves to {}, outside the model's "
                                         "directory {}",
                                         name, location, file.string(), root.string()));
-  if (!std::filesystem::is_regular_file(file, ec))
-    return invalid_argument(fmt::format("tensor '{}': external data location '{}' is not a regular file", name, location));
-  const uintmax_t size = std::filesystem::file_size(file, ec);
-  if (ec) return not_found(fmt::format("tensor '{}': cannot read the size of external data file {}", name, file.string()));
+  // Checked on the opened file (not the path), which is the one read.
+  auto opened = RegularFile::open(file, fmt::format("tensor '{}': external data file", name));
+  if (!opened.is_ok()) {
+    if (opened.status().code() == StatusCode::kInvalidArgument)
+      return invalid_argument(fmt::format("tensor '{}': external data location '{}' is not a regular file", name, location));
+    return opened.status();
+  }
+  const uintmax_t size = opened->size();
   if (length >= 0 && static_cast<uint64_t>(length) != expected)
     return invalid_argument(fmt::format("tensor '{}': external data length {} does not match the {} bytes its shape needs",
                                         name, length, expected));
   if (static_cast<uintmax_t>(offset) > size || expected > size - static_cast<uintmax_t>(offset))
     return invalid_argument(fmt::format("tensor '{}': external data file {} holds {} bytes, fewer than offset {} + {} bytes",
                                         name, file.string(), size, offset, expected));
-  return ExternalRange{file, offset};
+  return ExternalRange{std::move(opened).value(), offset};
 }
 
-Status read_external(const ExternalRange& range, const std::string& name, void* dst, size_t bytes) {
-  std::ifstream in(range.file, std::ios::binary);
-  if (!in) return not_found(fmt::format("tensor '{}': external data file {} cannot be opened", name, range.file.string()));
-  in.seekg(range.offset);
-  in.read(static_cast<char*>(dst), static_cast<std::streamsize>(bytes));
-  if (!in || static_cast<size_t>(in.gcount()) != bytes)
-    return invalid_argument(fmt::format("tensor '{}': reading {} bytes at offset {} of {} failed", name, bytes, range.offset,
-                                        range.file.string()));
-  return Status::ok();
+Status read_external(const ExternalRange& range, void* dst, size_t bytes) {
+  return range.file.read_at(static_cast<uint64_t>(range.offset), dst, bytes);
 }
 
 // Number of values a TensorProto holds in its typed field for `dtype`.
@@ -140,7 +138,7 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::file
   if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
     SPINDLE_ASSIGN_OR_RETURN(ExternalRange range, locate_external(proto, name, base_dir, bytes));
     Tensor t(dtype, shape);
-    SPINDLE_RETURN_IF_ERROR(read_external(range, name, t.raw_mutable_data(), bytes));
+    SPINDLE_RETURN_IF_ERROR(read_external(range, t.raw_mutable_data(), bytes));
     return t;
   }
   if (proto.has_raw_data()) {
@@ -173,10 +171,9 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::file
 }
 
 Result<Tensor> read_tensor_pb(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found(fmt::format("tensor file {} cannot be opened", path.string()));
+  SPINDLE_ASSIGN_OR_RETURN(const std::string bytes, read_whole_file(path, "tensor file", kMaxProtoFileBytes));
   onnx::TensorProto proto;
-  if (!proto.ParseFromIstream(&in))
+  if (!proto.ParseFromString(bytes))
     return invalid_argument(fmt::format("{} is not a serialized onnx TensorProto", path.string()));
   std::error_code ec;
   return tensor_from_proto(proto, std::filesystem::absolute(path, ec).parent_path());
@@ -218,17 +215,16 @@ DataType declared_dtype(const onnx::TypeProto& type) {
 
 Result<Tensor> read_value_pb(const std::filesystem::path& path, const onnx::TypeProto& type) {
   if (!type.has_optional_type() && !type.has_sequence_type()) return read_tensor_pb(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found(fmt::format("value file {} cannot be opened", path.string()));
+  SPINDLE_ASSIGN_OR_RETURN(const std::string bytes, read_whole_file(path, "value file", kMaxProtoFileBytes));
   const DataType dt = declared_dtype(type);
   if (type.has_sequence_type()) {
     onnx::SequenceProto proto;
-    if (!proto.ParseFromIstream(&in))
+    if (!proto.ParseFromString(bytes))
       return invalid_argument(fmt::format("{} is not a serialized onnx SequenceProto", path.string()));
     return sequence_from_proto(proto, path.parent_path(), dt, path.string());
   }
   onnx::OptionalProto proto;
-  if (!proto.ParseFromIstream(&in))
+  if (!proto.ParseFromString(bytes))
     return invalid_argument(fmt::format("{} is not a serialized onnx OptionalProto", path.string()));
   const bool of_sequence = type.optional_type().elem_type().has_sequence_type();
   Tensor held;

@@ -2,17 +2,59 @@
 // --out, spindle run|bench --options). The "config" object goes through the
 // config-key table (config_keys.cpp) like any other config entry.
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "io/regular_file.h"
 #include "session/config_keys.h"
 #include "spindle/session.h"
 
 namespace spindle {
+namespace {
+
+// The deepest nesting of arrays and objects an options file may hold (its
+// own fields nest 2 deep). Checked before parsing: a value nested 200,000
+// deep would otherwise be parsed, and printing it (dump) recurses once per
+// level and overflows the stack.
+constexpr int kMaxJsonDepth = 64;
+
+// The offset where `text` first nests deeper than kMaxJsonDepth, or npos.
+// Brackets inside strings do not count.
+size_t too_deep_at(const std::string& text) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
+
+// A user's value for a message: its JSON text, cut to 80 characters.
+std::string shown(const nlohmann::json& v) {
+  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (s.size() > 80) s = s.substr(0, 77) + "...";
+  return s;
+}
+
+}  // namespace
 
 SessionOptions SessionOptions::from_json(const std::string& text, const std::string& origin) {
+  if (const size_t at = too_deep_at(text); at != std::string::npos)
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("{}: arrays and objects nest more than {} deep (at byte {}); an options file is a flat "
+                            "JSON object",
+                            origin, kMaxJsonDepth, at));
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
@@ -23,7 +65,7 @@ SessionOptions SessionOptions::from_json(const std::string& text, const std::str
   SessionOptions o;
   auto bad = [&](const std::string& key, const std::string& expected) {
     return Error(StatusCode::kInvalidArgument,
-                 fmt::format("{}: \"{}\" is {}, expected {}", origin, key, j[key].dump(), expected));
+                 fmt::format("{}: \"{}\" is {}, expected {}", origin, key, shown(j[key]), expected));
   };
   for (const auto& [key, v] : j.items()) {
     if (key == "intra_op_num_threads" || key == "inter_op_num_threads") {
@@ -45,7 +87,7 @@ SessionOptions SessionOptions::from_json(const std::string& text, const std::str
       for (const auto& [ck, cv] : v.items()) {
         if (!cv.is_string() && !cv.is_number())
           throw Error(StatusCode::kInvalidArgument,
-                      fmt::format("{}: config \"{}\" is {}, expected a string", origin, ck, cv.dump()));
+                      fmt::format("{}: config \"{}\" is {}, expected a string", origin, ck, shown(cv)));
         if (Status st = parse_config_entry(o, ck, cv.is_string() ? cv.get<std::string>() : cv.dump()); !st.is_ok())
           throw Error(st.code(), fmt::format("{}: {}", origin, st.message()));
       }
@@ -60,11 +102,11 @@ SessionOptions SessionOptions::from_json(const std::string& text, const std::str
 }
 
 SessionOptions SessionOptions::from_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(StatusCode::kNotFound, fmt::format("options file {} cannot be read", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return from_json(ss.str(), path);
+  // A regular file of at most 16 MiB, checked before reading: /dev/zero or a
+  // FIFO would otherwise be read without end.
+  Result<std::string> text = io::read_whole_file(path, "options file", io::kMaxOptionsFileBytes);
+  if (!text.is_ok()) throw Error(text.status());
+  return from_json(text.value(), path);
 }
 
 std::string SessionOptions::to_json() const {

@@ -1,8 +1,10 @@
 // npy_safety_test.cpp — hostile .npy and .pb input files: headers parsed
 // strictly (negative or garbage dimensions, over-long numbers), sizes compared
 // with the file before anything is allocated, .pb files read as the kind of
-// value they hold; numpy unicode strings round-trip.
+// value they hold; numpy unicode strings round-trip; devices, FIFOs,
+// directories and files over a size cap refused before a byte is read.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -10,6 +12,8 @@
 
 #include <onnx/onnx-data_pb.h>
 
+#include "io/regular_file.h"
+#include "io/tensor_proto.h"
 #include "spindle/io.h"
 
 namespace spindle {
@@ -110,6 +114,75 @@ TEST_F(NpySafety, PbFilesAreReadAsWhatTheInputIs) {
   auto npy_for_sequence = io::read_value_file(dir_ / "xs.npy", info);
   ASSERT_FALSE(npy_for_sequence.is_ok());
   EXPECT_NE(npy_for_sequence.status().message().find("SequenceProto"), std::string::npos);
+}
+
+// Every tensor file is opened and the opened file checked: a character device
+// (read directly or through a symlink), a FIFO without a writer (opening it
+// does not wait) and a directory are refused naming the path and what it is.
+TEST_F(NpySafety, SpecialFilesAreRefusedAsWhatTheyAre) {
+  const fs::path link = dir_ / "zero.npy";
+  fs::create_symlink("/dev/zero", link);
+  const fs::path fifo = dir_ / "fifo.pb";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  onnx::TypeProto seq_type;
+  seq_type.mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  struct Case {
+    Status status;
+    std::string expected;
+  };
+  for (const Case& c : {
+           Case{io::read_npy("/dev/zero").status(), ".npy file /dev/zero is a character device, expected a regular file"},
+           Case{io::read_npy(link).status(), link.string() + " is a character device, expected a regular file"},
+           Case{io::read_npy(dir_).status(), dir_.string() + " is a directory, expected a regular file"},
+           Case{io::read_tensor_pb("/dev/zero").status(), "tensor file /dev/zero is a character device"},
+           Case{io::read_tensor_pb(fifo).status(), fifo.string() + " is a FIFO (named pipe), expected a regular file"},
+           Case{io::read_value_pb("/dev/urandom", seq_type).status(), "value file /dev/urandom is a character device"},
+       }) {
+    EXPECT_EQ(c.status.code(), StatusCode::kInvalidArgument) << c.status.to_string();
+    EXPECT_NE(c.status.message().find(c.expected), std::string::npos) << c.status.message();
+  }
+  const auto missing = io::read_npy(dir_ / "missing.npy");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("missing.npy does not exist"), std::string::npos) << missing.status().message();
+}
+
+// A file over the cap is refused before it is read; one at the cap is read
+// to its exact size.
+TEST_F(NpySafety, FilesOverTheCapAreRefused) {
+  const fs::path p = dir_ / "eleven.bin";
+  std::ofstream(p, std::ios::binary) << "0123456789X";
+  const auto over = io::read_whole_file(p, "test file", 10);
+  EXPECT_EQ(over.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(over.status().message(), "test file " + p.string() + " holds 11 bytes, more than the limit of 10 bytes");
+  const auto at = io::read_whole_file(p, "test file", 11);
+  ASSERT_TRUE(at.is_ok()) << at.status().message();
+  EXPECT_EQ(at.value(), "0123456789X");
+  EXPECT_EQ(io::describe_bytes(io::kMaxProtoFileBytes), "2 GiB - 1 byte");
+  EXPECT_EQ(io::describe_bytes(io::kMaxOptionsFileBytes), "16 MiB");
+}
+
+// Format 2.0 and 3.0 files (a 4-byte header length) read like 1.0.
+TEST_F(NpySafety, Versions2And3Read) {
+  for (const char version : {'\x02', '\x03'}) {
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+    header.append((64 - (12 + header.size() + 1) % 64) % 64, ' ');
+    header.push_back('\n');
+    const fs::path p = dir_ / "v2.npy";
+    {
+      std::ofstream out(p, std::ios::binary);
+      out.write("\x93NUMPY", 6);
+      out.put(version);
+      out.put('\0');
+      const char len[4] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8), 0, 0};
+      out.write(len, 4);
+      const float v[2] = {1.5f, -2.0f};
+      out << header;
+      out.write(reinterpret_cast<const char*>(v), sizeof v);
+    }
+    auto t = io::read_npy(p);
+    ASSERT_TRUE(t.is_ok()) << t.status().message();
+    EXPECT_EQ(t.value().to_vector<float>(), (std::vector<float>{1.5f, -2.0f}));
+  }
 }
 
 }  // namespace

@@ -204,6 +204,25 @@ TEST(SessionOptionsFields, OptionsFilesRoundTripTheTypedFields) {
               HasSubstr("t.json: session.max_run_bytes=-5"));
 }
 
+// An options file nests at most 64 deep (checked before parsing: printing a
+// value nested 200,000 deep overflowed the stack), brackets inside strings do
+// not count, and a bad value is shown cut to 80 characters.
+TEST(SessionOptionsJson, NestingIsBoundedAndValuesAreShownShort) {
+  auto nested = [](int depth) {
+    return "{\"intra_op_num_threads\": " + std::string(depth, '[') + std::string(depth, ']') + "}";
+  };
+  EXPECT_THAT(error_of([&] { SessionOptions::from_json(nested(64), "t.json"); }),
+              HasSubstr("t.json: arrays and objects nest more than 64 deep (at byte 88)"));
+  EXPECT_THAT(error_of([&] { SessionOptions::from_json(nested(63), "t.json"); }),
+              HasSubstr("\"intra_op_num_threads\" is [[[[[[[[[[[[[[[["));
+  EXPECT_THAT(error_of([&] { SessionOptions::from_json(nested(200000), "t.json"); }), HasSubstr("nest more than 64 deep"));
+  const std::string brackets = "{\"execution_mode\": \"" + std::string(100, '[') + "\"}";
+  const std::string msg = error_of([&] { SessionOptions::from_json(brackets, "t.json"); });
+  EXPECT_THAT(msg, HasSubstr("\"execution_mode\" is \"[[[["));
+  EXPECT_THAT(msg, HasSubstr("[[[..., expected \"sequential\" or \"parallel\""));
+  EXPECT_LT(msg.size(), 200u) << msg;
+}
+
 // y = a * b over enough elements that the intra-op workers run blocks too.
 constexpr int64_t kN = 1 << 17;
 std::vector<uint8_t> mul_model() {

@@ -2,9 +2,13 @@
 // defaults, an unknown command lists the real ones, a --shape naming an input
 // the model lacks lists the model's inputs, `spindle info --json`, and
 // `spindle bench` over several models and thread counts (the table of
-// scripts/demo.sh), and the threading flags reaching the session's options.
+// scripts/demo.sh), the threading flags reaching the session's options, and
+// hostile files and folders: devices, FIFOs and endless or deeply nested
+// files refused by name, output folders that cannot be created.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <sys/stat.h>
 
 #include <fstream>
 
@@ -156,6 +160,117 @@ TEST(CliManners, BenchTableOverModelsAndThreadCounts) {
   EXPECT_THAT(out, HasSubstr("no model has that input"));
   EXPECT_THAT(out, HasSubstr("relu_b: x (float32 Nx4)"));
   EXPECT_THAT(out, Not(HasSubstr("median latency")));
+}
+
+// Files spindle reads whole are checked to be regular files of a bounded size
+// before a byte is read: /dev/zero as the model (directly or through a
+// symlink), as the options file or as an input, and a FIFO without a writer
+// fail at once naming the file and what it is, instead of reading without end
+// or waiting forever.
+TEST(CliManners, EndlessAndSpecialFilesAreRefusedBeforeReading) {
+  const fs::path model = relu_model("relu_endless");
+  const fs::path link = temp_dir() / "model.onnx";
+  fs::remove(link);
+  fs::create_symlink("/dev/zero", link);
+  const fs::path fifo = temp_dir() / "x.npy";
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  struct Case {
+    std::string args, expected;
+  };
+  for (const Case& c : {
+           Case{"run /dev/zero", "model file /dev/zero is a character device, expected a regular file"},
+           Case{"run /dev/urandom", "model file /dev/urandom is a character device, expected a regular file"},
+           Case{"run " + link.string(), "model file " + link.string() + " is a character device, expected a regular file"},
+           Case{"bench " + link.string() + " --runs 1", "is a character device, expected a regular file"},
+           Case{"run " + temp_dir().string(), "is a directory, expected a regular file"},
+           Case{"run " + model.string() + " --options /dev/zero",
+                "options file /dev/zero is a character device, expected a regular file"},
+           Case{"run " + model.string() + " --input x=" + fifo.string(),
+                fifo.string() + " is a FIFO (named pipe), expected a regular file"},
+       }) {
+    std::string out;
+    EXPECT_EQ(run_cli_bounded(c.args, &out), 1) << c.args << "\n" << out;
+    EXPECT_THAT(out, HasSubstr(c.expected)) << c.args;
+  }
+  fs::remove(link);
+  fs::remove(fifo);
+}
+
+// An options file over the 16 MiB cap is refused before it is read.
+TEST(CliManners, OversizedOptionsFileIsRefused) {
+  const fs::path model = relu_model("relu_big_options");
+  const fs::path options = temp_dir() / "big.json";
+  {
+    std::ofstream out(options);
+    out << "{" << std::string((16 << 20) + 1, ' ') << "}";
+  }
+  std::string out;
+  EXPECT_EQ(run_cli_bounded(fmt::format("run {} --options {}", model.string(), options.string()), &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr("RESOURCE_EXHAUSTED: options file " + options.string() + " holds 16777219 bytes, more "
+                             "than the limit of 16 MiB"));
+  fs::remove(options);
+}
+
+// An options file nested 200,000 deep is refused with the depth limit (it
+// crashed printing the value); a bad value is shown cut short.
+TEST(CliManners, DeeplyNestedOptionsFileIsRefused) {
+  const fs::path model = relu_model("relu_deep_options");
+  const fs::path options = temp_dir() / "deep.json";
+  {
+    std::ofstream out(options);
+    out << "{\"intra_op_num_threads\": " << std::string(200000, '[') << std::string(200000, ']') << "}";
+  }
+  std::string out;
+  EXPECT_EQ(run_cli_bounded(fmt::format("run {} --options {}", model.string(), options.string()), &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr(options.string() + ": arrays and objects nest more than 64 deep"));
+  {
+    std::ofstream out(options);
+    out << "{\"intra_op_num_threads\": \"" << std::string(5000, 'x') << "\"}";
+  }
+  EXPECT_EQ(run_cli_bounded(fmt::format("run {} --options {}", model.string(), options.string()), &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr("\"intra_op_num_threads\" is \"xxxx"));
+  EXPECT_THAT(out, HasSubstr("..., expected an integer"));
+  EXPECT_LT(out.size(), 400u) << out;
+  fs::remove(options);
+}
+
+// An --output-dir that cannot be created says so in spindle's words, before
+// the model runs; no "filesystem error" text of the C++ library.
+TEST(CliManners, OutputFolderThatCannotBeCreated) {
+  const fs::path model = relu_model("relu_output_dir");
+  const fs::path file = temp_dir() / "a_file";
+  std::ofstream(file) << "x";
+  for (const fs::path& dir : {file, file / "sub"}) {
+    std::string out;
+    EXPECT_EQ(run_cli_bounded(fmt::format("run {} --output-dir {}", model.string(), dir.string()), &out), 1) << out;
+    EXPECT_THAT(out, HasSubstr(fmt::format("cannot create the output folder '{}' (--output-dir)", dir.string())));
+    EXPECT_THAT(out, Not(HasSubstr("filesystem error")));
+  }
+  fs::remove(file);
+}
+
+// A sequence output is written as a folder named after it; a name too long
+// for a folder fails naming that folder.
+TEST(CliManners, SequenceOutputFolderThatCannotBeCreated) {
+  ModelBuilder b(13);
+  b.initializer("c", {2}, {1, 2});
+  const std::string name(300, 's');
+  b.node("SequenceConstruct", {"c"}, {name});
+  auto* o = b.proto().mutable_graph()->add_output();
+  o->set_name(name);
+  o->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::FLOAT);
+  const fs::path model = temp_dir() / "seq_long_name.onnx";
+  const auto bytes = b.bytes();
+  std::ofstream(model, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                               static_cast<std::streamsize>(bytes.size()));
+  const fs::path outdir = temp_dir() / "seq_out";
+  std::string out;
+  EXPECT_EQ(run_cli_bounded(fmt::format("run {} --output-dir {}", model.string(), outdir.string()), &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr("for the items of a sequence output: File name too long"));
+  EXPECT_THAT(out, Not(HasSubstr("filesystem error")));
+  fs::remove_all(outdir);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <new>
 #include <string>
 
@@ -90,6 +91,11 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const spindle::Error& e) {
     fmt::print(stderr, "spindle: error: {}\n", e.what());
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // Every file operation should say what it was for; this is the fallback
+    // that still keeps libstdc++'s "filesystem error: ..." text away.
+    fmt::print(stderr, "spindle: error: a file operation on '{}' failed: {}\n", e.path1().string(), e.code().message());
     return 1;
   } catch (const std::bad_alloc&) {
     fmt::print(stderr, "spindle: error: out of memory (RESOURCE_EXHAUSTED)\n");

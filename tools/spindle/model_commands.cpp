@@ -103,7 +103,9 @@ std::string sanitize(const std::string& name) {
   std::string out = name;
   for (char& c : out)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
-  return out.empty() ? std::string("_") : out;
+  // "." and ".." would name the output folder or its parent.
+  if (out.find_first_not_of('.') == std::string::npos) out.assign(out.size() + 1, '_');
+  return out;
 }
 
 Shape parse_dims(const std::string& name, const std::string& dims) {
@@ -220,6 +222,16 @@ struct BenchArgs {
   ThreadingFlags threading;
 };
 
+// Creates `dir` and its parents; `what` says which folder it is for the
+// message ("the output folder 'out' (--output-dir)").
+void create_folder(const std::filesystem::path& dir, const std::string& what) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(StatusCode::kInvalidArgument, fmt::format("cannot create {}: {}", what, ec.message()));
+  if (!std::filesystem::is_directory(dir, ec))
+    throw Error(StatusCode::kInvalidArgument, fmt::format("cannot create {}: a file of that name exists", what));
+}
+
 // Writes one output value under `path` (without extension): a tensor as
 // PATH.npy, a sequence as the folder PATH/ with 0.npy, 1.npy..., an optional
 // as what it holds (nothing when empty). Returns what it wrote.
@@ -229,7 +241,7 @@ std::string write_value(const std::filesystem::path& path, const Tensor& value) 
     return held ? write_value(path, *held) : std::string("nothing (empty optional)");
   }
   if (value.is_sequence()) {
-    std::filesystem::create_directories(path);
+    create_folder(path, fmt::format("the folder '{}' for the items of a sequence output", path.string()));
     const auto& items = value.sequence_items();
     for (size_t i = 0; i < items.size(); ++i)
       if (Status s = io::write_npy(path / fmt::format("{}.npy", i), items[i]); !s.is_ok()) throw Error(s);
@@ -248,12 +260,13 @@ void check_timeout(int64_t timeout_ms) {
 
 void run_command(const RunArgs& a) {
   check_timeout(a.timeout_ms);
+  // Before the run, so a bad --output-dir fails before any long work.
+  if (!a.output_dir.empty()) create_folder(a.output_dir, fmt::format("the output folder '{}' (--output-dir)", a.output_dir));
   auto session = InferenceSession::create(a.model, session_options(a.threading));
   Feeds feeds = read_inputs(a.inputs, session.get());
   RunOptions ro;
   ro.timeout_ms = a.timeout_ms;
   auto outputs = session->run(feeds, {}, &ro);
-  if (!a.output_dir.empty()) std::filesystem::create_directories(a.output_dir);
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string& name = session->outputs()[i].name;
     if (a.output_dir.empty()) {
