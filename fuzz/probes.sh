@@ -120,6 +120,33 @@ os.symlink("/dev/zero", m_dir + "zero_link.onnx")
 os.mkfifo(w + "/fifo.npy")
 open(w + "/deep.json", "w").write('{"intra_op_num_threads": ' + "[" * 200000 + "]" * 200000 + "}")
 open(w + "/a_file", "w").write("x")
+# Functions F0..F29, each calling the one below twice: 2^29 nodes once expanded.
+fs = [helper.make_function("fan", "F0", ["x"], ["y"], [helper.make_node("Relu", ["x"], ["y"])],
+                           [helper.make_opsetid("", 18)])]
+for k in range(1, 30):
+    fs.append(helper.make_function("fan", "F%d" % k, ["x"], ["y"],
+        [helper.make_node("F%d" % (k - 1), ["x"], ["t"], domain="fan"),
+         helper.make_node("F%d" % (k - 1), ["t"], ["y"], domain="fan")], [helper.make_opsetid("", 18)]))
+g = helper.make_graph([helper.make_node("F29", ["x"], ["y"], domain="fan")], "g",
+                      [out("x", TP.FLOAT, [4])], [out("y", TP.FLOAT, [4])])
+m = helper.make_model(g, functions=fs, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("fan", 1)])
+m.ir_version = 8
+open(m_dir + "functions_2pow29.onnx", "wb").write(m.SerializeToString())
+# Chains of 100,000 nodes: every optimizer pass must stay linear.
+def chain(name, op, with_constant=False):
+    nodes = [helper.make_node(op, ["x" if i == 0 else "v%d" % i] + (["one"] if with_constant else []),
+                              ["y" if i == 99999 else "v%d" % (i + 1)]) for i in range(100000)]
+    save(name, nodes, [helper.make_tensor("one", TP.FLOAT, [1], [1.0])] if with_constant else [],
+         [out("x", TP.FLOAT, [4])], [out("y", TP.FLOAT, [4])])
+chain("identity_chain_100k.onnx", "Identity")
+chain("dropout_chain_100k.onnx", "Dropout")
+chain("add_chain_100k.onnx", "Add", True)
+# Single assignment broken: two initializers named w; a node writing an initializer's name.
+save("duplicate_initializer.onnx", [helper.make_node("Add", ["x", "w"], ["y"])],
+     [helper.make_tensor("w", TP.FLOAT, [4], [1] * 4), helper.make_tensor("w", TP.FLOAT, [4], [2] * 4)],
+     [out("x", TP.FLOAT, [4])], [out("y", TP.FLOAT, [4])])
+save("node_writes_initializer.onnx", [helper.make_node("Relu", ["x"], ["w"]), helper.make_node("Add", ["x", "w"], ["y"])],
+     [helper.make_tensor("w", TP.FLOAT, [4], [1] * 4)], [out("x", TP.FLOAT, [4])], [out("y", TP.FLOAT, [4])])
 # tensor files
 def npy(name, header, payload=b"\0" * 16):
     h = header + " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
@@ -206,3 +233,10 @@ probe "--options nested 200,000 deep" relu.onnx --options "$work/deep.json"
 probe ".npy input a FIFO without a writer" identity.onnx --input x="$work/fifo.npy"
 PROBE_OUTPUT_DIR="$work/a_file" probe "--output-dir an existing file" relu.onnx
 probe ".npy of rank 30000 (header > 64 KiB), round trip" identity_any_rank.onnx --input x="$work/rank30000.npy"
+probe "functions calling each other twice, 30 levels (2^29 nodes)" functions_2pow29.onnx
+probe "100,000 Identity nodes in a chain" identity_chain_100k.onnx --input x="$work/nan.npy"
+probe "100,000 Dropout nodes in a chain" dropout_chain_100k.onnx --input x="$work/nan.npy"
+probe "100,000 Add-a-constant nodes in a chain" add_chain_100k.onnx --input x="$work/nan.npy"
+probe "two initializers named w" duplicate_initializer.onnx --input x="$work/nan.npy"
+probe "a node writing an initializer's name" node_writes_initializer.onnx --input x="$work/nan.npy"
+probe "--timeout-ms 10000000000000 (overflows now + ms)" relu.onnx --input x="$work/nan.npy" --timeout-ms 10000000000000

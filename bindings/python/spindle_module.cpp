@@ -22,6 +22,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <iterator>
@@ -204,9 +205,10 @@ struct PyRunOptions : RunOptions {
 // the GIL, which a thread cannot take once the interpreter is finalizing (it
 // would be stopped mid-call and the process aborted), so interpreter exit
 // waits for them first (registered with atexit by the module). Exit must not
-// wait forever for a run that never ends (an endless Loop): it sets
-// terminate on the RunOptions of every request still running, so each ends
-// with kCancelled at its next check.
+// wait forever for a run that never ends (an endless Loop): after
+// kExitGrace it sets terminate on the RunOptions of every request still
+// running, so each ends with kCancelled at its next check.
+constexpr auto kExitGrace = std::chrono::seconds(5);
 class AsyncRuns {
  public:
   static AsyncRuns& instance() {
@@ -228,9 +230,10 @@ class AsyncRuns {
     if (--pending_ == 0) done_.notify_all();
   }
   // Called with the GIL held; releases it while waiting.
-  void terminate_and_wait_all() {
+  void wait_all_then_terminate() {
     py::gil_scoped_release release;
     std::unique_lock lock(mutex_);
+    if (done_.wait_for(lock, kExitGrace, [this] { return pending_ == 0; })) return;
     for (RunOptions* ro : running_) ro->terminate.store(true);
     done_.wait(lock, [this] { return pending_ == 0; });
   }
@@ -313,7 +316,10 @@ class PySession {
     py::object options = run_options.is_none()
                              ? py::cast(new PyRunOptions(), py::return_value_policy::take_ownership)
                              : run_options;
-    PyRunOptions* ro = options.cast<PyRunOptions*>();  // a TypeError for anything else
+    if (!py::isinstance<PyRunOptions>(options))
+      throw py::type_error("run_async: run_options is a " + std::string(py::str(py::type::of(options).attr("__name__"))) +
+                           ", expected spindle.RunOptions or None");
+    PyRunOptions* ro = options.cast<PyRunOptions*>();
     auto request = std::make_shared<Request>();
     request->refs.reset(new PyRefs{callback, user_data, std::move(options), {}});
     Feeds feeds = to_feeds(feed, request->refs->keep);
@@ -456,7 +462,7 @@ PYBIND11_MODULE(_C, m) {
   m.attr("__version__") = version();
   python::register_errors(m);
   py::module_::import("atexit").attr("register")(
-      py::cpp_function([] { AsyncRuns::instance().terminate_and_wait_all(); }, py::name("_wait_for_async_runs")));
+      py::cpp_function([] { AsyncRuns::instance().wait_all_then_terminate(); }, py::name("_wait_for_async_runs")));
 
   py::enum_<ExecutionMode>(m, "ExecutionMode",
                            "Sequential: nodes one after another; parallel: independent nodes on the inter-op pool")

@@ -436,13 +436,12 @@ void InferenceSession::run_async(Feeds feeds, std::vector<std::string> output_na
       cb(std::move(status), std::move(out));
     }
     if (!adopted) return;
-    // The last request of a session its callback destroyed frees it. A
-    // session's own inter-op pool cannot be stopped from one of its threads
-    // (this one): then the default Environment's pool frees it.
-    if (adopted->inter_pool && adopted->inter_pool.use_count() == 1) {
-      std::shared_ptr<Impl> last(std::move(adopted));
-      Environment::default_env().inter_op_pool()->schedule([last]() mutable { last.reset(); });
-    }
+    // The last request of a session its callback destroyed frees it, but not
+    // here: this thread may be one of the session's own pool threads, which
+    // cannot stop that pool. A thread of the default Environment's pool does
+    // (never a pool the session owns; other pools it holds are shared).
+    std::shared_ptr<Impl> last(std::move(adopted));
+    Environment::default_env().inter_op_pool()->schedule([last]() mutable { last.reset(); });
   });
 }
 

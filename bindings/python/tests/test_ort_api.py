@@ -371,7 +371,7 @@ def test_run_async_applies_its_run_options(tmp_path):
     ro.terminate = True
     assert done.wait(60), "terminate did not end the run"
     assert "cancelled by RunOptions::terminate" in got["err"]
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"run_options is a str, expected spindle.RunOptions or None"):
         sess.run_async(None, {"x": x}, callback, None, "not run options")
 
 
@@ -413,6 +413,8 @@ print("done", flush=True)
 
 
 def test_interpreter_exit_ends_a_run_async_that_would_never_end(tmp_path):
+    # Exit waits for outstanding runs (the test above), for 5 s; then it
+    # terminates those still going.
     model = endless_loop_model(tmp_path)
     script = f"""
 import atexit
