@@ -440,8 +440,10 @@ void InferenceSession::run_async(Feeds feeds, std::vector<std::string> output_na
     // here: this thread may be one of the session's own pool threads, which
     // cannot stop that pool. A thread of the default Environment's pool does
     // (never a pool the session owns; other pools it holds are shared).
-    std::shared_ptr<Impl> last(std::move(adopted));
-    Environment::default_env().inter_op_pool()->schedule([last]() mutable { last.reset(); });
+    // The task holds the only reference (moved, never copied), so the
+    // session is freed there, not when this thread drops a copy.
+    Environment::default_env().inter_op_pool()->schedule(
+        [last = std::shared_ptr<Impl>(std::move(adopted))]() mutable { last.reset(); });
   });
 }
 
