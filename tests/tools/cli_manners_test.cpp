@@ -86,6 +86,29 @@ TEST(CliManners, ThreadingFlagsSetTheTypedOptions) {
   EXPECT_THAT(out, HasSubstr("did you mean 'session.intra_op.allow_spinning'"));
 }
 
+// The load limits have flags of their own beside the run limits.
+TEST(CliManners, LoadLimitFlagsBoundSessionCreation) {
+  ModelBuilder b;
+  b.input("x", {-1, 4}).output("y", {-1, 4});
+  b.node("Relu", {"x"}, {"r"});
+  b.node("Neg", {"r"}, {"y"});
+  const fs::path model = temp_dir() / "relu_neg_limits.onnx";
+  const auto bytes = b.bytes();
+  std::ofstream(model, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                               static_cast<std::streamsize>(bytes.size()));
+  std::string out;
+  EXPECT_NE(run_cli(fmt::format("bench {} --shape x=2x4 --runs 1 --max-graph-nodes 1", model.string()), &out), 0);
+  EXPECT_THAT(out, HasSubstr("the model has 2 nodes once its functions are expanded"));
+  EXPECT_THAT(out, HasSubstr("session.max_graph_nodes = 1"));
+  EXPECT_EQ(run_cli(fmt::format("bench {} --shape x=2x4 --runs 1 --max-graph-nodes 2 --load-timeout-ms 60000",
+                                model.string()),
+                    &out),
+            0)
+      << out;
+  EXPECT_NE(run_cli(fmt::format("bench {} --runs 1 --load-timeout-ms -5", model.string()), &out), 0);
+  EXPECT_THAT(out, HasSubstr("--load-timeout-ms"));
+}
+
 // --pause-every N sleeps --pause-ms before every N-th timed run (runs in
 // series after idle gaps) and --flush-cache-mb reads a buffer before every
 // run: neither is timed (3 pauses of 200 ms around 6 tiny runs leave the

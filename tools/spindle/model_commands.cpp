@@ -43,6 +43,10 @@ void add_threading_flags(CLI::App* cmd, ThreadingFlags& f) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-loop-iterations", f.max_loop_iterations, "cap on iterations of a Loop without a trip count (default 1000000)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-graph-nodes", f.max_graph_nodes, "cap on nodes once model-local functions are expanded (0 = no cap; default 1000000)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--load-timeout-ms", f.load_timeout_ms, "fail creating the session after this many milliseconds (0 = no limit)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 std::pair<std::string, std::string> split_assignment(const std::string& s, const std::string& flag) {
@@ -77,6 +81,8 @@ SessionOptions session_options(const ThreadingFlags& f) {
   if (f.max_tensor_bytes) o.max_tensor_bytes = *f.max_tensor_bytes;
   if (f.max_run_bytes) o.max_run_bytes = *f.max_run_bytes;
   if (f.max_loop_iterations) o.max_loop_iterations = *f.max_loop_iterations;
+  if (f.max_graph_nodes) o.max_graph_nodes = *f.max_graph_nodes;
+  if (f.load_timeout_ms) o.load_timeout_ms = *f.load_timeout_ms;
   for (const auto& c : f.config) {
     auto [k, v] = split_assignment(c, "--config");
     o.add_config_entry(k, v);
