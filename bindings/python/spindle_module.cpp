@@ -252,6 +252,12 @@ class PySession {
       : options_(options.value_or(PySessionOptions{})) {
     check_providers(providers, provider_options);
     check_kwargs(kwargs);
+    if (kwargs.contains("disabled_optimizers") && !kwargs["disabled_optimizers"].is_none()) {
+      // ONNX Runtime's list (or set) of pass names, as its config key takes them.
+      std::string names;
+      for (const auto& n : kwargs["disabled_optimizers"]) names += (names.empty() ? "" : ",") + std::string(py::str(n));
+      options_.add_config_entry(config_keys::kDisableOptimizers, names);
+    }
     try {
       load(path_or_bytes);
     } catch (const Error& e) {
@@ -437,8 +443,9 @@ class PySession {
                   "provider_options has " + std::to_string(py::len(provider_options)) + " entries for " +
                       std::to_string(count) + " provider(s); expected one per provider");
   }
-  // ONNX Runtime's other keyword arguments are accepted and have no effect
-  // here; any other name is a TypeError, as for a Python function.
+  // ONNX Runtime's other keyword arguments are accepted (disabled_optimizers
+  // names passes not to run; the other two have no effect here); any other
+  // name is a TypeError, as for a Python function.
   static void check_kwargs(const py::kwargs& kwargs) {
     static const char* const kIgnored[] = {"disabled_optimizers", "enable_fallback", "read_config_from_model"};
     for (const auto& [k, v] : kwargs) {

@@ -63,6 +63,10 @@ inline constexpr const char* kMaxLoopIterations = "session.max_loop_iterations";
 // creation: parsing, inlining, optimizing, packing (0 = none, the default).
 // Past either, creation fails with RESOURCE_EXHAUSTED naming the key.
 inline constexpr const char* kMaxGraphNodes = "session.max_graph_nodes";  // max_graph_nodes
+// Optimizer passes not to run, by name, comma-separated ("ConstantFolding,
+// NchwcTransformer"); an unknown name is an error listing the passes.
+// (ONNX Runtime's key; Python's disabled_optimizers sets it.)
+inline constexpr const char* kDisableOptimizers = "optimization.disable_specified_optimizers";  // disabled_optimizers
 inline constexpr const char* kLoadTimeoutMs = "session.load_timeout_ms";  // load_timeout_ms
 // Directory of a model's external data files when the model is given as
 // bytes (create_from_bytes); without it such a model is refused. Files must
@@ -116,6 +120,7 @@ struct SessionSettings {
   std::optional<int64_t> max_loop_iterations;  // unset = 1000000; 0 = no cap
   std::optional<int64_t> max_graph_nodes;      // unset = 1000000; 0 = no cap
   int64_t load_timeout_ms = 0;                 // 0 = no limit
+  std::vector<std::string> disabled_optimizers;  // optimizer passes not to run, by name
   std::string external_data_dir;               // empty: none
   bool disable_prepacking = false;
   bool set_denormal_as_zero = false;

@@ -154,34 +154,38 @@ Status expand_gradients(Graph& g);
 
 enum class OptimizationLevel { kDisableAll = 0, kBasic = 1, kExtended = 2, kAll = 99 };
 
+// What one optimizer pass did: how many rewrites it made (what a rewrite is
+// depends on the pass: a node folded, a pattern fused, a Conv put in the
+// blocked layout) and, for some, a detail ("3 scalar Mul / Add folded").
+struct PassRecord {
+  std::string name;
+  int count = 0;
+  std::string detail;
+};
+// The passes that ran, in order.
 struct OptimizerStats {
-  int folded_constants = 0;
-  int removed_identities = 0;
-  int folded_batchnorms = 0;
-  int fused_activations = 0;
-  int folded_affines = 0;   // constant Mul / Add folded into a Conv or after a fused activation
-  int fused_hardswish = 0;  // x * Clip(x + 3, 0, 6) / 6 patterns made one HardSwish
-  int fused_gelus = 0;        // x * 0.5 * (1 + Erf(x / sqrt 2)), or its tanh approximation, made one Gelu
-  int fused_layer_norms = 0;  // exported layer normalization chains made one LayerNormalization
-  int fused_residual_adds = 0;  // Add(Conv(..), r) made Conv(.., r): r added in the Conv's epilogue
-  int fused_attentions = 0;  // MatMul -> scale -> mask Add -> Softmax -> MatMul (+ head Transposes) made one FusedAttention
-  int fused_matmul_biases = 0;  // MatMul (constant weights) + Add (constant bias vector) made one MatMul
-  int fused_input_batchnorms = 0;  // BatchNormalization (+ Relu) read only by a Conv folded into it (pre-activation)
-  int fused_input_scales = 0;   // Mul(x, s) read only by a Conv made Conv(x, W, B, R, s) (squeeze-excite scaling)
-  int blocked_convs = 0;     // Convs of chains run in the blocked layout NCHW8c (level all)
-  int layout_reorders = 0;   // conversions into / out of that layout at the chains' ends
+  std::vector<PassRecord> passes;
+  // The record of pass `name`, or nullptr when it did not run.
+  const PassRecord* find(const std::string& name) const;
 };
 
-// Rewrites g in place (constant folding, Identity/Dropout removal, Conv+BN
-// and Conv+affine folding, HardSwish pattern fusion, Conv/Gemm/MatMul +
-// activation fusion, by level).
-// `limits`' deadline is checked between passes and between the nodes
-// constant folding runs.
-Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level, const LoadLimits& limits = {});
+// The optimizer's passes by name, in the order they run, with the lowest
+// level that runs each (src/graph/optimizer.cpp holds the table; ONNX
+// Runtime's names where a pass does what its transformer of that name does).
+struct PassInfo {
+  const char* name;
+  OptimizationLevel level;
+  const char* what;  // one line: what the pass rewrites
+};
+const std::vector<PassInfo>& optimizer_passes();
+// kInvalidArgument naming the unknown names and listing the known ones when
+// `names` holds a name that is no pass.
+Status check_pass_names(const std::vector<std::string>& names, const std::string& key);
 
-// The layout rewrite of level all (blocked_layout.cpp): chains of 1x1 and
-// depthwise Convs become spindle.BlockedConv nodes on NCHW8c tensors, with
-// spindle.ReorderToBlocked / ReorderFromBlocked at the chains' ends.
-void use_blocked_layout(Graph& g, OptimizerStats& stats);
+// Rewrites g in place: the passes of optimizer_passes() up to `level`, but
+// those named in `disabled`. `limits`' deadline is checked between passes
+// and between the nodes constant folding runs.
+Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level, const LoadLimits& limits = {},
+                                const std::vector<std::string>& disabled = {});
 
 }  // namespace spindle::graph

@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "graph/graph.h"
 #include "spindle/session.h"
 
 namespace spindle {
@@ -122,6 +123,23 @@ const std::vector<KeyRow>& table() {
                                  [](auto& s) -> auto& { return s.max_loop_iterations; }));
     r.push_back(optional_int_key(config_keys::kMaxGraphNodes, 0, INT64_MAX, [](auto& s) -> auto& { return s.max_graph_nodes; }));
     r.push_back(int_key(config_keys::kLoadTimeoutMs, 0, INT64_MAX, [](auto& s) -> auto& { return s.load_timeout_ms; }));
+    r.push_back({config_keys::kDisableOptimizers,
+                 [](SessionSettings& s, const std::string& k, const std::string& v) -> Status {
+                   std::vector<std::string> names;
+                   for (size_t at = 0; at <= v.size();) {
+                     const size_t comma = std::min(v.find(',', at), v.size());
+                     std::string name = v.substr(at, comma - at);
+                     name.erase(0, name.find_first_not_of(" \t"));
+                     name.erase(name.find_last_not_of(" \t") + 1);
+                     if (!name.empty()) names.push_back(std::move(name));
+                     at = comma + 1;
+                   }
+                   SPINDLE_RETURN_IF_ERROR(graph::check_pass_names(names, k));
+                   s.disabled_optimizers = std::move(names);
+                   return Status::ok();
+                 },
+                 [](const SessionSettings& s) { return fmt::format("{}", fmt::join(s.disabled_optimizers, ",")); },
+                 [](const SessionSettings& s) { return s.disabled_optimizers.empty(); }});
     r.push_back({config_keys::kExternalDataDir,
                  [](SessionSettings& s, const std::string& k, const std::string& v) -> Status {
                    std::error_code ec;
@@ -172,7 +190,6 @@ const std::vector<std::string>& inert_keys() {
       "session.enable_dq_matmulnbits_fusion",
       "optimization.enable_gelu_approximation",
       "optimization.enable_cast_chain_elimination",
-      "optimization.disable_specified_optimizers",
       "optimization.minimal_build_optimizations",
       "ep.context_enable",
       "ep.context_file_path",

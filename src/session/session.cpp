@@ -259,7 +259,8 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
   if (impl->limits.max_tensor_bytes || impl->limits.max_run_bytes)
     budget = std::make_shared<MemoryBudget>(impl->limits.max_tensor_bytes, impl->limits.max_run_bytes);
   MemoryBudget::Scope budget_scope(budget ? &budget : nullptr);
-  auto stats = graph::optimize(g, static_cast<graph::OptimizationLevel>(options.graph_optimization_level), load_limits);
+  auto stats = graph::optimize(g, static_cast<graph::OptimizationLevel>(options.graph_optimization_level), load_limits,
+                               options.disabled_optimizers);
   if (!stats.is_ok()) throw Error(stats.status().code(), origin + ": " + stats.status().message());
   impl->stats = stats.value();
   auto plan = exec::Plan::compile(std::move(g), static_cast<graph::OptimizationLevel>(options.graph_optimization_level),
@@ -452,16 +453,12 @@ ThreadPool* InferenceSession::intra_op_pool() { return impl_->intra; }
 int InferenceSession::num_nodes() const { return static_cast<int>(impl_->plan->nodes().size()); }
 
 std::string InferenceSession::optimization_summary() const {
-  const auto& s = impl_->stats;
-  return fmt::format("{} nodes -> {} after optimization (constants folded {}, identities removed {}, batchnorms folded {}, "
-                     "affine Mul/Add folded {}, HardSwish patterns fused {}, GELU patterns fused {}, layer norms "
-                     "fused {}, attentions fused {}, residual Adds fused {}, MatMul biases fused {}, input scales fused {}, input batchnorms "
-                     "fused {}, activations fused {}, blocked-layout Convs {}, layout reorders {})",
-                     impl_->nodes_before, num_nodes(), s.folded_constants, s.removed_identities, s.folded_batchnorms,
-                     s.folded_affines, s.fused_hardswish, s.fused_gelus, s.fused_layer_norms, s.fused_attentions,
-                     s.fused_residual_adds,
-                     s.fused_matmul_biases, s.fused_input_scales, s.fused_input_batchnorms,
-                     s.fused_activations, s.blocked_convs, s.layout_reorders);
+  std::vector<std::string> passes;
+  for (const graph::PassRecord& r : impl_->stats.passes)
+    passes.push_back(r.detail.empty() ? fmt::format("{} {}", r.name, r.count)
+                                      : fmt::format("{} {} ({})", r.name, r.count, r.detail));
+  return fmt::format("{} nodes -> {} after optimization ({})", impl_->nodes_before, num_nodes(),
+                     passes.empty() ? std::string("no passes") : fmt::format("{}", fmt::join(passes, ", ")));
 }
 
 std::string InferenceSession::threading_info() const {

@@ -56,9 +56,9 @@ TEST(Optimizer, ConvBatchNormClipFoldingKeepsOutputs) {
   EXPECT_EQ(plain->num_nodes(), 6);
   auto optimized = InferenceSession::create_from_bytes(bytes, {});
   EXPECT_EQ(optimized->num_nodes(), 2) << optimized->optimization_summary();  // Conv(+BN+Clip), Add
-  EXPECT_THAT(optimized->optimization_summary(), ::testing::HasSubstr("batchnorms folded 1"));
-  EXPECT_THAT(optimized->optimization_summary(), ::testing::HasSubstr("activations fused 1"));
-  EXPECT_THAT(optimized->optimization_summary(), ::testing::HasSubstr("constants folded 1"));
+  EXPECT_THAT(optimized->optimization_summary(), ::testing::HasSubstr("ConvBNFusion 1"));
+  EXPECT_THAT(optimized->optimization_summary(), ::testing::HasSubstr("ActivationFusion 1"));
+  EXPECT_THAT(optimized->optimization_summary(), ::testing::HasSubstr("ConstantFolding 1"));
   auto want = plain->run({{"x", x}});
   auto got = optimized->run({{"x", x}});
   EXPECT_TRUE(testing::tensors_close(got[0], want[0], 1e-5, 1e-5));
@@ -130,9 +130,9 @@ TEST(Optimizer, ConvAffineHardSwishPatternAndAffineAfterItBecomeOneConv) {
   b.node("Mul", {"h", "s2"}, {"hs"});
   b.node("Add", {"t2", "hs"}, {"y"});
   const std::string summary = optimized_matches_plain(b.bytes(), {1, 3, 5, 5}, 1);
-  EXPECT_THAT(summary, ::testing::HasSubstr("affine Mul/Add folded 4"));
-  EXPECT_THAT(summary, ::testing::HasSubstr("HardSwish patterns fused 1"));
-  EXPECT_THAT(summary, ::testing::HasSubstr("activations fused 1"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("ConvAffineFusion 2"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("HardSwishFusion 1"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("ActivationFusion 1 (2 scalar Mul / Add folded after)"));
 }
 
 // Look-alikes that must stay as they are: a [4] constant broadcasts along
@@ -159,8 +159,8 @@ TEST(Optimizer, AffineAndHardSwishLookAlikesAreLeftAlone) {
   ModelBuilder::attr_ints(conv2, "pads", {1, 1, 1, 1});
   b.node("Mul", {"c2", "half"}, {"z"});
   const std::string summary = optimized_matches_plain(b.bytes(), {1, 3, 4, 4}, 8);
-  EXPECT_THAT(summary, ::testing::HasSubstr("affine Mul/Add folded 0"));
-  EXPECT_THAT(summary, ::testing::HasSubstr("HardSwish patterns fused 0"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("ConvAffineFusion 0"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("HardSwishFusion 0"));
 }
 
 // Two encoder blocks' worth of exported patterns: layer normalization over
@@ -213,8 +213,8 @@ TEST(Optimizer, ExportedLayerNormAndGeluBecomeOneNodeEach) {
   b.node("Mul", {"g2", "half"}, {"y2"});
   b.output("y2", {2, 3, 8});
   const std::string summary = optimized_matches_plain(b.bytes(), {2, 3, 8}, 2 + 7 + 5);
-  EXPECT_THAT(summary, ::testing::HasSubstr("GELU patterns fused 1"));
-  EXPECT_THAT(summary, ::testing::HasSubstr("layer norms fused 1"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("GeluFusion 1"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("LayerNormFusion 1"));
 }
 
 // GELU's tanh approximation as PyTorch writes it at opsets before 20
@@ -292,7 +292,7 @@ TEST(Optimizer, TanhGeluPatternsBecomeOneGeluEach) {
   auto plain = InferenceSession::create_from_bytes(b.bytes(), none);
   auto optimized = InferenceSession::create_from_bytes(b.bytes(), {});
   EXPECT_EQ(optimized->num_nodes(), 3 + 8 + 8 + 7 + 8 + 8) << optimized->optimization_summary();
-  EXPECT_THAT(optimized->optimization_summary(), ::testing::HasSubstr("GELU patterns fused 3"));
+  EXPECT_THAT(optimized->optimization_summary(), ::testing::HasSubstr("FastGeluFusion 3"));
   const auto want = plain->run({{"x", x}, {"z", z}});
   const auto got = optimized->run({{"x", x}, {"z", z}});
   ASSERT_EQ(got.size(), want.size());
@@ -325,7 +325,7 @@ TEST(Optimizer, SiluAfterConvIsFusedUnlessAValueHasAnotherReader) {
   b.node("Mul", {"c3", "s3"}, {"m3"});
   b.node("Add", {"m3", "s3"}, {"u"});  // the Sigmoid's output read twice
   const std::string summary = optimized_matches_plain(b.bytes(), {1, 3, 6, 6}, 1 + 3 + 4);
-  EXPECT_THAT(summary, ::testing::HasSubstr("activations fused 1,"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("ActivationFusion 1,"));
 }
 
 // Residual Adds into the Conv producing one operand, on each Conv path
@@ -363,8 +363,8 @@ TEST(Optimizer, ResidualAddIsFusedIntoTheConvOnEveryPath) {
   b.node("Add", {"t", "x"}, {"t_sum"});
   b.node("Mul", {"t", "t_sum"}, {"k2"});
   const std::string summary = optimized_matches_plain(b.bytes(), {1, 4, 7, 7}, 3 + 1 + 1 + 1 + 3);
-  EXPECT_THAT(summary, ::testing::HasSubstr("residual Adds fused 5"));
-  EXPECT_THAT(summary, ::testing::HasSubstr("activations fused 2,"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("ConvResidualAddFusion 5"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("ActivationFusion 2,"));
 }
 
 // A residual that cannot broadcast against the Conv output fails with the
@@ -420,7 +420,7 @@ TEST(Optimizer, BatchNormThenReluIsOnePass) {
   b.node("BatchNormalization", {"x", "scale", "shift", "mean", "var"}, {"n2"});
   b.node("Relu", {"n2"}, {"z"});
   const std::string summary = optimized_matches_plain(b.bytes(), {2, 3, 5, 5}, 3);
-  EXPECT_THAT(summary, ::testing::HasSubstr("activations fused 1,"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("ActivationFusion 1,"));
 }
 
 // A transformer's linear layers as exported: MatMul by constant weights then
@@ -446,8 +446,8 @@ TEST(Optimizer, MatMulAndConstantBiasAddBecomeOneMatMul) {
   b.node("Add", {"h4", "bias"}, {"u4"});  // h4 read twice: kept
   b.node("Mul", {"h4", "u4"}, {"u"});
   const std::string summary = optimized_matches_plain(b.bytes(), {64, 5, 300}, 2 + 2 + 3);
-  EXPECT_THAT(summary, ::testing::HasSubstr("MatMul biases fused 2"));
-  EXPECT_THAT(summary, ::testing::HasSubstr("activations fused 1"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("MatMulAddFusion 2"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("ActivationFusion 1"));
   // The bias is added after the product as Add would: no bit differs from
   // the unfused graph, at any thread count (several row blocks here).
   Tensor x = Tensor::from_vector<float>({64, 5, 300}, random_values(64 * 5 * 300, 35, -6, 6));
@@ -473,7 +473,7 @@ TEST(Optimizer, GeluAfterAMatMulIsFusedBitwise) {
   Tensor x = Tensor::from_vector<float>({64, 5, 300}, random_values(64 * 5 * 300, 43, -3, 3));
   expect_same_bits_as_unoptimized(b.bytes(), x, [](const InferenceSession& session) {
     EXPECT_EQ(session.num_nodes(), 2) << session.optimization_summary();
-    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("activations fused 2"));
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("ActivationFusion 2"));
   });
 }
 
@@ -515,7 +515,7 @@ TEST(Optimizer, InputScaleMulIsFoldedIntoTheConvBitwise) {
   b.node("Add", {"c8", "x"}, {"y8"});  // residual fused first, then the scale
   Tensor x = Tensor::from_vector<float>({2, 8, 9, 9}, random_values(2 * 8 * 81, 76, -3, 3));
   expect_same_bits_as_unoptimized(b.bytes(), x, [](const InferenceSession& session) {
-    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("input scales fused 7"));
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("ConvInputScaleFusion 7"));
     EXPECT_EQ(session.num_nodes(), 2 + 7 + 2);  // ReduceMean, Sigmoid, 7 Convs, the kept Mul and its Conv
   });
 }
@@ -579,7 +579,7 @@ TEST(Optimizer, InputBatchNormIsFoldedIntoTheConvBitwise) {
   b.node("Conv", {"a7", "W1", "B"}, {"y7"});
   Tensor x = Tensor::from_vector<float>({2, 11, 7, 9}, random_values(2 * 11 * 63, 89, -3, 3));
   expect_same_bits_as_unoptimized(b.bytes(), x, [](const InferenceSession& session) {
-    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("input batchnorms fused 5"));
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("ConvInputBatchNormFusion 5"));
     // ReduceMean, the five Convs that took one in, the two kept normalizations and their Convs, y7's Conv
     EXPECT_EQ(session.num_nodes(), 1 + 5 + 4 + 1);
   });
@@ -636,7 +636,7 @@ TEST(Optimizer, ExportedAttentionBecomesOneNodeBitwise) {
   const auto bytes = torch_attention_model(200, 2, 8);
   Tensor x = Tensor::from_vector<float>({200, 48}, random_values(200 * 48, 61, -2, 2));
   expect_same_bits_as_unoptimized(bytes, x, [](const InferenceSession& session) {
-    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("attentions fused 1"));
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("AttentionFusion 1"));
     EXPECT_EQ(session.num_nodes(), 3 + 3 + 1 + 1) << session.optimization_summary();  // Slices, Reshapes, fused, Reshape
   });
   // Softmax over the heads axis: still one node, computed by the replaced
@@ -644,7 +644,7 @@ TEST(Optimizer, ExportedAttentionBecomesOneNodeBitwise) {
   const auto other_axis = torch_attention_model(20, 2, 8, 0);
   Tensor x2 = Tensor::from_vector<float>({20, 48}, random_values(20 * 48, 62, -2, 2));
   expect_same_bits_as_unoptimized(other_axis, x2, [](const InferenceSession& session) {
-    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("attentions fused 1"));
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("AttentionFusion 1"));
   });
 }
 
@@ -704,7 +704,7 @@ TEST(Optimizer, MaskedAndScaledAttentionVariantsAreFusedBitwise) {
   b.node("MatMul", {"p2", "vt"}, {"z"});
   Tensor x = Tensor::from_vector<float>({B, S, 3, H, D}, random_values(B * S * 3 * H * D, 63, -2, 2));
   expect_same_bits_as_unoptimized(b.bytes(), x, [](const InferenceSession& session) {
-    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("attentions fused 2"));
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("AttentionFusion 2"));
     // Slices, Reshapes, vt (read by both chains), the two fused nodes.
     EXPECT_EQ(session.num_nodes(), 3 + 3 + 1 + 2) << session.optimization_summary();
   });
@@ -729,7 +729,7 @@ TEST(Optimizer, AttentionLookAlikesAreLeftAlone) {
   b.node("Softmax", {"s3v"}, {"p3"});
   b.node("MatMul", {"p3", "x"}, {"y3"});
   const std::string summary = optimized_matches_plain(b.bytes(), {4, 6, 5}, 11);
-  EXPECT_THAT(summary, ::testing::HasSubstr("attentions fused 0"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("AttentionFusion 0"));
 }
 
 // A fused chain whose shapes do not fit at run time fails as the unfused
@@ -742,7 +742,7 @@ TEST(Optimizer, FusedAttentionWithMismatchedShapesFailsNamingThem) {
   b.node("Softmax", {"s"}, {"p"});
   b.node("MatMul", {"p", "v"}, {"y"});
   auto session = InferenceSession::create_from_bytes(b.bytes(), {});
-  EXPECT_THAT(session->optimization_summary(), ::testing::HasSubstr("attentions fused 1"));
+  EXPECT_THAT(session->optimization_summary(), ::testing::HasSubstr("AttentionFusion 1"));
   Tensor q = Tensor::from_vector<float>({2, 4, 8}, random_values(64, 65));
   Tensor v = Tensor::from_vector<float>({2, 4, 3}, random_values(24, 66));
   Tensor bad_k = Tensor::from_vector<float>({2, 7, 4}, random_values(56, 67));
@@ -780,7 +780,7 @@ TEST(Optimizer, PadOfZerosIsRemoved) {
   ModelBuilder::attr_ints(pool, "strides", {2, 2});
   b.node("Pad", {"x", "one"}, {"z"});
   const std::string summary = optimized_matches_plain(b.bytes(), {1, 2, 6, 6}, 2);
-  EXPECT_THAT(summary, ::testing::HasSubstr("identities removed 1"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("EliminateIdentity 1"));
 }
 
 TEST(Optimizer, IdentityOnAGraphOutputIsKept) {
@@ -860,7 +860,7 @@ TEST(Optimizer, ChainsOfPointwiseAndDepthwiseConvsRunBlocked) {
   extended.graph_optimization_level = GraphOptimizationLevel::kExtended;
   const auto want = InferenceSession::create_from_bytes(bytes, none)->run({{"x", x}});
   auto ext = InferenceSession::create_from_bytes(bytes, extended);
-  EXPECT_THAT(ext->optimization_summary(), ::testing::HasSubstr("blocked-layout Convs 0, layout reorders 0)"));
+  EXPECT_THAT(ext->optimization_summary(), ::testing::Not(::testing::HasSubstr("NchwcTransformer")));  // level all only
   const auto want_ext = ext->run({{"x", x}});
   std::vector<Tensor> first;
   for (int threads : {1, 2, 3}) {
@@ -868,7 +868,7 @@ TEST(Optimizer, ChainsOfPointwiseAndDepthwiseConvsRunBlocked) {
     o.intra_op_num_threads = threads;
     auto s = InferenceSession::create_from_bytes(bytes, o);
     // 10 Convs, 1 Mul folded in, the two pools, the two reorders.
-    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("blocked-layout Convs 8, layout reorders 2)"));
+    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("NchwcTransformer 8 (2 reorders))"));
     EXPECT_EQ(s->num_nodes(), 10 + 2 + 2) << s->optimization_summary();
     const auto got = s->run({{"x", x}});
     ASSERT_EQ(got.size(), 2u);
@@ -918,7 +918,7 @@ TEST(Optimizer, RegNetBlockWithGroupedAndStridedConvsRunsBlocked) {
     SessionOptions o;
     o.intra_op_num_threads = threads;
     auto s = InferenceSession::create_from_bytes(bytes, o);
-    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("blocked-layout Convs 4, layout reorders 1)"));
+    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("NchwcTransformer 4 (1 reorders))"));
     const auto got = s->run({{"x", x}});
     EXPECT_TRUE(testing::tensors_close(got[0], want[0], 1e-5, 1e-5));
     if (first.empty()) first = got[0].to_vector<float>();
@@ -951,7 +951,7 @@ TEST(Optimizer, StemWritesItsOutputBlocked) {
   extended.graph_optimization_level = GraphOptimizationLevel::kExtended;
   const auto want = InferenceSession::create_from_bytes(bytes, extended)->run({{"x", x}});
   auto s = InferenceSession::create_from_bytes(bytes, {});
-  EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("blocked-layout Convs 3, layout reorders 0)"));
+  EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("NchwcTransformer 3)"));
   EXPECT_EQ(s->num_nodes(), 4) << s->optimization_summary();
   EXPECT_TRUE(testing::tensors_close(s->run({{"x", x}})[0], want[0], 1e-5, 1e-5));
 }
@@ -967,7 +967,7 @@ TEST(Optimizer, ALoneNarrowThreeByThreeRunsBlocked) {
   padded_conv(b, {"x", "w", "bias"}, "c");
   b.node("Relu", {"c"}, {"y"});
   const std::string summary = optimized_matches_plain(b.bytes(), {1, 32, 10, 9}, 3);
-  EXPECT_THAT(summary, ::testing::HasSubstr("blocked-layout Convs 1, layout reorders 2)"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("NchwcTransformer 1 (2 reorders))"));
 }
 
 // A ResNet bottleneck (1x1, 3x3 of 32 channels, 1x1 + residual, twice)
@@ -991,7 +991,48 @@ TEST(Optimizer, ConvolutionsThatDoNotChainKeepNchw) {
     in = out;
   }
   const std::string summary = optimized_matches_plain(b.bytes(), {1, 16, 8, 8}, 6);
-  EXPECT_THAT(summary, ::testing::HasSubstr("blocked-layout Convs 0, layout reorders 0)"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("NchwcTransformer 0)"));
+}
+
+// The optimizer is a table of named passes: each runs in table order at its
+// level, reports its count by name, and can be turned off by name (ONNX
+// Runtime's optimization.disable_specified_optimizers key); an unknown name
+// is an error listing the passes.
+TEST(Optimizer, PassesAreNamedCountedAndDisabledByName) {
+  const auto bytes = blocked_chain_model();
+  Tensor x = Tensor::from_vector<float>({1, 16, 10, 10}, random_values(1600, 12, -3, 3));
+  SessionOptions none;
+  none.graph_optimization_level = GraphOptimizationLevel::kDisableAll;
+  const auto want = InferenceSession::create_from_bytes(bytes, none)->run({{"x", x}});
+  std::vector<std::string> names;
+  for (const graph::PassInfo& p : graph::optimizer_passes()) names.push_back(p.name);
+  EXPECT_EQ(names.front(), "ConstantFolding");
+  EXPECT_EQ(names.back(), "NchwcTransformer");
+
+  auto all = InferenceSession::create_from_bytes(bytes);
+  EXPECT_THAT(all->optimization_summary(), ::testing::ContainsRegex("NchwcTransformer [1-9]"));
+  SessionOptions some;
+  some.add_config_entry("optimization.disable_specified_optimizers", "NchwcTransformer, ActivationFusion");
+  EXPECT_EQ(some.config_entry("optimization.disable_specified_optimizers"), "NchwcTransformer,ActivationFusion");
+  auto fewer = InferenceSession::create_from_bytes(bytes, some);
+  const std::string summary = fewer->optimization_summary();
+  EXPECT_THAT(summary, ::testing::Not(::testing::HasSubstr("NchwcTransformer")));
+  EXPECT_THAT(summary, ::testing::Not(::testing::HasSubstr("ActivationFusion")));
+  EXPECT_THAT(summary, ::testing::HasSubstr("ConvResidualAddFusion"));
+  EXPECT_GT(fewer->num_nodes(), all->num_nodes());
+  const auto got = fewer->run({{"x", x}});
+  ASSERT_EQ(got.size(), want.size());
+  const auto g = got[0].to_vector<float>(), w = want[0].to_vector<float>();
+  for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(g[i], w[i], 1e-4f * (1 + std::fabs(w[i]))) << i;
+
+  SessionOptions bad;
+  try {
+    bad.add_config_entry("optimization.disable_specified_optimizers", "ConstantFolding,NoSuchPass");
+    FAIL() << "an unknown pass name was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("no optimizer pass is named NoSuchPass; the passes are: ConstantFolding, "
+                                               "EliminateIdentity,"));
+  }
 }
 
 }  // namespace

@@ -190,6 +190,15 @@ def test_onnx_runtime_keyword_arguments_are_accepted():
                                     providers=[("CPUExecutionProvider", {})], provider_options=[{}],
                                     disabled_optimizers=["ConstantFolding"], enable_fallback=False)
     np.testing.assert_allclose(sess.run(None, feeds)[0], list(expected.values())[0], rtol=1e-3, atol=1e-4)
+    # disabled_optimizers names spindle's passes (ONNX Runtime's names where
+    # a pass does what its transformer does); an unknown name is an error.
+    so = spindle.SessionOptions()
+    sess = spindle.InferenceSession(model, so, disabled_optimizers={"NchwcTransformer", "ActivationFusion"})
+    np.testing.assert_allclose(sess.run(None, feeds)[0], list(expected.values())[0], rtol=1e-3, atol=1e-4)
+    with pytest.raises(spindle.NotFound):
+        so.get_session_config_entry("optimization.disable_specified_optimizers")  # the caller's options unchanged
+    with pytest.raises(spindle.InvalidArgument, match=r"no optimizer pass is named NoSuchPass; the passes are: "):
+        spindle.InferenceSession(model, disabled_optimizers=["NoSuchPass"])
 
 
 def test_run_options_terminate_cancels_and_the_session_stays_usable():

@@ -1,6 +1,6 @@
 // attention.cpp — spindle.FusedAttention: the scaled dot-product attention
 // that exporters write as separate nodes, made one node by the optimizer
-// (graph/optimizer.cpp, fuse_attention):
+// (graph/passes/attention_fusion.cpp):
 //
 //   q = Transpose?(Q) [Mul|Div c]?     k = Transpose?(K) [Mul|Div c]?
 //   v = Transpose?(V)

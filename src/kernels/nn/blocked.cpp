@@ -1,6 +1,6 @@
 // blocked.cpp — kernels of the blocked channel layout NCHW8c, domain
 // "spindle", opset 1, which the optimizer writes for a chain of 1x1,
-// depthwise and grouped convolutions (src/graph/blocked_layout.cpp) that
+// depthwise and grouped convolutions (src/graph/passes/blocked_layout.cpp) that
 // runs blocked, entered and left once. A model may write them too: every
 // input is checked as for any other kernel.
 //

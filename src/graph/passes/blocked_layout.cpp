@@ -44,9 +44,11 @@
 #include <numeric>
 #include <string>
 
-#include "graph/graph.h"
+#include <fmt/format.h>
 
-namespace spindle::graph {
+#include "graph/passes/passes.h"
+
+namespace spindle::graph::passes {
 namespace {
 
 constexpr int64_t kBlock = 8;
@@ -148,17 +150,12 @@ int find_root(std::vector<int>& parent, int i) {
 
 }  // namespace
 
-void use_blocked_layout(Graph& g, OptimizerStats& stats) {
+void use_blocked_layout(Graph& g, PassRecord& record) {
+  int conversions = 0;  // reorder nodes added
   const int nn = static_cast<int>(g.nodes.size());
-  const size_t nv = static_cast<size_t>(g.num_values());
-  std::vector<int> producer(nv, -1);
-  std::vector<std::vector<int>> readers(nv);
-  for (int i = 0; i < nn; ++i) {
-    for (int o : g.nodes[static_cast<size_t>(i)].outputs)
-      if (o >= 0) producer[static_cast<size_t>(o)] = i;
-    for (int in : g.nodes[static_cast<size_t>(i)].inputs)
-      if (in >= 0) readers[static_cast<size_t>(in)].push_back(i);
-  }
+  // Who writes and reads a value: the graph's use index, asked before any
+  // node is rewritten (a node's inputs only swap places until then).
+  auto producer = [&](int v) { return v < 0 ? -1 : g.producer(v); };
   auto input = [&](int node, size_t slot) {
     const Node& n = g.nodes[static_cast<size_t>(node)];
     return slot < n.inputs.size() ? n.inputs[slot] : -1;
@@ -180,7 +177,7 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
     return n.op_type == "GlobalAveragePool" && n.domain.empty() && n.inputs.size() == 1 && n.outputs.size() == 1;
   };
   auto pooled = [&](int v) {
-    const std::vector<int>& r = readers[static_cast<size_t>(v)];
+    const std::vector<int> r = g.consumers(v);
     return std::any_of(r.begin(), r.end(), is_gap);
   };
   for (int i = 0; i < nn; ++i) {
@@ -188,7 +185,7 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
     if (!cand[static_cast<size_t>(i)]) continue;
     // A squeeze-excite's own 1x1 Convs (on the pooled [N, C, 1, 1]) are
     // matrix-vector products: they stay NCHW, off the chain.
-    const int px = producer[static_cast<size_t>(n.inputs[0])];
+    const int px = producer(n.inputs[0]);
     if (px >= 0 && is_gap(px)) {
       cand[static_cast<size_t>(i)] = false;
       continue;
@@ -213,8 +210,8 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
     for (int i = 0; i < nn; ++i) {
       const int r = input(i, 3);
       if (!cand[static_cast<size_t>(i)] || r < 0) continue;
-      const int p = producer[static_cast<size_t>(r)];
-      const int px = producer[static_cast<size_t>(input(i, 0))];
+      const int p = producer(r);
+      const int px = producer(input(i, 0));
       const bool from_chain = p >= 0 && cand[static_cast<size_t>(p)];
       const bool block_input =
           px >= 0 && cand[static_cast<size_t>(px)] && !stem[static_cast<size_t>(px)] && input(px, 0) == r;
@@ -233,7 +230,7 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
     for (size_t slot : {size_t{0}, size_t{3}}) {
       const int v = input(i, slot);
       if (v < 0 || !blocked_slot(i, slot)) continue;
-      const int p = producer[static_cast<size_t>(v)];
+      const int p = producer(v);
       if (p >= 0 && cand[static_cast<size_t>(p)]) parent[static_cast<size_t>(find_root(parent, i))] = find_root(parent, p);
     }
   }
@@ -244,7 +241,7 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
   // than as a blocked X / residual or by a GlobalAveragePool, or an output.
   auto needs_nchw = [&](int v, int chain) {
     if (g.is_graph_output(v)) return true;
-    for (int r : readers[static_cast<size_t>(v)]) {
+    for (int r : g.consumers(v)) {
       const Node& n = g.nodes[static_cast<size_t>(r)];
       for (size_t s = 0; s < n.inputs.size(); ++s)
         if (n.inputs[s] == v && !blocked_use(r, s, chain) && !is_gap(r)) return true;
@@ -269,7 +266,7 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
     for (size_t slot : {size_t{0}, size_t{3}}) {
       const int x = input(i, slot);
       if (x < 0 || !blocked_slot(i, slot)) continue;
-      const int px = producer[static_cast<size_t>(x)];
+      const int px = producer(x);
       if ((px < 0 || !cand[static_cast<size_t>(px)] || find_root(parent, px) != root) &&
           std::find(c.entries.begin(), c.entries.end(), x) == c.entries.end())
         c.entries.push_back(x);
@@ -277,6 +274,12 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
     const int y = g.nodes[static_cast<size_t>(i)].outputs[0];
     if (y >= 0 && needs_nchw(y, root)) c.exits.push_back(y);
   }
+
+  // Each pool's input's producer, asked before the chains are rewritten.
+  std::vector<std::pair<int, int>> pools;  // (pool node, producer of its input)
+  for (int i = 0; i < nn; ++i)
+    if (is_gap(i) && g.nodes[static_cast<size_t>(i)].inputs[0] >= 0)
+      pools.emplace_back(i, producer(g.nodes[static_cast<size_t>(i)].inputs[0]));
 
   std::map<int, int> to_blocked;  // NCHW value -> its blocked copy
   std::vector<Node> added;
@@ -288,7 +291,7 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
       if (to_blocked.count(x)) continue;
       to_blocked[x] = fresh_value(g, g.value_name(x) + "/blocked");
       added.push_back(reorder_node("ReorderToBlocked", g.value_name(x) + "/ToBlocked", x, to_blocked[x]));
-      ++stats.layout_reorders;
+      ++conversions;
     }
     for (int i = 0; i < nn; ++i) {
       if (!cand[static_cast<size_t>(i)] || find_root(parent, i) != root) continue;
@@ -303,13 +306,13 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
       // which a ReorderFromBlocked now produces.
       if (exit) {
         added.push_back(reorder_node("ReorderFromBlocked", g.value_name(y) + "/FromBlocked", yb, y));
-        ++stats.layout_reorders;
+        ++conversions;
       }
       n.op_type = "BlockedConv";
       n.domain = "spindle";
       n.opset = 1;
       n.attrs.erase("auto_pad");
-      ++stats.blocked_convs;
+      ++record.count;
     }
     for (int i = 0; i < nn; ++i) {
       if (!cand[static_cast<size_t>(i)] || find_root(parent, i) != root) continue;
@@ -320,10 +323,8 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
     }
   }
   // Pools reading a blocked value read it in place.
-  for (int i = 0; i < nn; ++i) {
+  for (auto [i, p] : pools) {
     Node& n = g.nodes[static_cast<size_t>(i)];
-    if (!is_gap(i) || n.inputs[0] < 0) continue;
-    const int p = producer[static_cast<size_t>(n.inputs[0])];
     if (p < 0 || g.nodes[static_cast<size_t>(p)].op_type != "BlockedConv") continue;
     n.inputs[0] = to_blocked.at(n.inputs[0]);
     n.op_type = "BlockedGlobalAveragePool";
@@ -331,7 +332,8 @@ void use_blocked_layout(Graph& g, OptimizerStats& stats) {
     n.opset = 1;
   }
   for (Node& r : added) g.nodes.push_back(std::move(r));
-  if (stats.blocked_convs) g.opsets.emplace("spindle", 1);
+  if (record.count) g.opsets.emplace("spindle", 1);
+  if (conversions) record.detail = fmt::format("{} reorders", conversions);
 }
 
-}  // namespace spindle::graph
+}  // namespace spindle::graph::passes

@@ -1,0 +1,37 @@
+// passes.h — the optimizer's passes (src/graph/optimizer.cpp runs them from
+// its table, in order, by level). Each rewrites the graph in place, counts
+// its rewrites in `record` (and may add a detail), keeps the graph's use
+// index current when it rewires a node in place (Graph::reindex), and
+// removes what it replaced with one compact(): linear in the node count.
+// Internal to the graph layer.
+#pragma once
+
+#include "graph/graph.h"
+
+namespace spindle::graph::passes {
+
+// folding.cpp
+Status fold_constants(Graph& g, PassRecord& record, const LoadLimits& limits);
+void remove_identities(Graph& g, PassRecord& record);
+void fold_batchnorms(Graph& g, PassRecord& record);
+void fold_conv_affine(Graph& g, PassRecord& record);
+// activation_fusion.cpp
+void fuse_hardswish(Graph& g, PassRecord& record);
+void fuse_activations(Graph& g, PassRecord& record);
+// conv_input_fusion.cpp
+void fuse_residual_adds(Graph& g, PassRecord& record);
+void fuse_input_scales(Graph& g, PassRecord& record);
+void fuse_input_batchnorms(Graph& g, PassRecord& record);
+// pattern_fusion.cpp
+void fuse_gelu(Graph& g, PassRecord& record);
+void fuse_gelu_tanh(Graph& g, PassRecord& record);
+void fuse_layer_norm(Graph& g, PassRecord& record);
+void fuse_matmul_bias(Graph& g, PassRecord& record);
+// attention_fusion.cpp
+void fuse_attention(Graph& g, PassRecord& record);
+// blocked_layout.cpp: chains of 1x1 and depthwise Convs become
+// spindle.BlockedConv nodes on NCHW8c tensors, with spindle.ReorderToBlocked
+// / ReorderFromBlocked at the chains' ends.
+void use_blocked_layout(Graph& g, PassRecord& record);
+
+}  // namespace spindle::graph::passes

@@ -1,0 +1,336 @@
+// pattern_fusion.cpp — exported patterns made one node: erf and tanh GELU,
+// layer normalization before opset 17, MatMul by constant weights + bias.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "graph/passes/pass_util.h"
+#include "graph/passes/passes.h"
+
+namespace spindle::graph::passes {
+namespace {
+
+bool near(float a, float b) { return std::fabs(a - b) <= 1e-5f * std::fabs(b); }
+
+// A polynomial in two values of the graph, x (degree <= 4) and t (degree
+// <= 1): c[i][j] multiplies x^i t^j. What fuse_gelu_tanh compares chains to.
+struct Poly {
+  double c[5][2] = {};
+  static Poly constant(double v) {
+    Poly p;
+    p.c[0][0] = v;
+    return p;
+  }
+  static Poly var(int i, int j) {
+    Poly p;
+    p.c[i][j] = 1.0;
+    return p;
+  }
+  Poly plus(const Poly& o, double sign) const {
+    Poly p;
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 2; ++j) p.c[i][j] = c[i][j] + sign * o.c[i][j];
+    return p;
+  }
+  // The product, unless a degree goes past the bounds.
+  std::optional<Poly> times(const Poly& o) const {
+    Poly p;
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 2; ++j)
+        for (int k = 0; k < 5; ++k)
+          for (int l = 0; l < 2; ++l) {
+            const double v = c[i][j] * o.c[k][l];
+            if (v == 0.0) continue;
+            if (i + k > 4 || j + l > 1) return std::nullopt;
+            p.c[i + k][j + l] += v;
+          }
+    return p;
+  }
+  bool is_constant() const {
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 2; ++j)
+        if ((i || j) && c[i][j] != 0.0) return false;
+    return true;
+  }
+  // Every coefficient within 1e-5 of `want`'s (relative to the largest).
+  bool near(const Poly& want) const {
+    double scale = 0.0;
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 2; ++j) scale = std::max(scale, std::fabs(want.c[i][j]));
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 2; ++j)
+        if (!(std::fabs(c[i][j] - want.c[i][j]) <= 1e-5 * scale)) return false;
+    return true;
+  }
+};
+
+// Reads a value as a polynomial in x and t through Add, Sub, Mul, Div by a
+// constant, Neg and Pow by 2 or 3, over scalar float constants. It descends
+// only into values read by one node and not graph outputs; any other value
+// must be x or t (x is the first such value met when it is -1). `nodes`
+// collects the nodes passed.
+struct PolyReader {
+  static constexpr size_t kMaxNodes = 24;
+  const Graph& g;
+  const std::vector<bool>& dead;
+  int x = -1, t = -1;
+  std::vector<int> nodes;
+
+  std::optional<Poly> read(int value, int depth) {
+    if (value < 0) return std::nullopt;
+    if (value == x) return Poly::var(1, 0);
+    if (value == t) return Poly::var(0, 1);
+    const float k = single_value(g, value);
+    if (!std::isnan(k)) return Poly::constant(k);
+    const int p = g.producer(value);
+    // The value read first (the root) may have other readers: it stays.
+    const bool inner = depth < 16 && p >= 0 && !dead[static_cast<size_t>(p)] && (depth == 0 || single_consumer(g, value) >= 0);
+    const Node* n = p >= 0 ? &g.nodes[static_cast<size_t>(p)] : nullptr;
+    if (!inner || !n->domain.empty() || n->outputs.size() != 1 || !arithmetic(*n)) {
+      if (x >= 0) return std::nullopt;
+      x = value;
+      return Poly::var(1, 0);
+    }
+    // A GELU side has under a dozen nodes; the cap keeps a hostile chain
+    // (Add(v, v) read twice per level) from costing 2^depth reads.
+    if (nodes.size() >= kMaxNodes) return std::nullopt;
+    nodes.push_back(p);
+    std::optional<Poly> a = read(n->inputs[0], depth + 1);
+    if (!a) return std::nullopt;
+    if (n->op_type == "Neg") return Poly().plus(*a, -1.0);
+    std::optional<Poly> b = read(n->inputs[1], depth + 1);
+    if (!b) return std::nullopt;
+    if (n->op_type == "Add") return a->plus(*b, 1.0);
+    if (n->op_type == "Sub") return a->plus(*b, -1.0);
+    if (n->op_type == "Mul") return a->times(*b);
+    if (n->op_type == "Div") {
+      if (!b->is_constant() || b->c[0][0] == 0.0) return std::nullopt;
+      return a->times(Poly::constant(1.0 / b->c[0][0]));
+    }
+    // Pow by a constant 2 or 3.
+    if (!b->is_constant() || (b->c[0][0] != 2.0 && b->c[0][0] != 3.0)) return std::nullopt;
+    std::optional<Poly> r = a->times(*a);
+    return r && b->c[0][0] == 3.0 ? r->times(*a) : r;
+  }
+
+ private:
+  static bool arithmetic(const Node& n) {
+    if (n.op_type == "Neg") return n.inputs.size() == 1;
+    return n.inputs.size() == 2 &&
+           (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div" || n.op_type == "Pow");
+  }
+};
+
+// The reduced axes of a ReduceMean (attribute before opset 18, input after)
+// are exactly the last one, with keepdims on.
+bool reduces_last_axis(const Graph& g, const Node& r) {
+  if (r.attrs.get_int("keepdims", 1) != 1) return false;
+  std::vector<int64_t> axes;
+  if (r.attrs.has("axes")) {
+    axes = r.attrs.get_ints("axes");
+  } else if (r.inputs.size() > 1 && r.inputs[1] >= 0) {
+    const Tensor* t = g.initializer(r.inputs[1]);
+    if (!t || t->dtype() != DataType::kInt64) return false;
+    axes = t->to_int64_vector();
+  }
+  return axes == std::vector<int64_t>{-1};
+}
+
+}  // namespace
+
+// Erf-form GELU as exporters write it: Div(x, sqrt 2) (or Mul(x, 1/sqrt 2))
+// -> Erf -> Add 1 -> Mul x -> Mul 0.5, every intermediate read once, becomes
+// Gelu(x) (com.microsoft, as ONNX Runtime fuses it; ONNX's own Gelu is
+// opset 20).
+void fuse_gelu(Graph& g, PassRecord& record) {
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (size_t e = 0; e < g.nodes.size(); ++e) {
+    const Node& erf = g.nodes[e];
+    if (erf.op_type != "Erf" || !erf.domain.empty() || erf.inputs.size() != 1 || dead[e]) continue;
+    const int scale_index = g.producer(erf.inputs[0]);
+    if (scale_index < 0 || single_consumer(g, erf.inputs[0]) != static_cast<int>(e)) continue;
+    const Node& scale = g.nodes[static_cast<size_t>(scale_index)];
+    if (!scale.domain.empty() || scale.inputs.size() != 2) continue;
+    const int x = scale.inputs[0];
+    const float c = single_value(g, scale.inputs[1]);
+    const bool by_div = scale.op_type == "Div" && near(c, static_cast<float>(M_SQRT2));
+    const bool by_mul = scale.op_type == "Mul" && near(c, static_cast<float>(M_SQRT1_2));
+    if (!by_div && !by_mul) continue;
+    const int add = only_reader(g, erf.outputs[0], "Add", dead);
+    if (add < 0) continue;
+    const Node& a = g.nodes[static_cast<size_t>(add)];
+    if (!near(single_value(g, a.inputs[0] == erf.outputs[0] ? a.inputs[1] : a.inputs[0]), 1.0f)) continue;
+    const int mul_x = only_reader(g, a.outputs[0], "Mul", dead);
+    if (mul_x < 0) continue;
+    const Node& mx = g.nodes[static_cast<size_t>(mul_x)];
+    if ((mx.inputs[0] == a.outputs[0] ? mx.inputs[1] : mx.inputs[0]) != x) continue;
+    const int half = only_reader(g, mx.outputs[0], "Mul", dead);
+    if (half < 0) continue;
+    Node& h = g.nodes[static_cast<size_t>(half)];
+    if (!near(single_value(g, h.inputs[0] == mx.outputs[0] ? h.inputs[1] : h.inputs[0]), 0.5f)) continue;
+    for (int i : {scale_index, static_cast<int>(e), add, mul_x}) dead[static_cast<size_t>(i)] = true;
+    Node gelu;
+    gelu.name = h.name.empty() ? g.value_name(h.outputs[0]) + "/Gelu" : h.name + "/Gelu";
+    gelu.op_type = "Gelu";
+    gelu.domain = "com.microsoft";
+    gelu.opset = 1;
+    gelu.inputs = {x};
+    gelu.outputs = {h.outputs[0]};
+    h = std::move(gelu);
+    g.reindex(half);
+    ++record.count;
+  }
+  g.compact(dead);
+}
+
+// GELU's tanh approximation as exporters write it,
+//   0.5 x (1 + Tanh(sqrt(2/pi) (x + 0.044715 x^3))),
+// in any arrangement of Add / Sub / Mul / Div / Pow over scalar constants
+// (x^3 as Pow(x, 3) or Mul(x, Mul(x, x)), the inner sum factored as
+// x (1 + 0.044715 x^2), the 0.5 on either side of the product), every
+// intermediate read once, becomes Gelu(x, approximate = "tanh") (opset 20).
+// The chains are compared as polynomials, so operand order does not matter.
+void fuse_gelu_tanh(Graph& g, PassRecord& record) {
+  constexpr double kBeta = 0.79788456080286535588, kKappa = 0.044715;
+  Poly inner_want, outer_want;
+  inner_want.c[1][0] = kBeta;
+  inner_want.c[3][0] = kBeta * kKappa;
+  outer_want.c[1][0] = outer_want.c[1][1] = 0.5;
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (size_t e = 0; e < g.nodes.size(); ++e) {
+    const Node& th = g.nodes[e];
+    if (dead[e] || th.op_type != "Tanh" || !th.domain.empty() || th.inputs.size() != 1 || th.outputs.size() != 1) continue;
+    if (single_consumer(g, th.inputs[0]) != static_cast<int>(e)) continue;
+    PolyReader in{g, dead};
+    const std::optional<Poly> u = in.read(th.inputs[0], 0);
+    if (!u || in.x < 0 || !u->near(inner_want)) continue;
+    // The product is at most four nodes after the Tanh, each the only reader
+    // of the one before (Add 1, Mul x, Mul 0.5 and one spare).
+    int value = th.outputs[0];
+    for (int step = 0; step < 4; ++step) {
+      const int r = single_consumer(g, value);
+      if (r < 0 || dead[static_cast<size_t>(r)] || g.nodes[static_cast<size_t>(r)].outputs.size() != 1) break;
+      value = g.nodes[static_cast<size_t>(r)].outputs[0];
+      PolyReader out{g, dead, in.x, th.outputs[0]};
+      const std::optional<Poly> y = out.read(value, 0);
+      if (!y || !y->near(outer_want)) continue;
+      for (int n : in.nodes) dead[static_cast<size_t>(n)] = true;
+      for (int n : out.nodes) dead[static_cast<size_t>(n)] = true;
+      dead[e] = true;
+      dead[static_cast<size_t>(r)] = false;
+      Node& last = g.nodes[static_cast<size_t>(r)];
+      Node gelu;
+      gelu.name = last.name.empty() ? g.value_name(value) + "/Gelu" : last.name + "/Gelu";
+      gelu.op_type = "Gelu";
+      gelu.opset = 20;
+      gelu.attrs.set("approximate", std::string("tanh"));
+      gelu.inputs = {in.x};
+      gelu.outputs = {value};
+      last = std::move(gelu);
+      g.reindex(r);
+      ++record.count;
+      break;
+    }
+  }
+  g.compact(dead);
+}
+
+// Layer normalization as exporters write it before opset 17:
+//   m = ReduceMean(x, -1); d = Sub(x, m); v = ReduceMean(Pow(d, 2), -1);
+//   y = Div(d, Sqrt(Add(v, eps))) * gamma + beta
+// becomes LayerNormalization(x, gamma, beta, axis -1, epsilon eps).
+void fuse_layer_norm(Graph& g, PassRecord& record) {
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (size_t r = 0; r < g.nodes.size(); ++r) {
+    const Node& mean = g.nodes[r];
+    if (mean.op_type != "ReduceMean" || !mean.domain.empty() || dead[r] || !reduces_last_axis(g, mean)) continue;
+    const int x = mean.inputs[0];
+    const int sub = only_reader(g, mean.outputs[0], "Sub", dead);
+    if (sub < 0) continue;
+    const Node& sb = g.nodes[static_cast<size_t>(sub)];
+    if (sb.inputs[0] != x || sb.inputs[1] != mean.outputs[0]) continue;
+    const int d = sb.outputs[0];
+    auto readers = g.consumers(d, 2);
+    if (readers.size() != 2 || g.is_graph_output(d)) continue;
+    const int pow = g.nodes[static_cast<size_t>(readers[0])].op_type == "Pow" ? readers[0] : readers[1];
+    const int div = pow == readers[0] ? readers[1] : readers[0];
+    const Node& pw = g.nodes[static_cast<size_t>(pow)];
+    const Node& dv = g.nodes[static_cast<size_t>(div)];
+    if (pw.op_type != "Pow" || dv.op_type != "Div" || pw.inputs[0] != d || dv.inputs[0] != d ||
+        !near(single_value(g, pw.inputs[1]), 2.0f) || dead[static_cast<size_t>(pow)] || dead[static_cast<size_t>(div)])
+      continue;
+    const int var = only_reader(g, pw.outputs[0], "ReduceMean", dead);
+    if (var < 0 || !reduces_last_axis(g, g.nodes[static_cast<size_t>(var)])) continue;
+    const int add_eps = only_reader(g, g.nodes[static_cast<size_t>(var)].outputs[0], "Add", dead);
+    if (add_eps < 0) continue;
+    const Node& ae = g.nodes[static_cast<size_t>(add_eps)];
+    const int var_out = g.nodes[static_cast<size_t>(var)].outputs[0];
+    const float eps = single_value(g, ae.inputs[0] == var_out ? ae.inputs[1] : ae.inputs[0]);
+    if (!(eps >= 0)) continue;
+    const int sqrt = only_reader(g, ae.outputs[0], "Sqrt", dead);
+    if (sqrt < 0 || single_consumer(g, g.nodes[static_cast<size_t>(sqrt)].outputs[0]) != div ||
+        dv.inputs[1] != g.nodes[static_cast<size_t>(sqrt)].outputs[0])
+      continue;
+    const int mul = only_reader(g, dv.outputs[0], "Mul", dead);
+    if (mul < 0) continue;
+    const Node& ml = g.nodes[static_cast<size_t>(mul)];
+    const Tensor* gamma = constant_operand(g, ml, dv.outputs[0]);
+    const int add_beta = only_reader(g, ml.outputs[0], "Add", dead);
+    if (!gamma || gamma->rank() != 1 || add_beta < 0) continue;
+    Node& ab = g.nodes[static_cast<size_t>(add_beta)];
+    const Tensor* beta = constant_operand(g, ab, ml.outputs[0]);
+    if (!beta || beta->shape() != gamma->shape()) continue;
+    const int gamma_id = ml.inputs[0] == dv.outputs[0] ? ml.inputs[1] : ml.inputs[0];
+    const int beta_id = ab.inputs[0] == ml.outputs[0] ? ab.inputs[1] : ab.inputs[0];
+    for (int i : {static_cast<int>(r), sub, pow, var, add_eps, sqrt, div, mul}) dead[static_cast<size_t>(i)] = true;
+    Node ln;
+    ln.name = ab.name.empty() ? g.value_name(ab.outputs[0]) + "/LayerNormalization" : ab.name + "/LayerNormalization";
+    ln.op_type = "LayerNormalization";
+    ln.opset = 17;
+    ln.attrs.set("axis", int64_t{-1});
+    ln.attrs.set("epsilon", eps);
+    ln.inputs = {x, gamma_id, beta_id};
+    ln.outputs = {ab.outputs[0]};
+    ab = std::move(ln);
+    g.reindex(add_beta);
+    ++record.count;
+  }
+  g.compact(dead);
+}
+
+// MatMul with a constant rank-2 B (weights, K x N) followed by Add of a
+// constant float [N] bias, the MatMul's output read by that Add only,
+// becomes one MatMul with the bias as a third input (the kernel adds it to
+// each output block while the block is in cache).
+void fuse_matmul_bias(Graph& g, PassRecord& record) {
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& mm = g.nodes[i];
+    if (dead[i] || mm.op_type != "MatMul" || !mm.domain.empty() || mm.inputs.size() != 2 || mm.outputs.size() != 1 ||
+        mm.attrs.has("activation"))
+      continue;
+    const Tensor* w = g.initializer(mm.inputs[1]);
+    if (!w || w->dtype() != DataType::kFloat32 || w->rank() != 2) continue;
+    const int add = only_reader(g, mm.outputs[0], "Add", dead);
+    if (add < 0) continue;
+    Node& ad = g.nodes[static_cast<size_t>(add)];
+    const Tensor* bias = constant_operand(g, ad, mm.outputs[0]);
+    if (!bias || bias->rank() != 1 || bias->dim(0) != w->dim(1) || ad.inputs[0] == ad.inputs[1]) continue;
+    const int bias_id = ad.inputs[0] == mm.outputs[0] ? ad.inputs[1] : ad.inputs[0];
+    Node fused = mm;
+    fused.inputs.push_back(bias_id);
+    fused.outputs = {ad.outputs[0]};
+    dead[i] = true;
+    ad = std::move(fused);
+    g.reindex(add);
+    ++record.count;
+  }
+  g.compact(dead);
+}
+
+}  // namespace spindle::graph::passes
