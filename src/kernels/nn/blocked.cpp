@@ -108,9 +108,9 @@
 
 #include <fmt/ranges.h>
 
-#include "kernels/isa/dispatch.h"
 #include "kernels/nn/activation.h"
 #include "kernels/nn/nn_util.h"
+#include "primitives/isa/dispatch.h"
 
 // The per-ISA loops (blocked.isa.cpp).
 SPINDLE_ISA_DECLARE(void, blocked_pack8, (const float* x, int64_t P, float* y));
@@ -234,7 +234,7 @@ struct BlockedWeights {
 class BlockedConvKernel final : public OpKernel {
  public:
   explicit BlockedConvKernel(const NodeInfo& node)
-      : group_(node.attrs.get_int("group", 1)), act_(Activation::from_attrs(node)) {
+      : group_(node.attrs.get_int("group", 1)), act_(activation_from_attrs(node)) {
     if (group_ <= 0) fail(node, fmt::format("attribute group is {}, expected >= 1", group_));
     const std::string auto_pad = node.attrs.get_string("auto_pad", "NOTSET");
     if (auto_pad != "NOTSET")

@@ -62,10 +62,10 @@
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/activation.h"
-#include "kernels/nn/depthwise.h"
 #include "kernels/nn/nn_util.h"
-#include "kernels/nn/sgemm.h"
-#include "kernels/isa/dispatch.h"
+#include "primitives/conv/depthwise.h"
+#include "primitives/gemm/sgemm.h"
+#include "primitives/isa/dispatch.h"
 
 // out[f] = bias + sum_t wk[t] * taps[t][f], f < n (depthwise.isa.cpp).
 SPINDLE_ISA_DECLARE(void, depthwise_flat,
@@ -478,7 +478,7 @@ class ConvKernel final : public OpKernel {
   explicit ConvKernel(const NodeInfo& node)
       : attrs_(WindowAttrs::parse(node, true, false)),
         group_(node.attrs.get_int("group", 1)),
-        act_(Activation::from_attrs(node)) {
+        act_(activation_from_attrs(node)) {
     if (group_ <= 0) fail(node, fmt::format("attribute group is {}, expected >= 1", group_));
     if (const Tensor* w = node.const_input(1)) {
       require_float(node, *w, "W");

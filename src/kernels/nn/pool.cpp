@@ -26,9 +26,9 @@
 #include <limits>
 #include <type_traits>
 
-#include "kernels/isa/dispatch.h"
 #include "kernels/nn/nn_util.h"
 #include "kernels/op_schema.h"
+#include "primitives/isa/dispatch.h"
 
 // One output row of the float 2-D MaxPool / AveragePool fast path (pool_row.isa.cpp).
 SPINDLE_ISA_DECLARE(void, pool_row, (float* y, const float* x, int64_t W, int64_t r0, int64_t r1, int64_t c0,

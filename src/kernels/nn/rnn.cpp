@@ -27,10 +27,10 @@
 #include <cmath>
 #include <memory>
 
-#include "kernels/isa/dispatch.h"
-#include "kernels/math/vec_math.h"
 #include "kernels/nn/nn_util.h"
-#include "kernels/nn/sgemm.h"
+#include "primitives/gemm/sgemm.h"
+#include "primitives/isa/dispatch.h"
+#include "primitives/math/vec_math.h"
 
 SPINDLE_ISA_DECLARE(int64_t, rnn_panel_rows, ());
 SPINDLE_ISA_DECLARE(int64_t, rnn_packed_size, (int64_t rows, int64_t len));

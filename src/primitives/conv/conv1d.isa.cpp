@@ -1,5 +1,5 @@
 // conv1d.isa.cpp — a direct 1-D convolution (stride 1, any dilation) for
-// short sequences, compiled once per ISA level (src/kernels/isa/dispatch.h).
+// short sequences, compiled once per ISA level (src/primitives/isa/dispatch.h).
 //
 // On a short sequence (audio front ends: kernel 3-5, 64-256 channels, length
 // 4-128) an im2col copies kernel x channels x length floats and packs them
@@ -19,8 +19,8 @@
 // do not depend on the thread count.
 #include <cstdint>
 
-#include "kernels/isa/dispatch.h"
-#include "kernels/isa/simd.h"
+#include "primitives/isa/dispatch.h"
+#include "primitives/isa/simd.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 

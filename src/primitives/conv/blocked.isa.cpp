@@ -1,5 +1,5 @@
 // blocked.isa.cpp — the inner loops of the NCHW8c (channel-blocked) kernels
-// of blocked.cpp, compiled once per ISA level (src/kernels/isa/dispatch.h).
+// of blocked.cpp, compiled once per ISA level (src/primitives/isa/dispatch.h).
 //
 // Layout: a blocked tensor of an NCHW tensor [N, C, H, W] (C a multiple of
 // 8) is [N, C/8, H, W, 8]: channel c of pixel (h, w) lives at
@@ -31,7 +31,7 @@
 // levels agree within rounding).
 #include <cstdint>
 
-#include "kernels/isa/simd.h"  // transpose8 (AVX2 levels)
+#include "primitives/isa/simd.h"  // transpose8 (AVX2 levels)
 
 #if defined(__AVX2__)
 #include <immintrin.h>

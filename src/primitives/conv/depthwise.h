@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "kernels/math/activation.h"
+#include "primitives/math/activation.h"
 
 namespace spindle::kernels {
 

@@ -1,6 +1,6 @@
 // pool_row.isa.cpp — one output row of a float 2-D MaxPool or AveragePool
 // (pool.cpp's fast path), compiled once per ISA level
-// (src/kernels/isa/dispatch.h).
+// (src/primitives/isa/dispatch.h).
 //
 // pool_row: y[ow] for ow in [c0, c1) combines the taps over input rows
 // [r0, r1) of the plane x (row length W) and, within each row, the KW taps
@@ -30,7 +30,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "kernels/isa/dispatch.h"
+#include "primitives/isa/dispatch.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 

@@ -1,6 +1,6 @@
 // winograd.isa.cpp — the transforms of Winograd F(4x4, 3x3) convolution
 // (conv.cpp's Winograd path), compiled once per ISA level
-// (src/kernels/isa/dispatch.h). The transforms run on vectors with one lane
+// (src/primitives/isa/dispatch.h). The transforms run on vectors with one lane
 // per tile: the input transform over 8 consecutive tiles of a plane with
 // AVX2 (a row of tiles at the baseline), the output transform over a row of
 // tiles, on work rows padded to whole vectors.
@@ -27,7 +27,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/isa/simd.h"
+#include "primitives/isa/simd.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 namespace {

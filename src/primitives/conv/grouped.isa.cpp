@@ -1,6 +1,6 @@
 // grouped.isa.cpp — direct convolution of narrow groups (RegNet's group
 // width 8: 8 input and 8 output channels a group), conv.cpp's grouped path,
-// compiled once per ISA level (src/kernels/isa/dispatch.h).
+// compiled once per ISA level (src/primitives/isa/dispatch.h).
 //
 // The 8 output channels of a block sit in the vector lanes: for each output
 // pixel of a row segment (up to 8 pixels, one accumulator each), every
@@ -16,7 +16,7 @@
 // grouped8_max_rows is 0 and conv.cpp keeps its other paths.
 #include <cstdint>
 
-#include "kernels/isa/simd.h"
+#include "primitives/isa/simd.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 
