@@ -25,6 +25,7 @@
 #include "primitives/isa/simd.h"
 #include "primitives/math/vec_exp.h"
 #include "primitives/math/vec_math.h"
+#include "primitives/rnn/rnn_step.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 
