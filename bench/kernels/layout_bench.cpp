@@ -43,12 +43,8 @@
 #include <vector>
 
 #include "kernels/kernel.h"
-#include "primitives/isa/dispatch.h"
+#include "primitives/conv/blocked.h"  // the reorders, called at their AVX2 level
 #include "spindle/tensor.h"
-
-// The reorders of src/primitives/conv/blocked.isa.cpp (called at their AVX2 level).
-SPINDLE_ISA_DECLARE(void, blocked_pack8, (const float* x, int64_t P, float* y));
-SPINDLE_ISA_DECLARE(void, blocked_unpack8, (const float* y, int64_t P, float* x));
 
 namespace {
 
