@@ -10,10 +10,12 @@
 #   0 public     include/spindle/  and src/common/ (the value types behind it)
 #   1 threading  src/threading/    topology, pools, spinning, env variables
 #   2 io         src/io/           tensor files: .npy, onnx TensorProto .pb
-#   3 kernels    src/kernels/      operators, their registry and schemas
-#   4 graph      src/graph/        loader, graph IR, optimizer
-#   5 exec       src/exec/         executors, frames, memory plan
-#   6 session    src/session/      InferenceSession, options
+#   3 primitives src/primitives/   compute on raw buffers: GEMM, convolution
+#                                  and recurrent loops, per-ISA dispatch
+#   4 kernels    src/kernels/      operators, their registry and schemas
+#   5 graph      src/graph/        loader, graph IR, optimizer
+#   6 exec       src/exec/         executors, frames, memory plan
+#   7 session    src/session/      InferenceSession, options
 # Outside src/:
 #   tools/, bindings/, examples/  the public API only (include/spindle/*.h);
 #   tests/, fuzz/, bench/         anything: they test and measure layers
@@ -35,10 +37,11 @@ rank_of() {
     spindle | common) echo 0 ;;
     threading) echo 1 ;;
     io) echo 2 ;;
-    kernels) echo 3 ;;
-    graph) echo 4 ;;
-    exec) echo 5 ;;
-    session) echo 6 ;;
+    primitives) echo 3 ;;
+    kernels) echo 4 ;;
+    graph) echo 5 ;;
+    exec) echo 6 ;;
+    session) echo 7 ;;
     *) echo "" ;;
   esac
 }

@@ -1,5 +1,5 @@
 // gemm_bench.cpp — single-thread SGEMM throughput: spindle's packed SGEMM
-// (src/kernels/nn/sgemm.h, active ISA level; SPINDLE_ISA caps it) with the
+// (src/primitives/gemm/sgemm.h, active ISA level; SPINDLE_ISA caps it) with the
 // weights pre-packed as a session does, with nothing pre-packed, and serial
 // BLIS (cblas_sgemm), on the GEMM shapes of CNN layers and FC layers.
 // Counter GFLOPS = 2 M N K / time. Shapes: M x N x K with C = A (M x K,
@@ -19,7 +19,7 @@
 #include <random>
 #include <vector>
 
-#include "kernels/nn/sgemm.h"
+#include "primitives/gemm/sgemm.h"
 
 namespace {
 

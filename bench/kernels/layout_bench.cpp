@@ -43,12 +43,8 @@
 #include <vector>
 
 #include "kernels/kernel.h"
-#include "kernels/isa/dispatch.h"
+#include "primitives/conv/blocked.h"  // the reorders, called at their AVX2 level
 #include "spindle/tensor.h"
-
-// The reorders of src/kernels/nn/blocked.isa.cpp (called at their AVX2 level).
-SPINDLE_ISA_DECLARE(void, blocked_pack8, (const float* x, int64_t P, float* y));
-SPINDLE_ISA_DECLARE(void, blocked_unpack8, (const float* y, int64_t P, float* x));
 
 namespace {
 
@@ -196,7 +192,7 @@ class Floats {
 
 // ---------------------------------------------------------------- reorders
 //
-// The product's per-ISA loops (src/kernels/nn/blocked.isa.cpp), AVX2 level.
+// The product's per-ISA loops (src/primitives/conv/blocked.isa.cpp), AVX2 level.
 
 // x [C][P] -> y [C/8][P][8] (C a multiple of 8).
 void to_nchwc(const float* x, int64_t C, int64_t P, float* y) {

@@ -1,4 +1,4 @@
-# isa_symbols_test.cmake — checks the rule of src/kernels/isa/dispatch.h on
+# isa_symbols_test.cmake — checks the rule of src/primitives/isa/dispatch.h on
 # the compiled per-ISA objects: every weak (W/V), unique (u) or common
 # symbol defined by a spindle_isa_<LEVEL> object must belong to that level,
 # i.e. its name must contain the namespace spindle::kernels::<LEVEL>::.
@@ -49,6 +49,6 @@ if(bad)
   string(REPLACE ";" "\n" bad "${bad}")
   message(FATAL_ERROR "${n} symbol(s) of the ${LEVEL} objects could be shared with other levels "
                       "(weak/unique, outside namespace spindle::kernels::${LEVEL}); the linker may keep "
-                      "this level's copy for every caller (src/kernels/isa/dispatch.h):\n${bad}")
+                      "this level's copy for every caller (src/primitives/isa/dispatch.h):\n${bad}")
 endif()
 message(STATUS "${LEVEL}: ${strong} functions, no weak symbol outside spindle::kernels::${LEVEL}")

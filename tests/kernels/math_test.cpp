@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "kernel_errors.h"
 #include "kernels/kernel.h"
 #include "kernels/math/activation.h"
 #include "kernels/math/binary_isa.h"
-#include "kernels/math/vec_math.h"
-#include "kernel_errors.h"
 #include "onnx_node_runner.h"
+#include "primitives/math/vec_math.h"
 
 namespace spindle {
 namespace {
@@ -599,24 +599,24 @@ kernels::NodeInfo act_node(const std::string& kind, std::vector<float> params) {
 
 TEST(Activation, FromAttrsReadsKindAndParams) {
   using A = kernels::Activation;
-  EXPECT_EQ(A::from_attrs(act_node("", {})).kind, A::kNone);
-  auto lr = A::from_attrs(act_node("LeakyRelu", {0.2f}));
+  EXPECT_EQ(kernels::activation_from_attrs(act_node("", {})).kind, A::kNone);
+  auto lr = kernels::activation_from_attrs(act_node("LeakyRelu", {0.2f}));
   EXPECT_EQ(lr.kind, A::kLeakyRelu);
   EXPECT_EQ(lr.a, 0.2f);
-  EXPECT_EQ(A::from_attrs(act_node("LeakyRelu", {})).a, 0.01f);
-  auto clip = A::from_attrs(act_node("Clip", {0.0f, 6.0f}));
+  EXPECT_EQ(kernels::activation_from_attrs(act_node("LeakyRelu", {})).a, 0.01f);
+  auto clip = kernels::activation_from_attrs(act_node("Clip", {0.0f, 6.0f}));
   EXPECT_EQ(clip.kind, A::kClip);
   EXPECT_EQ(clip.a, 0.0f);
   EXPECT_EQ(clip.b, 6.0f);
-  auto hs = A::from_attrs(act_node("HardSigmoid", {}));
+  auto hs = kernels::activation_from_attrs(act_node("HardSigmoid", {}));
   EXPECT_EQ(hs.kind, A::kHardSigmoid);
   EXPECT_EQ(hs.a, 0.2f);
   EXPECT_EQ(hs.b, 0.5f);
-  EXPECT_EQ(A::from_attrs(act_node("Relu", {})).kind, A::kRelu);
-  EXPECT_EQ(A::from_attrs(act_node("Sigmoid", {})).kind, A::kSigmoid);
-  EXPECT_EQ(A::from_attrs(act_node("HardSwish", {})).kind, A::kHardSwish);
-  EXPECT_EQ(A::from_attrs(act_node("Tanh", {})).kind, A::kTanh);
-  const std::string msg = error_of([] { A::from_attrs(act_node("Swish", {})); });
+  EXPECT_EQ(kernels::activation_from_attrs(act_node("Relu", {})).kind, A::kRelu);
+  EXPECT_EQ(kernels::activation_from_attrs(act_node("Sigmoid", {})).kind, A::kSigmoid);
+  EXPECT_EQ(kernels::activation_from_attrs(act_node("HardSwish", {})).kind, A::kHardSwish);
+  EXPECT_EQ(kernels::activation_from_attrs(act_node("Tanh", {})).kind, A::kTanh);
+  const std::string msg = error_of([] { kernels::activation_from_attrs(act_node("Swish", {})); });
   EXPECT_THAT(msg, HasSubstr("Conv"));
   EXPECT_THAT(msg, HasSubstr("Swish"));
 }
@@ -633,7 +633,7 @@ class ActivationApply : public ::testing::TestWithParam<ActCase> {};
 
 TEST_P(ActivationApply, MatchesScalarReference) {
   const ActCase& c = GetParam();
-  const auto act = kernels::Activation::from_attrs(act_node(c.kind, c.params));
+  const auto act = kernels::activation_from_attrs(act_node(c.kind, c.params));
   // Odd length so vector bodies and tails are both exercised; includes the
   // kink points of the piecewise functions.
   auto v = random_floats(1003, 7, -8.0f, 8.0f);

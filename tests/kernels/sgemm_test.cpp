@@ -1,4 +1,4 @@
-// sgemm_test.cpp — spindle's packed SGEMM (src/kernels/nn/sgemm.h): results
+// sgemm_test.cpp — spindle's packed SGEMM (src/primitives/gemm/sgemm.h): results
 // against a double-precision reference over ragged shapes, transposes and
 // alpha / beta; pre-packed operands, bias and activation epilogues equal to
 // the plain path bit for bit; Conv / Gemm / MatMul with constant weights
@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "kernels/kernel.h"
-#include "kernels/nn/sgemm.h"
-#include "kernels/nn/sgemm_isa.h"
+#include "primitives/gemm/sgemm.h"
+#include "primitives/gemm/sgemm_isa.h"
 #include "spindle/cpu.h"
 #include "spindle/thread_pool.h"
 

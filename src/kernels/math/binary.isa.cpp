@@ -1,6 +1,6 @@
 // binary.isa.cpp — float32 Add, Sub, Mul, Div, Min, Max over one inner run
 // of the broadcasting engine, compiled once per ISA level
-// (src/kernels/isa/dispatch.h; binary_isa.h says what each argument means).
+// (src/primitives/isa/dispatch.h; binary_isa.h says what each argument means).
 //
 // Plain loops that the compiler vectorizes at the level's width; a stride-0
 // operand is loaded once. Min / Max propagate NaN like binary.cpp's generic

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "kernels/isa/dispatch.h"
+#include "primitives/isa/dispatch.h"
 
 namespace spindle::kernels::math {
 

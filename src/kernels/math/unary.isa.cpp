@@ -1,5 +1,5 @@
 // unary.isa.cpp — the float32 / float64 unary ops of unary.cpp over one
-// contiguous chunk, compiled once per ISA level (src/kernels/isa/dispatch.h).
+// contiguous chunk, compiled once per ISA level (src/primitives/isa/dispatch.h).
 //
 // Each op is a plain loop the compiler vectorizes at the level's width.
 // Exp, Sigmoid, Tanh, Erf (and Elu, Selu, Celu, Gelu built on them) use the
@@ -8,10 +8,10 @@
 // Floor / Ceil are built on nearbyint (exact for every value).
 #include <type_traits>
 
-#include "kernels/math/gelu.h"
 #include "kernels/math/unary_isa.h"
-#include "kernels/math/vec_exp.h"
-#include "kernels/math/vec_math.h"
+#include "primitives/math/gelu.h"
+#include "primitives/math/vec_exp.h"
+#include "primitives/math/vec_math.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "kernels/isa/dispatch.h"
+#include "primitives/isa/dispatch.h"
 
 namespace spindle::kernels::math {
 

@@ -29,8 +29,8 @@
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/nn_util.h"
-#include "kernels/nn/sgemm.h"
-#include "kernels/reduce/softmax_isa.h"
+#include "primitives/gemm/sgemm.h"
+#include "primitives/softmax/softmax_isa.h"
 
 namespace spindle::kernels::nn {
 

@@ -108,29 +108,10 @@
 
 #include <fmt/ranges.h>
 
-#include "kernels/isa/dispatch.h"
 #include "kernels/nn/activation.h"
 #include "kernels/nn/nn_util.h"
-
-// The per-ISA loops (blocked.isa.cpp).
-SPINDLE_ISA_DECLARE(void, blocked_pack8, (const float* x, int64_t P, float* y));
-SPINDLE_ISA_DECLARE(void, blocked_unpack8, (const float* y, int64_t P, float* x));
-SPINDLE_ISA_DECLARE(void, blocked_gap8, (const float* x, int64_t P, float* out));
-SPINDLE_ISA_DECLARE(void, blocked_dw_band,
-                    (const float* x, int64_t H, int64_t W, const float* wk, int64_t KH, int64_t KW, int64_t sh,
-                     int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, const float* bias, float* y,
-                     int64_t OW, int64_t oh0, int64_t oh1));
-SPINDLE_ISA_DECLARE(void, blocked_gc_band,
-                    (const float* x, int64_t H, int64_t W, int64_t Cg, const float* wk, int64_t KH, int64_t KW,
-                     int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, const float* bias,
-                     float* y, int64_t OW, int64_t oh0, int64_t oh1));
-SPINDLE_ISA_DECLARE(void, blocked_nchw_band,
-                    (const float* x, int64_t C, int64_t H, int64_t W, const float* wg, int mb, int64_t KH, int64_t KW,
-                     int64_t sh, int64_t sw, int64_t pt, int64_t pl, const float* bias, float* y, int64_t ys,
-                     int64_t OW, int64_t oh0, int64_t oh1));
-SPINDLE_ISA_DECLARE(void, blocked_pw_block,
-                    (const float* x, int64_t xs, int64_t cin, int64_t kc, const float* w, int mb, const float* bias,
-                     float* y, int64_t ys, int64_t p0, int64_t p1, const float* w_next, int mb_next));
+#include "primitives/conv/blocked.h"
+#include "primitives/isa/dispatch.h"
 
 namespace spindle::kernels::nn {
 
@@ -234,7 +215,7 @@ struct BlockedWeights {
 class BlockedConvKernel final : public OpKernel {
  public:
   explicit BlockedConvKernel(const NodeInfo& node)
-      : group_(node.attrs.get_int("group", 1)), act_(Activation::from_attrs(node)) {
+      : group_(node.attrs.get_int("group", 1)), act_(activation_from_attrs(node)) {
     if (group_ <= 0) fail(node, fmt::format("attribute group is {}, expected >= 1", group_));
     const std::string auto_pad = node.attrs.get_string("auto_pad", "NOTSET");
     if (auto_pad != "NOTSET")
@@ -725,9 +706,10 @@ class BlockedConvKernel final : public OpKernel {
                      const int64_t band = i % nbands, nc = i / nbands, n = nc / Cb, cb = nc % Cb;
                      const int64_t oh0 = band * band_rows, oh1 = std::min(OH, oh0 + band_rows);
                      float* yb = r.y + nc * out_plane;
-                     band_fn(r.x + nc * in_plane, r.H, r.W, r.w + n * r.w_stride + cb * T * kBlock, p.KH, p.KW,
-                             strides_[0], strides_[1], pads_[0], pads_[1], pads_[2], pads_[3], r.bias + cb * kBlock,
-                             yb, OW, oh0, oh1);
+                     band_fn({.x = r.x + nc * in_plane, .H = r.H, .W = r.W,
+                              .wk = r.w + n * r.w_stride + cb * T * kBlock, .KH = p.KH, .KW = p.KW, .sh = strides_[0],
+                              .sw = strides_[1], .pt = pads_[0], .pl = pads_[1], .pb = pads_[2], .pr = pads_[3],
+                              .bias = r.bias + cb * kBlock, .y = yb, .OW = OW, .oh0 = oh0, .oh1 = oh1});
                      epilogue(r, yb + oh0 * OW * kBlock, (oh1 - oh0) * OW * kBlock);
                    }
                  });
@@ -752,9 +734,10 @@ class BlockedConvKernel final : public OpKernel {
                      const int64_t g = ob * kBlock / p.Mg;
                      const int64_t oh0 = band * band_rows, oh1 = std::min(OH, oh0 + band_rows);
                      float* yb = r.y + nb * out_plane;
-                     band_fn(r.x + (n * Cb + g * (p.Cg / kBlock)) * in_plane, r.H, r.W, p.Cg,
-                             r.w + n * r.w_stride + ob * red * kBlock, p.KH, p.KW, strides_[0], strides_[1], pads_[0],
-                             pads_[1], pads_[2], pads_[3], r.bias + ob * kBlock, yb, OW, oh0, oh1);
+                     band_fn({.x = r.x + (n * Cb + g * (p.Cg / kBlock)) * in_plane, .H = r.H, .W = r.W, .Cg = p.Cg,
+                              .wk = r.w + n * r.w_stride + ob * red * kBlock, .KH = p.KH, .KW = p.KW, .sh = strides_[0],
+                              .sw = strides_[1], .pt = pads_[0], .pl = pads_[1], .pb = pads_[2], .pr = pads_[3],
+                              .bias = r.bias + ob * kBlock, .y = yb, .OW = OW, .oh0 = oh0, .oh1 = oh1});
                      epilogue(r, yb + oh0 * OW * kBlock, (oh1 - oh0) * OW * kBlock);
                    }
                  });
@@ -794,9 +777,10 @@ class BlockedConvKernel final : public OpKernel {
                      // The next item's group (same pixels) is asked for ahead.
                      const bool next = g + 1 < groups;
                      const float* wn = next ? r.w + n * r.w_stride + p.off[static_cast<size_t>(g + 1)] : nullptr;
-                     block_fn(r.x + n * (cin / kBlock) * P * kBlock, P * kBlock, cin, kc,
-                              r.w + n * r.w_stride + p.off[static_cast<size_t>(g)], mb, r.bias + ob * kBlock, yg,
-                              P * kBlock, p0, p1, wn, next ? p.mb[static_cast<size_t>(g + 1)] : 0);
+                     block_fn({.x = r.x + n * (cin / kBlock) * P * kBlock, .xs = P * kBlock, .cin = cin, .kc = kc,
+                               .w = r.w + n * r.w_stride + p.off[static_cast<size_t>(g)], .mb = mb,
+                               .bias = r.bias + ob * kBlock, .y = yg, .ys = P * kBlock, .p0 = p0, .p1 = p1,
+                               .w_next = wn, .mb_next = next ? p.mb[static_cast<size_t>(g + 1)] : 0});
                      for (int m = 0; m < mb; ++m) epilogue(r, yg + (m * P + p0) * kBlock, (p1 - p0) * kBlock);
                    }
                  });
@@ -826,9 +810,11 @@ class BlockedConvKernel final : public OpKernel {
                      const int64_t ob = p.ob[static_cast<size_t>(g)];
                      const int64_t oh0 = band * band_rows, oh1 = std::min(OH, oh0 + band_rows);
                      float* yg = r.y + (n * OCb + ob) * out_plane;
-                     band_fn(r.x + n * in_image, p.C, r.H, r.W, r.w + p.off[static_cast<size_t>(g)], mb, p.KH, p.KW,
-                             strides_[0], strides_[1], pads_[0], pads_[1], r.bias + ob * kBlock, yg, out_plane, OW,
-                             oh0, oh1);
+                     band_fn({.x = r.x + n * in_image, .C = p.C, .H = r.H, .W = r.W,
+                              .wg = r.w + p.off[static_cast<size_t>(g)], .mb = mb, .KH = p.KH, .KW = p.KW,
+                              .sh = strides_[0], .sw = strides_[1], .pt = pads_[0], .pl = pads_[1],
+                              .bias = r.bias + ob * kBlock, .y = yg, .ys = out_plane, .OW = OW, .oh0 = oh0,
+                              .oh1 = oh1});
                      for (int m = 0; m < mb; ++m)
                        epilogue(r, yg + m * out_plane + oh0 * OW * kBlock, (oh1 - oh0) * OW * kBlock);
                    }

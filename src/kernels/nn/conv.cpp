@@ -62,38 +62,13 @@
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/activation.h"
-#include "kernels/nn/depthwise.h"
 #include "kernels/nn/nn_util.h"
-#include "kernels/nn/sgemm.h"
-#include "kernels/isa/dispatch.h"
-
-// out[f] = bias + sum_t wk[t] * taps[t][f], f < n (depthwise.isa.cpp).
-SPINDLE_ISA_DECLARE(void, depthwise_flat,
-                    (const float* const* taps, int nt, const float* wk, float bias, float* out, int64_t n));
-// The direct 1-D convolution of short sequences (conv1d.isa.cpp).
-SPINDLE_ISA_DECLARE(int64_t, conv1d_block_rows, ());
-SPINDLE_ISA_DECLARE(int64_t, conv1d_slack, ());
-SPINDLE_ISA_DECLARE(void, conv1d_pack, (const float* w, int64_t M, int64_t CK, float* out));
-SPINDLE_ISA_DECLARE(void, conv1d_block, (const float* xp, int64_t ldx, int64_t C, int64_t k, int64_t dil,
-                                         const float* wp, const float* bias, int64_t rows, float* y, int64_t ldy,
-                                         int64_t P));
-
-// Direct convolution of narrow groups (grouped.isa.cpp).
-SPINDLE_ISA_DECLARE(int64_t, grouped8_max_rows, ());
-SPINDLE_ISA_DECLARE(void, grouped8_rows,
-                    (const float* xp, int64_t cstride, int64_t WP, int64_t Cg, int64_t KH, int64_t KW, int64_t sh,
-                     int64_t sw, int64_t dh, int64_t dw, int64_t rows, int64_t OW, const float* wp, const float* bias,
-                     float* y, int64_t ystride, int64_t ldy));
-// Winograd F(4x4, 3x3) transforms (winograd.isa.cpp).
-SPINDLE_ISA_DECLARE(int64_t, winograd_input_work, (int64_t TR, int64_t TW));
-SPINDLE_ISA_DECLARE(void, winograd_input_plane,
-                    (const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t ty0, int64_t ty1, int64_t TW,
-                     float* v, int64_t xi_stride, int64_t nr, int64_t kp, float* work));
-SPINDLE_ISA_DECLARE(int64_t, winograd_output_work, (int64_t TW));
-SPINDLE_ISA_DECLARE(void, winograd_output_plane,
-                    (const float* o, int64_t xi_stride, int64_t TR, int64_t TW, float bias, float* y, int64_t rows,
-                     int64_t OW, float* work));
-SPINDLE_ISA_DECLARE(void, winograd_weights, (const float* w, int64_t M, int64_t C, float* u));
+#include "primitives/conv/conv1d.h"
+#include "primitives/conv/depthwise.h"
+#include "primitives/conv/grouped.h"
+#include "primitives/conv/winograd.h"
+#include "primitives/gemm/sgemm.h"
+#include "primitives/isa/dispatch.h"
 
 namespace spindle::kernels::nn {
 
@@ -478,7 +453,7 @@ class ConvKernel final : public OpKernel {
   explicit ConvKernel(const NodeInfo& node)
       : attrs_(WindowAttrs::parse(node, true, false)),
         group_(node.attrs.get_int("group", 1)),
-        act_(Activation::from_attrs(node)) {
+        act_(activation_from_attrs(node)) {
     if (group_ <= 0) fail(node, fmt::format("attribute group is {}, expected >= 1", group_));
     if (const Tensor* w = node.const_input(1)) {
       require_float(node, *w, "W");
@@ -1010,8 +985,9 @@ class ConvKernel final : public OpKernel {
                      const int64_t n = i / blocks_per_n, b = i % blocks_per_n, m0 = b * R;
                      const int64_t rows = std::min(R, M - m0);
                      float* yb = y + (n * M + m0) * P;
-                     block_fn(xp + n * C * ldx, ldx, C, k, dil, direct_w_.data() + b * R * CK, bias ? bias + m0 : nullptr,
-                              rows, yb, P, P);
+                     block_fn({.xp = xp + n * C * ldx, .ldx = ldx, .C = C, .k = k, .dil = dil,
+                               .wp = direct_w_.data() + b * R * CK, .bias = bias ? bias + m0 : nullptr, .rows = rows,
+                               .y = yb, .ldy = P, .P = P});
                      if (!ep.empty()) ep.run(yb, rows * P);
                    }
                  });
@@ -1059,9 +1035,10 @@ class ConvKernel final : public OpKernel {
                      for (int64_t mb = 0; mb < Mg / 8; ++mb) {
                        const int64_t m0 = g * Mg + mb * 8;
                        float* ym = y + (n * M + m0) * P + oh0 * OW;
-                       rows_fn(planes, cstride, WP, Cg, KH, KW, sh, sw, dh, dw, band, OW,
-                               grouped_w_.data() + (g * (Mg / 8) + mb) * Cg * KH * KW * 8, bias ? bias + m0 : nullptr,
-                               ym, P, OW);
+                       rows_fn({.xp = planes, .cstride = cstride, .WP = WP, .Cg = Cg, .KH = KH, .KW = KW, .sh = sh,
+                                .sw = sw, .dh = dh, .dw = dw, .rows = band, .OW = OW,
+                                .wp = grouped_w_.data() + (g * (Mg / 8) + mb) * Cg * KH * KW * 8,
+                                .bias = bias ? bias + m0 : nullptr, .y = ym, .ystride = P, .ldy = OW});
                        if (!ep.empty())
                          for (int64_t l = 0; l < 8; ++l) ep.run(ym + l * P, band * OW);
                      }
@@ -1222,7 +1199,8 @@ class ConvKernel final : public OpKernel {
       const int64_t oy0 = 4 * ty0, oy1 = std::min(OH, 4 * ty1);
       for (int64_t m = 0; m < mm; ++m) {
         float* ym = y + (n * M + m0 + m) * P;
-        output_fn(o + m * tb, os, ty1 - ty0, TW, bias ? bias[m0 + m] : 0.0f, ym + oy0 * OW, oy1 - oy0, OW, work);
+        output_fn({.o = o + m * tb, .xi_stride = os, .TR = ty1 - ty0, .TW = TW, .bias = bias ? bias[m0 + m] : 0.0f,
+                   .y = ym + oy0 * OW, .rows = oy1 - oy0, .OW = OW, .work = work});
         if (!ep.empty()) ep.run(ym + oy0 * OW, (oy1 - oy0) * OW);
       }
     };
@@ -1245,8 +1223,9 @@ class ConvKernel final : public OpKernel {
                        float* vb = scratch_floats(1, static_cast<size_t>(36 * xi_stride));
                        float* work = scratch_floats(0, static_cast<size_t>(input_work_fn(ty1 - ty0, TW)));
                        for (int64_t c = 0; c < C; ++c)
-                         input_fn(x + (n * C + c) * H * W, H, W, w.pb[1], w.pb[2], ty0, ty1, TW, vb + c * NR,
-                                  xi_stride, NR, kp, work);
+                         input_fn({.x = x + (n * C + c) * H * W, .H = H, .W = W, .pt = w.pb[1], .pl = w.pb[2],
+                                   .ty0 = ty0, .ty1 = ty1, .TW = TW, .v = vb + c * NR, .xi_stride = xi_stride, .nr = NR,
+                                   .kp = kp, .work = work});
                        for (int64_t m0 = 0; m0 < M; m0 += mt)
                          gemms_and_output(n, ty0, ty1, m0, std::min(M, m0 + mt) - m0, vb, xi_stride);
                      }
@@ -1269,8 +1248,9 @@ class ConvKernel final : public OpKernel {
                      float* work = scratch_floats(0, static_cast<size_t>(input_work_fn(TH, TW)));
                      for (int64_t i = i0; i < i1; ++i) {
                        const int64_t n = i / C, c = i % C;
-                       input_fn(x + ((n0 + n) * C + c) * H * W, H, W, w.pb[1], w.pb[2], 0, TH, TW,
-                                v + n * image_v + c * NR, xi_stride, NR, kp, work);
+                       input_fn({.x = x + ((n0 + n) * C + c) * H * W, .H = H, .W = W, .pt = w.pb[1], .pl = w.pb[2],
+                                 .ty0 = 0, .ty1 = TH, .TW = TW, .v = v + n * image_v + c * NR, .xi_stride = xi_stride,
+                                 .nr = NR, .kp = kp, .work = work});
                      }
                    });
       // With several threads, at least kWinogradMinItems blocks where the

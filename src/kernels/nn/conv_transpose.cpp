@@ -59,7 +59,7 @@ class ConvTransposeKernel final : public OpKernel {
         group_(node.attrs.get_int("group", 1)),
         output_padding_(node.attrs.get_ints("output_padding", {})),
         output_shape_(node.attrs.get_ints("output_shape", {})),
-        act_(Activation::from_attrs(node)) {
+        act_(activation_from_attrs(node)) {
     if (group_ <= 0) fail(node, fmt::format("attribute group is {}, expected >= 1", group_));
     if (const Tensor* w = node.const_input(1)) {
       require_float(node, *w, "W");

@@ -19,7 +19,7 @@
 #include "kernels/broadcast.h"
 #include "kernels/nn/activation.h"
 #include "kernels/nn/nn_util.h"
-#include "kernels/nn/sgemm.h"
+#include "primitives/gemm/sgemm.h"
 
 namespace spindle::kernels::nn {
 
@@ -80,7 +80,7 @@ void add_bias_rows(float* c, int64_t ldc, int64_t m, int64_t n, const float* bia
 
 class MatMulKernel final : public OpKernel {
  public:
-  explicit MatMulKernel(const NodeInfo& node) : act_(Activation::from_attrs(node)) {
+  explicit MatMulKernel(const NodeInfo& node) : act_(activation_from_attrs(node)) {
     // A constant float B without batch dims (or with batch dims of 1).
     const Tensor* b = node.const_input(1);
     if (node.prepack && b && b->dtype() == DataType::kFloat32 && b->rank() >= 2 && b->numel() > 0 &&
@@ -193,7 +193,7 @@ class GemmKernel final : public OpKernel {
         beta_(node.attrs.get_float("beta", 1.0f)),
         trans_a_(node.attrs.get_int("transA", 0) != 0),
         trans_b_(node.attrs.get_int("transB", 0) != 0),
-        act_(Activation::from_attrs(node)) {
+        act_(activation_from_attrs(node)) {
     const Tensor* b = node.const_input(1);
     if (node.prepack && b && b->dtype() == DataType::kFloat32 && b->rank() == 2 && b->numel() > 0) {
       packed_b_ = PackedMatrix::pack_b(trans_b_, trans_b_ ? b->dim(0) : b->dim(1), trans_b_ ? b->dim(1) : b->dim(0),

@@ -1,6 +1,6 @@
 // nn_util.cpp — shared geometry, blocking and scratch helpers (see nn_util.h).
 #include "kernels/nn/nn_util.h"
-#include "kernels/nn/sgemm.h"
+#include "primitives/gemm/sgemm.h"
 
 #include <cblas.h>
 
@@ -12,17 +12,6 @@
 namespace spindle::kernels::nn {
 
 namespace {
-
-struct FreeDeleter {
-  void operator()(float* p) const { std::free(p); }
-};
-
-struct ScratchSlot {
-  std::unique_ptr<float, FreeDeleter> data;
-  size_t capacity = 0;
-};
-
-constexpr int kScratchSlots = 7;
 
 // Work (in multiply-adds) a parallel_for block should at least hold so that
 // the dispatch cost (a few microseconds) stays small; ~64K FMAs is ~10 us of
@@ -38,9 +27,6 @@ constexpr double kMinBlockWork = 65536.0;
 // is its share of im2col / B packing only.
 constexpr double kBlockWork = 2.0 * 1024 * 1024;
 
-// Largest per-thread scratch buffer (scratch_floats).
-constexpr size_t kMaxScratchBytes = size_t{1} << 30;
-
 // Multiply-adds per cycle of the packed GEMM kernels on one core (two FMA
 // pipes of 8 floats; Zen 4 runs AVX-512 at the same rate).
 constexpr double kFmaPerCycle = 16.0;
@@ -50,28 +36,6 @@ constexpr double kFmaPerCycle = 16.0;
 double gemm_work(int64_t m, int64_t n, int64_t k) { return cycles_of(1, gemm_cost(m, n, k)) * kFmaPerCycle; }
 
 }  // namespace
-
-float* scratch_floats(int slot, size_t n) {
-  thread_local ScratchSlot slots[kScratchSlots];
-  ScratchSlot& s = slots[slot];
-  // Scratch sizes follow the model's shapes and attributes: a dilation of
-  // 2^40 on a small plane asked for 2^47 floats of phase planes (fuzz_graph).
-  // Legitimate scratch is tiles and bands of MBs (docs/gemm.md).
-  if (n > kMaxScratchBytes / sizeof(float))
-    throw Error(StatusCode::kResourceExhausted,
-                fmt::format("a kernel needs {} floats of scratch, more than the {} bytes scratch may take (the "
-                            "model's shapes, strides or dilations are too large)",
-                            n, kMaxScratchBytes));
-  if (n > s.capacity) {
-    const size_t cap = std::max<size_t>(n + n / 4, 1024);
-    const size_t bytes = (cap * sizeof(float) + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-    float* p = static_cast<float*>(std::aligned_alloc(kTensorAlignment, bytes));
-    if (!p) throw Error(StatusCode::kRuntimeError, fmt::format("cannot allocate {} bytes of scratch", bytes));
-    s.data.reset(p);
-    s.capacity = cap;
-  }
-  return s.data.get();
-}
 
 AutoPad parse_auto_pad(const NodeInfo& node) {
   const std::string v = node.attrs.get_string("auto_pad", "NOTSET");

@@ -99,7 +99,7 @@ class BatchNormKernel final : public OpKernel {
         spatial_(node.opset < 9 ? node.attrs.get_int("spatial", 1) != 0 : true),
         training_(node.opset >= 14 && node.attrs.get_int("training_mode", 0) != 0),
         momentum_(node.attrs.get_float("momentum", 0.9f)),
-        act_(Activation::from_attrs(node)) {
+        act_(activation_from_attrs(node)) {
     if (training_ && node.num_outputs > 3)
       fail(node, fmt::format("{} outputs, expected at most 3 (Y, running_mean, running_var)", node.num_outputs));
     if (!training_ && node.num_outputs > 1)

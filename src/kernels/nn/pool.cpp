@@ -26,13 +26,10 @@
 #include <limits>
 #include <type_traits>
 
-#include "kernels/isa/dispatch.h"
 #include "kernels/nn/nn_util.h"
 #include "kernels/op_schema.h"
-
-// One output row of the float 2-D MaxPool / AveragePool fast path (pool_row.isa.cpp).
-SPINDLE_ISA_DECLARE(void, pool_row, (float* y, const float* x, int64_t W, int64_t r0, int64_t r1, int64_t c0,
-                                     int64_t c1, int64_t KW, int64_t sw, int64_t pl, float divisor));
+#include "primitives/isa/dispatch.h"
+#include "primitives/pool/pool_row.h"
 
 namespace spindle::kernels::nn {
 
@@ -187,7 +184,9 @@ class PoolKernel final : public OpKernel {
       // The divisor of an average: taps inside the input, or inside the
       // padded input with count_include_pad (0: maximum).
       const int64_t rows = a_.count_include_pad ? t[1].pad_count[b] : r1 - r0;
-      if (c0 < c1) row_fn(y, x, W, r0, r1, c0, c1, KW, sw, pl, avg ? static_cast<float>(rows * KW) : 0.0f);
+      if (c0 < c1)
+        row_fn({.y = y, .x = x, .W = W, .r0 = r0, .r1 = r1, .c0 = c0, .c1 = c1, .KW = KW, .sw = sw, .pl = pl,
+                .divisor = avg ? static_cast<float>(rows * KW) : 0.0f});
       for (int64_t ow = 0; ow < OW; ++ow) {
         if (ow == c0) ow = c1;
         if (ow >= OW) break;

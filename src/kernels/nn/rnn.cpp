@@ -27,27 +27,11 @@
 #include <cmath>
 #include <memory>
 
-#include "kernels/isa/dispatch.h"
-#include "kernels/math/vec_math.h"
 #include "kernels/nn/nn_util.h"
-#include "kernels/nn/sgemm.h"
-
-SPINDLE_ISA_DECLARE(int64_t, rnn_panel_rows, ());
-SPINDLE_ISA_DECLARE(int64_t, rnn_packed_size, (int64_t rows, int64_t len));
-SPINDLE_ISA_DECLARE(void, rnn_pack, (const float* r, int64_t rows, int64_t len, float* out));
-SPINDLE_ISA_DECLARE(void, rnn_matvec_packed, (const float* packed, int64_t rows, int64_t len, const float* x,
-                                              float* out, bool backward));
-SPINDLE_ISA_DECLARE(void, lstm_step, (const float* xg, const float* hg, int64_t H, const float* peep, float clip,
-                                      bool input_forget, float* c, float* h));
-SPINDLE_ISA_DECLARE(void, gru_lbr_step, (const float* xg, const float* hg, const float* rbh, int64_t H, float clip,
-                                         float* h));
-SPINDLE_ISA_DECLARE(void, gru_zr_step, (const float* xg, const float* hg, const float* h, int64_t H, float clip,
-                                        float* z, float* rh));
-SPINDLE_ISA_DECLARE(void, gru_h_step, (const float* xh, const float* rhr, const float* rbh, const float* z, int64_t H,
-                                       float clip, float* h));
-SPINDLE_ISA_DECLARE(void, rnn_tanh_step, (const float* xg, const float* hg, int64_t H, float clip, float* h));
-SPINDLE_ISA_DECLARE(void, sigmoid_inplace, (float* v, int64_t n));
-SPINDLE_ISA_DECLARE(void, tanh_inplace, (float* v, int64_t n));
+#include "primitives/gemm/sgemm.h"
+#include "primitives/isa/dispatch.h"
+#include "primitives/math/vec_math.h"
+#include "primitives/rnn/rnn_step.h"
 
 namespace spindle::kernels::nn {
 

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "kernels/math/elementwise.h"
-#include "kernels/math/vec_math.h"
 #include "kernels/op_schema.h"
 #include "kernels/reduce/reduce_ops.h"
+#include "primitives/math/vec_math.h"
 
 namespace spindle::kernels::reduce {
 namespace {

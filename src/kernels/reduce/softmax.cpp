@@ -18,7 +18,7 @@
 
 #include "kernels/math/elementwise.h"
 #include "kernels/reduce/reduce_ops.h"
-#include "kernels/reduce/softmax_isa.h"
+#include "primitives/softmax/softmax_isa.h"
 
 namespace spindle::kernels::reduce {
 namespace {

@@ -17,7 +17,7 @@
 
 #include <cstdint>
 
-#include "kernels/isa/dispatch.h"
+#include "primitives/isa/dispatch.h"
 
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)) || defined(__SSE2__)
 #include <immintrin.h>

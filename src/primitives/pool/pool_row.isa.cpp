@@ -1,6 +1,6 @@
 // pool_row.isa.cpp — one output row of a float 2-D MaxPool or AveragePool
 // (pool.cpp's fast path), compiled once per ISA level
-// (src/kernels/isa/dispatch.h).
+// (src/primitives/isa/dispatch.h).
 //
 // pool_row: y[ow] for ow in [c0, c1) combines the taps over input rows
 // [r0, r1) of the plane x (row length W) and, within each row, the KW taps
@@ -30,7 +30,8 @@
 #include <emmintrin.h>
 #endif
 
-#include "kernels/isa/dispatch.h"
+#include "primitives/isa/dispatch.h"
+#include "primitives/pool/pool_row.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 
@@ -164,8 +165,18 @@ void row_vec(float* y, const float* x, int64_t W, int64_t r0, int64_t r1, int64_
 
 }  // namespace
 
-void pool_row(float* y, const float* x, int64_t W, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t KW,
-              int64_t sw, int64_t pl, float divisor) {
+void pool_row(const ::spindle::kernels::PoolRow& args) {
+  float* y = args.y;
+  const float* x = args.x;
+  int64_t W = args.W;
+  int64_t r0 = args.r0;
+  int64_t r1 = args.r1;
+  int64_t c0 = args.c0;
+  int64_t c1 = args.c1;
+  int64_t KW = args.KW;
+  int64_t sw = args.sw;
+  int64_t pl = args.pl;
+  float divisor = args.divisor;
   const bool avg = divisor > 0.0f;
 #if defined(__AVX2__) || defined(__SSE2__)
   if (c1 - c0 >= kL && (sw == 1 || sw == 2)) {

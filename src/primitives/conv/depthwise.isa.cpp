@@ -1,11 +1,11 @@
 // depthwise.isa.cpp — the inner loop of depthwise convolution (conv.cpp's
-// depthwise path), compiled once per ISA level (src/kernels/isa/dispatch.h)
-// with the width-generic vectors of kernels/isa/simd.h.
+// depthwise path), compiled once per ISA level (src/primitives/isa/dispatch.h)
+// with the width-generic vectors of primitives/isa/simd.h.
 //
 // depthwise_flat computes out[f] = bias + sum_t wk[t] * taps[t][f] for
 // f < n: conv.cpp lays a band of output rows out as one flat range in which
 // every tap reads its phase plane at a constant offset.
-#include "kernels/isa/simd.h"
+#include "primitives/isa/simd.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 namespace {
@@ -65,8 +65,8 @@ void depthwise_flat(const float* const* taps, int nt, const float* wk, float bia
 // then the activation on the row, and the row is transposed back into the
 // 8 output planes. Vectors run across channels, so small planes (7x7, 14x14)
 // and stride 2 cost no more per output than large stride-1 planes.
-#include "kernels/nn/depthwise.h"
-#include "kernels/nn/sgemm_isa.h"  // StoreAct
+#include "primitives/conv/depthwise.h"
+#include "primitives/gemm/sgemm_isa.h"  // StoreAct
 
 #if defined(__AVX2__)
 #include <immintrin.h>

@@ -1,11 +1,11 @@
 // dispatch.h — per-ISA kernels and how the runtime picks one.
 //
-// A file named `*.isa.cpp` anywhere under src/kernels/ is compiled three
-// times (CMakeLists.txt, spindle_isa_objects): for x86-64 baseline, for
-// AVX2+FMA+F16C and for AVX-512 F/BW/DQ/VL, each time with SPINDLE_ISA_NS
-// defined to `baseline`, `avx2` or `avx512`. Such a file puts everything it
-// defines in namespace spindle::kernels::SPINDLE_ISA_NS (or an anonymous
-// namespace inside it). Ordinary kernel files declare the functions once for
+// A file named `*.isa.cpp` anywhere under src/primitives/ or src/kernels/ is
+// compiled three times (CMakeLists.txt, spindle_isa_objects): for x86-64
+// baseline, for AVX2+FMA+F16C and for AVX-512 F/BW/DQ/VL, each time with
+// SPINDLE_ISA_NS defined to `baseline`, `avx2` or `avx512`. Such a file puts
+// everything it defines in namespace spindle::kernels::SPINDLE_ISA_NS (or an
+// anonymous namespace inside it); the primitives keep that namespace too. Ordinary kernel files declare the functions once for
 // all levels and take the active level's version at run time:
 //
 //   // conv.cpp

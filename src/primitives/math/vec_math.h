@@ -21,7 +21,7 @@
 // The functions live in the namespace of the ISA level the translation unit
 // is compiled for (spindle::kernels::<level>::vm; `baseline` outside the
 // *.isa.cpp files) and call no std:: template, so a copy the compiler does
-// not inline stays private to its level (src/kernels/isa/dispatch.h).
+// not inline stays private to its level (src/primitives/isa/dispatch.h).
 // spindle::kernels::vm names this translation unit's level. The libm
 // overloads below (f_log, f_sin, ...) call the C functions for the same
 // reason: std::log(float) is an inline function shared by every object.
@@ -31,7 +31,7 @@
 
 #include <cstdint>
 
-#include "kernels/isa/dispatch.h"
+#include "primitives/isa/dispatch.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS::vm {
 

@@ -1,6 +1,6 @@
 // sgemm.cpp — the cache-blocked SGEMM driver and PackedMatrix (sgemm.h) over
 // the active ISA level's micro-kernel and packing (sgemm.isa.cpp).
-#include "kernels/nn/sgemm.h"
+#include "primitives/gemm/sgemm.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,8 +9,10 @@
 
 #include <fmt/format.h>
 
-#include "kernels/nn/nn_util.h"
-#include "kernels/nn/sgemm_isa.h"
+#include "primitives/gemm/sgemm_isa.h"
+#include "primitives/scratch.h"
+#include "spindle/status.h"
+#include "spindle/tensor.h"  // checked_mul
 
 namespace spindle::kernels::nn {
 

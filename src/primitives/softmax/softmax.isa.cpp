@@ -1,6 +1,6 @@
 // softmax.isa.cpp — Softmax / LogSoftmax / Hardmax over one row or one chunk
 // of columns (softmax.cpp splits the tensor), compiled once per ISA level
-// (src/kernels/isa/dispatch.h).
+// (src/primitives/isa/dispatch.h).
 //
 // Rows: max with 32 accumulator lanes, then exp(x - max) (vec_math
 // polynomial for float32) stored and summed in lanes, then one scaling pass.
@@ -9,9 +9,9 @@
 // beyond the exp polynomial's rounding.
 #include <type_traits>
 
-#include "kernels/math/vec_exp.h"
-#include "kernels/math/vec_math.h"
-#include "kernels/reduce/softmax_isa.h"
+#include "primitives/math/vec_exp.h"
+#include "primitives/math/vec_math.h"
+#include "primitives/softmax/softmax_isa.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 namespace {

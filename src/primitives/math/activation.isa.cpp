@@ -1,10 +1,10 @@
 // activation.isa.cpp — Activation::apply's loops (kernels/math/activation.h),
-// compiled once per ISA level (src/kernels/isa/dispatch.h). Each case is a
+// compiled once per ISA level (src/primitives/isa/dispatch.h). Each case is a
 // plain loop the compiler vectorizes at the level's width.
-#include "kernels/math/activation.h"
-#include "kernels/math/gelu.h"
-#include "kernels/math/vec_exp.h"
-#include "kernels/math/vec_math.h"
+#include "primitives/math/activation.h"
+#include "primitives/math/gelu.h"
+#include "primitives/math/vec_exp.h"
+#include "primitives/math/vec_math.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 namespace {

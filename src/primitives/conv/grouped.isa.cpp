@@ -1,6 +1,6 @@
 // grouped.isa.cpp — direct convolution of narrow groups (RegNet's group
 // width 8: 8 input and 8 output channels a group), conv.cpp's grouped path,
-// compiled once per ISA level (src/kernels/isa/dispatch.h).
+// compiled once per ISA level (src/primitives/isa/dispatch.h).
 //
 // The 8 output channels of a block sit in the vector lanes: for each output
 // pixel of a row segment (up to 8 pixels, one accumulator each), every
@@ -16,7 +16,8 @@
 // grouped8_max_rows is 0 and conv.cpp keeps its other paths.
 #include <cstdint>
 
-#include "kernels/isa/simd.h"
+#include "primitives/conv/grouped.h"
+#include "primitives/isa/simd.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 
@@ -146,9 +147,24 @@ int64_t grouped8_max_rows() {
 // xp + c * cstride, WP floats a row; output row oh, column ow reads padded
 // row oh * sh + kh * dh, column ow * sw + kw * dw) and the weights wp[c][kh]
 // [kw][8 output channels]; bias: 8 floats or null.
-void grouped8_rows(const float* xp, int64_t cstride, int64_t WP, int64_t Cg, int64_t KH, int64_t KW, int64_t sh,
-                   int64_t sw, int64_t dh, int64_t dw, int64_t rows, int64_t OW, const float* wp, const float* bias,
-                   float* y, int64_t ystride, int64_t ldy) {
+void grouped8_rows(const ::spindle::kernels::Grouped8Rows& args) {
+  const float* xp = args.xp;
+  int64_t cstride = args.cstride;
+  int64_t WP = args.WP;
+  int64_t Cg = args.Cg;
+  int64_t KH = args.KH;
+  int64_t KW = args.KW;
+  int64_t sh = args.sh;
+  int64_t sw = args.sw;
+  int64_t dh = args.dh;
+  int64_t dw = args.dw;
+  int64_t rows = args.rows;
+  int64_t OW = args.OW;
+  const float* wp = args.wp;
+  const float* bias = args.bias;
+  float* y = args.y;
+  int64_t ystride = args.ystride;
+  int64_t ldy = args.ldy;
 #if defined(__AVX2__)
   const Geometry g{xp, cstride, WP, Cg, KH, KW, sh, sw, dh, dw, rows, OW, wp, bias, y, ystride, ldy};
   const bool three = KW == 3 && dw == 1;

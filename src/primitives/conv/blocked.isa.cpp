@@ -1,5 +1,5 @@
 // blocked.isa.cpp — the inner loops of the NCHW8c (channel-blocked) kernels
-// of blocked.cpp, compiled once per ISA level (src/kernels/isa/dispatch.h).
+// of blocked.cpp, compiled once per ISA level (src/primitives/isa/dispatch.h).
 //
 // Layout: a blocked tensor of an NCHW tensor [N, C, H, W] (C a multiple of
 // 8) is [N, C/8, H, W, 8]: channel c of pixel (h, w) lives at
@@ -31,7 +31,8 @@
 // levels agree within rounding).
 #include <cstdint>
 
-#include "kernels/isa/simd.h"  // transpose8 (AVX2 levels)
+#include "primitives/conv/blocked.h"
+#include "primitives/isa/simd.h"  // transpose8 (AVX2 levels)
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -695,13 +696,26 @@ void blocked_gap8(const float* x, int64_t P, float* out) {
 // [KH * KW][8], bias [8], y [OH][OW][8]; strides sh / sw, leading pads pt /
 // pl and trailing pads pb / pr (the caller computed OH and OW from them).
 // y = bias + taps, nothing else (blocked.cpp runs the epilogue).
-void blocked_dw_band(const float* x, int64_t H, int64_t W, const float* wk, int64_t KH, int64_t KW, int64_t sh,
-                     int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, const float* bias, float* y,
-                     int64_t OW, int64_t oh0, int64_t oh1) {
+void blocked_dw_band(const ::spindle::kernels::BlockedDwBand& args) {
+  const float* x = args.x;
+  int64_t H = args.H;
+  int64_t W = args.W;
+  const float* wk = args.wk;
+  int64_t KH = args.KH;
+  int64_t KW = args.KW;
+  int64_t sh = args.sh;
+  int64_t sw = args.sw;
+  int64_t pt = args.pt;
+  int64_t pl = args.pl;
+  const float* bias = args.bias;
+  float* y = args.y;
+  int64_t OW = args.OW;
+  int64_t oh0 = args.oh0;
+  int64_t oh1 = args.oh1;
 #if defined(__AVX2__)
   const int64_t K = KH, half = K / 2;
   if (KH == KW && sh == sw && (K == 3 || K == 5) && (sh == 1 || sh == 2) && pt <= half && pl <= half &&
-      pb <= half && pr <= half) {
+      args.pb <= half && args.pr <= half) {
     dw_band_fast(x, H, W, wk, K, sh, pt, pl, bias, y, OW, oh0, oh1);
     return;
   }
@@ -715,8 +729,20 @@ void blocked_dw_band(const float* x, int64_t H, int64_t W, const float* wk, int6
 // packed weights [cin][mb][8] (mb in 1..3), bias [mb * 8], y the group's
 // first output block (ys floats per block). The input channels go in
 // blocks of kc (a multiple of 8), in order.
-void blocked_pw_block(const float* x, int64_t xs, int64_t cin, int64_t kc, const float* w, int mb, const float* bias,
-                      float* y, int64_t ys, int64_t p0, int64_t p1, const float* w_next, int mb_next) {
+void blocked_pw_block(const ::spindle::kernels::BlockedPwBlock& args) {
+  const float* x = args.x;
+  int64_t xs = args.xs;
+  int64_t cin = args.cin;
+  int64_t kc = args.kc;
+  const float* w = args.w;
+  int mb = args.mb;
+  const float* bias = args.bias;
+  float* y = args.y;
+  int64_t ys = args.ys;
+  int64_t p0 = args.p0;
+  int64_t p1 = args.p1;
+  const float* w_next = args.w_next;
+  int mb_next = args.mb_next;
   for (int64_t k0 = 0; k0 < cin; k0 += kc) {
     const int64_t kb = imin(kc, cin - k0) / 8;
     const float* xk = x + (k0 / 8) * xs;
@@ -741,9 +767,25 @@ void blocked_pw_block(const float* x, int64_t xs, int64_t cin, int64_t kc, const
 // packed weights [Cg][KH * KW][8], bias [8], y the output block [OH][OW][8];
 // strides sh / sw, leading pads pt / pl and trailing pads pb / pr. y = bias
 // + products, nothing else (blocked.cpp runs the epilogue).
-void blocked_gc_band(const float* x, int64_t H, int64_t W, int64_t Cg, const float* wk, int64_t KH, int64_t KW,
-                     int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, const float* bias,
-                     float* y, int64_t OW, int64_t oh0, int64_t oh1) {
+void blocked_gc_band(const ::spindle::kernels::BlockedGcBand& args) {
+  const float* x = args.x;
+  int64_t H = args.H;
+  int64_t W = args.W;
+  int64_t Cg = args.Cg;
+  const float* wk = args.wk;
+  int64_t KH = args.KH;
+  int64_t KW = args.KW;
+  int64_t sh = args.sh;
+  int64_t sw = args.sw;
+  int64_t pt = args.pt;
+  int64_t pl = args.pl;
+  int64_t pb = args.pb;
+  int64_t pr = args.pr;
+  const float* bias = args.bias;
+  float* y = args.y;
+  int64_t OW = args.OW;
+  int64_t oh0 = args.oh0;
+  int64_t oh1 = args.oh1;
 #if defined(__AVX2__)
   if (KH == 3 && KW == 3 && sh == sw && (sh == 1 || sh == 2) && pt <= 1 && pl <= 1 && pb <= 1 && pr <= 1) {
     gc_band_fast(x, H, W, Cg, wk, 3, sh, pt, pl, bias, y, OW, oh0, oh1);
@@ -763,9 +805,25 @@ void blocked_gc_band(const float* x, int64_t H, int64_t W, int64_t Cg, const flo
 // block [OH][OW][8] (ys floats between blocks); strides sh / sw, leading
 // pads pt / pl (the caller computed OH and OW with the trailing ones). y =
 // bias + products, nothing else (blocked.cpp runs the epilogue).
-void blocked_nchw_band(const float* x, int64_t C, int64_t H, int64_t W, const float* wg, int mb, int64_t KH,
-                       int64_t KW, int64_t sh, int64_t sw, int64_t pt, int64_t pl, const float* bias, float* y,
-                       int64_t ys, int64_t OW, int64_t oh0, int64_t oh1) {
+void blocked_nchw_band(const ::spindle::kernels::BlockedNchwBand& args) {
+  const float* x = args.x;
+  int64_t C = args.C;
+  int64_t H = args.H;
+  int64_t W = args.W;
+  const float* wg = args.wg;
+  int mb = args.mb;
+  int64_t KH = args.KH;
+  int64_t KW = args.KW;
+  int64_t sh = args.sh;
+  int64_t sw = args.sw;
+  int64_t pt = args.pt;
+  int64_t pl = args.pl;
+  const float* bias = args.bias;
+  float* y = args.y;
+  int64_t ys = args.ys;
+  int64_t OW = args.OW;
+  int64_t oh0 = args.oh0;
+  int64_t oh1 = args.oh1;
 #if defined(__AVX2__)
   if (const NcBandFn fn = nc_pick(mb, sw, KW)) {
     fn(x, C, H, W, wg, KH, KW, sh, pt, pl, bias, y, ys, OW, oh0, oh1);

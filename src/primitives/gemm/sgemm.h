@@ -26,8 +26,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "kernels/math/activation.h"
-#include "kernels/nn/sgemm_isa.h"
+#include "primitives/gemm/sgemm_isa.h"
+#include "primitives/math/activation.h"
 
 namespace spindle::kernels::nn {
 

@@ -1,6 +1,6 @@
 // winograd.isa.cpp — the transforms of Winograd F(4x4, 3x3) convolution
 // (conv.cpp's Winograd path), compiled once per ISA level
-// (src/kernels/isa/dispatch.h). The transforms run on vectors with one lane
+// (src/primitives/isa/dispatch.h). The transforms run on vectors with one lane
 // per tile: the input transform over 8 consecutive tiles of a plane with
 // AVX2 (a row of tiles at the baseline), the output transform over a row of
 // tiles, on work rows padded to whole vectors.
@@ -27,7 +27,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/isa/simd.h"
+#include "primitives/conv/winograd.h"
+#include "primitives/isa/simd.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 namespace {
@@ -129,8 +130,20 @@ int64_t winograd_input_work(int64_t TR, int64_t TW) { return (4 * TR + 8) * (4 *
 // column j of tile t's patch row), and V[xi] of the 8 tiles is one store
 // into a panel. Lanes past the last tile read zero rows, and the rest of
 // the last panel gets zero stores.
-void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t ty0, int64_t ty1,
-                          int64_t TW, float* v, int64_t xi_stride, int64_t nr, int64_t kp, float* work) {
+void winograd_input_plane(const ::spindle::kernels::WinogradInputPlane& args) {
+  const float* x = args.x;
+  int64_t H = args.H;
+  int64_t W = args.W;
+  int64_t pt = args.pt;
+  int64_t pl = args.pl;
+  int64_t ty0 = args.ty0;
+  int64_t ty1 = args.ty1;
+  int64_t TW = args.TW;
+  float* v = args.v;
+  int64_t xi_stride = args.xi_stride;
+  int64_t nr = args.nr;
+  int64_t kp = args.kp;
+  float* work = args.work;
   const int64_t TR = ty1 - ty0, rows = 4 * TR + 2, Wp = 4 * TW + 4, tiles = TR * TW;
   // Row i of the padded plane: input row 4 ty0 - pt + i, column j at j + pl.
   // Written in whole vectors (short loops of scalar zeros become memset
@@ -195,8 +208,20 @@ void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int6
 // Floats of `work` winograd_input_plane needs for TR rows of TW tiles.
 int64_t winograd_input_work(int64_t /*TR*/, int64_t TW) { return 6 * 4 * (lanes(TW) + 1) + 72 * lanes(TW); }
 
-void winograd_input_plane(const float* x, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t ty0, int64_t ty1,
-                          int64_t TW, float* v, int64_t xi_stride, int64_t nr, int64_t kp, float* work) {
+void winograd_input_plane(const ::spindle::kernels::WinogradInputPlane& args) {
+  const float* x = args.x;
+  int64_t H = args.H;
+  int64_t W = args.W;
+  int64_t pt = args.pt;
+  int64_t pl = args.pl;
+  int64_t ty0 = args.ty0;
+  int64_t ty1 = args.ty1;
+  int64_t TW = args.TW;
+  float* v = args.v;
+  int64_t xi_stride = args.xi_stride;
+  int64_t nr = args.nr;
+  int64_t kp = args.kp;
+  float* work = args.work;
   const int64_t S = lanes(TW);
   const int64_t Q = S + 1;   // columns of a phase row: tile tx reads q = tx and tx + 1
   float* phase = work;       // [6 rows][4 phases][Q]: phase p, entry q = padded column 4 q + p
@@ -287,8 +312,15 @@ int64_t winograd_output_work(int64_t /*TW*/) { return 0; }
 // Lanes are 8 consecutive tiles, as in the input transform: A^T O A of 8
 // tiles, then 4x4 transposes within each 128-bit half turn the 4 vectors of
 // an output row i' (k' = 0..3) into each tile's 4 floats.
-void winograd_output_plane(const float* o, int64_t xi_stride, int64_t TR, int64_t TW, float bias, float* y,
-                           int64_t rows, int64_t OW, float* /*work*/) {
+void winograd_output_plane(const ::spindle::kernels::WinogradOutputPlane& args) {
+  const float* o = args.o;
+  int64_t xi_stride = args.xi_stride;
+  int64_t TR = args.TR;
+  int64_t TW = args.TW;
+  float bias = args.bias;
+  float* y = args.y;
+  int64_t rows = args.rows;
+  int64_t OW = args.OW;
   const __m256 two = _mm256_set1_ps(2.0f), four = _mm256_set1_ps(4.0f), eight = _mm256_set1_ps(8.0f);
   const __m256 bv = _mm256_set1_ps(bias);
   const int64_t tiles = TR * TW;
@@ -379,8 +411,16 @@ void output_row(const float* o, int64_t xi_stride, int64_t TW, float bias, float
 
 int64_t winograd_output_work(int64_t TW) { return 40 * lanes(TW); }
 
-void winograd_output_plane(const float* o, int64_t xi_stride, int64_t TR, int64_t TW, float bias, float* y,
-                           int64_t rows, int64_t OW, float* work) {
+void winograd_output_plane(const ::spindle::kernels::WinogradOutputPlane& args) {
+  const float* o = args.o;
+  int64_t xi_stride = args.xi_stride;
+  int64_t TR = args.TR;
+  int64_t TW = args.TW;
+  float bias = args.bias;
+  float* y = args.y;
+  int64_t rows = args.rows;
+  int64_t OW = args.OW;
+  float* work = args.work;
   for (int64_t ty = 0; ty < TR; ++ty)
     output_row(o + ty * TW, xi_stride, TW, bias, y + 4 * ty * OW, OW, std::min<int64_t>(4, rows - 4 * ty), work);
 }

@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "kernels/isa/dispatch.h"
+#include "primitives/isa/dispatch.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>

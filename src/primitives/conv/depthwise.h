@@ -1,10 +1,11 @@
-// depthwise.h — the channel-blocked depthwise kernel (depthwise.isa.cpp),
-// shared by conv.cpp and the per-ISA file.
+// depthwise.h — the per-ISA depthwise convolution loops (depthwise.isa.cpp):
+// the flat loop over a band's taps and the channel-blocked kernel, shared by
+// conv.cpp and the per-ISA file.
 #pragma once
 
 #include <cstdint>
 
-#include "kernels/math/activation.h"
+#include "primitives/math/activation.h"
 
 namespace spindle::kernels {
 
@@ -45,6 +46,10 @@ inline int64_t depthwise_block_rows(int64_t band, int64_t KH, int64_t sh, int64_
 
 }  // namespace spindle::kernels
 
+// out[f] = bias + sum_t wk[t] * taps[t][f], f < n: every tap of a band as
+// one flat loop (nt taps).
+SPINDLE_ISA_DECLARE(void, depthwise_flat,
+                    (const float* const* taps, int nt, const float* wk, float bias, float* out, int64_t n));
 // Whether this ISA level has the channel-blocked kernel (AVX2 and above).
 SPINDLE_ISA_DECLARE(bool, depthwise_block_available, ());
 // One band of kDwLanes planes (see DwBlockArgs); only where available.

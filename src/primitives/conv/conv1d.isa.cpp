@@ -1,5 +1,5 @@
 // conv1d.isa.cpp — a direct 1-D convolution (stride 1, any dilation) for
-// short sequences, compiled once per ISA level (src/kernels/isa/dispatch.h).
+// short sequences, compiled once per ISA level (src/primitives/isa/dispatch.h).
 //
 // On a short sequence (audio front ends: kernel 3-5, 64-256 channels, length
 // 4-128) an im2col copies kernel x channels x length floats and packs them
@@ -19,8 +19,9 @@
 // do not depend on the thread count.
 #include <cstdint>
 
-#include "kernels/isa/dispatch.h"
-#include "kernels/isa/simd.h"
+#include "primitives/conv/conv1d.h"
+#include "primitives/isa/dispatch.h"
+#include "primitives/isa/simd.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 
@@ -83,8 +84,18 @@ void conv1d_pack(const float* w, int64_t M, int64_t CK, float* out) {
 // y[r][p] = bias[r] + sum over c < C, t < k of wp(c, t, r) * xp[c][p + t * dil],
 // xp the zero-padded input rows (row stride ldx >= P + (k - 1) * dil +
 // conv1d_slack()), wp the block's packed weights, bias null or the block's.
-void conv1d_block(const float* xp, int64_t ldx, int64_t C, int64_t k, int64_t dil, const float* wp,
-                  const float* bias, int64_t rows, float* y, int64_t ldy, int64_t P) {
+void conv1d_block(const ::spindle::kernels::Conv1dBlock& args) {
+  const float* xp = args.xp;
+  int64_t ldx = args.ldx;
+  int64_t C = args.C;
+  int64_t k = args.k;
+  int64_t dil = args.dil;
+  const float* wp = args.wp;
+  const float* bias = args.bias;
+  int64_t rows = args.rows;
+  float* y = args.y;
+  int64_t ldy = args.ldy;
+  int64_t P = args.P;
   int64_t p = 0;
   for (; P - p > kW; p += kVecs * kW) {
     const int64_t n = P - p < kVecs * kW ? P - p : kVecs * kW;

@@ -4,7 +4,7 @@
 // tiles over B rows given as pointers (sgemm_taps_block: convolution
 // without im2col), and the packing of A and B into the panel formats.
 //
-// Compiled once per ISA level (src/kernels/isa/dispatch.h). The code is
+// Compiled once per ISA level (src/primitives/isa/dispatch.h). The code is
 // written once over a small width-generic vector layer (Vec, kW lanes):
 //   baseline  SSE2, 4 lanes, multiply + add:   MR x NR =  4 x 8
 //   avx2      AVX2 + FMA, 8 lanes:             MR x NR =  6 x 16
@@ -30,9 +30,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/isa/dispatch.h"
-#include "kernels/isa/simd.h"
-#include "kernels/nn/sgemm_isa.h"
+#include "primitives/gemm/sgemm_isa.h"
+#include "primitives/isa/dispatch.h"
+#include "primitives/isa/simd.h"
 
 #if defined(__AVX512F__) || defined(__AVX2__) || defined(__SSE2__)
 #include <immintrin.h>

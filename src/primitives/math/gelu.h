@@ -3,13 +3,13 @@
 // activation of MatMul / Gemm / Conv (activation.isa.cpp), so both give the
 // same bits. Include only from
 // *.isa.cpp files (the functions live in the translation unit's ISA level,
-// src/kernels/isa/dispatch.h).
+// src/primitives/isa/dispatch.h).
 #pragma once
 
 #include <cstdint>
 
-#include "kernels/math/vec_exp.h"
-#include "kernels/math/vec_math.h"
+#include "primitives/math/vec_exp.h"
+#include "primitives/math/vec_math.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 namespace {

@@ -1,5 +1,5 @@
 // rnn_step.isa.cpp — the recurrent product of RNN / GRU / LSTM for small
-// batches, compiled once per ISA level (src/kernels/isa/dispatch.h).
+// batches, compiled once per ISA level (src/primitives/isa/dispatch.h).
 //
 // One step multiplies the previous hidden state h [len] by the recurrence
 // weights R [rows, len]: out[j] = sum_k R[j, k] h[k]. R is packed once (at
@@ -21,10 +21,11 @@
 // on, a multiply and an add at the baseline).
 #include <cstdint>
 
-#include "kernels/isa/dispatch.h"
-#include "kernels/isa/simd.h"
-#include "kernels/math/vec_exp.h"
-#include "kernels/math/vec_math.h"
+#include "primitives/isa/dispatch.h"
+#include "primitives/isa/simd.h"
+#include "primitives/math/vec_exp.h"
+#include "primitives/math/vec_math.h"
+#include "primitives/rnn/rnn_step.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 
