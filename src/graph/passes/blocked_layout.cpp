@@ -148,165 +148,199 @@ int find_root(std::vector<int>& parent, int i) {
   return i;
 }
 
-}  // namespace
+// The pass's steps over one graph. Who writes and reads a value comes from
+// the graph's use index, asked before any node is rewritten (until then a
+// candidate's inputs only swap places); each step is linear in the nodes.
+class BlockedLayout {
+ public:
+  explicit BlockedLayout(Graph& g)
+      : g_(g), nn_(static_cast<int>(g.nodes.size())), cand_(size(), false), stem_(size(), false),
+        heavy_(size(), false), parent_(size()) {}
 
-void use_blocked_layout(Graph& g, PassRecord& record) {
-  int conversions = 0;  // reorder nodes added
-  const int nn = static_cast<int>(g.nodes.size());
-  // Who writes and reads a value: the graph's use index, asked before any
-  // node is rewritten (a node's inputs only swap places until then).
-  auto producer = [&](int v) { return v < 0 ? -1 : g.producer(v); };
-  auto input = [&](int node, size_t slot) {
-    const Node& n = g.nodes[static_cast<size_t>(node)];
-    return slot < n.inputs.size() ? n.inputs[slot] : -1;
+  void run(PassRecord& record) {
+    find_candidates();
+    orient_scales();
+    drop_unfed_residuals();
+    join_chains();
+    count_chains();
+    const std::vector<std::pair<int, int>> pools = pool_producers();
+    for (auto& [root, c] : chains_)
+      if (pays(c)) rewrite(c, record);
+    convert_pools(pools);
+    for (Node& r : added_) g_.nodes.push_back(std::move(r));
+    if (record.count) g_.opsets.emplace("spindle", 1);
+    if (conversions_) record.detail = fmt::format("{} reorders", conversions_);
+  }
+
+ private:
+  struct Chain {
+    int convs = 0;
+    int heavy = 0;             // one-group 3x3s: each pays for two conversions alone
+    std::vector<int> members;  // its candidates, in node order
+    std::vector<int> entries;  // NCHW values converted into the layout
+    std::vector<int> exits;    // blocked values converted back
   };
 
-  std::vector<bool> cand(static_cast<size_t>(nn), false), stem(static_cast<size_t>(nn), false);
-  std::vector<bool> heavy(static_cast<size_t>(nn), false);
-  for (int i = 0; i < nn; ++i) {
-    const Kind k = blockable(g, g.nodes[static_cast<size_t>(i)]);
-    cand[static_cast<size_t>(i)] = k != kNo;
-    stem[static_cast<size_t>(i)] = k == kNchwInput;
-    heavy[static_cast<size_t>(i)] = k == kOneGroup3x3;
+  size_t size() const { return static_cast<size_t>(nn_); }
+  Node& node(int i) { return g_.nodes[static_cast<size_t>(i)]; }
+  bool cand(int i) const { return cand_[static_cast<size_t>(i)]; }
+  int producer(int v) const { return v < 0 ? -1 : g_.producer(v); }
+  int input(int i, size_t slot) const {
+    const Node& n = g_.nodes[static_cast<size_t>(i)];
+    return slot < n.inputs.size() ? n.inputs[slot] : -1;
   }
   // The inputs a candidate reads blocked: X (but a stem's is NCHW) and the
   // residual.
-  auto blocked_slot = [&](int node, size_t slot) { return slot == 3 || (slot == 0 && !stem[static_cast<size_t>(node)]); };
-  auto is_gap = [&](int node) {
-    const Node& n = g.nodes[static_cast<size_t>(node)];
+  bool blocked_slot(int i, size_t slot) const { return slot == 3 || (slot == 0 && !stem_[static_cast<size_t>(i)]); }
+  bool is_gap(int i) const {
+    const Node& n = g_.nodes[static_cast<size_t>(i)];
     return n.op_type == "GlobalAveragePool" && n.domain.empty() && n.inputs.size() == 1 && n.outputs.size() == 1;
-  };
-  auto pooled = [&](int v) {
-    const std::vector<int> r = g.consumers(v);
-    return std::any_of(r.begin(), r.end(), is_gap);
-  };
-  for (int i = 0; i < nn; ++i) {
-    Node& n = g.nodes[static_cast<size_t>(i)];
-    if (!cand[static_cast<size_t>(i)]) continue;
-    // A squeeze-excite's own 1x1 Convs (on the pooled [N, C, 1, 1]) are
-    // matrix-vector products: they stay NCHW, off the chain.
-    const int px = producer(n.inputs[0]);
-    if (px >= 0 && is_gap(px)) {
-      cand[static_cast<size_t>(i)] = false;
-      continue;
-    }
-    // A folded squeeze-excite Mul keeps its operands' order: Conv(s, W, B,
-    // R, x) when the model wrote Mul(s, x). X * S is X times S either way:
-    // the operand the squeeze-excite pools (the large one) becomes X, the
-    // per-channel scale S (BlockedConv multiplies its weights or X by it,
-    // whichever is smaller; the NCHW Conv, should the chain be rejected,
-    // takes either order).
-    const int s = input(i, 4);
-    if (s >= 0 && pooled(s) && !pooled(n.inputs[0])) std::swap(n.inputs[0], n.inputs[4]);
   }
+  bool pooled(int v) const {
+    const std::vector<int> r = g_.consumers(v);
+    return std::any_of(r.begin(), r.end(), [this](int i) { return is_gap(i); });
+  }
+  int root(int i) { return find_root(parent_, i); }
+
+  void find_candidates() {
+    for (int i = 0; i < nn_; ++i) {
+      const Kind k = blockable(g_, node(i));
+      cand_[static_cast<size_t>(i)] = k != kNo;
+      stem_[static_cast<size_t>(i)] = k == kNchwInput;
+      heavy_[static_cast<size_t>(i)] = k == kOneGroup3x3;
+    }
+  }
+
+  void orient_scales() {
+    for (int i = 0; i < nn_; ++i) {
+      if (!cand(i)) continue;
+      Node& n = node(i);
+      // A squeeze-excite's own 1x1 Convs (on the pooled [N, C, 1, 1]) are
+      // matrix-vector products: they stay NCHW, off the chain.
+      const int px = producer(n.inputs[0]);
+      if (px >= 0 && is_gap(px)) {
+        cand_[static_cast<size_t>(i)] = false;
+        continue;
+      }
+      // A folded squeeze-excite Mul keeps its operands' order: Conv(s, W, B,
+      // R, x) when the model wrote Mul(s, x). X * S is X times S either way:
+      // the operand the squeeze-excite pools (the large one) becomes X, the
+      // per-channel scale S (BlockedConv multiplies its weights or X by it,
+      // whichever is smaller; the NCHW Conv, should the chain be rejected,
+      // takes either order).
+      const int s = input(i, 4);
+      if (s >= 0 && pooled(s) && !pooled(n.inputs[0])) std::swap(n.inputs[0], n.inputs[4]);
+    }
+  }
+
   // A residual must come blocked from another candidate (its shape is then
   // the output's), or be the input of the candidate producing X (an
   // inverted-residual block right after a stem, MobileNetV3's first:
   // depthwise then 1x1 on the same plane, the residual the block's input,
   // converted once for both); drop other candidates with a residual, until
   // stable.
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (int i = 0; i < nn; ++i) {
-      const int r = input(i, 3);
-      if (!cand[static_cast<size_t>(i)] || r < 0) continue;
-      const int p = producer(r);
-      const int px = producer(input(i, 0));
-      const bool from_chain = p >= 0 && cand[static_cast<size_t>(p)];
-      const bool block_input =
-          px >= 0 && cand[static_cast<size_t>(px)] && !stem[static_cast<size_t>(px)] && input(px, 0) == r;
-      if (!from_chain && !block_input) {
-        cand[static_cast<size_t>(i)] = false;
-        changed = true;
+  void drop_unfed_residuals() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (int i = 0; i < nn_; ++i) {
+        const int r = input(i, 3);
+        if (!cand(i) || r < 0) continue;
+        const int p = producer(r);
+        const int px = producer(input(i, 0));
+        const bool from_chain = p >= 0 && cand(p);
+        const bool block_input = px >= 0 && cand(px) && !stem_[static_cast<size_t>(px)] && input(px, 0) == r;
+        if (!from_chain && !block_input) {
+          cand_[static_cast<size_t>(i)] = false;
+          changed = true;
+        }
       }
     }
   }
 
   // Chains: candidates joined through X or the residual.
-  std::vector<int> parent(static_cast<size_t>(nn));
-  std::iota(parent.begin(), parent.end(), 0);
-  for (int i = 0; i < nn; ++i) {
-    if (!cand[static_cast<size_t>(i)]) continue;
-    for (size_t slot : {size_t{0}, size_t{3}}) {
-      const int v = input(i, slot);
-      if (v < 0 || !blocked_slot(i, slot)) continue;
-      const int p = producer(v);
-      if (p >= 0 && cand[static_cast<size_t>(p)]) parent[static_cast<size_t>(find_root(parent, i))] = find_root(parent, p);
+  void join_chains() {
+    std::iota(parent_.begin(), parent_.end(), 0);
+    for (int i = 0; i < nn_; ++i) {
+      if (!cand(i)) continue;
+      for (size_t slot : {size_t{0}, size_t{3}}) {
+        const int v = input(i, slot);
+        if (v < 0 || !blocked_slot(i, slot)) continue;
+        const int p = producer(v);
+        if (p >= 0 && cand(p)) parent_[static_cast<size_t>(root(i))] = root(p);
+      }
     }
   }
-  auto blocked_use = [&](int reader, size_t slot, int chain) {
-    return cand[static_cast<size_t>(reader)] && find_root(parent, reader) == chain && blocked_slot(reader, slot);
-  };
+
+  bool blocked_use(int reader, size_t slot, int chain) {
+    return cand(reader) && root(reader) == chain && blocked_slot(reader, slot);
+  }
   // Whether value v (produced in `chain`) is needed in NCHW: read otherwise
   // than as a blocked X / residual or by a GlobalAveragePool, or an output.
-  auto needs_nchw = [&](int v, int chain) {
-    if (g.is_graph_output(v)) return true;
-    for (int r : g.consumers(v)) {
-      const Node& n = g.nodes[static_cast<size_t>(r)];
+  bool needs_nchw(int v, int chain) {
+    if (g_.is_graph_output(v)) return true;
+    for (int r : g_.consumers(v)) {
+      const Node& n = node(r);
       for (size_t s = 0; s < n.inputs.size(); ++s)
         if (n.inputs[s] == v && !blocked_use(r, s, chain) && !is_gap(r)) return true;
     }
     return false;
-  };
+  }
 
-  // Count each chain's convolutions and conversions.
-  struct Chain {
-    int convs = 0;
-    int heavy = 0;  // one-group 3x3s: each pays for two conversions alone
-    std::vector<int> entries;  // NCHW values converted into the layout
-    std::vector<int> exits;    // blocked values converted back
-  };
-  std::map<int, Chain> chains;
-  for (int i = 0; i < nn; ++i) {
-    if (!cand[static_cast<size_t>(i)]) continue;
-    const int root = find_root(parent, i);
-    Chain& c = chains[root];
-    ++c.convs;
-    if (heavy[static_cast<size_t>(i)]) ++c.heavy;
-    for (size_t slot : {size_t{0}, size_t{3}}) {
-      const int x = input(i, slot);
-      if (x < 0 || !blocked_slot(i, slot)) continue;
-      const int px = producer(x);
-      if ((px < 0 || !cand[static_cast<size_t>(px)] || find_root(parent, px) != root) &&
-          std::find(c.entries.begin(), c.entries.end(), x) == c.entries.end())
-        c.entries.push_back(x);
+  // Each chain's convolutions and conversions.
+  void count_chains() {
+    for (int i = 0; i < nn_; ++i) {
+      if (!cand(i)) continue;
+      const int r = root(i);
+      Chain& c = chains_[r];
+      ++c.convs;
+      c.members.push_back(i);
+      if (heavy_[static_cast<size_t>(i)]) ++c.heavy;
+      for (size_t slot : {size_t{0}, size_t{3}}) {
+        const int x = input(i, slot);
+        if (x < 0 || !blocked_slot(i, slot)) continue;
+        const int px = producer(x);
+        if ((px < 0 || !cand(px) || root(px) != r) && std::find(c.entries.begin(), c.entries.end(), x) == c.entries.end())
+          c.entries.push_back(x);
+      }
+      const int y = node(i).outputs[0];
+      if (y >= 0 && needs_nchw(y, r)) c.exits.push_back(y);
     }
-    const int y = g.nodes[static_cast<size_t>(i)].outputs[0];
-    if (y >= 0 && needs_nchw(y, root)) c.exits.push_back(y);
+  }
+
+  static bool pays(const Chain& c) {
+    const int reorders = static_cast<int>(c.entries.size() + c.exits.size());
+    const bool long_enough = c.convs >= kMinChain && reorders * kConvsPerReorder <= c.convs;
+    return long_enough || reorders <= 2 * c.heavy;
   }
 
   // Each pool's input's producer, asked before the chains are rewritten.
-  std::vector<std::pair<int, int>> pools;  // (pool node, producer of its input)
-  for (int i = 0; i < nn; ++i)
-    if (is_gap(i) && g.nodes[static_cast<size_t>(i)].inputs[0] >= 0)
-      pools.emplace_back(i, producer(g.nodes[static_cast<size_t>(i)].inputs[0]));
+  std::vector<std::pair<int, int>> pool_producers() {
+    std::vector<std::pair<int, int>> pools;  // (pool node, producer of its input)
+    for (int i = 0; i < nn_; ++i)
+      if (is_gap(i) && node(i).inputs[0] >= 0) pools.emplace_back(i, producer(node(i).inputs[0]));
+    return pools;
+  }
 
-  std::map<int, int> to_blocked;  // NCHW value -> its blocked copy
-  std::vector<Node> added;
-  for (auto& [root, c] : chains) {
-    const int reorders = static_cast<int>(c.entries.size() + c.exits.size());
-    const bool pays = c.convs >= kMinChain && reorders * kConvsPerReorder <= c.convs;
-    if (!pays && reorders > 2 * c.heavy) continue;
+  void rewrite(const Chain& c, PassRecord& record) {
     for (int x : c.entries) {
-      if (to_blocked.count(x)) continue;
-      to_blocked[x] = fresh_value(g, g.value_name(x) + "/blocked");
-      added.push_back(reorder_node("ReorderToBlocked", g.value_name(x) + "/ToBlocked", x, to_blocked[x]));
-      ++conversions;
+      if (to_blocked_.count(x)) continue;
+      to_blocked_[x] = fresh_value(g_, g_.value_name(x) + "/blocked");
+      added_.push_back(reorder_node("ReorderToBlocked", g_.value_name(x) + "/ToBlocked", x, to_blocked_[x]));
+      ++conversions_;
     }
-    for (int i = 0; i < nn; ++i) {
-      if (!cand[static_cast<size_t>(i)] || find_root(parent, i) != root) continue;
-      Node& n = g.nodes[static_cast<size_t>(i)];
+    for (int i : c.members) {
+      Node& n = node(i);
       const int y = n.outputs[0];
-      const int yb = fresh_value(g, g.value_name(y) + "/blocked");
-      to_blocked[y] = yb;
+      const int yb = fresh_value(g_, g_.value_name(y) + "/blocked");
+      to_blocked_[y] = yb;
       n.outputs[0] = yb;
       const bool exit = std::find(c.exits.begin(), c.exits.end(), y) != c.exits.end();
       // Readers of y: blocked uses and pools switch to yb (below, once all
       // outputs of the chain have their blocked copies); the rest keep y,
       // which a ReorderFromBlocked now produces.
       if (exit) {
-        added.push_back(reorder_node("ReorderFromBlocked", g.value_name(y) + "/FromBlocked", yb, y));
-        ++conversions;
+        added_.push_back(reorder_node("ReorderFromBlocked", g_.value_name(y) + "/FromBlocked", yb, y));
+        ++conversions_;
       }
       n.op_type = "BlockedConv";
       n.domain = "spindle";
@@ -314,26 +348,38 @@ void use_blocked_layout(Graph& g, PassRecord& record) {
       n.attrs.erase("auto_pad");
       ++record.count;
     }
-    for (int i = 0; i < nn; ++i) {
-      if (!cand[static_cast<size_t>(i)] || find_root(parent, i) != root) continue;
-      Node& n = g.nodes[static_cast<size_t>(i)];
+    for (int i : c.members) {
+      Node& n = node(i);
       for (size_t slot : {size_t{0}, size_t{3}})
         if (slot < n.inputs.size() && n.inputs[slot] >= 0 && blocked_slot(i, slot))
-          n.inputs[slot] = to_blocked.at(n.inputs[slot]);
+          n.inputs[slot] = to_blocked_.at(n.inputs[slot]);
     }
   }
+
   // Pools reading a blocked value read it in place.
-  for (auto [i, p] : pools) {
-    Node& n = g.nodes[static_cast<size_t>(i)];
-    if (p < 0 || g.nodes[static_cast<size_t>(p)].op_type != "BlockedConv") continue;
-    n.inputs[0] = to_blocked.at(n.inputs[0]);
-    n.op_type = "BlockedGlobalAveragePool";
-    n.domain = "spindle";
-    n.opset = 1;
+  void convert_pools(const std::vector<std::pair<int, int>>& pools) {
+    for (auto [i, p] : pools) {
+      Node& n = node(i);
+      if (p < 0 || node(p).op_type != "BlockedConv") continue;
+      n.inputs[0] = to_blocked_.at(n.inputs[0]);
+      n.op_type = "BlockedGlobalAveragePool";
+      n.domain = "spindle";
+      n.opset = 1;
+    }
   }
-  for (Node& r : added) g.nodes.push_back(std::move(r));
-  if (record.count) g.opsets.emplace("spindle", 1);
-  if (conversions) record.detail = fmt::format("{} reorders", conversions);
-}
+
+  Graph& g_;
+  const int nn_;
+  std::vector<bool> cand_, stem_, heavy_;
+  std::vector<int> parent_;  // union-find over candidates
+  std::map<int, Chain> chains_;    // by root
+  std::map<int, int> to_blocked_;  // NCHW value -> its blocked copy
+  std::vector<Node> added_;
+  int conversions_ = 0;  // reorder nodes added
+};
+
+}  // namespace
+
+void use_blocked_layout(Graph& g, PassRecord& record) { BlockedLayout(g).run(record); }
 
 }  // namespace spindle::graph::passes
