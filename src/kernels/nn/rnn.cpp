@@ -325,19 +325,17 @@ class RecurrentKernel final : public OpKernel {
 
   float clip(float v) const { return clip_ > 0 ? std::min(clip_, std::max(-clip_, v)) : v; }
 
-  void run_direction(ThreadPool* pool, const Direction& dir, const float* x, const std::vector<int64_t>& lens,
-                     int64_t d, const float* h0, const float* c0, float* y, float* yh, float* yc) const {
-    const int64_t T = dir.T, B = dir.B, I = dir.I, H = dir.H, G = dir.G, GH = G * H;
+  // Input projections of all steps: xw [T*B, G*H] = X W^T + Wb + Rb (all
+  // but GRU's Rb_h), written whole by the GEMM (no zero fill).
+  std::unique_ptr<float[]> project_inputs(ThreadPool* pool, const Direction& dir, const float* x) const {
+    const int64_t T = dir.T, B = dir.B, I = dir.I, H = dir.H, GH = dir.G * H;
     const bool gru_h_bias_apart = cell_ == Cell::kGru;  // Rb_h is scaled by r (lbr) or added after r.H R_h
-    // Input projections of all steps: xw [T*B, G*H] = X W^T + Wb + Rb (all
-    // but GRU's Rb_h).
     std::vector<float> bias(static_cast<size_t>(GH), 0.0f);
     for (int64_t k = 0; k < GH; ++k) {
       if (dir.wb) bias[static_cast<size_t>(k)] += dir.wb[k];
       if (dir.rb && !(gru_h_bias_apart && k >= 2 * H)) bias[static_cast<size_t>(k)] += dir.rb[k];
     }
-    // Written whole by the GEMM (no zero fill).
-    const std::unique_ptr<float[]> xw_buf(new float[static_cast<size_t>(T * B * GH)]);
+    std::unique_ptr<float[]> xw_buf(new float[static_cast<size_t>(T * B * GH)]);
     float* const xw = xw_buf.get();
     const int64_t rows = T * B;
     // Blocks split the gate columns first (choose_gemm_blocks): each block
@@ -360,6 +358,112 @@ class RecurrentKernel final : public OpKernel {
                        for (int64_t k = k0; k < k1; ++k) xw[r * GH + k] += bias[static_cast<size_t>(k)];
                    }
                  });
+    return xw_buf;
+  }
+
+  // out [B, ld] = in [B, H] x R[0:rows_used]^T (`packed`: the same rows in
+  // rnn_pack panels). `backward`: odd steps stream R last row first
+  // (rnn_matvec_packed); on one thread the blocks run last to first too.
+  static void recurrence(ThreadPool* pool, int64_t B, int64_t H, const float* in, const float* r, const float* packed,
+                         const PackedMatrix* r_gemm, int64_t rows_used, float* out, int64_t ld, bool backward) {
+    static const auto matvec = SPINDLE_ISA_SELECT(rnn_matvec_packed);
+    static const int64_t panel = SPINDLE_ISA_SELECT(rnn_panel_rows)();
+    if (B > kMatvecBatch) {
+      sgemm(false, true, B, rows_used, H, 1.0f, in, H, r, H, 0.0f, out, ld, SgemmExtras{.packed_b = r_gemm->panel(0)});
+      return;
+    }
+    // Row blocks of whole panels; a panel starting at row j0 begins at j0 * H in `packed`.
+    const int64_t per_block = std::max<int64_t>(1, kStepBlockFma / (panel * H * B)) * panel;
+    auto rows_block = [&](int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k) {
+        const int64_t j0 = k * per_block, j1 = std::min(rows_used, j0 + per_block);
+        for (int64_t b = 0; b < B; ++b) matvec(packed + j0 * H, j1 - j0, H, in + b * H, out + b * ld + j0, backward);
+      }
+    };
+    const int64_t blocks = ceil_div(rows_used, per_block);
+    if (backward && blocks > 1 && (!pool || pool->dop() <= 1)) {
+      for (int64_t k = blocks - 1; k >= 0; --k) rows_block(k, k + 1);
+      return;
+    }
+    // Several blocks run on every thread of the pool, with no Cost gate:
+    // steps follow each other within the workers' spin window, so the
+    // caller takes block 0 and a spinning worker claims the next one
+    // step after step, and each thread keeps its rows of R in its own
+    // L2 (LSTM 256: two 512 KB halves of a 1 MB R that one core's L2
+    // does not hold with everything else). lstm_lm at intra 2: 3.57 ->
+    // 2.80 ms (docs/benchmarks.md); a cost estimate of one thread
+    // streaming R from L3 kept the step inline.
+    if (blocks == 1) rows_block(0, 1);
+    else parallel_for(pool, 0, blocks, 1, rows_block);
+  }
+
+  // One step of one sequence with activations other than the defaults (the
+  // fused per-ISA steps take the defaults): xg its input projections, hg
+  // H_{t-1} R^T, hb / cb its state, g and tmp scratch of GH and H floats.
+  // GRU without linear_before_reset keeps z in `z_slot` and writes r . H
+  // into `rh` for after the batch's (r . H) R_h product.
+  void general_step(const Direction& dir, const Act* acts, const float* xg, const float* hg, float* hb, float* cb,
+                    float* g, float* tmp, float* z_slot, float* rh) const {
+    const int64_t H = dir.H;
+    switch (cell_) {
+      case Cell::kRnn:
+        for (int64_t k = 0; k < H; ++k) g[k] = clip(xg[k] + hg[k]);
+        acts[0].apply(g, H);
+        std::copy(g, g + H, hb);
+        break;
+      case Cell::kGru: {
+        // z and r: g[0:2H]
+        for (int64_t k = 0; k < 2 * H; ++k) g[k] = clip(xg[k] + hg[k]);
+        acts[0].apply(g, 2 * H);
+        if (linear_before_reset_) {
+          const float* rbh = dir.rb ? dir.rb + 2 * H : nullptr;
+          for (int64_t k = 0; k < H; ++k)
+            g[2 * H + k] = clip(xg[2 * H + k] + g[H + k] * (hg[2 * H + k] + (rbh ? rbh[k] : 0.0f)));
+          acts[1].apply(g + 2 * H, H);
+          for (int64_t k = 0; k < H; ++k) hb[k] = (1.0f - g[k]) * g[2 * H + k] + g[k] * hb[k];
+        } else {
+          // keep z for after the batch's (r . H) R_h product
+          std::copy(g, g + H, z_slot);
+          for (int64_t k = 0; k < H; ++k) rh[k] = g[H + k] * hb[k];
+        }
+        break;
+      }
+      case Cell::kLstm: {
+        const float* p = dir.peep;  // [i, o, f]
+        float* ig = g;
+        float* og = g + H;
+        float* fg = g + 2 * H;
+        float* cc = g + 3 * H;
+        for (int64_t k = 0; k < H; ++k) {
+          ig[k] = clip(xg[k] + hg[k] + (p ? p[k] * cb[k] : 0.0f));
+          fg[k] = clip(xg[2 * H + k] + hg[2 * H + k] + (p ? p[2 * H + k] * cb[k] : 0.0f));
+          cc[k] = clip(xg[3 * H + k] + hg[3 * H + k]);
+        }
+        acts[0].apply(ig, H);
+        if (input_forget_)
+          for (int64_t k = 0; k < H; ++k) fg[k] = 1.0f - ig[k];
+        else
+          acts[0].apply(fg, H);
+        acts[1].apply(cc, H);
+        for (int64_t k = 0; k < H; ++k) {
+          const float ct = fg[k] * cb[k] + ig[k] * cc[k];
+          cb[k] = ct;
+          og[k] = clip(xg[H + k] + hg[H + k] + (p ? p[H + k] * ct : 0.0f));
+          tmp[k] = ct;
+        }
+        acts[0].apply(og, H);
+        acts[2].apply(tmp, H);
+        for (int64_t k = 0; k < H; ++k) hb[k] = og[k] * tmp[k];
+        break;
+      }
+    }
+  }
+
+  void run_direction(ThreadPool* pool, const Direction& dir, const float* x, const std::vector<int64_t>& lens,
+                     int64_t d, const float* h0, const float* c0, float* y, float* yh, float* yc) const {
+    const int64_t T = dir.T, B = dir.B, H = dir.H, G = dir.G, GH = G * H;
+    const std::unique_ptr<float[]> xw_buf = project_inputs(pool, dir, x);
+    float* const xw = xw_buf.get();
 
     std::vector<float> h(static_cast<size_t>(B * H), 0.0f), c(static_cast<size_t>(B * H), 0.0f);
     for (int64_t b = 0; b < B; ++b)
@@ -379,43 +483,6 @@ class RecurrentKernel final : public OpKernel {
     const Act* acts = &acts_[static_cast<size_t>((dir.reverse && dirs_ == 2 ? 1 : 0) * acts_per_dir())];
     auto active = [&](int64_t b, int64_t step) { return step < lens[static_cast<size_t>(b)]; };
     auto time_of = [&](int64_t b, int64_t step) { return dir.reverse ? lens[static_cast<size_t>(b)] - 1 - step : step; };
-    static const auto matvec = SPINDLE_ISA_SELECT(rnn_matvec_packed);
-    static const int64_t panel = SPINDLE_ISA_SELECT(rnn_panel_rows)();
-    // out [B, ld] = in [B, H] x R[0:rows]^T (`packed`: the same rows in
-    // rnn_pack panels)
-    // `backward`: odd steps stream R last row first (rnn_matvec_packed); on
-    // one thread the blocks run last to first too.
-    auto recurrence = [&](const float* in, const float* r, const float* packed, const PackedMatrix* r_gemm,
-                          int64_t rows_used, float* out, int64_t ld, bool backward) {
-      if (B <= kMatvecBatch) {
-        // Row blocks of whole panels; a panel starting at row j0 begins at j0 * H in `packed`.
-        const int64_t per_block = std::max<int64_t>(1, kStepBlockFma / (panel * H * B)) * panel;
-        auto rows_block = [&](int64_t k0, int64_t k1) {
-          for (int64_t k = k0; k < k1; ++k) {
-            const int64_t j0 = k * per_block, j1 = std::min(rows_used, j0 + per_block);
-            for (int64_t b = 0; b < B; ++b)
-              matvec(packed + j0 * H, j1 - j0, H, in + b * H, out + b * ld + j0, backward);
-          }
-        };
-        const int64_t blocks = ceil_div(rows_used, per_block);
-        if (backward && blocks > 1 && (!pool || pool->dop() <= 1)) {
-          for (int64_t k = blocks - 1; k >= 0; --k) rows_block(k, k + 1);
-          return;
-        }
-        // Several blocks run on every thread of the pool, with no Cost gate:
-        // steps follow each other within the workers' spin window, so the
-        // caller takes block 0 and a spinning worker claims the next one
-        // step after step, and each thread keeps its rows of R in its own
-        // L2 (LSTM 256: two 512 KB halves of a 1 MB R that one core's L2
-        // does not hold with everything else). lstm_lm at intra 2: 3.57 ->
-        // 2.80 ms (docs/benchmarks.md); a cost estimate of one thread
-        // streaming R from L3 kept the step inline.
-        if (blocks == 1) rows_block(0, 1);
-        else parallel_for(pool, 0, blocks, 1, rows_block);
-      } else {
-        sgemm(false, true, B, rows_used, H, 1.0f, in, H, r, H, 0.0f, out, ld, SgemmExtras{.packed_b = r_gemm->panel(0)});
-      }
-    };
     float* g = gates.data();
     // The default activations: gates and state update in one pass
     // (rnn_step.isa.cpp).
@@ -433,84 +500,29 @@ class RecurrentKernel final : public OpKernel {
     }
 
     for (int64_t step = 0; step < T; ++step) {
-      recurrence(h.data(), dir.r, dir.r_packed, dir.r_gemm, r_rows, hr.data(), GH, step % 2 == 1);
+      recurrence(pool, B, H, h.data(), dir.r, dir.r_packed, dir.r_gemm, r_rows, hr.data(), GH, step % 2 == 1);
       for (int64_t b = 0; b < B; ++b) {
         if (!active(b, step)) continue;  // this sequence has ended: its state stays, its Y stays 0
         const float* xg = xw + (time_of(b, step) * B + b) * GH;
         const float* hg = hr.data() + b * GH;
         float* hb = h.data() + b * H;
         float* cb = c.data() + b * H;
-        switch (cell_) {
-          case Cell::kRnn:
-            if (fused_step) {
-              rnn_tanh_step(xg, hg, H, clip_, hb);
-              break;
-            }
-            for (int64_t k = 0; k < H; ++k) g[k] = clip(xg[k] + hg[k]);
-            acts[0].apply(g, H);
-            std::copy(g, g + H, hb);
-            break;
-          case Cell::kGru: {
-            if (fused_step) {
-              if (gru_split)  // z kept in hr's h-gate slot (unused) for after the batch's (r . H) R_h product
-                gru_zr_step(xg, hg, hb, H, clip_, hr.data() + b * GH + 2 * H, rh.data() + b * H);
-              else
-                gru_lbr_step(xg, hg, rbh_or_zeros, H, clip_, hb);
-              break;
-            }
-            // z and r: g[0:2H]
-            for (int64_t k = 0; k < 2 * H; ++k) g[k] = clip(xg[k] + hg[k]);
-            acts[0].apply(g, 2 * H);
-            if (linear_before_reset_) {
-              const float* rbh = dir.rb ? dir.rb + 2 * H : nullptr;
-              for (int64_t k = 0; k < H; ++k)
-                g[2 * H + k] = clip(xg[2 * H + k] + g[H + k] * (hg[2 * H + k] + (rbh ? rbh[k] : 0.0f)));
-              acts[1].apply(g + 2 * H, H);
-              for (int64_t k = 0; k < H; ++k) hb[k] = (1.0f - g[k]) * g[2 * H + k] + g[k] * hb[k];
-            } else {
-              // keep z for after the batch's (r . H) R_h product
-              std::copy(g, g + H, hr.data() + b * GH + 2 * H);
-              for (int64_t k = 0; k < H; ++k) rh[static_cast<size_t>(b * H + k)] = g[H + k] * hb[k];
-            }
-            break;
-          }
-          case Cell::kLstm: {
-            if (fused_step) {
-              lstm_step(xg, hg, H, dir.peep, clip_, input_forget_, cb, hb);
-              break;
-            }
-            const float* p = dir.peep;  // [i, o, f]
-            float* ig = g;
-            float* og = g + H;
-            float* fg = g + 2 * H;
-            float* cc = g + 3 * H;
-            for (int64_t k = 0; k < H; ++k) {
-              ig[k] = clip(xg[k] + hg[k] + (p ? p[k] * cb[k] : 0.0f));
-              fg[k] = clip(xg[2 * H + k] + hg[2 * H + k] + (p ? p[2 * H + k] * cb[k] : 0.0f));
-              cc[k] = clip(xg[3 * H + k] + hg[3 * H + k]);
-            }
-            acts[0].apply(ig, H);
-            if (input_forget_)
-              for (int64_t k = 0; k < H; ++k) fg[k] = 1.0f - ig[k];
-            else
-              acts[0].apply(fg, H);
-            acts[1].apply(cc, H);
-            for (int64_t k = 0; k < H; ++k) {
-              const float ct = fg[k] * cb[k] + ig[k] * cc[k];
-              cb[k] = ct;
-              og[k] = clip(xg[H + k] + hg[H + k] + (p ? p[H + k] * ct : 0.0f));
-              tmp[static_cast<size_t>(k)] = ct;
-            }
-            acts[0].apply(og, H);
-            acts[2].apply(tmp.data(), H);
-            for (int64_t k = 0; k < H; ++k) hb[k] = og[k] * tmp[static_cast<size_t>(k)];
-            break;
-          }
-        }
+        float* z_slot = hr.data() + b * GH + 2 * H;  // GRU: hr's h-gate slot, unused after the product
+        if (!fused_step)
+          general_step(dir, acts, xg, hg, hb, cb, g, tmp.data(), z_slot, gru_split ? rh.data() + b * H : nullptr);
+        else if (cell_ == Cell::kRnn)
+          rnn_tanh_step(xg, hg, H, clip_, hb);
+        else if (cell_ == Cell::kLstm)
+          lstm_step(xg, hg, H, dir.peep, clip_, input_forget_, cb, hb);
+        else if (gru_split)  // z kept in z_slot for after the batch's (r . H) R_h product
+          gru_zr_step(xg, hg, hb, H, clip_, z_slot, rh.data() + b * H);
+        else
+          gru_lbr_step(xg, hg, rbh_or_zeros, H, clip_, hb);
       }
       if (gru_split) {
         // h~ = g(X_t W_h^T + Wb_h + (r . H_{t-1}) R_h^T + Rb_h)
-        recurrence(rh.data(), dir.r + 2 * H * H, dir.rh_packed, dir.rh_gemm, H, rhr.data(), H, step % 2 == 1);
+        recurrence(pool, B, H, rh.data(), dir.r + 2 * H * H, dir.rh_packed, dir.rh_gemm, H, rhr.data(), H,
+                   step % 2 == 1);
         const float* rbh = dir.rb ? dir.rb + 2 * H : nullptr;
         for (int64_t b = 0; b < B; ++b) {
           if (!active(b, step)) continue;
