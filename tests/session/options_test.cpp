@@ -53,6 +53,7 @@ std::map<std::string, Sample> samples() {
       {config_keys::kMaxLoopIterations, {"77", "77"}},
       {config_keys::kMaxGraphNodes, {"5000", "5000"}},
       {config_keys::kLoadTimeoutMs, {"2500", "2500"}},
+      {config_keys::kDisableOptimizers, {"ConstantFolding, NchwcTransformer", "ConstantFolding,NchwcTransformer"}},
       {config_keys::kExternalDataDir, {dir, dir}},
       {config_keys::kDisablePrepacking, {"1", "1"}},
       {config_keys::kSetDenormalAsZero, {"True", "1"}},
