@@ -78,6 +78,14 @@ test('a model from a Buffer, config entries through `extra`', async (t) => {
   const [name] = Object.keys(ref.outputs);
   const results = await session.run({ x: new spindle.Tensor('float32', ref.feeds.x.data, ref.feeds.x.dims) }, [name]);
   assertClose(results[name], ref.outputs[name]);
+  // Optimizer passes are turned off by name through ONNX Runtime's key.
+  const fewer = await spindle.InferenceSession.create(ref.model, {
+    extra: { optimization: { disable_specified_optimizers: 'NchwcTransformer,ActivationFusion' } } });
+  const again = await fewer.run({ x: new spindle.Tensor('float32', ref.feeds.x.data, ref.feeds.x.dims) }, [name]);
+  assertClose(again[name], ref.outputs[name]);
+  await assert.rejects(spindle.InferenceSession.create(ref.model, {
+    extra: { optimization: { disable_specified_optimizers: 'NoSuchPass' } } }),
+    /no optimizer pass is named NoSuchPass; the passes are: ConstantFolding/);
 });
 
 // The scheduler state letter of each of this process's threads but the main
