@@ -138,61 +138,10 @@ class ConvKernel final : public OpKernel {
 
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
-    // A Mul folded in by the optimizer (fuse_input_scales): X = input 0 *
-    // input 4. A per-channel scale of a one-group 1x1 convolution is applied
-    // as B is packed (InScale); any other shape is multiplied first, with
-    // the Mul kernel itself.
     const Tensor& Wt = w_.defined() ? w_ : ctx.input(1);
     Tensor scaled;
     InScale in_scale;
-    const Tensor* xin = &ctx.input(0);
-    if (ctx.has_input(4)) {
-      const Tensor* a = xin;
-      const Tensor* s = &ctx.input(4);
-      require_float(node, *a, "X (the fused Mul's first input)");
-      require_float(node, *s, "the fused Mul's second input");
-      if (per_channel_scale(*a, *s)) {
-        xin = a;
-      } else if (per_channel_scale(*s, *a)) {
-        xin = s;
-        s = a;
-      } else {
-        s = nullptr;
-      }
-      if (s && Wt.dtype() == DataType::kFloat32 && pointwise_one_group(node, *xin, Wt)) {
-        in_scale.s = s->data<float>();
-        in_scale.image_stride = s->dim(0) == 1 ? 0 : xin->dim(1);
-      } else {
-        scaled = run_kernel_once("Mul", 14, Attributes(), {ctx.input(0), ctx.input(4)}, 1, ctx.pool())[0];
-        xin = &scaled;
-      }
-    }
-    if (ctx.has_input(5)) {
-      if (ctx.has_input(4))
-        fail(node, "internal: a folded Mul and a folded BatchNormalization on one Conv input");
-      // A BatchNormalization (+ Relu) folded in by the optimizer
-      // (fuse_input_batchnorms): applied as B is packed by a one-group 1x1
-      // convolution of more than one position, else first, by the
-      // BatchNormalization kernel itself.
-      const Tensor& a = *xin;
-      require_float(node, a, "X (the fused BatchNormalization's input)");
-      const int64_t C = a.rank() >= 3 ? a.dim(1) : -1;
-      const int64_t positions = C > 0 && a.dim(0) > 0 ? a.numel() / (a.dim(0) * C) : 0;
-      if (static_cast<int64_t>(in_ab_.size()) == 2 * C && positions > 1 && Wt.dtype() == DataType::kFloat32 &&
-          pointwise_one_group(node, a, Wt)) {
-        in_scale.s = in_ab_.data();
-        in_scale.shift = in_ab_.data() + C;
-        in_scale.relu = in_relu_;
-      } else {
-        Attributes bn;
-        bn.set("epsilon", in_epsilon_);
-        if (in_relu_) bn.set("activation", std::string("Relu"));
-        scaled = run_kernel_once("BatchNormalization", 15, std::move(bn),
-                                 {a, ctx.input(5), ctx.input(6), ctx.input(7), ctx.input(8)}, 1, ctx.pool())[0];
-        xin = &scaled;
-      }
-    }
-    const Tensor& X = *xin;
+    const Tensor& X = folded_input(ctx, Wt, scaled, in_scale);
     require_float(node, X, "X");
     require_float(node, Wt, "W");
     const Shape& xs = X.shape();
@@ -245,6 +194,65 @@ class ConvKernel final : public OpKernel {
   }
 
  private:
+  // X as the convolution reads it, after what the optimizer folded into its
+  // input. Returns input 0, or scaled when a fold runs first as its own
+  // kernel; in_scale is set when the one-group 1x1 paths apply it themselves.
+  const Tensor& folded_input(KernelContext& ctx, const Tensor& Wt, Tensor& scaled, InScale& in_scale) const {
+    const NodeInfo& node = ctx.node();
+    // A Mul folded in by the optimizer (fuse_input_scales): X = input 0 *
+    // input 4. A per-channel scale of a one-group 1x1 convolution is applied
+    // as B is packed (InScale); any other shape is multiplied first, with
+    // the Mul kernel itself.
+    const Tensor* xin = &ctx.input(0);
+    if (ctx.has_input(4)) {
+      const Tensor* a = xin;
+      const Tensor* s = &ctx.input(4);
+      require_float(node, *a, "X (the fused Mul's first input)");
+      require_float(node, *s, "the fused Mul's second input");
+      if (per_channel_scale(*a, *s)) {
+        xin = a;
+      } else if (per_channel_scale(*s, *a)) {
+        xin = s;
+        s = a;
+      } else {
+        s = nullptr;
+      }
+      if (s && Wt.dtype() == DataType::kFloat32 && pointwise_one_group(node, *xin, Wt)) {
+        in_scale.s = s->data<float>();
+        in_scale.image_stride = s->dim(0) == 1 ? 0 : xin->dim(1);
+      } else {
+        scaled = run_kernel_once("Mul", 14, Attributes(), {ctx.input(0), ctx.input(4)}, 1, ctx.pool())[0];
+        xin = &scaled;
+      }
+    }
+    if (ctx.has_input(5)) {
+      if (ctx.has_input(4))
+        fail(node, "internal: a folded Mul and a folded BatchNormalization on one Conv input");
+      // A BatchNormalization (+ Relu) folded in by the optimizer
+      // (fuse_input_batchnorms): applied as B is packed by a one-group 1x1
+      // convolution of more than one position, else first, by the
+      // BatchNormalization kernel itself.
+      const Tensor& a = *xin;
+      require_float(node, a, "X (the fused BatchNormalization's input)");
+      const int64_t C = a.rank() >= 3 ? a.dim(1) : -1;
+      const int64_t positions = C > 0 && a.dim(0) > 0 ? a.numel() / (a.dim(0) * C) : 0;
+      if (static_cast<int64_t>(in_ab_.size()) == 2 * C && positions > 1 && Wt.dtype() == DataType::kFloat32 &&
+          pointwise_one_group(node, a, Wt)) {
+        in_scale.s = in_ab_.data();
+        in_scale.shift = in_ab_.data() + C;
+        in_scale.relu = in_relu_;
+      } else {
+        Attributes bn;
+        bn.set("epsilon", in_epsilon_);
+        if (in_relu_) bn.set("activation", std::string("Relu"));
+        scaled = run_kernel_once("BatchNormalization", 15, std::move(bn),
+                                 {a, ctx.input(5), ctx.input(6), ctx.input(7), ctx.input(8)}, 1, ctx.pool())[0];
+        xin = &scaled;
+      }
+    }
+    return *xin;
+  }
+
 
   // s has shape [1 or N, C, 1, ...] for x of shape [N, C, ...] (same rank).
   static bool per_channel_scale(const Tensor& x, const Tensor& s) {
