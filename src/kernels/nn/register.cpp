@@ -1,5 +1,5 @@
 // register.cpp — registers the kernels of src/kernels/nn (one entry point per
-// file: conv.cpp, conv_transpose.cpp, pool.cpp, norm.cpp, gemm.cpp, resize.cpp,
+// file: conv.cpp (its drivers in conv/), conv_transpose.cpp, pool.cpp, norm.cpp, gemm.cpp, resize.cpp,
 // rnn.cpp, qlinear.cpp, transformer.cpp, attention.cpp, blocked.cpp).
 #include "kernels/kernel.h"
 #include "kernels/nn/nn_util.h"

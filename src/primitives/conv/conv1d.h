@@ -1,6 +1,6 @@
 // conv1d.h — the per-ISA entry points of the direct 1-D convolution of short
-// sequences (conv1d.isa.cpp) and their arguments; conv.cpp's direct path
-// packs the weights and pads the rows, then runs conv1d_block on blocks of
+// sequences (conv1d.isa.cpp) and their arguments; the direct 1-D driver
+// (kernels/nn/conv/conv_direct1d.cpp) packs the weights and pads the rows, then runs conv1d_block on blocks of
 // output channels.
 #pragma once
 

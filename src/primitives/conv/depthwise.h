@@ -1,6 +1,6 @@
 // depthwise.h — the per-ISA depthwise convolution loops (depthwise.isa.cpp):
 // the flat loop over a band's taps and the channel-blocked kernel, shared by
-// conv.cpp and the per-ISA file.
+// kernels/nn/conv/conv_depthwise.cpp and the per-ISA file.
 #pragma once
 
 #include <cstdint>

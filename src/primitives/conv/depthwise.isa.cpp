@@ -1,10 +1,10 @@
-// depthwise.isa.cpp — the inner loop of depthwise convolution (conv.cpp's
-// depthwise path), compiled once per ISA level (src/primitives/isa/dispatch.h)
+// depthwise.isa.cpp — the inner loop of depthwise convolution (kernels/nn/conv/
+// conv_depthwise.cpp), compiled once per ISA level (src/primitives/isa/dispatch.h)
 // with the width-generic vectors of primitives/isa/simd.h.
 //
 // depthwise_flat computes out[f] = bias + sum_t wk[t] * taps[t][f] for
-// f < n: conv.cpp lays a band of output rows out as one flat range in which
-// every tap reads its phase plane at a constant offset.
+// f < n: the depthwise driver lays a band of output rows out as one flat
+// range in which every tap reads its phase plane at a constant offset.
 #include "primitives/isa/simd.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {

@@ -1,6 +1,6 @@
 // grouped.h — the per-ISA entry points of the direct convolution of narrow
 // groups (8 output channels in the vector lanes, grouped.isa.cpp) and their
-// arguments, for conv.cpp's grouped path.
+// arguments, for kernels/nn/conv/conv_grouped.cpp.
 #pragma once
 
 #include <cstdint>

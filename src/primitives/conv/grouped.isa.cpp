@@ -1,5 +1,5 @@
 // grouped.isa.cpp — direct convolution of narrow groups (RegNet's group
-// width 8: 8 input and 8 output channels a group), conv.cpp's grouped path,
+// width 8: 8 input and 8 output channels a group), kernels/nn/conv/conv_grouped.cpp,
 // compiled once per ISA level (src/primitives/isa/dispatch.h).
 //
 // The 8 output channels of a block sit in the vector lanes: for each output
@@ -13,7 +13,7 @@
 // 8 output planes.
 //
 // AVX2 and AVX-512 levels (8 lanes at both); at the baseline level
-// grouped8_max_rows is 0 and conv.cpp keeps its other paths.
+// grouped8_max_rows is 0 and Conv (kernels/nn/conv.cpp) keeps its other paths.
 #include <cstdint>
 
 #include "primitives/conv/grouped.h"

@@ -1,5 +1,5 @@
 // winograd.h — the per-ISA transforms of Winograd F(4x4, 3x3) convolution
-// (winograd.isa.cpp) and their arguments; conv.cpp's Winograd path runs the
+// (winograd.isa.cpp) and their arguments; kernels/nn/conv/conv_winograd.cpp runs the
 // 36 GEMMs between them with the SGEMM.
 #pragma once
 

@@ -1,5 +1,5 @@
 // winograd.isa.cpp — the transforms of Winograd F(4x4, 3x3) convolution
-// (conv.cpp's Winograd path), compiled once per ISA level
+// (kernels/nn/conv/conv_winograd.cpp), compiled once per ISA level
 // (src/primitives/isa/dispatch.h). The transforms run on vectors with one lane
 // per tile: the input transform over 8 consecutive tiles of a plane with
 // AVX2 (a row of tiles at the baseline), the output transform over a row of

@@ -8,7 +8,7 @@
 // anonymous namespace inside it); the primitives keep that namespace too. Ordinary kernel files declare the functions once for
 // all levels and take the active level's version at run time:
 //
-//   // conv.cpp
+//   // conv/conv_depthwise.cpp
 //   SPINDLE_ISA_DECLARE(void, depthwise_rows, (const DwArgs& a, int64_t r0, int64_t r1));
 //   static const auto depthwise_rows_fn = SPINDLE_ISA_SELECT(depthwise_rows);
 //   depthwise_rows_fn(args, 0, rows);
