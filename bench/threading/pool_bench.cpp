@@ -76,6 +76,7 @@
 
 #include "spindle/thread_pool.h"
 #include "spindle/threading_options.h"
+#include "threading/cost.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>

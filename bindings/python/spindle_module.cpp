@@ -487,8 +487,7 @@ PYBIND11_MODULE(_C, m) {
     return [pool](PySessionOptions& o, int v) {
       SessionOptions probe;
       (probe.*pool).num_threads = v;
-      ThreadingOptions intra, inter;
-      threading_options_from_session(probe, intra, inter).throw_if_error();
+      probe.validate().throw_if_error();
       (o.*pool).num_threads = v;
     };
   };

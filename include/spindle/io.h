@@ -13,9 +13,9 @@
 
 #include <filesystem>
 
-#include "spindle/session.h"
 #include "spindle/status.h"
 #include "spindle/tensor.h"
+#include "spindle/tensor_info.h"
 
 namespace spindle::io {
 

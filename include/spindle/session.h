@@ -28,6 +28,7 @@
 #include "spindle/model_metadata.h"
 #include "spindle/status.h"
 #include "spindle/tensor.h"
+#include "spindle/tensor_info.h"
 #include "spindle/thread_pool.h"
 #include "spindle/threading_options.h"
 
@@ -165,6 +166,14 @@ struct SessionOptions : SessionSettings {
   static SessionOptions from_file(const std::string& path);
   std::string to_json() const;
   void save(const std::string& path) const;
+
+  // The checks session creation makes of the options alone, without a
+  // model: thread counts not negative, custom_create_thread_fn and
+  // custom_join_thread_fn set together and not differing from a pool's own
+  // create_thread, limits (max_*) not negative. Returns the error create()
+  // would throw, with the same message naming the field and the value
+  // (bindings use it to reject a bad value when it is set).
+  Status validate() const;
 };
 
 struct RunOptions {
@@ -175,20 +184,6 @@ struct RunOptions {
   // nodes and Loop/Scan iterations); 0 = no limit.
   int64_t timeout_ms = 0;
   std::string run_tag;
-};
-
-// A model input or output: element type and shape (-1 = dynamic dimension,
-// named in dim_names when the model names it).
-// A graph input or output. A sequence value (ONNX seq(tensor)) has
-// is_sequence set, dtype its items' element type and no shape; it is fed and
-// returned as a Tensor made by Tensor::sequence.
-struct TensorInfo {
-  std::string name;
-  bool is_optional = false;  // fed and returned as Tensor::optional (empty or holding the value)
-  bool is_sequence = false;
-  DataType dtype = DataType::kUndefined;
-  Shape shape;
-  std::vector<std::string> dim_names;
 };
 
 using Feeds = std::vector<std::pair<std::string, Tensor>>;
@@ -217,6 +212,12 @@ struct BlockEvent {
 struct RunProfile {
   std::vector<NodeEvent> nodes;
   std::vector<BlockEvent> blocks;
+};
+// One profiled run placed on a common timeline (offset of its start, µs);
+// InferenceSession::chrome_trace draws a list of them.
+struct ProfiledRun {
+  double offset_us = 0;
+  RunProfile profile;
 };
 
 class InferenceSession {
@@ -253,6 +254,13 @@ class InferenceSession {
   // With SessionOptions::enable_profiling: writes the runs recorded so far as
   // a Chrome trace file, clears them and returns the file's path.
   std::string end_profiling();
+  // Chrome trace event JSON (chrome://tracing, Perfetto) of runs recorded
+  // with run_profiled, the format end_profiling writes: one track per
+  // thread; node spans, parallel_for blocks ("parallel_for") and the waits of
+  // each node's thread between its own blocks. The calling thread is named
+  // "caller", this session's intra-op workers "intra-op worker", any other
+  // thread "inter-op thread"; the process is named process_name.
+  std::string chrome_trace(const std::vector<ProfiledRun>& runs, const std::string& process_name) const;
 
   // The session's intra-op pool (custom ops may call parallel_for on it).
   // Valid while the session lives, whatever set_num_threads does meanwhile.
@@ -269,33 +277,5 @@ class InferenceSession {
   explicit InferenceSession(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
-
-// One profiled run placed on a common timeline (offset of its start, µs).
-struct ProfiledRun {
-  double offset_us = 0;
-  RunProfile profile;
-};
-// Chrome trace event JSON (chrome://tracing, Perfetto) of profiled runs: one
-// track per thread; node spans, parallel_for blocks ("parallel_for") and the
-// waits of each node's thread between its own blocks. Threads are named
-// "caller" (caller_tid), "intra-op worker" (intra_worker_tids) or
-// "inter-op thread".
-std::string chrome_trace_json(const std::vector<ProfiledRun>& runs, const std::string& process_name, int caller_tid,
-                              const std::vector<int>& intra_worker_tids);
-
-// The resolve step: the intra/inter ThreadingOptions a SessionOptions
-// describes, validated (thread counts, custom thread functions both or
-// neither) with the session-wide custom thread functions filled in. Errors
-// name the field and the value. The config keys were parsed and checked
-// when they were added.
-Status threading_options_from_session(const SessionOptions& options, ThreadingOptions& intra, ThreadingOptions& inter);
-
-// The run limits a SessionOptions sets, defaults filled in.
-struct SessionLimits {
-  size_t max_tensor_bytes = 0;  // 0 = no limit
-  size_t max_run_bytes = 0;
-  int64_t max_loop_iterations = 0;
-};
-Status session_limits(const SessionOptions& options, SessionLimits& limits);
 
 }  // namespace spindle

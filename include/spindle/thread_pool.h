@@ -61,22 +61,16 @@ struct Cost {
 };
 
 // The deterministic partition of [0, n) for a grain: block b covers
-// [b * block_size, min(n, (b + 1) * block_size)).
+// [b * block_size, min(n, (b + 1) * block_size)). It is the determinism
+// contract above made concrete, and parallel_reduce (a template, so defined
+// in this header) needs it to combine its partials in block order. (The cost
+// model that picks grains and thread counts from a Cost is internal:
+// src/threading/cost.h.)
 struct Partition {
   int64_t num_blocks = 0;
   int64_t block_size = 0;
 };
 Partition partition_range(int64_t n, int64_t grain);
-// Grain for a per-iteration cost (at least 1).
-int64_t grain_for_cost(const Cost& cost);
-// Estimated cycles of `n` iterations of `cost`.
-double cycles_of(int64_t n, const Cost& cost);
-// Threads (1..max_threads) worth running a loop of `total_cycles`: each must
-// get at least kThreadCycles (100K) of work, which pays for waking a parked
-// worker and for the spin window it then burns; workers already spinning
-// (`spinning_workers`, awake and idle when the loop starts) join for a fifth
-// of that. Only who runs the blocks depends on it, never the partition.
-int threads_for_cost(double total_cycles, int max_threads, int spinning_workers = 0);
 
 namespace detail {
 class IntraPoolImpl;
@@ -107,7 +101,7 @@ class ThreadPool {
   // Same, with the cost of one iteration. The partition still comes from
   // `grain` alone (so results do not change); the cost only decides how many
   // threads run the blocks: a loop too small to pay for waking another
-  // thread runs inline on the caller (threads_for_cost).
+  // thread runs inline on the caller.
   void parallel_for(int64_t begin, int64_t end, int64_t grain, const Cost& per_iter, RangeFn fn);
   // Same, with the grain derived from a per-iteration cost; small loops run
   // inline on the caller.
@@ -190,6 +184,11 @@ T ThreadPool::parallel_reduce(int64_t begin, int64_t end, int64_t grain, T ident
 // ---------------------------------------------------------------------------
 // Inter-op pool and futures.
 
+// The shared state of a Future lives here, not in src/threading, because
+// Future<T> and TaskPool::fork are templates: user code instantiates them, so
+// it must see FutureState<T> (where fork stores the value) and the calls they
+// make on it. Only wait() and mark_ready() are defined in the library.
+// Nothing in detail is API; it may change in any release.
 namespace detail {
 // Shared state of a Future; completion is signalled once.
 class FutureStateBase {

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "spindle/session.h"
+#include "session/chrome_trace.h"
 
 namespace spindle {
 

@@ -2,12 +2,13 @@
 // fields and the pools: validation that needs more than one field, the
 // session-wide custom thread functions and set_denormal_as_zero filled into
 // both pools' ThreadingOptions, and the run limits' defaults.
+#include "session/resolve_options.h"
+
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "session/denormals.h"
-#include "spindle/session.h"
 
 namespace spindle {
 
@@ -66,6 +67,13 @@ Status session_limits(const SessionOptions& o, SessionLimits& limits) {
   limits.max_run_bytes = o.max_run_bytes ? static_cast<size_t>(*o.max_run_bytes) : mem / 4 * 3;
   limits.max_loop_iterations = o.max_loop_iterations.value_or(1'000'000);
   return Status::ok();
+}
+
+Status SessionOptions::validate() const {
+  ThreadingOptions intra, inter;
+  if (Status s = threading_options_from_session(*this, intra, inter); !s.is_ok()) return s;
+  SessionLimits limits;
+  return session_limits(*this, limits);
 }
 
 }  // namespace spindle

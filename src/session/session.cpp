@@ -22,8 +22,10 @@
 
 #include "exec/executor.h"
 #include "graph/graph.h"
+#include "session/chrome_trace.h"
 #include "session/denormals.h"
 #include "session/feeds.h"
+#include "session/resolve_options.h"
 
 namespace spindle {
 
@@ -376,10 +378,14 @@ std::string InferenceSession::end_profiling() {
   std::strftime(stamp, sizeof stamp, "%Y-%m-%d_%H-%M-%S", &tm);
   const std::string path = fmt::format("{}_{}.json", impl_->options.profile_file_prefix, stamp);
   std::ofstream out(path);
-  out << chrome_trace_json(runs, "spindle " + impl_->origin, static_cast<int>(syscall(SYS_gettid)),
-                           impl_->intra ? impl_->intra->worker_tids() : std::vector<int>{});
+  out << chrome_trace(runs, "spindle " + impl_->origin);
   if (!out) throw Error(StatusCode::kRuntimeError, fmt::format("end_profiling: cannot write {}", path));
   return path;
+}
+
+std::string InferenceSession::chrome_trace(const std::vector<ProfiledRun>& runs, const std::string& process_name) const {
+  return chrome_trace_json(runs, process_name, static_cast<int>(syscall(SYS_gettid)),
+                           impl_->intra ? impl_->intra->worker_tids() : std::vector<int>{});
 }
 
 std::vector<Tensor> InferenceSession::run_profiled(const Feeds& feeds, RunProfile& profile) {

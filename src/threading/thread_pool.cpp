@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "threading/cost.h"
 #include "threading/intra_pool.h"
 
 namespace spindle {

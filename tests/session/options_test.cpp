@@ -2,7 +2,8 @@
 // every key round-trips through its field, a bad value names the key, an ONNX
 // Runtime key spindle does not act on warns once and the session is created,
 // options files round-trip the typed fields, ONNX Runtime's thread-count
-// names alias the typed fields, and session.set_denormal_as_zero really
+// names alias the typed fields, validate() makes creation's checks without a
+// model, and session.set_denormal_as_zero really
 // flushes denormals on every thread of a run (and only during the run).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -164,6 +165,26 @@ TEST(SessionOptionsFields, OnnxRuntimeThreadCountNamesAliasTheTypedFields) {
   o.intra_op.num_threads = 1;
   EXPECT_EQ(o.intra_op_num_threads, 1);
   EXPECT_EQ(copy.intra_op_num_threads, 5);
+}
+
+TEST(SessionOptionsFields, ValidateMakesCreationsChecksWithoutAModel) {
+  EXPECT_TRUE(SessionOptions{}.validate().is_ok());
+
+  SessionOptions threads;
+  threads.intra_op_num_threads = -1;
+  const Status s = threads.validate();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("intra_op_num_threads = -1"));
+  // The message create() throws (it checks the options before the model is read).
+  EXPECT_THAT(error_of([&] { InferenceSession::create("no-such-model.onnx", threads); }), HasSubstr(s.message()));
+
+  SessionOptions half;
+  half.custom_create_thread_fn = [](void*, void (*)(void*), void*) -> void* { return nullptr; };
+  EXPECT_THAT(half.validate().message(), HasSubstr("must be set together"));
+
+  SessionOptions limits;
+  limits.max_run_bytes = -5;
+  EXPECT_THAT(limits.validate().message(), HasSubstr("max_run_bytes = -5"));
 }
 
 TEST(SessionOptionsFields, OptionsFilesRoundTripTheTypedFields) {

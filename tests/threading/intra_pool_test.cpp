@@ -19,6 +19,7 @@
 
 #include "spindle/thread_pool.h"
 #include "test_util.h"
+#include "threading/cost.h"
 #include "threading/topology.h"
 
 namespace spindle {

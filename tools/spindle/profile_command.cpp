@@ -12,9 +12,6 @@
 // and parallel efficiency (block time summed over threads / (intra threads x
 // node time)); operators inside subgraphs have rows of their own marked with
 // their path ("If/then_branch/Conv"), whose time is also in the parent's row.
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -84,9 +81,7 @@ void profile_command(const ProfileArgs& a) {
     }
     runs.push_back(std::move(run));
   }
-  const std::string trace = chrome_trace_json(runs, "spindle " + a.model, static_cast<int>(syscall(SYS_gettid)),
-                                              session->intra_op_pool() ? session->intra_op_pool()->worker_tids()
-                                                                       : std::vector<int>{});
+  const std::string trace = session->chrome_trace(runs, "spindle " + a.model);
   out << trace;
   if (!out) throw Error(StatusCode::kRuntimeError, fmt::format("--trace {}: writing failed", a.trace));
   out.close();

@@ -1,6 +1,7 @@
 // nn_util.cpp — shared geometry, blocking and scratch helpers (see nn_util.h).
 #include "kernels/nn/nn_util.h"
 #include "primitives/gemm/sgemm.h"
+#include "threading/cost.h"
 
 #include <cblas.h>
 

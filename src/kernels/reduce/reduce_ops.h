@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kernels/kernel.h"
+#include "threading/cost.h"
 
 namespace spindle::kernels::reduce {
 
