@@ -1,0 +1,59 @@
+// qgemm.h — spindle's 8-bit integer GEMM: A (m x K, uint8 or int8, one zero
+// point) times B (K x n, uint8 or int8, one zero point or one per column),
+// accumulated exactly in int32:
+//
+//   C[i][j] = sum_k (A[i][k] - a_zero_point) * (B[k][j] - b_zero_point[j])
+//
+// B is a constant operand in every model this serves (MatMulInteger's,
+// QLinearMatMul's and QLinearConv's weights), so it is packed once, at session
+// creation, into QGemmPackedB with its column sums; the zero-point terms are
+// then applied from the row sums of A and the column sums of B:
+//
+//   C = A.B - zb[j] * rowsum(A)[i] - za * colsum(B)[j] + K * za * zb[j]
+//
+// Integer arithmetic is exact, so results do not depend on the ISA level, on
+// blocking or on how callers split rows and columns over threads.
+//
+// Thread-safety: qgemm runs on the calling thread only; parallelism comes from
+// callers running it on disjoint row or column ranges of C. QGemmPackedB is
+// immutable after construction.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace spindle::kernels::nn {
+
+// B (K x n) in the layout of the active ISA level's micro-kernel.
+struct QGemmPackedB {
+  int64_t k = 0, n = 0;
+  bool b_signed = true;                // the values as given: int8 (true) or uint8
+  std::vector<int32_t> column_sums;    // n: sum over k of B[k][j], as given
+  std::vector<uint8_t> data;           // the packed panels (implementation's layout)
+  int64_t panel_columns = 0;           // columns per panel; column ranges start at multiples of it
+  size_t bytes() const { return data.size() + column_sums.size() * sizeof(int32_t); }
+};
+
+// Packs B (row-major K x n with row stride ldb; int8 when b_signed, else
+// uint8). trans_b: B is given as n x K (row stride ldb), as Gemm's transB.
+QGemmPackedB qgemm_pack_b(const void* b, bool b_signed, int64_t k, int64_t n, int64_t ldb, bool trans_b = false);
+
+struct QGemmArgs {
+  const void* a = nullptr;       // m x K, row stride lda
+  bool a_signed = false;         // int8 (true) or uint8
+  int64_t lda = 0;
+  int32_t a_zero_point = 0;
+  int64_t m = 0;
+  const QGemmPackedB* b = nullptr;
+  const int32_t* b_zero_points = nullptr;  // nullptr: 0; else 1 value, or n when per_column_b_zero_points
+  bool per_column_b_zero_points = false;
+  int64_t col_begin = 0, col_end = -1;     // C's columns to compute (-1: n); col_begin a multiple of panel_columns
+  int32_t* c = nullptr;                    // C[i][j] at c[i * ldc + (j - col_begin)]
+  int64_t ldc = 0;
+};
+
+// C for rows [0, m) and columns [col_begin, col_end).
+void qgemm(const QGemmArgs& args);
+
+}  // namespace spindle::kernels::nn
