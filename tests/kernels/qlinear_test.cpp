@@ -6,7 +6,9 @@
 // the zero-point-corrected values, which are exact in float at these sizes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -126,6 +128,72 @@ TEST(QLinearConv, PerChannelScalesAndBias) {
   // -> -1, -2 (half to even), -4 -> -6, -7, -9.
   EXPECT_EQ(got[0].to_vector<int8_t>(), (std::vector<int8_t>{7, 17, 27, -6, -7, -9}));
 }
+
+// The packed path (constant weights, qgemm / the direct depthwise loop)
+// against the reference path (weights given at run time), bitwise, over
+// geometries and types, at 1 and 3 threads.
+struct QConvCase {
+  int64_t C, M, group, kh, kw, stride, dilation, pad, H, W;
+  bool x_signed, w_signed, y_signed, relu;
+};
+
+class QLinearConvPacked : public ::testing::TestWithParam<QConvCase> {};
+
+template <class T>
+Tensor random_tensor(const Shape& s, uint32_t seed, int lo, int hi) {
+  return Tensor::from_vector<T>(s, random_ints<T>(static_cast<size_t>(shape_numel(s)), seed, lo, hi));
+}
+
+TEST_P(QLinearConvPacked, MatchesTheReferenceBitwise) {
+  const QConvCase c = GetParam();
+  const int64_t N = 2;
+  const Shape xs = {N, c.C, c.H, c.W}, ws = {c.M, c.C / c.group, c.kh, c.kw};
+  const Tensor x = c.x_signed ? random_tensor<int8_t>(xs, 11, -128, 127) : random_tensor<uint8_t>(xs, 11, 0, 255);
+  const Tensor w = c.w_signed ? random_tensor<int8_t>(ws, 12, -128, 127) : random_tensor<uint8_t>(ws, 12, 0, 255);
+  const Tensor xzp = c.x_signed ? Tensor::from_vector<int8_t>({}, {-3}) : Tensor::from_vector<uint8_t>({}, {131});
+  const Tensor wzp = c.w_signed ? random_tensor<int8_t>({c.M}, 13, -5, 5) : random_tensor<uint8_t>({c.M}, 13, 120, 135);
+  const Tensor yzp = c.y_signed ? Tensor::from_vector<int8_t>({}, {7}) : Tensor::from_vector<uint8_t>({}, {100});
+  std::vector<float> wsc(static_cast<size_t>(c.M));
+  for (int64_t m = 0; m < c.M; ++m) wsc[static_cast<size_t>(m)] = 0.001f * static_cast<float>(m + 1) + 0.0003f;
+  std::vector<Tensor> inputs = {x, Tensor::from_vector<float>({}, {0.05f}), xzp, w, Tensor::from_vector<float>({c.M}, wsc), wzp,
+                                Tensor::from_vector<float>({}, {0.7f}), yzp, random_tensor<int32_t>({c.M}, 14, -20000, 20000)};
+  kernels::NodeInfo node;
+  node.op_type = "QLinearConv";
+  node.opset = 10;
+  node.num_inputs = 9;
+  node.attrs.set("group", c.group);
+  node.attrs.set("strides", std::vector<int64_t>{c.stride, c.stride});
+  node.attrs.set("dilations", std::vector<int64_t>{c.dilation, c.dilation});
+  node.attrs.set("pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad});
+  if (c.relu) node.attrs.set("activation", std::string("Relu"));
+  const auto reference = run_kernel_once(node, inputs);
+  node.const_inputs = {nullptr, nullptr, nullptr, &w};
+  for (int threads : {1, 3}) {
+    auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
+    const auto packed = run_kernel_once(node, inputs, pool.get());
+    ASSERT_EQ(packed[0].shape(), reference[0].shape());
+    ASSERT_EQ(packed[0].dtype(), reference[0].dtype());
+    ASSERT_EQ(0, std::memcmp(packed[0].raw_data(), reference[0].raw_data(), static_cast<size_t>(packed[0].numel())))
+        << "threads " << threads;
+  }
+  // The reference output is not constant (the case exercises requantization).
+  const uint8_t* r = static_cast<const uint8_t*>(reference[0].raw_data());
+  const auto [lo, hi] = std::minmax_element(r, r + reference[0].numel());
+  EXPECT_NE(*lo, *hi);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Geometry, QLinearConvPacked,
+    ::testing::Values(QConvCase{16, 24, 1, 3, 3, 1, 1, 1, 9, 11, false, true, false, false},
+                      QConvCase{8, 40, 1, 1, 1, 1, 1, 0, 17, 13, false, true, false, true},
+                      QConvCase{8, 16, 1, 1, 1, 2, 1, 0, 10, 10, true, true, true, false},
+                      QConvCase{3, 32, 1, 7, 7, 2, 1, 3, 23, 23, false, true, false, true},
+                      QConvCase{12, 18, 3, 3, 3, 2, 2, 2, 12, 9, false, false, true, false},
+                      QConvCase{16, 16, 16, 3, 3, 1, 1, 1, 13, 14, false, true, false, false},
+                      QConvCase{24, 24, 24, 5, 5, 2, 1, 2, 15, 15, true, true, false, true},
+                      QConvCase{8, 8, 8, 3, 3, 2, 2, 0, 11, 12, false, false, true, false},
+                      QConvCase{64, 70, 1, 3, 3, 1, 1, 1, 30, 30, false, true, false, true}),
+    [](const ::testing::TestParamInfo<QConvCase>& i) { return "case" + std::to_string(i.index); });
 
 TEST(QLinearBadInput, ErrorsNameTheInputAndWhatWasExpected) {
   const Tensor a = Tensor::from_vector<uint8_t>({2, 3}, {1, 2, 3, 4, 5, 6});

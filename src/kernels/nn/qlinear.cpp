@@ -12,8 +12,11 @@
 #include <limits>
 #include <type_traits>
 
+#include <cstring>
+
 #include "kernels/broadcast.h"
 #include "kernels/nn/nn_util.h"
+#include "primitives/gemm/qgemm.h"
 
 namespace spindle::kernels::nn {
 
@@ -296,39 +299,144 @@ class ConvIntegerKernel final : public OpKernel {
   int64_t group_;
 };
 
+// ---------------------------------------------------------------- QLinearConv on qgemm
+
+// Requantization as requantize() computes it, in a form the compiler
+// vectorizes: (acc + bias) and the scale in double, rounded half to even by
+// adding and subtracting 1.5 * 2^52 (exact for |v| < 2^51; v is first clamped
+// to +-2^40, which saturates the same way), then the zero point and the
+// clamp in the reference's order (a NaN product gives `lo`, as there).
+struct Requant {
+  double lo = 0, hi = 0;  // clamp bounds (lo raised to the zero point for a fused Relu)
+  double zp = 0;
+  template <class T>
+  static T one(int32_t acc, int32_t bias, double scale, double zp, double lo, double hi) {
+    constexpr double kMagic = 6755399441055744.0;  // 1.5 * 2^52
+    constexpr double kBound = 1099511627776.0;     // 2^40
+    double v = (static_cast<double>(acc) + static_cast<double>(bias)) * scale;
+    v = std::max(v, -kBound);
+    v = std::min(v, kBound);
+    const double r = (v + kMagic) - kMagic + zp;
+    return static_cast<T>(static_cast<int32_t>(std::min(hi, std::max(lo, r))));
+  }
+};
+
+// The per-output-channel terms of a QLinearConv: scale x_scale * w_scale[m] /
+// y_scale (float32, as the reference), bias, clamp bounds.
+struct ConvRequant {
+  std::vector<double> scale;
+  std::vector<int32_t> bias;
+  double zp = 0, lo = 0, hi = 0;
+  bool finite = true;  // every scale is finite (else the reference path runs)
+};
+
+// QLinearConv with the weights packed once (at kernel creation) for qgemm:
+// per group, y (output pixels x M/g) = im2col(x) (pixels x K, the input in
+// pixel-major order, taps then channels, padding = x_zero_point) times W^T
+// (K x M/g, K = kernel taps x C/g). Pointwise stride-1 convolutions read the
+// pixel-major input directly; depthwise ones (one input and one output
+// channel per group) run a direct integer loop instead. The int32
+// accumulators are requantized as the reference does, so the results are
+// the reference's bit for bit (integer arithmetic is exact; the epilogue is
+// the same double arithmetic).
 class QLinearConvKernel final : public OpKernel {
  public:
   explicit QLinearConvKernel(const NodeInfo& node)
-      : attrs_(WindowAttrs::parse(node, true, false)), group_(node.attrs.get_int("group", 1)) {}
+      : attrs_(WindowAttrs::parse(node, true, false)), group_(node.attrs.get_int("group", 1)) {
+    const std::string act = node.attrs.get_string("activation", "");
+    if (!act.empty() && act != "Relu")
+      fail_unsupported(node, fmt::format("attribute activation is '{}', expected Relu or none", act));
+    relu_ = act == "Relu";
+    const Tensor* w = node.const_input(3);
+    if (!node.prepack || !w || (w->dtype() != DataType::kInt8 && w->dtype() != DataType::kUInt8)) return;
+    if (w->rank() < 3 || w->rank() > 5 || group_ <= 0 || w->dim(0) % group_ != 0) return;
+    for (int d = 0; d < w->rank(); ++d)
+      if (w->dim(d) <= 0) return;
+    const int64_t m = w->dim(0), cg = w->dim(1), mg = m / group_;
+    int64_t taps = 1;
+    for (int d = 2; d < w->rank(); ++d) taps *= w->dim(d);
+    w_signed_ = w->dtype() == DataType::kInt8;
+    w_shape_ = w->shape();
+    if (cg == 1 && mg == 1) {  // depthwise
+      depthwise_ = true;
+      dw_w_ = widen(*w);
+      packed_ok_ = true;
+      return;
+    }
+    const int64_t k = cg * taps;
+    // Per group: W[g*mg + j][c][t] -> row j of an mg x K matrix in (tap, channel) order.
+    std::vector<uint8_t> tmp(static_cast<size_t>(mg * k));
+    const uint8_t* src = static_cast<const uint8_t*>(w->raw_data());
+    packed_.reserve(static_cast<size_t>(group_));
+    for (int64_t g = 0; g < group_; ++g) {
+      for (int64_t j = 0; j < mg; ++j)
+        for (int64_t c = 0; c < cg; ++c)
+          for (int64_t t = 0; t < taps; ++t)
+            tmp[static_cast<size_t>(j * k + t * cg + c)] = src[((g * mg + j) * cg + c) * taps + t];
+      packed_.push_back(qgemm_pack_b(tmp.data(), w_signed_, k, mg, k, true));
+    }
+    packed_ok_ = true;
+  }
+
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
     require_q8(node, ctx.input(0), "x");
     require_q8(node, ctx.input(3), "w");
-    IntConv conv;
-    conv.compute(ctx, attrs_, group_, ctx.input(0), ctx.input(3), 2, 5);
+    if (packed_ok_ && ctx.input(3).shape() == w_shape_ && (ctx.input(3).dtype() == DataType::kInt8) == w_signed_ &&
+        ctx.input(0).rank() == ctx.input(3).rank() && ctx.input(0).dim(1) == w_shape_[1] * group_) {
+      fast(ctx);
+      return;
+    }
+    reference(ctx);
+  }
+
+ private:
+  ConvRequant requant_terms(KernelContext& ctx, int64_t M, const Tensor& yzp) const {
+    const NodeInfo& node = ctx.node();
     const std::vector<float> sx = scales(ctx, 1, "x_scale", 1, "one value");
-    const std::vector<float> sw = scales(ctx, 4, "w_scale", conv.M, "one per output channel");
+    const std::vector<float> sw = scales(ctx, 4, "w_scale", M, "one per output channel");
     const std::vector<float> sy = scales(ctx, 6, "y_scale", 1, "one value");
-    const Tensor& yzp = ctx.input(7);
+    ConvRequant r;
     const int32_t zp = output_zero_point(node, yzp);
-    const int32_t* bias = nullptr;
+    r.zp = zp;
+    r.lo = yzp.dtype() == DataType::kUInt8 ? 0.0 : -128.0;
+    r.hi = yzp.dtype() == DataType::kUInt8 ? 255.0 : 127.0;
+    if (relu_) r.lo = std::max(r.lo, static_cast<double>(zp));
+    r.scale.resize(static_cast<size_t>(M));
+    for (int64_t m = 0; m < M; ++m) {
+      const float s = sx[0] * sw[static_cast<size_t>(m)] / sy[0];
+      r.finite = r.finite && std::isfinite(s);
+      r.scale[static_cast<size_t>(m)] = s;
+    }
+    r.bias.assign(static_cast<size_t>(M), 0);
     if (ctx.has_input(8)) {
       const Tensor& b = ctx.input(8);
-      if (b.dtype() != DataType::kInt32 || b.numel() != conv.M)
-        fail(node, fmt::format("input B is {}, expected int32 with {} values (one per output channel)", b.describe(),
-                               conv.M));
-      bias = b.data<int32_t>();
+      if (b.dtype() != DataType::kInt32 || b.numel() != M)
+        fail(node, fmt::format("input B is {}, expected int32 with {} values (one per output channel)", b.describe(), M));
+      std::copy(b.data<int32_t>(), b.data<int32_t>() + M, r.bias.begin());
     }
+    return r;
+  }
+
+  void reference(KernelContext& ctx) const {
+    const NodeInfo& node = ctx.node();
+    IntConv conv;
+    conv.compute(ctx, attrs_, group_, ctx.input(0), ctx.input(3), 2, 5);
+    const Tensor& yzp = ctx.input(7);
+    const ConvRequant r = requant_terms(ctx, conv.M, yzp);
+    (void)node;
     Tensor& Y = ctx.output(0, yzp.dtype(), conv.out_shape);
     auto write = [&](auto* y) {
       using T = std::remove_pointer_t<decltype(y)>;
       for (int64_t p = 0; p < conv.planes; ++p) {
         const int64_t m = p % conv.M;
-        const float scale = sx[0] * sw[static_cast<size_t>(m)] / sy[0];
-        const int64_t b = bias ? bias[m] : 0;
+        const float scale = static_cast<float>(r.scale[static_cast<size_t>(m)]);
+        const int64_t b = r.bias[static_cast<size_t>(m)];
         for (int64_t i = 0; i < conv.plane; ++i) {
           const int64_t at = p * conv.plane + i;
-          y[at] = requantize<T>(conv.acc[static_cast<size_t>(at)] + b, scale, zp);
+          T v = requantize<T>(conv.acc[static_cast<size_t>(at)] + b, scale, static_cast<int32_t>(r.zp));
+          if (relu_ && v < static_cast<T>(r.zp)) v = static_cast<T>(r.zp);
+          y[at] = v;
         }
       }
     };
@@ -336,9 +444,203 @@ class QLinearConvKernel final : public OpKernel {
     else write(Y.mutable_data<int8_t>());
   }
 
- private:
+  void fast(KernelContext& ctx) const {
+    const NodeInfo& node = ctx.node();
+    const Tensor& X = ctx.input(0);
+    const Tensor& W = ctx.input(3);
+    const int64_t N = X.dim(0), C = X.dim(1), M = W.dim(0);
+    if (C % group_ != 0 || M % group_ != 0 || W.dim(1) != C / group_)
+      fail(node, fmt::format("inputs X {} and W {} do not match group {} (W must be M x C/group x ...)",
+                             shape_to_string(X.shape()), shape_to_string(W.shape()), group_));
+    const std::vector<int64_t> kernel(W.shape().begin() + 2, W.shape().end());
+    const Window3 g = forward_window(node, attrs_, X.shape(), kernel);
+    Shape out_shape = {N, M};
+    for (int i = 0; i < g.nd; ++i) out_shape.push_back(g.out[3 - g.nd + i]);
+    size_numel(node, out_shape, "output Y");
+    const int32_t x_zp = zero_points(ctx, 2, "x_zero_point", X, 1, "one value")[0];
+    const std::vector<int32_t> w_zp = zero_points(ctx, 5, "w_zero_point", W, M, "one per output channel");
+    const Tensor& yzp = ctx.input(7);
+    const ConvRequant r = requant_terms(ctx, M, yzp);
+    if (!r.finite) {
+      reference(ctx);
+      return;
+    }
+    Tensor& Y = ctx.output(0, yzp.dtype(), out_shape);
+    const bool x_signed = X.dtype() == DataType::kInt8;
+    auto run = [&](auto* y) {
+      if (depthwise_) depthwise(ctx, X, g, x_zp, w_zp, r, y);
+      else gemm_path(ctx, X, g, x_signed, x_zp, w_zp, r, y);
+    };
+    if (yzp.dtype() == DataType::kUInt8) run(Y.mutable_data<uint8_t>());
+    else run(Y.mutable_data<int8_t>());
+  }
+
+  template <class T>
+  void depthwise(KernelContext& ctx, const Tensor& X, const Window3& g, int32_t x_zp, const std::vector<int32_t>& w_zp,
+                 const ConvRequant& r, T* y) const {
+    const int64_t N = X.dim(0), C = X.dim(1);
+    const int64_t taps = g.k_size(), P = g.out_size(), in_size = g.in_size();
+    const bool x_signed = X.dtype() == DataType::kInt8;
+    const void* xdata = X.raw_data();
+    parallel_for(ctx.pool(), 0, N * C, grain_for_work(N * C, static_cast<double>(P * taps)), [&](int64_t p0, int64_t p1) {
+      std::vector<int32_t> xs(static_cast<size_t>(in_size)), acc(static_cast<size_t>(P)), wc(static_cast<size_t>(taps));
+      for (int64_t plane = p0; plane < p1; ++plane) {
+        const int64_t c = plane % C;
+        const int64_t base = plane * in_size;
+        if (x_signed) {
+          const int8_t* s = static_cast<const int8_t*>(xdata) + base;
+          for (int64_t i = 0; i < in_size; ++i) xs[static_cast<size_t>(i)] = s[i] - x_zp;
+        } else {
+          const uint8_t* s = static_cast<const uint8_t*>(xdata) + base;
+          for (int64_t i = 0; i < in_size; ++i) xs[static_cast<size_t>(i)] = s[i] - x_zp;
+        }
+        for (int64_t t = 0; t < taps; ++t) wc[static_cast<size_t>(t)] = dw_w_[static_cast<size_t>(c * taps + t)] - w_zp[static_cast<size_t>(c)];
+        std::fill(acc.begin(), acc.end(), 0);
+        for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
+          for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
+            const int64_t i0 = o0 * g.s[0] - g.pb[0] + k0 * g.d[0];
+            if (i0 < 0 || i0 >= g.in[0]) continue;
+            for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
+              for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
+                const int64_t i1 = o1 * g.s[1] - g.pb[1] + k1 * g.d[1];
+                if (i1 < 0 || i1 >= g.in[1]) continue;
+                const int32_t* xrow = xs.data() + (i0 * g.in[1] + i1) * g.in[2];
+                int32_t* arow = acc.data() + (o0 * g.out[1] + o1) * g.out[2];
+                for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
+                  const int32_t wv = wc[static_cast<size_t>((k0 * g.k[1] + k1) * g.k[2] + k2)];
+                  // Output columns whose tap lands inside the row: o2 in [lo, hi).
+                  const int64_t off = k2 * g.d[2] - g.pb[2], s2 = g.s[2];
+                  const int64_t lo = off >= 0 ? 0 : ceil_div(-off, s2);
+                  const int64_t hi = std::min(g.out[2], g.in[2] - off <= 0 ? 0 : ceil_div(g.in[2] - off, s2));
+                  if (s2 == 1) {
+                    const int32_t* xr = xrow + off;
+                    for (int64_t o2 = lo; o2 < hi; ++o2) arow[o2] += wv * xr[o2];
+                  } else {
+                    for (int64_t o2 = lo; o2 < hi; ++o2) arow[o2] += wv * xrow[o2 * s2 + off];
+                  }
+                }
+              }
+          }
+        const double sc = r.scale[static_cast<size_t>(c)];
+        const int32_t b = r.bias[static_cast<size_t>(c)];
+        T* out = y + plane * P;
+        for (int64_t i = 0; i < P; ++i) out[i] = Requant::one<T>(acc[static_cast<size_t>(i)], b, sc, r.zp, r.lo, r.hi);
+      }
+    });
+  }
+
+  template <class T>
+  void gemm_path(KernelContext& ctx, const Tensor& X, const Window3& g, bool x_signed, int32_t x_zp,
+                 const std::vector<int32_t>& w_zp, const ConvRequant& r, T* y) const {
+    const int64_t N = X.dim(0), C = X.dim(1), M = w_shape_[0];
+    const int64_t G = group_, cg = C / G, mg = M / G;
+    const int64_t taps = g.k_size(), K = cg * taps, P = g.out_size(), in_size = g.in_size();
+    const bool pointwise = taps == 1 && g.s[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && g.pb[0] == 0 && g.pb[1] == 0 &&
+                           g.pb[2] == 0 && P == in_size;
+    // The input in pixel-major order (one image at a time): [pixel][channel].
+    const size_t nhwc_bytes = static_cast<size_t>(in_size * C);
+    uint8_t* nhwc = reinterpret_cast<uint8_t*>(scratch_floats(kSharedInputSlot, (nhwc_bytes + 3) / 4));
+    const int64_t panel = std::max<int64_t>(packed_[0].panel_columns, 1);
+    // Row blocks: an im2col block of at most ~64 KB, 16..256 pixels.
+    const int64_t pb = std::min(P, std::clamp<int64_t>((65536 / std::max<int64_t>(K, 1)) / 16 * 16, 16, 256));
+    const int64_t row_blocks = ceil_div(P, pb);
+    // Column blocks: split the output channels when there are few row blocks.
+    const int64_t want = blocks_for_work(static_cast<double>(P) * static_cast<double>(M * K));
+    int64_t nb = mg;
+    if (G * row_blocks < want && mg > panel) {
+      const int64_t splits = std::min(ceil_div(want, G * row_blocks), ceil_div(mg, panel));
+      nb = std::min(mg, round_up(ceil_div(mg, splits), panel));
+    }
+    const int64_t col_blocks = ceil_div(mg, nb);
+    const int64_t items = G * row_blocks * col_blocks;
+    const uint8_t* xdata = static_cast<const uint8_t*>(X.raw_data());
+    const uint8_t pad_byte = static_cast<uint8_t>(x_zp);
+    for (int64_t n = 0; n < N; ++n) {
+      const uint8_t* xn = xdata + n * C * in_size;
+      // Transpose [C][pixels] -> [pixels][C], in blocks of pixels.
+      const int64_t tb = 256;
+      parallel_for(ctx.pool(), 0, ceil_div(in_size, tb), grain_for_work(ceil_div(in_size, tb), static_cast<double>(tb * C) / 4),
+                   [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t q0 = b * tb, q1 = std::min(in_size, q0 + tb);
+          for (int64_t c = 0; c < C; ++c) {
+            const uint8_t* s = xn + c * in_size;
+            for (int64_t q = q0; q < q1; ++q) nhwc[q * C + c] = s[q];
+          }
+        }
+      });
+      T* yn = y + n * M * P;
+      parallel_for(ctx.pool(), 0, items, 1, [&](int64_t i0, int64_t i1) {
+        for (int64_t item = i0; item < i1; ++item) {
+          const int64_t grp = item / (row_blocks * col_blocks);
+          const int64_t rb = (item / col_blocks) % row_blocks, cb = item % col_blocks;
+          const int64_t p0 = rb * pb, rows = std::min(pb, P - p0);
+          const int64_t c0 = cb * nb, c1 = std::min(mg, c0 + nb);
+          const uint8_t* a;
+          int64_t lda;
+          if (pointwise) {
+            a = nhwc + p0 * C + grp * cg;
+            lda = C;
+          } else {
+            uint8_t* col = reinterpret_cast<uint8_t*>(scratch_floats(1, static_cast<size_t>((rows * K + 3) / 4)));
+            for (int64_t i = 0; i < rows; ++i) {
+              const int64_t p = p0 + i;
+              const int64_t o2 = p % g.out[2], o1 = (p / g.out[2]) % g.out[1], o0 = p / (g.out[2] * g.out[1]);
+              uint8_t* dst = col + i * K;
+              for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
+                const int64_t ii0 = o0 * g.s[0] - g.pb[0] + k0 * g.d[0];
+                const bool in0 = ii0 >= 0 && ii0 < g.in[0];
+                for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
+                  const int64_t ii1 = o1 * g.s[1] - g.pb[1] + k1 * g.d[1];
+                  const bool in1 = in0 && ii1 >= 0 && ii1 < g.in[1];
+                  for (int64_t k2 = 0; k2 < g.k[2]; ++k2, dst += cg) {
+                    const int64_t ii2 = o2 * g.s[2] - g.pb[2] + k2 * g.d[2];
+                    if (in1 && ii2 >= 0 && ii2 < g.in[2])
+                      std::memcpy(dst, nhwc + ((ii0 * g.in[1] + ii1) * g.in[2] + ii2) * C + grp * cg, static_cast<size_t>(cg));
+                    else
+                      std::memset(dst, pad_byte, static_cast<size_t>(cg));
+                  }
+                }
+              }
+            }
+            a = col;
+            lda = K;
+          }
+          const int64_t cols = c1 - c0;
+          int32_t* acc = reinterpret_cast<int32_t*>(scratch_floats(2, static_cast<size_t>(rows * cols)));
+          QGemmArgs args;
+          args.a = a;
+          args.a_signed = x_signed;
+          args.lda = lda;
+          args.a_zero_point = x_zp;
+          args.m = rows;
+          args.b = &packed_[static_cast<size_t>(grp)];
+          args.b_zero_points = w_zp.data() + grp * mg;
+          args.per_column_b_zero_points = true;
+          args.col_begin = c0;
+          args.col_end = c1;
+          args.c = acc;
+          args.ldc = cols;
+          qgemm(args);
+          for (int64_t j = 0; j < cols; ++j) {
+            const int64_t m = grp * mg + c0 + j;
+            const double sc = r.scale[static_cast<size_t>(m)];
+            const int32_t b = r.bias[static_cast<size_t>(m)];
+            T* out = yn + m * P + p0;
+            for (int64_t i = 0; i < rows; ++i) out[i] = Requant::one<T>(acc[i * cols + j], b, sc, r.zp, r.lo, r.hi);
+          }
+        }
+      });
+    }
+  }
+
   WindowAttrs attrs_;
   int64_t group_;
+  bool relu_ = false;
+  bool packed_ok_ = false, depthwise_ = false, w_signed_ = true;
+  Shape w_shape_;
+  std::vector<QGemmPackedB> packed_;  // one per group
+  std::vector<int32_t> dw_w_;         // depthwise weights, widened
 };
 
 }  // namespace
