@@ -14,13 +14,32 @@
 namespace spindle::graph {
 namespace {
 
-using Run = Status (*)(Graph&, PassRecord&, const LoadLimits&);
+// What a pass may ask besides the graph: the load limits, and whether
+// QDQFusion is to run (constant folding then leaves quantized weights for it).
+struct PassContext {
+  const LoadLimits& limits;
+  bool qdq_fusion = false;
+};
+
+using Run = Status (*)(Graph&, PassRecord&, const PassContext&);
 
 template <void (*F)(Graph&, PassRecord&)>
-Status plain(Graph& g, PassRecord& record, const LoadLimits&) {
+Status plain(Graph& g, PassRecord& record, const PassContext&) {
   F(g, record);
   return Status::ok();
 }
+
+Status fold(Graph& g, PassRecord& record, const PassContext& c) {
+  return passes::fold_constants(g, record, c.limits, c.qdq_fusion);
+}
+
+Status qdq(Graph& g, PassRecord& record, const PassContext& c) {
+  Status status = Status::ok();
+  passes::fuse_qdq(g, record, c.limits, status);
+  return status;
+}
+
+constexpr const char* kQdqFusion = "QDQFusion";
 
 struct Pass {
   PassInfo info;
@@ -37,9 +56,13 @@ struct Pass {
 const std::vector<Pass>& table() {
   using L = OptimizationLevel;
   static const std::vector<Pass> passes = {
-      {{"ConstantFolding", L::kBasic, "nodes whose inputs are all constant, run once at load"}, passes::fold_constants},
+      {{"ConstantFolding", L::kBasic, "nodes whose inputs are all constant, run once at load"}, fold},
       {{"EliminateIdentity", L::kBasic, "Identity, inference Dropout and Pad of zeros forward their input"},
        plain<passes::remove_identities>},
+      {{kQdqFusion, L::kBasic,
+        "QDQ node units as QLinearConv (+ Relu), QLinearAdd (+ Relu), QLinearGlobalAveragePool, QGemm; MaxPool and "
+        "reshapes on the quantized tensors"},
+       qdq},
       {{"ConvBNFusion", L::kExtended, "Conv + constant BatchNormalization as one Conv"}, plain<passes::fold_batchnorms>},
       {{"ConvAffineFusion", L::kExtended, "Conv + constant per-channel Mul / Add folded into its weights and bias"},
        plain<passes::fold_conv_affine>},
@@ -101,6 +124,8 @@ Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level, const LoadLim
   OptimizerStats stats;
   if (level == OptimizationLevel::kDisableAll) return stats;
   g.invalidate_uses();
+  PassContext context{limits};
+  context.qdq_fusion = std::find(disabled.begin(), disabled.end(), kQdqFusion) == disabled.end();
   for (const Pass& pass : table()) {
     if (level < pass.info.level ||
         std::find(disabled.begin(), disabled.end(), pass.info.name) != disabled.end())
@@ -108,7 +133,7 @@ Result<OptimizerStats> optimize(Graph& g, OptimizationLevel level, const LoadLim
     SPINDLE_RETURN_IF_ERROR(limits.check("", pass.info.name));
     PassRecord record;
     record.name = pass.info.name;
-    SPINDLE_RETURN_IF_ERROR(pass.run(g, record, limits));
+    SPINDLE_RETURN_IF_ERROR(pass.run(g, record, context));
     stats.passes.push_back(std::move(record));
   }
   SPINDLE_RETURN_IF_ERROR(g.topological_sort());

@@ -81,12 +81,16 @@ bool is_zero_pad(const Graph& g, const Node& n) {
 }  // namespace
 
 // Constant folding: nodes whose inputs are all constant run once now.
-Status fold_constants(Graph& g, PassRecord& record, const LoadLimits& limits) {
+Status fold_constants(Graph& g, PassRecord& record, const LoadLimits& limits, bool keep_quantized_weights) {
   std::vector<bool> dead(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     SPINDLE_RETURN_IF_ERROR(limits.check("", "folding constants"));
     const Node& n = g.nodes[i];
     if (!all_inputs_constant(g, n) || n.attrs.has_graph()) continue;
+    if (keep_quantized_weights && n.op_type == "DequantizeLinear" && n.domain.empty() && !n.inputs.empty()) {
+      const DataType t = g.initializer(n.inputs[0])->dtype();
+      if (t == DataType::kInt8 || t == DataType::kUInt8 || t == DataType::kInt32) continue;
+    }
     std::vector<Tensor> inputs;
     for (int in : n.inputs) inputs.push_back(in >= 0 ? *g.initializer(in) : Tensor());
     std::vector<Tensor> outputs;

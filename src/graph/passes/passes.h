@@ -10,8 +10,9 @@
 
 namespace spindle::graph::passes {
 
-// folding.cpp
-Status fold_constants(Graph& g, PassRecord& record, const LoadLimits& limits);
+// folding.cpp. With keep_quantized_weights, a DequantizeLinear of a constant
+// 8-bit or int32 tensor is left for QDQFusion (which folds what it leaves).
+Status fold_constants(Graph& g, PassRecord& record, const LoadLimits& limits, bool keep_quantized_weights = false);
 void remove_identities(Graph& g, PassRecord& record);
 void fold_batchnorms(Graph& g, PassRecord& record);
 void fold_conv_affine(Graph& g, PassRecord& record);
@@ -27,6 +28,10 @@ void fuse_gelu(Graph& g, PassRecord& record);
 void fuse_gelu_tanh(Graph& g, PassRecord& record);
 void fuse_layer_norm(Graph& g, PassRecord& record);
 void fuse_matmul_bias(Graph& g, PassRecord& record);
+// qdq_fusion.cpp: QDQ node units as integer operators (QLinearConv,
+// com.microsoft QLinearAdd / QLinearGlobalAveragePool / QGemm, MaxPool and
+// reshapes on the quantized tensors); `status` takes constant folding's.
+void fuse_qdq(Graph& g, PassRecord& record, const LoadLimits& limits, Status& status);
 // attention_fusion.cpp
 void fuse_attention(Graph& g, PassRecord& record);
 // blocked_layout.cpp: chains of 1x1 and depthwise Convs become

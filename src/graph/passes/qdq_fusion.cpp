@@ -1,0 +1,345 @@
+// qdq_fusion.cpp — the QDQFusion pass: node units of a statically quantized
+// model in the QDQ format (DequantizeLinear before an operator's inputs,
+// QuantizeLinear after its output) become integer operators that read and
+// write the quantized tensors directly:
+//
+//   DQ(x) + DQ(const W) [+ DQ(const int32 B)] -> Conv [-> Relu] -> Q
+//       => QLinearConv (a Relu becomes activation = "Relu": the output is
+//          clamped below at y_zero_point, which is Q(Relu(v)) exactly, Q
+//          being monotone with Q(0) = y_zero_point)
+//   DQ(a), DQ(b) -> Add [-> Relu] -> Q           => com.microsoft.QLinearAdd
+//   DQ(x) -> GlobalAveragePool -> Q              => com.microsoft.QLinearGlobalAveragePool
+//   DQ(x) + DQ(const W) [+ DQ(const int32 C)] -> Gemm -> Q
+//       => com.microsoft.QGemm (alpha = beta = 1, transA = 0)
+//   DQ(x) -> MaxPool / Reshape / Flatten / Transpose / Squeeze / Unsqueeze
+//       -> Q with the same scale and zero point  => the op on the quantized
+//          tensor (these move or select values: exact)
+//
+// Activations are quantized per tensor (scalar scale and zero point
+// constants); weights per tensor or per output channel (Conv: axis 0;
+// Gemm: the axis of B's columns). A bias is fused when its scale is
+// x_scale * w_scale (per channel; what quantizers write), its zero point 0.
+// A unit is fused only when the float values inside it (the op's output, the
+// Relu's) have no other reader and are not graph outputs; a DequantizeLinear
+// read by several nodes serves each of them and goes once none reads it.
+// What is not matched stays and runs as written. Constant folding leaves the
+// DequantizeLinear of constant weights alone while this pass is to run (the
+// weights then stay int8, held once); the ones left unfused are folded here.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "graph/passes/pass_util.h"
+#include "graph/passes/passes.h"
+
+namespace spindle::graph::passes {
+namespace {
+
+bool is_op(const Node& n, const char* op) { return n.op_type == op && n.domain.empty(); }
+
+bool is_q8(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
+
+// The live DequantizeLinear producing `value`, or -1.
+int dq_of(const Graph& g, int value, const std::vector<bool>& dead) {
+  if (value < 0) return -1;
+  const int p = g.producer(value);
+  if (p < 0 || dead[static_cast<size_t>(p)]) return -1;
+  const Node& n = g.nodes[static_cast<size_t>(p)];
+  if (!is_op(n, "DequantizeLinear") || n.inputs.size() < 2 || n.outputs.size() != 1) return -1;
+  for (const char* a : {"block_size", "output_dtype"})
+    if (n.attrs.get_int(a, 0) != 0) return -1;
+  return p;
+}
+
+// Scale and zero point of a per-tensor (de)quantization: constant scalars,
+// the zero point present and 8-bit.
+struct TensorQ {
+  int data = -1, scale = -1, zp = -1;
+  float s = 0;
+  DataType type = DataType::kUndefined;
+  int32_t z = 0;
+};
+
+bool per_tensor(const Graph& g, const Node& n, TensorQ& q) {
+  if (n.inputs.size() < 3 || n.inputs[2] < 0) return false;
+  const Tensor* s = g.initializer(n.inputs[1]);
+  const Tensor* z = g.initializer(n.inputs[2]);
+  if (!s || !z || s->dtype() != DataType::kFloat32 || s->numel() != 1 || z->numel() != 1 || !is_q8(z->dtype()))
+    return false;
+  q.data = n.inputs[0];
+  q.scale = n.inputs[1];
+  q.zp = n.inputs[2];
+  q.s = s->data<float>()[0];
+  q.type = z->dtype();
+  q.z = static_cast<int32_t>(z->to_int64_vector()[0]);
+  return std::isfinite(q.s) && q.s > 0;
+}
+
+bool same(const TensorQ& a, const TensorQ& b) { return a.s == b.s && a.z == b.z && a.type == b.type; }
+
+// The QuantizeLinear alone reading `value` (per tensor), or -1.
+int q_after(const Graph& g, int value, const std::vector<bool>& dead, TensorQ& q) {
+  const int i = single_consumer(g, value);
+  if (i < 0 || dead[static_cast<size_t>(i)]) return -1;
+  const Node& n = g.nodes[static_cast<size_t>(i)];
+  if (!is_op(n, "QuantizeLinear") || n.outputs.size() != 1 || n.inputs[0] != value) return -1;
+  for (const char* a : {"block_size", "output_dtype"})
+    if (n.attrs.get_int(a, 0) != 0) return -1;
+  return per_tensor(g, n, q) ? i : -1;
+}
+
+// An activation's DequantizeLinear (per tensor) producing `value`.
+bool activation_dq(const Graph& g, int value, const std::vector<bool>& dead, TensorQ& q) {
+  const int d = dq_of(g, value, dead);
+  return d >= 0 && per_tensor(g, g.nodes[static_cast<size_t>(d)], q);
+}
+
+// A constant weight's DequantizeLinear: W int8 / uint8, scale one value or
+// `channels` values along `axis`, zero point absent or shaped as the scale.
+struct WeightQ {
+  int data = -1, scale = -1, zp = -1;  // zp -1: absent (zeros)
+  const Tensor* w = nullptr;
+  std::vector<float> s;  // one or `channels`
+};
+
+bool weight_dq(const Graph& g, int value, const std::vector<bool>& dead, int64_t channel_axis, WeightQ& q) {
+  const int d = dq_of(g, value, dead);
+  if (d < 0) return false;
+  const Node& n = g.nodes[static_cast<size_t>(d)];
+  const Tensor* w = g.initializer(n.inputs[0]);
+  const Tensor* s = g.initializer(n.inputs[1]);
+  if (!w || !s || !is_q8(w->dtype()) || s->dtype() != DataType::kFloat32 || w->rank() <= channel_axis) return false;
+  const int64_t channels = w->dim(static_cast<int>(channel_axis));
+  if (s->numel() != 1) {
+    int64_t axis = n.attrs.get_int("axis", 1);
+    if (axis < 0) axis += w->rank();
+    if (s->rank() != 1 || s->numel() != channels || axis != channel_axis) return false;
+  }
+  const Tensor* z = nullptr;
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+    z = g.initializer(n.inputs[2]);
+    if (!z || z->dtype() != w->dtype() || z->numel() != s->numel()) return false;
+  }
+  q.data = n.inputs[0];
+  q.scale = n.inputs[1];
+  q.zp = z ? n.inputs[2] : -1;
+  q.w = w;
+  q.s.assign(s->data<float>(), s->data<float>() + s->numel());
+  for (float v : q.s)
+    if (!std::isfinite(v) || v <= 0) return false;
+  return true;
+}
+
+// A constant int32 bias's DequantizeLinear with scale x_scale * w_scale[c]
+// (per channel, as a float32 product, within a relative 1e-6) and zero
+// point 0; returns the int32 initializer's id, or -1.
+int bias_dq(const Graph& g, int value, const std::vector<bool>& dead, float x_scale, const std::vector<float>& w_scale,
+            int64_t channels) {
+  const int d = dq_of(g, value, dead);
+  if (d < 0) return -1;
+  const Node& n = g.nodes[static_cast<size_t>(d)];
+  const Tensor* b = g.initializer(n.inputs[0]);
+  const Tensor* s = g.initializer(n.inputs[1]);
+  if (!b || !s || b->dtype() != DataType::kInt32 || b->rank() != 1 || b->numel() != channels ||
+      s->dtype() != DataType::kFloat32 || (s->numel() != 1 && s->numel() != channels))
+    return -1;
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+    const Tensor* z = g.initializer(n.inputs[2]);
+    if (!z) return -1;
+    for (int64_t v : z->to_int64_vector())
+      if (v != 0) return -1;
+  }
+  for (int64_t c = 0; c < channels; ++c) {
+    const float want = x_scale * w_scale[static_cast<size_t>(w_scale.size() == 1 ? 0 : c)];
+    const float got = s->data<float>()[s->numel() == 1 ? 0 : c];
+    if (!(std::fabs(got - want) <= 1e-6f * std::fabs(want))) return -1;
+  }
+  return n.inputs[0];
+}
+
+// A zero point input for a weight whose DequantizeLinear had none: zeros of
+// the weight's type, shaped as the scale.
+int zero_point_for(Graph& g, const WeightQ& w, const std::string& base) {
+  if (w.zp >= 0) return w.zp;
+  const Tensor* s = g.initializer(w.scale);
+  Tensor z(w.w->dtype(), s->shape());
+  std::fill(static_cast<uint8_t*>(z.raw_mutable_data()), static_cast<uint8_t*>(z.raw_mutable_data()) + z.numel(), 0);
+  const int id = g.add_value(base + "/w_zero_point");
+  g.initializers[id] = std::move(z);
+  return id;
+}
+
+// After `value`: an optional Relu (alone reading it), then the Q. Sets
+// `relu` and returns the Q's index, or -1.
+int relu_then_q(const Graph& g, int value, const std::vector<bool>& dead, bool allow_relu, bool& relu, int& relu_index,
+                TensorQ& q) {
+  relu = false;
+  relu_index = -1;
+  const int next = single_consumer(g, value);
+  if (next < 0 || dead[static_cast<size_t>(next)]) return -1;
+  const Node& n = g.nodes[static_cast<size_t>(next)];
+  if (allow_relu && is_op(n, "Relu") && n.outputs.size() == 1) {
+    relu = true;
+    relu_index = next;
+    return q_after(g, n.outputs[0], dead, q);
+  }
+  return q_after(g, value, dead, q);
+}
+
+std::string base_name(const Graph& g, const Node& n) { return n.name.empty() ? g.value_name(n.outputs[0]) : n.name; }
+
+}  // namespace
+
+void fuse_qdq(Graph& g, PassRecord& record, const LoadLimits& limits, Status& status) {
+  std::vector<bool> dead(g.nodes.size(), false);
+  int convs = 0, adds = 0, pools = 0, gemms = 0, moves = 0;
+  const size_t count = g.nodes.size();
+  for (size_t i = 0; i < count; ++i) {
+    if (dead[i]) continue;
+    Node& n = g.nodes[i];
+    if (!n.domain.empty() || n.outputs.size() != 1 || n.attrs.has("activation")) {
+      // MaxPool with an unused Indices output is handled below too.
+      if (!(is_op(n, "MaxPool") && n.outputs.size() == 2 && n.outputs[1] < 0)) continue;
+    }
+    const std::string& op = n.op_type;
+    if (op == "Conv" && (n.inputs.size() == 2 || n.inputs.size() == 3)) {
+      TensorQ x, y;
+      WeightQ w;
+      if (!activation_dq(g, n.inputs[0], dead, x) || !weight_dq(g, n.inputs[1], dead, 0, w)) continue;
+      if (w.w->rank() < 3) continue;
+      const int64_t m = w.w->dim(0);
+      int bias = -1;
+      if (n.inputs.size() == 3 && n.inputs[2] >= 0) {
+        bias = bias_dq(g, n.inputs[2], dead, x.s, w.s, m);
+        if (bias < 0) continue;
+      }
+      bool relu = false;
+      int relu_index = -1;
+      const int qi = relu_then_q(g, n.outputs[0], dead, true, relu, relu_index, y);
+      if (qi < 0) continue;
+      const std::string base = base_name(g, n);
+      Node f;
+      f.name = n.name;
+      f.op_type = "QLinearConv";
+      f.opset = 10;
+      f.attrs = n.attrs;
+      if (relu) f.attrs.set("activation", std::string("Relu"));
+      f.inputs = {x.data, x.scale, x.zp, w.data, w.scale, zero_point_for(g, w, base), y.scale, y.zp};
+      if (bias >= 0) f.inputs.push_back(bias);
+      f.outputs = {g.nodes[static_cast<size_t>(qi)].outputs[0]};
+      dead[static_cast<size_t>(qi)] = true;
+      if (relu_index >= 0) dead[static_cast<size_t>(relu_index)] = true;
+      g.nodes[i] = std::move(f);
+      g.reindex(static_cast<int>(i));
+      ++convs;
+    } else if (op == "Add" && n.inputs.size() == 2) {
+      TensorQ a, b, y;
+      if (!activation_dq(g, n.inputs[0], dead, a) || !activation_dq(g, n.inputs[1], dead, b) || a.type != b.type)
+        continue;
+      bool relu = false;
+      int relu_index = -1;
+      const int qi = relu_then_q(g, n.outputs[0], dead, true, relu, relu_index, y);
+      if (qi < 0 || y.type != a.type) continue;
+      Node f;
+      f.name = n.name;
+      f.op_type = "QLinearAdd";
+      f.domain = "com.microsoft";
+      f.opset = 1;
+      if (relu) f.attrs.set("activation", std::string("Relu"));
+      f.inputs = {a.data, a.scale, a.zp, b.data, b.scale, b.zp, y.scale, y.zp};
+      f.outputs = {g.nodes[static_cast<size_t>(qi)].outputs[0]};
+      dead[static_cast<size_t>(qi)] = true;
+      if (relu_index >= 0) dead[static_cast<size_t>(relu_index)] = true;
+      g.nodes[i] = std::move(f);
+      g.reindex(static_cast<int>(i));
+      ++adds;
+    } else if (op == "GlobalAveragePool" && n.inputs.size() == 1) {
+      TensorQ x, y;
+      if (!activation_dq(g, n.inputs[0], dead, x)) continue;
+      const int qi = q_after(g, n.outputs[0], dead, y);
+      if (qi < 0 || y.type != x.type) continue;
+      Node f;
+      f.name = n.name;
+      f.op_type = "QLinearGlobalAveragePool";
+      f.domain = "com.microsoft";
+      f.opset = 1;
+      f.attrs.set("channels_last", int64_t{0});
+      f.inputs = {x.data, x.scale, x.zp, y.scale, y.zp};
+      f.outputs = {g.nodes[static_cast<size_t>(qi)].outputs[0]};
+      dead[static_cast<size_t>(qi)] = true;
+      g.nodes[i] = std::move(f);
+      g.reindex(static_cast<int>(i));
+      ++pools;
+    } else if (op == "Gemm" && (n.inputs.size() == 2 || n.inputs.size() == 3)) {
+      if (n.attrs.get_int("transA", 0) != 0 || n.attrs.get_float("alpha", 1.0f) != 1.0f ||
+          n.attrs.get_float("beta", 1.0f) != 1.0f)
+        continue;
+      const bool trans_b = n.attrs.get_int("transB", 0) != 0;
+      TensorQ x, y;
+      WeightQ w;
+      if (!activation_dq(g, n.inputs[0], dead, x) || !weight_dq(g, n.inputs[1], dead, trans_b ? 0 : 1, w)) continue;
+      if (w.w->rank() != 2) continue;
+      const int64_t cols = trans_b ? w.w->dim(0) : w.w->dim(1);
+      int bias = -1;
+      if (n.inputs.size() == 3 && n.inputs[2] >= 0) {
+        bias = bias_dq(g, n.inputs[2], dead, x.s, w.s, cols);
+        if (bias < 0) continue;
+      }
+      const int qi = q_after(g, n.outputs[0], dead, y);
+      if (qi < 0) continue;
+      const std::string base = base_name(g, n);
+      Node f;
+      f.name = n.name;
+      f.op_type = "QGemm";
+      f.domain = "com.microsoft";
+      f.opset = 1;
+      f.attrs.set("transB", int64_t{trans_b ? 1 : 0});
+      f.inputs = {x.data, x.scale, x.zp, w.data, w.scale, zero_point_for(g, w, base), bias, y.scale, y.zp};
+      f.outputs = {g.nodes[static_cast<size_t>(qi)].outputs[0]};
+      dead[static_cast<size_t>(qi)] = true;
+      g.nodes[i] = std::move(f);
+      g.reindex(static_cast<int>(i));
+      ++gemms;
+    } else if ((op == "MaxPool" || op == "Reshape" || op == "Flatten" || op == "Transpose" || op == "Squeeze" ||
+                op == "Unsqueeze") &&
+               !n.inputs.empty()) {
+      if (op == "MaxPool" && n.attrs.get_int("storage_order", 0) != 0) continue;
+      TensorQ x, y;
+      if (!activation_dq(g, n.inputs[0], dead, x)) continue;
+      const int qi = q_after(g, n.outputs[0], dead, y);
+      if (qi < 0 || !same(x, y)) continue;
+      n.inputs[0] = x.data;
+      n.outputs[0] = g.nodes[static_cast<size_t>(qi)].outputs[0];
+      dead[static_cast<size_t>(qi)] = true;
+      g.reindex(static_cast<int>(i));
+      ++moves;
+    }
+  }
+  g.compact(dead);
+  // DequantizeLinear nodes no one reads any more.
+  g.invalidate_uses();
+  std::vector<bool> unread(g.nodes.size(), false);
+  int removed = 0;
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    const Node& n = g.nodes[i];
+    if (!is_op(n, "DequantizeLinear") || n.outputs.size() != 1 || g.is_graph_output(n.outputs[0])) continue;
+    bool read = false;
+    for (int c : g.consumers(n.outputs[0], 2)) read = read || !unread[static_cast<size_t>(c)];
+    if (read) continue;
+    unread[i] = true;
+    ++removed;
+  }
+  g.compact(unread);
+  record.count = convs + adds + pools + gemms + moves;
+  record.detail = fmt::format("{} QLinearConv, {} QLinearAdd, {} QLinearGlobalAveragePool, {} QGemm, {} on quantized "
+                              "tensors; {} DequantizeLinear removed",
+                              convs, adds, pools, gemms, moves, removed);
+  // Weights whose units were not fused: folded to float now (deferred by
+  // constant folding while this pass was to run).
+  PassRecord folded;
+  status = fold_constants(g, folded, limits, false);
+}
+
+}  // namespace spindle::graph::passes
