@@ -17,6 +17,7 @@
 #include "kernels/broadcast.h"
 #include "kernels/nn/nn_util.h"
 #include "primitives/gemm/qgemm.h"
+#include "primitives/quant/requant.h"
 
 namespace spindle::kernels::nn {
 
@@ -301,26 +302,6 @@ class ConvIntegerKernel final : public OpKernel {
 
 // ---------------------------------------------------------------- QLinearConv on qgemm
 
-// Requantization as requantize() computes it, in a form the compiler
-// vectorizes: (acc + bias) and the scale in double, rounded half to even by
-// adding and subtracting 1.5 * 2^52 (exact for |v| < 2^51; v is first clamped
-// to +-2^40, which saturates the same way), then the zero point and the
-// clamp in the reference's order (a NaN product gives `lo`, as there).
-struct Requant {
-  double lo = 0, hi = 0;  // clamp bounds (lo raised to the zero point for a fused Relu)
-  double zp = 0;
-  template <class T>
-  static T one(int32_t acc, int32_t bias, double scale, double zp, double lo, double hi) {
-    constexpr double kMagic = 6755399441055744.0;  // 1.5 * 2^52
-    constexpr double kBound = 1099511627776.0;     // 2^40
-    double v = (static_cast<double>(acc) + static_cast<double>(bias)) * scale;
-    v = std::max(v, -kBound);
-    v = std::min(v, kBound);
-    const double r = (v + kMagic) - kMagic + zp;
-    return static_cast<T>(static_cast<int32_t>(std::min(hi, std::max(lo, r))));
-  }
-};
-
 // The per-output-channel terms of a QLinearConv: scale x_scale * w_scale[m] /
 // y_scale (float32, as the reference), bias, clamp bounds.
 struct ConvRequant {
@@ -478,6 +459,7 @@ class QLinearConvKernel final : public OpKernel {
   template <class T>
   void depthwise(KernelContext& ctx, const Tensor& X, const Window3& g, int32_t x_zp, const std::vector<int32_t>& w_zp,
                  const ConvRequant& r, T* y) const {
+    static const auto requant_fn = SPINDLE_ISA_SELECT(requant_row);
     const int64_t N = X.dim(0), C = X.dim(1);
     const int64_t taps = g.k_size(), P = g.out_size(), in_size = g.in_size();
     const bool x_signed = X.dtype() == DataType::kInt8;
@@ -521,10 +503,18 @@ class QLinearConvKernel final : public OpKernel {
                 }
               }
           }
-        const double sc = r.scale[static_cast<size_t>(c)];
-        const int32_t b = r.bias[static_cast<size_t>(c)];
-        T* out = y + plane * P;
-        for (int64_t i = 0; i < P; ++i) out[i] = Requant::one<T>(acc[static_cast<size_t>(i)], b, sc, r.zp, r.lo, r.hi);
+        RequantRow rq;
+        rq.acc = acc.data();
+        rq.n = P;
+        rq.bias = r.bias.data() + c;
+        rq.scale = r.scale.data() + c;
+        rq.per_value = false;
+        rq.zp = r.zp;
+        rq.lo = r.lo;
+        rq.hi = r.hi;
+        rq.y = y + plane * P;
+        rq.y_signed = std::is_same_v<T, int8_t>;
+        requant_fn(rq);
       }
     });
   }
@@ -532,6 +522,7 @@ class QLinearConvKernel final : public OpKernel {
   template <class T>
   void gemm_path(KernelContext& ctx, const Tensor& X, const Window3& g, bool x_signed, int32_t x_zp,
                  const std::vector<int32_t>& w_zp, const ConvRequant& r, T* y) const {
+    static const auto requant_fn = SPINDLE_ISA_SELECT(requant_row);
     const int64_t N = X.dim(0), C = X.dim(1), M = w_shape_[0];
     const int64_t G = group_, cg = C / G, mg = M / G;
     const int64_t taps = g.k_size(), K = cg * taps, P = g.out_size(), in_size = g.in_size();
@@ -593,6 +584,20 @@ class QLinearConvKernel final : public OpKernel {
                 for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
                   const int64_t ii1 = o1 * g.s[1] - g.pb[1] + k1 * g.d[1];
                   const bool in1 = in0 && ii1 >= 0 && ii1 < g.in[1];
+                  if (cg == C && g.d[2] == 1) {
+                    // One group, taps of a row adjacent: the inside ones are
+                    // one run of bytes in the pixel-major input.
+                    const int64_t base = o2 * g.s[2] - g.pb[2];
+                    const int64_t t0 = in1 ? std::clamp<int64_t>(-base, 0, g.k[2]) : g.k[2];
+                    const int64_t t1 = in1 ? std::clamp<int64_t>(g.in[2] - base, t0, g.k[2]) : g.k[2];
+                    if (t0 > 0) std::memset(dst, pad_byte, static_cast<size_t>(t0 * C));
+                    if (t1 > t0)
+                      std::memcpy(dst + t0 * C, nhwc + ((ii0 * g.in[1] + ii1) * g.in[2] + base + t0) * C,
+                                  static_cast<size_t>((t1 - t0) * C));
+                    if (t1 < g.k[2]) std::memset(dst + t1 * C, pad_byte, static_cast<size_t>((g.k[2] - t1) * C));
+                    dst += g.k[2] * C;
+                    continue;
+                  }
                   for (int64_t k2 = 0; k2 < g.k[2]; ++k2, dst += cg) {
                     const int64_t ii2 = o2 * g.s[2] - g.pb[2] + k2 * g.d[2];
                     if (in1 && ii2 >= 0 && ii2 < g.in[2])
@@ -622,12 +627,27 @@ class QLinearConvKernel final : public OpKernel {
           args.c = acc;
           args.ldc = cols;
           qgemm(args);
+          // Requantized row by row (pixels), then transposed into the
+          // output planes (channels).
+          T* q = reinterpret_cast<T*>(scratch_floats(0, static_cast<size_t>((rows * cols + 3) / 4)));
+          const int64_t m0 = grp * mg + c0;
+          RequantRow rq;
+          rq.n = cols;
+          rq.bias = r.bias.data() + m0;
+          rq.scale = r.scale.data() + m0;
+          rq.zp = r.zp;
+          rq.lo = r.lo;
+          rq.hi = r.hi;
+          rq.y_signed = std::is_same_v<T, int8_t>;
+          for (int64_t i = 0; i < rows; ++i) {
+            rq.acc = acc + i * cols;
+            rq.y = q + i * cols;
+            requant_fn(rq);
+          }
           for (int64_t j = 0; j < cols; ++j) {
-            const int64_t m = grp * mg + c0 + j;
-            const double sc = r.scale[static_cast<size_t>(m)];
-            const int32_t b = r.bias[static_cast<size_t>(m)];
-            T* out = yn + m * P + p0;
-            for (int64_t i = 0; i < rows; ++i) out[i] = Requant::one<T>(acc[i * cols + j], b, sc, r.zp, r.lo, r.hi);
+            T* out = yn + (m0 + j) * P + p0;
+            const T* src = q + j;
+            for (int64_t i = 0; i < rows; ++i) out[i] = src[i * cols];
           }
         }
       });
