@@ -212,3 +212,73 @@ TEST(QLinearBadInput, ErrorsNameTheInputAndWhatWasExpected) {
 
 }  // namespace
 }  // namespace spindle
+
+namespace spindle {
+namespace {
+
+// com.microsoft element-wise quantized ops against DequantizeLinear, the
+// float op and QuantizeLinear run one after the other: the same bits.
+std::vector<uint8_t> composed(const std::string& op, const std::vector<Tensor>& xs, const std::vector<float>& scales,
+                              const std::vector<uint8_t>& zps, float ys, uint8_t yz, Attributes attrs = {}) {
+  std::vector<Tensor> floats;
+  for (size_t i = 0; i < xs.size(); ++i)
+    floats.push_back(run_kernel_once("DequantizeLinear", 13, {},
+                                     {xs[i], Tensor::from_vector<float>({}, {scales[i]}),
+                                      Tensor::from_vector<uint8_t>({}, {zps[i]})})[0]);
+  const Tensor v = run_kernel_once(op, 13, std::move(attrs), floats)[0];
+  return run_kernel_once("QuantizeLinear", 13, {},
+                         {v, Tensor::from_vector<float>({}, {ys}), Tensor::from_vector<uint8_t>({}, {yz})})[0]
+      .to_vector<uint8_t>();
+}
+
+TEST(QLinearContrib, AddMulSigmoidLeakyReluMatchTheComposedOps) {
+  const Tensor a = Tensor::from_vector<uint8_t>({2, 3, 4}, random_ints<uint8_t>(24, 21, 0, 255));
+  const Tensor b = Tensor::from_vector<uint8_t>({2, 3, 4}, random_ints<uint8_t>(24, 22, 0, 255));
+  const Tensor row = Tensor::from_vector<uint8_t>({3, 1}, random_ints<uint8_t>(3, 23, 0, 255));
+  auto f = [](float v) { return Tensor::from_vector<float>({}, {v}); };
+  auto u = [](uint8_t v) { return Tensor::from_vector<uint8_t>({}, {v}); };
+  kernels::NodeInfo node;
+  node.domain = "com.microsoft";
+  node.opset = 1;
+  for (const char* op : {"QLinearAdd", "QLinearMul"}) {
+    node.op_type = op;
+    node.num_inputs = 8;
+    for (const Tensor& other : {b, row}) {
+      const auto got = run_kernel_once(node, {a, f(0.03f), u(120), other, f(0.02f), u(131), f(0.05f), u(100)});
+      const auto want = composed(std::string(op).substr(7), {a, other}, {0.03f, 0.02f}, {120, 131}, 0.05f, 100);
+      EXPECT_EQ(got[0].to_vector<uint8_t>(), want) << op << " " << shape_to_string(other.shape());
+    }
+  }
+  node.op_type = "QLinearSigmoid";
+  node.num_inputs = 5;
+  EXPECT_EQ(run_kernel_once(node, {a, f(0.05f), u(128), f(1.0f / 256), u(0)})[0].to_vector<uint8_t>(),
+            composed("Sigmoid", {a}, {0.05f}, {128}, 1.0f / 256, 0));
+  node.op_type = "QLinearLeakyRelu";
+  node.attrs.set("alpha", 0.1f);
+  Attributes alpha;
+  alpha.set("alpha", 0.1f);
+  EXPECT_EQ(run_kernel_once(node, {a, f(0.05f), u(128), f(0.04f), u(30)})[0].to_vector<uint8_t>(),
+            composed("LeakyRelu", {a}, {0.05f}, {128}, 0.04f, 30, alpha));
+}
+
+TEST(QLinearContrib, QGemmMatchesIntegerProductAndBias) {
+  // A 2x3 uint8 (zp 10), B^T 2x3 int8 (transB), bias; float output without y_scale.
+  kernels::NodeInfo node;
+  node.domain = "com.microsoft";
+  node.op_type = "QGemm";
+  node.opset = 1;
+  node.num_inputs = 7;
+  node.attrs.set("transB", int64_t{1});
+  const Tensor a = Tensor::from_vector<uint8_t>({2, 3}, {10, 12, 20, 11, 10, 9});
+  const Tensor b = Tensor::from_vector<int8_t>({2, 3}, {1, -2, 3, 4, 5, -6});
+  const auto got = run_kernel_once(node, {a, Tensor::from_vector<float>({}, {0.5f}), Tensor::from_vector<uint8_t>({}, {10}), b,
+                                          Tensor::from_vector<float>({2}, {1.0f, 0.25f}), Tensor::from_vector<int8_t>({2}, {0, 1}),
+                                          Tensor::from_vector<int32_t>({2}, {3, -4})});
+  // A - 10 = [[0, 2, 10], [1, 0, -1]]; B^T - zp = [[1, -2, 3], [3, 4, -7]].
+  const std::vector<int32_t> acc = {26, -62, -2, 10};
+  const std::vector<float> want = {(26 + 3) * 0.5f, (-62 - 4) * 0.125f, (acc[2] + 3) * 0.5f, (acc[3] - 4) * 0.125f};
+  EXPECT_EQ(got[0].to_vector<float>(), want);
+}
+
+}  // namespace
+}  // namespace spindle
