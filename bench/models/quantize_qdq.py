@@ -154,8 +154,13 @@ def main():
 
     # Weights and biases.
     removed_inits = set()
+    readers = {}
     for n in g.node:
-        if n.op_type not in ("Conv", "Gemm") or n.input[1] not in inits:
+        for i in n.input:
+            readers[i] = readers.get(i, 0) + 1
+    for n in g.node:
+        # Weights read by this node only (exporters share some constants).
+        if n.op_type not in ("Conv", "Gemm") or n.input[1] not in inits or readers[n.input[1]] != 1:
             continue
         w = numpy_helper.to_array(inits[n.input[1]]).astype(np.float32)
         if n.op_type == "Gemm" and (any(a.name == "transA" and a.i for a in n.attribute) or
@@ -176,7 +181,7 @@ def main():
                                                  name=base + "_DequantizeLinear")))
         removed_inits.add(n.input[1])
         n.input[1] = base + "_dequantized"
-        if len(n.input) > 2 and n.input[2] in inits and n.input[0] in params:
+        if len(n.input) > 2 and n.input[2] in inits and readers[n.input[2]] == 1 and n.input[0] in params:
             b = numpy_helper.to_array(inits[n.input[2]]).astype(np.float32)
             bs = (params[n.input[0]][0] * ws).astype(np.float32)
             bq = np.round(b / bs).astype(np.int32)

@@ -10,6 +10,9 @@
 //   SPINDLE_NODE_ADDON=<build>/bindings/node/spindle.node \
 //   node bench/models/side_by_side.js MODEL --shape NAME=DIMS... [--intra N] [--rounds N] [--runs N]
 //        [--int-range HI]   int64/int32 inputs uniform in [0, HI) (token ids; default 100)
+//        [--atol A]         accept absolute differences up to A (default 0): a
+//                           quantized model's output may differ by one
+//                           quantization step where a value sat on a rounding tie
 //
 // ORT comes from the cache scripts/fetch-models.sh fills (SPINDLE_CACHE).
 const path = require('path');
@@ -49,9 +52,11 @@ async function timeSide(session, feeds, runs) {
 
 async function main() {
   const { positional, opts } = c.parseArgs(process.argv.slice(2),
-    { '--shape': 'list', '--intra': 'int', '--rounds': 'int', '--runs': 'int', '--int-range': 'int' },
-    'usage: side_by_side.js MODEL --shape NAME=DIMS... [--intra N] [--rounds N] [--runs N] [--int-range HI]');
+    { '--shape': 'list', '--intra': 'int', '--rounds': 'int', '--runs': 'int', '--int-range': 'int', '--atol': 'float' },
+    'usage: side_by_side.js MODEL --shape NAME=DIMS... [--intra N] [--rounds N] [--runs N] [--int-range HI] [--atol A]');
   const model = path.resolve(positional[0]);
+  const atol = opts.atol === undefined ? 0 : Number(opts.atol);
+  if (!(atol >= 0)) c.die(`--atol needs a non-negative number, got '${opts.atol}'`);
   const intra = opts.intra ?? 1, rounds = opts.rounds ?? 5, runs = opts.runs ?? 20, intHi = opts['int-range'] ?? 100;
   const ort = c.loadOrt();
   const o = await ort.InferenceSession.create(model, { intraOpNumThreads: intra, interOpNumThreads: 1,
@@ -66,12 +71,14 @@ async function main() {
   }
   // Outputs must agree before anything is timed.
   const ro = await o.run(of), rs = await s.run(sf);
-  let worst = 0;
+  let worst = 0, worstAbs = 0;
   for (const name of o.outputNames) {
     const a = ro[name].data, b = rs[name].data;
     if (a.length !== b.length) c.die(`output '${name}': ${b.length} values from spindle, ${a.length} from ORT`);
     for (let i = 0; i < a.length; i++) {
-      const d = Math.abs(Number(a[i]) - Number(b[i])) / (1e-3 + Math.abs(Number(a[i])));
+      const abs = Math.abs(Number(a[i]) - Number(b[i]));
+      if (!(abs <= worstAbs)) worstAbs = Number.isNaN(abs) ? Infinity : abs;
+      const d = abs <= atol ? 0 : abs / (1e-3 + Math.abs(Number(a[i])));
       if (!(d <= worst)) worst = Number.isNaN(d) ? Infinity : d;
     }
   }
@@ -98,6 +105,7 @@ async function main() {
   const r3 = (x) => Math.round(x * 1000) / 1000;
   console.log(JSON.stringify({
     model: path.basename(model), intra, rounds, runs, worst_rel_diff: Number(worst.toExponential(2)),
+    worst_abs_diff: Number(worstAbs.toExponential(2)),
     spindle_p50_ms: r3(sm), ort_p50_ms: r3(om), ratio: r3(sm / om),
     spindle_cpu_ms: r3(median(sp.map((x) => x.cpu))), ort_cpu_ms: r3(median(op.map((x) => x.cpu))),
   }));

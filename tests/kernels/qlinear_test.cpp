@@ -282,3 +282,23 @@ TEST(QLinearContrib, QGemmMatchesIntegerProductAndBias) {
 
 }  // namespace
 }  // namespace spindle
+
+namespace spindle {
+namespace {
+
+TEST(QuantizeLinearPerTensor, TiesSaturationNaNAndInfinity) {
+  // zero point 3, scale 0.5: 0.25 -> 0.5 -> 0 (tie to even), 0.75 -> 1.5 -> 2, -0.25 -> -0.5 -> -0,
+  // 1000 saturates, NaN -> 0.
+  const std::vector<float> x = {0.25f, 0.75f, -0.25f, 1000.0f, -1000.0f, NAN, INFINITY, -INFINITY, 1.25f, 3e38f};
+  std::vector<float> many;
+  for (int r = 0; r < 7; ++r) many.insert(many.end(), x.begin(), x.end());  // past one vector
+  const auto got = run_kernel_once("QuantizeLinear", 13, {},
+                                   {Tensor::from_vector<float>({static_cast<int64_t>(many.size())}, many),
+                                    Tensor::from_vector<float>({}, {0.5f}), Tensor::from_vector<int8_t>({}, {3})})[0]
+                       .to_vector<int8_t>();
+  const std::vector<int8_t> want = {3, 5, 3, 127, -128, 0, 127, -128, 5, 127};  // 2.5 -> 2
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i % want.size()]) << i;
+}
+
+}  // namespace
+}  // namespace spindle

@@ -241,6 +241,27 @@ class QuantizeKernel final : public OpKernel {
     math::dispatch<uint8_t, int8_t>(qt, node, "zero_point", [&](auto tag) {
       using Q = decltype(tag);
       Q* dst = y.mutable_data<Q>();
+      if (p.channels == 1) {
+        // Per tensor: the same operations in a loop the compiler vectorizes
+        // (round half to even by adding and subtracting 1.5 * 2^23 after a
+        // clamp to +-2^22, which saturates the same way; NaN gives 0).
+        const float* __restrict in = src;
+        Q* __restrict out = dst;
+        const float scale = p.scale[0], zero = static_cast<float>(p.zero[0]);
+        const float lo = static_cast<float>(std::numeric_limits<Q>::min()), hi = static_cast<float>(std::numeric_limits<Q>::max());
+        constexpr float kMagic = 12582912.0f, kBound = 4194304.0f;
+        const int64_t n = x.numel();
+        for (int64_t i = 0; i < n; ++i) {
+          const float d = in[i] / scale;
+          float c = d < -kBound ? -kBound : d;
+          c = c > kBound ? kBound : c;
+          float r = (c + kMagic) - kMagic + zero;
+          r = lo < r ? r : lo;
+          r = r < hi ? r : hi;
+          out[i] = static_cast<Q>(static_cast<int32_t>(d == d ? r : 0.0f));
+        }
+        return;
+      }
       for (int64_t i = 0; i < x.numel(); ++i) {
         const int64_t c = (i / p.inner) % p.channels;
         // The division is in float32, as the ONNX reference computes it.
