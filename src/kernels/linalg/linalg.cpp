@@ -292,6 +292,15 @@ class DequantizeKernel final : public OpKernel {
     math::dispatch<uint8_t, int8_t, int32_t>(x.dtype(), node, "input x", [&](auto tag) {
       using Q = decltype(tag);
       const Q* src = x.data<Q>();
+      if (p.channels == 1 && sizeof(Q) == 1) {
+        // Per tensor, 8-bit: a difference exact in float, then the product.
+        const Q* __restrict in = src;
+        float* __restrict out = dst;
+        const float scale = p.scale[0], zero = static_cast<float>(p.zero[0]);
+        const int64_t n = x.numel();
+        for (int64_t i = 0; i < n; ++i) out[i] = (static_cast<float>(in[i]) - zero) * scale;
+        return;
+      }
       for (int64_t i = 0; i < x.numel(); ++i) {
         const int64_t c = (i / p.inner) % p.channels;
         dst[i] = static_cast<float>(static_cast<int64_t>(src[i]) - p.zero[static_cast<size_t>(c)]) * p.scale[c];
