@@ -19,6 +19,7 @@
 #include "kernels/kernel.h"
 #include "kernels/linalg/linalg_ops.h"
 #include "kernels/math/elementwise.h"
+#include "primitives/quant/requant.h"
 
 namespace spindle::kernels::linalg {
 namespace {
@@ -245,21 +246,17 @@ class QuantizeKernel final : public OpKernel {
         // Per tensor: the same operations in a loop the compiler vectorizes
         // (round half to even by adding and subtracting 1.5 * 2^23 after a
         // clamp to +-2^22, which saturates the same way; NaN gives 0).
-        const float* __restrict in = src;
-        Q* __restrict out = dst;
-        const float scale = p.scale[0], zero = static_cast<float>(p.zero[0]);
-        const float lo = static_cast<float>(std::numeric_limits<Q>::min()), hi = static_cast<float>(std::numeric_limits<Q>::max());
-        constexpr float kMagic = 12582912.0f, kBound = 4194304.0f;
-        const int64_t n = x.numel();
-        for (int64_t i = 0; i < n; ++i) {
-          const float d = in[i] / scale;
-          float c = d < -kBound ? -kBound : d;
-          c = c > kBound ? kBound : c;
-          float r = (c + kMagic) - kMagic + zero;
-          r = lo < r ? r : lo;
-          r = r < hi ? r : hi;
-          out[i] = static_cast<Q>(static_cast<int32_t>(d == d ? r : 0.0f));
-        }
+        static const auto row_fn = SPINDLE_ISA_SELECT(quantize_row);
+        QuantRow q;
+        q.n = x.numel();
+        q.sign = std::is_same_v<Q, int8_t>;
+        q.a = src;
+        q.y = dst;
+        q.y_scale = p.scale[0];
+        q.y_zero = static_cast<float>(p.zero[0]);
+        q.lo = static_cast<float>(std::numeric_limits<Q>::min());
+        q.hi = static_cast<float>(std::numeric_limits<Q>::max());
+        row_fn(q);
         return;
       }
       for (int64_t i = 0; i < x.numel(); ++i) {
@@ -294,11 +291,15 @@ class DequantizeKernel final : public OpKernel {
       const Q* src = x.data<Q>();
       if (p.channels == 1 && sizeof(Q) == 1) {
         // Per tensor, 8-bit: a difference exact in float, then the product.
-        const Q* __restrict in = src;
-        float* __restrict out = dst;
-        const float scale = p.scale[0], zero = static_cast<float>(p.zero[0]);
-        const int64_t n = x.numel();
-        for (int64_t i = 0; i < n; ++i) out[i] = (static_cast<float>(in[i]) - zero) * scale;
+        static const auto row_fn = SPINDLE_ISA_SELECT(dequantize_row);
+        QuantRow q;
+        q.n = x.numel();
+        q.sign = std::is_same_v<Q, int8_t>;
+        q.a = src;
+        q.y = dst;
+        q.a_scale = p.scale[0];
+        q.a_zero = static_cast<float>(p.zero[0]);
+        row_fn(q);
         return;
       }
       for (int64_t i = 0; i < x.numel(); ++i) {

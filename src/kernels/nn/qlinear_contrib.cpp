@@ -24,6 +24,7 @@
 #include "kernels/broadcast.h"
 #include "kernels/nn/nn_util.h"
 #include "primitives/gemm/qgemm.h"
+#include "primitives/quant/requant.h"
 
 namespace spindle::kernels::nn {
 
@@ -126,22 +127,24 @@ class QLinearBinaryKernel final : public OpKernel {
         const float lo = static_cast<float>(floor), hi = static_cast<float>(std::numeric_limits<Q>::max());
         const float fza = static_cast<float>(za), fzb = static_cast<float>(zb), fzc = static_cast<float>(zc);
         const bool add = op_ == BinOp::kAdd;
+        static const auto row_fn = SPINDLE_ISA_SELECT(qlinear_binary_row);
         parallel_for(ctx.pool(), 0, total, grain, [&](int64_t i0, int64_t i1) {
-          const Q* __restrict pa = a;
-          const Q* __restrict pb = b;
-          Q* __restrict py = y;
-          const float fsa = sa, fsb = sb, fsc = sc, flo = lo, fhi = hi, az = fza, bz = fzb, cz = fzc;
-          constexpr float kMagic = 12582912.0f, kBound = 4194304.0f;
-          for (int64_t i = i0; i < i1; ++i) {
-            const float fa = (static_cast<float>(pa[i]) - az) * fsa, fb = (static_cast<float>(pb[i]) - bz) * fsb;
-            float d = (add ? fa + fb : fa * fb) / fsc;
-            d = d < -kBound ? -kBound : d;
-            d = d > kBound ? kBound : d;
-            float r = (d + kMagic) - kMagic + cz;
-            r = flo < r ? r : flo;
-            r = r < fhi ? r : fhi;
-            py[i] = static_cast<Q>(static_cast<int32_t>(r));
-          }
+          QuantRow q;
+          q.n = i1 - i0;
+          q.sign = std::is_same_v<Q, int8_t>;
+          q.a = a + i0;
+          q.b = b + i0;
+          q.y = y + i0;
+          q.a_scale = sa;
+          q.a_zero = fza;
+          q.b_scale = sb;
+          q.b_zero = fzb;
+          q.y_scale = sc;
+          q.y_zero = fzc;
+          q.lo = lo;
+          q.hi = hi;
+          q.multiply = !add;
+          row_fn(q);
         });
         return;
       }

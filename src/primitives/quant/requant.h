@@ -27,6 +27,28 @@ struct RequantRow {
   bool y_signed = false;
 };
 
+// Element-wise QDQ arithmetic in float32, exactly as DequantizeLinear, the
+// float op and QuantizeLinear compute it one after the other (the quotient
+// rounded half to even by adding and subtracting 1.5 * 2^23 after a clamp to
+// +-2^22, which saturates the same way; a NaN quotient gives 0, as
+// QuantizeLinear). `sign`: the 8-bit values are int8 (else uint8).
+struct QuantRow {
+  int64_t n = 0;
+  bool sign = false;
+  const void* a = nullptr;  // 8-bit (binary, dequantize) or float (quantize)
+  const void* b = nullptr;  // 8-bit (binary)
+  void* y = nullptr;        // 8-bit (binary, quantize) or float (dequantize)
+  float a_scale = 1, a_zero = 0, b_scale = 1, b_zero = 0, y_scale = 1, y_zero = 0;
+  float lo = 0, hi = 255;   // output range (binary, quantize); lo raised for a fused Relu
+  bool multiply = false;    // binary: a * b (else a + b)
+};
+
 }  // namespace spindle::kernels
 
 SPINDLE_ISA_DECLARE(void, requant_row, (const ::spindle::kernels::RequantRow& args));
+// y = Q(DQ(a) + DQ(b)) or Q(DQ(a) * DQ(b)), same-shaped rows.
+SPINDLE_ISA_DECLARE(void, qlinear_binary_row, (const ::spindle::kernels::QuantRow& args));
+// y = Q(a), a float32.
+SPINDLE_ISA_DECLARE(void, quantize_row, (const ::spindle::kernels::QuantRow& args));
+// y = DQ(a), y float32.
+SPINDLE_ISA_DECLARE(void, dequantize_row, (const ::spindle::kernels::QuantRow& args));

@@ -40,7 +40,73 @@ void run(const ::spindle::kernels::RequantRow& a, T* __restrict y) {
   }
 }
 
+constexpr float kMagicF = 12582912.0f;  // 1.5 * 2^23
+constexpr float kBoundF = 4194304.0f;   // 2^22
+
+inline float quantize(float d, float zero, float lo, float hi) {
+  float c = d < -kBoundF ? -kBoundF : d;
+  c = c > kBoundF ? kBoundF : c;
+  float r = (c + kMagicF) - kMagicF + zero;
+  r = lo < r ? r : lo;
+  r = r < hi ? r : hi;
+  return d == d ? r : 0.0f;
+}
+
+template <class Q>
+void binary(const ::spindle::kernels::QuantRow& p) {
+  const Q* __restrict a = static_cast<const Q*>(p.a);
+  const Q* __restrict b = static_cast<const Q*>(p.b);
+  Q* __restrict y = static_cast<Q*>(p.y);
+  const int64_t n = p.n;
+  const float sa = p.a_scale, za = p.a_zero, sb = p.b_scale, zb = p.b_zero, sy = p.y_scale, zy = p.y_zero;
+  const float lo = p.lo, hi = p.hi;
+  if (p.multiply) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = ((static_cast<float>(a[i]) - za) * sa) * ((static_cast<float>(b[i]) - zb) * sb);
+      y[i] = static_cast<Q>(static_cast<int32_t>(quantize(v / sy, zy, lo, hi)));
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = (static_cast<float>(a[i]) - za) * sa + (static_cast<float>(b[i]) - zb) * sb;
+      y[i] = static_cast<Q>(static_cast<int32_t>(quantize(v / sy, zy, lo, hi)));
+    }
+  }
+}
+
+template <class Q>
+void quantize_all(const ::spindle::kernels::QuantRow& p) {
+  const float* __restrict a = static_cast<const float*>(p.a);
+  Q* __restrict y = static_cast<Q*>(p.y);
+  const int64_t n = p.n;
+  const float sy = p.y_scale, zy = p.y_zero, lo = p.lo, hi = p.hi;
+  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<Q>(static_cast<int32_t>(quantize(a[i] / sy, zy, lo, hi)));
+}
+
+template <class Q>
+void dequantize_all(const ::spindle::kernels::QuantRow& p) {
+  const Q* __restrict a = static_cast<const Q*>(p.a);
+  float* __restrict y = static_cast<float*>(p.y);
+  const int64_t n = p.n;
+  const float sa = p.a_scale, za = p.a_zero;
+  for (int64_t i = 0; i < n; ++i) y[i] = (static_cast<float>(a[i]) - za) * sa;
+}
+
 }  // namespace
+
+void qlinear_binary_row(const ::spindle::kernels::QuantRow& args) {
+  if (args.sign) binary<int8_t>(args);
+  else binary<uint8_t>(args);
+}
+
+void quantize_row(const ::spindle::kernels::QuantRow& args) {
+  if (args.sign) quantize_all<int8_t>(args);
+  else quantize_all<uint8_t>(args);
+}
+
+void dequantize_row(const ::spindle::kernels::QuantRow& args) {
+  if (args.sign) dequantize_all<int8_t>(args);
+  else dequantize_all<uint8_t>(args);
+}
 
 void requant_row(const ::spindle::kernels::RequantRow& args) {
   if (args.y_signed) run(args, static_cast<int8_t*>(args.y));
