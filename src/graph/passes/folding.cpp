@@ -88,7 +88,8 @@ Status fold_constants(Graph& g, PassRecord& record, const LoadLimits& limits, bo
     const Node& n = g.nodes[i];
     if (!all_inputs_constant(g, n) || n.attrs.has_graph()) continue;
     if (keep_quantized_weights && n.op_type == "DequantizeLinear" && n.domain.empty() && !n.inputs.empty()) {
-      const DataType t = g.initializer(n.inputs[0])->dtype();
+      const Tensor* q = g.initializer(n.inputs[0]);
+      const DataType t = q ? q->dtype() : DataType::kUndefined;
       if (t == DataType::kInt8 || t == DataType::kUInt8 || t == DataType::kInt32) continue;
     }
     std::vector<Tensor> inputs;
