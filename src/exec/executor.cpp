@@ -225,6 +225,7 @@ Frame::Frame(const Plan& plan)
       uses_(new std::atomic<int>[plan.value_uses().size()]),
       deps_(new std::atomic<int>[plan.nodes().size()]) {
   for (const auto& [id, t] : plan.graph().initializers) values_[static_cast<size_t>(id)] = t;
+  max_cached_ = std::max<size_t>(max_cached_, values_.size());
   allocator_ = [this](DataType dtype, const Shape& shape) { return allocate(dtype, shape); };
 }
 
@@ -253,10 +254,21 @@ void Frame::recycle(Tensor t) {
   // Not when still shared (a view, an output, a sequence item), borrowed, or
   // holding std::string objects.
   if (!b || !b->owned() || b->holds_strings() || b.use_count() != 1) return;
+  std::shared_ptr<Buffer> dropped;  // freed after the lock is released
   std::lock_guard<std::mutex> lock(cache_mu_);
+  if (cache_.size() >= max_cached_) {
+    if (b->size() <= cache_.front()->size()) return;  // b itself is the smallest
+    dropped = std::move(cache_.front());
+    cache_.erase(cache_.begin());
+  }
   const auto at = std::upper_bound(cache_.begin(), cache_.end(), b->size(),
                                    [](size_t size, const std::shared_ptr<Buffer>& c) { return size < c->size(); });
   cache_.insert(at, std::move(b));
+}
+
+size_t Frame::cached_buffers() {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  return cache_.size();
 }
 
 Tensor Frame::allocate(DataType dtype, const Shape& shape) {
