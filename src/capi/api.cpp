@@ -57,11 +57,14 @@ struct OrtSessionOptions {
   OrtCustomCreateThreadFn create_fn = nullptr;
   OrtCustomJoinThreadFn join_fn = nullptr;
   void* create_options = nullptr;
+  // AddFreeDimensionOverrideByName: symbolic dimension name -> its value.
+  std::map<std::string, int64_t> dim_overrides;
 };
 
 struct OrtSession {
   std::unique_ptr<spindle::InferenceSession> session;
   std::shared_ptr<spindle::Environment> env;  // keeps the global pools' Environment alive
+  std::map<std::string, int64_t> dim_overrides;
 };
 
 struct OrtValue {
@@ -180,13 +183,22 @@ OrtStatus* unsupported_type(const char* fn, ONNXTensorElementDataType t) {
                                               "string and the 8-64 bit integers)");
 }
 
-OrtTypeInfo* type_info_of(const spindle::TensorInfo& info) {
+// A graph input's or output's type; dimensions named in `overrides` read
+// as their fixed value (no longer symbolic), as ONNX Runtime reports them.
+OrtTypeInfo* type_info_of(const spindle::TensorInfo& info, const std::map<std::string, int64_t>& overrides) {
   auto* ti = new OrtTypeInfo;
   ti->type = info.is_optional ? ONNX_TYPE_OPTIONAL : info.is_sequence ? ONNX_TYPE_SEQUENCE : ONNX_TYPE_TENSOR;
   ti->tensor.type = dtype_to_ort(info.dtype);
   ti->tensor.dims = info.shape;
   ti->tensor.names.assign(info.shape.size(), "");
-  for (size_t i = 0; i < info.dim_names.size() && i < info.shape.size(); ++i) ti->tensor.names[i] = info.dim_names[i];
+  for (size_t i = 0; i < info.dim_names.size() && i < info.shape.size(); ++i) {
+    auto it = overrides.find(info.dim_names[i]);
+    if (it != overrides.end() && ti->tensor.dims[i] < 0) {
+      ti->tensor.dims[i] = it->second;
+    } else {
+      ti->tensor.names[i] = info.dim_names[i];
+    }
+  }
   return ti;
 }
 
@@ -554,6 +566,16 @@ OrtStatus* ORT_API_CALL GetSessionConfigEntry(const OrtSessionOptions* o, const 
   return copy_out("GetSessionConfigEntry", it->second, value, size);
   API_END
 }
+OrtStatus* ORT_API_CALL AddFreeDimensionOverrideByName(OrtSessionOptions* o, const char* name, int64_t value) noexcept {
+  CHECK_ARG("AddFreeDimensionOverrideByName", o);
+  CHECK_ARG("AddFreeDimensionOverrideByName", name);
+  if (value < 0)
+    return make_status(ORT_INVALID_ARGUMENT, std::string("AddFreeDimensionOverrideByName: '") + name + "' set to " +
+                                                 std::to_string(value) + "; expected 0 or more");
+  API_BEGIN
+  o->dim_overrides[name] = value;
+  API_END
+}
 OrtStatus* ORT_API_CALL DisablePerSessionThreads(OrtSessionOptions* o) noexcept {
   CHECK_ARG("DisablePerSessionThreads", o);
   o->opts.use_per_session_threads = false;
@@ -611,6 +633,7 @@ OrtStatus* finish_session(const OrtEnv* env, const OrtSessionOptions* options, O
   auto session = std::make_unique<OrtSession>();
   session->env = env ? env->env : nullptr;
   session->session = make(opts, session->env.get());
+  if (options) session->dim_overrides = options->dim_overrides;
   *out = session.release();
   return nullptr;
 }
@@ -660,6 +683,22 @@ OrtStatus* ORT_API_CALL Run(OrtSession* session, const OrtRunOptions* run_option
     if (!input_names[i]) return make_status(ORT_INVALID_ARGUMENT, "Run: input name " + std::to_string(i) + " is NULL");
     if (!inputs[i]) return make_status(ORT_INVALID_ARGUMENT, std::string("Run: input '") + input_names[i] + "' is NULL");
     feeds.emplace_back(input_names[i], inputs[i]->tensor);
+  }
+  // Free dimensions fixed by AddFreeDimensionOverrideByName must be fed at that size.
+  if (!session->dim_overrides.empty()) {
+    for (const auto& [name, tensor] : feeds) {
+      for (const auto& info : session->session->inputs()) {
+        if (info.name != name || !tensor.is_tensor()) continue;
+        for (size_t d = 0; d < info.dim_names.size() && d < tensor.shape().size() && d < info.shape.size(); ++d) {
+          auto it = session->dim_overrides.find(info.dim_names[d]);
+          if (it != session->dim_overrides.end() && info.shape[d] < 0 && tensor.shape()[d] != it->second)
+            return make_status(ORT_INVALID_ARGUMENT,
+                               "Run: input '" + name + "' has " + std::to_string(tensor.shape()[d]) + " at dimension " +
+                                   std::to_string(d) + " ('" + it->first + "'), which the session options fix at " +
+                                   std::to_string(it->second));
+        }
+      }
+    }
   }
   std::vector<std::string> names;
   for (size_t i = 0; i < output_len; ++i) {
@@ -720,7 +759,7 @@ OrtStatus* ORT_API_CALL SessionGetInputTypeInfo(const OrtSession* s, size_t inde
   API_BEGIN
   const auto& v = s->session->inputs();
   if (index >= v.size()) return index_error("SessionGetInputTypeInfo", index, v.size());
-  *out = type_info_of(v[index]);
+  *out = type_info_of(v[index], s->dim_overrides);
   API_END
 }
 OrtStatus* ORT_API_CALL SessionGetOutputTypeInfo(const OrtSession* s, size_t index, OrtTypeInfo** out) noexcept {
@@ -729,7 +768,7 @@ OrtStatus* ORT_API_CALL SessionGetOutputTypeInfo(const OrtSession* s, size_t ind
   API_BEGIN
   const auto& v = s->session->outputs();
   if (index >= v.size()) return index_error("SessionGetOutputTypeInfo", index, v.size());
-  *out = type_info_of(v[index]);
+  *out = type_info_of(v[index], s->dim_overrides);
   API_END
 }
 OrtStatus* ORT_API_CALL SessionGetInputName(const OrtSession* s, size_t index, OrtAllocator* a, char** out) noexcept {
@@ -1320,7 +1359,7 @@ OrtApi make_api() {
   SET(GetMemPatternEnabled) SET(EnableCpuMemArena) SET(DisableCpuMemArena) SET(SetSessionLogId)
   SET(SetSessionLogVerbosityLevel) SET(SetSessionLogSeverityLevel) SET(SetSessionGraphOptimizationLevel)
   SET(SetIntraOpNumThreads) SET(SetInterOpNumThreads) SET(AddSessionConfigEntry) SET(HasSessionConfigEntry)
-  SET(GetSessionConfigEntry) SET(DisablePerSessionThreads) SET(SetDeterministicCompute)
+  SET(GetSessionConfigEntry) SET(DisablePerSessionThreads) SET(AddFreeDimensionOverrideByName) SET(SetDeterministicCompute)
   SET(SessionOptionsSetCustomCreateThreadFn) SET(SessionOptionsSetCustomThreadCreationOptions)
   SET(SessionOptionsSetCustomJoinThreadFn) SET(SessionOptionsAppendExecutionProvider)
   SET(CreateSession) SET(CreateSessionFromArray) SET(ReleaseSession) SET(Run) SET(SessionGetInputCount)

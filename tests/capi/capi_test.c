@@ -194,8 +194,9 @@ static void check_model_info(OrtSession* session) {
   ort->ReleaseModelMetadata(meta);
 }
 
-/* Runs types.onnx on batch 2 and checks every output element. */
-static void run_types(OrtSession* session, const OrtMemoryInfo* mem) {
+/* Runs types.onnx on batch 2 and checks every output element, then on
+ * batch 1 (refused when the session fixes "batch" at 2). */
+static void run_types(OrtSession* session, const OrtMemoryInfo* mem, int batch_fixed_at_2) {
   float f[6] = {-1.5f, 0.0f, 2.25f, 3.0f, -0.0f, 1e-3f};
   int64_t i64[6] = {1, -2, 3, INT64_C(1) << 40, -7, 0};
   int32_t i32[6] = {1, -2, 3, 1000000, -7, 0};
@@ -293,6 +294,12 @@ static void run_types(OrtSession* session, const OrtMemoryInfo* mem) {
   CHECK(ort->FillStringTensor(in2[5], word, 1));
   const char* just_f[1] = {"f_out"};
   OrtValue* fout = NULL;
+  if (batch_fixed_at_2) {
+    EXPECT_ERROR(ort->Run(session, ro, in_names, (const OrtValue* const*)in2, 6, just_f, 1, &fout), ORT_INVALID_ARGUMENT);
+    for (int k = 0; k < 6; ++k) ort->ReleaseValue(in2[k]);
+    ort->ReleaseRunOptions(ro);
+    return;
+  }
   CHECK(ort->Run(session, ro, in_names, (const OrtValue* const*)in2, 6, just_f, 1, &fout));
   float* fd = NULL;
   CHECK(ort->GetTensorMutableData(fout, (void**)&fd));
@@ -424,7 +431,7 @@ int main(int argc, char** argv) {
   OrtSession* session = NULL;
   CHECK(ort->CreateSession(env, args[0], so, &session));
   check_model_info(session);
-  run_types(session, mem);
+  run_types(session, mem, 0);
   size_t model_len = 0;
   void* model_bytes = read_file(args[0], &model_len);
   EXPECT(model_bytes != NULL);
@@ -432,7 +439,25 @@ int main(int argc, char** argv) {
   CHECK(ort->CreateSessionFromArray(env, model_bytes, model_len, so, &from_bytes));
   free(model_bytes);
   check_model_info(from_bytes);
-  run_types(from_bytes, mem);
+  run_types(from_bytes, mem, 0);
+
+  /* A free dimension fixed by name: reported as its value, enforced on feeds. */
+  OrtSessionOptions* fixed = NULL;
+  CHECK(ort->CloneSessionOptions(so, &fixed));
+  CHECK(ort->AddFreeDimensionOverrideByName(fixed, "batch", 2));
+  OrtSession* fixed_session = NULL;
+  CHECK(ort->CreateSession(env, args[0], fixed, &fixed_session));
+  OrtTypeInfo* fixed_info = NULL;
+  CHECK(ort->SessionGetInputTypeInfo(fixed_session, 0, &fixed_info));
+  const OrtTensorTypeAndShapeInfo* fixed_shape = NULL;
+  CHECK(ort->CastTypeInfoToTensorInfo(fixed_info, &fixed_shape));
+  int64_t fixed_dims[2] = {0, 0};
+  CHECK(ort->GetDimensions(fixed_shape, fixed_dims, 2));
+  EXPECT(fixed_dims[0] == 2 && fixed_dims[1] == 3);
+  ort->ReleaseTypeInfo(fixed_info);
+  run_types(fixed_session, mem, 1);
+  ort->ReleaseSession(fixed_session);
+  ort->ReleaseSessionOptions(fixed);
 
   if (n_args == 3) {
     OrtSession* cls = NULL;

@@ -38,7 +38,9 @@ async function runModel(file, shape, options, seed) {
   report.rec = await runModel('ch_PP-OCRv4_rec_infer.onnx', [1, 3, 48, 96],
     { intraOpNumThreads: 1, interOpNumThreads: 2, executionMode: 'parallel', graphOptimizationLevel: 'extended' }, 2);
   report.cls = await runModel('ch_ppocr_mobile_v2.0_cls_infer.onnx', [2, 3, 48, 192],
-    { intraOpNumThreads: 2, graphOptimizationLevel: 'basic', logSeverityLevel: 3, logId: 'cls' }, 3);
+    { intraOpNumThreads: 2, graphOptimizationLevel: 'basic', logSeverityLevel: 3, logVerbosityLevel: 0, logId: 'cls',
+      enableCpuMemArena: false, enableMemPattern: false, freeDimensionOverrides: { 'p2o.DynamicDimension.0': 2 },
+      extra: { session: { intra_op: { allow_spinning: '0' } } } }, 3);
 
   // Every element type the bindings move, through a small model.
   const types = await ort.InferenceSession.create(typesModel, { graphOptimizationLevel: 'disabled' });
@@ -51,7 +53,10 @@ async function runModel(file, shape, options, seed) {
     s: new ort.Tensor('string', ['hello', 'spindle \u2713'], [2]),
   };
   const out = await types.run(feeds);
-  const subset = await types.run(feeds, ['s_out', 'i32_out']);
+  const subset = await types.run(feeds, ['s_out', 'i32_out'], { tag: 'subset', logSeverityLevel: 2 });
+  // A pre-allocated output is filled in place.
+  const fetch = new ort.Tensor('int64', new BigInt64Array(6), [2, 3]);
+  await types.run(feeds, { i64_out: fetch });
   report.types = {
     inputNames: types.inputNames,
     outputNames: types.outputNames,
@@ -59,6 +64,7 @@ async function runModel(file, shape, options, seed) {
     outputMetadata: types.outputMetadata,
     outputs: Object.fromEntries(Object.entries(out).map(([k, v]) => [k, plain(v)])),
     subset: Object.keys(subset).sort(),
+    fetched: Array.from(fetch.data, (v) => v.toString()),
   };
   // A bad feed is an error, not a crash.
   try {
