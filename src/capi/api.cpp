@@ -97,6 +97,20 @@ struct OrtTypeInfo {
   std::string denotation;
 };
 
+// Ordered string pairs; keys unique (adding an existing key replaces its value).
+struct OrtKeyValuePairs {
+  std::vector<std::string> keys, values;
+  std::vector<const char*> key_ptrs, value_ptrs;  // views for GetKeyValuePairs
+  void sync() {
+    key_ptrs.clear();
+    value_ptrs.clear();
+    for (size_t i = 0; i < keys.size(); ++i) {
+      key_ptrs.push_back(keys[i].c_str());
+      value_ptrs.push_back(values[i].c_str());
+    }
+  }
+};
+
 struct OrtModelMetadata {
   spindle::ModelMetadata meta;
 };
@@ -1295,6 +1309,53 @@ OrtStatus* ORT_API_CALL GetDenotationFromTypeInfo(const OrtTypeInfo* t, const ch
 }
 void ORT_API_CALL ReleaseTypeInfo(OrtTypeInfo* p) noexcept { delete p; }
 
+// ---------------------------------------------------------------- key-value pairs
+// These slots return no status: on a NULL argument (or out of memory in
+// CreateKeyValuePairs, which then sets *out to NULL) they do nothing.
+
+void ORT_API_CALL CreateKeyValuePairs(OrtKeyValuePairs** out) noexcept {
+  if (out) *out = new (std::nothrow) OrtKeyValuePairs;
+}
+void ORT_API_CALL AddKeyValuePair(OrtKeyValuePairs* kvps, const char* key, const char* value) noexcept {
+  if (!kvps || !key || !value) return;
+  try {
+    for (size_t i = 0; i < kvps->keys.size(); ++i)
+      if (kvps->keys[i] == key) {
+        kvps->values[i] = value;
+        kvps->sync();
+        return;
+      }
+    kvps->keys.emplace_back(key);
+    kvps->values.emplace_back(value);
+    kvps->sync();
+  } catch (...) {
+  }
+}
+const char* ORT_API_CALL GetKeyValue(const OrtKeyValuePairs* kvps, const char* key) noexcept {
+  if (!kvps || !key) return nullptr;
+  for (size_t i = 0; i < kvps->keys.size(); ++i)
+    if (kvps->keys[i] == key) return kvps->values[i].c_str();
+  return nullptr;
+}
+void ORT_API_CALL GetKeyValuePairs(const OrtKeyValuePairs* kvps, const char* const** keys, const char* const** values,
+                                   size_t* num_entries) noexcept {
+  if (!kvps || !keys || !values || !num_entries) return;
+  *keys = kvps->key_ptrs.data();
+  *values = kvps->value_ptrs.data();
+  *num_entries = kvps->keys.size();
+}
+void ORT_API_CALL RemoveKeyValuePair(OrtKeyValuePairs* kvps, const char* key) noexcept {
+  if (!kvps || !key) return;
+  for (size_t i = 0; i < kvps->keys.size(); ++i)
+    if (kvps->keys[i] == key) {
+      kvps->keys.erase(kvps->keys.begin() + static_cast<std::ptrdiff_t>(i));
+      kvps->values.erase(kvps->values.begin() + static_cast<std::ptrdiff_t>(i));
+      kvps->sync();
+      return;
+    }
+}
+void ORT_API_CALL ReleaseKeyValuePairs(OrtKeyValuePairs* kvps) noexcept { delete kvps; }
+
 // ---------------------------------------------------------------- providers, build info
 
 OrtStatus* ORT_API_CALL GetAvailableProviders(char*** out, int* len) noexcept {
@@ -1388,6 +1449,8 @@ OrtApi make_api() {
   SET(GetTensorElementType) SET(GetDimensionsCount) SET(GetDimensions) SET(GetSymbolicDimensions)
   SET(SetSymbolicDimensions) SET(GetTensorShapeElementCount) SET(TensorTypeAndShape_HasShape)
   SET(CastTypeInfoToTensorInfo) SET(GetOnnxTypeFromTypeInfo) SET(GetDenotationFromTypeInfo) SET(ReleaseTypeInfo)
+  SET(CreateKeyValuePairs) SET(AddKeyValuePair) SET(GetKeyValue) SET(GetKeyValuePairs) SET(RemoveKeyValuePair)
+  SET(ReleaseKeyValuePairs)
   SET(GetAvailableProviders) SET(ReleaseAvailableProviders) SET(GetBuildInfoString)
 #undef SET
   return api;

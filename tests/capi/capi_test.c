@@ -387,6 +387,23 @@ int main(int argc, char** argv) {
   EXPECT(base->GetApi(1) != NULL);
   if (!on_onnxruntime) EXPECT(base->GetApi(ORT_API_VERSION + 1) == NULL);
 
+  /* Key-value pairs: ordered, a repeated key replaces its value. */
+  OrtKeyValuePairs* kv = NULL;
+  ort->CreateKeyValuePairs(&kv);
+  EXPECT(kv != NULL);
+  ort->AddKeyValuePair(kv, "a", "1");
+  ort->AddKeyValuePair(kv, "b", "2");
+  ort->AddKeyValuePair(kv, "a", "3");
+  EXPECT(strcmp(ort->GetKeyValue(kv, "a"), "3") == 0);
+  EXPECT(ort->GetKeyValue(kv, "c") == NULL);
+  ort->RemoveKeyValuePair(kv, "b");
+  const char* const* kv_keys = NULL;
+  const char* const* kv_values = NULL;
+  size_t kv_n = 0;
+  ort->GetKeyValuePairs(kv, &kv_keys, &kv_values, &kv_n);
+  EXPECT(kv_n == 1 && strcmp(kv_keys[0], "a") == 0 && strcmp(kv_values[0], "3") == 0);
+  ort->ReleaseKeyValuePairs(kv);
+
   /* Global thread pools with custom thread creation (the documentation's snippet). */
   OrtThreadingOptions* tp = NULL;
   CHECK(ort->CreateThreadingOptions(&tp));
