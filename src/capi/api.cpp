@@ -127,6 +127,10 @@ OrtStatus* not_implemented(const char* name) {
   return make_status(ORT_NOT_IMPLEMENTED, std::string(name) + " is not implemented by spindle's ONNX Runtime C API");
 }
 
+OrtStatus* index_error(const char* fn, size_t index, size_t count) {
+  return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": index " + std::to_string(index) + " is out of range; there are " + std::to_string(count));
+}
+
 OrtStatus* null_argument(const char* fn, const char* arg) {
   return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": argument '" + arg + "' is NULL");
 }
@@ -679,23 +683,19 @@ OrtStatus* ORT_API_CALL CreateSessionFromArray(const OrtEnv* env, const void* da
 }
 void ORT_API_CALL ReleaseSession(OrtSession* s) noexcept { delete s; }
 
-OrtStatus* ORT_API_CALL Run(OrtSession* session, const OrtRunOptions* run_options, const char* const* input_names,
-                            const OrtValue* const* inputs, size_t input_len, const char* const* output_names,
-                            size_t output_len, OrtValue** outputs) noexcept {
-  CHECK_ARG("Run", session);
-  if (input_len) {
-    CHECK_ARG("Run", input_names);
-    CHECK_ARG("Run", inputs);
-  }
-  CHECK_ARG("Run", output_names);
-  CHECK_ARG("Run", outputs);
-  if (output_len == 0) return make_status(ORT_INVALID_ARGUMENT, "Run: output_names_len is 0; name at least one output");
-  API_BEGIN
-  spindle::Feeds feeds;
+// The feeds and output names of a run, checked.
+OrtStatus* prepare_run(const char* fn, OrtSession* session, const char* const* input_names, const OrtValue* const* inputs,
+                       size_t input_len, const char* const* output_names, size_t output_len, OrtValue** outputs,
+                       spindle::Feeds& feeds, std::vector<std::string>& names) {
+  if (!session) return null_argument(fn, "session");
+  if (input_len && (!input_names || !inputs)) return null_argument(fn, !input_names ? "input_names" : "inputs");
+  if (!output_names) return null_argument(fn, "output_names");
+  if (!outputs) return null_argument(fn, "outputs");
+  if (output_len == 0) return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": output_names_len is 0; name at least one output");
   feeds.reserve(input_len);
   for (size_t i = 0; i < input_len; ++i) {
-    if (!input_names[i]) return make_status(ORT_INVALID_ARGUMENT, "Run: input name " + std::to_string(i) + " is NULL");
-    if (!inputs[i]) return make_status(ORT_INVALID_ARGUMENT, std::string("Run: input '") + input_names[i] + "' is NULL");
+    if (!input_names[i]) return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": input name " + std::to_string(i) + " is NULL");
+    if (!inputs[i]) return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": input '" + input_names[i] + "' is NULL");
     feeds.emplace_back(input_names[i], inputs[i]->tensor);
   }
   // Free dimensions fixed by AddFreeDimensionOverrideByName must be fed at that size.
@@ -707,41 +707,129 @@ OrtStatus* ORT_API_CALL Run(OrtSession* session, const OrtRunOptions* run_option
           auto it = session->dim_overrides.find(info.dim_names[d]);
           if (it != session->dim_overrides.end() && info.shape[d] < 0 && tensor.shape()[d] != it->second)
             return make_status(ORT_INVALID_ARGUMENT,
-                               "Run: input '" + name + "' has " + std::to_string(tensor.shape()[d]) + " at dimension " +
-                                   std::to_string(d) + " ('" + it->first + "'), which the session options fix at " +
-                                   std::to_string(it->second));
+                               std::string(fn) + ": input '" + name + "' has " + std::to_string(tensor.shape()[d]) +
+                                   " at dimension " + std::to_string(d) + " ('" + it->first +
+                                   "'), which the session options fix at " + std::to_string(it->second));
         }
       }
     }
   }
-  std::vector<std::string> names;
   for (size_t i = 0; i < output_len; ++i) {
-    if (!output_names[i]) return make_status(ORT_INVALID_ARGUMENT, "Run: output name " + std::to_string(i) + " is NULL");
+    if (!output_names[i]) return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": output name " + std::to_string(i) + " is NULL");
     names.emplace_back(output_names[i]);
   }
-  auto results = session->session->run(feeds, names, run_options ? const_cast<spindle::RunOptions*>(&run_options->run) : nullptr);
-  // Pre-allocated outputs are filled in place; the others get new values
-  // that own their memory (an output passed through from a borrowed feed is copied).
-  for (size_t i = 0; i < output_len; ++i) {
+  return nullptr;
+}
+
+// Hands a run's results out. Pre-allocated outputs are filled in place; the
+// others get new values that own their memory (an output passed through
+// from a borrowed feed is copied).
+OrtStatus* deliver(const char* fn, const std::vector<std::string>& names, std::vector<spindle::Tensor>& results,
+                   OrtValue** outputs) {
+  for (size_t i = 0; i < names.size() && i < results.size(); ++i) {
     spindle::Tensor& r = results[i];
     if (outputs[i]) {
       spindle::Tensor& dst = outputs[i]->tensor;
-      if (dst.dtype() != r.dtype() || dst.shape() != r.shape())
-        return make_status(ORT_INVALID_ARGUMENT, std::string("Run: the value given for output '") + output_names[i] + "' is " +
+      if (dst.dtype() != r.dtype() || dst.shape() != r.shape() || !dst.is_tensor() || !r.is_tensor())
+        return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": the value given for output '" + names[i] + "' is " +
                                                      dst.describe() + "; the output is " + r.describe());
       if (r.dtype() == spindle::DataType::kString) {
         const auto* src = static_cast<const std::string*>(r.raw_data());
         auto* d = static_cast<std::string*>(dst.raw_mutable_data());
         for (int64_t k = 0; k < r.numel(); ++k) d[k] = src[k];
-      } else if (r.is_tensor()) {
+      } else {
         spindle::Tensor c = r.is_contiguous() ? r : r.clone();
-        std::memcpy(dst.raw_mutable_data(), c.raw_data(), c.nbytes());
+        if (c.nbytes()) std::memcpy(dst.raw_mutable_data(), c.raw_data(), c.nbytes());
       }
       continue;
     }
     if (r.is_tensor() && r.defined() && ((r.buffer() && !r.buffer()->owned()) || !r.is_contiguous())) r = r.clone();
     outputs[i] = new OrtValue{std::move(r)};
   }
+  return nullptr;
+}
+
+OrtStatus* ORT_API_CALL Run(OrtSession* session, const OrtRunOptions* run_options, const char* const* input_names,
+                            const OrtValue* const* inputs, size_t input_len, const char* const* output_names,
+                            size_t output_len, OrtValue** outputs) noexcept {
+  API_BEGIN
+  spindle::Feeds feeds;
+  std::vector<std::string> names;
+  if (OrtStatus* s = prepare_run("Run", session, input_names, inputs, input_len, output_names, output_len, outputs, feeds, names))
+    return s;
+  auto results = session->session->run(feeds, names, run_options ? const_cast<spindle::RunOptions*>(&run_options->run) : nullptr);
+  return deliver("Run", names, results, outputs);
+  API_END
+}
+
+// RunAsync: the run goes to the inter-op pool (InferenceSession::run_async);
+// on completion the outputs are written to `outputs` (which the caller keeps
+// alive until then) and the callback gets them with a status it releases.
+OrtStatus* ORT_API_CALL RunAsync(OrtSession* session, const OrtRunOptions* run_options, const char* const* input_names,
+                                 const OrtValue* const* inputs, size_t input_len, const char* const* output_names,
+                                 size_t output_len, OrtValue** outputs, RunAsyncCallbackFn callback,
+                                 void* user_data) noexcept {
+  CHECK_ARG("RunAsync", callback);
+  API_BEGIN
+  spindle::Feeds feeds;
+  std::vector<std::string> names;
+  if (OrtStatus* s = prepare_run("RunAsync", session, input_names, inputs, input_len, output_names, output_len, outputs,
+                                 feeds, names))
+    return s;
+  auto shared_names = std::make_shared<std::vector<std::string>>(names);
+  session->session->run_async(
+      std::move(feeds), std::move(names),
+      [shared_names, outputs, output_len, callback, user_data](spindle::Status status, std::vector<spindle::Tensor> results) {
+        OrtStatus* st = from_status(status);
+        if (!st) {
+          try {
+            st = deliver("RunAsync", *shared_names, results, outputs);
+          } catch (const std::exception& e) {
+            st = make_status(ORT_RUNTIME_EXCEPTION, e.what());
+          }
+        }
+        callback(user_data, outputs, output_len, st);
+      },
+      run_options ? const_cast<spindle::RunOptions*>(&run_options->run) : nullptr);
+  API_END
+}
+
+// ---------------------------------------------------------------- sequences
+
+OrtStatus* ORT_API_CALL GetValueCount(const OrtValue* v, size_t* out) noexcept {
+  CHECK_ARG("GetValueCount", v);
+  CHECK_ARG("GetValueCount", out);
+  if (!v->tensor.is_sequence())
+    return make_status(ORT_INVALID_ARGUMENT, "GetValueCount: the value is not a sequence (maps are not supported)");
+  *out = v->tensor.sequence_items().size();
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL GetValue(const OrtValue* v, int index, OrtAllocator*, OrtValue** out) noexcept {
+  CHECK_ARG("GetValue", v);
+  CHECK_ARG("GetValue", out);
+  if (!v->tensor.is_sequence())
+    return make_status(ORT_INVALID_ARGUMENT, "GetValue: the value is not a sequence (maps are not supported)");
+  API_BEGIN
+  const auto& items = v->tensor.sequence_items();
+  if (index < 0 || static_cast<size_t>(index) >= items.size()) return index_error("GetValue", static_cast<size_t>(index), items.size());
+  *out = new OrtValue{items[static_cast<size_t>(index)]};
+  API_END
+}
+OrtStatus* ORT_API_CALL CreateValue(const OrtValue* const* in, size_t n, enum ONNXType type, OrtValue** out) noexcept {
+  CHECK_ARG("CreateValue", out);
+  if (type != ONNX_TYPE_SEQUENCE)
+    return make_status(ORT_NOT_IMPLEMENTED, "CreateValue: only sequences (ONNX_TYPE_SEQUENCE) are supported; spindle has no maps");
+  if (n == 0) return make_status(ORT_INVALID_ARGUMENT, "CreateValue: a sequence needs at least one tensor (its element type)");
+  CHECK_ARG("CreateValue", in);
+  API_BEGIN
+  std::vector<spindle::Tensor> items;
+  for (size_t i = 0; i < n; ++i) {
+    if (!in[i] || !in[i]->tensor.is_tensor() || !in[i]->tensor.defined())
+      return make_status(ORT_INVALID_ARGUMENT, "CreateValue: item " + std::to_string(i) + " is not a tensor");
+    items.push_back(in[i]->tensor);
+  }
+  const spindle::DataType dt = items[0].dtype();
+  *out = new OrtValue{spindle::Tensor::sequence(dt, std::move(items))};
   API_END
 }
 
@@ -762,10 +850,6 @@ OrtStatus* ORT_API_CALL SessionGetOverridableInitializerCount(const OrtSession* 
   CHECK_ARG("SessionGetOverridableInitializerCount", out);
   *out = 0;  // spindle does not let feeds override initializers
   return nullptr;
-}
-OrtStatus* index_error(const char* fn, size_t index, size_t count) {
-  return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": index " + std::to_string(index) + " is out of range; the model has " +
-                                               std::to_string(count));
 }
 OrtStatus* ORT_API_CALL SessionGetInputTypeInfo(const OrtSession* s, size_t index, OrtTypeInfo** out) noexcept {
   CHECK_ARG("SessionGetInputTypeInfo", s);
@@ -1423,7 +1507,8 @@ OrtApi make_api() {
   SET(GetSessionConfigEntry) SET(DisablePerSessionThreads) SET(AddFreeDimensionOverrideByName) SET(SetDeterministicCompute)
   SET(SessionOptionsSetCustomCreateThreadFn) SET(SessionOptionsSetCustomThreadCreationOptions)
   SET(SessionOptionsSetCustomJoinThreadFn) SET(SessionOptionsAppendExecutionProvider)
-  SET(CreateSession) SET(CreateSessionFromArray) SET(ReleaseSession) SET(Run) SET(SessionGetInputCount)
+  SET(CreateSession) SET(CreateSessionFromArray) SET(ReleaseSession) SET(Run) SET(RunAsync) SET(SessionGetInputCount)
+  SET(GetValueCount) SET(GetValue) SET(CreateValue)
   SET(SessionGetOutputCount) SET(SessionGetOverridableInitializerCount) SET(SessionGetInputTypeInfo)
   SET(SessionGetOutputTypeInfo) SET(SessionGetInputName) SET(SessionGetOutputName) SET(SessionEndProfiling)
   SET(SessionGetModelMetadata)

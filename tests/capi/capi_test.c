@@ -323,6 +323,116 @@ static void run_types(OrtSession* session, const OrtMemoryInfo* mem, int batch_f
   ort->ReleaseRunOptions(ro);
 }
 
+/* RunAsync: the callback gets the outputs and a status it releases. */
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int done;
+  size_t n;
+  OrtStatus* status;
+} AsyncResult;
+
+static void async_done(void* user_data, OrtValue** outputs, size_t n, OrtStatus* status) {
+  AsyncResult* r = (AsyncResult*)user_data;
+  (void)outputs;
+  pthread_mutex_lock(&r->mu);
+  r->done = 1;
+  r->n = n;
+  r->status = status;
+  pthread_cond_signal(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+}
+
+static void run_async_types(OrtSession* session, const OrtMemoryInfo* mem) {
+  float f[3] = {-2, 0.5f, 8};
+  int64_t l[3] = {0, 0, 0};
+  int32_t n[3] = {0, 0, 0};
+  uint8_t c[3] = {0, 0, 0};
+  bool b[3] = {false, false, false};
+  const int64_t shape[2] = {1, 3};
+  const int64_t sshape[1] = {1};
+  const char* word[1] = {"async"};
+  OrtValue* in[6];
+  in[0] = tensor_over(mem, f, sizeof f, shape, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
+  in[1] = tensor_over(mem, l, sizeof l, shape, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64);
+  in[2] = tensor_over(mem, n, sizeof n, shape, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32);
+  in[3] = tensor_over(mem, c, sizeof c, shape, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8);
+  in[4] = tensor_over(mem, b, sizeof b, shape, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL);
+  OrtAllocator* alloc = NULL;
+  CHECK(ort->GetAllocatorWithDefaultOptions(&alloc));
+  CHECK(ort->CreateTensorAsOrtValue(alloc, sshape, 1, ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING, &in[5]));
+  CHECK(ort->FillStringTensor(in[5], word, 1));
+  const char* in_names[6] = {"f", "i64", "i32", "u8", "b", "s"};
+  const char* out_names[2] = {"f_out", "s_out"};
+  OrtValue* out[2] = {NULL, NULL};
+  AsyncResult r;
+  memset(&r, 0, sizeof r);
+  pthread_mutex_init(&r.mu, NULL);
+  pthread_cond_init(&r.cv, NULL);
+  CHECK(ort->RunAsync(session, NULL, in_names, (const OrtValue* const*)in, 6, out_names, 2, out, async_done, &r));
+  pthread_mutex_lock(&r.mu);
+  while (!r.done) pthread_cond_wait(&r.cv, &r.mu);
+  pthread_mutex_unlock(&r.mu);
+  if (r.status) {
+    fprintf(stderr, "RunAsync failed: %s\n", ort->GetErrorMessage(r.status));
+    ort->ReleaseStatus(r.status);
+    failures++;
+  } else {
+    EXPECT(r.n == 2);
+    float* y = NULL;
+    CHECK(ort->GetTensorMutableData(out[0], (void**)&y));
+    EXPECT(y[0] == 0 && y[1] == 1 && y[2] == 16);
+    size_t len = 0;
+    CHECK(ort->GetStringTensorElementLength(out[1], 0, &len));
+    EXPECT(len == 5);
+  }
+  for (int k = 0; k < 2; ++k) ort->ReleaseValue(out[k]);
+  for (int k = 0; k < 6; ++k) ort->ReleaseValue(in[k]);
+  pthread_mutex_destroy(&r.mu);
+  pthread_cond_destroy(&r.cv);
+}
+
+/* Sequences: built with CreateValue, read with GetValueCount / GetValue. */
+static void run_seq(OrtEnv* env, const OrtSessionOptions* so, const char* path, const OrtMemoryInfo* mem) {
+  OrtSession* session = NULL;
+  CHECK(ort->CreateSession(env, path, so, &session));
+  float a[2] = {1, 2}, b[2] = {3, 4}, x[2] = {5, 6};
+  const int64_t shape[1] = {2};
+  OrtValue* parts[2];
+  parts[0] = tensor_over(mem, a, sizeof a, shape, 1, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
+  parts[1] = tensor_over(mem, b, sizeof b, shape, 1, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
+  OrtValue* in[2];
+  CHECK(ort->CreateValue((const OrtValue* const*)parts, 2, ONNX_TYPE_SEQUENCE, &in[0]));
+  in[1] = tensor_over(mem, x, sizeof x, shape, 1, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
+  const char* in_names[2] = {"items", "x"};
+  const char* out_names[2] = {"joined", "count"};
+  OrtValue* out[2] = {NULL, NULL};
+  CHECK(ort->Run(session, NULL, in_names, (const OrtValue* const*)in, 2, out_names, 2, out));
+  ONNXType type;
+  CHECK(ort->GetValueType(out[0], &type));
+  EXPECT(type == ONNX_TYPE_SEQUENCE);
+  size_t count = 0;
+  CHECK(ort->GetValueCount(out[0], &count));
+  EXPECT(count == 3);
+  OrtAllocator* alloc = NULL;
+  CHECK(ort->GetAllocatorWithDefaultOptions(&alloc));
+  OrtValue* last = NULL;
+  CHECK(ort->GetValue(out[0], 2, alloc, &last));
+  float* y = NULL;
+  CHECK(ort->GetTensorMutableData(last, (void**)&y));
+  EXPECT(y[0] == 5 && y[1] == 6);
+  int64_t* n = NULL;
+  CHECK(ort->GetTensorMutableData(out[1], (void**)&n));
+  EXPECT(*n == 3);
+  ort->ReleaseValue(last);
+  for (int k = 0; k < 2; ++k) {
+    ort->ReleaseValue(out[k]);
+    ort->ReleaseValue(in[k]);
+    ort->ReleaseValue(parts[k]);
+  }
+  ort->ReleaseSession(session);
+}
+
 /* The PP-OCR direction classifier on a fixed input; writes the output. */
 static int run_cls(OrtSession* session, const OrtMemoryInfo* mem, const char* out_path) {
   enum { N = 1 * 3 * 48 * 192 };
@@ -457,6 +567,15 @@ int main(int argc, char** argv) {
   free(model_bytes);
   check_model_info(from_bytes);
   run_types(from_bytes, mem, 0);
+  run_async_types(session, mem);
+  {
+    /* seq.onnx lies beside types.onnx (tests/capi/make_models.py). */
+    char seq_path[4096];
+    const char* slash = strrchr(args[0], '/');
+    size_t dir_len = slash ? (size_t)(slash - args[0] + 1) : 0;
+    snprintf(seq_path, sizeof seq_path, "%.*sseq.onnx", (int)dir_len, args[0]);
+    run_seq(env, so, seq_path, mem);
+  }
 
   /* A free dimension fixed by name: reported as its value, enforced on feeds. */
   OrtSessionOptions* fixed = NULL;

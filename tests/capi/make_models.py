@@ -10,6 +10,10 @@ and model metadata (producer, domain, doc strings, version, custom props):
   u8  uint8   [batch, 3]  -> u8_out = u8 + 1 (wraps)
   b   bool    [batch, 3]  -> b_out = Not(b)
   s   string  [batch]     -> s_out = Identity(s)
+
+seq.onnx: sequences through the API:
+  items seq(float32 [n]), x float32 [n] -> joined = SequenceInsert(items, x),
+                                           count = SequenceLength(joined)
 """
 import sys
 
@@ -61,3 +65,15 @@ model.ir_version = 8
 helper.set_model_props(model, {"purpose": "c-api", "owner": "spindle"})
 onnx.checker.check_model(model)
 onnx.save(model, f"{out_dir}/types.onnx")
+
+seq_type = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, ["n"]))
+seq_graph = helper.make_graph(
+    [helper.make_node("SequenceInsert", ["items", "x"], ["joined"]),
+     helper.make_node("SequenceLength", ["joined"], ["count"])],
+    "capi_seq",
+    [helper.make_value_info("items", seq_type), helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+    [helper.make_value_info("joined", seq_type), helper.make_tensor_value_info("count", TensorProto.INT64, [])])
+seq_model = helper.make_model(seq_graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="capi-test")
+seq_model.ir_version = 8
+onnx.checker.check_model(seq_model)
+onnx.save(seq_model, f"{out_dir}/seq.onnx")
