@@ -602,11 +602,45 @@ int main(int argc, char** argv) {
     ort->ReleaseSession(cls);
   }
 
+  /* A session's own pools through per-session callbacks: all joined when
+   * the session is released. */
+  {
+    int created0 = atomic_load(&threads_created), joined0 = atomic_load(&threads_joined);
+    OrtSessionOptions* own = NULL;
+    CHECK(ort->CreateSessionOptions(&own));
+    CHECK(ort->SetIntraOpNumThreads(own, 2));
+    CHECK(ort->SessionOptionsSetCustomCreateThreadFn(own, create_thread));
+    CHECK(ort->SessionOptionsSetCustomThreadCreationOptions(own, &creation_options_tag));
+    CHECK(ort->SessionOptionsSetCustomJoinThreadFn(own, join_thread));
+    OrtSession* own_session = NULL;
+    CHECK(ort->CreateSession(env, args[0], own, &own_session));
+    run_types(own_session, mem, 0);
+    ort->ReleaseSession(own_session);
+    ort->ReleaseSessionOptions(own);
+    int created1 = atomic_load(&threads_created) - created0, joined1 = atomic_load(&threads_joined) - joined0;
+    printf("session pool threads: %d created through the callbacks, %d joined\n", created1, joined1);
+    EXPECT(created1 >= 1);
+    EXPECT(created1 == joined1);
+  }
   /* Error paths. */
   OrtSession* none = NULL;
   EXPECT_ERROR(ort->CreateSession(env, "/nonexistent/model.onnx", so, &none), ORT_NO_SUCHFILE);
   static const char garbage[] = "this is not an onnx model, just some bytes \x01\x02\x03\xff\xfe";
   EXPECT_ERROR(ort->CreateSessionFromArray(env, garbage, sizeof garbage, so, &none), ORT_INVALID_PROTOBUF);
+  {
+    /* A feed of the wrong element type, a buffer smaller than its shape. */
+    int32_t wrong[6] = {0, 0, 0, 0, 0, 0};
+    const int64_t shape[2] = {2, 3};
+    OrtValue* bad = NULL;
+    EXPECT_ERROR(ort->CreateTensorWithDataAsOrtValue(mem, wrong, 4, shape, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, &bad),
+                 ORT_INVALID_ARGUMENT);
+    bad = tensor_over(mem, wrong, sizeof wrong, shape, 2, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32);
+    const char* f_name[1] = {"f"};
+    const char* f_out[1] = {"f_out"};
+    OrtValue* y = NULL;
+    EXPECT_ERROR(ort->Run(session, NULL, f_name, (const OrtValue* const*)&bad, 1, f_out, 1, &y), ORT_INVALID_ARGUMENT);
+    ort->ReleaseValue(bad);
+  }
   if (!on_onnxruntime) {
     OrtIoBinding* binding = NULL;
     EXPECT_ERROR(ort->CreateIoBinding(session, &binding), ORT_NOT_IMPLEMENTED);
@@ -616,11 +650,12 @@ int main(int argc, char** argv) {
   ort->ReleaseSession(from_bytes);
   ort->ReleaseSessionOptions(so);
   ort->ReleaseMemoryInfo(mem);
-  int created_before_release = atomic_load(&threads_created);
+  int created_before_release = atomic_load(&threads_created) - atomic_load(&threads_joined);
   ort->ReleaseEnv(env);
   int created = atomic_load(&threads_created), joined = atomic_load(&threads_joined);
   printf("pool threads: %d created through the callbacks, %d joined\n", created, joined);
-  /* intra-op 3 (the caller and 2 workers) and inter-op 2: at least the 2 intra workers ran here. */
+  /* intra-op 3 (the caller and 2 workers) and inter-op 2: at least the 2
+   * intra-op workers of the global pools were alive until the env went. */
   EXPECT(created_before_release >= 2);
   EXPECT(created == joined);
 
