@@ -91,10 +91,26 @@ struct OrtTensorTypeAndShapeInfo {
   bool has_shape = true;
 };
 
+struct OrtSequenceTypeInfo;
+struct OrtOptionalTypeInfo;
+
+// A value's type: a tensor (`tensor`), a sequence (`sequence`: its element
+// type) or an optional (`optional`: what it holds). Immutable once built, so
+// copies share the parts.
 struct OrtTypeInfo {
   ONNXType type = ONNX_TYPE_UNKNOWN;
   OrtTensorTypeAndShapeInfo tensor;
   std::string denotation;
+  std::shared_ptr<OrtSequenceTypeInfo> sequence;
+  std::shared_ptr<OrtOptionalTypeInfo> optional;
+};
+
+struct OrtSequenceTypeInfo {
+  OrtTypeInfo element;
+};
+
+struct OrtOptionalTypeInfo {
+  OrtTypeInfo contained;
 };
 
 // Ordered string pairs; keys unique (adding an existing key replaces its value).
@@ -203,9 +219,37 @@ OrtStatus* unsupported_type(const char* fn, ONNXTensorElementDataType t) {
 
 // A graph input's or output's type; dimensions named in `overrides` read
 // as their fixed value (no longer symbolic), as ONNX Runtime reports them.
+// A sequence of `dtype` tensors (their shapes unknown).
+OrtTypeInfo sequence_type(spindle::DataType dtype) {
+  OrtTypeInfo seq;
+  seq.type = ONNX_TYPE_SEQUENCE;
+  seq.sequence = std::make_shared<OrtSequenceTypeInfo>();
+  seq.sequence->element.type = ONNX_TYPE_TENSOR;
+  seq.sequence->element.tensor.type = dtype_to_ort(dtype);
+  seq.sequence->element.tensor.has_shape = false;
+  return seq;
+}
+
 OrtTypeInfo* type_info_of(const spindle::TensorInfo& info, const std::map<std::string, int64_t>& overrides) {
+  if (info.is_sequence || info.is_optional) {
+    OrtTypeInfo core;
+    if (info.is_sequence) {
+      core = sequence_type(info.dtype);
+    } else {
+      spindle::TensorInfo plain = info;
+      plain.is_optional = false;
+      std::unique_ptr<OrtTypeInfo> t(type_info_of(plain, overrides));
+      core = *t;
+    }
+    if (!info.is_optional) return new OrtTypeInfo(std::move(core));
+    auto* ti = new OrtTypeInfo;
+    ti->type = ONNX_TYPE_OPTIONAL;
+    ti->optional = std::make_shared<OrtOptionalTypeInfo>();
+    ti->optional->contained = std::move(core);
+    return ti;
+  }
   auto* ti = new OrtTypeInfo;
-  ti->type = info.is_optional ? ONNX_TYPE_OPTIONAL : info.is_sequence ? ONNX_TYPE_SEQUENCE : ONNX_TYPE_TENSOR;
+  ti->type = ONNX_TYPE_TENSOR;
   ti->tensor.type = dtype_to_ort(info.dtype);
   ti->tensor.dims = info.shape;
   ti->tensor.names.assign(info.shape.size(), "");
@@ -1169,14 +1213,24 @@ OrtStatus* ORT_API_CALL GetTypeInfo(const OrtValue* v, OrtTypeInfo** out) noexce
   CHECK_ARG("GetTypeInfo", v);
   CHECK_ARG("GetTypeInfo", out);
   API_BEGIN
+  const spindle::Tensor& t = v->tensor;
   auto* ti = new OrtTypeInfo;
-  if (OrtStatus* s = GetValueType(v, &ti->type)) {
-    delete ti;
-    return s;
-  }
-  ti->tensor.type = dtype_to_ort(v->tensor.dtype());
-  if (v->tensor.is_tensor()) {
-    ti->tensor.dims = v->tensor.shape();
+  if (t.is_sequence()) {
+    *ti = sequence_type(t.dtype());
+  } else if (t.is_optional()) {
+    ti->type = ONNX_TYPE_OPTIONAL;
+    ti->optional = std::make_shared<OrtOptionalTypeInfo>();
+    if (t.optional_of_sequence()) {
+      ti->optional->contained = sequence_type(t.dtype());
+    } else {
+      ti->optional->contained.type = ONNX_TYPE_TENSOR;
+      ti->optional->contained.tensor.type = dtype_to_ort(t.dtype());
+      ti->optional->contained.tensor.has_shape = false;
+    }
+  } else if (t.defined()) {
+    ti->type = ONNX_TYPE_TENSOR;
+    ti->tensor.type = dtype_to_ort(t.dtype());
+    ti->tensor.dims = t.shape();
     ti->tensor.names.assign(ti->tensor.dims.size(), "");
   }
   *out = ti;
@@ -1392,6 +1446,41 @@ OrtStatus* ORT_API_CALL GetDenotationFromTypeInfo(const OrtTypeInfo* t, const ch
   return nullptr;
 }
 void ORT_API_CALL ReleaseTypeInfo(OrtTypeInfo* p) noexcept { delete p; }
+// spindle has no map values: a type info is never a map's, so the cast
+// gives NULL, as ONNX Runtime's does for any other kind.
+OrtStatus* ORT_API_CALL CastTypeInfoToMapTypeInfo(const OrtTypeInfo* t, const OrtMapTypeInfo** out) noexcept {
+  CHECK_ARG("CastTypeInfoToMapTypeInfo", t);
+  CHECK_ARG("CastTypeInfoToMapTypeInfo", out);
+  *out = nullptr;
+  return nullptr;
+}
+// The casts return a part of the type info (released with it); NULL for another kind.
+OrtStatus* ORT_API_CALL CastTypeInfoToSequenceTypeInfo(const OrtTypeInfo* t, const OrtSequenceTypeInfo** out) noexcept {
+  CHECK_ARG("CastTypeInfoToSequenceTypeInfo", t);
+  CHECK_ARG("CastTypeInfoToSequenceTypeInfo", out);
+  *out = t->type == ONNX_TYPE_SEQUENCE ? t->sequence.get() : nullptr;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL GetSequenceElementType(const OrtSequenceTypeInfo* s, OrtTypeInfo** out) noexcept {
+  CHECK_ARG("GetSequenceElementType", s);
+  CHECK_ARG("GetSequenceElementType", out);
+  API_BEGIN
+  *out = new OrtTypeInfo(s->element);
+  API_END
+}
+OrtStatus* ORT_API_CALL CastTypeInfoToOptionalTypeInfo(const OrtTypeInfo* t, const OrtOptionalTypeInfo** out) noexcept {
+  CHECK_ARG("CastTypeInfoToOptionalTypeInfo", t);
+  CHECK_ARG("CastTypeInfoToOptionalTypeInfo", out);
+  *out = t->type == ONNX_TYPE_OPTIONAL ? t->optional.get() : nullptr;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL GetOptionalContainedTypeInfo(const OrtOptionalTypeInfo* o, OrtTypeInfo** out) noexcept {
+  CHECK_ARG("GetOptionalContainedTypeInfo", o);
+  CHECK_ARG("GetOptionalContainedTypeInfo", out);
+  API_BEGIN
+  *out = new OrtTypeInfo(o->contained);
+  API_END
+}
 
 // ---------------------------------------------------------------- key-value pairs
 // These slots return no status: on a NULL argument (or out of memory in
@@ -1534,6 +1623,8 @@ OrtApi make_api() {
   SET(GetTensorElementType) SET(GetDimensionsCount) SET(GetDimensions) SET(GetSymbolicDimensions)
   SET(SetSymbolicDimensions) SET(GetTensorShapeElementCount) SET(TensorTypeAndShape_HasShape)
   SET(CastTypeInfoToTensorInfo) SET(GetOnnxTypeFromTypeInfo) SET(GetDenotationFromTypeInfo) SET(ReleaseTypeInfo)
+  SET(CastTypeInfoToMapTypeInfo) SET(CastTypeInfoToSequenceTypeInfo) SET(GetSequenceElementType)
+  SET(CastTypeInfoToOptionalTypeInfo) SET(GetOptionalContainedTypeInfo)
   SET(CreateKeyValuePairs) SET(AddKeyValuePair) SET(GetKeyValue) SET(GetKeyValuePairs) SET(RemoveKeyValuePair)
   SET(ReleaseKeyValuePairs)
   SET(GetAvailableProviders) SET(ReleaseAvailableProviders) SET(GetBuildInfoString)

@@ -396,6 +396,32 @@ static void run_async_types(OrtSession* session, const OrtMemoryInfo* mem) {
 static void run_seq(OrtEnv* env, const OrtSessionOptions* so, const char* path, const OrtMemoryInfo* mem) {
   OrtSession* session = NULL;
   CHECK(ort->CreateSession(env, path, so, &session));
+  /* The sequence input's type: a sequence of float tensors. */
+  OrtTypeInfo* ti = NULL;
+  CHECK(ort->SessionGetInputTypeInfo(session, 0, &ti));
+  ONNXType kind;
+  CHECK(ort->GetOnnxTypeFromTypeInfo(ti, &kind));
+  EXPECT(kind == ONNX_TYPE_SEQUENCE);
+  const OrtTensorTypeAndShapeInfo* not_tensor = NULL;
+  CHECK(ort->CastTypeInfoToTensorInfo(ti, &not_tensor));
+  EXPECT(not_tensor == NULL);
+  const OrtMapTypeInfo* not_map = NULL;
+  CHECK(ort->CastTypeInfoToMapTypeInfo(ti, &not_map));
+  EXPECT(not_map == NULL);
+  const OrtSequenceTypeInfo* seq_info = NULL;
+  CHECK(ort->CastTypeInfoToSequenceTypeInfo(ti, &seq_info));
+  EXPECT(seq_info != NULL);
+  if (seq_info) {
+    OrtTypeInfo* elem = NULL;
+    CHECK(ort->GetSequenceElementType(seq_info, &elem));
+    const OrtTensorTypeAndShapeInfo* elem_tensor = NULL;
+    CHECK(ort->CastTypeInfoToTensorInfo(elem, &elem_tensor));
+    ONNXTensorElementDataType elem_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    if (elem_tensor) CHECK(ort->GetTensorElementType(elem_tensor, &elem_type));
+    EXPECT(elem_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
+    ort->ReleaseTypeInfo(elem);
+  }
+  ort->ReleaseTypeInfo(ti);
   float a[2] = {1, 2}, b[2] = {3, 4}, x[2] = {5, 6};
   const int64_t shape[1] = {2};
   OrtValue* parts[2];
