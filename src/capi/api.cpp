@@ -362,9 +362,9 @@ void ORT_API_CALL ReleaseStatus(OrtStatus* s) noexcept { delete s; }
 
 // ---------------------------------------------------------------- env
 
-OrtStatus* make_env(OrtLoggingLevel level, const char* logid, const OrtThreadingOptions* tp, OrtEnv** out) {
+OrtStatus* make_env(const char* fn, OrtLoggingLevel level, const char* logid, const OrtThreadingOptions* tp, OrtEnv** out) {
   API_BEGIN
-  CHECK_ARG("CreateEnv", out);
+  if (!out) return null_argument(fn, "out");
   auto env = std::make_unique<OrtEnv>();
   env->level = level;
   env->logid = logid ? logid : "";
@@ -398,22 +398,22 @@ OrtStatus* make_env(OrtLoggingLevel level, const char* logid, const OrtThreading
 }
 
 OrtStatus* ORT_API_CALL CreateEnv(OrtLoggingLevel level, const char* logid, OrtEnv** out) noexcept {
-  return make_env(level, logid, nullptr, out);
+  return make_env("CreateEnv", level, logid, nullptr, out);
 }
 OrtStatus* ORT_API_CALL CreateEnvWithCustomLogger(OrtLoggingFunction, void*, OrtLoggingLevel level, const char* logid,
                                                   OrtEnv** out) noexcept {
-  return make_env(level, logid, nullptr, out);
+  return make_env("CreateEnvWithCustomLogger", level, logid, nullptr, out);
 }
 OrtStatus* ORT_API_CALL CreateEnvWithGlobalThreadPools(OrtLoggingLevel level, const char* logid,
                                                        const OrtThreadingOptions* tp, OrtEnv** out) noexcept {
   if (!tp) return null_argument("CreateEnvWithGlobalThreadPools", "tp_options");
-  return make_env(level, logid, tp, out);
+  return make_env("CreateEnvWithGlobalThreadPools", level, logid, tp, out);
 }
 OrtStatus* ORT_API_CALL CreateEnvWithCustomLoggerAndGlobalThreadPools(OrtLoggingFunction, void*, OrtLoggingLevel level,
                                                                       const char* logid, const OrtThreadingOptions* tp,
                                                                       OrtEnv** out) noexcept {
   if (!tp) return null_argument("CreateEnvWithCustomLoggerAndGlobalThreadPools", "tp_options");
-  return make_env(level, logid, tp, out);
+  return make_env("CreateEnvWithCustomLoggerAndGlobalThreadPools", level, logid, tp, out);
 }
 void ORT_API_CALL ReleaseEnv(OrtEnv* env) noexcept { delete env; }
 OrtStatus* ORT_API_CALL EnableTelemetryEvents(const OrtEnv*) noexcept { return nullptr; }
