@@ -895,6 +895,34 @@ OrtStatus* ORT_API_CALL SessionGetOverridableInitializerCount(const OrtSession* 
   *out = 0;  // spindle does not let feeds override initializers
   return nullptr;
 }
+// spindle lets no feed override an initializer: there are none to name.
+OrtStatus* ORT_API_CALL SessionGetOverridableInitializerName(const OrtSession* s, size_t index, OrtAllocator* a, char** out) noexcept {
+  CHECK_ARG("SessionGetOverridableInitializerName", s);
+  CHECK_ARG("SessionGetOverridableInitializerName", a);
+  CHECK_ARG("SessionGetOverridableInitializerName", out);
+  return index_error("SessionGetOverridableInitializerName", index, 0);
+}
+OrtStatus* ORT_API_CALL SessionGetOverridableInitializerTypeInfo(const OrtSession* s, size_t index, OrtTypeInfo** out) noexcept {
+  CHECK_ARG("SessionGetOverridableInitializerTypeInfo", s);
+  CHECK_ARG("SessionGetOverridableInitializerTypeInfo", out);
+  return index_error("SessionGetOverridableInitializerTypeInfo", index, 0);
+}
+// Every input and output lives in CPU memory.
+OrtStatus* memory_infos(const char* fn, const OrtSession* s, const OrtMemoryInfo** out, size_t n, size_t count) {
+  if (!s) return null_argument(fn, "session");
+  if (n && !out) return null_argument(fn, "memory_info");
+  if (n != count)
+    return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": room for " + std::to_string(n) + " entries; the model has " +
+                                                 std::to_string(count));
+  for (size_t i = 0; i < n; ++i) out[i] = &kCpuInfo;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL SessionGetMemoryInfoForInputs(const OrtSession* s, const OrtMemoryInfo** out, size_t n) noexcept {
+  return memory_infos("SessionGetMemoryInfoForInputs", s, out, n, s ? s->session->inputs().size() : 0);
+}
+OrtStatus* ORT_API_CALL SessionGetMemoryInfoForOutputs(const OrtSession* s, const OrtMemoryInfo** out, size_t n) noexcept {
+  return memory_infos("SessionGetMemoryInfoForOutputs", s, out, n, s ? s->session->outputs().size() : 0);
+}
 OrtStatus* ORT_API_CALL SessionGetInputTypeInfo(const OrtSession* s, size_t index, OrtTypeInfo** out) noexcept {
   CHECK_ARG("SessionGetInputTypeInfo", s);
   CHECK_ARG("SessionGetInputTypeInfo", out);
@@ -1598,7 +1626,8 @@ OrtApi make_api() {
   SET(SessionOptionsSetCustomJoinThreadFn) SET(SessionOptionsAppendExecutionProvider)
   SET(CreateSession) SET(CreateSessionFromArray) SET(ReleaseSession) SET(Run) SET(RunAsync) SET(SessionGetInputCount)
   SET(GetValueCount) SET(GetValue) SET(CreateValue)
-  SET(SessionGetOutputCount) SET(SessionGetOverridableInitializerCount) SET(SessionGetInputTypeInfo)
+  SET(SessionGetOutputCount) SET(SessionGetOverridableInitializerCount) SET(SessionGetOverridableInitializerName)
+  SET(SessionGetOverridableInitializerTypeInfo) SET(SessionGetMemoryInfoForInputs) SET(SessionGetMemoryInfoForOutputs) SET(SessionGetInputTypeInfo)
   SET(SessionGetOutputTypeInfo) SET(SessionGetInputName) SET(SessionGetOutputName) SET(SessionEndProfiling)
   SET(SessionGetModelMetadata)
   SET(ModelMetadataGetProducerName) SET(ModelMetadataGetGraphName) SET(ModelMetadataGetDomain)

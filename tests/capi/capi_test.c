@@ -157,6 +157,16 @@ static void check_model_info(OrtSession* session) {
     if (rank == 2) EXPECT(dims[1] == 3 && strcmp(sym[1], "") == 0);
     ort->ReleaseTypeInfo(ti);
   }
+  const OrtMemoryInfo* where[6];
+  CHECK(ort->SessionGetMemoryInfoForInputs(session, where, 6));
+  for (int k = 0; k < 6; ++k) {
+    const char* mem_name = NULL;
+    CHECK(ort->MemoryInfoGetName(where[k], &mem_name));
+    EXPECT(strcmp(mem_name, "Cpu") == 0);
+  }
+  size_t n_init = 1;
+  CHECK(ort->SessionGetOverridableInitializerCount(session, &n_init));
+  EXPECT(n_init == 0);
   char* out_name = NULL;
   CHECK(ort->SessionGetOutputName(session, 4, alloc, &out_name));
   EXPECT(strcmp(out_name, "b_out") == 0);
