@@ -787,7 +787,11 @@ OrtStatus* deliver(const char* fn, const std::vector<std::string>& names, std::v
       }
       continue;
     }
-    if (r.is_tensor() && r.defined() && ((r.buffer() && !r.buffer()->owned()) || !r.is_contiguous())) r = r.clone();
+    // The caller may write into an output: one whose buffer is also held
+    // elsewhere (a constant the session keeps, a feed passed through) is copied.
+    if (r.is_tensor() && r.defined() &&
+        ((r.buffer() && (!r.buffer()->owned() || r.buffer().use_count() > 1)) || !r.is_contiguous()))
+      r = r.clone();
     outputs[i] = new OrtValue{std::move(r)};
   }
   return nullptr;
@@ -1441,15 +1445,15 @@ OrtStatus* ORT_API_CALL GetTensorShapeElementCount(const OrtTensorTypeAndShapeIn
   CHECK_ARG("GetTensorShapeElementCount", out);
   // A dynamic (negative) dimension makes the count unknown: SIZE_MAX, as
   // ONNX Runtime's -1 read as size_t.
-  size_t count = 1;
   for (int64_t d : i->dims) {
     if (d < 0) {
       *out = static_cast<size_t>(-1);
       return nullptr;
     }
-    count *= static_cast<size_t>(d);
   }
-  *out = count;
+  auto count = spindle::checked_numel(i->dims);
+  if (!count) return make_status(ORT_INVALID_ARGUMENT, "GetTensorShapeElementCount: the element count overflows int64");
+  *out = static_cast<size_t>(*count);
   return nullptr;
 }
 bool ORT_API_CALL TensorTypeAndShape_HasShape(const OrtTensorTypeAndShapeInfo* i) noexcept { return i && i->has_shape; }

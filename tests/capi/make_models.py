@@ -11,6 +11,9 @@ and model metadata (producer, domain, doc strings, version, custom props):
   b   bool    [batch, 3]  -> b_out = Not(b)
   s   string  [batch]     -> s_out = Identity(s)
 
+const.onnx: outputs the caller may write into without harm:
+  x float32 [2] -> y = Identity(x) (a feed passed through), w (an initializer)
+
 seq.onnx: sequences through the API:
   items seq(float32 [n]), x float32 [n] -> joined = SequenceInsert(items, x),
                                            count = SequenceLength(joined)
@@ -77,3 +80,13 @@ seq_model = helper.make_model(seq_graph, opset_imports=[helper.make_opsetid("", 
 seq_model.ir_version = 8
 onnx.checker.check_model(seq_model)
 onnx.save(seq_model, f"{out_dir}/seq.onnx")
+
+const_graph = helper.make_graph(
+    [helper.make_node("Identity", ["x"], ["y"])], "capi_const",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]), helper.make_tensor_value_info("w", TensorProto.FLOAT, [2])],
+    initializer=[numpy_helper.from_array(np.array([1, 2], dtype=np.float32), "w")])
+const_model = helper.make_model(const_graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="capi-test")
+const_model.ir_version = 8
+onnx.checker.check_model(const_model)
+onnx.save(const_model, f"{out_dir}/const.onnx")
