@@ -291,7 +291,6 @@ typedef struct OrtROCMProviderOptions OrtROCMProviderOptions;
 typedef struct OrtTensorRTProviderOptions OrtTensorRTProviderOptions;
 typedef struct OrtMIGraphXProviderOptions OrtMIGraphXProviderOptions;
 typedef struct OrtOpenVINOProviderOptions OrtOpenVINOProviderOptions;
-typedef struct OrtEnvCreationOptions OrtEnvCreationOptions;
 typedef struct OrtThreadPoolCallbacksConfig OrtThreadPoolCallbacksConfig;
 typedef struct OrtTrainingApi OrtTrainingApi;
 typedef struct OrtModelEditorApi OrtModelEditorApi;
@@ -344,6 +343,18 @@ typedef OrtStatus*(ORT_API_CALL* OrtGetInitializerLocationFunc)(void* state, con
                                                                 const OrtExternalInitializerInfo* external_info,
                                                                 OrtExternalInitializerInfo** new_external_info);
 typedef void(ORT_API_CALL* OrtExperimentalFnPtr)(void);
+
+/* CreateEnvWithOptions (API version 23): everything an environment is made
+ * from. version is the API version the caller filled it in for. */
+typedef struct OrtEnvCreationOptions {
+  uint32_t version;
+  int32_t logging_severity_level;
+  const char* log_id;
+  OrtLoggingFunction custom_logging_function; /* may be NULL */
+  void* custom_logging_param;
+  const OrtThreadingOptions* threading_options; /* NULL: no global pools */
+  const OrtKeyValuePairs* config_entries;       /* may be NULL */
+} OrtEnvCreationOptions;
 
 struct OrtApi;
 typedef struct OrtApi OrtApi;

@@ -415,6 +415,16 @@ OrtStatus* ORT_API_CALL CreateEnvWithCustomLoggerAndGlobalThreadPools(OrtLogging
   if (!tp) return null_argument("CreateEnvWithCustomLoggerAndGlobalThreadPools", "tp_options");
   return make_env("CreateEnvWithCustomLoggerAndGlobalThreadPools", level, logid, tp, out);
 }
+OrtStatus* ORT_API_CALL CreateEnvWithOptions(const OrtEnvCreationOptions* options, OrtEnv** out) noexcept {
+  CHECK_ARG("CreateEnvWithOptions", options);
+  if (options->version < 1 || options->version > ORT_API_VERSION)
+    return make_status(ORT_INVALID_ARGUMENT, "CreateEnvWithOptions: options version " + std::to_string(options->version) +
+                                                 "; expected 1 to " + std::to_string(ORT_API_VERSION));
+  // Environment config entries are ONNX Runtime's (allocators, EP
+  // libraries); spindle has none of its own and does not read them.
+  return make_env("CreateEnvWithOptions", static_cast<OrtLoggingLevel>(options->logging_severity_level), options->log_id,
+                  options->threading_options, out);
+}
 void ORT_API_CALL ReleaseEnv(OrtEnv* env) noexcept { delete env; }
 OrtStatus* ORT_API_CALL EnableTelemetryEvents(const OrtEnv*) noexcept { return nullptr; }
 OrtStatus* ORT_API_CALL DisableTelemetryEvents(const OrtEnv*) noexcept { return nullptr; }
@@ -1614,7 +1624,7 @@ OrtApi make_api() {
 #define SET(name) api.name = name;
   SET(CreateStatus) SET(GetErrorCode) SET(GetErrorMessage) SET(ReleaseStatus)
   SET(CreateEnv) SET(CreateEnvWithCustomLogger) SET(CreateEnvWithGlobalThreadPools)
-  SET(CreateEnvWithCustomLoggerAndGlobalThreadPools) SET(ReleaseEnv) SET(EnableTelemetryEvents)
+  SET(CreateEnvWithCustomLoggerAndGlobalThreadPools) SET(CreateEnvWithOptions) SET(ReleaseEnv) SET(EnableTelemetryEvents)
   SET(DisableTelemetryEvents) SET(SetLanguageProjection) SET(UpdateEnvWithCustomLogLevel)
   SET(CreateThreadingOptions) SET(ReleaseThreadingOptions) SET(SetGlobalIntraOpNumThreads)
   SET(SetGlobalInterOpNumThreads) SET(SetGlobalSpinControl) SET(SetGlobalDenormalAsZero)

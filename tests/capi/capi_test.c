@@ -578,6 +578,24 @@ int main(int argc, char** argv) {
   EXPECT(kv_n == 1 && strcmp(kv_keys[0], "a") == 0 && strcmp(kv_values[0], "3") == 0);
   ort->ReleaseKeyValuePairs(kv);
 
+  /* An environment from creation options (no global pools), used and released. */
+  {
+    OrtEnvCreationOptions env_options;
+    memset(&env_options, 0, sizeof env_options);
+    env_options.version = ORT_API_VERSION;
+    env_options.logging_severity_level = ORT_LOGGING_LEVEL_ERROR;
+    env_options.log_id = "capi_test_options";
+    OrtEnv* plain_env = NULL;
+    CHECK(ort->CreateEnvWithOptions(&env_options, &plain_env));
+    OrtSession* plain = NULL;
+    CHECK(ort->CreateSession(plain_env, args[0], NULL, &plain));
+    size_t n_in = 0;
+    CHECK(ort->SessionGetInputCount(plain, &n_in));
+    EXPECT(n_in == 6);
+    ort->ReleaseSession(plain);
+    ort->ReleaseEnv(plain_env);
+  }
+
   /* Global thread pools with custom thread creation (the documentation's snippet). */
   OrtThreadingOptions* tp = NULL;
   CHECK(ort->CreateThreadingOptions(&tp));
