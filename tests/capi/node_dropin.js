@@ -42,6 +42,19 @@ async function runModel(file, shape, options, seed) {
       enableCpuMemArena: false, enableMemPattern: false, freeDimensionOverrides: { 'p2o.DynamicDimension.0': 2 },
       extra: { session: { intra_op: { allow_spinning: '0' } } } }, 3);
 
+  // From bytes, two runs at once on one session.
+  {
+    const bytes = require('fs').readFileSync(path.join(modelsDir, 'ch_ppocr_mobile_v2.0_cls_infer.onnx'));
+    const session = await ort.InferenceSession.create(new Uint8Array(bytes), { intraOpNumThreads: 2 });
+    const feed = (seed) => ({ [session.inputNames[0]]: new ort.Tensor('float32', pattern(3 * 48 * 192, seed), [1, 3, 48, 192]) });
+    const [a, b] = await Promise.all([session.run(feed(4)), session.run(feed(5))]);
+    report.clsFromBytes = {
+      inputNames: session.inputNames,
+      outputs: { a: plain(a[session.outputNames[0]]), b: plain(b[session.outputNames[0]]) },
+    };
+    await session.release();
+  }
+
   // Every element type the bindings move, through a small model.
   const types = await ort.InferenceSession.create(typesModel, { graphOptimizationLevel: 'disabled' });
   const feeds = {
