@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # run.sh — the C API tests ctest runs (tests/CMakeLists.txt, label capi).
 #
-#   run.sh c            CAPI_TEST CAPI_COMPARE TYPES_MODEL WORKDIR
-#       capi_test on spindle's library; with the PP-OCR classifier present
+#   run.sh c            TEST CAPI_COMPARE TYPES_MODEL WORKDIR
+#       TEST (capi_test; capi_cxx_test for the C++ API) on spindle's library;
+#       with the PP-OCR classifier present
 #       also its outputs, checked bitwise against spindle's C++ API.
-#   run.sh onnxruntime  CAPI_TEST TYPES_MODEL WORKDIR
-#       the same C program on ONNX Runtime's libonnxruntime.so.1 (the header's
+#   run.sh onnxruntime  TEST TYPES_MODEL WORKDIR
+#       the same program on ONNX Runtime's libonnxruntime.so.1 (the header's
 #       table layout is ONNX Runtime's); 77 = skipped when it is absent.
 #   run.sh symbols      LIBONNXRUNTIME
 #       the library exports OrtGetApiBase@@VERS_1.30.0 and
@@ -19,8 +20,9 @@ case $1 in
   c)
     test=$2 compare=$3 types=$4 work=$5
     if [[ -f $cls ]]; then
-      "$test" "$types" "$cls" "$work/cls_capi.bin"
-      "$compare" "$cls" "$work/cls_capi.bin"
+      out=$work/cls_$(basename "$test").bin
+      "$test" "$types" "$cls" "$out"
+      "$compare" "$cls" "$out"
     else
       echo "note: $cls not found; the PP-OCR comparison is left out"
       "$test" "$types"
@@ -33,7 +35,7 @@ case $1 in
       exit 77
     fi
     if [[ -f $cls ]]; then
-      LD_LIBRARY_PATH=$ort_dir "$test" "$types" "$cls" "$work/cls_onnxruntime.bin" --onnxruntime
+      LD_LIBRARY_PATH=$ort_dir "$test" "$types" "$cls" "$work/cls_$(basename "$test")_onnxruntime.bin" --onnxruntime
     else
       LD_LIBRARY_PATH=$ort_dir "$test" "$types" --onnxruntime
     fi
