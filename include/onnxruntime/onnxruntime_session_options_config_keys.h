@@ -25,7 +25,11 @@ static const char* const kOrtSessionOptionsEnableGeluApproximation = "optimizati
 // Comma separated names of optimizers to leave out.
 static const char* const kOrtSessionOptionsDisableSpecifiedOptimizers = "optimization.disable_specified_optimizers";
 static const char* const kOrtSessionOptionsDisableAheadOfTimeFunctionInlining = "session.disable_aot_function_inlining";
-static const char* const kOrtSessionOptionsGraphOptimizationsLoopLevel = "session.graph_optimizations_loop_level";
+static const char* const kOrtSessionOptionsConfigMinimalBuildOptimizations = "optimization.minimal_build_optimizations";
+// "1": a model using an opset newer than the latest released one fails.
+static const char* const kOrtSessionOptionsConfigStrictAllowReleasedOpsetsOnly = "session.allow_released_opsets_only";
+static const char* const kNodePartitionConfigFile = "session.node_partition_config_file";
+static const char* const kDebugLayoutTransformation = "session.debug_layout_transformation";
 // "1": errors in shape/type inference fail the session.
 static const char* const kOrtSessionOptionsConfigStrictShapeTypeInference = "session.strict_shape_type_inference";
 // "0"/"1": worker threads of the intra-op / inter-op pool spin before sleeping.
@@ -51,6 +55,12 @@ static const char* const kOrtSessionOptionsOptimizedModelExternalInitializersMin
     "session.optimized_model_external_initializers_min_size_in_bytes";
 static const char* const kOrtSessionOptionsModelExternalInitializersFileFolderPath =
     "session.model_external_initializers_file_folder_path";
+static const char* const kOrtSessionOptionsSavePrePackedConstantInitializers =
+    "session.save_external_prepacked_constant_initializers";
+// Path of a CSV file receiving per-node memory figures.
+static const char* const kOrtSessionOptionsCollectNodeMemoryStatsToFile = "session.collect_node_memory_stats_to_file";
+// Accuracy level of the MatMulNBits made from DequantizeLinear + MatMul.
+static const char* const kOrtSessionOptionsQDQMatMulNBitsAccuracyLevel = "session.qdq_matmulnbits_accuracy_level";
 // EP context models.
 static const char* const kOrtSessionOptionEpContextEnable = "ep.context_enable";
 static const char* const kOrtSessionOptionEpContextFilePath = "ep.context_file_path";

@@ -337,6 +337,59 @@ int run_all(int argc, char** argv) {
     EXPECT(session_options.GetConfigEntry(kOrtSessionOptionsConfigAllowIntraOpSpinning) == "0");
     EXPECT(session_options.GetConfigEntryOrDefault(kOrtSessionOptionsConfigAllowInterOpSpinning, "d") == "d");
 
+    // Every key constant of the headers is a key the library takes (spindle
+    // refuses keys it does not know), and reads back.
+    {
+      Ort::SessionOptions keyed;
+      const std::pair<const char*, const char*> entries[] = {
+          {kOrtSessionOptionsConfigUseEnvAllocators, "0"},
+          {kOrtSessionOptionsConfigLoadModelFormat, "ONNX"},
+          {kOrtSessionOptionsConfigSaveModelFormat, "ONNX"},
+          {kOrtSessionOptionsConfigUseORTModelBytesDirectly, "0"},
+          {kOrtSessionOptionsConfigUseORTModelBytesForInitializers, "0"},
+          {kOrtSessionOptionsDisableQuantQDQ, "0"},
+          {kOrtSessionOptionsDisableDoubleQDQRemover, "0"},
+          {kOrtSessionOptionsEnableQuantQDQCleanup, "0"},
+          {kOrtSessionOptionsQDQIsInt8Allowed, "0"},
+          {kOrtSessionOptionsAvx2PrecisionMode, "0"},
+          {kOrtSessionOptionsEnableGeluApproximation, "0"},
+          {kOrtSessionOptionsDisableSpecifiedOptimizers, ""},
+          {kOrtSessionOptionsDisableAheadOfTimeFunctionInlining, "0"},
+          {kOrtSessionOptionsConfigMinimalBuildOptimizations, ""},
+          {kOrtSessionOptionsConfigStrictAllowReleasedOpsetsOnly, "1"},
+          {kNodePartitionConfigFile, ""},
+          {kDebugLayoutTransformation, "0"},
+          {kOrtSessionOptionsConfigStrictShapeTypeInference, "0"},
+          {kOrtSessionOptionsConfigAllowIntraOpSpinning, "1"},
+          {kOrtSessionOptionsConfigAllowInterOpSpinning, "1"},
+          {kOrtSessionOptionsConfigSetDenormalAsZero, "0"},
+          {kOrtSessionOptionsConfigForceSpinningStop, "0"},
+          {kOrtSessionOptionsConfigDynamicBlockBase, "0"},
+          {kOrtSessionOptionsConfigIntraOpThreadAffinities, "0"},
+          {kOrtSessionOptionsDisableCPUEPFallback, "0"},
+          {kOrtSessionOptionsConfigDisablePrepacking, "0"},
+          {kOrtSessionOptionsUseDeviceAllocatorForInitializers, "0"},
+          {kOrtSessionOptionsOptimizedModelExternalInitializersFileName, "weights.bin"},
+          {kOrtSessionOptionsOptimizedModelExternalInitializersMinSizeInBytes, "1024"},
+          {kOrtSessionOptionsModelExternalInitializersFileFolderPath, "."},
+          {kOrtSessionOptionsSavePrePackedConstantInitializers, "0"},
+          {kOrtSessionOptionsCollectNodeMemoryStatsToFile, "stats.csv"},
+          {kOrtSessionOptionsQDQMatMulNBitsAccuracyLevel, "4"},
+          {kOrtSessionOptionEpContextEnable, "0"},
+          {kOrtSessionOptionEpContextFilePath, "ctx.onnx"},
+          {kOrtSessionOptionEpContextEmbedMode, "0"},
+      };
+      for (const auto& [key, value] : entries) {
+        try {
+          keyed.AddConfigEntry(key, value);
+          EXPECT(keyed.GetConfigEntry(key) == value);
+        } catch (const Ort::Exception& e) {
+          std::fprintf(stderr, "AddConfigEntry(%s, \"%s\"): %s\n", key, value, e.what());
+          ++failures;
+        }
+      }
+    }
+
     Ort::MemoryInfo memory_info = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
     EXPECT(memory_info.GetAllocatorName() == "Cpu");
     EXPECT(memory_info.GetDeviceType() == OrtMemoryInfoDeviceType_CPU);
