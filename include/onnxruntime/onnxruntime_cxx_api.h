@@ -634,6 +634,15 @@ struct Value : detail::ValueImpl<OrtValue> {
   static Value CreateMap(const Value& keys, const Value& values);
 };
 
+struct IoBinding;
+
+/// A domain of custom operators (spindle: creating one throws ORT_NOT_IMPLEMENTED).
+struct CustomOpDomain : detail::Base<OrtCustomOpDomain> {
+  explicit CustomOpDomain(std::nullptr_t) {}
+  explicit CustomOpDomain(const char* domain);
+  void Add(const OrtCustomOp* op);
+};
+
 namespace detail {
 
 template <typename T>
@@ -670,6 +679,8 @@ struct SessionImpl : ConstSessionImpl<T> {
   /// Runs the model into the caller's output values (empty ones are filled in).
   void Run(const RunOptions& run_options, const char* const* input_names, const Value* input_values,
            size_t input_count, const char* const* output_names, Value* output_values, size_t output_count);
+  /// Runs with the inputs and outputs bound to `io_binding`.
+  void Run(const RunOptions& run_options, const IoBinding& io_binding);
   /// Runs on the inter-op pool; callback(user_data, outputs, count, status) when done.
   void RunAsync(const RunOptions& run_options, const char* const* input_names, const Value* input_values,
                 size_t input_count, const char* const* output_names, Value* output_values, size_t output_count,
@@ -696,6 +707,47 @@ struct Session : detail::SessionImpl<OrtSession> {
 
   ConstSession GetConst() const { return ConstSession{this->p_}; }
   UnownedSession GetUnowned() const { return UnownedSession{this->p_}; }
+};
+
+namespace detail {
+
+template <typename T>
+struct ConstIoBindingImpl : StorageT<T> {
+  using B = StorageT<T>;
+  using B::B;
+
+  std::vector<std::string> GetOutputNames() const;
+  std::vector<std::string> GetOutputNames(OrtAllocator* allocator) const;
+  std::vector<Value> GetOutputValues() const;
+  std::vector<Value> GetOutputValues(OrtAllocator* allocator) const;
+};
+
+template <typename T>
+struct IoBindingImpl : ConstIoBindingImpl<T> {
+  using B = ConstIoBindingImpl<T>;
+  using B::B;
+
+  void BindInput(const char* name, const Value& value);
+  void BindOutput(const char* name, const Value& value);
+  void BindOutput(const char* name, const OrtMemoryInfo* memory_info);
+  void ClearBoundInputs();
+  void ClearBoundOutputs();
+  void SynchronizeInputs();
+  void SynchronizeOutputs();
+};
+
+}  // namespace detail
+
+using ConstIoBinding = detail::ConstIoBindingImpl<detail::Unowned<const OrtIoBinding>>;
+using UnownedIoBinding = detail::IoBindingImpl<detail::Unowned<OrtIoBinding>>;
+
+/// Inputs and outputs bound to a session ahead of Run (spindle: creating one
+/// throws ORT_NOT_IMPLEMENTED; docs/capi.md).
+struct IoBinding : detail::IoBindingImpl<OrtIoBinding> {
+  explicit IoBinding(std::nullptr_t) {}
+  explicit IoBinding(Session& session);
+  ConstIoBinding GetConst() const { return ConstIoBinding{this->p_}; }
+  UnownedIoBinding GetUnowned() const { return UnownedIoBinding{this->p_}; }
 };
 
 }  // namespace Ort

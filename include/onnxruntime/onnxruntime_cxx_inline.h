@@ -760,6 +760,10 @@ void SessionImpl<T>::Run(const RunOptions& run_options, const char* const* input
                             outputs));
 }
 template <typename T>
+void SessionImpl<T>::Run(const RunOptions& run_options, const IoBinding& io_binding) {
+  ThrowOnError(GetApi().RunWithBinding(this->p_, run_options, io_binding));
+}
+template <typename T>
 void SessionImpl<T>::RunAsync(const RunOptions& run_options, const char* const* input_names,
                               const Value* input_values, size_t input_count, const char* const* output_names,
                               Value* output_values, size_t output_count, RunAsyncCallbackFn callback,
@@ -774,6 +778,86 @@ AllocatedStringPtr SessionImpl<T>::EndProfilingAllocated(OrtAllocator* allocator
   char* out = nullptr;
   ThrowOnError(GetApi().SessionEndProfiling(this->p_, allocator, &out));
   return AllocatedStringPtr(out, AllocatedFree(allocator));
+}
+}  // namespace detail
+
+// ---- custom op domains ----
+inline CustomOpDomain::CustomOpDomain(const char* domain) {
+  ThrowOnError(GetApi().CreateCustomOpDomain(domain, &p_));
+}
+inline void CustomOpDomain::Add(const OrtCustomOp* op) { ThrowOnError(GetApi().CustomOpDomain_Add(p_, op)); }
+
+// ---- IO binding ----
+inline IoBinding::IoBinding(Session& session) { ThrowOnError(GetApi().CreateIoBinding(session, &this->p_)); }
+
+namespace detail {
+template <typename T>
+std::vector<std::string> ConstIoBindingImpl<T>::GetOutputNames() const {
+  AllocatorWithDefaultOptions allocator;
+  return GetOutputNames(allocator);
+}
+template <typename T>
+std::vector<std::string> ConstIoBindingImpl<T>::GetOutputNames(OrtAllocator* allocator) const {
+  char* buffer = nullptr;
+  size_t* lengths = nullptr;
+  size_t count = 0;
+  ThrowOnError(GetApi().GetBoundOutputNames(this->p_, allocator, &buffer, &lengths, &count));
+  std::vector<std::string> out;
+  if (count == 0) return out;
+  AllocatedStringPtr buffer_guard(buffer, AllocatedFree(allocator));
+  AllocatedStringPtr lengths_guard(reinterpret_cast<char*>(lengths), AllocatedFree(allocator));
+  out.reserve(count);
+  size_t offset = 0;
+  for (size_t i = 0; i < count; ++i) {
+    out.emplace_back(buffer + offset, lengths[i]);
+    offset += lengths[i];
+  }
+  return out;
+}
+template <typename T>
+std::vector<Value> ConstIoBindingImpl<T>::GetOutputValues() const {
+  AllocatorWithDefaultOptions allocator;
+  return GetOutputValues(allocator);
+}
+template <typename T>
+std::vector<Value> ConstIoBindingImpl<T>::GetOutputValues(OrtAllocator* allocator) const {
+  OrtValue** values = nullptr;
+  size_t count = 0;
+  ThrowOnError(GetApi().GetBoundOutputValues(this->p_, allocator, &values, &count));
+  std::vector<Value> out;
+  if (count == 0) return out;
+  AllocatedStringPtr array_guard(reinterpret_cast<char*>(values), AllocatedFree(allocator));
+  out.reserve(count);
+  for (size_t i = 0; i < count; ++i) out.emplace_back(values[i]);
+  return out;
+}
+template <typename T>
+void IoBindingImpl<T>::BindInput(const char* name, const Value& value) {
+  ThrowOnError(GetApi().BindInput(this->p_, name, value));
+}
+template <typename T>
+void IoBindingImpl<T>::BindOutput(const char* name, const Value& value) {
+  ThrowOnError(GetApi().BindOutput(this->p_, name, value));
+}
+template <typename T>
+void IoBindingImpl<T>::BindOutput(const char* name, const OrtMemoryInfo* memory_info) {
+  ThrowOnError(GetApi().BindOutputToDevice(this->p_, name, memory_info));
+}
+template <typename T>
+void IoBindingImpl<T>::ClearBoundInputs() {
+  GetApi().ClearBoundInputs(this->p_);
+}
+template <typename T>
+void IoBindingImpl<T>::ClearBoundOutputs() {
+  GetApi().ClearBoundOutputs(this->p_);
+}
+template <typename T>
+void IoBindingImpl<T>::SynchronizeInputs() {
+  ThrowOnError(GetApi().SynchronizeBoundInputs(this->p_));
+}
+template <typename T>
+void IoBindingImpl<T>::SynchronizeOutputs() {
+  ThrowOnError(GetApi().SynchronizeBoundOutputs(this->p_));
 }
 }  // namespace detail
 
