@@ -410,7 +410,7 @@ void TensorTypeAndShapeInfoImpl<T>::GetSymbolicDimensions(const char** values, s
 template <typename T>
 std::vector<const char*> TensorTypeAndShapeInfoImpl<T>::GetSymbolicDimensions() const {
   std::vector<const char*> out(GetDimensionsCount(), nullptr);
-  ThrowOnError(GetApi().GetSymbolicDimensions(this->p_, out.data(), out.size()));
+  if (!out.empty()) ThrowOnError(GetApi().GetSymbolicDimensions(this->p_, out.data(), out.size()));
   return out;
 }
 template <typename T>
@@ -420,7 +420,7 @@ bool TensorTypeAndShapeInfoImpl<T>::HasShape() const {
 template <typename T>
 std::vector<int64_t> TensorTypeAndShapeInfoImpl<T>::GetShape() const {
   std::vector<int64_t> out(GetDimensionsCount(), -1);
-  ThrowOnError(GetApi().GetDimensions(this->p_, out.data(), out.size()));
+  if (!out.empty()) ThrowOnError(GetApi().GetDimensions(this->p_, out.data(), out.size()));  // a scalar: none
   return out;
 }
 

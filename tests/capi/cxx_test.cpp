@@ -250,6 +250,11 @@ void run_seq(const Ort::Env& env, const Ort::SessionOptions& options, const std:
     EXPECT(item.GetTensorData<float>()[0] == expected[i][0] && item.GetTensorData<float>()[1] == expected[i][1]);
   }
   EXPECT(outputs[1].GetTensorData<int64_t>()[0] == 3);
+  // A scalar: no dimensions, one element.
+  EXPECT(outputs[1].GetTensorTypeAndShapeInfo().GetShape().empty());
+  EXPECT(outputs[1].GetTensorTypeAndShapeInfo().GetSymbolicDimensions().empty());
+  EXPECT(outputs[1].GetTensorTypeAndShapeInfo().GetElementCount() == 1);
+  EXPECT(session.GetOutputTypeInfo(1).GetTensorTypeAndShapeInfo().GetShape().empty());
 }
 
 // The PP-OCR classifier on capi_test.c's input; the output floats.
