@@ -53,21 +53,37 @@ struct Exception : std::exception {
 #define ORT_CXX_API_THROW(string, code) throw Ort::Exception(string, code)
 #endif
 
-/// The C API table, fetched once per program from OrtGetApiBase().
+/// The C API table, fetched once per program from OrtGetApiBase(). With
+/// ORT_API_MANUAL_INIT defined (a library loaded by hand) the program calls
+/// Ort::InitApi(api) before anything else instead.
 template <typename T>
 struct Global {
   static const OrtApi* api_;
 };
 
+#ifdef ORT_API_MANUAL_INIT
+template <typename T>
+const OrtApi* Global<T>::api_{};
+#else
 template <typename T>
 const OrtApi* Global<T>::api_ = OrtGetApiBase()->GetApi(ORT_API_VERSION);
+#endif
 
-/// Points the C++ API at another table (for a library loaded by hand).
+/// Points the C++ API at a table.
 inline void InitApi(const OrtApi* api) noexcept { Global<void>::api_ = api; }
+#ifndef ORT_API_MANUAL_INIT
 inline void InitApi() noexcept { InitApi(OrtGetApiBase()->GetApi(ORT_API_VERSION)); }
+#endif
 
 /// The C API table the C++ API calls.
-inline const OrtApi& GetApi() noexcept { return *Global<void>::api_; }
+inline const OrtApi& GetApi() noexcept {
+#ifndef ORT_API_MANUAL_INIT
+  // A global object's constructor may run before api_'s initializer (the
+  // order across translation units is unspecified): fetch it here then.
+  if (Global<void>::api_ == nullptr) InitApi();
+#endif
+  return *Global<void>::api_;
+}
 
 /// "1.30.0" for spindle's library.
 inline std::string GetVersionString() { return OrtGetApiBase()->GetVersionString(); }

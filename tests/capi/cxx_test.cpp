@@ -33,6 +33,10 @@ namespace {
 
 int failures = 0;
 
+// A global object built before main: its constructor may run before the C++
+// API's table pointer is initialized, and must still work.
+const Ort::RunOptions global_run_options;
+
 #define EXPECT(cond)                                                       \
   do {                                                                     \
     if (!(cond)) {                                                         \
@@ -298,6 +302,8 @@ int run_all(int argc, char** argv) {
 
   std::printf("library version %s\n", Ort::GetVersionString().c_str());
   EXPECT(Ort::GetVersionString().rfind("1.30", 0) == 0);
+  EXPECT(static_cast<const OrtRunOptions*>(global_run_options) != nullptr);
+  EXPECT(&Ort::GetApi() == OrtGetApiBase()->GetApi(ORT_API_VERSION));
   const std::vector<std::string> providers = Ort::GetAvailableProviders();
   EXPECT(!providers.empty() && providers.back() == "CPUExecutionProvider");
 
