@@ -91,6 +91,15 @@ void join_thread(OrtCustomThreadHandle handle) {
   ++threads_joined;
 }
 
+// Threads of this process (/proc/self/status), -1 if unknown.
+int count_threads() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  return -1;
+}
+
 std::string dir_of(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
@@ -547,6 +556,11 @@ int run_all(int argc, char** argv) {
     EXPECT(static_cast<OrtSession*>(from_bytes) == nullptr && moved.GetInputCount() == 6);
 
     created_before_release = threads_created.load() - threads_joined.load();
+    // Every thread of the process besides main is a pool thread made
+    // through the callbacks (the sessions alive here use the global pools).
+    const int live = count_threads();
+    std::printf("threads alive: %d (main + %d through the callbacks)\n", live, created_before_release);
+    if (!on_onnxruntime) EXPECT(live == 1 + created_before_release);
   }  // sessions, then the env: the global pools' threads are joined here
   const int created = threads_created.load(), joined = threads_joined.load();
   std::printf("pool threads: %d created through the callbacks, %d joined\n", created, joined);
