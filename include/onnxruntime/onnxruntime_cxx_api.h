@@ -140,8 +140,10 @@ struct Base {
   Base& operator=(const Base&) = delete;
   Base(Base&& v) noexcept : p_{v.p_} { v.p_ = nullptr; }
   Base& operator=(Base&& v) noexcept {
-    OrtRelease(p_);
-    p_ = v.release();
+    if (this != &v) {
+      OrtRelease(p_);
+      p_ = v.release();
+    }
     return *this;
   }
 
