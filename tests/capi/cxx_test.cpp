@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <iterator>
 #include <string>
@@ -268,6 +269,40 @@ void run_seq(const Ort::Env& env, const Ort::SessionOptions& options, const std:
   EXPECT(outputs[1].GetTensorTypeAndShapeInfo().GetSymbolicDimensions().empty());
   EXPECT(outputs[1].GetTensorTypeAndShapeInfo().GetElementCount() == 1);
   EXPECT(session.GetOutputTypeInfo(1).GetTensorTypeAndShapeInfo().GetShape().empty());
+}
+
+// RunAsync on const.onnx: the outputs arrive in the callback, on a thread
+// of the session's inter-op pool.
+void run_async_const(Ort::Session& session, const Ort::MemoryInfo& memory_info) {
+  float f[2] = {1, 2};
+  const int64_t shape[1] = {2};
+  Ort::Value x = Ort::Value::CreateTensor<float>(memory_info, f, 2, shape, 1);
+  const char* in_name[1] = {"x"};
+  const char* out_name[1] = {"y"};
+  struct Done {
+    std::promise<void> promise;
+    OrtErrorCode code = ORT_OK;
+    std::string message;
+    float y1 = 0;
+  } done;
+  std::vector<Ort::Value> outputs;
+  outputs.emplace_back(nullptr);
+  Ort::RunOptions run_options;  // kept until the callback ran
+  session.RunAsync(
+      run_options, in_name, &x, 1, out_name, outputs.data(), 1,
+      [](void* user_data, OrtValue** values, size_t count, OrtStatusPtr status) {
+        auto* d = static_cast<Done*>(user_data);
+        Ort::Status st(status);  // the callback owns it
+        d->code = st.GetErrorCode();
+        d->message = st.GetErrorMessage();
+        if (st.IsOK() && count == 1) d->y1 = Ort::ConstValue(values[0]).GetTensorData<float>()[1];
+        d->promise.set_value();
+      },
+      &done);
+  done.promise.get_future().wait();
+  if (done.code != ORT_OK) std::fprintf(stderr, "RunAsync: %s\n", done.message.c_str());
+  EXPECT(done.code == ORT_OK && done.y1 == 2.0f);
+  EXPECT(outputs[0] != nullptr && outputs[0].GetTensorData<float>()[1] == 2.0f);
 }
 
 // The PP-OCR classifier on capi_test.c's input; the output floats.
@@ -533,6 +568,8 @@ int run_all(int argc, char** argv) {
             .SetCustomJoinThreadFn(join_thread);
         Ort::Session own_session(env, types_model.c_str(), own);
         run_types(own_session, memory_info);
+        Ort::Session own_const(env, (work_dir + "const.onnx").c_str(), own);
+        run_async_const(own_const, memory_info);
       }
       const int created = threads_created.load() - created0, joined = threads_joined.load() - joined0;
       std::printf("session pool threads: %d created through the callbacks, %d joined\n", created, joined);
