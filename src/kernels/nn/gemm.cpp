@@ -14,6 +14,8 @@
 // carry a third input from the optimizer (MatMul + Add of a constant bias
 // vector fused): a float [N] bias added to each output block right after
 // its SGEMM, while the block is in cache (no extra pass over the output).
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "kernels/broadcast.h"
@@ -45,6 +47,34 @@ inline SgemmExtras block_extras(const PackedMatrix& packed_b, int64_t n0, const 
 int64_t shared_a_blocks(const KernelContext& ctx, int64_t batches, int64_t rows) {
   if (batches != 1 || rows < 4 * sgemm_mr()) return 0;
   return 2 * int64_t{ctx.pool() ? ctx.pool()->dop() : 1};
+}
+
+// Decode-shaped products: a few rows (a generated token, up to 16) against
+// a constant packed B are bound by reading B from memory, not by their
+// multiply-adds (a 1 x 512 x 512 product is 0.26M FMAs, one block by work,
+// but 1 MB of weights). They are split over N into column blocks of about
+// kStreamBlockBytes of packed B each, contiguous panels in the packed
+// layout, so each thread streams its own range of the weights once. The
+// split follows the shape only, and a column block's sums run over the
+// whole K in the same order whatever the block, so no bit depends on it.
+constexpr double kStreamBlockBytes = 256.0 * 1024;
+constexpr int64_t kDecodeMaxRows = 16;
+
+bool decode_shaped(int64_t batches, int64_t rows, const PackedMatrix& packed_b) {
+  return batches == 1 && rows <= kDecodeMaxRows && !packed_b.empty();
+}
+
+GemmBlocks decode_blocks(int64_t rows, int64_t N, int64_t K) {
+  const int64_t NR = kGemmTileN;
+  int64_t want = static_cast<int64_t>(std::ceil(static_cast<double>(N) * static_cast<double>(K) * 4.0 / kStreamBlockBytes));
+  want = std::clamp<int64_t>(want, 1, 128);
+  if (want > 1 && want < 16 && want % 2 != 0) ++want;  // two threads get even shares
+  GemmBlocks b;
+  b.mt = std::max<int64_t>(rows, 1);
+  b.m_blocks = 1;
+  b.nt = std::min(std::max<int64_t>(N, 1), round_up(ceil_div(std::max<int64_t>(N, 1), want), NR));
+  b.n_blocks = ceil_div(std::max<int64_t>(N, 1), b.nt);
+  return b;
 }
 
 // A run-time A read by several column blocks (an encoder's 128 x 384
@@ -161,7 +191,9 @@ class MatMulKernel final : public OpKernel {
         }
       }
     }
-    const GemmBlocks gb = choose_gemm_blocks(gb_batches, rows, N, K, N, shared_a_blocks(ctx, gb_batches, rows));
+    const GemmBlocks gb = decode_shaped(gb_batches, rows, packed_b)
+                              ? decode_blocks(rows, N, K)
+                              : choose_gemm_blocks(gb_batches, rows, N, K, N, shared_a_blocks(ctx, gb_batches, rows));
     const int64_t per_batch = gb.m_blocks * gb.n_blocks;
     const int64_t blocks = gb_batches * per_batch;
     const float* shared_a = gb_batches == 1 ? pack_shared_a(ctx, gb, false, rows, K, 1.0f, a, K) : nullptr;
@@ -252,7 +284,8 @@ class GemmKernel final : public OpKernel {
     float* y = Y.mutable_data<float>();
     static const PackedMatrix kNone;
     const PackedMatrix& packed_b = !packed_b_.empty() && b == const_b_ ? packed_b_ : kNone;
-    const GemmBlocks gb = choose_gemm_blocks(1, M, N, K, N, shared_a_blocks(ctx, 1, M));
+    const GemmBlocks gb = decode_shaped(1, M, packed_b) ? decode_blocks(M, N, K)
+                                                        : choose_gemm_blocks(1, M, N, K, N, shared_a_blocks(ctx, 1, M));
     const int64_t blocks = gb.m_blocks * gb.n_blocks;
     const int64_t lda = A.dim(1), ldb = b_shape[1];
     const float* shared_a = pack_shared_a(ctx, gb, trans_a_, M, K, alpha_, a, lda);
