@@ -10,6 +10,9 @@
 //   SPINDLE_NODE_ADDON=<build>/bindings/node/spindle.node \
 //   node bench/models/side_by_side.js MODEL --shape NAME=DIMS... [--intra N] [--rounds N] [--runs N]
 //        [--int-range HI]   int64/int32 inputs uniform in [0, HI) (token ids; default 100)
+//        [--dim SYMBOL=N]   every input dimension named SYMBOL in the model is N (symbolic
+//                           dimensions not named are 1; --shape overrides per input), e.g. a
+//                           decoder's cache length: --dim past=255 --dim seq=1
 //
 // ORT comes from the cache scripts/fetch-models.sh fills (SPINDLE_CACHE).
 const path = require('path');
@@ -18,10 +21,11 @@ const spindle = require(path.join(__dirname, '..', '..', 'bindings', 'node'));
 
 const median = (a) => { const s = a.slice().sort((x, y) => x - y); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 
-function inputs(metas, shapes, intHi) {
+function inputs(metas, shapes, symbols, intHi) {
   const out = {};
   metas.forEach((m, k) => {
-    const dims = shapes.get(m.name) || m.shape.map((d) => (typeof d === 'number' && d > 0 ? d : 1));
+    const dims = shapes.get(m.name) || m.shape.map((d) => (typeof d === 'number' && d > 0 ? d
+                                                           : symbols.has(d) ? symbols.get(d) : 1));
     const n = dims.reduce((a, b) => a * b, 1);
     const u = c.uniformFloat32(n, k, 0, 1);
     let data;
@@ -49,8 +53,8 @@ async function timeSide(session, feeds, runs) {
 
 async function main() {
   const { positional, opts } = c.parseArgs(process.argv.slice(2),
-    { '--shape': 'list', '--intra': 'int', '--rounds': 'int', '--runs': 'int', '--int-range': 'int' },
-    'usage: side_by_side.js MODEL --shape NAME=DIMS... [--intra N] [--rounds N] [--runs N] [--int-range HI]');
+    { '--shape': 'list', '--dim': 'list', '--intra': 'int', '--rounds': 'int', '--runs': 'int', '--int-range': 'int' },
+    'usage: side_by_side.js MODEL --shape NAME=DIMS... [--dim SYMBOL=N]... [--intra N] [--rounds N] [--runs N] [--int-range HI]');
   const model = path.resolve(positional[0]);
   const intra = opts.intra ?? 1, rounds = opts.rounds ?? 5, runs = opts.runs ?? 20, intHi = opts['int-range'] ?? 100;
   const ort = c.loadOrt();
@@ -58,7 +62,13 @@ async function main() {
                                                       executionMode: 'sequential', graphOptimizationLevel: 'all' });
   const s = await spindle.InferenceSession.create(model, { intraOpNumThreads: intra, executionMode: 'sequential' });
   const shapes = c.parseShapeArgs(opts.shape);
-  const raw = inputs(c.inputMetadata(o), shapes, intHi);
+  const symbols = new Map();
+  for (const d of opts.dim || []) {
+    const m = /^([^=]+)=(\d+)$/.exec(d);
+    if (!m) c.die(`--dim '${d}': expected SYMBOL=N (a symbolic dimension's name and a size >= 0)`);
+    symbols.set(m[1], Number(m[2]));
+  }
+  const raw = inputs(c.inputMetadata(o), shapes, symbols, intHi);
   const of = {}, sf = {};
   for (const [k, v] of Object.entries(raw)) {
     of[k] = new ort.Tensor(v.type, v.data, v.dims);

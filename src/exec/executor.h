@@ -49,6 +49,12 @@ class Plan {
   const std::vector<int>& value_uses() const { return value_uses_; }
   // Whether the value must survive the run (graph output).
   bool keep(int value) const { return keep_[static_cast<size_t>(value)] != 0; }
+  // Constant data the plan holds (subgraphs not counted): the initializers
+  // it keeps as given and the weights its kernels packed.
+  struct ConstantBytes {
+    size_t initializers = 0, packed = 0;
+  };
+  ConstantBytes constant_bytes() const;
 
  private:
   graph::Graph graph_;
