@@ -4,7 +4,10 @@
 // and per-column zero points, column ranges, the dequantizing epilogue.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -168,6 +171,48 @@ TEST(QGemm, TransposedPackingEqualsPlain) {
   const QGemmPackedB y = qgemm_pack_b(bt.data(), true, p.k, p.n, p.k, true);
   EXPECT_EQ(x.data, y.data);
   EXPECT_EQ(x.column_sums, y.column_sums);
+}
+
+// DynamicQuantizeLinear's vectorized passes against ONNX's definition written
+// out per element: ties (x / scale exactly half-way, both parities), NaN
+// (skipped by min / max, quantized to 0), infinities, -0, all zeros, and
+// lengths around the vector widths.
+TEST(QGemm, DynamicQuantizeMatchesTheScalarDefinition) {
+  auto reference = [](const std::vector<float>& x, std::vector<uint8_t>& y, float& scale, uint8_t& zero) {
+    float lo = 0.0f, hi = 0.0f;
+    for (float v : x) lo = std::min(lo, v), hi = std::max(hi, v);
+    scale = (hi - lo) / 255.0f;
+    auto sat = [](double v) -> uint8_t {
+      if (std::isnan(v)) return 0;
+      return static_cast<uint8_t>(std::clamp(std::nearbyint(v), 0.0, 255.0));
+    };
+    zero = scale == 0.0f ? 0 : sat(-lo / scale);
+    y.resize(x.size());
+    for (size_t i = 0; i < x.size(); ++i) y[i] = scale == 0.0f ? zero : sat(std::nearbyint(x[i] / scale) + zero);
+  };
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> d(-3.0f, 5.0f);
+  const float specials[] = {0.5f, 1.5f, 2.5f, -0.5f, -2.5f, -0.0f, NAN, 127.5f};
+  for (int64_t n : {0, 1, 3, 7, 8, 15, 16, 17, 31, 33, 100, 1000}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      std::vector<float> x(static_cast<size_t>(n));
+      for (size_t i = 0; i < x.size(); ++i) {
+        x[i] = variant == 3 ? 0.0f : d(rng);
+        if (variant == 1 && i % 3 == 0) x[i] = specials[i % 8];
+        // Scale 1 / 1: values that are exact halves tie.
+        if (variant == 2) x[i] = static_cast<float>(static_cast<int>(i % 40) - 20) + 0.5f;
+      }
+      if (variant == 1 && n > 4) x[4] = INFINITY;
+      std::vector<uint8_t> want, got(x.size());
+      float ws = 0.0f;
+      uint8_t wz = 0;
+      reference(x, want, ws, wz);
+      const DynamicQuantization q = dynamic_quantize_u8(x.data(), n, got.data());
+      EXPECT_EQ(std::memcmp(&q.scale, &ws, sizeof(float)), 0) << "n=" << n << " variant " << variant;
+      EXPECT_EQ(q.zero_point, wz) << "n=" << n << " variant " << variant;
+      EXPECT_EQ(got, want) << "n=" << n << " variant " << variant;
+    }
+  }
 }
 
 TEST(QGemm, ActiveKernelIsNamed) {

@@ -144,3 +144,55 @@ TEST(QLinearBadInput, ErrorsNameTheInputAndWhatWasExpected) {
 
 }  // namespace
 }  // namespace spindle
+
+namespace spindle {
+namespace {
+
+// The 8-bit GEMM path (2-D B, one A zero point): every signedness, per-tensor
+// and per-column B zero points, B as a run-time input and as a constant
+// packed when the kernel is created, one and three threads: each element is
+// the scalar formula's.
+TEST(MatMulInteger, GemmPathMatchesTheFormulaForEverySignednessAndConstantB) {
+  const int64_t M = 37, K = 70, N = 45;
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 3}).value();
+  for (int t = 0; t < 16; ++t) {
+    const bool as = t & 1, bs = t & 2, per_column = t & 4, constant = t & 8;
+    auto make = [](bool is_signed, const Shape& shape, const std::vector<int>& v) {
+      if (is_signed) {
+        std::vector<int8_t> x(v.begin(), v.end());
+        return Tensor::from_vector<int8_t>(shape, x);
+      }
+      std::vector<uint8_t> x(v.begin(), v.end());
+      return Tensor::from_vector<uint8_t>(shape, x);
+    };
+    const int lo_a = as ? -128 : 0, lo_b = bs ? -128 : 0;
+    const auto a = random_ints<int>(static_cast<size_t>(2 * M * K), 10 + t, lo_a, lo_a + 255);
+    const auto b = random_ints<int>(static_cast<size_t>(K * N), 20 + t, lo_b, lo_b + 255);
+    const auto azp = random_ints<int>(1, 30 + t, lo_a, lo_a + 255);
+    const auto bzp = random_ints<int>(per_column ? N : 1, 40 + t, lo_b, lo_b + 255);
+    std::vector<Tensor> inputs = {make(as, {2, M, K}, a), make(bs, {K, N}, b), make(as, {}, azp),
+                                  make(bs, per_column ? Shape{N} : Shape{}, bzp)};
+    kernels::NodeInfo node;
+    node.op_type = "MatMulInteger";
+    node.opset = 10;
+    node.num_inputs = 4;
+    node.num_outputs = 1;
+    if (constant) node.const_inputs = {nullptr, &inputs[1]};
+    const auto one = kernels::run_kernel_once(node, inputs);
+    const auto three = kernels::run_kernel_once(node, inputs, pool.get());
+    ASSERT_EQ(one[0].shape(), (Shape{2, M, N}));
+    const std::vector<int32_t> got = one[0].to_vector<int32_t>();
+    EXPECT_EQ(got, three[0].to_vector<int32_t>());
+    for (int64_t r = 0; r < 2 * M; ++r)
+      for (int64_t j = 0; j < N; ++j) {
+        int32_t want = 0;
+        for (int64_t p = 0; p < K; ++p)
+          want += (a[static_cast<size_t>(r * K + p)] - azp[0]) *
+                  (b[static_cast<size_t>(p * N + j)] - bzp[per_column ? static_cast<size_t>(j) : 0]);
+        ASSERT_EQ(got[static_cast<size_t>(r * N + j)], want) << "case " << t << " at (" << r << ", " << j << ")";
+      }
+  }
+}
+
+}  // namespace
+}  // namespace spindle
