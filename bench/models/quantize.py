@@ -8,7 +8,10 @@ B is a 2-D float initializer becomes
     Cast(to float) -> Mul(., Mul(A_scale, W_scale)) -> the MatMul's output
 
 with one DynamicQuantizeLinear per activation (shared by the MatMuls that
-read it). Weights are symmetric int8, as quantize_dynamic's default:
+read it). A weight read through Identity nodes counts as an initializer
+(PyTorch exports shared weights so), and a Gemm (alpha = beta = 1, transA = 0)
+of a constant B is quantized as a MatMul of op(B) followed by the Add of its C,
+as ONNX Runtime's quantizer sees them after its pre-processing. Weights are symmetric int8, as quantize_dynamic's default:
 scale = max|w| / 127, zero point 0, w_q = clip(round_half_even(w / scale),
 -127, 127), over the whole tensor or (--per-channel) per column of B. Bias
 Adds, LSTMs, Gemms and everything else stay float.
@@ -42,12 +45,22 @@ def main():
     model = onnx.load(args.src)
     g = model.graph
     inits = {t.name: t for t in g.initializer}
+    for n in g.node:  # weights behind Identity nodes
+        if n.op_type == "Identity" and n.input[0] in inits:
+            inits[n.output[0]] = inits[n.input[0]]
     new_nodes, new_inits = [], []
     quantized_weights = {}  # weight name -> (q name, scale name, zp name)
     dq_of = {}  # activation name -> (q, scale, zp)
     count = 0
     for node in g.node:
-        w = inits.get(node.input[1]) if node.op_type == "MatMul" and len(node.input) == 2 else None
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        w, trans, bias = None, False, None
+        if node.op_type == "MatMul" and len(node.input) == 2:
+            w = inits.get(node.input[1])
+        elif (node.op_type == "Gemm" and attrs.get("alpha", 1.0) == 1.0 and attrs.get("beta", 1.0) == 1.0
+              and not attrs.get("transA", 0)):
+            w, trans = inits.get(node.input[1]), bool(attrs.get("transB", 0))
+            bias = node.input[2] if len(node.input) > 2 and node.input[2] else None
         if w is None or w.data_type != TensorProto.FLOAT or len(w.dims) != 2:
             new_nodes.append(node)
             continue
@@ -57,14 +70,16 @@ def main():
             new_nodes.append(helper.make_node("DynamicQuantizeLinear", [a], list(names), name=a + "_QuantizeLinear"))
             dq_of[a] = names
         aq, ascale, azp = dq_of[a]
-        if w.name not in quantized_weights:
-            q, scale, zp = quantize_weight(numpy_helper.to_array(w).astype(np.float32), args.per_channel)
-            names = (w.name + "_quantized", w.name + "_scale", w.name + "_zero_point")
+        key = w.name + ("_T" if trans else "")
+        if key not in quantized_weights:
+            wf = numpy_helper.to_array(w).astype(np.float32)
+            q, scale, zp = quantize_weight(wf.T.copy() if trans else wf, args.per_channel)
+            names = (key + "_quantized", key + "_scale", key + "_zero_point")
             new_inits += [numpy_helper.from_array(q, names[0]), numpy_helper.from_array(scale, names[1]),
                           numpy_helper.from_array(zp, names[2])]
-            quantized_weights[w.name] = names
-        wq, wscale, wzp = quantized_weights[w.name]
-        out = node.output[0]
+            quantized_weights[key] = names
+        wq, wscale, wzp = quantized_weights[key]
+        out = node.output[0] if bias is None else node.output[0] + "_matmul"
         base = node.name or out
         new_nodes.append(helper.make_node("MatMulInteger", [aq, wq, azp, wzp], [out + "_output_quantized"],
                                           name=base + "_quant"))
@@ -73,9 +88,17 @@ def main():
         new_nodes.append(helper.make_node("Mul", [ascale, wscale], [out + "_scales_mul"], name=base + "_scales_mul"))
         new_nodes.append(helper.make_node("Mul", [out + "_output_quantized_cast", out + "_scales_mul"], [out],
                                           name=base + "_output_scale_mul"))
+        if bias is not None:
+            new_nodes.append(helper.make_node("Add", [out, bias], [node.output[0]], name=base + "_bias_add"))
         count += 1
-    # Drop float weights no node reads any more.
-    used = {i for n in new_nodes for i in n.input}
+    # Drop Identity nodes and float weights nothing reads any more.
+    outputs = {o.name for o in g.output}
+    while True:
+        used = {i for n in new_nodes for i in n.input} | outputs
+        alive = [n for n in new_nodes if n.op_type != "Identity" or n.output[0] in used]
+        if len(alive) == len(new_nodes):
+            break
+        new_nodes = alive
     kept = [t for t in g.initializer if t.name in used]
     del g.initializer[:]
     g.initializer.extend(kept + new_inits)
