@@ -206,13 +206,66 @@ __attribute__((target("avx512vnni"), noinline)) void vnni_tail(const uint8_t* a,
   VNNI_STORE_ROW(0) VNNI_STORE_ROW(1) VNNI_STORE_ROW(2) VNNI_STORE_ROW(3) VNNI_STORE_ROW(4) VNNI_STORE_ROW(5)
 }
 
+// One row (a matrix-vector product, decode's shape): the even and the odd k
+// groups in two sets of accumulators, so that 2 x NP sums are in flight
+// instead of NP (vpdpbusd's latency would otherwise bound the row).
+template <int NP, bool FLIP>
+__attribute__((target("avx512vnni"), always_inline)) inline void vnni_row(const uint8_t* a, uint32_t flip4,
+                                                                           int64_t full, int64_t pstride,
+                                                                           const int8_t* pb, int32_t* out) {
+  const __m512i z = _mm512_setzero_si512();
+  const __m512i vflip = _mm512_set1_epi32(static_cast<int32_t>(flip4));
+  __m512i c0 = z, c1 = z, c2 = z, c3 = z, d0 = z, d1 = z, d2 = z, d3 = z;
+  int64_t g = 0;
+  for (; g + 2 <= full; g += 2) {
+    const int8_t* bp = pb + g * kGroupBytes;
+    __m512i av = _mm512_set1_epi32(load_a4_full(a + 4 * g));
+    __m512i aw = _mm512_set1_epi32(load_a4_full(a + 4 * g + 4));
+    if constexpr (FLIP) av = _mm512_xor_si512(av, vflip), aw = _mm512_xor_si512(aw, vflip);
+    c0 = _mm512_dpbusd_epi32(c0, av, _mm512_loadu_si512(bp));
+    d0 = _mm512_dpbusd_epi32(d0, aw, _mm512_loadu_si512(bp + kGroupBytes));
+    if constexpr (NP > 1) {
+      c1 = _mm512_dpbusd_epi32(c1, av, _mm512_loadu_si512(bp + pstride));
+      d1 = _mm512_dpbusd_epi32(d1, aw, _mm512_loadu_si512(bp + pstride + kGroupBytes));
+    }
+    if constexpr (NP > 2) {
+      c2 = _mm512_dpbusd_epi32(c2, av, _mm512_loadu_si512(bp + 2 * pstride));
+      d2 = _mm512_dpbusd_epi32(d2, aw, _mm512_loadu_si512(bp + 2 * pstride + kGroupBytes));
+      c3 = _mm512_dpbusd_epi32(c3, av, _mm512_loadu_si512(bp + 3 * pstride));
+      d3 = _mm512_dpbusd_epi32(d3, aw, _mm512_loadu_si512(bp + 3 * pstride + kGroupBytes));
+    }
+  }
+  if (g < full) {
+    const int8_t* bp = pb + g * kGroupBytes;
+    __m512i av = _mm512_set1_epi32(load_a4_full(a + 4 * g));
+    if constexpr (FLIP) av = _mm512_xor_si512(av, vflip);
+    c0 = _mm512_dpbusd_epi32(c0, av, _mm512_loadu_si512(bp));
+    if constexpr (NP > 1) c1 = _mm512_dpbusd_epi32(c1, av, _mm512_loadu_si512(bp + pstride));
+    if constexpr (NP > 2) {
+      c2 = _mm512_dpbusd_epi32(c2, av, _mm512_loadu_si512(bp + 2 * pstride));
+      c3 = _mm512_dpbusd_epi32(c3, av, _mm512_loadu_si512(bp + 3 * pstride));
+    }
+  }
+  _mm512_storeu_si512(out, _mm512_add_epi32(c0, d0));
+  if constexpr (NP > 1) _mm512_storeu_si512(out + 16, _mm512_add_epi32(c1, d1));
+  if constexpr (NP > 2) {
+    _mm512_storeu_si512(out + 32, _mm512_add_epi32(c2, d2));
+    _mm512_storeu_si512(out + 48, _mm512_add_epi32(c3, d3));
+  }
+}
+
 template <int MR, int NP>
 __attribute__((target("avx512vnni"))) void tile_vnni(const uint8_t* a, int64_t lda, uint32_t flip4, int64_t k,
                                                      const int8_t* pb, int32_t* out) {
   const int64_t groups = (k + 3) / 4, full = k / 4;
   const int64_t pstride = groups * kGroupBytes;
-  if (flip4) vnni_body<MR, NP, true>(a, lda, flip4, full, pstride, pb, out);
-  else vnni_body<MR, NP, false>(a, lda, flip4, full, pstride, pb, out);
+  if constexpr (MR == 1) {
+    if (flip4) vnni_row<NP, true>(a, flip4, full, pstride, pb, out);
+    else vnni_row<NP, false>(a, flip4, full, pstride, pb, out);
+  } else {
+    if (flip4) vnni_body<MR, NP, true>(a, lda, flip4, full, pstride, pb, out);
+    else vnni_body<MR, NP, false>(a, lda, flip4, full, pstride, pb, out);
+  }
   if (full < groups) {
     if (flip4) vnni_tail<MR, NP, true>(a, lda, flip4, full, static_cast<int>(k - 4 * full), pstride, pb, out);
     else vnni_tail<MR, NP, false>(a, lda, flip4, full, static_cast<int>(k - 4 * full), pstride, pb, out);
