@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "primitives/gemm/qgemm.h"
+#include "primitives/gemm/qgemm_isa.h"
 #include "spindle/cpu.h"
 
 namespace spindle::kernels::nn {
@@ -211,6 +212,35 @@ TEST(QGemm, DynamicQuantizeMatchesTheScalarDefinition) {
       EXPECT_EQ(std::memcmp(&q.scale, &ws, sizeof(float)), 0) << "n=" << n << " variant " << variant;
       EXPECT_EQ(q.zero_point, wz) << "n=" << n << " variant " << variant;
       EXPECT_EQ(got, want) << "n=" << n << " variant " << variant;
+    }
+  }
+}
+
+// Each level's DynamicQuantizeLinear passes (called directly) give the
+// active level's bytes, NaN and infinities included.
+TEST(QGemm, DynamicQuantizePassesAgreeAcrossLevels) {
+  using MinMax = void (*)(const float*, int64_t, float*, float*);
+  using Quant = void (*)(const float*, int64_t, float, float, uint8_t*);
+  std::vector<std::pair<MinMax, Quant>> fns = {{&kernels::baseline::quantize_min_max, &kernels::baseline::quantize_u8}};
+  if (detected_isa_level() >= IsaLevel::kAvx2)
+    fns.push_back({&kernels::avx2::quantize_min_max, &kernels::avx2::quantize_u8});
+  if (detected_isa_level() >= IsaLevel::kAvx512)
+    fns.push_back({&kernels::avx512::quantize_min_max, &kernels::avx512::quantize_u8});
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<float> d(-7.0f, 2.0f);
+  for (int64_t n : {1, 5, 16, 23, 64, 257}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = i % 11 == 3 ? NAN : i % 13 == 5 ? 2.5f : d(rng);
+    if (n > 20) x[20] = -INFINITY;
+    std::vector<uint8_t> want(x.size());
+    const DynamicQuantization q = dynamic_quantize_u8(x.data(), n, want.data());
+    for (const auto& [min_max, quant] : fns) {
+      float lo = 0.0f, hi = 0.0f;
+      min_max(x.data(), n, &lo, &hi);
+      EXPECT_EQ((hi - lo) / 255.0f, q.scale) << "n=" << n;
+      std::vector<uint8_t> got(x.size());
+      quant(x.data(), n, q.scale, static_cast<float>(q.zero_point), got.data());
+      EXPECT_EQ(got, want) << "n=" << n;
     }
   }
 }

@@ -95,9 +95,9 @@ T requantize(int64_t acc, float scale, int32_t zp) {
 void parallel_qgemm(KernelContext& ctx, const QGemmArgs& base, int64_t rows, int64_t N) {
   if (rows <= 0 || N <= 0) return;
   const int64_t panel = base.b->panel_columns;
-  // Column blocks of 4 panels (the micro-kernel's widest tile) up to 16,
-  // row blocks of 96 rows: a block's B panels stay in cache across its rows.
-  const int64_t nb = std::min(round_up(N, panel), std::max<int64_t>(4 * panel, round_up(ceil_div(N, 8), panel) ));
+  // Column blocks of N / 8 rounded up to a panel, at least 4 panels (the
+  // micro-kernel's widest tile), and row blocks of at most 96 rows.
+  const int64_t nb = std::min(round_up(N, panel), std::max<int64_t>(4 * panel, round_up(ceil_div(N, 8), panel)));
   const int64_t mb = std::min<int64_t>(rows, 96);
   const int64_t n_blocks = ceil_div(N, nb), m_blocks = ceil_div(rows, mb);
   const int64_t blocks = n_blocks * m_blocks;
