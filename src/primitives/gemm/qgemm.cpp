@@ -1,16 +1,114 @@
-// qgemm.cpp — the 8-bit integer GEMM (qgemm.h): packing and the portable
-// driver.
+// qgemm.cpp — the 8-bit integer GEMM (qgemm.h): packing B into the
+// micro-kernels' panels (qgemm_isa.h), the zero-point terms and the choice
+// of the per-ISA kernels (qgemm.isa.cpp).
+//
+// The kernels multiply uint8 by int8. int8 A is read as a' = a + 128 (its
+// bytes with the top bit flipped) with zero point za + 128; uint8 B is
+// packed as b' = b - 128 (same flip) with zero points zb - 128 and column
+// sums colsum - 128 K. Differences a' - za' and b' - zb' are the given ones,
+// so C does not change:
+//   C = dot(a', b') - zb'[j] * (rowsum(a')[i] - K za') - za' colsum(b')[j]
 #include "primitives/gemm/qgemm.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <stdexcept>
+
+#include "primitives/gemm/qgemm_isa.h"
 
 namespace spindle::kernels::nn {
 
 namespace {
 
-int32_t load(const void* p, bool is_signed, int64_t index) {
-  return is_signed ? static_cast<const int8_t*>(p)[index] : static_cast<const uint8_t*>(p)[index];
+using KernelFn = void (*)(const QGemmKernelArgs&);
+using RowSumsFn = void (*)(const uint8_t*, int64_t, uint8_t, int64_t, int64_t, int32_t*);
+
+bool cpu_has_vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vnni");
+#else
+  return false;
+#endif
+}
+
+struct Level {
+  KernelFn kernel;
+  RowSumsFn row_sums;
+  bool vnni;
+  const char* name;
+};
+
+Level level_of(int level, bool vnni) {
+  switch (level) {
+    case 2: return {&avx512::qgemm_kernel, &avx512::qgemm_row_sums, vnni, vnni ? "avx512-vnni" : "avx512"};
+    case 1: return {&avx2::qgemm_kernel, &avx2::qgemm_row_sums, false, "avx2"};
+    default: return {&baseline::qgemm_kernel, &baseline::qgemm_row_sums, false, "baseline"};
+  }
+}
+
+const Level& active_level() {
+  static const Level level = [] {
+    const IsaLevel l = active_isa_level();
+    const int n = l == IsaLevel::kAvx512 ? 2 : l == IsaLevel::kAvx2 ? 1 : 0;
+    return level_of(n, n == 2 && cpu_has_vnni());
+  }();
+  return level;
+}
+
+void run(const QGemmArgs& args, const Level& level) {
+  const QGemmPackedB& b = *args.b;
+  const int64_t k = b.k;
+  const int64_t col_end = args.col_end < 0 ? b.n : args.col_end;
+  const int64_t n = col_end - args.col_begin;
+  if (args.m <= 0 || n <= 0) return;
+  if (args.col_begin % b.panel_columns != 0 || col_end > b.n || args.col_begin < 0)
+    throw std::invalid_argument("qgemm: column range does not start at a panel or ends past n");
+  thread_local std::vector<int32_t> terms;
+  terms.resize(static_cast<size_t>(args.m + 2 * n));
+  int32_t* row_terms = terms.data();
+  int32_t* col_terms = row_terms + args.m;
+  int32_t* zb = col_terms + n;
+  // Unsigned arithmetic: the sums wrap as int32 accumulators do.
+  const uint32_t uk = static_cast<uint32_t>(k);
+  const uint32_t za = static_cast<uint32_t>(args.a_zero_point + (args.a_signed ? 128 : 0));
+  const int32_t zb_shift = b.b_signed ? 0 : 128;
+  level.row_sums(static_cast<const uint8_t*>(args.a), args.lda, args.a_signed ? 0x80 : 0, args.m, k, row_terms);
+  for (int64_t i = 0; i < args.m; ++i)
+    row_terms[i] = static_cast<int32_t>(static_cast<uint32_t>(row_terms[i]) - uk * za);
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t col = args.col_begin + j;
+    const int32_t z = args.b_zero_points == nullptr ? 0
+                      : args.per_column_b_zero_points ? args.b_zero_points[col]
+                                                      : args.b_zero_points[0];
+    zb[j] = z - zb_shift;
+    const uint32_t cs = static_cast<uint32_t>(b.column_sums[static_cast<size_t>(col)]) -
+                        (b.b_signed ? 0u : 128u * uk);
+    col_terms[j] = static_cast<int32_t>(0u - za * cs);
+  }
+  QGemmKernelArgs p;
+  p.a = static_cast<const uint8_t*>(args.a);
+  p.lda = args.lda;
+  p.a_flip = args.a_signed ? 0x80 : 0;
+  p.m = args.m;
+  p.k = k;
+  p.pb = reinterpret_cast<const int8_t*>(b.data.data()) + (args.col_begin / kQGemmPanel) * ((k + 3) / 4) * 64;
+  p.n = n;
+  p.row_terms = row_terms;
+  p.col_terms = col_terms;
+  p.zb = zb;
+  p.c = args.c;
+  p.ldc = args.ldc;
+  if (args.y) {
+    p.y = args.y;
+    p.ldy = args.ldy;
+    p.per_column_scale = args.per_column_scale;
+    p.scale = args.per_column_scale ? args.scale + args.col_begin : args.scale;
+    p.bias = args.bias ? args.bias + args.col_begin : nullptr;
+  }
+  p.vnni = level.vnni;
+  level.kernel(p);
 }
 
 }  // namespace
@@ -20,45 +118,46 @@ QGemmPackedB qgemm_pack_b(const void* b, bool b_signed, int64_t k, int64_t n, in
   packed.k = k;
   packed.n = n;
   packed.b_signed = b_signed;
-  packed.panel_columns = 1;
+  packed.panel_columns = kQGemmPanel;
   packed.column_sums.assign(static_cast<size_t>(n), 0);
-  // Portable layout: column-major (one panel per column, K contiguous).
-  packed.data.resize(static_cast<size_t>(k * n));
+  const int64_t groups = (k + 3) / 4, panels = (n + kQGemmPanel - 1) / kQGemmPanel;
+  packed.data.assign(static_cast<size_t>(panels * groups * 64), 0);
+  const uint8_t* src = static_cast<const uint8_t*>(b);
+  const uint8_t flip = b_signed ? 0 : 0x80;
   for (int64_t j = 0; j < n; ++j) {
+    uint8_t* panel = packed.data.data() + (j / kQGemmPanel) * groups * 64 + (j % kQGemmPanel) * 4;
     int32_t sum = 0;
     for (int64_t p = 0; p < k; ++p) {
-      const int64_t index = trans_b ? j * ldb + p : p * ldb + j;
-      const int32_t v = load(b, b_signed, index);
-      sum += v;
-      packed.data[static_cast<size_t>(j * k + p)] = static_cast<uint8_t>(v);
+      const uint8_t v = src[trans_b ? j * ldb + p : p * ldb + j];
+      sum += b_signed ? static_cast<int32_t>(static_cast<int8_t>(v)) : static_cast<int32_t>(v);
+      panel[(p / 4) * 64 + (p % 4)] = static_cast<uint8_t>(v ^ flip);
     }
     packed.column_sums[static_cast<size_t>(j)] = sum;
   }
   return packed;
 }
 
-void qgemm(const QGemmArgs& args) {
-  const QGemmPackedB& b = *args.b;
-  const int64_t k = b.k;
-  const int64_t col_end = args.col_end < 0 ? b.n : args.col_end;
-  for (int64_t i = 0; i < args.m; ++i) {
-    int32_t row_sum = 0;
-    for (int64_t p = 0; p < k; ++p) row_sum += load(args.a, args.a_signed, i * args.lda + p);
-    for (int64_t j = args.col_begin; j < col_end; ++j) {
-      const uint8_t* column = b.data.data() + j * k;
-      int32_t dot = 0;
-      for (int64_t p = 0; p < k; ++p) {
-        const int32_t bv = b.b_signed ? static_cast<int8_t>(column[p]) : column[p];
-        dot += load(args.a, args.a_signed, i * args.lda + p) * bv;
-      }
-      const int32_t zb = args.b_zero_points == nullptr ? 0
-                         : args.per_column_b_zero_points ? args.b_zero_points[j]
-                                                         : args.b_zero_points[0];
-      const int32_t za = args.a_zero_point;
-      args.c[i * args.ldc + (j - args.col_begin)] =
-          dot - zb * row_sum - za * b.column_sums[static_cast<size_t>(j)] + static_cast<int32_t>(k) * za * zb;
-    }
+void qgemm(const QGemmArgs& args) { run(args, active_level()); }
+
+DynamicQuantization dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y) {
+  static const auto min_max = SPINDLE_ISA_SELECT(quantize_min_max);
+  static const auto quantize = SPINDLE_ISA_SELECT(quantize_u8);
+  float lo = 0.0f, hi = 0.0f;  // the range always includes 0
+  min_max(x, n, &lo, &hi);
+  DynamicQuantization q;
+  q.scale = (hi - lo) / 255.0f;
+  if (q.scale == 0.0f) {
+    std::memset(y, 0, static_cast<size_t>(n));
+    return q;
   }
+  const float z = -lo / q.scale;  // NaN (an infinite range) -> 0
+  q.zero_point = std::isnan(z) ? 0 : static_cast<uint8_t>(std::clamp(std::nearbyint(static_cast<double>(z)), 0.0, 255.0));
+  quantize(x, n, q.scale, static_cast<float>(q.zero_point), y);
+  return q;
 }
+
+const char* qgemm_kernel_name() { return active_level().name; }
+
+void qgemm_at_level(const QGemmArgs& args, int level, bool vnni) { run(args, level_of(level, vnni)); }
 
 }  // namespace spindle::kernels::nn

@@ -51,9 +51,40 @@ struct QGemmArgs {
   int64_t col_begin = 0, col_end = -1;     // C's columns to compute (-1: n); col_begin a multiple of panel_columns
   int32_t* c = nullptr;                    // C[i][j] at c[i * ldc + (j - col_begin)]
   int64_t ldc = 0;
+  // Optional dequantizing epilogue. When y is set, c is not written (may be
+  // null) and instead
+  //   y[i * ldy + (j - col_begin)] = float(C[i][j]) * scale[per_column_scale ? j : 0]  (+ bias[j])
+  // as two float roundings, the multiply then the add: what Cast(int32 ->
+  // float), Mul and Add compute one after the other. bias (n values) may be
+  // null.
+  float* y = nullptr;
+  int64_t ldy = 0;
+  const float* scale = nullptr;
+  bool per_column_scale = false;
+  const float* bias = nullptr;
 };
 
 // C for rows [0, m) and columns [col_begin, col_end).
 void qgemm(const QGemmArgs& args);
+
+// DynamicQuantizeLinear (opset 11) on x[0, n): the range [min(0, min x),
+// max(0, max x)] (NaNs skipped), scale = (max - min) / 255, zero point =
+// saturate(round_half_even(-min / scale)), and
+// y = saturate(round_half_even(x / scale) + zero point) (NaN -> 0; every y
+// the zero point when scale is 0). Two vectorized passes over x.
+struct DynamicQuantization {
+  float scale = 0.0f;
+  uint8_t zero_point = 0;
+};
+DynamicQuantization dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y);
+
+// The ISA level qgemm's kernels run at ("baseline", "avx2", "avx512",
+// "avx512-vnni").
+const char* qgemm_kernel_name();
+
+// For tests and benchmarks: qgemm with the kernels of a given level (0
+// baseline, 1 AVX2, 2 AVX-512; the CPU must have it), and at level 2 with or
+// without the VNNI instructions (the CPU must have them when asked for).
+void qgemm_at_level(const QGemmArgs& args, int level, bool vnni);
 
 }  // namespace spindle::kernels::nn

@@ -1,0 +1,86 @@
+// qgemm_bench.cpp — single-thread 8-bit integer GEMM throughput
+// (src/primitives/gemm/qgemm.h): uint8 activations (m x K) times int8
+// weights (K x n) packed once as a session does, int32 out, at each ISA
+// level this CPU runs (AVX-512 with and without VNNI), on transformer
+// shapes: decode-like (m = 1..16 rows) and prefill-like (m = 128). Counter
+// GOPS = 2 m n K / time (a multiply and an add per product).
+//
+//   build/bench/kernels/bench_qgemm --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "primitives/gemm/qgemm.h"
+#include "spindle/cpu.h"
+
+namespace {
+
+using spindle::kernels::nn::QGemmArgs;
+using spindle::kernels::nn::QGemmPackedB;
+
+struct Shape3 {
+  int64_t m, n, k;
+};
+
+// Encoder / decoder projections (hidden 256 .. 768, FFN 4x) at 1, 4, 16
+// and 128 rows.
+const Shape3 kShapes[] = {
+    {1, 768, 768},   {1, 3072, 768},  {1, 768, 3072},  {4, 768, 768},   {16, 768, 768},
+    {16, 3072, 768}, {128, 256, 256}, {128, 1024, 256}, {128, 256, 1024}, {128, 768, 768}, {128, 3072, 768},
+};
+
+void run(benchmark::State& state, Shape3 s, int level, bool vnni) {
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<uint8_t> a(static_cast<size_t>(s.m * s.k)), b(static_cast<size_t>(s.k * s.n));
+  for (auto& v : a) v = static_cast<uint8_t>(byte(rng));
+  for (auto& v : b) v = static_cast<uint8_t>(byte(rng));
+  const QGemmPackedB packed = spindle::kernels::nn::qgemm_pack_b(b.data(), true, s.k, s.n, s.n);
+  std::vector<int32_t> c(static_cast<size_t>(s.m * s.n));
+  const int32_t zb = 3;
+  QGemmArgs args;
+  args.a = a.data();
+  args.lda = s.k;
+  args.a_zero_point = 128;
+  args.m = s.m;
+  args.b = &packed;
+  args.b_zero_points = &zb;
+  args.c = c.data();
+  args.ldc = s.n;
+  for (auto _ : state) {
+    spindle::kernels::nn::qgemm_at_level(args, level, vnni);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GOPS"] = benchmark::Counter(2.0 * static_cast<double>(s.m * s.n * s.k) * state.iterations(),
+                                               benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
+int register_all() {
+  struct L {
+    int level;
+    bool vnni;
+    const char* name;
+  };
+  std::vector<L> levels = {{0, false, "baseline"}};
+  if (spindle::detected_isa_level() >= spindle::IsaLevel::kAvx2) levels.push_back({1, false, "avx2"});
+  if (spindle::detected_isa_level() >= spindle::IsaLevel::kAvx512) {
+    levels.push_back({2, false, "avx512bw"});
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512vnni")) levels.push_back({2, true, "avx512vnni"});
+  }
+  for (const L& l : levels)
+    for (const Shape3& s : kShapes) {
+      const std::string name = std::string("qgemm/") + l.name + "/" + std::to_string(s.m) + "x" +
+                               std::to_string(s.n) + "x" + std::to_string(s.k);
+      benchmark::RegisterBenchmark(name.c_str(), run, s, l.level, l.vnni);
+    }
+  return 0;
+}
+
+const int registered = register_all();
+
+}  // namespace
+
+BENCHMARK_MAIN();

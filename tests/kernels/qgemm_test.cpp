@@ -1,0 +1,254 @@
+// qgemm_test.cpp — the 8-bit integer GEMM (primitives/gemm/qgemm.h) at every
+// ISA level this CPU runs (AVX-512 with and without VNNI), against the
+// scalar formula: random and edge shapes, int8 / uint8 A and B, per-tensor
+// and per-column zero points, column ranges, the dequantizing epilogue.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "primitives/gemm/qgemm.h"
+#include "primitives/gemm/qgemm_isa.h"
+#include "spindle/cpu.h"
+
+namespace spindle::kernels::nn {
+namespace {
+
+struct Level {
+  int level;
+  bool vnni;
+  const char* name;
+};
+
+std::vector<Level> levels() {
+  std::vector<Level> out = {{0, false, "baseline"}};
+  if (detected_isa_level() >= IsaLevel::kAvx2) out.push_back({1, false, "avx2"});
+  if (detected_isa_level() >= IsaLevel::kAvx512) {
+    out.push_back({2, false, "avx512"});
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512vnni")) out.push_back({2, true, "avx512-vnni"});
+  }
+  return out;
+}
+
+struct Problem {
+  int64_t m, n, k;
+  bool a_signed, b_signed, per_column;
+  std::vector<uint8_t> a, b;  // bytes; int8 when signed
+  int32_t za = 0;
+  std::vector<int32_t> zb;
+
+  int32_t av(int64_t i, int64_t p) const { return a_signed ? static_cast<int8_t>(a[i * k + p]) : a[i * k + p]; }
+  int32_t bv(int64_t p, int64_t j) const { return b_signed ? static_cast<int8_t>(b[p * n + j]) : b[p * n + j]; }
+  int32_t want(int64_t i, int64_t j) const {
+    int64_t s = 0;
+    const int32_t z = per_column ? zb[j] : zb[0];
+    for (int64_t p = 0; p < k; ++p) s += static_cast<int64_t>(av(i, p) - za) * (bv(p, j) - z);
+    return static_cast<int32_t>(s);
+  }
+};
+
+Problem make(std::mt19937& rng, int64_t m, int64_t n, int64_t k, bool as, bool bs, bool per_column, bool extremes) {
+  Problem p{m, n, k, as, bs, per_column, {}, {}, 0, {}};
+  std::uniform_int_distribution<int> byte(0, 255), two(0, 1);
+  p.a.resize(static_cast<size_t>(m * k));
+  p.b.resize(static_cast<size_t>(k * n));
+  // Extremes: every byte the most negative or largest value of its type
+  // (where pmaddubsw would saturate).
+  for (auto& v : p.a) v = static_cast<uint8_t>(extremes ? (two(rng) ? 0x7F : 0x80) ^ (as ? 0 : 0x80) : byte(rng));
+  for (auto& v : p.b) v = static_cast<uint8_t>(extremes ? (two(rng) ? 0x7F : 0x80) ^ (bs ? 0 : 0x80) : byte(rng));
+  auto zp = [&](bool is_signed) { return is_signed ? byte(rng) - 128 : byte(rng); };
+  p.za = zp(as);
+  p.zb.resize(static_cast<size_t>(per_column ? n : 1));
+  for (auto& z : p.zb) z = zp(bs);
+  return p;
+}
+
+// Runs the problem at a level over column blocks [c0, c1) of `step` columns
+// and checks every element (int32, and the float epilogue).
+void check(const Problem& p, const Level& lv, int64_t step) {
+  const QGemmPackedB packed = qgemm_pack_b(p.b.data(), p.b_signed, p.k, p.n, p.n);
+  ASSERT_EQ(step % packed.panel_columns, 0);
+  std::vector<int32_t> c(static_cast<size_t>(p.m * p.n), 0x5A5A5A5A);
+  std::vector<float> y(static_cast<size_t>(p.m * p.n), -1.0f), scale(static_cast<size_t>(p.n)), bias(static_cast<size_t>(p.n));
+  for (int64_t j = 0; j < p.n; ++j) scale[j] = 0.001f * static_cast<float>(j + 1), bias[j] = 0.5f * static_cast<float>(j) - 3.0f;
+  for (int64_t c0 = 0; c0 < p.n; c0 += step) {
+    const int64_t c1 = std::min(p.n, c0 + step);
+    QGemmArgs args;
+    args.a = p.a.data();
+    args.a_signed = p.a_signed;
+    args.lda = p.k;
+    args.a_zero_point = p.za;
+    args.m = p.m;
+    args.b = &packed;
+    args.b_zero_points = p.zb.data();
+    args.per_column_b_zero_points = p.per_column;
+    args.col_begin = c0;
+    args.col_end = c1;
+    args.c = c.data() + c0;
+    args.ldc = p.n;
+    qgemm_at_level(args, lv.level, lv.vnni);
+    args.c = nullptr;
+    args.y = y.data() + c0;
+    args.ldy = p.n;
+    args.scale = scale.data();
+    args.per_column_scale = true;
+    args.bias = bias.data();
+    qgemm_at_level(args, lv.level, lv.vnni);
+  }
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t j = 0; j < p.n; ++j) {
+      const int32_t w = p.want(i, j);
+      ASSERT_EQ(c[i * p.n + j], w) << lv.name << " m=" << p.m << " n=" << p.n << " k=" << p.k << " A "
+                                   << (p.a_signed ? "s8" : "u8") << " B " << (p.b_signed ? "s8" : "u8")
+                                   << (p.per_column ? " per-column" : " per-tensor") << " at (" << i << ", " << j << ")";
+      const float prod = static_cast<float>(w) * scale[j];
+      const float wy = prod + bias[j];
+      ASSERT_EQ(y[i * p.n + j], wy) << lv.name << " dequantized at (" << i << ", " << j << ")";
+    }
+}
+
+TEST(QGemm, RandomShapesEveryLevelAndSignedness) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int64_t> md(1, 70), nd(1, 90), kd(1, 700);
+  for (const Level& lv : levels()) {
+    for (int t = 0; t < 24; ++t) {
+      const bool as = t & 1, bs = (t >> 1) & 1, pc = (t >> 2) & 1;
+      const Problem p = make(rng, md(rng), nd(rng), kd(rng), as, bs, pc, false);
+      check(p, lv, 1 << 20);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(QGemm, EdgeShapes) {
+  std::mt19937 rng(11);
+  const int64_t ms[] = {1, 2, 5, 6, 7, 13, 70};
+  const int64_t ns[] = {1, 15, 16, 17, 33, 64, 65};
+  const int64_t ks[] = {1, 2, 3, 4, 5, 63, 64, 257, 700};
+  for (const Level& lv : levels())
+    for (int64_t m : ms)
+      for (int64_t n : ns)
+        for (int64_t k : ks) {
+          const int sel = static_cast<int>((m + n + k) % 8);
+          const Problem p = make(rng, m, n, k, sel & 1, sel & 2, sel & 4, false);
+          check(p, lv, 1 << 20);
+          if (HasFatalFailure()) return;
+        }
+}
+
+TEST(QGemm, ExtremeValuesDoNotSaturate) {
+  std::mt19937 rng(3);
+  for (const Level& lv : levels())
+    for (int t = 0; t < 8; ++t) {
+      const Problem p = make(rng, 9, 40, 301, t & 1, t & 2, t & 4, true);
+      check(p, lv, 1 << 20);
+      if (HasFatalFailure()) return;
+    }
+}
+
+TEST(QGemm, ColumnRangesMatchTheWholeProduct) {
+  std::mt19937 rng(5);
+  for (const Level& lv : levels())
+    for (int64_t step : {16, 32, 48}) {
+      const Problem p = make(rng, 11, 83, 130, false, true, true, false);
+      check(p, lv, step);
+      if (HasFatalFailure()) return;
+    }
+}
+
+TEST(QGemm, TransposedPackingEqualsPlain) {
+  std::mt19937 rng(9);
+  const Problem p = make(rng, 3, 37, 45, false, true, false, false);
+  std::vector<uint8_t> bt(p.b.size());
+  for (int64_t r = 0; r < p.k; ++r)
+    for (int64_t j = 0; j < p.n; ++j) bt[j * p.k + r] = p.b[r * p.n + j];
+  const QGemmPackedB x = qgemm_pack_b(p.b.data(), true, p.k, p.n, p.n);
+  const QGemmPackedB y = qgemm_pack_b(bt.data(), true, p.k, p.n, p.k, true);
+  EXPECT_EQ(x.data, y.data);
+  EXPECT_EQ(x.column_sums, y.column_sums);
+}
+
+// DynamicQuantizeLinear's vectorized passes against ONNX's definition written
+// out per element: ties (x / scale exactly half-way, both parities), NaN
+// (skipped by min / max, quantized to 0), infinities, -0, all zeros, and
+// lengths around the vector widths.
+TEST(QGemm, DynamicQuantizeMatchesTheScalarDefinition) {
+  auto reference = [](const std::vector<float>& x, std::vector<uint8_t>& y, float& scale, uint8_t& zero) {
+    float lo = 0.0f, hi = 0.0f;
+    for (float v : x) lo = std::min(lo, v), hi = std::max(hi, v);
+    scale = (hi - lo) / 255.0f;
+    auto sat = [](double v) -> uint8_t {
+      if (std::isnan(v)) return 0;
+      return static_cast<uint8_t>(std::clamp(std::nearbyint(v), 0.0, 255.0));
+    };
+    zero = scale == 0.0f ? 0 : sat(-lo / scale);
+    y.resize(x.size());
+    for (size_t i = 0; i < x.size(); ++i) y[i] = scale == 0.0f ? zero : sat(std::nearbyint(x[i] / scale) + zero);
+  };
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> d(-3.0f, 5.0f);
+  const float specials[] = {0.5f, 1.5f, 2.5f, -0.5f, -2.5f, -0.0f, NAN, 127.5f};
+  for (int64_t n : {0, 1, 3, 7, 8, 15, 16, 17, 31, 33, 100, 1000}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      std::vector<float> x(static_cast<size_t>(n));
+      for (size_t i = 0; i < x.size(); ++i) {
+        x[i] = variant == 3 ? 0.0f : d(rng);
+        if (variant == 1 && i % 3 == 0) x[i] = specials[i % 8];
+        // Scale 1 / 1: values that are exact halves tie.
+        if (variant == 2) x[i] = static_cast<float>(static_cast<int>(i % 40) - 20) + 0.5f;
+      }
+      if (variant == 1 && n > 4) x[4] = INFINITY;
+      std::vector<uint8_t> want, got(x.size());
+      float ws = 0.0f;
+      uint8_t wz = 0;
+      reference(x, want, ws, wz);
+      const DynamicQuantization q = dynamic_quantize_u8(x.data(), n, got.data());
+      EXPECT_EQ(std::memcmp(&q.scale, &ws, sizeof(float)), 0) << "n=" << n << " variant " << variant;
+      EXPECT_EQ(q.zero_point, wz) << "n=" << n << " variant " << variant;
+      EXPECT_EQ(got, want) << "n=" << n << " variant " << variant;
+    }
+  }
+}
+
+// Each level's DynamicQuantizeLinear passes (called directly) give the
+// active level's bytes, NaN and infinities included.
+TEST(QGemm, DynamicQuantizePassesAgreeAcrossLevels) {
+  using MinMax = void (*)(const float*, int64_t, float*, float*);
+  using Quant = void (*)(const float*, int64_t, float, float, uint8_t*);
+  std::vector<std::pair<MinMax, Quant>> fns = {{&kernels::baseline::quantize_min_max, &kernels::baseline::quantize_u8}};
+  if (detected_isa_level() >= IsaLevel::kAvx2)
+    fns.push_back({&kernels::avx2::quantize_min_max, &kernels::avx2::quantize_u8});
+  if (detected_isa_level() >= IsaLevel::kAvx512)
+    fns.push_back({&kernels::avx512::quantize_min_max, &kernels::avx512::quantize_u8});
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<float> d(-7.0f, 2.0f);
+  for (int64_t n : {1, 5, 16, 23, 64, 257}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = i % 11 == 3 ? NAN : i % 13 == 5 ? 2.5f : d(rng);
+    if (n > 20) x[20] = -INFINITY;
+    std::vector<uint8_t> want(x.size());
+    const DynamicQuantization q = dynamic_quantize_u8(x.data(), n, want.data());
+    for (const auto& [min_max, quant] : fns) {
+      float lo = 0.0f, hi = 0.0f;
+      min_max(x.data(), n, &lo, &hi);
+      EXPECT_EQ((hi - lo) / 255.0f, q.scale) << "n=" << n;
+      std::vector<uint8_t> got(x.size());
+      quant(x.data(), n, q.scale, static_cast<float>(q.zero_point), got.data());
+      EXPECT_EQ(got, want) << "n=" << n;
+    }
+  }
+}
+
+TEST(QGemm, ActiveKernelIsNamed) {
+  const std::string name = qgemm_kernel_name();
+  EXPECT_TRUE(name == "baseline" || name == "avx2" || name == "avx512" || name == "avx512-vnni") << name;
+}
+
+}  // namespace
+}  // namespace spindle::kernels::nn
