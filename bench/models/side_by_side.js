@@ -13,6 +13,7 @@
 //        [--dim SYMBOL=N]   every input dimension named SYMBOL in the model is N (symbolic
 //                           dimensions not named are 1; --shape overrides per input), e.g. a
 //                           decoder's cache length: --dim past=255 --dim seq=1
+//        [--value NAME=V]   every element of input NAME is V (a sample rate, a flag)
 //        [--tolerance T]    largest |spindle - ORT| / (1e-3 + |ORT|) accepted (default 1e-2); dynamically
 //                           quantized (int8) models need more: a float that lands on the other side of a
 //                           rounding step before a DynamicQuantizeLinear moves its product by one step
@@ -57,8 +58,8 @@ async function timeSide(session, feeds, runs) {
 async function main() {
   const { positional, opts } = c.parseArgs(process.argv.slice(2),
     { '--shape': 'list', '--dim': 'list', '--intra': 'int', '--rounds': 'int', '--runs': 'int', '--int-range': 'int',
-      '--tolerance': 'string' },
-    'usage: side_by_side.js MODEL --shape NAME=DIMS... [--dim SYMBOL=N]... [--intra N] [--rounds N] [--runs N] [--int-range HI] [--tolerance T]');
+      '--tolerance': 'string', '--value': 'list' },
+    'usage: side_by_side.js MODEL --shape NAME=DIMS... [--dim SYMBOL=N]... [--intra N] [--rounds N] [--runs N] [--int-range HI] [--value NAME=V]... [--tolerance T]');
   const model = path.resolve(positional[0]);
   const intra = opts.intra ?? 1, rounds = opts.rounds ?? 5, runs = opts.runs ?? 20, intHi = opts['int-range'] ?? 100;
   const ort = c.loadOrt();
@@ -73,6 +74,12 @@ async function main() {
     symbols.set(m[1], Number(m[2]));
   }
   const raw = inputs(c.inputMetadata(o), shapes, symbols, intHi);
+  for (const spec of opts.value || []) {
+    const m = /^([^=]+)=(-?[0-9.e+-]+)$/.exec(spec);
+    if (!m || !raw[m[1]]) c.die(`--value '${spec}': expected NAME=V with NAME one of the model's inputs`);
+    const r = raw[m[1]];
+    r.data.fill(r.type === 'int64' ? BigInt(Math.trunc(Number(m[2]))) : Number(m[2]));
+  }
   const of = {}, sf = {};
   for (const [k, v] of Object.entries(raw)) {
     of[k] = new ort.Tensor(v.type, v.data, v.dims);
