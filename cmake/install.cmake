@@ -7,6 +7,9 @@
 #   <libdir>/libspindle.a                           static library (threading layer folded in)
 #   <libdir>/cmake/spindle/                         find_package(spindle CONFIG)
 #   <libdir>/pkgconfig/spindle.pc                   pkg-config
+#   <libdir>/libonnxruntime.so.1.30.0, .so.1, .so    ONNX Runtime's C API over spindle (docs/capi.md)
+#   <prefix>/include/onnxruntime/onnxruntime_c_api.h its header, and the C++ API's
+#       (onnxruntime_cxx_api.h, _cxx_inline.h, _float16.h, the config key headers)
 #
 # The build tree keeps its two static libraries (spindle, spindle_threading)
 # for the tests; the installed libraries are made from their object files (and
@@ -118,6 +121,15 @@ install(TARGETS spindle_shared EXPORT spindleTargets
 install(TARGETS spindle_static EXPORT spindleStaticTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY include/spindle DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+# The drop-in libonnxruntime.so.1 (spindle linked in, only ONNX Runtime's
+# entry points exported) and the C header programs compile against.
+set_target_properties(spindle_onnxruntime PROPERTIES INSTALL_RPATH "${SPINDLE_INSTALL_RPATH}")
+install(TARGETS spindle_onnxruntime LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES include/onnxruntime/onnxruntime_c_api.h include/onnxruntime/onnxruntime_cxx_api.h
+  include/onnxruntime/onnxruntime_cxx_inline.h include/onnxruntime/onnxruntime_float16.h
+  include/onnxruntime/onnxruntime_session_options_config_keys.h
+  include/onnxruntime/onnxruntime_run_options_config_keys.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/onnxruntime)
 install(FILES ${PROJECT_BINARY_DIR}/include/spindle/version.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/spindle)
 install(EXPORT spindleTargets NAMESPACE spindle:: DESTINATION ${SPINDLE_CMAKE_DIR})
 install(EXPORT spindleStaticTargets NAMESPACE spindle:: DESTINATION ${SPINDLE_CMAKE_DIR})
@@ -173,5 +185,5 @@ set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 # Static linking and the CMake package's `static` component also need the
 # development packages of the link-only dependencies.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libonnx-dev, libprotobuf-dev, libfmt-dev, libhwloc-dev, libblis-serial-dev")
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "spindle runs ONNX models on the CPU with ONNX Runtime's and PyTorch's threading knobs.\n This package holds libspindle (shared and static), its C++ headers, the CMake\n package (find_package(spindle)), spindle.pc and the spindle command.")
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "spindle runs ONNX models on the CPU with ONNX Runtime's and PyTorch's threading knobs.\n This package holds libspindle (shared and static), its C++ headers, the CMake\n package (find_package(spindle)), spindle.pc, the spindle command, and\n libonnxruntime.so.1 with onnxruntime_c_api.h and onnxruntime_cxx_api.h: ONNX Runtime 1.30's C and C++ API over spindle.")
 include(CPack)

@@ -16,6 +16,7 @@
 #   5 graph      src/graph/        loader, graph IR, optimizer
 #   6 exec       src/exec/         executors, frames, memory plan
 #   7 session    src/session/      InferenceSession, options
+#   8 capi       src/capi/         ONNX Runtime's C API (libonnxruntime.so.1)
 # Outside src/:
 #   tools/, bindings/, examples/  the public API only (include/spindle/*.h);
 #   tests/, fuzz/, bench/         anything: they test and measure layers
@@ -42,6 +43,7 @@ rank_of() {
     graph) echo 5 ;;
     exec) echo 6 ;;
     session) echo 7 ;;
+    capi) echo 8 ;;
     *) echo "" ;;
   esac
 }

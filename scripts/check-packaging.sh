@@ -86,6 +86,11 @@ cmake_install() {
   c++ -std=c++20 -O1 examples/cpp/run_model.cpp -o "$work/run_model_pc" $flags -Wl,-rpath,"$prefix/lib"
   "$work/run_model_pc" "$model" "$shape" | tee "$work/pc.txt"
   expect_output "$work/pc.txt"
+  # ONNX Runtime's C API: a C program against the installed header and library.
+  readelf -d "$prefix"/lib/libonnxruntime.so | grep -q "SONAME.*\[libonnxruntime.so.1\]"
+  cc -std=c11 tests/capi/layout_test.c -o "$work/capi_layout" -I"$prefix/include" -L"$prefix/lib" -lonnxruntime \
+    -Wl,-rpath,"$prefix/lib"
+  "$work/capi_layout"
 }
 
 deb() {
@@ -95,10 +100,12 @@ deb() {
   dpkg-deb -I "$file"
   dpkg-deb -c "$file" | tee "$work/deb-files.txt"
   for f in ./usr/bin/spindle ./usr/include/spindle/session.h ./usr/include/spindle/version.h \
-           ./usr/lib/libspindle.a ./usr/lib/cmake/spindle/spindleConfig.cmake ./usr/lib/pkgconfig/spindle.pc; do
+           ./usr/lib/libspindle.a ./usr/lib/cmake/spindle/spindleConfig.cmake ./usr/lib/pkgconfig/spindle.pc \
+           ./usr/lib/libonnxruntime.so.1.30.0 ./usr/include/onnxruntime/onnxruntime_c_api.h; do
     grep -q " $f\$" "$work/deb-files.txt" || { echo "the .deb lacks $f"; return 1; }
   done
   grep -q "./usr/lib/libspindle.so.[0-9.]* ->" "$work/deb-files.txt" || { echo "the .deb lacks the SONAME link"; return 1; }
+  grep -q "./usr/lib/libonnxruntime.so.1 ->" "$work/deb-files.txt" || { echo "the .deb lacks libonnxruntime.so.1"; return 1; }
   dpkg-deb -f "$file" Depends | grep -q libblis4-serial || { echo "Depends lacks libblis4-serial"; return 1; }
   if [ "$(id -u)" -eq 0 ]; then
     # Resolving needs apt's package lists (an image may come without them).

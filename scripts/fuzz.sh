@@ -46,7 +46,7 @@ build_start=$(date +%s)
 if [ ! -f build-fuzz/CMakeCache.txt ]; then
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSPINDLE_BUILD_FUZZ=ON -DSPINDLE_BUILD_TESTS=OFF -DSPINDLE_BUILD_BENCH=OFF \
-    -DSPINDLE_BUILD_PYTHON=OFF -DSPINDLE_BUILD_NODE=OFF >/dev/null
+    -DSPINDLE_BUILD_PYTHON=OFF -DSPINDLE_BUILD_NODE=OFF -DSPINDLE_ISA_BASELINE_ONLY=ON >/dev/null
 fi
 cmake --build build-fuzz -j "$jobs" --target "$target" >/dev/null
 echo "$target: built in $(($(date +%s) - build_start)) s"

@@ -2,7 +2,7 @@
 # Installs what is missing, builds, and runs every test suite:
 #   build/         Release build: every test (threading, kernels, session,
 #                  the models at every ISA level, tools, Python and Node
-#                  bindings, ONNX backend conformance)
+#                  bindings, ONNX Runtime's C API, ONNX backend conformance)
 #   build-tsan/    ThreadSanitizer: the threading and session test programs
 #   build-asan/    AddressSanitizer + UBSan: threading, kernel, session and
 #                  conformance test programs
@@ -115,7 +115,7 @@ build "Release build" bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=R
 # Threading tests measure CPU time and spinning: one at a time.
 suite "C++ threading (Release)" ctest ctest --test-dir build --output-on-failure -j 1 -L threading
 suite "C++ graph/exec/kernels/session/io/models (Release)" ctest \
-  ctest --test-dir build --output-on-failure -j "$jobs" -LE 'threading|conformance|tools|python|node|opsets'
+  ctest --test-dir build --output-on-failure -j "$jobs" -LE 'threading|conformance|tools|python|node|opsets|capi'
 # ctest runs each test in its own process; the tests must also hold all in
 # one process, repeated (no test may depend on a fresh default Environment).
 for t in test_threading test_exec test_session; do
@@ -125,6 +125,9 @@ done
 suite "C++ tools (Release)" ctest ctest --test-dir build --output-on-failure -j 1 -L tools
 suite "pytest (Python bindings)" pytest ctest --test-dir build --verbose -L python
 suite "node --test (Node bindings)" node ctest --test-dir build --verbose -L node
+# ONNX Runtime's C API: the C program on spindle's libonnxruntime.so.1 and on
+# ONNX Runtime's, the exports, and the library dropped into onnxruntime-node.
+suite "C API (libonnxruntime.so.1)" ctest ctest --test-dir build --output-on-failure -j 1 -L capi
 # The ONNX backend test suite, with its report (per-operator table, counts).
 suite "ONNX conformance (Release)" conformance build/tests/conformance_runner
 # Opsets 18-23 against ONNX Runtime 1.30 as the oracle (one-node cases,

@@ -13,6 +13,13 @@
 //        [--atol A]         accept absolute differences up to A (default 0): a
 //                           quantized model's output may differ by one
 //                           quantization step where a value sat on a rounding tie
+//        [--dim SYMBOL=N]   every input dimension named SYMBOL in the model is N (symbolic
+//                           dimensions not named are 1; --shape overrides per input), e.g. a
+//                           decoder's cache length: --dim past=255 --dim seq=1
+//        [--value NAME=V]   every element of input NAME is V (a sample rate, a flag)
+//        [--tolerance T]    largest |spindle - ORT| / (1e-3 + |ORT|) accepted (default 1e-2); dynamically
+//                           quantized (int8) models need more: a float that lands on the other side of a
+//                           rounding step before a DynamicQuantizeLinear moves its product by one step
 //
 // ORT comes from the cache scripts/fetch-models.sh fills (SPINDLE_CACHE).
 const path = require('path');
@@ -21,10 +28,11 @@ const spindle = require(path.join(__dirname, '..', '..', 'bindings', 'node'));
 
 const median = (a) => { const s = a.slice().sort((x, y) => x - y); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 
-function inputs(metas, shapes, intHi) {
+function inputs(metas, shapes, symbols, intHi) {
   const out = {};
   metas.forEach((m, k) => {
-    const dims = shapes.get(m.name) || m.shape.map((d) => (typeof d === 'number' && d > 0 ? d : 1));
+    const dims = shapes.get(m.name) || m.shape.map((d) => (typeof d === 'number' && d > 0 ? d
+                                                           : symbols.has(d) ? symbols.get(d) : 1));
     const n = dims.reduce((a, b) => a * b, 1);
     const u = c.uniformFloat32(n, k, 0, 1);
     let data;
@@ -52,8 +60,9 @@ async function timeSide(session, feeds, runs) {
 
 async function main() {
   const { positional, opts } = c.parseArgs(process.argv.slice(2),
-    { '--shape': 'list', '--intra': 'int', '--rounds': 'int', '--runs': 'int', '--int-range': 'int', '--atol': 'float' },
-    'usage: side_by_side.js MODEL --shape NAME=DIMS... [--intra N] [--rounds N] [--runs N] [--int-range HI] [--atol A]');
+    { '--shape': 'list', '--dim': 'list', '--intra': 'int', '--rounds': 'int', '--runs': 'int', '--int-range': 'int',
+      '--tolerance': 'string', '--value': 'list', '--atol': 'float' },
+    'usage: side_by_side.js MODEL --shape NAME=DIMS... [--dim SYMBOL=N]... [--intra N] [--rounds N] [--runs N] [--int-range HI] [--value NAME=V]... [--tolerance T] [--atol A]');
   const model = path.resolve(positional[0]);
   const atol = opts.atol === undefined ? 0 : Number(opts.atol);
   if (!(atol >= 0)) c.die(`--atol needs a non-negative number, got '${opts.atol}'`);
@@ -63,7 +72,19 @@ async function main() {
                                                       executionMode: 'sequential', graphOptimizationLevel: 'all' });
   const s = await spindle.InferenceSession.create(model, { intraOpNumThreads: intra, executionMode: 'sequential' });
   const shapes = c.parseShapeArgs(opts.shape);
-  const raw = inputs(c.inputMetadata(o), shapes, intHi);
+  const symbols = new Map();
+  for (const d of opts.dim || []) {
+    const m = /^([^=]+)=(\d+)$/.exec(d);
+    if (!m) c.die(`--dim '${d}': expected SYMBOL=N (a symbolic dimension's name and a size >= 0)`);
+    symbols.set(m[1], Number(m[2]));
+  }
+  const raw = inputs(c.inputMetadata(o), shapes, symbols, intHi);
+  for (const spec of opts.value || []) {
+    const m = /^([^=]+)=(-?[0-9.e+-]+)$/.exec(spec);
+    if (!m || !raw[m[1]]) c.die(`--value '${spec}': expected NAME=V with NAME one of the model's inputs`);
+    const r = raw[m[1]];
+    r.data.fill(r.type === 'int64' ? BigInt(Math.trunc(Number(m[2]))) : Number(m[2]));
+  }
   const of = {}, sf = {};
   for (const [k, v] of Object.entries(raw)) {
     of[k] = new ort.Tensor(v.type, v.data, v.dims);
@@ -82,7 +103,9 @@ async function main() {
       if (!(d <= worst)) worst = Number.isNaN(d) ? Infinity : d;
     }
   }
-  if (worst > 1e-2) c.die(`outputs differ: worst relative difference ${worst}`);
+  const tolerance = opts.tolerance === undefined ? 1e-2 : Number(opts.tolerance);
+  if (!(tolerance >= 0)) c.die(`--tolerance needs a number >= 0, got '${opts.tolerance}'`);
+  if (worst > tolerance) c.die(`outputs differ: worst relative difference ${worst} (tolerance ${tolerance})`);
   await timeSide(s, sf, Math.min(runs, 5));
   await timeSide(o, of, Math.min(runs, 5));
   // ONNX Runtime's workers keep spinning for tens of milliseconds after a run

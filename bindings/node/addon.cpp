@@ -128,19 +128,18 @@ SessionOptions parse_options(const Napi::Object& o) {
   if (o.Has("interOpNumThreads")) opts.inter_op_num_threads = count("interOpNumThreads");
   if (o.Has("executionMode")) {
     const std::string m = string_option(o, "executionMode");
-    if (m == "sequential") opts.execution_mode = ExecutionMode::kSequential;
-    else if (m == "parallel") opts.execution_mode = ExecutionMode::kParallel;
-    else throw Error(StatusCode::kInvalidArgument, "executionMode is '" + m + "', expected 'sequential' or 'parallel'");
+    const auto mode = parse_execution_mode(m);
+    if (!mode) throw Error(StatusCode::kInvalidArgument, "executionMode is '" + m + "', expected 'sequential' or 'parallel'");
+    opts.execution_mode = *mode;
   }
   if (o.Has("graphOptimizationLevel")) {
+    // onnxruntime-node's names: 'disabled' where spindle's other front ends say 'disable'.
     const std::string l = string_option(o, "graphOptimizationLevel");
-    if (l == "disabled") opts.graph_optimization_level = GraphOptimizationLevel::kDisableAll;
-    else if (l == "basic") opts.graph_optimization_level = GraphOptimizationLevel::kBasic;
-    else if (l == "extended") opts.graph_optimization_level = GraphOptimizationLevel::kExtended;
-    else if (l == "all") opts.graph_optimization_level = GraphOptimizationLevel::kAll;
-    else
+    const auto level = l == "disable" ? std::nullopt : parse_optimization_level(l == "disabled" ? "disable" : l);
+    if (!level)
       throw Error(StatusCode::kInvalidArgument,
                   "graphOptimizationLevel is '" + l + "', expected 'disabled', 'basic', 'extended' or 'all'");
+    opts.graph_optimization_level = *level;
   }
   if (o.Has("enableProfiling")) opts.enable_profiling = o.Get("enableProfiling").ToBoolean();
   if (o.Has("profileFilePrefix")) opts.profile_file_prefix = string_option(o, "profileFilePrefix");

@@ -21,6 +21,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,17 @@ namespace spindle {
 
 enum class ExecutionMode { kSequential, kParallel };
 enum class GraphOptimizationLevel { kDisableAll = 0, kBasic = 1, kExtended = 2, kAll = 99 };
+
+// The names every front end uses for these settings (options JSON, the
+// command line, the Node.js binding): "sequential" / "parallel" and
+// "disable" / "basic" / "extended" / "all". parse_* return nullopt for any
+// other string; the *_names lists are for error messages and help text.
+std::string_view execution_mode_name(ExecutionMode mode);
+std::optional<ExecutionMode> parse_execution_mode(std::string_view name);
+std::string_view optimization_level_name(GraphOptimizationLevel level);
+std::optional<GraphOptimizationLevel> parse_optimization_level(std::string_view name);
+const std::vector<std::string>& execution_mode_names();
+const std::vector<std::string>& optimization_level_names();
 
 // Session configuration keys (SessionOptions::add_config_entry), as in ONNX
 // Runtime. Each key is parsed into a typed field of SessionOptions (named

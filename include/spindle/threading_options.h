@@ -58,6 +58,10 @@ using JoinThreadFn = void (*)(void* handle);
 // checked by bench/threading (idle_burn and dispatch_after_gap).
 inline constexpr std::chrono::microseconds kDefaultSpinDuration{100};
 
+// Upper bound on any thread count (intra-op, inter-op, set_num_threads,
+// environment variables); beyond it a request is taken as a mistake.
+inline constexpr int kMaxThreadCount = 1024;
+
 struct ThreadingOptions {
   // Intra-op: total threads including the caller (N means N-1 workers).
   // Inter-op: the number of pool threads. 0 = automatic: the physical cores

@@ -156,6 +156,26 @@ Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationL
   const auto& registry = kernels::KernelRegistry::global();
   const size_t num_values = static_cast<size_t>(graph.num_values());
   std::vector<int> producer(num_values, -1);
+  // Constants held once: an initializer nothing reads (constant folding
+  // consumed it) is dropped now, and one whose every reader keeps it in a
+  // form of its own (packed weights) as soon as its last reader is created,
+  // so the original and the packed copy coexist for one node at most. A
+  // graph output, or an input of a node whose kernel reads it as given
+  // (control-flow nodes pass the values their subgraphs capture as inputs),
+  // keeps the original.
+  std::vector<std::vector<std::pair<size_t, size_t>>> readers(num_values);  // (node, input) pairs
+  std::vector<char> needed(num_values, 0);
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    for (size_t k = 0; k < graph.nodes[i].inputs.size(); ++k)
+      if (const int in = graph.nodes[i].inputs[k]; in >= 0 && graph.is_initializer(in))
+        readers[static_cast<size_t>(in)].emplace_back(i, k);
+  for (int out : graph.outputs) needed[static_cast<size_t>(out)] = 1;
+  std::vector<size_t> pending(num_values, 0);
+  for (auto it = plan->graph_.initializers.begin(); it != plan->graph_.initializers.end();) {
+    const size_t v = static_cast<size_t>(it->first);
+    pending[v] = readers[v].size();
+    it = pending[v] == 0 && !needed[v] ? plan->graph_.initializers.erase(it) : std::next(it);
+  }
   plan->nodes_.resize(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const graph::Node& n = graph.nodes[i];
@@ -190,6 +210,16 @@ Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationL
     }
     for (int out : n.outputs)
       if (out >= 0) producer[static_cast<size_t>(out)] = static_cast<int>(i);
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const int in = n.inputs[k];
+      if (in < 0 || !p.info.const_inputs[k]) continue;
+      const size_t v = static_cast<size_t>(in);
+      if (static_cast<int>(k) >= p.info.num_inputs || !p.kernel->owns_constant_input(static_cast<int>(k)))
+        needed[v] = 1;
+      if (--pending[v] > 0 || needed[v]) continue;
+      for (const auto& [node, input] : readers[v]) plan->nodes_[node].info.const_inputs[input] = nullptr;
+      plan->graph_.initializers.erase(in);
+    }
   }
   plan->value_uses_.assign(num_values, 0);
   for (size_t i = 0; i < plan->nodes_.size(); ++i) {
@@ -217,6 +247,14 @@ Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationL
   return plan;
 }
 
+Plan::ConstantBytes Plan::constant_bytes() const {
+  ConstantBytes c;
+  for (const auto& [id, t] : graph_.initializers)
+    if (t.defined() && !t.is_sequence()) c.initializers += t.nbytes();
+  for (const PlanNode& n : nodes_) c.packed += n.kernel->packed_bytes();
+  return c;
+}
+
 // ---------------------------------------------------------------- Frame
 
 Frame::Frame(const Plan& plan)
@@ -225,6 +263,7 @@ Frame::Frame(const Plan& plan)
       uses_(new std::atomic<int>[plan.value_uses().size()]),
       deps_(new std::atomic<int>[plan.nodes().size()]) {
   for (const auto& [id, t] : plan.graph().initializers) values_[static_cast<size_t>(id)] = t;
+  max_cached_ = std::max<size_t>(max_cached_, values_.size());
   allocator_ = [this](DataType dtype, const Shape& shape) { return allocate(dtype, shape); };
 }
 
@@ -253,10 +292,21 @@ void Frame::recycle(Tensor t) {
   // Not when still shared (a view, an output, a sequence item), borrowed, or
   // holding std::string objects.
   if (!b || !b->owned() || b->holds_strings() || b.use_count() != 1) return;
+  std::shared_ptr<Buffer> dropped;  // freed after the lock is released
   std::lock_guard<std::mutex> lock(cache_mu_);
+  if (cache_.size() >= max_cached_) {
+    if (b->size() <= cache_.front()->size()) return;  // b itself is the smallest
+    dropped = std::move(cache_.front());
+    cache_.erase(cache_.begin());
+  }
   const auto at = std::upper_bound(cache_.begin(), cache_.end(), b->size(),
                                    [](size_t size, const std::shared_ptr<Buffer>& c) { return size < c->size(); });
   cache_.insert(at, std::move(b));
+}
+
+size_t Frame::cached_buffers() {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  return cache_.size();
 }
 
 Tensor Frame::allocate(DataType dtype, const Shape& shape) {

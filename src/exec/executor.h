@@ -49,6 +49,12 @@ class Plan {
   const std::vector<int>& value_uses() const { return value_uses_; }
   // Whether the value must survive the run (graph output).
   bool keep(int value) const { return keep_[static_cast<size_t>(value)] != 0; }
+  // Constant data the plan holds (subgraphs not counted): the initializers
+  // it keeps as given and the weights its kernels packed.
+  struct ConstantBytes {
+    size_t initializers = 0, packed = 0;
+  };
+  ConstantBytes constant_bytes() const;
 
  private:
   graph::Graph graph_;
@@ -74,6 +80,9 @@ class Frame {
   void release_use(int value);
   Tensor allocate(DataType dtype, const Shape& shape);
   const kernels::OutputAllocator& allocator() const { return allocator_; }
+  // Buffers kept for reuse (at most max_cached_buffers()).
+  size_t cached_buffers();
+  size_t max_cached_buffers() const { return max_cached_; }
   std::atomic<int>* deps() { return deps_.get(); }
 
  private:
@@ -86,6 +95,11 @@ class Frame {
   // Recycled buffers sorted by size (equal sizes in the order recycled): a
   // vector, so recycling and reusing allocate nothing once it has grown.
   std::vector<std::shared_ptr<Buffer>> cache_;
+  // Buffers also arrive from elsewhere on every run (an If branch's or a
+  // Loop body's outputs, allocated by the subgraph's own frame; feeds the
+  // caller let go of) and would pile up run after run: the cache holds at
+  // most one buffer per value of the plan (and 16), the smallest dropped first.
+  size_t max_cached_ = 16;
   kernels::OutputAllocator allocator_;
 };
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/wire_format_lite.h>
 
 #include "graph/functions.h"
@@ -272,6 +273,10 @@ struct GraphBuilder {
   const std::filesystem::path& base_dir;
   const std::map<std::string, int>& opsets;
   bool check_nodes;  // LoadOptions::run_checker
+  // The ModelProto is the loader's own and read once: each initializer's
+  // bytes are freed as soon as they are converted, so a model's weights are
+  // not held twice while it is loaded.
+  bool release_initializers = false;
   std::vector<std::string> missing;
   std::set<std::string> missing_seen;
 
@@ -299,6 +304,10 @@ struct GraphBuilder {
       if (!t.is_ok())
         return Status(t.status().code(), fmt::format("{}: initializer '{}': {}", origin, init.name(), t.status().message()));
       g.initializers[id] = std::move(t).value();
+      if (release_initializers && !subgraph) {
+        onnx::TensorProto emptied;
+        emptied.Swap(const_cast<onnx::TensorProto*>(&init));  // the caller's non-const ModelProto
+      }
     }
     if (gp.sparse_initializer_size() > 0)
       return unsupported(fmt::format("{}: sparse initializers are not supported", origin));
@@ -399,6 +408,12 @@ struct GraphBuilder {
 
 }  // namespace
 
+namespace {
+// Converts a parsed model (freeing its initializers' bytes as it goes).
+Result<Graph> convert_model(onnx::ModelProto& model, const std::string& origin, const std::filesystem::path& base_dir,
+                            const LoadOptions& options);
+}  // namespace
+
 Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string& origin,
                                const std::filesystem::path& base_dir, const LoadOptions& options) {
   if (bytes.empty()) return invalid_argument(fmt::format("{}: the model is empty (0 bytes)", origin));
@@ -418,6 +433,32 @@ Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string
                                         "ModelProto?)",
                                         origin, bytes.size()));
   }
+  return convert_model(model, origin, base_dir, options);
+}
+
+namespace {
+
+// A model file read in chunks as protobuf parses it: the file's bytes are
+// never held whole beside the parsed model. Reads stop at the size checked
+// when the file was opened.
+class FileChunks final : public google::protobuf::io::CopyingInputStream {
+ public:
+  explicit FileChunks(const io::RegularFile& file) : file_(file) {}
+  int Read(void* buffer, int size) override {
+    const uint64_t n = std::min<uint64_t>(static_cast<uint64_t>(size), file_.size() - offset_);
+    if (n == 0) return 0;
+    if (!file_.read_at(offset_, buffer, static_cast<size_t>(n)).is_ok()) return -1;
+    offset_ += n;
+    return static_cast<int>(n);
+  }
+
+ private:
+  const io::RegularFile& file_;
+  uint64_t offset_ = 0;
+};
+
+Result<Graph> convert_model(onnx::ModelProto& model, const std::string& origin, const std::filesystem::path& base_dir,
+                            const LoadOptions& options) {
   if (!model.has_graph() || (model.graph().node_size() == 0 && model.graph().output_size() == 0))
     return invalid_argument(fmt::format("{}: not a valid ONNX model (no graph)", origin));
   SPINDLE_RETURN_IF_ERROR(options.limits.check(origin, "parsing the model"));
@@ -444,7 +485,7 @@ Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string
   }
   if (!g.opsets.count("")) g.opsets[""] = 1;
   SPINDLE_RETURN_IF_ERROR(options.limits.check(origin, "expanding the model's functions"));
-  GraphBuilder builder{origin, base_dir, g.opsets, options.run_checker, {}, {}};
+  GraphBuilder builder{origin, base_dir, g.opsets, options.run_checker, true, {}, {}};
   SPINDLE_RETURN_IF_ERROR(builder.build(model.graph(), g, false, {}));
   SPINDLE_RETURN_IF_ERROR(options.limits.check(origin, "loading the model's graph"));
   if (!builder.missing.empty())
@@ -453,13 +494,31 @@ Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string
   return g;
 }
 
+}  // namespace
+
 Result<Graph> load_model_file(const std::filesystem::path& path, const LoadOptions& options) {
   // A regular file of at most 2 GiB - 1 (protobuf's limit), checked before
   // reading: /dev/zero or a FIFO would otherwise be read without end.
-  SPINDLE_ASSIGN_OR_RETURN(const std::string bytes, io::read_whole_file(path, "model file", io::kMaxProtoFileBytes));
+  SPINDLE_ASSIGN_OR_RETURN(io::RegularFile file, io::RegularFile::open(path, "model file", io::kMaxProtoFileBytes));
   std::error_code ec;
+  const std::filesystem::path base_dir = std::filesystem::absolute(path, ec).parent_path();
+  if (file.size() > 0) {
+    onnx::ModelProto model;
+    bool parsed = false;
+    {
+      FileChunks chunks(file);
+      google::protobuf::io::CopyingInputStreamAdaptor input(&chunks, 1 << 20);
+      google::protobuf::io::CodedInputStream stream(&input);
+      stream.SetRecursionLimit(kMaxMessageDepth);
+      stream.SetTotalBytesLimit(static_cast<int>(file.size()));
+      parsed = model.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
+    }
+    if (parsed) return convert_model(model, path.string(), base_dir, options);
+  }
+  // Empty or not parsed: the bytes in memory give the precise error.
+  SPINDLE_ASSIGN_OR_RETURN(const std::string bytes, file.read_all());
   return load_model_bytes(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), path.string(),
-                          std::filesystem::absolute(path, ec).parent_path(), options);
+                          base_dir, options);
 }
 
 }  // namespace spindle::graph

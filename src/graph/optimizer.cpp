@@ -78,6 +78,10 @@ const std::vector<Pass>& table() {
        plain<passes::fuse_residual_adds>},
       {{"MatMulAddFusion", L::kExtended, "MatMul by constant weights + constant bias vector as one MatMul"},
        plain<passes::fuse_matmul_bias>},
+      {{"DynamicQuantizeMatMulFusion", L::kExtended,
+        "DynamicQuantizeLinear + MatMulInteger (constant B) + Cast + Mul by the scales (+ constant bias Add) as one "
+        "com.microsoft DynamicQuantizeMatMul"},
+       plain<passes::fuse_dynamic_quantize_matmul>},
       {{"ActivationFusion", L::kExtended,
         "Conv / ConvTranspose / Gemm / MatMul / BatchNormalization + activation (+ scalar Mul / Add) as one node"},
        plain<passes::fuse_activations>},

@@ -159,6 +159,14 @@ class OpKernel {
  public:
   virtual ~OpKernel() = default;
   virtual void compute(KernelContext& ctx) const = 0;
+  // True when the kernel keeps constant input i in a form of its own (packed
+  // at creation) and computes without the original: the plan then drops the
+  // original's storage when no other node, graph output or subgraph reads
+  // it, and compute() sees input i absent (has_input(i) false). A kernel
+  // saying true must take the input's shape from what it kept.
+  virtual bool owns_constant_input(int /*i*/) const { return false; }
+  // Bytes of constant data the kernel holds in its own form (packed weights).
+  virtual size_t packed_bytes() const { return 0; }
 };
 
 // Creates the kernel for a node; throws Error (kUnsupported / kInvalidArgument)

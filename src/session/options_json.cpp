@@ -41,6 +41,14 @@ size_t too_deep_at(const std::string& text) {
 }
 
 // A user's value for a message: its JSON text, cut to 80 characters.
+// "a" or "b"; "a", "b" or "c".
+std::string one_of(const std::vector<std::string>& names) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + ("\"" + names[i] + "\"");
+  return s;
+}
+
 std::string shown(const nlohmann::json& v) {
   std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (s.size() > 80) s = s.substr(0, 77) + "...";
@@ -69,19 +77,17 @@ SessionOptions SessionOptions::from_json(const std::string& text, const std::str
   };
   for (const auto& [key, v] : j.items()) {
     if (key == "intra_op_num_threads" || key == "inter_op_num_threads") {
-      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 4096)
-        throw bad(key, "an integer from 0 (default) to 4096");
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > kMaxThreadCount)
+        throw bad(key, fmt::format("an integer from 0 (default) to {}", kMaxThreadCount));
       (key == "intra_op_num_threads" ? o.intra_op : o.inter_op).num_threads = v.get<int>();
     } else if (key == "execution_mode") {
-      if (v == "sequential") o.execution_mode = ExecutionMode::kSequential;
-      else if (v == "parallel") o.execution_mode = ExecutionMode::kParallel;
-      else throw bad(key, "\"sequential\" or \"parallel\"");
+      const auto mode = v.is_string() ? parse_execution_mode(v.get<std::string>()) : std::nullopt;
+      if (!mode) throw bad(key, one_of(execution_mode_names()));
+      o.execution_mode = *mode;
     } else if (key == "graph_optimization_level") {
-      if (v == "disable") o.graph_optimization_level = GraphOptimizationLevel::kDisableAll;
-      else if (v == "basic") o.graph_optimization_level = GraphOptimizationLevel::kBasic;
-      else if (v == "extended") o.graph_optimization_level = GraphOptimizationLevel::kExtended;
-      else if (v == "all") o.graph_optimization_level = GraphOptimizationLevel::kAll;
-      else throw bad(key, "\"disable\", \"basic\", \"extended\" or \"all\"");
+      const auto level = v.is_string() ? parse_optimization_level(v.get<std::string>()) : std::nullopt;
+      if (!level) throw bad(key, one_of(optimization_level_names()));
+      o.graph_optimization_level = *level;
     } else if (key == "config") {
       if (!v.is_object()) throw bad(key, "an object of string values");
       for (const auto& [ck, cv] : v.items()) {
@@ -113,13 +119,8 @@ std::string SessionOptions::to_json() const {
   nlohmann::ordered_json j;
   j["intra_op_num_threads"] = intra_op.num_threads;
   j["inter_op_num_threads"] = inter_op.num_threads;
-  j["execution_mode"] = execution_mode == ExecutionMode::kParallel ? "parallel" : "sequential";
-  switch (graph_optimization_level) {
-    case GraphOptimizationLevel::kDisableAll: j["graph_optimization_level"] = "disable"; break;
-    case GraphOptimizationLevel::kBasic: j["graph_optimization_level"] = "basic"; break;
-    case GraphOptimizationLevel::kExtended: j["graph_optimization_level"] = "extended"; break;
-    case GraphOptimizationLevel::kAll: j["graph_optimization_level"] = "all"; break;
-  }
+  j["execution_mode"] = std::string(execution_mode_name(execution_mode));
+  j["graph_optimization_level"] = std::string(optimization_level_name(graph_optimization_level));
   j["config"] = nlohmann::ordered_json::object();
   for (const auto& [k, v] : config_entries()) j["config"][k] = v;
   return j.dump(2) + "\n";

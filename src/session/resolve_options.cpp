@@ -9,20 +9,65 @@
 #include <fmt/format.h>
 
 #include "session/denormals.h"
+#include "spindle/session.h"
 
 namespace spindle {
+
+namespace {
+
+constexpr std::pair<ExecutionMode, std::string_view> kModes[] = {{ExecutionMode::kSequential, "sequential"},
+                                                                  {ExecutionMode::kParallel, "parallel"}};
+constexpr std::pair<GraphOptimizationLevel, std::string_view> kLevels[] = {
+    {GraphOptimizationLevel::kDisableAll, "disable"},
+    {GraphOptimizationLevel::kBasic, "basic"},
+    {GraphOptimizationLevel::kExtended, "extended"},
+    {GraphOptimizationLevel::kAll, "all"}};
+
+template <class E, size_t N>
+std::string_view name_of(const std::pair<E, std::string_view> (&table)[N], E value) {
+  for (const auto& [v, name] : table)
+    if (v == value) return name;
+  return "unknown";
+}
+
+template <class E, size_t N>
+std::optional<E> value_of(const std::pair<E, std::string_view> (&table)[N], std::string_view name) {
+  for (const auto& [v, n] : table)
+    if (n == name) return v;
+  return std::nullopt;
+}
+
+template <class E, size_t N>
+std::vector<std::string> names_of(const std::pair<E, std::string_view> (&table)[N]) {
+  std::vector<std::string> names;
+  for (const auto& entry : table) names.emplace_back(entry.second);
+  return names;
+}
+
+}  // namespace
+
+std::string_view execution_mode_name(ExecutionMode mode) { return name_of(kModes, mode); }
+std::optional<ExecutionMode> parse_execution_mode(std::string_view name) { return value_of(kModes, name); }
+std::string_view optimization_level_name(GraphOptimizationLevel level) { return name_of(kLevels, level); }
+std::optional<GraphOptimizationLevel> parse_optimization_level(std::string_view name) { return value_of(kLevels, name); }
+const std::vector<std::string>& execution_mode_names() {
+  static const std::vector<std::string> names = names_of(kModes);
+  return names;
+}
+const std::vector<std::string>& optimization_level_names() {
+  static const std::vector<std::string> names = names_of(kLevels);
+  return names;
+}
 
 Status threading_options_from_session(const SessionOptions& o, ThreadingOptions& intra, ThreadingOptions& inter) {
   intra = o.intra_op;
   inter = o.inter_op;
   intra.name = "intra_op";
   inter.name = "inter_op";
-  if (intra.num_threads < 0)
-    return invalid_argument(
-        fmt::format("intra_op_num_threads = {}: expected 0 (automatic) or a positive thread count", intra.num_threads));
-  if (inter.num_threads < 0)
-    return invalid_argument(
-        fmt::format("inter_op_num_threads = {}: expected 0 (automatic) or a positive thread count", inter.num_threads));
+  for (const ThreadingOptions* t : {&intra, &inter})
+    if (t->num_threads < 0 || t->num_threads > kMaxThreadCount)
+      return invalid_argument(fmt::format("{}_num_threads = {}: expected 0 (automatic) or a thread count in [1, {}]",
+                                          t->name, t->num_threads, kMaxThreadCount));
   if ((o.custom_create_thread_fn == nullptr) != (o.custom_join_thread_fn == nullptr))
     return invalid_argument("custom_create_thread_fn and custom_join_thread_fn must be set together");
   for (ThreadingOptions* t : {&intra, &inter}) {

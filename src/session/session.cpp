@@ -240,13 +240,23 @@ graph::LoadOptions load_options(const SessionOptions& options) {
   return lo;
 }
 
+// The session's threading options, resolved once, before the model is read
+// (bad options fail first).
+struct SessionThreading {
+  ThreadingOptions intra, inter;
+  explicit SessionThreading(const SessionOptions& options) {
+    if (Status s = threading_options_from_session(options, intra, inter); !s.is_ok()) throw Error(s);
+  }
+};
+
 std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string& origin, const SessionOptions& options,
-                                              const graph::LoadLimits& load_limits, Environment* env) {
+                                              SessionThreading threading, const graph::LoadLimits& load_limits,
+                                              Environment* env) {
   auto impl = std::make_unique<InferenceSession::Impl>();
   impl->options = options;
   impl->origin = origin;
-  ThreadingOptions intra, inter;
-  if (Status s = threading_options_from_session(options, intra, inter); !s.is_ok()) throw Error(s);
+  ThreadingOptions& intra = threading.intra;
+  ThreadingOptions& inter = threading.inter;
   if (Status s = session_limits(options, impl->limits); !s.is_ok()) throw Error(s);
   impl->metadata = g.metadata;
   for (const auto& v : g.input_info) impl->inputs.push_back(tensor_info(v));
@@ -322,27 +332,25 @@ auto guard_memory(const std::string& origin, F&& f) -> decltype(f()) {
 
 std::unique_ptr<InferenceSession> InferenceSession::create(const std::string& model_path, const SessionOptions& options,
                                                            Environment* env) {
-  ThreadingOptions intra, inter;  // options first: bad options fail before the model is read
-  if (Status s = threading_options_from_session(options, intra, inter); !s.is_ok()) throw Error(s);
+  SessionThreading threading(options);
   return guard_memory(model_path, [&] {
     const graph::LoadOptions lo = load_options(options);
     auto g = graph::load_model_file(model_path, lo);
     if (!g.is_ok()) throw Error(g.status());
     return std::unique_ptr<InferenceSession>(
-        new InferenceSession(build(std::move(g).value(), model_path, options, lo.limits, env)));
+        new InferenceSession(build(std::move(g).value(), model_path, options, std::move(threading), lo.limits, env)));
   });
 }
 
 std::unique_ptr<InferenceSession> InferenceSession::create_from_bytes(std::span<const uint8_t> model,
                                                                       const SessionOptions& options, Environment* env) {
-  ThreadingOptions intra, inter;
-  if (Status s = threading_options_from_session(options, intra, inter); !s.is_ok()) throw Error(s);
+  SessionThreading threading(options);
   return guard_memory("<model bytes>", [&] {
     const graph::LoadOptions lo = load_options(options);
     auto g = graph::load_model_bytes(model, "<model bytes>", options.external_data_dir, lo);
     if (!g.is_ok()) throw Error(g.status());
     return std::unique_ptr<InferenceSession>(
-        new InferenceSession(build(std::move(g).value(), "<model bytes>", options, lo.limits, env)));
+        new InferenceSession(build(std::move(g).value(), "<model bytes>", options, std::move(threading), lo.limits, env)));
   });
 }
 
@@ -470,8 +478,7 @@ std::string InferenceSession::optimization_summary() const {
 std::string InferenceSession::threading_info() const {
   const Impl& i = *impl_;
   std::string s;
-  const bool parallel = i.options.execution_mode == ExecutionMode::kParallel;
-  s += fmt::format("execution mode: {}\n", parallel ? "parallel" : "sequential");
+  s += fmt::format("execution mode: {}\n", execution_mode_name(i.options.execution_mode));
   s += fmt::format("pools: {}\n", i.options.use_per_session_threads ? "per session" : "global (Environment)");
   const ThreadingOptions& io = i.intra->options();
   s += fmt::format("intra-op: {} thread(s) including the caller{}, spinning {}{}\n", i.intra->dop(),

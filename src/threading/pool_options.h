@@ -16,8 +16,7 @@ namespace spindle::detail {
 
 enum class PoolKind { kIntraOp, kInterOp };
 
-// Upper bound on any thread count; beyond this a request is taken as a mistake.
-inline constexpr int kMaxThreads = 1024;
+inline constexpr int kMaxThreads = kMaxThreadCount;
 
 struct ResolvedPool {
   ThreadingOptions options;          // num_threads filled in, backoff rounded

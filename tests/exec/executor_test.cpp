@@ -111,6 +111,21 @@ TEST_P(InterOpSizes, ErrorIsRethrownAfterEveryTaskEndedAndThePoolStaysUsable) {
   }
 }
 
+// Buffers that reach a frame from outside (here the feed x, a fresh tensor
+// every run that the frame ends up owning alone; in sessions an If branch's
+// outputs) are recycled into its cache; the cache stays bounded instead of
+// growing by one buffer per run (it grew without end, and allocation slowed
+// with it, under a model of nested Ifs run for hours).
+TEST(Executor, FrameCacheStaysBoundedWhenBuffersArriveEveryRun) {
+  auto plan = wide_plan();
+  Frame frame(*plan);
+  const auto expected = run_once(*plan, frame, {64, 64}, nullptr, nullptr);
+  for (int rep = 0; rep < 3000; ++rep) ASSERT_EQ(run_once(*plan, frame, {64, 64}, nullptr, nullptr), expected);
+  EXPECT_LE(frame.cached_buffers(), frame.max_cached_buffers());
+  EXPECT_LE(frame.max_cached_buffers(), static_cast<size_t>(plan->graph().num_values()) + 16);
+  EXPECT_GE(frame.cached_buffers(), static_cast<size_t>(kBranches));  // still reusing
+}
+
 TEST(Executor, TerminateCancelsBothExecutors) {
   auto plan = wide_plan();
   Frame frame(*plan);

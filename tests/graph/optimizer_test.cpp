@@ -994,6 +994,62 @@ TEST(Optimizer, ConvolutionsThatDoNotChainKeepNchw) {
   EXPECT_THAT(summary, ::testing::HasSubstr("NchwcTransformer 0)"));
 }
 
+// ONNX Runtime's quantize_dynamic format: one DynamicQuantizeLinear read by
+// two MatMulIntegers (int8 weights with a per-tensor zero point, then uint8
+// weights with per-column zero points), each -> Cast(float) -> Mul by
+// Mul(a_scale, b_scale) (either operand order), the first + a constant bias:
+// both become com.microsoft DynamicQuantizeMatMul with no bit changed, at 1,
+// 2 and 3 threads. Weights come through Casts of float initializers (folded
+// at load).
+std::vector<uint8_t> dynamic_quant_model(bool zp_is_output) {
+  std::mt19937 rng(77);
+  std::uniform_int_distribution<int> s8(-128, 127), u8(0, 255);
+  std::vector<float> w1(70 * 45), w2(70 * 33), z2(33);
+  for (float& v : w1) v = static_cast<float>(s8(rng));
+  for (float& v : w2) v = static_cast<float>(u8(rng));
+  for (float& v : z2) v = static_cast<float>(u8(rng));
+  ModelBuilder b(13);
+  b.input("x", {6, 7, 70}).output("y1", {6, 7, 45}).output("y2", {6, 7, 33});
+  if (zp_is_output) b.output("xz", {}, onnx::TensorProto::UINT8);
+  b.initializer("w1f", {70, 45}, w1).initializer("z1f", {}, {-3.0f});
+  b.initializer("w2f", {70, 33}, w2).initializer("z2f", {33}, z2);
+  b.initializer("s1", {}, {0.0123f}).initializer("s2", {33}, random_values(33, 78, 0.001f, 0.02f));
+  b.initializer("bias1", {45}, random_values(45, 79));
+  ModelBuilder::attr_int(b.node("Cast", {"w1f"}, {"w1"}), "to", onnx::TensorProto::INT8);
+  ModelBuilder::attr_int(b.node("Cast", {"z1f"}, {"z1"}), "to", onnx::TensorProto::INT8);
+  ModelBuilder::attr_int(b.node("Cast", {"w2f"}, {"w2"}), "to", onnx::TensorProto::UINT8);
+  ModelBuilder::attr_int(b.node("Cast", {"z2f"}, {"z2"}), "to", onnx::TensorProto::UINT8);
+  b.node("DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"});
+  b.node("MatMulInteger", {"xq", "w1", "xz", "z1"}, {"acc1"});
+  ModelBuilder::attr_int(b.node("Cast", {"acc1"}, {"f1"}), "to", onnx::TensorProto::FLOAT);
+  b.node("Mul", {"xs", "s1"}, {"sc1"});
+  b.node("Mul", {"f1", "sc1"}, {"m1"});
+  b.node("Add", {"m1", "bias1"}, {"y1"});
+  b.node("MatMulInteger", {"xq", "w2", "xz", "z2"}, {"acc2"});
+  ModelBuilder::attr_int(b.node("Cast", {"acc2"}, {"f2"}), "to", onnx::TensorProto::FLOAT);
+  b.node("Mul", {"s2", "xs"}, {"sc2"});
+  b.node("Mul", {"sc2", "f2"}, {"y2"});
+  return b.bytes();
+}
+
+TEST(Optimizer, DynamicQuantizedMatMulsBecomeDynamicQuantizeMatMulBitwise) {
+  const auto bytes = dynamic_quant_model(false);
+  Tensor x = Tensor::from_vector<float>({6, 7, 70}, random_values(6 * 7 * 70, 80, -4, 3));
+  expect_same_bits_as_unoptimized(bytes, x, [](const InferenceSession& session) {
+    EXPECT_EQ(session.num_nodes(), 2) << session.optimization_summary();
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("DynamicQuantizeMatMulFusion 2"));
+  });
+  // Disabled by name: the chain stays (and computes the same).
+  SessionOptions off;
+  off.add_config_entry("optimization.disable_specified_optimizers", "DynamicQuantizeMatMulFusion");
+  auto plain = InferenceSession::create_from_bytes(bytes, off);
+  EXPECT_THAT(plain->optimization_summary(), ::testing::Not(::testing::HasSubstr("DynamicQuantizeMatMulFusion")));
+  EXPECT_EQ(plain->num_nodes(), 10);
+  // A zero point that is also a graph output keeps the chain.
+  auto kept = InferenceSession::create_from_bytes(dynamic_quant_model(true));
+  EXPECT_EQ(kept->num_nodes(), 10) << kept->optimization_summary();
+}
+
 // The optimizer is a table of named passes: each runs in table order at its
 // level, reports its count by name, and can be turned off by name (ONNX
 // Runtime's optimization.disable_specified_optimizers key); an unknown name

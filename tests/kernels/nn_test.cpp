@@ -877,6 +877,36 @@ TEST(NnConvTranspose, MatchesNaiveScatterOnRandomShapes) {
 
 // ---------------------------------------------------------------- MatMul / Gemm
 
+// Decode-shaped products (a few rows, constant packed B split over N by
+// the shape): bitwise the same with run-time B, with constant B at 1..3
+// threads, and with constant B absent at run time (the plan dropped the
+// original: the kernel computes from its packed copy alone).
+TEST(NnMatMul, DecodeShapedProductsAreBitwiseTheSameForAnyThreadsAndWithoutTheOriginal) {
+  auto pool2 = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+  auto pool3 = ThreadPool::create(ThreadingOptions{.num_threads = 3}).value();
+  for (const int64_t M : {1, 3, 16, 17}) {
+    for (const bool gemm : {false, true}) {
+      const int64_t K = 384, N = 1000;  // 1.5 MB of B: six column blocks
+      const Tensor A = random_tensor({M, K}, 31), B = random_tensor(gemm ? Shape{N, K} : Shape{K, N}, 32);
+      Attributes attrs;
+      if (gemm) attrs.set("transB", int64_t{1});
+      const std::string op = gemm ? "Gemm" : "MatMul";
+      const int opset = 13;
+      const Tensor want = kernels::run_kernel_once(op, opset, attrs, {A, B})[0];
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), pool2.get(), pool3.get()}) {
+        NodeInfo node = make_node(op, opset, attrs, 2);
+        node.const_inputs = {nullptr, &B};
+        for (const bool absent : {false, true}) {
+          const Tensor got = kernels::run_kernel_once(node, {A, absent ? Tensor() : B}, p)[0];
+          ASSERT_EQ(got.shape(), want.shape());
+          EXPECT_EQ(0, std::memcmp(got.raw_data(), want.raw_data(), want.nbytes()))
+              << op << " M " << M << (absent ? " (B absent)" : "") << " threads " << (p ? p->dop() : 1);
+        }
+      }
+    }
+  }
+}
+
 TEST(NnMatMul, BroadcastsBatchesAndPromotesVectors) {
   struct Case {
     Shape a, b, y;

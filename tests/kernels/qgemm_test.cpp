@@ -4,12 +4,16 @@
 // and per-column zero points, column ranges, the dequantizing epilogue.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "primitives/gemm/qgemm.h"
+#include "primitives/gemm/qgemm_isa.h"
 #include "spindle/cpu.h"
 
 namespace spindle::kernels::nn {
@@ -168,6 +172,77 @@ TEST(QGemm, TransposedPackingEqualsPlain) {
   const QGemmPackedB y = qgemm_pack_b(bt.data(), true, p.k, p.n, p.k, true);
   EXPECT_EQ(x.data, y.data);
   EXPECT_EQ(x.column_sums, y.column_sums);
+}
+
+// DynamicQuantizeLinear's vectorized passes against ONNX's definition written
+// out per element: ties (x / scale exactly half-way, both parities), NaN
+// (skipped by min / max, quantized to 0), infinities, -0, all zeros, and
+// lengths around the vector widths.
+TEST(QGemm, DynamicQuantizeMatchesTheScalarDefinition) {
+  auto reference = [](const std::vector<float>& x, std::vector<uint8_t>& y, float& scale, uint8_t& zero) {
+    float lo = 0.0f, hi = 0.0f;
+    for (float v : x) lo = std::min(lo, v), hi = std::max(hi, v);
+    scale = (hi - lo) / 255.0f;
+    auto sat = [](double v) -> uint8_t {
+      if (std::isnan(v)) return 0;
+      return static_cast<uint8_t>(std::clamp(std::nearbyint(v), 0.0, 255.0));
+    };
+    zero = scale == 0.0f ? 0 : sat(-lo / scale);
+    y.resize(x.size());
+    for (size_t i = 0; i < x.size(); ++i) y[i] = scale == 0.0f ? zero : sat(std::nearbyint(x[i] / scale) + zero);
+  };
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> d(-3.0f, 5.0f);
+  const float specials[] = {0.5f, 1.5f, 2.5f, -0.5f, -2.5f, -0.0f, NAN, 127.5f};
+  for (int64_t n : {0, 1, 3, 7, 8, 15, 16, 17, 31, 33, 100, 1000}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      std::vector<float> x(static_cast<size_t>(n));
+      for (size_t i = 0; i < x.size(); ++i) {
+        x[i] = variant == 3 ? 0.0f : d(rng);
+        if (variant == 1 && i % 3 == 0) x[i] = specials[i % 8];
+        // Scale 1 / 1: values that are exact halves tie.
+        if (variant == 2) x[i] = static_cast<float>(static_cast<int>(i % 40) - 20) + 0.5f;
+      }
+      if (variant == 1 && n > 4) x[4] = INFINITY;
+      std::vector<uint8_t> want, got(x.size());
+      float ws = 0.0f;
+      uint8_t wz = 0;
+      reference(x, want, ws, wz);
+      const DynamicQuantization q = dynamic_quantize_u8(x.data(), n, got.data());
+      EXPECT_EQ(std::memcmp(&q.scale, &ws, sizeof(float)), 0) << "n=" << n << " variant " << variant;
+      EXPECT_EQ(q.zero_point, wz) << "n=" << n << " variant " << variant;
+      EXPECT_EQ(got, want) << "n=" << n << " variant " << variant;
+    }
+  }
+}
+
+// Each level's DynamicQuantizeLinear passes (called directly) give the
+// active level's bytes, NaN and infinities included.
+TEST(QGemm, DynamicQuantizePassesAgreeAcrossLevels) {
+  using MinMax = void (*)(const float*, int64_t, float*, float*);
+  using Quant = void (*)(const float*, int64_t, float, float, uint8_t*);
+  std::vector<std::pair<MinMax, Quant>> fns = {{&kernels::baseline::quantize_min_max, &kernels::baseline::quantize_u8}};
+  if (detected_isa_level() >= IsaLevel::kAvx2)
+    fns.push_back({&kernels::avx2::quantize_min_max, &kernels::avx2::quantize_u8});
+  if (detected_isa_level() >= IsaLevel::kAvx512)
+    fns.push_back({&kernels::avx512::quantize_min_max, &kernels::avx512::quantize_u8});
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<float> d(-7.0f, 2.0f);
+  for (int64_t n : {1, 5, 16, 23, 64, 257}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = i % 11 == 3 ? NAN : i % 13 == 5 ? 2.5f : d(rng);
+    if (n > 20) x[20] = -INFINITY;
+    std::vector<uint8_t> want(x.size());
+    const DynamicQuantization q = dynamic_quantize_u8(x.data(), n, want.data());
+    for (const auto& [min_max, quant] : fns) {
+      float lo = 0.0f, hi = 0.0f;
+      min_max(x.data(), n, &lo, &hi);
+      EXPECT_EQ((hi - lo) / 255.0f, q.scale) << "n=" << n;
+      std::vector<uint8_t> got(x.size());
+      quant(x.data(), n, q.scale, static_cast<float>(q.zero_point), got.data());
+      EXPECT_EQ(got, want) << "n=" << n;
+    }
+  }
 }
 
 TEST(QGemm, ActiveKernelIsNamed) {

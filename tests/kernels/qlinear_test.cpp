@@ -280,6 +280,136 @@ TEST(QLinearContrib, QGemmMatchesIntegerProductAndBias) {
   EXPECT_EQ(got[0].to_vector<float>(), want);
 }
 
+// The 8-bit GEMM path (2-D B, one A zero point): every signedness, per-tensor
+// and per-column B zero points, B as a run-time input and as a constant
+// packed when the kernel is created, one and three threads: each element is
+// the scalar formula's.
+TEST(MatMulInteger, GemmPathMatchesTheFormulaForEverySignednessAndConstantB) {
+  const int64_t M = 37, K = 70, N = 45;
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 3}).value();
+  for (int t = 0; t < 16; ++t) {
+    const bool as = t & 1, bs = t & 2, per_column = t & 4, constant = t & 8;
+    auto make = [](bool is_signed, const Shape& shape, const std::vector<int>& v) {
+      if (is_signed) {
+        std::vector<int8_t> x(v.begin(), v.end());
+        return Tensor::from_vector<int8_t>(shape, x);
+      }
+      std::vector<uint8_t> x(v.begin(), v.end());
+      return Tensor::from_vector<uint8_t>(shape, x);
+    };
+    const int lo_a = as ? -128 : 0, lo_b = bs ? -128 : 0;
+    const auto a = random_ints<int>(static_cast<size_t>(2 * M * K), 10 + t, lo_a, lo_a + 255);
+    const auto b = random_ints<int>(static_cast<size_t>(K * N), 20 + t, lo_b, lo_b + 255);
+    const auto azp = random_ints<int>(1, 30 + t, lo_a, lo_a + 255);
+    const auto bzp = random_ints<int>(per_column ? N : 1, 40 + t, lo_b, lo_b + 255);
+    std::vector<Tensor> inputs = {make(as, {2, M, K}, a), make(bs, {K, N}, b), make(as, {}, azp),
+                                  make(bs, per_column ? Shape{N} : Shape{}, bzp)};
+    kernels::NodeInfo node;
+    node.op_type = "MatMulInteger";
+    node.opset = 10;
+    node.num_inputs = 4;
+    node.num_outputs = 1;
+    if (constant) node.const_inputs = {nullptr, &inputs[1]};
+    const auto one = kernels::run_kernel_once(node, inputs);
+    const auto three = kernels::run_kernel_once(node, inputs, pool.get());
+    ASSERT_EQ(one[0].shape(), (Shape{2, M, N}));
+    const std::vector<int32_t> got = one[0].to_vector<int32_t>();
+    EXPECT_EQ(got, three[0].to_vector<int32_t>());
+    for (int64_t r = 0; r < 2 * M; ++r)
+      for (int64_t j = 0; j < N; ++j) {
+        int32_t want = 0;
+        for (int64_t p = 0; p < K; ++p)
+          want += (a[static_cast<size_t>(r * K + p)] - azp[0]) *
+                  (b[static_cast<size_t>(p * N + j)] - bzp[per_column ? static_cast<size_t>(j) : 0]);
+        ASSERT_EQ(got[static_cast<size_t>(r * N + j)], want) << "case " << t << " at (" << r << ", " << j << ")";
+      }
+  }
+}
+
+}  // namespace
+}  // namespace spindle
+
+namespace spindle {
+namespace {
+
+kernels::NodeInfo contrib_node(const char* op, int num_inputs) {
+  kernels::NodeInfo node;
+  node.op_type = op;
+  node.domain = "com.microsoft";
+  node.opset = 1;
+  node.num_inputs = num_inputs;
+  node.num_outputs = 1;
+  return node;
+}
+
+// com.microsoft MatMulIntegerToFloat and DynamicQuantizeMatMul: the bits of
+// MatMulInteger, Cast, Mul by (a_scale * b_scale) and Add of the bias run one
+// after the other (int8 A here, per-column B zero points and scales, a
+// constant B packed at creation), at one and three threads.
+TEST(MatMulIntegerToFloat, EqualsTheUnfusedChainBitwise) {
+  const int64_t M = 19, K = 75, N = 37;
+  const auto a = random_ints<int8_t>(static_cast<size_t>(M * K), 51, -128, 127);
+  const auto b = random_ints<uint8_t>(static_cast<size_t>(K * N), 52, 0, 255);
+  const auto bzp = random_ints<uint8_t>(static_cast<size_t>(N), 53, 0, 255);
+  std::vector<float> bscale(static_cast<size_t>(N)), bias(static_cast<size_t>(N));
+  for (int64_t j = 0; j < N; ++j) bscale[j] = 0.0007f * static_cast<float>(j + 3), bias[j] = 0.37f * static_cast<float>(j) - 5.0f;
+  const float ascale = 0.0213f;
+  const Tensor A = Tensor::from_vector<int8_t>({M, K}, a), B = Tensor::from_vector<uint8_t>({K, N}, b);
+  const Tensor azp = Tensor::from_vector<int8_t>({}, {-9}), Bzp = Tensor::from_vector<uint8_t>({N}, bzp);
+  const Tensor As = Tensor::from_vector<float>({}, {ascale}), Bs = Tensor::from_vector<float>({N}, bscale);
+  const Tensor bias_t = Tensor::from_vector<float>({N}, bias);
+  const auto acc = run_kernel_once("MatMulInteger", 10, {}, {A, B, azp, Bzp})[0].to_vector<int32_t>();
+  std::vector<float> want(acc.size());
+  for (size_t i = 0; i < acc.size(); ++i) {
+    const float s = ascale * bscale[i % static_cast<size_t>(N)];
+    const float prod = static_cast<float>(acc[i]) * s;
+    want[i] = prod + bias[i % static_cast<size_t>(N)];
+  }
+  std::vector<Tensor> inputs = {A, B, As, Bs, azp, Bzp, bias_t};
+  kernels::NodeInfo node = contrib_node("MatMulIntegerToFloat", 7);
+  node.const_inputs = {nullptr, &inputs[1]};
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 3}).value();
+  EXPECT_EQ(kernels::run_kernel_once(node, inputs)[0].to_vector<float>(), want);
+  EXPECT_EQ(kernels::run_kernel_once(node, inputs, pool.get())[0].to_vector<float>(), want);
+
+  // Bad input: B's zero points of the wrong type, a bias of the wrong length.
+  std::vector<Tensor> bad = inputs;
+  bad[5] = Tensor::from_vector<int8_t>({N}, std::vector<int8_t>(static_cast<size_t>(N), 0));
+  try {
+    kernels::run_kernel_once(node, bad);
+    ADD_FAILURE() << "an int8 b_zero_point for uint8 B was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("b_zero_point"), std::string::npos) << e.what();
+  }
+  bad = inputs;
+  bad[6] = Tensor::from_vector<float>({3}, {1, 2, 3});
+  try {
+    kernels::run_kernel_once(node, bad);
+    ADD_FAILURE() << "a bias of 3 values was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected [37]"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DynamicQuantizeMatMul, EqualsTheUnfusedChainBitwise) {
+  const int64_t K = 64, N = 20;
+  std::mt19937 rng(61);
+  std::uniform_real_distribution<float> d(-2.0f, 3.0f);
+  std::vector<float> x(static_cast<size_t>(2 * 5 * K));
+  for (float& v : x) v = d(rng);
+  const auto b = random_ints<int8_t>(static_cast<size_t>(K * N), 62, -127, 127);
+  const Tensor X = Tensor::from_vector<float>({2, 5, K}, x), B = Tensor::from_vector<int8_t>({K, N}, b);
+  const Tensor Bs = Tensor::from_vector<float>({}, {0.0131f}), Bzp = Tensor::from_vector<int8_t>({}, {2});
+  const auto dq = run_kernel_once("DynamicQuantizeLinear", 11, {}, {X}, 3);
+  const auto acc = run_kernel_once("MatMulInteger", 10, {}, {dq[0], B, dq[2], Bzp})[0].to_vector<int32_t>();
+  const float s = dq[1].to_vector<float>()[0] * 0.0131f;
+  std::vector<float> want(acc.size());
+  for (size_t i = 0; i < acc.size(); ++i) want[i] = static_cast<float>(acc[i]) * s;
+  const auto got = kernels::run_kernel_once(contrib_node("DynamicQuantizeMatMul", 4), {X, B, Bs, Bzp});
+  EXPECT_EQ(got[0].shape(), (Shape{2, 5, N}));
+  EXPECT_EQ(got[0].to_vector<float>(), want);
+}
+
 }  // namespace
 }  // namespace spindle
 

@@ -245,6 +245,32 @@ TEST(SessionOptionsJson, NestingIsBoundedAndValuesAreShownShort) {
   EXPECT_LT(msg.size(), 200u) << msg;
 }
 
+// One table of names and one thread-count limit serve every front end: the
+// JSON file, SessionOptions::validate (Python's setters), session creation.
+TEST(SessionOptionsNames, OneTableAndOneLimit) {
+  for (const std::string& name : execution_mode_names())
+    EXPECT_EQ(execution_mode_name(parse_execution_mode(name).value()), name);
+  for (const std::string& name : optimization_level_names())
+    EXPECT_EQ(optimization_level_name(parse_optimization_level(name).value()), name);
+  EXPECT_EQ(parse_optimization_level("disabled"), std::nullopt);
+  EXPECT_EQ(parse_execution_mode("Parallel"), std::nullopt);
+  EXPECT_EQ(SessionOptions::from_json("{\"graph_optimization_level\": \"extended\"}", "t.json").graph_optimization_level,
+            GraphOptimizationLevel::kExtended);
+  EXPECT_THAT(error_of([&] { SessionOptions::from_json("{\"graph_optimization_level\": 2}", "t.json"); }),
+              HasSubstr("expected \"disable\", \"basic\", \"extended\" or \"all\""));
+
+  const std::string limit = std::to_string(kMaxThreadCount);
+  EXPECT_THAT(error_of([&] { SessionOptions::from_json("{\"intra_op_num_threads\": " + std::to_string(kMaxThreadCount + 1) + "}", "t.json"); }),
+              HasSubstr("expected an integer from 0 (default) to " + limit));
+  SessionOptions o;
+  o.inter_op.num_threads = kMaxThreadCount + 1;
+  EXPECT_THAT(o.validate().message(),
+              HasSubstr("inter_op_num_threads = " + std::to_string(kMaxThreadCount + 1) +
+                        ": expected 0 (automatic) or a thread count in [1, " + limit + "]"));
+  o.inter_op.num_threads = kMaxThreadCount;
+  EXPECT_TRUE(o.validate().is_ok());
+}
+
 // y = a * b over enough elements that the intra-op workers run blocks too.
 constexpr int64_t kN = 1 << 17;
 std::vector<uint8_t> mul_model() {

@@ -1,11 +1,16 @@
 // prepack_test.cpp — the session.disable_prepacking config key: "1" keeps
 // constant weights as given (Conv, MatMul, Gemm), outputs are bitwise the
 // same either way, and a value other than 0 / 1 is an error naming the key.
+// Weights held once: a packed weight's original storage is freed at
+// creation unless something else reads it; initializers nothing reads are
+// dropped.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
 
+#include "exec/executor.h"
+#include "graph/graph.h"
 #include "model_builder.h"
 #include "spindle/session.h"
 
@@ -55,6 +60,105 @@ TEST(SessionPrepacking, BadValueNamesTheKey) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("session.disable_prepacking"));
     EXPECT_THAT(e.what(), ::testing::HasSubstr("yes"));
+  }
+}
+
+// x [3, 16] -> MatMul (W 16x40) -> Gemm (G 24x40, transB) -> y [3, 24];
+// with `w_as_output`, W is also a graph output (read as given); "unused" is
+// an initializer nothing reads.
+std::vector<uint8_t> weights_model(bool w_as_output) {
+  ModelBuilder b;
+  b.input("x", {3, 16}).output("y", {3, 24});
+  if (w_as_output) b.output("w", {16, 40});
+  std::vector<float> w(16 * 40), g(24 * 40), unused(1000, 1.0f);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i * 13 % 31) - 15) * 0.02f;
+  for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<float>(static_cast<int>(i * 7 % 19) - 9) * 0.03f;
+  b.initializer("w", {16, 40}, w).initializer("g", {24, 40}, g).initializer("unused", {1000}, unused);
+  b.node("MatMul", {"x", "w"}, {"h"});
+  ModelBuilder::attr_int(b.node("Gemm", {"h", "g"}, {"y"}), "transB", 1);
+  return b.bytes();
+}
+
+struct Compiled {
+  std::unique_ptr<exec::Plan> plan;
+  std::weak_ptr<Buffer> w, g, unused;  // the loaded initializers' storage
+};
+
+Compiled compile(bool w_as_output, bool prepack) {
+  const std::vector<uint8_t> bytes = weights_model(w_as_output);
+  auto loaded = graph::load_model_bytes(bytes, "weights", ".");
+  EXPECT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  graph::Graph g = std::move(loaded).value();
+  Compiled c;
+  c.w = g.initializer(g.value_id("w"))->buffer();
+  c.g = g.initializer(g.value_id("g"))->buffer();
+  c.unused = g.initializer(g.value_id("unused"))->buffer();
+  EXPECT_FALSE(c.w.expired());
+  auto plan = exec::Plan::compile(std::move(g), graph::OptimizationLevel::kAll, prepack);
+  EXPECT_TRUE(plan.is_ok()) << plan.status().to_string();
+  c.plan = std::move(plan).value();
+  return c;
+}
+
+std::vector<float> run_plan(const exec::Plan& plan) {
+  exec::Frame frame(plan);
+  std::vector<float> x(48);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 11) - 5) * 0.1f;
+  const graph::Graph& g = plan.graph();
+  frame.begin_run();
+  frame.values()[static_cast<size_t>(g.value_id("x"))] = Tensor::from_vector<float>({3, 16}, x);
+  exec::run_sequential(plan, frame, nullptr, {});
+  std::vector<float> y = frame.values()[static_cast<size_t>(g.outputs[0])].to_vector<float>();
+  frame.end_run();
+  return y;
+}
+
+TEST(SessionPrepacking, PackedWeightsAreHeldOnce) {
+  const Compiled packed = compile(false, true);
+  // The storage the loader allocated for W and G is gone: the plan holds
+  // only the packed copies; the unread initializer is gone too.
+  EXPECT_TRUE(packed.w.expired());
+  EXPECT_TRUE(packed.g.expired());
+  EXPECT_TRUE(packed.unused.expired());
+  const auto bytes = packed.plan->constant_bytes();
+  EXPECT_EQ(bytes.initializers, 0u);
+  EXPECT_GE(bytes.packed, (16 * 40 + 24 * 40) * sizeof(float));
+  // Without packing the kernels read the originals, which stay.
+  const Compiled plain = compile(false, false);
+  EXPECT_FALSE(plain.w.expired());
+  EXPECT_FALSE(plain.g.expired());
+  EXPECT_TRUE(plain.unused.expired());
+  EXPECT_EQ(plain.plan->constant_bytes().initializers, (16 * 40 + 24 * 40) * sizeof(float));
+  EXPECT_EQ(plain.plan->constant_bytes().packed, 0u);
+  const std::vector<float> a = run_plan(*packed.plan), b = run_plan(*plain.plan);
+  ASSERT_EQ(a.size(), 72u);
+  EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
+}
+
+TEST(SessionPrepacking, WeightAlsoReadAsGivenIsKept) {
+  const Compiled c = compile(true, true);
+  EXPECT_FALSE(c.w.expired());  // a graph output
+  EXPECT_TRUE(c.g.expired());
+  EXPECT_EQ(c.plan->constant_bytes().initializers, 16 * 40 * sizeof(float));
+  const Compiled plain = compile(true, false);
+  const std::vector<float> a = run_plan(*c.plan), b = run_plan(*plain.plan);
+  EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
+}
+
+TEST(SessionPrepacking, SessionWithDroppedWeightsRunsRepeatedly) {
+  SessionOptions o;
+  o.intra_op_num_threads = 2;
+  auto s = InferenceSession::create_from_bytes(weights_model(false), o);
+  SessionOptions off = o;
+  off.add_config_entry("session.disable_prepacking", "1");
+  auto r = InferenceSession::create_from_bytes(weights_model(false), off);
+  std::vector<float> x(48);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 7) - 3) * 0.2f;
+  const Tensor want = r->run({{"x", Tensor::from_vector<float>({3, 16}, x)}})[0];
+  for (int i = 0; i < 3; ++i) {
+    const Tensor got = s->run({{"x", Tensor::from_vector<float>({3, 16}, x)}})[0];
+    ASSERT_EQ(got.nbytes(), want.nbytes());
+    EXPECT_EQ(0, std::memcmp(got.raw_data(), want.raw_data(), got.nbytes()));
   }
 }
 

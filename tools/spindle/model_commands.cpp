@@ -27,7 +27,7 @@ void add_threading_flags(CLI::App* cmd, ThreadingFlags& f) {
   cmd->add_option("--options", f.options_file, "JSON options file (spindle tune --out); flags given too override it");
   f.intra_opt = cmd->add_option("--intra", f.intra, "intra-op threads including the caller (0 = physical cores)");
   f.inter_opt = cmd->add_option("--inter", f.inter, "inter-op threads (parallel mode; 0 = physical cores)");
-  f.mode_opt = cmd->add_option("--mode", f.mode, "execution mode")->check(CLI::IsMember({"sequential", "parallel"}));
+  f.mode_opt = cmd->add_option("--mode", f.mode, "execution mode")->check(CLI::IsMember(execution_mode_names()));
   cmd->add_option("--spin", f.spin, "allow spinning: 0 or 1 (both pools)")->check(CLI::IsMember({"0", "1"}));
   cmd->add_option("--spin-duration-us", f.spin_duration_us, "spin window in microseconds (both pools)")
       ->check(CLI::Range(int64_t{0}, int64_t{10'000'000}));
@@ -35,7 +35,7 @@ void add_threading_flags(CLI::App* cmd, ThreadingFlags& f) {
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--affinity", f.affinity, "intra-op thread affinities, e.g. \"1;2\" (N-1 entries)");
   f.opt_level_opt = cmd->add_option("--opt-level", f.opt_level, "graph optimization level")
-      ->check(CLI::IsMember({"disable", "basic", "extended", "all"}));
+      ->check(CLI::IsMember(optimization_level_names()));
   cmd->add_option("--config", f.config, "session config entry KEY=VALUE (repeatable)");
   cmd->add_option("--max-tensor-bytes", f.max_tensor_bytes, "largest tensor a run may allocate (0 = no limit; default half the RAM)")
       ->check(CLI::NonNegativeNumber);
@@ -62,12 +62,9 @@ SessionOptions session_options(const ThreadingFlags& f) {
   SessionOptions o = file ? SessionOptions::from_file(f.options_file) : SessionOptions{};
   if (given(f.intra_opt)) o.intra_op.num_threads = f.intra;
   if (given(f.inter_opt)) o.inter_op.num_threads = f.inter;
-  if (given(f.mode_opt)) o.execution_mode = f.mode == "parallel" ? ExecutionMode::kParallel : ExecutionMode::kSequential;
-  if (given(f.opt_level_opt))
-    o.graph_optimization_level = f.opt_level == "disable"    ? GraphOptimizationLevel::kDisableAll
-                                 : f.opt_level == "basic"    ? GraphOptimizationLevel::kBasic
-                                 : f.opt_level == "extended" ? GraphOptimizationLevel::kExtended
-                                                             : GraphOptimizationLevel::kAll;
+  // CLI11 checked the names against the same lists.
+  if (given(f.mode_opt)) o.execution_mode = parse_execution_mode(f.mode).value();
+  if (given(f.opt_level_opt)) o.graph_optimization_level = parse_optimization_level(f.opt_level).value();
   for (ThreadingOptions* pool : {&o.intra_op, &o.inter_op}) {
     if (f.spin) pool->allow_spinning = *f.spin;
     if (f.spin_duration_us) pool->spin_duration = std::chrono::microseconds(*f.spin_duration_us);

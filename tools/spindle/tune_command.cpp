@@ -251,10 +251,7 @@ void tune_command(const TuneArgs& a) {
     std::ofstream probe(path, std::ios::app);
     if (!probe) throw Error(StatusCode::kInvalidArgument, fmt::format("{} {}: cannot be written", flag, path));
   }
-  const GraphOptimizationLevel level = a.opt_level == "disable"    ? GraphOptimizationLevel::kDisableAll
-                                       : a.opt_level == "basic"    ? GraphOptimizationLevel::kBasic
-                                       : a.opt_level == "extended" ? GraphOptimizationLevel::kExtended
-                                                                   : GraphOptimizationLevel::kAll;
+  const GraphOptimizationLevel level = parse_optimization_level(a.opt_level).value();  // checked by CLI11
   // Load once up front: a model that fails to load fails before any timing.
   SessionOptions probe_opts;
   probe_opts.intra_op.num_threads = 1;
@@ -380,7 +377,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--out", args->out, "write the winner as a JSON options file");
   cmd->add_option("--plot", args->plot, "write an SVG plot of time against threads");
   cmd->add_option("--opt-level", args->opt_level, "graph optimization level")
-      ->check(CLI::IsMember({"disable", "basic", "extended", "all"}));
+      ->check(CLI::IsMember(optimization_level_names()));
   cmd->callback([args] { tune_command(*args); });
 }
 

@@ -164,8 +164,10 @@ def test_bad_options_and_models():
     so = spindle.SessionOptions()
     # The message of the C++ validation at session creation.
     with pytest.raises(ValueError, match=r"^INVALID_ARGUMENT: intra_op_num_threads = -1: expected 0 \(automatic\) "
-                                         r"or a positive thread count$"):
+                                         r"or a thread count in \[1, 1024\]$"):
         so.intra_op_num_threads = -1
+    with pytest.raises(ValueError, match=r"intra_op_num_threads = 5000: expected 0 \(automatic\) or a thread count"):
+        so.intra_op_num_threads = 5000
     with pytest.raises(ValueError, match=r"inter_op_num_threads = -2"):
         so.inter_op_num_threads = -2
     assert so.intra_op_num_threads == 0 and so.inter_op_num_threads == 0

@@ -34,6 +34,8 @@ void fuse_matmul_bias(Graph& g, PassRecord& record);
 void fuse_qdq(Graph& g, PassRecord& record, const LoadLimits& limits, Status& status);
 // attention_fusion.cpp
 void fuse_attention(Graph& g, PassRecord& record);
+// quant_fusion.cpp
+void fuse_dynamic_quantize_matmul(Graph& g, PassRecord& record);
 // blocked_layout.cpp: chains of 1x1 and depthwise Convs become
 // spindle.BlockedConv nodes on NCHW8c tensors, with spindle.ReorderToBlocked
 // / ReorderFromBlocked at the chains' ends.

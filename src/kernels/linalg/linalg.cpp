@@ -7,7 +7,8 @@
 //     windows of `size` points, periodic or symmetric, output_datatype;
 //   QuantizeLinear (10, 13: per tensor or per `axis`), DequantizeLinear
 //     (10, 13), DynamicQuantizeLinear (11): uint8 / int8 with round half to
-//     even and saturation.
+//     even and saturation (DynamicQuantizeLinear's two vectorized passes are
+//     primitives/gemm/qgemm.h's dynamic_quantize_u8).
 // Matrices, reduction lanes and quantization blocks are independent, so
 // results do not depend on the thread count.
 #include <cmath>
@@ -19,6 +20,7 @@
 #include "kernels/kernel.h"
 #include "kernels/linalg/linalg_ops.h"
 #include "kernels/math/elementwise.h"
+#include "primitives/gemm/qgemm.h"
 #include "primitives/quant/requant.h"
 
 namespace spindle::kernels::linalg {
@@ -317,20 +319,10 @@ void dynamic_quantize(KernelContext& ctx) {
   const NodeInfo& node = ctx.node();
   const Tensor& x = ctx.input(0);
   require_float(node, x, "x");
-  const float* src = x.data<float>();
-  float lo = 0.0f, hi = 0.0f;  // the range always includes 0
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    lo = std::min(lo, src[i]);
-    hi = std::max(hi, src[i]);
-  }
-  const float scale = (hi - lo) / 255.0f;
-  const uint8_t zero = scale == 0.0f ? 0 : saturate_round<uint8_t>(-lo / scale);
   Tensor& y = ctx.output(0, DataType::kUInt8, x.shape());
-  uint8_t* dst = y.mutable_data<uint8_t>();
-  for (int64_t i = 0; i < x.numel(); ++i)
-    dst[i] = scale == 0.0f ? zero : saturate_round<uint8_t>(std::nearbyint(src[i] / scale) + zero);
-  ctx.output(1, DataType::kFloat32, {}).mutable_data<float>()[0] = scale;
-  ctx.output(2, DataType::kUInt8, {}).mutable_data<uint8_t>()[0] = zero;
+  const nn::DynamicQuantization q = nn::dynamic_quantize_u8(x.data<float>(), x.numel(), y.mutable_data<uint8_t>());
+  ctx.output(1, DataType::kFloat32, {}).mutable_data<float>()[0] = q.scale;
+  ctx.output(2, DataType::kUInt8, {}).mutable_data<uint8_t>()[0] = q.zero_point;
 }
 
 }  // namespace

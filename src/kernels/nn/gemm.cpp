@@ -14,6 +14,8 @@
 // carry a third input from the optimizer (MatMul + Add of a constant bias
 // vector fused): a float [N] bias added to each output block right after
 // its SGEMM, while the block is in cache (no extra pass over the output).
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "kernels/broadcast.h"
@@ -45,6 +47,34 @@ inline SgemmExtras block_extras(const PackedMatrix& packed_b, int64_t n0, const 
 int64_t shared_a_blocks(const KernelContext& ctx, int64_t batches, int64_t rows) {
   if (batches != 1 || rows < 4 * sgemm_mr()) return 0;
   return 2 * int64_t{ctx.pool() ? ctx.pool()->dop() : 1};
+}
+
+// Decode-shaped products: a few rows (a generated token, up to 16) against
+// a constant packed B are bound by reading B from memory, not by their
+// multiply-adds (a 1 x 512 x 512 product is 0.26M FMAs, one block by work,
+// but 1 MB of weights). They are split over N into column blocks of about
+// kStreamBlockBytes of packed B each, contiguous panels in the packed
+// layout, so each thread streams its own range of the weights once. The
+// split follows the shape only, and a column block's sums run over the
+// whole K in the same order whatever the block, so no bit depends on it.
+constexpr double kStreamBlockBytes = 256.0 * 1024;
+constexpr int64_t kDecodeMaxRows = 16;
+
+bool decode_shaped(int64_t batches, int64_t rows, const PackedMatrix& packed_b) {
+  return batches == 1 && rows <= kDecodeMaxRows && !packed_b.empty();
+}
+
+GemmBlocks decode_blocks(int64_t rows, int64_t N, int64_t K) {
+  const int64_t NR = kGemmTileN;
+  int64_t want = static_cast<int64_t>(std::ceil(static_cast<double>(N) * static_cast<double>(K) * 4.0 / kStreamBlockBytes));
+  want = std::clamp<int64_t>(want, 1, 128);
+  if (want > 1 && want < 16 && want % 2 != 0) ++want;  // two threads get even shares
+  GemmBlocks b;
+  b.mt = std::max<int64_t>(rows, 1);
+  b.m_blocks = 1;
+  b.nt = std::min(std::max<int64_t>(N, 1), round_up(ceil_div(std::max<int64_t>(N, 1), want), NR));
+  b.n_blocks = ceil_div(std::max<int64_t>(N, 1), b.nt);
+  return b;
 }
 
 // A run-time A read by several column blocks (an encoder's 128 x 384
@@ -88,26 +118,32 @@ class MatMulKernel final : public OpKernel {
       const int64_t K = b->dim(b->rank() - 2), N = b->dim(b->rank() - 1);
       packed_b_ = PackedMatrix::pack_b(false, N, K, b->data<float>(), N);
       const_b_ = b->data<float>();
+      b_shape_ = b->shape();
     }
   }
+
+  bool owns_constant_input(int i) const override { return i == 1 && !packed_b_.empty(); }
+  size_t packed_bytes() const override { return packed_b_.bytes(); }
 
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
     const Tensor& A = ctx.input(0);
-    const Tensor& B = ctx.input(1);
+    // B absent: the constant packed at creation, whose original the plan dropped.
+    const Tensor* Bp = !packed_b_.empty() && !ctx.has_input(1) ? nullptr : &ctx.input(1);
+    const Shape& b_shape = Bp ? Bp->shape() : b_shape_;
     require_float(node, A, "A");
-    require_float(node, B, "B");
-    if (A.rank() == 0 || B.rank() == 0)
+    if (Bp) require_float(node, *Bp, "B");
+    if (A.rank() == 0 || b_shape.empty())
       fail(node, fmt::format("inputs A {} and B {} must have rank >= 1", shape_to_string(A.shape()),
-                             shape_to_string(B.shape())));
-    const bool a_vec = A.rank() == 1, b_vec = B.rank() == 1;
+                             shape_to_string(b_shape)));
+    const bool a_vec = A.rank() == 1, b_vec = b_shape.size() == 1;
     const Shape as = a_vec ? Shape{1, A.dim(0)} : A.shape();
-    const Shape bs = b_vec ? Shape{B.dim(0), 1} : B.shape();
+    const Shape bs = b_vec ? Shape{b_shape[0], 1} : b_shape;
     const int64_t M = as[as.size() - 2], K = as[as.size() - 1];
     const int64_t Kb = bs[bs.size() - 2], N = bs[bs.size() - 1];
     if (K != Kb)
       fail(node, fmt::format("inputs A {} and B {} have incompatible inner dimensions ({} vs {})",
-                             shape_to_string(A.shape()), shape_to_string(B.shape()), K, Kb));
+                             shape_to_string(A.shape()), shape_to_string(b_shape), K, Kb));
     const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
     const Shape batch_shapes[2] = {a_batch, b_batch};
     const Shape out_batch = broadcast_shapes(node, batch_shapes);
@@ -117,7 +153,7 @@ class MatMulKernel final : public OpKernel {
     Tensor& Y = ctx.output(0, DataType::kFloat32, ys);
     if (Y.numel() == 0) return;
     const float* a = A.data<float>();
-    const float* b = B.data<float>();
+    const float* b = Bp ? Bp->data<float>() : const_b_;  // const_b_ is never read when packed
     float* y = Y.mutable_data<float>();
     const float* bias = nullptr;  // fused [N] bias (optimizer), else none
     if (ctx.has_input(2)) {
@@ -155,7 +191,9 @@ class MatMulKernel final : public OpKernel {
         }
       }
     }
-    const GemmBlocks gb = choose_gemm_blocks(gb_batches, rows, N, K, N, shared_a_blocks(ctx, gb_batches, rows));
+    const GemmBlocks gb = decode_shaped(gb_batches, rows, packed_b)
+                              ? decode_blocks(rows, N, K)
+                              : choose_gemm_blocks(gb_batches, rows, N, K, N, shared_a_blocks(ctx, gb_batches, rows));
     const int64_t per_batch = gb.m_blocks * gb.n_blocks;
     const int64_t blocks = gb_batches * per_batch;
     const float* shared_a = gb_batches == 1 ? pack_shared_a(ctx, gb, false, rows, K, 1.0f, a, K) : nullptr;
@@ -181,7 +219,8 @@ class MatMulKernel final : public OpKernel {
  private:
   Activation act_;
   PackedMatrix packed_b_;          // constant B in SGEMM panels (empty when not packed)
-  const float* const_b_ = nullptr;  // the data packed_b_ was packed from
+  const float* const_b_ = nullptr;  // the data packed_b_ was packed from (an identity: may be freed)
+  Shape b_shape_;                   // its shape
 };
 
 // ---------------------------------------------------------------- Gemm
@@ -199,22 +238,28 @@ class GemmKernel final : public OpKernel {
       packed_b_ = PackedMatrix::pack_b(trans_b_, trans_b_ ? b->dim(0) : b->dim(1), trans_b_ ? b->dim(1) : b->dim(0),
                                        b->data<float>(), b->dim(1));
       const_b_ = b->data<float>();
+      b_shape_ = b->shape();
     }
   }
+
+  bool owns_constant_input(int i) const override { return i == 1 && !packed_b_.empty(); }
+  size_t packed_bytes() const override { return packed_b_.bytes(); }
 
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
     const Tensor& A = ctx.input(0);
     require_float(node, A, "A");
-    const Tensor& B = ctx.input(1);
-    require_float(node, B, "B");
-    if (A.rank() != 2 || B.rank() != 2)
-      fail(node, fmt::format("inputs A {} and B {} must be 2-D", shape_to_string(A.shape()), shape_to_string(B.shape())));
+    // B absent: the constant packed at creation, whose original the plan dropped.
+    const Tensor* Bp = !packed_b_.empty() && !ctx.has_input(1) ? nullptr : &ctx.input(1);
+    const Shape& b_shape = Bp ? Bp->shape() : b_shape_;
+    if (Bp) require_float(node, *Bp, "B");
+    if (A.rank() != 2 || b_shape.size() != 2)
+      fail(node, fmt::format("inputs A {} and B {} must be 2-D", shape_to_string(A.shape()), shape_to_string(b_shape)));
     const int64_t M = trans_a_ ? A.dim(1) : A.dim(0), K = trans_a_ ? A.dim(0) : A.dim(1);
-    const int64_t Kb = trans_b_ ? B.dim(1) : B.dim(0), N = trans_b_ ? B.dim(0) : B.dim(1);
+    const int64_t Kb = trans_b_ ? b_shape[1] : b_shape[0], N = trans_b_ ? b_shape[0] : b_shape[1];
     if (K != Kb)
       fail(node, fmt::format("inputs A {} (transA={}) and B {} (transB={}) have incompatible inner dimensions ({} vs {})",
-                             shape_to_string(A.shape()), trans_a_ ? 1 : 0, shape_to_string(B.shape()), trans_b_ ? 1 : 0,
+                             shape_to_string(A.shape()), trans_a_ ? 1 : 0, shape_to_string(b_shape), trans_b_ ? 1 : 0,
                              K, Kb));
     const float* c = nullptr;
     int64_t c_rs = 0, c_cs = 0;  // element strides of C read as M x N
@@ -235,13 +280,14 @@ class GemmKernel final : public OpKernel {
     Tensor& Y = ctx.output(0, DataType::kFloat32, {M, N});
     if (Y.numel() == 0) return;
     const float* a = A.data<float>();
-    const float* b = B.data<float>();
+    const float* b = Bp ? Bp->data<float>() : const_b_;  // const_b_ is never read when packed
     float* y = Y.mutable_data<float>();
     static const PackedMatrix kNone;
     const PackedMatrix& packed_b = !packed_b_.empty() && b == const_b_ ? packed_b_ : kNone;
-    const GemmBlocks gb = choose_gemm_blocks(1, M, N, K, N, shared_a_blocks(ctx, 1, M));
+    const GemmBlocks gb = decode_shaped(1, M, packed_b) ? decode_blocks(M, N, K)
+                                                        : choose_gemm_blocks(1, M, N, K, N, shared_a_blocks(ctx, 1, M));
     const int64_t blocks = gb.m_blocks * gb.n_blocks;
-    const int64_t lda = A.dim(1), ldb = B.dim(1);
+    const int64_t lda = A.dim(1), ldb = b_shape[1];
     const float* shared_a = pack_shared_a(ctx, gb, trans_a_, M, K, alpha_, a, lda);
     parallel_for(ctx.pool(), 0, blocks,
                  grain_for_work(blocks, static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1))),
@@ -271,7 +317,8 @@ class GemmKernel final : public OpKernel {
   bool trans_a_, trans_b_;
   Activation act_;
   PackedMatrix packed_b_;          // constant op(B) in SGEMM panels (empty when not packed)
-  const float* const_b_ = nullptr;  // the data packed_b_ was packed from
+  const float* const_b_ = nullptr;  // the data packed_b_ was packed from (an identity: may be freed)
+  Shape b_shape_;                   // its shape
 };
 
 }  // namespace

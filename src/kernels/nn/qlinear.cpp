@@ -4,7 +4,10 @@
 // opset 10).
 //
 // Zero points are subtracted before multiplying; accumulation is exact in
-// int32. Requantization is y = saturate(round_half_even(acc * scale) + zp)
+// int32. MatMul products whose B has no batch dims and whose A has one zero
+// point run on the 8-bit GEMM (primitives/gemm/qgemm.h), a constant B packed
+// once when the kernel is created; the rest (per-row A zero points, batched
+// B) on the plain loops. Requantization is y = saturate(round_half_even(acc * scale) + zp)
 // with scale = a_scale * b_scale / y_scale (per output row or column when the
 // scales are), as the ONNX reference computes it. Blocks of output rows
 // (MatMul) or of (image, output channel) planes (Conv) split across the pool.
@@ -88,6 +91,53 @@ T requantize(int64_t acc, float scale, int32_t zp) {
 
 // ---------------------------------------------------------------- MatMul
 
+// One 8-bit GEMM over rows x N, split over the pool in blocks of rows and of
+// columns chosen from the shape only (integer sums are exact, and each
+// float of the epilogue depends on its own sum alone, so the blocks change no
+// bit). `base` holds every field but the rows, columns and outputs.
+void parallel_qgemm(KernelContext& ctx, const QGemmArgs& base, int64_t rows, int64_t N) {
+  if (rows <= 0 || N <= 0) return;
+  const int64_t panel = base.b->panel_columns;
+  // Column blocks of N / 8 rounded up to a panel, at least 4 panels (the
+  // micro-kernel's widest tile), and row blocks of at most 96 rows.
+  const int64_t nb = std::min(round_up(N, panel), std::max<int64_t>(4 * panel, round_up(ceil_div(N, 8), panel)));
+  const int64_t mb = std::min<int64_t>(rows, 96);
+  const int64_t n_blocks = ceil_div(N, nb), m_blocks = ceil_div(rows, mb);
+  const int64_t blocks = n_blocks * m_blocks;
+  const int64_t lda = base.lda;
+  parallel_for(ctx.pool(), 0, blocks, 1, gemm_cost(mb, nb, std::max<int64_t>(base.b->k / 4, 1)),
+               [&](int64_t b0, int64_t b1) {
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      const int64_t m0 = (blk / n_blocks) * mb, m1 = std::min(rows, m0 + mb);
+      const int64_t n0 = (blk % n_blocks) * nb, n1 = std::min(N, n0 + nb);
+      QGemmArgs args = base;
+      args.a = static_cast<const uint8_t*>(base.a) + m0 * lda;
+      args.m = m1 - m0;
+      args.col_begin = n0;
+      args.col_end = n1;
+      if (base.y) args.y = base.y + m0 * base.ldy + n0;
+      else args.c = base.c + m0 * base.ldc + n0;
+      qgemm(args);
+    }
+  });
+}
+
+// A constant B of MatMulInteger / QLinearMatMul (2-D, or with batch dims of
+// 1), packed for qgemm when the kernel is created.
+struct PrepackedB {
+  QGemmPackedB packed;
+  const void* data = nullptr;  // what was packed (null: nothing)
+  void pack(const NodeInfo& node, int index) {
+    const Tensor* b = node.const_input(index);
+    if (!node.prepack || !b || (b->dtype() != DataType::kUInt8 && b->dtype() != DataType::kInt8) || b->rank() < 2 ||
+        b->numel() == 0 || b->numel() != b->dim(b->rank() - 2) * b->dim(b->rank() - 1))
+      return;
+    const int64_t K = b->dim(b->rank() - 2), N = b->dim(b->rank() - 1);
+    packed = qgemm_pack_b(b->raw_data(), b->dtype() == DataType::kInt8, K, N, N);
+    data = b->raw_data();
+  }
+};
+
 // The int32 accumulators of an integer product, shaped as the output: a
 // tensor, so that the run's memory limits apply to it (a vector sized by a
 // mutated model's shapes asked for 32 GB: fuzz_graph).
@@ -113,7 +163,9 @@ struct IntMatMul {
   int64_t batches = 1, M = 1, K = 1, N = 1;
   Accumulators acc;  // [batches * M, N]
 
-  void compute(KernelContext& ctx, const Tensor& A, const Tensor& B, int a_zp_index, int b_zp_index) {
+  // `pre`: B packed when the kernel was created (used when B is its data).
+  void compute(KernelContext& ctx, const Tensor& A, const Tensor& B, int a_zp_index, int b_zp_index,
+               const PrepackedB* pre = nullptr) {
     const NodeInfo& node = ctx.node();
     if (A.rank() == 0 || B.rank() == 0)
       fail(node, fmt::format("inputs A {} and B {} must have rank >= 1", shape_to_string(A.shape()),
@@ -137,6 +189,31 @@ struct IntMatMul {
     if (!b_vec) out_shape.push_back(N);
     const std::vector<int32_t> a_zp = zero_points(ctx, a_zp_index, "a_zero_point", A, M, "one per row of A");
     const std::vector<int32_t> b_zp = zero_points(ctx, b_zp_index, "b_zero_point", B, N, "one per column of B");
+    const bool one_a_zp = !ctx.has_input(a_zp_index) || ctx.input(a_zp_index).numel() == 1 || M == 1;
+    if (shape_numel(b_batch) == 1 && one_a_zp) {
+      // B shared by every batch: one 8-bit GEMM over batches * M rows.
+      acc.t = Tensor(DataType::kInt32, out_shape);
+      QGemmPackedB local;
+      const QGemmPackedB* packed = nullptr;
+      if (pre && pre->data != nullptr && pre->data == B.raw_data()) {
+        packed = &pre->packed;
+      } else {
+        local = qgemm_pack_b(B.raw_data(), B.dtype() == DataType::kInt8, K, N, N);
+        packed = &local;
+      }
+      QGemmArgs args;
+      args.a = A.raw_data();
+      args.a_signed = A.dtype() == DataType::kInt8;
+      args.lda = K;
+      args.a_zero_point = a_zp.empty() ? 0 : a_zp[0];
+      args.b = packed;
+      args.b_zero_points = b_zp.data();
+      args.per_column_b_zero_points = true;
+      args.c = acc.data();
+      args.ldc = N;
+      parallel_qgemm(ctx, args, batches * M, N);
+      return;
+    }
     std::vector<int32_t> a = widen(A), b = widen(B);
     for (int64_t i = 0; i < static_cast<int64_t>(a.size()); ++i) a[static_cast<size_t>(i)] -= a_zp[static_cast<size_t>((i / K) % M)];
     for (int64_t i = 0; i < static_cast<int64_t>(b.size()); ++i) b[static_cast<size_t>(i)] -= b_zp[static_cast<size_t>(i % N)];
@@ -168,22 +245,25 @@ struct IntMatMul {
 
 class MatMulIntegerKernel final : public OpKernel {
  public:
-  explicit MatMulIntegerKernel(const NodeInfo&) {}
+  explicit MatMulIntegerKernel(const NodeInfo& node) { pre_.pack(node, 1); }
   void compute(KernelContext& ctx) const override {
     const Tensor& A = ctx.input(0);
     const Tensor& B = ctx.input(1);
     require_q8(ctx.node(), A, "A");
     require_q8(ctx.node(), B, "B");
     IntMatMul mm;
-    mm.compute(ctx, A, B, 2, 3);
+    mm.compute(ctx, A, B, 2, 3, &pre_);
     Tensor& Y = ctx.output(0, DataType::kInt32, mm.out_shape);
     std::copy(mm.acc.begin(), mm.acc.end(), Y.mutable_data<int32_t>());
   }
+
+ private:
+  PrepackedB pre_;
 };
 
 class QLinearMatMulKernel final : public OpKernel {
  public:
-  explicit QLinearMatMulKernel(const NodeInfo&) {}
+  explicit QLinearMatMulKernel(const NodeInfo& node) { pre_.pack(node, 3); }
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
     const Tensor& A = ctx.input(0);
@@ -191,7 +271,7 @@ class QLinearMatMulKernel final : public OpKernel {
     require_q8(node, A, "a");
     require_q8(node, B, "b");
     IntMatMul mm;
-    mm.compute(ctx, A, B, 2, 5);
+    mm.compute(ctx, A, B, 2, 5, &pre_);
     const std::vector<float> sa = scales(ctx, 1, "a_scale", mm.M, "one per row of a");
     const std::vector<float> sb = scales(ctx, 4, "b_scale", mm.N, "one per column of b");
     const std::vector<float> sy = scales(ctx, 6, "y_scale", 1, "one value");
@@ -209,6 +289,99 @@ class QLinearMatMulKernel final : public OpKernel {
     if (yzp.dtype() == DataType::kUInt8) write(Y.mutable_data<uint8_t>());
     else write(Y.mutable_data<int8_t>());
   }
+
+ private:
+  PrepackedB pre_;
+};
+
+// ---------------------------------------------------------------- dequantized products
+
+// com.microsoft DynamicQuantizeMatMul (A float, B, b_scale, b_zero_point?,
+// bias?) and MatMulIntegerToFloat (A, B, a_scale, b_scale, a_zero_point?,
+// b_zero_point?, bias?): the int32 product of the (quantized) A and B, then
+//   Y = float(acc) * (a_scale * b_scale[j])  (+ bias[j])
+// one float rounding at a time: what DynamicQuantizeLinear, MatMulInteger,
+// Cast, Mul(a_scale, b_scale), Mul and Add compute, which the optimizer's
+// DynamicQuantizeMatMulFusion turns into DynamicQuantizeMatMul. DynamicQuantizeMatMul
+// quantizes A as DynamicQuantizeLinear does (uint8, its own scale and zero
+// point). B is 2-D; a constant B is packed when the kernel is created.
+class DequantizedMatMulKernel final : public OpKernel {
+ public:
+  DequantizedMatMulKernel(const NodeInfo& node, bool quantize_a) : quantize_a_(quantize_a) { pre_.pack(node, 1); }
+
+  void compute(KernelContext& ctx) const override {
+    const NodeInfo& node = ctx.node();
+    const Tensor& A = ctx.input(0);
+    const Tensor& B = ctx.input(1);
+    if (quantize_a_) require_float(node, A, "A");
+    else require_q8(node, A, "A");
+    require_q8(node, B, "B");
+    if (A.rank() < 1 || B.rank() != 2)
+      fail(node, fmt::format("inputs A {} and B {}: expected A of rank >= 1 and a 2-D B", shape_to_string(A.shape()),
+                             shape_to_string(B.shape())));
+    const int64_t K = A.dim(A.rank() - 1), N = B.dim(1);
+    if (B.dim(0) != K)
+      fail(node, fmt::format("inputs A {} and B {}: inner dimensions {} and {} differ", shape_to_string(A.shape()),
+                             shape_to_string(B.shape()), K, B.dim(0)));
+    const int64_t rows = shape_numel(Shape(A.shape().begin(), A.shape().end() - 1));
+    const int b_scale_index = quantize_a_ ? 2 : 3;
+    const int b_zp_index = quantize_a_ ? 3 : 5;
+    const int bias_index = quantize_a_ ? 4 : 6;
+    const std::vector<float> b_scale = scales(ctx, b_scale_index, "b_scale", N, "one per column of B");
+    const bool per_column_scale = ctx.input(b_scale_index).numel() != 1;
+    const std::vector<int32_t> b_zp = zero_points(ctx, b_zp_index, "b_zero_point", B, N, "one per column of B");
+    const float* bias = nullptr;
+    if (ctx.has_input(bias_index)) {
+      const Tensor& bt = ctx.input(bias_index);
+      require_float(node, bt, "bias");
+      if (bt.rank() != 1 || bt.dim(0) != N)
+        fail(node, fmt::format("input bias has shape {}, expected [{}] (the columns of B)", shape_to_string(bt.shape()), N));
+      bias = bt.data<float>();
+    }
+    Shape ys(A.shape().begin(), A.shape().end() - 1);
+    ys.push_back(N);
+    Tensor& Y = ctx.output(0, DataType::kFloat32, ys);
+    if (Y.numel() == 0) return;
+
+    QGemmArgs args;
+    float a_scale = 0.0f;
+    if (quantize_a_) {
+      // A quantized into the calling thread's shared scratch (read by every block).
+      uint8_t* qa = reinterpret_cast<uint8_t*>(scratch_floats(kSharedScratchSlot, static_cast<size_t>(ceil_div(A.numel(), 4))));
+      const DynamicQuantization q = dynamic_quantize_u8(A.data<float>(), A.numel(), qa);
+      a_scale = q.scale;
+      args.a = qa;
+      args.a_zero_point = q.zero_point;
+    } else {
+      const std::vector<float> sa = scales(ctx, 2, "a_scale", 1, "one value");
+      a_scale = sa[0];
+      args.a = A.raw_data();
+      args.a_signed = A.dtype() == DataType::kInt8;
+      args.a_zero_point = zero_points(ctx, 4, "a_zero_point", A, 1, "one value")[0];
+    }
+    std::vector<float> scale(per_column_scale ? static_cast<size_t>(N) : 1);
+    for (size_t j = 0; j < scale.size(); ++j) scale[j] = a_scale * b_scale[j];
+    QGemmPackedB local;
+    const QGemmPackedB* packed = &pre_.packed;
+    if (pre_.data == nullptr || pre_.data != B.raw_data()) {
+      local = qgemm_pack_b(B.raw_data(), B.dtype() == DataType::kInt8, K, N, N);
+      packed = &local;
+    }
+    args.lda = K;
+    args.b = packed;
+    args.b_zero_points = b_zp.data();
+    args.per_column_b_zero_points = true;
+    args.y = Y.mutable_data<float>();
+    args.ldy = N;
+    args.scale = scale.data();
+    args.per_column_scale = per_column_scale;
+    args.bias = bias;
+    parallel_qgemm(ctx, args, rows, N);
+  }
+
+ private:
+  bool quantize_a_;
+  PrepackedB pre_;
 };
 
 // ---------------------------------------------------------------- Conv
@@ -670,6 +843,12 @@ void register_qlinear(KernelRegistry& r) {
   r.add("", "QLinearMatMul", 10, 17, factory_of<QLinearMatMulKernel>());
   r.add("", "ConvInteger", 10, 17, factory_of<ConvIntegerKernel>());
   r.add("", "QLinearConv", 10, 17, factory_of<QLinearConvKernel>());
+  r.add("com.microsoft", "DynamicQuantizeMatMul", 1, 1, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<DequantizedMatMulKernel>(node, true);
+  });
+  r.add("com.microsoft", "MatMulIntegerToFloat", 1, 1, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<DequantizedMatMulKernel>(node, false);
+  });
 }
 
 }  // namespace spindle::kernels::nn

@@ -11,6 +11,7 @@
 #include "primitives/gemm/qgemm.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -137,6 +138,23 @@ QGemmPackedB qgemm_pack_b(const void* b, bool b_signed, int64_t k, int64_t n, in
 }
 
 void qgemm(const QGemmArgs& args) { run(args, active_level()); }
+
+DynamicQuantization dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y) {
+  static const auto min_max = SPINDLE_ISA_SELECT(quantize_min_max);
+  static const auto quantize = SPINDLE_ISA_SELECT(quantize_u8);
+  float lo = 0.0f, hi = 0.0f;  // the range always includes 0
+  min_max(x, n, &lo, &hi);
+  DynamicQuantization q;
+  q.scale = (hi - lo) / 255.0f;
+  if (q.scale == 0.0f) {
+    std::memset(y, 0, static_cast<size_t>(n));
+    return q;
+  }
+  const float z = -lo / q.scale;  // NaN (an infinite range) -> 0
+  q.zero_point = std::isnan(z) ? 0 : static_cast<uint8_t>(std::clamp(std::nearbyint(static_cast<double>(z)), 0.0, 255.0));
+  quantize(x, n, q.scale, static_cast<float>(q.zero_point), y);
+  return q;
+}
 
 const char* qgemm_kernel_name() { return active_level().name; }
 

@@ -67,6 +67,17 @@ struct QGemmArgs {
 // C for rows [0, m) and columns [col_begin, col_end).
 void qgemm(const QGemmArgs& args);
 
+// DynamicQuantizeLinear (opset 11) on x[0, n): the range [min(0, min x),
+// max(0, max x)] (NaNs skipped), scale = (max - min) / 255, zero point =
+// saturate(round_half_even(-min / scale)), and
+// y = saturate(round_half_even(x / scale) + zero point) (NaN -> 0; every y
+// the zero point when scale is 0). Two vectorized passes over x.
+struct DynamicQuantization {
+  float scale = 0.0f;
+  uint8_t zero_point = 0;
+};
+DynamicQuantization dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y);
+
 // The ISA level qgemm's kernels run at ("baseline", "avx2", "avx512",
 // "avx512-vnni").
 const char* qgemm_kernel_name();

@@ -71,6 +71,13 @@ inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 constexpr int kVecBytes = static_cast<int>(64 / kVpp);
 constexpr int kGroupBytes = 64;  // one k group of one panel
 
+// 4 whole bytes of A at p as an int32 (broadcast straight from memory).
+inline int32_t load_a4_full(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
 // 4 bytes of A at p (k4 of them valid, the rest zero), flipped, as an int32.
 inline int32_t load_a4(const uint8_t* p, int k4, uint32_t flip4) {
   uint32_t v = 0;
@@ -120,14 +127,149 @@ void tile_emulated(const uint8_t* a, int64_t lda, uint32_t flip4, int64_t k, con
 }
 
 #if defined(__AVX512F__)
-#define VNNI_PREP_B
-#define VNNI_PREP_A
-#define VNNI_STEP acc[r][t] = _mm512_dpbusd_epi32(acc[r][t], av, b[t])
+// The VNNI tile with its accumulators as named variables (an array of 24
+// vectors is too large for the compiler to keep in registers): rows r < MR,
+// panels p < NP (1, 2 or 4); c<r><p> is row r's sums of panel p.
+#define VNNI_ROW(r)                                                                 \
+  if constexpr (MR > r) {                                                           \
+    __m512i av = _mm512_set1_epi32(LOADA(a + (r) * lda + 4 * g));                   \
+    if constexpr (FLIP) av = _mm512_xor_si512(av, vflip);                           \
+    c##r##0 = _mm512_dpbusd_epi32(c##r##0, av, b0);                                 \
+    if constexpr (NP > 1) c##r##1 = _mm512_dpbusd_epi32(c##r##1, av, b1);           \
+    if constexpr (NP > 2) {                                                         \
+      c##r##2 = _mm512_dpbusd_epi32(c##r##2, av, b2);                               \
+      c##r##3 = _mm512_dpbusd_epi32(c##r##3, av, b3);                               \
+    }                                                                               \
+  }
+#define VNNI_GROUP                                                                  \
+  {                                                                                 \
+    const int8_t* bp = pb + g * kGroupBytes;                                        \
+    const __m512i b0 = _mm512_loadu_si512(bp);                                      \
+    __m512i b1 = z, b2 = z, b3 = z;                                                 \
+    if constexpr (NP > 1) b1 = _mm512_loadu_si512(bp + pstride);                    \
+    if constexpr (NP > 2) {                                                         \
+      b2 = _mm512_loadu_si512(bp + 2 * pstride);                                    \
+      b3 = _mm512_loadu_si512(bp + 3 * pstride);                                    \
+    }                                                                               \
+    VNNI_ROW(0) VNNI_ROW(1) VNNI_ROW(2) VNNI_ROW(3) VNNI_ROW(4) VNNI_ROW(5)         \
+  }
+#define VNNI_STORE_ROW(r)                                                           \
+  if constexpr (MR > r) {                                                           \
+    _mm512_storeu_si512(out + (r) * 64, c##r##0);                                   \
+    if constexpr (NP > 1) _mm512_storeu_si512(out + (r) * 64 + 16, c##r##1);        \
+    if constexpr (NP > 2) {                                                         \
+      _mm512_storeu_si512(out + (r) * 64 + 32, c##r##2);                            \
+      _mm512_storeu_si512(out + (r) * 64 + 48, c##r##3);                            \
+    }                                                                               \
+  }
+#define VNNI_DECL_ROW(r) __m512i c##r##0 = z, c##r##1 = z, c##r##2 = z, c##r##3 = z;
+
+#define VNNI_LOAD_ROW(r)                                                            \
+  if constexpr (MR > r) {                                                           \
+    c##r##0 = _mm512_loadu_si512(out + (r) * 64);                                   \
+    if constexpr (NP > 1) c##r##1 = _mm512_loadu_si512(out + (r) * 64 + 16);        \
+    if constexpr (NP > 2) {                                                         \
+      c##r##2 = _mm512_loadu_si512(out + (r) * 64 + 32);                            \
+      c##r##3 = _mm512_loadu_si512(out + (r) * 64 + 48);                            \
+    }                                                                               \
+  }
+
+// The whole k groups [0, full) into out.
+template <int MR, int NP, bool FLIP>
+__attribute__((target("avx512vnni"), always_inline)) inline void vnni_body(const uint8_t* a, int64_t lda,
+                                                                            uint32_t flip4, int64_t full,
+                                                                            int64_t pstride, const int8_t* pb,
+                                                                            int32_t* out) {
+  const __m512i z = _mm512_setzero_si512();
+  const __m512i vflip = _mm512_set1_epi32(static_cast<int32_t>(flip4));
+  VNNI_DECL_ROW(0) VNNI_DECL_ROW(1) VNNI_DECL_ROW(2) VNNI_DECL_ROW(3) VNNI_DECL_ROW(4) VNNI_DECL_ROW(5)
+  for (int64_t g = 0; g < full; ++g) {
+#define LOADA(p) load_a4_full(p)
+    VNNI_GROUP
+#undef LOADA
+  }
+  VNNI_STORE_ROW(0) VNNI_STORE_ROW(1) VNNI_STORE_ROW(2) VNNI_STORE_ROW(3) VNNI_STORE_ROW(4) VNNI_STORE_ROW(5)
+}
+
+// The partial last k group g (k4 < 4 bytes of A) added to out.
+template <int MR, int NP, bool FLIP>
+__attribute__((target("avx512vnni"), noinline)) void vnni_tail(const uint8_t* a, int64_t lda, uint32_t flip4,
+                                                                int64_t g, int k4, int64_t pstride,
+                                                                const int8_t* pb, int32_t* out) {
+  const __m512i z = _mm512_setzero_si512();
+  const __m512i vflip = _mm512_set1_epi32(static_cast<int32_t>(flip4));
+  VNNI_DECL_ROW(0) VNNI_DECL_ROW(1) VNNI_DECL_ROW(2) VNNI_DECL_ROW(3) VNNI_DECL_ROW(4) VNNI_DECL_ROW(5)
+  VNNI_LOAD_ROW(0) VNNI_LOAD_ROW(1) VNNI_LOAD_ROW(2) VNNI_LOAD_ROW(3) VNNI_LOAD_ROW(4) VNNI_LOAD_ROW(5)
+#define LOADA(p) load_a4(p, k4, 0)
+  VNNI_GROUP
+#undef LOADA
+  VNNI_STORE_ROW(0) VNNI_STORE_ROW(1) VNNI_STORE_ROW(2) VNNI_STORE_ROW(3) VNNI_STORE_ROW(4) VNNI_STORE_ROW(5)
+}
+
+// One row (a matrix-vector product, decode's shape): the even and the odd k
+// groups in two sets of accumulators, so that 2 x NP sums are in flight
+// instead of NP (vpdpbusd's latency would otherwise bound the row).
+template <int NP, bool FLIP>
+__attribute__((target("avx512vnni"), always_inline)) inline void vnni_row(const uint8_t* a, uint32_t flip4,
+                                                                           int64_t full, int64_t pstride,
+                                                                           const int8_t* pb, int32_t* out) {
+  const __m512i z = _mm512_setzero_si512();
+  const __m512i vflip = _mm512_set1_epi32(static_cast<int32_t>(flip4));
+  __m512i c0 = z, c1 = z, c2 = z, c3 = z, d0 = z, d1 = z, d2 = z, d3 = z;
+  int64_t g = 0;
+  for (; g + 2 <= full; g += 2) {
+    const int8_t* bp = pb + g * kGroupBytes;
+    __m512i av = _mm512_set1_epi32(load_a4_full(a + 4 * g));
+    __m512i aw = _mm512_set1_epi32(load_a4_full(a + 4 * g + 4));
+    if constexpr (FLIP) av = _mm512_xor_si512(av, vflip), aw = _mm512_xor_si512(aw, vflip);
+    c0 = _mm512_dpbusd_epi32(c0, av, _mm512_loadu_si512(bp));
+    d0 = _mm512_dpbusd_epi32(d0, aw, _mm512_loadu_si512(bp + kGroupBytes));
+    if constexpr (NP > 1) {
+      c1 = _mm512_dpbusd_epi32(c1, av, _mm512_loadu_si512(bp + pstride));
+      d1 = _mm512_dpbusd_epi32(d1, aw, _mm512_loadu_si512(bp + pstride + kGroupBytes));
+    }
+    if constexpr (NP > 2) {
+      c2 = _mm512_dpbusd_epi32(c2, av, _mm512_loadu_si512(bp + 2 * pstride));
+      d2 = _mm512_dpbusd_epi32(d2, aw, _mm512_loadu_si512(bp + 2 * pstride + kGroupBytes));
+      c3 = _mm512_dpbusd_epi32(c3, av, _mm512_loadu_si512(bp + 3 * pstride));
+      d3 = _mm512_dpbusd_epi32(d3, aw, _mm512_loadu_si512(bp + 3 * pstride + kGroupBytes));
+    }
+  }
+  if (g < full) {
+    const int8_t* bp = pb + g * kGroupBytes;
+    __m512i av = _mm512_set1_epi32(load_a4_full(a + 4 * g));
+    if constexpr (FLIP) av = _mm512_xor_si512(av, vflip);
+    c0 = _mm512_dpbusd_epi32(c0, av, _mm512_loadu_si512(bp));
+    if constexpr (NP > 1) c1 = _mm512_dpbusd_epi32(c1, av, _mm512_loadu_si512(bp + pstride));
+    if constexpr (NP > 2) {
+      c2 = _mm512_dpbusd_epi32(c2, av, _mm512_loadu_si512(bp + 2 * pstride));
+      c3 = _mm512_dpbusd_epi32(c3, av, _mm512_loadu_si512(bp + 3 * pstride));
+    }
+  }
+  _mm512_storeu_si512(out, _mm512_add_epi32(c0, d0));
+  if constexpr (NP > 1) _mm512_storeu_si512(out + 16, _mm512_add_epi32(c1, d1));
+  if constexpr (NP > 2) {
+    _mm512_storeu_si512(out + 32, _mm512_add_epi32(c2, d2));
+    _mm512_storeu_si512(out + 48, _mm512_add_epi32(c3, d3));
+  }
+}
 
 template <int MR, int NP>
 __attribute__((target("avx512vnni"))) void tile_vnni(const uint8_t* a, int64_t lda, uint32_t flip4, int64_t k,
                                                      const int8_t* pb, int32_t* out) {
-  QGEMM_TILE_BODY(VNNI)
+  const int64_t groups = (k + 3) / 4, full = k / 4;
+  const int64_t pstride = groups * kGroupBytes;
+  if constexpr (MR == 1) {
+    if (flip4) vnni_row<NP, true>(a, flip4, full, pstride, pb, out);
+    else vnni_row<NP, false>(a, flip4, full, pstride, pb, out);
+  } else {
+    if (flip4) vnni_body<MR, NP, true>(a, lda, flip4, full, pstride, pb, out);
+    else vnni_body<MR, NP, false>(a, lda, flip4, full, pstride, pb, out);
+  }
+  if (full < groups) {
+    if (flip4) vnni_tail<MR, NP, true>(a, lda, flip4, full, static_cast<int>(k - 4 * full), pstride, pb, out);
+    else vnni_tail<MR, NP, false>(a, lda, flip4, full, static_cast<int>(k - 4 * full), pstride, pb, out);
+  }
 }
 #endif
 

@@ -30,6 +30,14 @@
 #endif
 
 // Declares `ret name args` in each ISA namespace.
+#ifdef SPINDLE_ISA_BASELINE_ONLY
+// Only the baseline level is compiled (CMake option SPINDLE_ISA_BASELINE_ONLY).
+#define SPINDLE_ISA_DECLARE(ret, name, args) \
+  namespace spindle::kernels::baseline {     \
+  ret name args;                             \
+  }
+#define SPINDLE_ISA_SELECT(name) (&::spindle::kernels::baseline::name)
+#else
 #define SPINDLE_ISA_DECLARE(ret, name, args)   \
   namespace spindle::kernels::baseline {       \
   ret name args;                               \
@@ -45,6 +53,7 @@
 #define SPINDLE_ISA_SELECT(name)                                                               \
   ::spindle::kernels::isa_select(&::spindle::kernels::baseline::name, &::spindle::kernels::avx2::name, \
                                  &::spindle::kernels::avx512::name)
+#endif
 
 namespace spindle::kernels {
 

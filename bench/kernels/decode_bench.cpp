@@ -1,0 +1,123 @@
+// decode_bench.cpp — what bounds a decode step: memory bandwidth, and the
+// share of it a decode-shaped product reaches.
+//
+// stream: STREAM-like copy (b = a) and read (a reduction over a) of 256 MB
+// arrays, split into 128 blocks over spindle's own intra-op pool at 1 and 2
+// threads; GB/s counts the bytes read plus written (copy) or read (read).
+// decode: the MatMul kernel (src/kernels/nn/gemm.cpp) with a constant B
+// packed at creation, as a session runs it, on a LLaMA-style decoder's
+// products (d 512, GQA 2 x 64 key-value width, SwiGLU 1408, vocabulary 8000)
+// with M = 1, 4 and 16 rows; GB/s counts the packed weights read once per
+// product; the calls cycle through 96 MB of packed copies so the weights
+// come from memory. Best of 5 rounds of the median of 15 calls.
+//
+//   build/bench/kernels/bench_decode
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "kernels/kernel.h"
+#include "spindle/thread_pool.h"
+#include "spindle/threading_options.h"
+
+namespace {
+
+using spindle::Tensor;
+using spindle::ThreadPool;
+using Clock = std::chrono::steady_clock;
+
+template <class F>
+double best_seconds(F&& f, int rounds = 5, int calls = 15) {
+  double best = 1e30;
+  for (int r = 0; r < rounds; ++r) {
+    std::vector<double> t;
+    for (int c = 0; c < calls; ++c) {
+      const auto t0 = Clock::now();
+      f();
+      t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    std::nth_element(t.begin(), t.begin() + calls / 2, t.end());
+    best = std::min(best, t[static_cast<size_t>(calls / 2)]);
+  }
+  return best;
+}
+
+void stream(ThreadPool* pool, int threads) {
+  const size_t n = size_t{64} << 20;  // floats: 256 MB per array
+  std::vector<uint64_t> a(n / 2, 0x3f8000003f800000ull), b(n / 2, 0);
+  const int64_t blocks = 128, per = static_cast<int64_t>(a.size()) / blocks;
+  const double copy = best_seconds([&] {
+    spindle::parallel_for(pool, 0, blocks, 1, [&](int64_t b0, int64_t b1) {
+      std::memcpy(b.data() + b0 * per, a.data() + b0 * per, static_cast<size_t>((b1 - b0) * per) * 8);
+    });
+  }, 3, 5);
+  std::vector<uint64_t> partial(static_cast<size_t>(blocks));
+  const double read = best_seconds([&] {
+    spindle::parallel_for(pool, 0, blocks, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t blk = b0; blk < b1; ++blk) {
+        uint64_t x[8] = {};
+        const uint64_t* p = a.data() + blk * per;
+        for (int64_t i = 0; i < per; i += 8)
+          for (int j = 0; j < 8; ++j) x[j] ^= p[i + j];
+        partial[static_cast<size_t>(blk)] = x[0] ^ x[1] ^ x[2] ^ x[3] ^ x[4] ^ x[5] ^ x[6] ^ x[7];
+      }
+    });
+  }, 3, 5);
+  const double bytes = static_cast<double>(a.size() * 8);
+  std::printf("stream  threads %d  copy %6.2f GB/s  read %6.2f GB/s  (check %llx)\n", threads, 2 * bytes / copy / 1e9,
+              bytes / read / 1e9, static_cast<unsigned long long>(partial[0]));
+}
+
+void decode(ThreadPool* pool, int threads, int64_t M, int64_t K, int64_t N) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> w(static_cast<size_t>(K * N)), x(static_cast<size_t>(M * K));
+  for (auto& v : w) v = d(rng) * 0.02f;
+  for (auto& v : x) v = d(rng);
+  const Tensor B = Tensor::from_vector<float>({K, N}, w);
+  spindle::kernels::NodeInfo info;
+  info.op_type = "MatMul";
+  info.opset = 13;
+  info.num_inputs = 2;
+  info.const_inputs = {nullptr, &B};
+  const auto* factory = spindle::kernels::KernelRegistry::global().find("", "MatMul", 13);
+  // Enough kernels (each with its own packed copy) to cycle through 96 MB of
+  // weights, so every call reads its weights from memory as a decoder's
+  // products do, not from the cache the previous call filled.
+  const int64_t copies = std::max<int64_t>(1, (int64_t{96} << 20) / (K * N * 4));
+  std::vector<std::unique_ptr<spindle::kernels::OpKernel>> kernels;
+  for (int64_t i = 0; i < copies; ++i) kernels.push_back((*factory)(info));
+  const Tensor A = Tensor::from_vector<float>({M, K}, x);
+  const Tensor inputs[2] = {A, B};
+  Tensor outputs[1];
+  size_t next = 0;
+  const double s = best_seconds([&] {
+    spindle::kernels::KernelContext ctx(info, std::span<const Tensor>(inputs, 2), std::span<Tensor>(outputs, 1), pool);
+    kernels[next++ % kernels.size()]->compute(ctx);
+  });
+  const auto& kernel = kernels[0];
+  std::printf("decode  threads %d  M %2lld K %5lld N %5lld  %8.1f us  weights %6.2f GB/s\n", threads,
+              static_cast<long long>(M), static_cast<long long>(K), static_cast<long long>(N), s * 1e6,
+              static_cast<double>(kernel->packed_bytes()) / s / 1e9);
+}
+
+}  // namespace
+
+int main() {
+  for (int threads : {1, 2}) {
+    auto pool = ThreadPool::create(spindle::ThreadingOptions{.num_threads = threads}).value();
+    stream(pool.get(), threads);
+  }
+  const int64_t shapes[][2] = {{512, 512}, {512, 128}, {512, 1408}, {1408, 512}, {512, 8000}};
+  for (int threads : {1, 2}) {
+    auto pool = ThreadPool::create(spindle::ThreadingOptions{.num_threads = threads}).value();
+    for (int64_t M : {1, 4, 16})
+      for (const auto& kn : shapes) decode(pool.get(), threads, M, kn[0], kn[1]);
+  }
+  return 0;
+}

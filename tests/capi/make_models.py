@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+"""Writes the small models of the C API tests into OUTDIR (default: .).
+
+types.onnx: one input and one output per element type the bindings move
+(float32, int64, int32, uint8, bool, string), a symbolic batch dimension,
+and model metadata (producer, domain, doc strings, version, custom props):
+  f   float32 [batch, 3]  -> f_out = Relu(f) * 2
+  i64 int64   [batch, 3]  -> i64_out = i64 + 7
+  i32 int32   [batch, 3]  -> i32_out = i32 * 3
+  u8  uint8   [batch, 3]  -> u8_out = u8 + 1 (wraps)
+  b   bool    [batch, 3]  -> b_out = Not(b)
+  s   string  [batch]     -> s_out = Identity(s)
+
+const.onnx: outputs the caller may write into without harm:
+  x float32 [2] -> y = Identity(x) (a feed passed through), w (an initializer)
+
+seq.onnx: sequences through the API:
+  items seq(float32 [n]), x float32 [n] -> joined = SequenceInsert(items, x),
+                                           count = SequenceLength(joined)
+"""
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+out_dir = sys.argv[1] if len(sys.argv) > 1 else "."
+
+
+def const(name, arr):
+    return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(arr, name))
+
+
+nodes = [
+    helper.make_node("Relu", ["f"], ["f_relu"]),
+    const("two", np.array(2.0, dtype=np.float32)),
+    helper.make_node("Mul", ["f_relu", "two"], ["f_out"]),
+    const("seven", np.array(7, dtype=np.int64)),
+    helper.make_node("Add", ["i64", "seven"], ["i64_out"]),
+    const("three", np.array(3, dtype=np.int32)),
+    helper.make_node("Mul", ["i32", "three"], ["i32_out"]),
+    const("one", np.array(1, dtype=np.uint8)),
+    helper.make_node("Add", ["u8", "one"], ["u8_out"]),
+    helper.make_node("Not", ["b"], ["b_out"]),
+    helper.make_node("Identity", ["s"], ["s_out"]),
+]
+dims = ["batch", 3]
+inputs = [
+    helper.make_tensor_value_info("f", TensorProto.FLOAT, dims),
+    helper.make_tensor_value_info("i64", TensorProto.INT64, dims),
+    helper.make_tensor_value_info("i32", TensorProto.INT32, dims),
+    helper.make_tensor_value_info("u8", TensorProto.UINT8, dims),
+    helper.make_tensor_value_info("b", TensorProto.BOOL, dims),
+    helper.make_tensor_value_info("s", TensorProto.STRING, ["batch"]),
+]
+outputs = [
+    helper.make_tensor_value_info("f_out", TensorProto.FLOAT, dims),
+    helper.make_tensor_value_info("i64_out", TensorProto.INT64, dims),
+    helper.make_tensor_value_info("i32_out", TensorProto.INT32, dims),
+    helper.make_tensor_value_info("u8_out", TensorProto.UINT8, dims),
+    helper.make_tensor_value_info("b_out", TensorProto.BOOL, dims),
+    helper.make_tensor_value_info("s_out", TensorProto.STRING, ["batch"]),
+]
+graph = helper.make_graph(nodes, "capi_types", inputs, outputs, doc_string="graph of the C API test")
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="capi-test",
+                          domain="org.spindle.test", model_version=3, doc_string="element types through the C API")
+model.ir_version = 8
+helper.set_model_props(model, {"purpose": "c-api", "owner": "spindle"})
+onnx.checker.check_model(model)
+onnx.save(model, f"{out_dir}/types.onnx")
+
+seq_type = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, ["n"]))
+seq_graph = helper.make_graph(
+    [helper.make_node("SequenceInsert", ["items", "x"], ["joined"]),
+     helper.make_node("SequenceLength", ["joined"], ["count"])],
+    "capi_seq",
+    [helper.make_value_info("items", seq_type), helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+    [helper.make_value_info("joined", seq_type), helper.make_tensor_value_info("count", TensorProto.INT64, [])])
+seq_model = helper.make_model(seq_graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="capi-test")
+seq_model.ir_version = 8
+onnx.checker.check_model(seq_model)
+onnx.save(seq_model, f"{out_dir}/seq.onnx")
+
+const_graph = helper.make_graph(
+    [helper.make_node("Identity", ["x"], ["y"])], "capi_const",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]), helper.make_tensor_value_info("w", TensorProto.FLOAT, [2])],
+    initializer=[numpy_helper.from_array(np.array([1, 2], dtype=np.float32), "w")])
+const_model = helper.make_model(const_graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="capi-test")
+const_model.ir_version = 8
+onnx.checker.check_model(const_model)
+onnx.save(const_model, f"{out_dir}/const.onnx")
