@@ -41,11 +41,16 @@ struct Level {
 };
 
 Level level_of(int level, bool vnni) {
+#ifndef SPINDLE_ISA_BASELINE_ONLY
   switch (level) {
     case 2: return {&avx512::qgemm_kernel, &avx512::qgemm_row_sums, vnni, vnni ? "avx512-vnni" : "avx512"};
     case 1: return {&avx2::qgemm_kernel, &avx2::qgemm_row_sums, false, "avx2"};
-    default: return {&baseline::qgemm_kernel, &baseline::qgemm_row_sums, false, "baseline"};
+    default: break;
   }
+#endif
+  (void)level;
+  (void)vnni;
+  return {&baseline::qgemm_kernel, &baseline::qgemm_row_sums, false, "baseline"};
 }
 
 const Level& active_level() {
