@@ -152,7 +152,7 @@ DynamicQuantization dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y) {
   DynamicQuantization q;
   q.scale = (hi - lo) / 255.0f;
   if (q.scale == 0.0f) {
-    std::memset(y, 0, static_cast<size_t>(n));
+    if (n > 0) std::memset(y, 0, static_cast<size_t>(n));  // y may be null when n is 0
     return q;
   }
   const float z = -lo / q.scale;  // NaN (an infinite range) -> 0
