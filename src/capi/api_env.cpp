@@ -1,0 +1,163 @@
+// api_env.cpp — ONNX Runtime's C API over spindle: status slots, environments and global thread pools.
+#include "capi/capi_internal.h"
+
+namespace spindle::capi {
+namespace {
+
+// ---------------------------------------------------------------- status slots
+
+OrtStatus* ORT_API_CALL CreateStatus(OrtErrorCode code, const char* msg) noexcept {
+  return make_status(code, msg ? msg : "");
+}
+OrtErrorCode ORT_API_CALL GetErrorCode(const OrtStatus* status) noexcept { return status ? status->code : ORT_OK; }
+const char* ORT_API_CALL GetErrorMessage(const OrtStatus* status) noexcept {
+  return status ? status->message.c_str() : "";
+}
+void ORT_API_CALL ReleaseStatus(OrtStatus* s) noexcept { delete s; }
+
+// ---------------------------------------------------------------- env
+
+OrtStatus* make_env(const char* fn, OrtLoggingLevel level, const char* logid, const OrtThreadingOptions* tp, OrtEnv** out) {
+  API_BEGIN
+  if (!out) return null_argument(fn, "out");
+  auto env = std::make_unique<OrtEnv>();
+  env->level = level;
+  env->logid = logid ? logid : "";
+  if (tp) {
+    spindle::ThreadingOptions intra{.name = "intra_op"}, inter{.name = "inter_op"};
+    intra.num_threads = tp->intra_threads;
+    inter.num_threads = tp->inter_threads;
+    intra.allow_spinning = inter.allow_spinning = tp->allow_spinning;
+    if (!tp->intra_affinity.empty()) {
+      auto aff = spindle::parse_affinity_string("SetGlobalIntraOpThreadAffinity", tp->intra_affinity);
+      if (!aff.is_ok()) return from_status(aff.status());
+      intra.affinities = aff.value();
+    }
+    if (tp->create_fn) {
+      ThreadHooks* hooks = intern_hooks(tp->create_fn, tp->join_fn, tp->create_options);
+      for (auto* o : {&intra, &inter}) {
+        o->create_thread = create_thread_trampoline;
+        o->join_thread = join_thread_trampoline;
+        o->custom_thread_options = hooks;
+      }
+    }
+    if (tp->denormal_as_zero)
+      for (auto* o : {&intra, &inter}) o->on_worker_start = [](int) { spindle::set_denormals_as_zero_on_this_thread(); };
+    auto created = spindle::Environment::create(std::move(intra), std::move(inter));
+    if (!created.is_ok()) return from_status(created.status());
+    env->env = std::move(created).value();
+    env->global_pools = true;
+  }
+  *out = env.release();
+  API_END
+}
+
+OrtStatus* ORT_API_CALL CreateEnv(OrtLoggingLevel level, const char* logid, OrtEnv** out) noexcept {
+  return make_env("CreateEnv", level, logid, nullptr, out);
+}
+OrtStatus* ORT_API_CALL CreateEnvWithCustomLogger(OrtLoggingFunction, void*, OrtLoggingLevel level, const char* logid,
+                                                  OrtEnv** out) noexcept {
+  return make_env("CreateEnvWithCustomLogger", level, logid, nullptr, out);
+}
+OrtStatus* ORT_API_CALL CreateEnvWithGlobalThreadPools(OrtLoggingLevel level, const char* logid,
+                                                       const OrtThreadingOptions* tp, OrtEnv** out) noexcept {
+  if (!tp) return null_argument("CreateEnvWithGlobalThreadPools", "tp_options");
+  return make_env("CreateEnvWithGlobalThreadPools", level, logid, tp, out);
+}
+OrtStatus* ORT_API_CALL CreateEnvWithCustomLoggerAndGlobalThreadPools(OrtLoggingFunction, void*, OrtLoggingLevel level,
+                                                                      const char* logid, const OrtThreadingOptions* tp,
+                                                                      OrtEnv** out) noexcept {
+  if (!tp) return null_argument("CreateEnvWithCustomLoggerAndGlobalThreadPools", "tp_options");
+  return make_env("CreateEnvWithCustomLoggerAndGlobalThreadPools", level, logid, tp, out);
+}
+OrtStatus* ORT_API_CALL CreateEnvWithOptions(const OrtEnvCreationOptions* options, OrtEnv** out) noexcept {
+  CHECK_ARG("CreateEnvWithOptions", options);
+  if (options->version < 1 || options->version > ORT_API_VERSION)
+    return make_status(ORT_INVALID_ARGUMENT, "CreateEnvWithOptions: options version " + std::to_string(options->version) +
+                                                 "; expected 1 to " + std::to_string(ORT_API_VERSION));
+  // Environment config entries are ONNX Runtime's (allocators, EP
+  // libraries); spindle has none of its own and does not read them.
+  return make_env("CreateEnvWithOptions", static_cast<OrtLoggingLevel>(options->logging_severity_level), options->log_id,
+                  options->threading_options, out);
+}
+void ORT_API_CALL ReleaseEnv(OrtEnv* env) noexcept { delete env; }
+OrtStatus* ORT_API_CALL EnableTelemetryEvents(const OrtEnv*) noexcept { return nullptr; }
+OrtStatus* ORT_API_CALL DisableTelemetryEvents(const OrtEnv*) noexcept { return nullptr; }
+OrtStatus* ORT_API_CALL SetLanguageProjection(const OrtEnv* env, OrtLanguageProjection) noexcept {
+  CHECK_ARG("SetLanguageProjection", env);
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL UpdateEnvWithCustomLogLevel(OrtEnv* env, OrtLoggingLevel level) noexcept {
+  CHECK_ARG("UpdateEnvWithCustomLogLevel", env);
+  env->level = level;
+  return nullptr;
+}
+
+// ---------------------------------------------------------------- threading options
+
+OrtStatus* ORT_API_CALL CreateThreadingOptions(OrtThreadingOptions** out) noexcept {
+  API_BEGIN
+  CHECK_ARG("CreateThreadingOptions", out);
+  *out = new OrtThreadingOptions;
+  API_END
+}
+void ORT_API_CALL ReleaseThreadingOptions(OrtThreadingOptions* p) noexcept { delete p; }
+OrtStatus* ORT_API_CALL SetGlobalIntraOpNumThreads(OrtThreadingOptions* tp, int n) noexcept {
+  CHECK_ARG("SetGlobalIntraOpNumThreads", tp);
+  if (n < 0) return make_status(ORT_INVALID_ARGUMENT, "SetGlobalIntraOpNumThreads: " + std::to_string(n) + " threads; expected 0 (automatic) or more");
+  tp->intra_threads = n;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL SetGlobalInterOpNumThreads(OrtThreadingOptions* tp, int n) noexcept {
+  CHECK_ARG("SetGlobalInterOpNumThreads", tp);
+  if (n < 0) return make_status(ORT_INVALID_ARGUMENT, "SetGlobalInterOpNumThreads: " + std::to_string(n) + " threads; expected 0 (automatic) or more");
+  tp->inter_threads = n;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL SetGlobalSpinControl(OrtThreadingOptions* tp, int allow_spinning) noexcept {
+  CHECK_ARG("SetGlobalSpinControl", tp);
+  if (allow_spinning != 0 && allow_spinning != 1)
+    return make_status(ORT_INVALID_ARGUMENT, "SetGlobalSpinControl: allow_spinning is " + std::to_string(allow_spinning) + "; expected 0 or 1");
+  tp->allow_spinning = allow_spinning != 0;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL SetGlobalDenormalAsZero(OrtThreadingOptions* tp) noexcept {
+  CHECK_ARG("SetGlobalDenormalAsZero", tp);
+  tp->denormal_as_zero = true;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL SetGlobalIntraOpThreadAffinity(OrtThreadingOptions* tp, const char* affinity) noexcept {
+  CHECK_ARG("SetGlobalIntraOpThreadAffinity", tp);
+  CHECK_ARG("SetGlobalIntraOpThreadAffinity", affinity);
+  API_BEGIN
+  auto parsed = spindle::parse_affinity_string("SetGlobalIntraOpThreadAffinity", affinity);
+  if (!parsed.is_ok()) return from_status(parsed.status());
+  tp->intra_affinity = affinity;
+  API_END
+}
+OrtStatus* ORT_API_CALL SetGlobalCustomCreateThreadFn(OrtThreadingOptions* tp, OrtCustomCreateThreadFn fn) noexcept {
+  CHECK_ARG("SetGlobalCustomCreateThreadFn", tp);
+  tp->create_fn = fn;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL SetGlobalCustomThreadCreationOptions(OrtThreadingOptions* tp, void* options) noexcept {
+  CHECK_ARG("SetGlobalCustomThreadCreationOptions", tp);
+  tp->create_options = options;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL SetGlobalCustomJoinThreadFn(OrtThreadingOptions* tp, OrtCustomJoinThreadFn fn) noexcept {
+  CHECK_ARG("SetGlobalCustomJoinThreadFn", tp);
+  tp->join_fn = fn;
+  return nullptr;
+}
+
+
+}  // namespace
+
+void set_env_slots(OrtApi& api) {
+#define SET(name) api.name = name;
+  SET(CreateStatus) SET(GetErrorCode) SET(GetErrorMessage) SET(ReleaseStatus) SET(CreateEnv) SET(CreateEnvWithCustomLogger) SET(CreateEnvWithGlobalThreadPools) SET(CreateEnvWithCustomLoggerAndGlobalThreadPools) SET(CreateEnvWithOptions) SET(ReleaseEnv) SET(EnableTelemetryEvents) SET(DisableTelemetryEvents) SET(SetLanguageProjection) SET(UpdateEnvWithCustomLogLevel) SET(CreateThreadingOptions) SET(ReleaseThreadingOptions) SET(SetGlobalIntraOpNumThreads) SET(SetGlobalInterOpNumThreads) SET(SetGlobalSpinControl) SET(SetGlobalDenormalAsZero) SET(SetGlobalIntraOpThreadAffinity) SET(SetGlobalCustomCreateThreadFn) SET(SetGlobalCustomThreadCreationOptions) SET(SetGlobalCustomJoinThreadFn)
+#undef SET
+}
+
+}  // namespace spindle::capi

@@ -1,0 +1,202 @@
+// api_session_options.cpp — ONNX Runtime's C API over spindle: session options.
+#include "capi/capi_internal.h"
+
+namespace spindle::capi {
+namespace {
+
+// ---------------------------------------------------------------- session options
+
+OrtStatus* ORT_API_CALL CreateSessionOptions(OrtSessionOptions** out) noexcept {
+  API_BEGIN
+  CHECK_ARG("CreateSessionOptions", out);
+  *out = new OrtSessionOptions;
+  API_END
+}
+OrtStatus* ORT_API_CALL CloneSessionOptions(const OrtSessionOptions* in, OrtSessionOptions** out) noexcept {
+  API_BEGIN
+  CHECK_ARG("CloneSessionOptions", in);
+  CHECK_ARG("CloneSessionOptions", out);
+  *out = new OrtSessionOptions(*in);
+  API_END
+}
+void ORT_API_CALL ReleaseSessionOptions(OrtSessionOptions* p) noexcept { delete p; }
+OrtStatus* ORT_API_CALL SetSessionExecutionMode(OrtSessionOptions* o, ::ExecutionMode mode) noexcept {
+  CHECK_ARG("SetSessionExecutionMode", o);
+  if (mode != ORT_SEQUENTIAL && mode != ORT_PARALLEL)
+    return make_status(ORT_INVALID_ARGUMENT, "SetSessionExecutionMode: mode " + std::to_string(static_cast<int>(mode)) + "; expected ORT_SEQUENTIAL (0) or ORT_PARALLEL (1)");
+  o->opts.execution_mode = mode == ORT_PARALLEL ? spindle::ExecutionMode::kParallel : spindle::ExecutionMode::kSequential;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL GetSessionExecutionMode(const OrtSessionOptions* o, ::ExecutionMode* out) noexcept {
+  CHECK_ARG("GetSessionExecutionMode", o);
+  CHECK_ARG("GetSessionExecutionMode", out);
+  *out = o->opts.execution_mode == spindle::ExecutionMode::kParallel ? ORT_PARALLEL : ORT_SEQUENTIAL;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL EnableProfiling(OrtSessionOptions* o, const ORTCHAR_T* prefix) noexcept {
+  CHECK_ARG("EnableProfiling", o);
+  API_BEGIN
+  o->opts.enable_profiling = true;
+  if (prefix && *prefix) o->opts.profile_file_prefix = prefix;
+  API_END
+}
+OrtStatus* ORT_API_CALL DisableProfiling(OrtSessionOptions* o) noexcept {
+  CHECK_ARG("DisableProfiling", o);
+  o->opts.enable_profiling = false;
+  return nullptr;
+}
+// Memory patterns and the CPU arena are ONNX Runtime allocation strategies;
+// spindle plans its buffers its own way. The flags are kept and read back.
+OrtStatus* ORT_API_CALL EnableMemPattern(OrtSessionOptions* o) noexcept { CHECK_ARG("EnableMemPattern", o); o->mem_pattern = true; return nullptr; }
+OrtStatus* ORT_API_CALL DisableMemPattern(OrtSessionOptions* o) noexcept { CHECK_ARG("DisableMemPattern", o); o->mem_pattern = false; return nullptr; }
+OrtStatus* ORT_API_CALL GetMemPatternEnabled(const OrtSessionOptions* o, int* out) noexcept {
+  CHECK_ARG("GetMemPatternEnabled", o);
+  CHECK_ARG("GetMemPatternEnabled", out);
+  *out = o->mem_pattern ? 1 : 0;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL EnableCpuMemArena(OrtSessionOptions* o) noexcept { CHECK_ARG("EnableCpuMemArena", o); o->cpu_arena = true; return nullptr; }
+OrtStatus* ORT_API_CALL DisableCpuMemArena(OrtSessionOptions* o) noexcept { CHECK_ARG("DisableCpuMemArena", o); o->cpu_arena = false; return nullptr; }
+OrtStatus* ORT_API_CALL SetSessionLogId(OrtSessionOptions* o, const char* id) noexcept {
+  CHECK_ARG("SetSessionLogId", o);
+  API_BEGIN
+  o->log_id = id ? id : "";
+  API_END
+}
+OrtStatus* ORT_API_CALL SetSessionLogVerbosityLevel(OrtSessionOptions* o, int v) noexcept {
+  CHECK_ARG("SetSessionLogVerbosityLevel", o);
+  o->log_verbosity = v;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL SetSessionLogSeverityLevel(OrtSessionOptions* o, int v) noexcept {
+  CHECK_ARG("SetSessionLogSeverityLevel", o);
+  if (v < 0 || v > 4) return make_status(ORT_INVALID_ARGUMENT, "SetSessionLogSeverityLevel: level " + std::to_string(v) + "; expected 0 (verbose) to 4 (fatal)");
+  o->log_severity = v;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL SetSessionGraphOptimizationLevel(OrtSessionOptions* o, ::GraphOptimizationLevel level) noexcept {
+  CHECK_ARG("SetSessionGraphOptimizationLevel", o);
+  using L = spindle::GraphOptimizationLevel;
+  switch (level) {
+    case ORT_DISABLE_ALL: o->opts.graph_optimization_level = L::kDisableAll; break;
+    case ORT_ENABLE_BASIC: o->opts.graph_optimization_level = L::kBasic; break;
+    case ORT_ENABLE_EXTENDED: o->opts.graph_optimization_level = L::kExtended; break;
+    // ONNX Runtime's layout level adds the NCHWc rewrite, which spindle makes at kAll.
+    case ORT_ENABLE_LAYOUT:
+    case ORT_ENABLE_ALL: o->opts.graph_optimization_level = L::kAll; break;
+    default:
+      return make_status(ORT_INVALID_ARGUMENT, "SetSessionGraphOptimizationLevel: level " + std::to_string(static_cast<int>(level)) +
+                                                   "; expected 0, 1, 2, 3 or 99");
+  }
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL SetIntraOpNumThreads(OrtSessionOptions* o, int n) noexcept {
+  CHECK_ARG("SetIntraOpNumThreads", o);
+  if (n < 0) return make_status(ORT_INVALID_ARGUMENT, "SetIntraOpNumThreads: " + std::to_string(n) + " threads; expected 0 (automatic) or more");
+  o->opts.intra_op_num_threads = n;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL SetInterOpNumThreads(OrtSessionOptions* o, int n) noexcept {
+  CHECK_ARG("SetInterOpNumThreads", o);
+  if (n < 0) return make_status(ORT_INVALID_ARGUMENT, "SetInterOpNumThreads: " + std::to_string(n) + " threads; expected 0 (automatic) or more");
+  o->opts.inter_op_num_threads = n;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL AddSessionConfigEntry(OrtSessionOptions* o, const char* key, const char* value) noexcept {
+  CHECK_ARG("AddSessionConfigEntry", o);
+  CHECK_ARG("AddSessionConfigEntry", key);
+  CHECK_ARG("AddSessionConfigEntry", value);
+  API_BEGIN
+  o->opts.add_config_entry(key, value);
+  o->entries[key] = value;
+  API_END
+}
+OrtStatus* ORT_API_CALL HasSessionConfigEntry(const OrtSessionOptions* o, const char* key, int* out) noexcept {
+  CHECK_ARG("HasSessionConfigEntry", o);
+  CHECK_ARG("HasSessionConfigEntry", key);
+  CHECK_ARG("HasSessionConfigEntry", out);
+  *out = o->entries.count(key) ? 1 : 0;
+  return nullptr;
+}
+// ONNX Runtime's two-call protocol: value NULL asks for the size (with the
+// terminating zero); a buffer too small fails with the size needed.
+OrtStatus* copy_out(const char* fn, const std::string& s, char* value, size_t* size) {
+  const size_t need = s.size() + 1;
+  if (!value) {
+    *size = need;
+    return nullptr;
+  }
+  if (*size < need) {
+    *size = need;
+    return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": the buffer holds " + std::to_string(*size) +
+                                                 " bytes; the value needs " + std::to_string(need));
+  }
+  std::memcpy(value, s.c_str(), need);
+  *size = need;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL GetSessionConfigEntry(const OrtSessionOptions* o, const char* key, char* value, size_t* size) noexcept {
+  CHECK_ARG("GetSessionConfigEntry", o);
+  CHECK_ARG("GetSessionConfigEntry", key);
+  CHECK_ARG("GetSessionConfigEntry", size);
+  API_BEGIN
+  auto it = o->entries.find(key);
+  if (it == o->entries.end())
+    return make_status(ORT_INVALID_ARGUMENT, std::string("GetSessionConfigEntry: no entry for key '") + key + "'");
+  return copy_out("GetSessionConfigEntry", it->second, value, size);
+  API_END
+}
+OrtStatus* ORT_API_CALL AddFreeDimensionOverrideByName(OrtSessionOptions* o, const char* name, int64_t value) noexcept {
+  CHECK_ARG("AddFreeDimensionOverrideByName", o);
+  CHECK_ARG("AddFreeDimensionOverrideByName", name);
+  if (value < 0)
+    return make_status(ORT_INVALID_ARGUMENT, std::string("AddFreeDimensionOverrideByName: '") + name + "' set to " +
+                                                 std::to_string(value) + "; expected 0 or more");
+  API_BEGIN
+  o->dim_overrides[name] = value;
+  API_END
+}
+OrtStatus* ORT_API_CALL DisablePerSessionThreads(OrtSessionOptions* o) noexcept {
+  CHECK_ARG("DisablePerSessionThreads", o);
+  o->opts.use_per_session_threads = false;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL SetDeterministicCompute(OrtSessionOptions* o, bool) noexcept {
+  // spindle's results do not depend on thread counts or timing: always deterministic.
+  CHECK_ARG("SetDeterministicCompute", o);
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL SessionOptionsSetCustomCreateThreadFn(OrtSessionOptions* o, OrtCustomCreateThreadFn fn) noexcept {
+  CHECK_ARG("SessionOptionsSetCustomCreateThreadFn", o);
+  o->create_fn = fn;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL SessionOptionsSetCustomThreadCreationOptions(OrtSessionOptions* o, void* options) noexcept {
+  CHECK_ARG("SessionOptionsSetCustomThreadCreationOptions", o);
+  o->create_options = options;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL SessionOptionsSetCustomJoinThreadFn(OrtSessionOptions* o, OrtCustomJoinThreadFn fn) noexcept {
+  CHECK_ARG("SessionOptionsSetCustomJoinThreadFn", o);
+  o->join_fn = fn;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL SessionOptionsAppendExecutionProvider(OrtSessionOptions* o, const char* name, const char* const*,
+                                                              const char* const*, size_t) noexcept {
+  CHECK_ARG("SessionOptionsAppendExecutionProvider", o);
+  CHECK_ARG("SessionOptionsAppendExecutionProvider", name);
+  if (std::string(name) == "CPU" || std::string(name) == "CPUExecutionProvider") return nullptr;
+  return make_status(ORT_NOT_IMPLEMENTED, std::string("SessionOptionsAppendExecutionProvider: execution provider '") + name +
+                                              "' is not available; spindle runs on the CPU only");
+}
+
+
+}  // namespace
+
+void set_session_options_slots(OrtApi& api) {
+#define SET(name) api.name = name;
+  SET(CreateSessionOptions) SET(CloneSessionOptions) SET(ReleaseSessionOptions) SET(SetSessionExecutionMode) SET(GetSessionExecutionMode) SET(EnableProfiling) SET(DisableProfiling) SET(EnableMemPattern) SET(DisableMemPattern) SET(GetMemPatternEnabled) SET(EnableCpuMemArena) SET(DisableCpuMemArena) SET(SetSessionLogId) SET(SetSessionLogVerbosityLevel) SET(SetSessionLogSeverityLevel) SET(SetSessionGraphOptimizationLevel) SET(SetIntraOpNumThreads) SET(SetInterOpNumThreads) SET(AddSessionConfigEntry) SET(HasSessionConfigEntry) SET(GetSessionConfigEntry) SET(DisablePerSessionThreads) SET(AddFreeDimensionOverrideByName) SET(SetDeterministicCompute) SET(SessionOptionsSetCustomCreateThreadFn) SET(SessionOptionsSetCustomThreadCreationOptions) SET(SessionOptionsSetCustomJoinThreadFn) SET(SessionOptionsAppendExecutionProvider)
+#undef SET
+}
+
+}  // namespace spindle::capi
