@@ -18,7 +18,7 @@
 #
 # Dependencies: the public headers include only the standard library, so a
 # user of the shared library needs nothing but the headers and -pthread:
-# onnx, protobuf, fmt, hwloc and BLAS are the .so's own DT_NEEDED entries, and
+# onnx, protobuf, fmt, spdlog, hwloc and BLAS are the .so's own DT_NEEDED entries, and
 # its RUNPATH names the serial BLAS folder (which is outside the loader's
 # default path on Debian). The static library declares them as link-only
 # dependencies, found by spindleConfig.cmake when the `static` component is
@@ -103,7 +103,7 @@ set_target_properties(spindle_shared PROPERTIES
 add_library(spindle_static STATIC ${_spindle_objects})
 target_include_directories(spindle_static PUBLIC ${_spindle_includes})
 target_link_libraries(spindle_static PUBLIC Threads::Threads
-  PRIVATE onnx onnx_proto protobuf::libprotobuf fmt::fmt PkgConfig::HWLOC ${SPINDLE_BLAS_FILES})
+  PRIVATE onnx onnx_proto protobuf::libprotobuf fmt::fmt spdlog::spdlog PkgConfig::HWLOC ${SPINDLE_BLAS_FILES})
 if(SPINDLE_BLAS_RUNPATH)
   list(JOIN SPINDLE_BLAS_RUNPATH ":" _runpath)
   target_link_options(spindle_static INTERFACE "-Wl,-rpath,${_runpath}")
@@ -151,7 +151,7 @@ file(RELATIVE_PATH SPINDLE_PC_TO_PREFIX "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "
 string(REGEX REPLACE "/$" "" SPINDLE_PC_TO_PREFIX "${SPINDLE_PC_TO_PREFIX}")
 # Named here rather than as Requires.private: pkg-config reads those even for
 # --cflags, which would make a shared-library user install their -dev packages.
-set(SPINDLE_PC_LIBS_PRIVATE "-lonnx -lonnx_proto -lprotobuf -lfmt -lhwloc")
+set(SPINDLE_PC_LIBS_PRIVATE "-lonnx -lonnx_proto -lprotobuf -lfmt -lspdlog -lhwloc")
 foreach(file IN LISTS SPINDLE_BLAS_FILES)
   string(APPEND SPINDLE_PC_LIBS_PRIVATE " ${file}")
 endforeach()
@@ -184,6 +184,6 @@ endif()
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 # Static linking and the CMake package's `static` component also need the
 # development packages of the link-only dependencies.
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libonnx-dev, libprotobuf-dev, libfmt-dev, libhwloc-dev, libblis-serial-dev")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libonnx-dev, libprotobuf-dev, libfmt-dev, libspdlog-dev, libhwloc-dev, libblis-serial-dev")
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "spindle runs ONNX models on the CPU with ONNX Runtime's and PyTorch's threading knobs.\n This package holds libspindle (shared and static), its C++ headers, the CMake\n package (find_package(spindle)), spindle.pc, the spindle command, and\n libonnxruntime.so.1 with onnxruntime_c_api.h and onnxruntime_cxx_api.h: ONNX Runtime 1.30's C and C++ API over spindle.")
 include(CPack)

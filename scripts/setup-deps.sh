@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config git ccache
-  libhwloc-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libhwloc-dev libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata python3-onnx python3-numpy
   libblis-serial-dev libblis4-serial
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -126,6 +126,14 @@ struct SessionSettings {
   // named <profile_file_prefix>_<date>_<time>.json (spindle profile's format).
   bool enable_profiling = false;
   std::string profile_file_prefix = "spindle_profile";
+  // Logging, as ONNX Runtime's log_severity_level and logid: this session's
+  // messages (creation: threads, optimizer passes, kernel choices; one-time
+  // warnings) at this severity and above reach the log (stderr, or the sink
+  // set with spindle/logging.h), tagged with log_id. 0 verbose, 1 info,
+  // 2 warning, 3 error, 4 fatal; -1 = the process default (SPINDLE_LOG_LEVEL,
+  // else warning).
+  int log_severity_level = -1;
+  std::string log_id;
 
   // Set by the config keys named in config_keys (or directly).
   std::optional<int64_t> max_tensor_bytes;     // unset = half the physical memory; 0 = no limit

@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "common/log.h"
 #include "graph/graph.h"
 #include "spindle/session.h"
 
@@ -219,10 +220,9 @@ void warn_once(const std::string& key, const std::string& value) {
     std::lock_guard<std::mutex> lock(warned_mu);
     if (!warned.insert(key).second) return;
   }
-  fmt::print(stderr,
-             "spindle: warning: session config key '{}' (value '{}') is an ONNX Runtime setting spindle accepts "
-             "without acting on it\n",
-             key, value);
+  SPINDLE_LOG(logging::process_logger(), kWarning,
+              "session config key '{}' (value '{}') is an ONNX Runtime setting spindle accepts without acting on it",
+              key, value);
 }
 
 // The candidate nearest to `word` by edit distance (for "did you mean").

@@ -6,6 +6,7 @@
 // validation), chrome_trace.cpp (the profiling trace format).
 #include "spindle/session.h"
 
+#include <cxxabi.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -20,12 +21,15 @@
 
 #include <fmt/format.h>
 
+#include "common/log.h"
 #include "exec/executor.h"
 #include "graph/graph.h"
 #include "session/chrome_trace.h"
 #include "session/denormals.h"
 #include "session/feeds.h"
 #include "session/resolve_options.h"
+#include "spindle/cpu.h"
+#include "threading/pool_options.h"
 
 namespace spindle {
 
@@ -37,6 +41,7 @@ namespace spindle {
 // nothing of the session runs after it is gone.
 struct InferenceSession::Impl {
   SessionOptions options;
+  logging::Logger logger;  // log_severity_level, log_id
   SessionLimits limits;
   std::string origin;
   std::vector<TensorInfo> inputs, outputs;
@@ -246,14 +251,73 @@ struct SessionThreading {
   ThreadingOptions intra, inter;
   explicit SessionThreading(const SessionOptions& options) {
     if (Status s = threading_options_from_session(options, intra, inter); !s.is_ok()) throw Error(s);
+    if (auto level = logging::env_severity(); !level.is_ok()) throw Error(level.status());
+    if (options.log_severity_level > 4)
+      throw Error(StatusCode::kInvalidArgument,
+                  fmt::format("log_severity_level = {}; expected -1 (the process default) or 0 (verbose) to 4 (fatal)",
+                              options.log_severity_level));
   }
 };
+
+// The class name of a node's kernel ("spindle::kernels::Conv" -> "Conv").
+std::string kernel_name(const kernels::OpKernel& k) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(typeid(k).name(), nullptr, nullptr, &status);
+  std::string name = status == 0 && d ? d : typeid(k).name();
+  std::free(d);
+  const size_t colon = name.rfind("::");
+  return colon == std::string::npos ? name : name.substr(colon + 2);
+}
+
+// Where a pool's thread count came from ("option", SPINDLE_*_NUM_THREADS, "detected").
+std::string threads_source(const ThreadingOptions& t, detail::PoolKind kind, bool from_set_num_threads) {
+  if (from_set_num_threads) return "set_num_threads";
+  auto r = detail::resolve_pool_options(t, kind);
+  return r.is_ok() ? r.value().num_threads_source : std::string("unresolved");
+}
+
+// What session creation decided, at info (threads, optimizer) and verbose
+// (each node's kernel).
+void log_created(const InferenceSession::Impl& impl, const std::string& origin, const ThreadingOptions& intra,
+                 const ThreadingOptions& inter) {
+  const logging::Logger& log = impl.logger;
+  if (!log.enabled(LogSeverity::kInfo)) return;
+  SPINDLE_LOG(log, kInfo, "session for {}: execution mode {}, {} pools", origin,
+              execution_mode_name(impl.options.execution_mode),
+              impl.options.use_per_session_threads ? "per-session" : "global (Environment)");
+  const ThreadingOptions& io = impl.intra->options();
+  SPINDLE_LOG(log, kInfo, "intra-op: {} thread(s) including the caller (from {}), spinning {}{}", impl.intra->dop(),
+              impl.options.use_per_session_threads
+                  ? threads_source(intra, detail::PoolKind::kIntraOp, impl.threads_from_set_num_threads)
+                  : std::string("the Environment"),
+              io.allow_spinning ? "on" : "off",
+              io.spin_duration ? fmt::format(" ({} us)", io.spin_duration->count()) : std::string());
+  if (impl.inter)
+    SPINDLE_LOG(log, kInfo, "inter-op: {} thread(s) (from {})", impl.inter->num_threads(),
+                impl.options.use_per_session_threads ? threads_source(inter, detail::PoolKind::kInterOp, false)
+                                                     : std::string("the Environment"));
+  else if (impl.options.inter_op.num_threads != 0)
+    SPINDLE_LOG(log, kInfo, "inter-op: inter_op_num_threads = {} is ignored in sequential mode",
+                impl.options.inter_op.num_threads);
+  SPINDLE_LOG(log, kInfo, "optimizer ({}): {} nodes -> {}", optimization_level_name(impl.options.graph_optimization_level),
+              impl.nodes_before, impl.plan->nodes().size());
+  for (const graph::PassRecord& r : impl.stats.passes)
+    SPINDLE_LOG(log, kInfo, "optimizer pass {}: {} rewrite(s){}", r.name, r.count, r.detail.empty() ? "" : " (" + r.detail + ")");
+  if (!log.enabled(LogSeverity::kVerbose)) return;
+  const char* isa = isa_level_name(active_isa_level());
+  for (const exec::PlanNode& n : impl.plan->nodes())
+    SPINDLE_LOG(log, kVerbose, "node {}: kernel {} (ISA {}, up to {} intra-op thread(s){})", n.info.label(),
+                n.kernel ? kernel_name(*n.kernel) : std::string("none"), isa, impl.intra->dop(),
+                n.kernel && n.kernel->packed_bytes() ? fmt::format(", {} bytes of packed weights", n.kernel->packed_bytes())
+                                                     : std::string());
+}
 
 std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string& origin, const SessionOptions& options,
                                               SessionThreading threading, const graph::LoadLimits& load_limits,
                                               Environment* env) {
   auto impl = std::make_unique<InferenceSession::Impl>();
   impl->options = options;
+  impl->logger = logging::Logger(options.log_severity_level, options.log_id);
   impl->origin = origin;
   ThreadingOptions& intra = threading.intra;
   ThreadingOptions& inter = threading.inter;
@@ -313,6 +377,7 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
   }
   impl->intra = impl->intra_pool.get();
   impl->inter = impl->inter_pool.get();
+  log_created(*impl, origin, intra, inter);
   return impl;
 }
 
