@@ -1,6 +1,8 @@
 // api_env.cpp — ONNX Runtime's C API over spindle: status slots, environments and global thread pools.
 #include "capi/capi_internal.h"
 
+#include "spindle/logging.h"
+
 namespace spindle::capi {
 namespace {
 
@@ -17,9 +19,21 @@ void ORT_API_CALL ReleaseStatus(OrtStatus* s) noexcept { delete s; }
 
 // ---------------------------------------------------------------- env
 
-OrtStatus* make_env(const char* fn, OrtLoggingLevel level, const char* logid, const OrtThreadingOptions* tp, OrtEnv** out) {
+OrtStatus* check_level(const char* fn, OrtLoggingLevel level) {
+  if (level < ORT_LOGGING_LEVEL_VERBOSE || level > ORT_LOGGING_LEVEL_FATAL)
+    return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": logging level " + std::to_string(static_cast<int>(level)) +
+                                                 "; expected 0 (verbose) to 4 (fatal)");
+  return nullptr;
+}
+
+// The environment's level becomes the process default of spindle's log; a
+// custom logger receives every message instead of stderr (the environment's
+// log id stands for messages outside a session).
+OrtStatus* make_env(const char* fn, OrtLoggingLevel level, const char* logid, const OrtThreadingOptions* tp, OrtEnv** out,
+                    OrtLoggingFunction log_fn = nullptr, void* log_param = nullptr) {
   API_BEGIN
   if (!out) return null_argument(fn, "out");
+  if (OrtStatus* bad = check_level(fn, level)) return bad;
   auto env = std::make_unique<OrtEnv>();
   env->level = level;
   env->logid = logid ? logid : "";
@@ -48,6 +62,16 @@ OrtStatus* make_env(const char* fn, OrtLoggingLevel level, const char* logid, co
     env->env = std::move(created).value();
     env->global_pools = true;
   }
+  spindle::set_default_log_severity(static_cast<spindle::LogSeverity>(level));
+  if (log_fn) {
+    spindle::set_log_sink([log_fn, log_param, env_id = env->logid](const spindle::LogMessage& m) {
+      const std::string category(m.category), id(m.log_id.empty() ? std::string_view(env_id) : m.log_id),
+          location(m.code_location), message(m.message);
+      log_fn(log_param, static_cast<OrtLoggingLevel>(m.severity), category.c_str(), id.c_str(), location.c_str(),
+             message.c_str());
+    });
+    env->custom_logger = true;
+  }
   *out = env.release();
   API_END
 }
@@ -55,20 +79,22 @@ OrtStatus* make_env(const char* fn, OrtLoggingLevel level, const char* logid, co
 OrtStatus* ORT_API_CALL CreateEnv(OrtLoggingLevel level, const char* logid, OrtEnv** out) noexcept {
   return make_env("CreateEnv", level, logid, nullptr, out);
 }
-OrtStatus* ORT_API_CALL CreateEnvWithCustomLogger(OrtLoggingFunction, void*, OrtLoggingLevel level, const char* logid,
-                                                  OrtEnv** out) noexcept {
-  return make_env("CreateEnvWithCustomLogger", level, logid, nullptr, out);
+OrtStatus* ORT_API_CALL CreateEnvWithCustomLogger(OrtLoggingFunction log_fn, void* param, OrtLoggingLevel level,
+                                                  const char* logid, OrtEnv** out) noexcept {
+  if (!log_fn) return null_argument("CreateEnvWithCustomLogger", "logging_function");
+  return make_env("CreateEnvWithCustomLogger", level, logid, nullptr, out, log_fn, param);
 }
 OrtStatus* ORT_API_CALL CreateEnvWithGlobalThreadPools(OrtLoggingLevel level, const char* logid,
                                                        const OrtThreadingOptions* tp, OrtEnv** out) noexcept {
   if (!tp) return null_argument("CreateEnvWithGlobalThreadPools", "tp_options");
   return make_env("CreateEnvWithGlobalThreadPools", level, logid, tp, out);
 }
-OrtStatus* ORT_API_CALL CreateEnvWithCustomLoggerAndGlobalThreadPools(OrtLoggingFunction, void*, OrtLoggingLevel level,
-                                                                      const char* logid, const OrtThreadingOptions* tp,
-                                                                      OrtEnv** out) noexcept {
+OrtStatus* ORT_API_CALL CreateEnvWithCustomLoggerAndGlobalThreadPools(OrtLoggingFunction log_fn, void* param,
+                                                                      OrtLoggingLevel level, const char* logid,
+                                                                      const OrtThreadingOptions* tp, OrtEnv** out) noexcept {
+  if (!log_fn) return null_argument("CreateEnvWithCustomLoggerAndGlobalThreadPools", "logging_function");
   if (!tp) return null_argument("CreateEnvWithCustomLoggerAndGlobalThreadPools", "tp_options");
-  return make_env("CreateEnvWithCustomLoggerAndGlobalThreadPools", level, logid, tp, out);
+  return make_env("CreateEnvWithCustomLoggerAndGlobalThreadPools", level, logid, tp, out, log_fn, param);
 }
 OrtStatus* ORT_API_CALL CreateEnvWithOptions(const OrtEnvCreationOptions* options, OrtEnv** out) noexcept {
   CHECK_ARG("CreateEnvWithOptions", options);
@@ -78,9 +104,12 @@ OrtStatus* ORT_API_CALL CreateEnvWithOptions(const OrtEnvCreationOptions* option
   // Environment config entries are ONNX Runtime's (allocators, EP
   // libraries); spindle has none of its own and does not read them.
   return make_env("CreateEnvWithOptions", static_cast<OrtLoggingLevel>(options->logging_severity_level), options->log_id,
-                  options->threading_options, out);
+                  options->threading_options, out, options->custom_logging_function, options->custom_logging_param);
 }
-void ORT_API_CALL ReleaseEnv(OrtEnv* env) noexcept { delete env; }
+void ORT_API_CALL ReleaseEnv(OrtEnv* env) noexcept {
+  if (env && env->custom_logger) spindle::set_log_sink(nullptr);
+  delete env;
+}
 OrtStatus* ORT_API_CALL EnableTelemetryEvents(const OrtEnv*) noexcept { return nullptr; }
 OrtStatus* ORT_API_CALL DisableTelemetryEvents(const OrtEnv*) noexcept { return nullptr; }
 OrtStatus* ORT_API_CALL SetLanguageProjection(const OrtEnv* env, OrtLanguageProjection) noexcept {
@@ -89,7 +118,9 @@ OrtStatus* ORT_API_CALL SetLanguageProjection(const OrtEnv* env, OrtLanguageProj
 }
 OrtStatus* ORT_API_CALL UpdateEnvWithCustomLogLevel(OrtEnv* env, OrtLoggingLevel level) noexcept {
   CHECK_ARG("UpdateEnvWithCustomLogLevel", env);
+  if (OrtStatus* bad = check_level("UpdateEnvWithCustomLogLevel", level)) return bad;
   env->level = level;
+  spindle::set_default_log_severity(static_cast<spindle::LogSeverity>(level));
   return nullptr;
 }
 

@@ -60,7 +60,7 @@ OrtStatus* ORT_API_CALL DisableCpuMemArena(OrtSessionOptions* o) noexcept { CHEC
 OrtStatus* ORT_API_CALL SetSessionLogId(OrtSessionOptions* o, const char* id) noexcept {
   CHECK_ARG("SetSessionLogId", o);
   API_BEGIN
-  o->log_id = id ? id : "";
+  o->opts.log_id = id ? id : "";
   API_END
 }
 OrtStatus* ORT_API_CALL SetSessionLogVerbosityLevel(OrtSessionOptions* o, int v) noexcept {
@@ -71,7 +71,7 @@ OrtStatus* ORT_API_CALL SetSessionLogVerbosityLevel(OrtSessionOptions* o, int v)
 OrtStatus* ORT_API_CALL SetSessionLogSeverityLevel(OrtSessionOptions* o, int v) noexcept {
   CHECK_ARG("SetSessionLogSeverityLevel", o);
   if (v < 0 || v > 4) return make_status(ORT_INVALID_ARGUMENT, "SetSessionLogSeverityLevel: level " + std::to_string(v) + "; expected 0 (verbose) to 4 (fatal)");
-  o->log_severity = v;
+  o->opts.log_severity_level = v;
   return nullptr;
 }
 OrtStatus* ORT_API_CALL SetSessionGraphOptimizationLevel(OrtSessionOptions* o, ::GraphOptimizationLevel level) noexcept {

@@ -48,13 +48,13 @@ struct OrtEnv {
   bool global_pools = false;
   OrtLoggingLevel level = ORT_LOGGING_LEVEL_WARNING;
   std::string logid;
+  bool custom_logger = false;  // set the process's log sink (restored to stderr on release)
 };
 
 struct OrtSessionOptions {
   spindle::SessionOptions opts;
   std::map<std::string, std::string> entries;  // as added, for Get/HasSessionConfigEntry
-  std::string log_id;
-  int log_severity = 2, log_verbosity = 0;
+  int log_verbosity = 0;  // log id and severity: opts.log_id, opts.log_severity_level
   bool mem_pattern = true, cpu_arena = true;
   OrtCustomCreateThreadFn create_fn = nullptr;
   OrtCustomJoinThreadFn join_fn = nullptr;
