@@ -301,8 +301,14 @@ void log_created(const InferenceSession::Impl& impl, const std::string& origin, 
                 impl.options.inter_op.num_threads);
   SPINDLE_LOG(log, kInfo, "optimizer ({}): {} nodes -> {}", optimization_level_name(impl.options.graph_optimization_level),
               impl.nodes_before, impl.plan->nodes().size());
-  for (const graph::PassRecord& r : impl.stats.passes)
-    SPINDLE_LOG(log, kInfo, "optimizer pass {}: {} rewrite(s){}", r.name, r.count, r.detail.empty() ? "" : " (" + r.detail + ")");
+  // Passes that changed the graph at info, the others at verbose.
+  for (const graph::PassRecord& r : impl.stats.passes) {
+    const std::string detail = r.detail.empty() ? "" : " (" + r.detail + ")";
+    if (r.count > 0)
+      SPINDLE_LOG(log, kInfo, "optimizer pass {}: {} rewrite(s){}", r.name, r.count, detail);
+    else
+      SPINDLE_LOG(log, kVerbose, "optimizer pass {}: no rewrite{}", r.name, detail);
+  }
   if (!log.enabled(LogSeverity::kVerbose)) return;
   const char* isa = isa_level_name(active_isa_level());
   for (const exec::PlanNode& n : impl.plan->nodes())
