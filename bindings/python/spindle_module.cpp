@@ -32,6 +32,7 @@
 
 #include "errors.h"
 #include "spindle/environment.h"
+#include "spindle/logging.h"
 #include "spindle/session.h"
 #include "spindle/version.h"
 
@@ -183,14 +184,13 @@ NodeArg node_arg(const TensorInfo& info) {
   return a;
 }
 
-// ONNX Runtime's logging and memory-planning settings, accepted so that
-// existing code runs unchanged. spindle has no log levels (it writes to
-// stderr only for real problems, such as pinning that the system refused) and
-// plans memory per run itself, so they change nothing.
+// ONNX Runtime's verbosity and memory-planning settings, accepted so that
+// existing code runs unchanged: spindle's log has severities only (the
+// session's log_severity_level and logid are SessionOptions' fields), and
+// spindle plans memory per run itself, so they change nothing. A run logs
+// nothing, so RunOptions' log settings change nothing either.
 struct PySessionOptions : SessionOptions {
-  int log_severity_level = 2;
   int log_verbosity_level = 0;
-  std::string logid;
   bool enable_cpu_mem_arena = true;
   bool enable_mem_pattern = true;
   bool enable_mem_reuse = true;
@@ -502,9 +502,9 @@ PYBIND11_MODULE(_C, m) {
       .def_readwrite("use_per_session_threads", &SessionOptions::use_per_session_threads)
       .def_readwrite("enable_profiling", &SessionOptions::enable_profiling)
       .def_readwrite("profile_file_prefix", &SessionOptions::profile_file_prefix)
-      .def_readwrite("log_severity_level", &PySessionOptions::log_severity_level)
+      .def_readwrite("log_severity_level", &SessionOptions::log_severity_level)  // -1: the process default
       .def_readwrite("log_verbosity_level", &PySessionOptions::log_verbosity_level)
-      .def_readwrite("logid", &PySessionOptions::logid)
+      .def_readwrite("logid", &SessionOptions::log_id)
       .def_readwrite("enable_cpu_mem_arena", &PySessionOptions::enable_cpu_mem_arena)
       .def_readwrite("enable_mem_pattern", &PySessionOptions::enable_mem_pattern)
       .def_readwrite("enable_mem_reuse", &PySessionOptions::enable_mem_reuse)
@@ -564,6 +564,8 @@ PYBIND11_MODULE(_C, m) {
       .def("run_async", &PySession::run_async, py::arg("output_names"), py::arg("input_feed"), py::arg("callback"),
            py::arg("user_data") = py::none(), py::arg("run_options") = py::none());
 
+  m.def("_set_default_log_severity", [](int severity) { set_default_log_severity(static_cast<LogSeverity>(severity)); },
+        "The process default of spindle's log (0 verbose .. 4 fatal; checked by set_default_logger_severity)");
   m.def("set_num_threads", [](int n) { set_num_threads(n); },
         "Threads of the global intra-op pool and of sessions created later with intra_op_num_threads = 0 "
         "(PyTorch's name)");

@@ -100,6 +100,22 @@ static void join_thread(OrtCustomThreadHandle handle) {
   atomic_fetch_add(&threads_joined, 1);
 }
 
+/* A custom logger (CreateEnvWithCustomLogger): counts what it receives. */
+struct LogCounts {
+  int info_threads;   /* info messages naming the intra-op threads, with the session's log id */
+  int verbose;        /* messages below the environment's level */
+  int bad_category;   /* messages not in category "spindle" */
+};
+static void count_log(void* param, OrtLoggingLevel severity, const char* category, const char* logid,
+                      const char* code_location, const char* message) {
+  struct LogCounts* c = (struct LogCounts*)param;
+  (void)code_location;
+  if (strcmp(category, "spindle") != 0) c->bad_category++;
+  if (severity == ORT_LOGGING_LEVEL_VERBOSE) c->verbose++;
+  if (severity == ORT_LOGGING_LEVEL_INFO && strcmp(logid, "capi_logged") == 0 && strstr(message, "intra-op: 2 thread(s)"))
+    c->info_threads++;
+}
+
 static void* read_file(const char* path, size_t* len) {
   FILE* f = fopen(path, "rb");
   if (!f) return NULL;
@@ -594,6 +610,31 @@ int main(int argc, char** argv) {
     EXPECT(n_in == 6);
     ort->ReleaseSession(plain);
     ort->ReleaseEnv(plain_env);
+  }
+
+  /* A custom logger receives spindle's messages at the environment's level. */
+  if (!on_onnxruntime) {
+    struct LogCounts counts = {0, 0, 0};
+    OrtEnv* log_env = NULL;
+    CHECK(ort->CreateEnvWithCustomLogger(count_log, &counts, ORT_LOGGING_LEVEL_INFO, "capi_env", &log_env));
+    OrtSessionOptions* log_so = NULL;
+    CHECK(ort->CreateSessionOptions(&log_so));
+    CHECK(ort->SetIntraOpNumThreads(log_so, 2));
+    CHECK(ort->SetSessionLogId(log_so, "capi_logged"));
+    OrtSession* logged = NULL;
+    CHECK(ort->CreateSession(log_env, args[0], log_so, &logged));
+    EXPECT(counts.info_threads == 1);
+    EXPECT(counts.verbose == 0);
+    EXPECT(counts.bad_category == 0);
+    ort->ReleaseSession(logged);
+    /* The session's own severity wins: warning logs nothing at creation. */
+    struct LogCounts before = counts;
+    CHECK(ort->SetSessionLogSeverityLevel(log_so, ORT_LOGGING_LEVEL_WARNING));
+    CHECK(ort->CreateSession(log_env, args[0], log_so, &logged));
+    EXPECT(counts.info_threads == before.info_threads && counts.verbose == 0);
+    ort->ReleaseSession(logged);
+    ort->ReleaseSessionOptions(log_so);
+    ort->ReleaseEnv(log_env);
   }
 
   /* Global thread pools with custom thread creation (the documentation's snippet). */

@@ -115,12 +115,15 @@ def get_build_info():
 
 
 def set_default_logger_severity(severity):
-    """ONNX Runtime's default log level (0 verbose .. 4 fatal). Checked and kept;
-    spindle writes to stderr only for real problems whatever the level."""
+    """ONNX Runtime's default log level (0 verbose .. 4 fatal): the level of
+    sessions whose log_severity_level is -1 (SPINDLE_LOG_LEVEL, when set,
+    overrides it). Info logs each session's threads and optimizer passes,
+    verbose each node's kernel, on stderr."""
     global _logger_severity
     if not isinstance(severity, int) or not 0 <= severity <= 4:
         raise InvalidArgument(f"set_default_logger_severity({severity!r}): expected an int from 0 (verbose) "
                               "to 4 (fatal)")
+    _C._set_default_log_severity(severity)
     _logger_severity = severity
 
 
@@ -168,8 +171,11 @@ class SessionOptions(_C.SessionOptions):
     add_session_config_entry(key, value) / get_session_config_entry(key):
         ONNX Runtime's session.* keys spindle knows (an unknown key fails at
         session creation, naming the closest valid one).
-    log_severity_level, log_verbosity_level, logid, enable_cpu_mem_arena,
-        enable_mem_pattern, enable_mem_reuse: accepted, no effect.
+    log_severity_level (0 verbose .. 4 fatal; -1, the default, = the process
+        default, see set_default_logger_severity) and logid: what session
+        creation logs on stderr and the id tagging it.
+    log_verbosity_level, enable_cpu_mem_arena, enable_mem_pattern,
+        enable_mem_reuse: accepted, no effect.
     Only in the Python API: optimized_model_filepath, execution_order,
     add_free_dimension_override_by_name (below)."""
 
@@ -199,7 +205,8 @@ class RunOptions(_C.RunOptions):
     terminate: set True (from any thread) to cancel the runs using these
         options; they raise Fail (CANCELLED) and the session stays usable.
     timeout_ms: spindle's; a run taking longer fails (0 = no limit).
-    run_tag, log_severity_level, log_verbosity_level, logid: accepted, no effect.
+    run_tag, log_severity_level, log_verbosity_level, logid: accepted, no effect
+        (runs log nothing).
     add_run_config_entry / get_run_config_entry: below."""
 
     __slots__ = ("_config",)

@@ -427,3 +427,27 @@ sess.run_async(None, {{"x": np.zeros(1, np.float32)}}, lambda o, u, e: errors.ap
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "cancelled by RunOptions::terminate" in done.stdout
+
+
+def test_default_logger_severity_logs_session_creation_on_stderr(capfd, monkeypatch):
+    monkeypatch.delenv("SPINDLE_LOG_LEVEL", raising=False)
+    model, _, _ = reference(CLS)
+    capfd.readouterr()
+    try:
+        spindle.set_default_logger_severity(1)
+        so = spindle.SessionOptions()
+        so.intra_op_num_threads = 2
+        so.logid = "py-log"
+        assert so.log_severity_level == -1
+        spindle.InferenceSession(model, so)
+        err = capfd.readouterr().err
+        assert "[I:spindle:py-log] intra-op: 2 thread(s) including the caller (from option)" in err, err
+        assert "optimizer (all):" in err and "[V:" not in err, err
+        # The session's own level wins over the process default.
+        so.log_severity_level = 2
+        spindle.InferenceSession(model, so)
+        assert capfd.readouterr().err == ""
+    finally:
+        spindle.set_default_logger_severity(2)
+    spindle.InferenceSession(model, spindle.SessionOptions())
+    assert capfd.readouterr().err == ""
