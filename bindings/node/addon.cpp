@@ -14,7 +14,8 @@
 //   parallelInfo() -> string
 // options: { intraOpNumThreads, interOpNumThreads, executionMode: 'sequential' |
 // 'parallel', graphOptimizationLevel: 'disabled' | 'basic' | 'extended' | 'all',
-// config: { 'session.intra_op.allow_spinning': '0', ... }, syncRunThresholdUs }
+// config: { 'session.intra_op.allow_spinning': '0', ... }, syncRunThresholdUs,
+// logSeverityLevel (0-4), logId }
 // (index.js flattens onnxruntime-node's `extra` object into `config`).
 // A run goes to a libuv worker thread, so several runs overlap, unless the
 // session's recent runs took less than `syncRunThresholdUs` (default
@@ -141,6 +142,8 @@ SessionOptions parse_options(const Napi::Object& o) {
                   "graphOptimizationLevel is '" + l + "', expected 'disabled', 'basic', 'extended' or 'all'");
     opts.graph_optimization_level = *level;
   }
+  if (o.Has("logSeverityLevel")) opts.log_severity_level = count("logSeverityLevel");
+  if (o.Has("logId")) opts.log_id = string_option(o, "logId");
   if (o.Has("enableProfiling")) opts.enable_profiling = o.Get("enableProfiling").ToBoolean();
   if (o.Has("profileFilePrefix")) opts.profile_file_prefix = string_option(o, "profileFilePrefix");
   if (o.Has("config")) {

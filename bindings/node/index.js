@@ -189,9 +189,10 @@ class Tensor {
   }
 }
 
-// Logging: spindle's Node.js package prints only its own warnings (ignored
-// options, execution providers it does not have); env.logLevel 'error' or
-// 'fatal', or a session's logSeverityLevel 3 or 4, silences them.
+// Logging: the package's own warnings (ignored options, execution providers
+// it does not have) are silenced by env.logLevel 'error' or 'fatal', or a
+// session's logSeverityLevel 3 or 4. The same level (the session's, else
+// env.logLevel) and logId go to spindle's log of session creation.
 let logLevelValue = 'warning';
 const LOG_LEVELS = ['verbose', 'info', 'warning', 'error', 'fatal'];
 const env = {
@@ -322,6 +323,10 @@ function nativeOptions(options) {
     checkType(options, k, 'boolean', 'a boolean value');
   }
   for (const k of ['logId', 'profileFilePrefix', 'optimizedModelFilePath']) checkType(options, k, 'string', 'a string');
+  // The session's log level (env.logLevel when not given) and id: what
+  // session creation logs on stderr (threads, optimizer passes, kernels).
+  out.logSeverityLevel = severity !== undefined ? severity : LOG_LEVELS.indexOf(logLevelValue);
+  if (options.logId !== undefined) out.logId = options.logId;
   if (options.enableProfiling) out.enableProfiling = true;
   if (options.profileFilePrefix !== undefined) out.profileFilePrefix = options.profileFilePrefix;
   if (options.syncRunThresholdUs !== undefined) out.syncRunThresholdUs = options.syncRunThresholdUs;

@@ -188,3 +188,19 @@ test('run: fetches, pre-allocated outputs, run options and argument checks as on
   const sharedFeeds = { x: new spindle.Tensor('float32', shared, [3, 4, 5]), y: new spindle.Tensor('float32', shared, [3, 4, 5]) };
   assert.strictEqual((await s.run(sharedFeeds)).sum.data[7], 4);
 });
+
+test('logSeverityLevel and logId reach spindle\'s log of session creation (stderr)', () => {
+  const { spawnSync } = require('child_process');
+  const script = `const s = require(${JSON.stringify(path.join(__dirname, '..'))});
+    (async () => {
+      await s.InferenceSession.create(${JSON.stringify(ADD)}, { intraOpNumThreads: 2, logSeverityLevel: 1, logId: 'node-log' });
+      await s.InferenceSession.create(${JSON.stringify(ADD)}, { intraOpNumThreads: 2, logId: 'quiet' });
+    })();`;
+  const env = { ...process.env };
+  delete env.SPINDLE_LOG_LEVEL;
+  const r = spawnSync(process.execPath, ['-e', script], { env, encoding: 'utf8' });
+  assert.strictEqual(r.status, 0, r.stderr);
+  assert.match(r.stderr, /\[I:spindle:node-log\] intra-op: 2 thread\(s\) including the caller \(from option\)/);
+  assert.doesNotMatch(r.stderr, /\[V:/);
+  assert.doesNotMatch(r.stderr, /:quiet\]/);  // env.logLevel 'warning': nothing at creation
+});
