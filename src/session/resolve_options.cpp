@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "common/log.h"
 #include "session/denormals.h"
 #include "spindle/session.h"
 
@@ -114,9 +115,19 @@ Status session_limits(const SessionOptions& o, SessionLimits& limits) {
   return Status::ok();
 }
 
+Status log_settings_status(const SessionOptions& o) {
+  if (o.log_severity_level < -1 || o.log_severity_level > 4)
+    return invalid_argument(fmt::format("log_severity_level = {}: expected -1 (the process default) or 0 (verbose) to 4 "
+                                        "(fatal)",
+                                        o.log_severity_level));
+  if (auto level = logging::env_severity(); !level.is_ok()) return level.status();
+  return Status::ok();
+}
+
 Status SessionOptions::validate() const {
   ThreadingOptions intra, inter;
   if (Status s = threading_options_from_session(*this, intra, inter); !s.is_ok()) return s;
+  SPINDLE_RETURN_IF_ERROR(log_settings_status(*this));
   SessionLimits limits;
   return session_limits(*this, limits);
 }

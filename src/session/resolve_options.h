@@ -26,5 +26,7 @@ struct SessionLimits {
   int64_t max_loop_iterations = 0;
 };
 Status session_limits(const SessionOptions& options, SessionLimits& limits);
+// log_severity_level in -1..4 and SPINDLE_LOG_LEVEL, if set, a severity.
+Status log_settings_status(const SessionOptions& options);
 
 }  // namespace spindle

@@ -251,11 +251,7 @@ struct SessionThreading {
   ThreadingOptions intra, inter;
   explicit SessionThreading(const SessionOptions& options) {
     if (Status s = threading_options_from_session(options, intra, inter); !s.is_ok()) throw Error(s);
-    if (auto level = logging::env_severity(); !level.is_ok()) throw Error(level.status());
-    if (options.log_severity_level > 4)
-      throw Error(StatusCode::kInvalidArgument,
-                  fmt::format("log_severity_level = {}; expected -1 (the process default) or 0 (verbose) to 4 (fatal)",
-                              options.log_severity_level));
+    if (Status s = log_settings_status(options); !s.is_ok()) throw Error(s);
   }
 };
 

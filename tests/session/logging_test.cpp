@@ -172,6 +172,9 @@ TEST(Logging, BadSessionSeverityIsRefused) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("log_severity_level = 5"));
   }
+  EXPECT_FALSE(options_at(-2, "").validate().is_ok());
+  EXPECT_TRUE(options_at(-1, "").validate().is_ok());
+  EXPECT_TRUE(options_at(4, "").validate().is_ok());
 }
 
 TEST(Logging, ParsesSeverityNamesAndDigits) {
