@@ -123,6 +123,7 @@ void register_pool(KernelRegistry& r);
 void register_norm(KernelRegistry& r);
 void register_gemm(KernelRegistry& r);
 void register_resize(KernelRegistry& r);
+void register_col2im(KernelRegistry& r);
 void register_rnn(KernelRegistry& r);
 void register_qlinear(KernelRegistry& r);
 void register_qlinear_contrib(KernelRegistry& r);  // qlinear_contrib.cpp: com.microsoft quantized ops
