@@ -169,8 +169,9 @@ std::string check_random_output(const onnx::ModelProto& model, const Feeds& feed
            : t.dtype() == DataType::kBool  ? static_cast<double>(t.data<bool>()[i])
                                            : static_cast<double>(t.data<float>()[i]);
   };
+  // Class indices (Multinomial): shape and dtype only.
   if (got.dtype() != DataType::kFloat32 && got.dtype() != DataType::kFloat64 && got.dtype() != DataType::kBool)
-    return fmt::format("random output {} is not float or bool", got.describe());
+    return "";
   const onnx::NodeProto* dropout = nullptr;
   for (const auto& n : model.graph().node())
     if (n.op_type() == "Dropout") dropout = &n;

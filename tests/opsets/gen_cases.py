@@ -307,6 +307,18 @@ def nn_cases():
         Case('resize_antialias_3d', 'Resize', [('x', f32(1, 1, 6, 7, 8)), ('roi', None),
                                                ('s', np.array([1, 1, 0.5, 0.6, 0.4], np.float32))],
              consts=['s'], mode='linear', antialias=1),
+        # Random operators: ONNX Runtime's draws differ from spindle's; the
+        # conformance runner compares their shape, dtype and possible values.
+        Case('bernoulli', 'Bernoulli', [('x', f32(3, 4, lo=0.0, hi=1.0))], seed=1.0),
+        Case('bernoulli_dtype', 'Bernoulli', [('x', f32(3, 4, lo=0.0, hi=1.0))], dtype=TensorProto.DOUBLE),
+        Case('randomuniformlike', 'RandomUniformLike', [('x', f32(2, 5))], low=-1.0, high=2.0, seed=3.0),
+        Case('randomnormallike', 'RandomNormalLike', [('x', f32(2, 5))], dtype=TensorProto.DOUBLE),
+        Case('randomuniform', 'RandomUniform', [], shape=[3, 2], seed=4.0),
+        Case('randomnormal', 'RandomNormal', [], shape=[4], mean=1.0, scale=2.0, dtype=TensorProto.DOUBLE),
+        Case('multinomial', 'Multinomial', [('x', f32(2, 4))], sample_size=5, seed=5.0),
+        Case('multinomial_int64', 'Multinomial', [('x', f32(3, 4))], sample_size=2, dtype=TensorProto.INT64),
+        Case('dropout_training', 'Dropout', [('x', f32(3, 4, 5)), ('r', np.array(0.3, np.float32)),
+                                             ('t', np.array(True))], outputs=2, seed=2),
         Case('gridsample', 'GridSample', [('x', f32(1, 2, 4, 5)), ('g', f32(1, 3, 2, 2, lo=-1.1, hi=1.1))],
              mode='linear' , since=20),
         Case('gridsample_16', 'GridSample', [('x', f32(1, 2, 4, 5)), ('g', f32(1, 3, 2, 2, lo=-1.1, hi=1.1))],
