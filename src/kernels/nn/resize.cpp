@@ -379,28 +379,12 @@ class ResizeKernel final : public OpKernel {
   }
 
   // out[j] = sum_c cw[c] * sum_k w[j, k] * x[coff[c] + off[j, k]]: the outer
-  // axes' tap combinations c, then the last axis' T taps.
-  template <int T>
+  // axes' tap combinations c, then the last axis' T taps (kT when it is
+  // fixed at compile time, 1, 2 or 4; else last.taps, for antialias=1).
+  template <int kT>
   static void interpolate_row(const float* x, const int64_t* coff, const float* cw, size_t nc, const AxisTable& last,
                               float* out, int64_t inner) {
-    const int64_t* off = last.off.data();
-    const float* wt = last.weight.data();
-    for (int64_t j = 0; j < inner; ++j) {
-      float acc = 0.0f;
-      for (size_t c = 0; c < nc; ++c) {
-        const float* src = x + coff[c];
-        float s = 0.0f;
-        for (int k = 0; k < T; ++k) s += wt[j * T + k] * src[off[j * T + k]];
-        acc += cw[c] * s;
-      }
-      out[j] = acc;
-    }
-  }
-
-  // interpolate_row for a tap count known at run time (antialias=1).
-  static void interpolate_row_n(const float* x, const int64_t* coff, const float* cw, size_t nc, const AxisTable& last,
-                                float* out, int64_t inner) {
-    const int64_t T = last.taps;
+    const int64_t T = kT > 0 ? kT : last.taps;
     const int64_t* off = last.off.data();
     const float* wt = last.weight.data();
     for (int64_t j = 0; j < inner; ++j) {
@@ -509,7 +493,7 @@ class ResizeKernel final : public OpKernel {
             case 1: interpolate_row<1>(x, coff.data(), cw.data(), nc, last, out, inner); break;
             case 2: interpolate_row<2>(x, coff.data(), cw.data(), nc, last, out, inner); break;
             case 4: interpolate_row<4>(x, coff.data(), cw.data(), nc, last, out, inner); break;
-            default: interpolate_row_n(x, coff.data(), cw.data(), nc, last, out, inner); break;
+            default: interpolate_row<0>(x, coff.data(), cw.data(), nc, last, out, inner); break;
           }
           if (last.any_extrapolate)
             for (int64_t j = 0; j < inner; ++j)
