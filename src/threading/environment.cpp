@@ -192,6 +192,7 @@ std::string describe_pool(const ThreadingOptions& options, detail::PoolKind kind
       list += fmt::format("{}{}", i ? "; " : "", p.placement[i].to_string());
     s += fmt::format("    affinity: workers on [{}]{}\n", list,
                      !p.default_pinning ? "" : kind == detail::PoolKind::kIntraOp ? " (default: one worker per physical core, caller unpinned)" : " (default: one thread per physical core)");
+    s += detail::describe_placement(detail::topology(), p, "      ");
   }
   detail::SpinPolicy spin = detail::make_spin_policy(o);
   if (!spin.enabled()) {

@@ -5,6 +5,7 @@
 #include <sched.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -149,6 +150,23 @@ std::vector<Core> Topology::cores_of_node(int node) const {
   return out;
 }
 
+int Topology::default_threads_of_node(int node) const {
+  int n = static_cast<int>(cores_of_node(node).size());
+  if (quota) n = std::min(n, static_cast<int>(std::ceil(quota->cpus - 1e-9)));
+  return std::max(1, n);
+}
+
+int Topology::node_of_cpu(int cpu) const {
+  for (const Core& c : cores)
+    if (c.pus.contains(cpu)) return c.numa_node;
+  return -1;
+}
+
+std::string Topology::describe_machine() const {
+  return fmt::format("{}: {} physical cores, {} logical processors {}, {} NUMA node(s)", machine, machine_cores,
+                     machine_pus, machine_cpus.to_string(), numa_nodes);
+}
+
 std::string Topology::summary() const {
   std::string s = fmt::format("{} physical cores, {} logical processors, {} NUMA node(s) on the machine; "
                               "process may use processors {} = {} physical core(s)",
@@ -158,49 +176,119 @@ std::string Topology::summary() const {
   return s;
 }
 
-Topology detect_topology() {
+namespace {
+
+// Reads the cores of a loaded hwloc topology, keeping the allowed processors.
+void read_cores(hwloc_topology_t hw, Topology& topo) {
+  topo.machine_pus = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_PU);
+  std::vector<int> all;
+  for (int i = 0; i < topo.machine_pus; ++i)
+    all.push_back(static_cast<int>(hwloc_get_obj_by_type(hw, HWLOC_OBJ_PU, static_cast<unsigned>(i))->os_index));
+  topo.machine_cpus = CpuSet(std::move(all));
+  const int ncores = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE);
+  topo.numa_nodes = std::max(1, hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_NUMANODE));
+  topo.machine_cores = ncores;
+  topo.cpu_kinds = std::max(0, hwloc_cpukinds_get_nr(hw, 0));
+  for (int i = 0; i < ncores; ++i) {
+    hwloc_obj_t core = hwloc_get_obj_by_type(hw, HWLOC_OBJ_CORE, static_cast<unsigned>(i));
+    std::vector<int> pus;
+    unsigned id;
+    hwloc_bitmap_foreach_begin(id, core->cpuset) {
+      if (topo.allowed.contains(static_cast<int>(id))) pus.push_back(static_cast<int>(id));
+    }
+    hwloc_bitmap_foreach_end();
+    if (pus.empty()) continue;
+    int node = 0;
+    if (core->nodeset && !hwloc_bitmap_iszero(core->nodeset)) {
+      // The node's logical index (its OS index may have gaps).
+      hwloc_obj_t n = hwloc_get_numanode_obj_by_os_index(hw, static_cast<unsigned>(hwloc_bitmap_first(core->nodeset)));
+      node = n ? static_cast<int>(n->logical_index) : 0;
+    }
+    // hwloc orders cpukinds from the least to the most powerful.
+    const int kind = topo.cpu_kinds > 1 ? std::max(0, hwloc_cpukinds_get_by_cpuset(hw, core->cpuset, 0)) : 0;
+    topo.cores.push_back(Core{i, CpuSet(std::move(pus)), node, kind});
+  }
+}
+
+}  // namespace
+
+Result<Topology> load_topology(const MachineInput& input) {
+  const bool real = input.topology.empty();
   Topology topo;
-  topo.allowed = process_affinity();
+  if (real) {
+    topo.machine = "this machine";
+  } else {
+    std::error_code ec;
+    const bool file = std::filesystem::is_regular_file(input.topology, ec);
+    topo.machine = file ? fmt::format("XML file {}", input.topology) : fmt::format("synthetic \"{}\"", input.topology);
+  }
+  if (input.cpu_quota && !(*input.cpu_quota > 0))
+    return invalid_argument(fmt::format("CPU quota {}: expected a number of CPUs > 0", *input.cpu_quota));
 
   hwloc_topology_t hw;
   bool have_hwloc = hwloc_topology_init(&hw) == 0;
   if (have_hwloc) {
     // Whole-system view, so the process mask is applied by us, not by hwloc.
     hwloc_topology_set_flags(hw, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
-    have_hwloc = hwloc_topology_load(hw) == 0;
-    if (!have_hwloc) hwloc_topology_destroy(hw);
-  }
-  if (have_hwloc) {
-    topo.machine_pus = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_PU);
-    int ncores = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE);
-    topo.numa_nodes = std::max(1, hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_NUMANODE));
-    topo.machine_cores = ncores;
-    for (int i = 0; i < ncores; ++i) {
-      hwloc_obj_t core = hwloc_get_obj_by_type(hw, HWLOC_OBJ_CORE, i);
-      std::vector<int> pus;
-      unsigned id;
-      hwloc_bitmap_foreach_begin(id, core->cpuset) {
-        if (topo.allowed.contains(static_cast<int>(id))) pus.push_back(static_cast<int>(id));
+    if (!real) {
+      const bool xml = topo.machine.rfind("XML", 0) == 0;
+      const int set = xml ? hwloc_topology_set_xml(hw, input.topology.c_str())
+                          : hwloc_topology_set_synthetic(hw, input.topology.c_str());
+      if (set != 0 || hwloc_topology_load(hw) != 0) {
+        hwloc_topology_destroy(hw);
+        return invalid_argument(fmt::format(
+            "topology \"{}\": {}", input.topology,
+            xml ? "hwloc cannot read this XML file (expected an export of lstopo, e.g. lstopo machine.xml)"
+                : "neither an existing XML file nor an hwloc synthetic description (e.g. \"package:2 numa:1 "
+                  "core:32 pu:2\", whose last level is pu)"));
       }
-      hwloc_bitmap_foreach_end();
-      if (pus.empty()) continue;
-      int node = 0;
-      if (core->nodeset && !hwloc_bitmap_iszero(core->nodeset)) node = hwloc_bitmap_first(core->nodeset);
-      topo.cores.push_back(Core{i, CpuSet(std::move(pus)), node});
+    } else if (hwloc_topology_load(hw) != 0) {
+      hwloc_topology_destroy(hw);
+      have_hwloc = false;
     }
-    hwloc_topology_destroy(hw);
-  }
-  if (topo.cores.empty()) {  // no hwloc answer: every allowed processor is a core
-    for (int cpu : topo.allowed.cpus())
-      topo.cores.push_back(Core{static_cast<int>(topo.cores.size()), CpuSet::single(cpu), 0});
-    topo.machine_cores = topo.machine_pus = static_cast<int>(topo.cores.size());
+  } else if (!real) {
+    return invalid_argument(fmt::format("topology \"{}\": hwloc could not be initialized", input.topology));
   }
 
-  topo.quota = read_cgroup_quota("/sys/fs/cgroup", read_file("/proc/self/cgroup"));
-  int n = static_cast<int>(topo.cores.size());
-  if (topo.quota) n = std::min(n, static_cast<int>(std::ceil(topo.quota->cpus - 1e-9)));
-  topo.default_num_threads = std::max(1, n);
+  if (input.allowed) topo.allowed = *input.allowed;
+  else if (real) topo.allowed = process_affinity();
+  if (have_hwloc) {
+    if (!real && !input.allowed) {
+      hwloc_const_cpuset_t all = hwloc_topology_get_complete_cpuset(hw);
+      std::vector<int> cpus;
+      unsigned id;
+      hwloc_bitmap_foreach_begin(id, all) { cpus.push_back(static_cast<int>(id)); }
+      hwloc_bitmap_foreach_end();
+      topo.allowed = CpuSet(std::move(cpus));
+    }
+    read_cores(hw, topo);
+    hwloc_topology_destroy(hw);
+  }
+  if (topo.cores.empty() && real) {  // no hwloc answer: every allowed processor is a core
+    for (int cpu : topo.allowed.cpus())
+      topo.cores.push_back(Core{static_cast<int>(topo.cores.size()), CpuSet::single(cpu), 0, 0});
+    topo.machine_cores = topo.machine_pus = static_cast<int>(topo.cores.size());
+    topo.machine_cpus = topo.allowed;
+  }
+  if (input.allowed) {
+    for (int cpu : topo.allowed.cpus())
+      if (!topo.machine_cpus.contains(cpu))
+        return invalid_argument(fmt::format("CPU set {}: processor {} is not on the machine ({})",
+                                            topo.allowed.to_string(), cpu, topo.describe_machine()));
+    if (topo.cores.empty())
+      return invalid_argument(fmt::format("CPU set {}: no processor of the machine is allowed ({})",
+                                          topo.allowed.to_string(), topo.describe_machine()));
+  }
+
+  if (input.cpu_quota) topo.quota = CgroupQuota{*input.cpu_quota, "given"};
+  else if (real) topo.quota = read_cgroup_quota("/sys/fs/cgroup", read_file("/proc/self/cgroup"));
+  topo.default_num_threads = topo.default_threads_of_node(-1);
   return topo;
+}
+
+Topology detect_topology() {
+  auto topo = load_topology(MachineInput{});
+  return topo.is_ok() ? std::move(topo).value() : Topology{};
 }
 
 const Topology& topology() {

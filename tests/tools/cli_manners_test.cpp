@@ -140,6 +140,22 @@ TEST(CliManners, BenchPausesAndFlushesAreNotTimed) {
   EXPECT_THAT(out, HasSubstr("--flush-cache-mb 5000"));
 }
 
+// The plan on a machine described to hwloc: each worker's processor, core
+// and node; a removed socket and a quota; bad inputs refused by name.
+TEST(CliManners, InfoTopologyPrintsThePlanOfAnotherMachine) {
+  std::string out;
+  ASSERT_EQ(run_cli("info --topology 'package:2 numa:1 core:4 pu:2' --cpuset 0-7 --cpu-quota 3.5", &out), 0) << out;
+  EXPECT_THAT(out, HasSubstr("8 physical cores, 16 logical processors 0-15, 2 NUMA node(s)"));
+  EXPECT_THAT(out, HasSubstr("CPU quota: 3.50 CPUs (given), rounded up to 4"));
+  EXPECT_THAT(out, HasSubstr("intra-op pool: 4 thread(s) = caller (not pinned) + 3 worker(s)"));
+  EXPECT_THAT(out, HasSubstr("  worker 2 -> processor 6 (core 3 of 6-7, NUMA node 0)\n"));
+  EXPECT_THAT(out, HasSubstr("intra_op.numa_node=1: this process may use no processor of that node"));
+  EXPECT_NE(run_cli("info --topology 'package:2 bogus:1'", &out), 0);
+  EXPECT_THAT(out, HasSubstr("neither an existing XML file nor an hwloc synthetic description"));
+  EXPECT_NE(run_cli("info --topology 'package:1 core:2 pu:1' --json", &out), 0);
+  EXPECT_THAT(out, HasSubstr("--json"));
+}
+
 TEST(CliManners, InfoJsonNamesTheIsaLevel) {
   std::string out;
   ASSERT_EQ(run_cli("info --json", &out), 0) << out;

@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "spindle/cpu.h"
 #include "spindle/environment.h"
+#include "spindle/placement.h"
 #include "spindle/status.h"
 #include "spindle/version.h"
 
@@ -51,8 +52,21 @@ void add_info_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("info", "Print the threading configuration and the kernels' ISA level");
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "print one JSON object (backend, ISA level, topology, environment)");
-  cmd->callback([json] {
-    if (*json) fmt::print("{}\n", info_json().dump(2));
+  auto machine = std::make_shared<MachineDescription>();
+  cmd->add_option("--topology", machine->topology,
+                  "print the thread plan on another machine: an hwloc XML file (lstopo machine.xml) or an hwloc "
+                  "synthetic description (\"package:2 numa:1 core:32 pu:2\")");
+  cmd->add_option("--cpuset", machine->cpuset,
+                  "with the plan: the processors the process may use (\"0-15,32-47\"; default: all of a described "
+                  "machine, the affinity mask on this one)");
+  cmd->add_option("--cpu-quota", machine->cpu_quota,
+                  "with the plan: the CPU quota in CPUs (default: none on a described machine, the cgroup's on this "
+                  "one)");
+  cmd->callback([json, machine, cmd] {
+    const bool plan = cmd->count("--topology") + cmd->count("--cpuset") + cmd->count("--cpu-quota") > 0;
+    if (plan && *json) throw CLI::ValidationError("--json", "prints this machine only; drop it to print a plan");
+    if (plan) fmt::print("{}", placement_plan(*machine).value());
+    else if (*json) fmt::print("{}\n", info_json().dump(2));
     else fmt::print("{}", parallel_info());
   });
 }
