@@ -158,10 +158,11 @@ void ModelVersion::runner() {
     Status status;
     std::vector<Tensor> values;
     const int64_t left_ms =
-        job->deadline ? std::chrono::duration_cast<std::chrono::milliseconds>(*job->deadline - job->started).count() : 0;
+        job->deadline ? std::chrono::ceil<std::chrono::milliseconds>(*job->deadline - job->started).count() : 0;
     if (job->deadline && left_ms <= 0) {
       status = Status(StatusCode::kCancelled, "the request's timeout passed while it waited in the queue");
     } else {
+      // Rounded up: a run stopped by its time limit has passed the deadline.
       job->run_options.timeout_ms = job->deadline ? left_ms : 0;
       try {
         values = session_->run(job->feeds, job->outputs, &job->run_options);
