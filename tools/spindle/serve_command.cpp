@@ -10,6 +10,7 @@
 // threads run it on the process's shared intra-op / inter-op pools, at most
 // --concurrent-runs runs at once over all models. SIGTERM or SIGINT: stop
 // accepting connections, answer what is in flight, exit 0.
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -254,6 +255,11 @@ void run_server(const ServeArgs& a) {
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Request bodies, their parsed JSON and tensors are large and short-lived:
+  // keep them on the heap for reuse instead of a fresh mmap (and its page
+  // faults) per request.
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
 
   ThreadingOptions intra{.name = "intra_op"}, inter{.name = "inter_op"};
   intra.num_threads = a.threads;
@@ -267,6 +273,7 @@ void run_server(const ServeArgs& a) {
   const int http_threads = a.http_threads;
   svr.new_task_queue = [http_threads] { return new httplib::ThreadPool(static_cast<size_t>(http_threads)); };
   svr.set_payload_max_length(static_cast<size_t>(a.max_body_bytes));
+  svr.set_tcp_nodelay(true);  // small responses leave at once, not after a delayed ACK
   std::atomic<bool> draining{false};
   add_routes(svr, repo, draining);
   const int port = a.port == 0 ? svr.bind_to_any_port(a.host) : (svr.bind_to_port(a.host, a.port) ? a.port : -1);
