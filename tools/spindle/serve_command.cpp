@@ -274,6 +274,9 @@ void run_server(const ServeArgs& a) {
   svr.new_task_queue = [http_threads] { return new httplib::ThreadPool(static_cast<size_t>(http_threads)); };
   svr.set_payload_max_length(static_cast<size_t>(a.max_body_bytes));
   svr.set_tcp_nodelay(true);  // small responses leave at once, not after a delayed ACK
+  // cpp-httplib closes a keep-alive connection after 5 requests by default;
+  // clients then reconnect (or fail a request sent as it closes).
+  svr.set_keep_alive_max_count(100000);
   std::atomic<bool> draining{false};
   add_routes(svr, repo, draining);
   const int port = a.port == 0 ? svr.bind_to_any_port(a.host) : (svr.bind_to_port(a.host, a.port) ? a.port : -1);

@@ -312,26 +312,39 @@ bool Repository::all_ready() const {
   return failed_.empty();
 }
 
+namespace {
+// A Prometheus label value: backslash, double quote and newline escaped.
+std::string label(const std::string& v) {
+  std::string s;
+  for (char c : v) {
+    if (c == '\\' || c == '"') s += '\\';
+    if (c == '\n') s += "\\n";
+    else s += c;
+  }
+  return s;
+}
+}  // namespace
+
 std::string Repository::metrics_text() const {
   std::lock_guard lock(metrics_mu_);
   std::string s;
   s += "# HELP spindle_serve_requests_total Infer requests that named a loaded model version.\n"
        "# TYPE spindle_serve_requests_total counter\n";
   for (const auto& [k, m] : metrics_)
-    s += fmt::format("spindle_serve_requests_total{{model=\"{}\",version=\"{}\"}} {}\n", k.first, k.second,
+    s += fmt::format("spindle_serve_requests_total{{model=\"{}\",version=\"{}\"}} {}\n", label(k.first), label(k.second),
                      m->requests.load());
   s += "# HELP spindle_serve_request_success_total Infer requests answered with outputs.\n"
        "# TYPE spindle_serve_request_success_total counter\n";
   for (const auto& [k, m] : metrics_)
-    s += fmt::format("spindle_serve_request_success_total{{model=\"{}\",version=\"{}\"}} {}\n", k.first, k.second,
+    s += fmt::format("spindle_serve_request_success_total{{model=\"{}\",version=\"{}\"}} {}\n", label(k.first), label(k.second),
                      m->successes.load());
   s += "# HELP spindle_serve_request_failures_total Failed infer requests by reason.\n"
        "# TYPE spindle_serve_request_failures_total counter\n";
   for (const auto& [k, m] : metrics_) {
     std::lock_guard mlock(m->mu);
     for (const auto& [reason, n] : m->failures)
-      s += fmt::format("spindle_serve_request_failures_total{{model=\"{}\",version=\"{}\",reason=\"{}\"}} {}\n", k.first,
-                       k.second, reason, n);
+      s += fmt::format("spindle_serve_request_failures_total{{model=\"{}\",version=\"{}\",reason=\"{}\"}} {}\n",
+                       label(k.first), label(k.second), reason, n);
   }
   const std::pair<const char*, Histogram ModelMetrics::*> histograms[] = {
       {"spindle_serve_queue_seconds", &ModelMetrics::queue},
@@ -343,7 +356,7 @@ std::string Repository::metrics_text() const {
     s += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", histograms[h].first, help[h], histograms[h].first);
     for (const auto& [k, m] : metrics_)
       s += ((*m).*histograms[h].second)
-               .text(histograms[h].first, fmt::format("model=\"{}\",version=\"{}\"", k.first, k.second));
+               .text(histograms[h].first, fmt::format("model=\"{}\",version=\"{}\"", label(k.first), label(k.second)));
   }
   return s;
 }
