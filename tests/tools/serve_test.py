@@ -382,6 +382,20 @@ class ServeTest(unittest.TestCase):
         status, body = s.json("POST", "/v2/repository/models/ghost/load")
         self.assertEqual(status, 404)
         self.assertIn("ghost", body["error"])
+        # Unloading a model answers the request it is running; then it is gone.
+        results = []
+        t = threading.Thread(target=self.slow_request, args=(self.calibrate_trip(), results))
+        t.start()
+        time.sleep(0.1)
+        self.assertEqual(s.json("POST", "/v2/repository/models/slow/unload")[0], 200)
+        t.join()
+        self.assertEqual(results[0][0], 200, results)
+        after = []
+        self.slow_request(1, after)
+        self.assertEqual(after[0][0], 404, after)
+        self.assertEqual(s.json("POST", "/v2/repository/models/slow/load")[0], 200)
+        self.slow_request(1, after)
+        self.assertEqual(after[1][0], 200, after)
 
     def test_zz_sigterm_drains(self):
         """Last: SIGTERM while a request runs; it is answered, then exit 0."""
