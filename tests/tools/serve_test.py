@@ -287,6 +287,14 @@ class ServeTest(unittest.TestCase):
             {"name": "b", "shape": [0], "datatype": "BOOL", "data": []},
             {"name": "s", "shape": [0], "datatype": "BYTES", "data": []},
             {"name": "d", "shape": [0], "datatype": "FP64", "data": []}]}, 400, ["element 5"])
+        # A huge shape with little data is refused before anything is allocated.
+        self.check_refused(infer, {"inputs": [dict(x, shape=[2 ** 40, 5])]}, 400, ["5 data elements", "[1099511627776,5]"])
+        body, headers = binary_body([("x", "FP32", np.ones((2, 5), np.float32))])
+        huge = json.loads(body[:int(headers["Inference-Header-Content-Length"])])
+        huge["inputs"][0]["shape"] = [2 ** 40, 5]
+        h = json.dumps(huge).encode()
+        self.check_refused(infer, h + body[-40:], 400, ["binary_data_size is 40", "needs 21990232555520 bytes"],
+                           {"Inference-Header-Content-Length": str(len(h))})
         # Truncated binary data, and a header length past the body.
         body, headers = binary_body([("x", "FP32", np.ones((2, 5), np.float32))])
         self.check_refused(infer, body[:-4], 400, ["'x'", "truncated binary data"], headers)

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <set>
 
 #include <fmt/format.h>
@@ -295,11 +296,17 @@ InferRequest parse_infer_request(std::string_view body, std::optional<int64_t> h
     const int64_t numel = *checked_numel(shape);
     const nlohmann::json* in_params = parameters_of(input, "input '" + name + "'");
     Tensor t;
-    try {
-      t = Tensor(info->dtype, shape);
-    } catch (const Error& e) {
-      throw bad(fmt::format("input '{}': {}", name, e.what()));
-    }
+    // Allocated only once the data's size is known to match the shape: a
+    // small request must not make the server allocate a huge tensor.
+    auto allocate = [&] {
+      try {
+        t = Tensor(info->dtype, shape);
+      } catch (const Error& e) {
+        throw bad(fmt::format("input '{}': {}", name, e.what()));
+      } catch (const std::bad_alloc&) {
+        throw bad(fmt::format("input '{}': shape {} does not fit in memory", name, shape_text(shape)));
+      }
+    };
     if (in_params && in_params->contains("binary_data_size")) {
       const auto& s = (*in_params)["binary_data_size"];
       if (!s.is_number_integer() || s.get<int64_t>() < 0)
@@ -312,12 +319,18 @@ InferRequest parse_infer_request(std::string_view body, std::optional<int64_t> h
       const std::string_view bytes = binary.substr(offset, size);
       offset += size;
       if (info->dtype == DataType::kString) {
+        // Each element takes at least its 4-byte length.
+        if (static_cast<uint64_t>(numel) > size / 4)
+          throw bad(fmt::format("input '{}': binary_data_size is {}, too small for the {} BYTES elements of shape {}",
+                                name, size, numel, shape_text(shape)));
+        allocate();
         fill_strings_from_binary(t, bytes, name);
       } else {
-        const uint64_t want = static_cast<uint64_t>(numel) * dtype_size(info->dtype);
-        if (size != want)
+        const auto want = checked_mul(numel, static_cast<int64_t>(dtype_size(info->dtype)));
+        if (!want || size != static_cast<uint64_t>(*want))
           throw bad(fmt::format("input '{}': binary_data_size is {} but shape {} of {} needs {} bytes", name, size,
-                                shape_text(shape), datatype, want));
+                                shape_text(shape), datatype, want ? std::to_string(*want) : "too many"));
+        allocate();
         if (size) std::memcpy(t.raw_mutable_data(), bytes.data(), size);
       }
     } else {
@@ -329,6 +342,7 @@ InferRequest parse_infer_request(std::string_view body, std::optional<int64_t> h
       if (static_cast<int64_t>(leaves.size()) != numel)
         throw bad(fmt::format("input '{}': {} data elements but shape {} holds {}", name, leaves.size(),
                               shape_text(shape), numel));
+      allocate();
       fill_from_json(t, leaves, name);
     }
     r.feeds.emplace_back(name, std::move(t));
