@@ -22,7 +22,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-SPINDLE = os.environ.get("SPINDLE_CLI") or (sys.argv[1] if len(sys.argv) > 1 else "spindle")
+SPINDLE = os.environ.get("SPINDLE_CLI", "spindle")
 
 
 def const(name, arr):
@@ -148,7 +148,10 @@ class ServeTest(unittest.TestCase):
         save(types_graph(), os.path.join(cls.repo, "types", "1", "model.onnx"))
         save(slow_graph(), os.path.join(cls.repo, "slow", "1", "model.onnx"))
         with open(os.path.join(cls.repo, "slow", "config.json"), "w") as f:
-            json.dump({"max_queue": 1, "instance_count": 1, "graph_optimization_level": "all"}, f)
+            # As spindle tune --out writes it; thread settings are the server's.
+            json.dump({"intra_op_num_threads": 2, "inter_op_num_threads": 1, "execution_mode": "sequential",
+                       "graph_optimization_level": "all", "config": {"session.intra_op.allow_spinning": "0"},
+                       "max_queue": 1, "instance_count": 1}, f)
         cls.server = Server(cls.repo, "--max-body-bytes", "65536", "--threads", "2")
 
     @classmethod
@@ -419,4 +422,6 @@ class ServeTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        SPINDLE = sys.argv[1]
     unittest.main(argv=sys.argv[:1], verbosity=2)

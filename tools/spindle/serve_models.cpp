@@ -85,11 +85,16 @@ ModelConfig read_model_config(const std::string& path) {
   };
   take_count("max_queue", c.max_queue, 1);
   take_count("instance_count", c.instances, 1);
-  // The rest is an options file (spindle tune --out). Thread settings are
-  // the process's (--threads, --inter-threads): every model shares its pools.
+  // The rest is an options file (spindle tune --out). Thread settings (counts,
+  // spinning, affinities) are the process's: every model shares its pools.
+  bool thread_settings = j.contains("intra_op_num_threads") || j.contains("inter_op_num_threads");
+  if (auto it = j.find("config"); it != j.end() && it->is_object())
+    for (const auto& [key, v] : it->items())
+      thread_settings = thread_settings || key.rfind("session.intra_op", 0) == 0 || key.rfind("session.inter_op", 0) == 0;
   c.options = SessionOptions::from_json(j.dump(), path);
-  if (c.options.intra_op.num_threads || c.options.inter_op.num_threads)
-    std::fprintf(stderr, "spindle serve: %s: thread counts ignored; all models share the server's pools (--threads)\n",
+  if (thread_settings)
+    std::fprintf(stderr,
+                 "spindle serve: %s: thread settings ignored; all models share the server's pools (--threads)\n",
                  path.c_str());
   c.options.intra_op = ThreadingOptions{.name = "intra_op"};
   c.options.inter_op = ThreadingOptions{.name = "inter_op"};
