@@ -421,6 +421,48 @@ class ServeTest(unittest.TestCase):
         self.assertIn("stopped", out)
 
 
+class InstancesTest(unittest.TestCase):
+    """instance_count runners per version, within --concurrent-runs: with two
+    runners and a queue of one, three slow requests at once are all taken."""
+
+    def test_two_instances_take_three_requests(self):
+        work = tempfile.mkdtemp(prefix="spindle-serve-test-")
+        try:
+            repo = os.path.join(work, "repo")
+            save(slow_graph(), os.path.join(repo, "slow", "1", "model.onnx"))
+            with open(os.path.join(repo, "slow", "config.json"), "w") as f:
+                json.dump({"max_queue": 1, "instance_count": 2}, f)
+            server = Server(repo, "--concurrent-runs", "2", "--threads", "1")
+            try:
+                ServeTest.server = server
+                case = ServeTest("test_queue_full_and_timeout")
+                trip = case.calibrate_trip()
+                results = []
+                threads = [threading.Thread(target=case.slow_request, args=(trip, results)) for _ in range(3)]
+                for t in threads:
+                    t.start()
+                    time.sleep(0.02)
+                for t in threads:
+                    t.join()
+                self.assertEqual([r[0] for r in results], [200, 200, 200], results)
+                # A fourth and fifth at once: one of them finds both runners busy and the queue full.
+                results = []
+                threads = [threading.Thread(target=case.slow_request, args=(trip, results)) for _ in range(5)]
+                for t in threads:
+                    t.start()
+                    time.sleep(0.02)
+                for t in threads:
+                    t.join()
+                self.assertIn(429, [r[0] for r in results])
+                self.assertEqual(sorted(r[0] for r in results).count(200), 3, results)
+                self.assertEqual(server.stop()[0], 0)
+            finally:
+                if server.proc.poll() is None:
+                    server.proc.kill()
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1:
         SPINDLE = sys.argv[1]
