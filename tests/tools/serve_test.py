@@ -326,6 +326,17 @@ class ServeTest(unittest.TestCase):
             req["parameters"] = {"timeout": timeout_us}
         results.append(self.server.json("POST", "/v2/models/slow/infer", req))
 
+    def slow_requests(self, trip, n):
+        """n slow requests sent 20 ms apart, all in flight together; their (status, body)."""
+        results = []
+        threads = [threading.Thread(target=self.slow_request, args=(trip, results)) for _ in range(n)]
+        for t in threads:
+            t.start()
+            time.sleep(0.02)
+        for t in threads:
+            t.join()
+        return results
+
     def calibrate_trip(self):
         """A trip count whose run takes at least ~0.3 s here."""
         trip = 20000
@@ -343,13 +354,7 @@ class ServeTest(unittest.TestCase):
     def test_queue_full_and_timeout(self):
         trip = self.calibrate_trip()
         # max_queue 1, one runner: one runs, one waits, the others are refused.
-        results = []
-        threads = [threading.Thread(target=self.slow_request, args=(trip, results)) for _ in range(5)]
-        for t in threads:
-            t.start()
-            time.sleep(0.02)
-        for t in threads:
-            t.join()
+        results = self.slow_requests(trip, 5)
         statuses = sorted(r[0] for r in results)
         self.assertIn(429, statuses)
         self.assertIn(200, statuses)
@@ -437,22 +442,10 @@ class InstancesTest(unittest.TestCase):
                 ServeTest.server = server
                 case = ServeTest("test_queue_full_and_timeout")
                 trip = case.calibrate_trip()
-                results = []
-                threads = [threading.Thread(target=case.slow_request, args=(trip, results)) for _ in range(3)]
-                for t in threads:
-                    t.start()
-                    time.sleep(0.02)
-                for t in threads:
-                    t.join()
+                results = case.slow_requests(trip, 3)
                 self.assertEqual([r[0] for r in results], [200, 200, 200], results)
-                # A fourth and fifth at once: one of them finds both runners busy and the queue full.
-                results = []
-                threads = [threading.Thread(target=case.slow_request, args=(trip, results)) for _ in range(5)]
-                for t in threads:
-                    t.start()
-                    time.sleep(0.02)
-                for t in threads:
-                    t.join()
+                # Five at once: two run, one waits, two find the runners busy and the queue full.
+                results = case.slow_requests(trip, 5)
                 self.assertIn(429, [r[0] for r in results])
                 self.assertEqual(sorted(r[0] for r in results).count(200), 3, results)
                 self.assertEqual(server.stop()[0], 0)
