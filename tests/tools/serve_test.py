@@ -382,6 +382,14 @@ class ServeTest(unittest.TestCase):
         self.assertRegex(text, r'reason="timeout"\} [2-9]')
         self.assert_serving()
 
+    def test_port_in_use(self):
+        """A second server on the same port fails instead of sharing it."""
+        p = subprocess.run([SPINDLE, "serve", "--model-repository", self.repo, "--http-port", str(self.server.port)],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("cannot listen on 127.0.0.1:%d" % self.server.port, p.stderr)
+        self.assert_serving()
+
     def test_repository(self):
         s = self.server
         status, index = s.json("POST", "/v2/repository/index", {})

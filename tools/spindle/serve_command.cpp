@@ -12,6 +12,7 @@
 // accepting connections, answer what is in flight, exit 0.
 #include <malloc.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <signal.h>
 
 #include <atomic>
@@ -277,6 +278,12 @@ void run_server(const ServeArgs& a) {
   // cpp-httplib closes a keep-alive connection after 5 requests by default;
   // clients then reconnect (or fail a request sent as it closes).
   svr.set_keep_alive_max_count(100000);
+  // SO_REUSEADDR only: cpp-httplib's default SO_REUSEPORT would let a second
+  // server bind the same port and silently share its connections.
+  svr.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   std::atomic<bool> draining{false};
   add_routes(svr, repo, draining);
   const int port = a.port == 0 ? svr.bind_to_any_port(a.host) : (svr.bind_to_port(a.host, a.port) ? a.port : -1);
