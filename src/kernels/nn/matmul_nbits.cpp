@@ -184,6 +184,15 @@ class MatMulNBitsKernel final : public OpKernel {
     want = std::clamp<int64_t>(want, 1, 256);
     if (want > 1 && want < 16 && want % 2 != 0) ++want;  // two threads get even shares
     const int64_t nt = std::max<int64_t>(1, ceil_div(N_, want)), blocks = ceil_div(N_, nt);
+    // A split into even and odd values per group of 32 (nbits.h), once for all blocks.
+    const float* split = nullptr;
+    const int64_t ld_split = round_up(K_, 32);
+    if (bits_ == 4 && block_size_ >= 32) {
+      static const auto split_fn = SPINDLE_ISA_SELECT(nbits_split_a);
+      float* buf = scratch_floats(kSharedScratchSlot, static_cast<size_t>(rows * ld_split));
+      split_fn(a, K_, rows, K_, buf);
+      split = buf;
+    }
     parallel_for(ctx.pool(), 0, blocks, 1, gemm_cost(rows, nt, K_ / 8), [&](int64_t b0, int64_t b1) {
       for (int64_t blk = b0; blk < b1; ++blk) {
         const int64_t n0 = blk * nt, n1 = std::min(N_, n0 + nt);
@@ -191,6 +200,7 @@ class MatMulNBitsKernel final : public OpKernel {
           NbitsGemv p;
           p.a = a + r0 * K_;
           p.lda = K_;
+          if (split) p.a_split = split + r0 * ld_split, p.lda_split = ld_split;
           p.rows = std::min(kNbitsGemvMaxRows, rows - r0);
           p.bias = bias;
           p.y = y + r0 * N_;

@@ -36,6 +36,12 @@ inline constexpr int64_t kNbitsGemvMaxRows = 4;
 struct NbitsGemv {
   const float* a = nullptr;  // rows x K, row stride lda
   int64_t lda = 0, rows = 0;
+  // Optional (4 bits, block_size >= 32): A again with each group of 32
+  // values k0..k0+31 (k0 a multiple of 32) stored as its 16 even-k values
+  // then its 16 odd-k values, zeros past K, rows of stride lda_split
+  // (nbits_split_a); the AVX-512 level reads it instead of a.
+  const float* a_split = nullptr;
+  int64_t lda_split = 0;
   const float* bias = nullptr;  // N, or null
   float* y = nullptr;           // rows x N, row stride ldy
   int64_t ldy = 0;
@@ -46,6 +52,9 @@ struct NbitsGemv {
 SPINDLE_ISA_DECLARE(void, nbits_gemv,
                     (const ::spindle::kernels::NbitsWeights& w, const ::spindle::kernels::NbitsGemv& p, int64_t n0,
                      int64_t n1));
+// A's rows (rows x K, row stride lda) split for NbitsGemv::a_split into dst,
+// rows of stride round_up(K, 32).
+SPINDLE_ISA_DECLARE(void, nbits_split_a, (const float* a, int64_t lda, int64_t rows, int64_t K, float* dst));
 // Dequantizes rows [n0, n1) of B into dst ((n1 - n0) x K floats, row stride K).
 SPINDLE_ISA_DECLARE(void, nbits_dequantize_rows,
                     (const ::spindle::kernels::NbitsWeights& w, int64_t n0, int64_t n1, float* dst));

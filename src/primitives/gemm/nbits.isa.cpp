@@ -43,8 +43,82 @@ inline float reduce16(__m256 lo, __m256 hi) {
   return _mm_cvtss_f32(s1);
 }
 
+#if defined(__AVX512F__)
+// 4 bits at AVX-512, blocks of 32 or more values, A split (NbitsGemv::a_split):
+// a block's 16 possible weights (c - zero) * scale in one register; 16 bytes
+// (32 values) widened to one byte per 32-bit lane, whose low nibble (the
+// even k) and, shifted, high nibble (the odd k) index the table directly
+// (the lookup reads the low 4 bits of a lane): no conversion, subtraction or
+// multiplication per value. Even and odd values go to two 16-lane sums per
+// row and column, added and reduced at the end in a fixed order. C columns
+// at a time, for C independent chains of multiply-adds (each column's sums
+// keep their order, so C changes no bit).
+template <int R, int C>
+void q4_split_columns(const NbitsWeights& w, const NbitsGemv& p, int64_t n) {
+  const __m512 codes = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const int64_t K = w.K, bs = w.block_size, row_bytes = w.k_blocks * w.blob, lda = p.lda_split;
+  __m512 even[C][R], odd[C][R];
+  for (int j = 0; j < C; ++j)
+    for (int r = 0; r < R; ++r) even[j][r] = odd[j][r] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < w.k_blocks; ++b) {
+    __m512 table[C];
+    for (int j = 0; j < C; ++j) {
+      const int64_t bi = (n + j) * w.k_blocks + b;
+      table[j] = _mm512_mul_ps(_mm512_sub_ps(codes, _mm512_set1_ps(w.zero[bi])), _mm512_set1_ps(w.scale[bi]));
+    }
+    const int64_t k0 = b * bs, valid = K - k0 < bs ? K - k0 : bs;
+    const uint8_t* blk = w.b + n * row_bytes + b * w.blob;
+    for (int64_t g = 0; g * 32 < valid; ++g) {
+      const int64_t k = k0 + g * 32, v = valid - g * 32;
+      // Lanes past K (A is 0 there) take weight 0.
+      __mmask16 me = 0xFFFF, mo = 0xFFFF;
+      if (v < 32) {
+        me = static_cast<__mmask16>((1u << ((v + 1) / 2)) - 1u);
+        mo = static_cast<__mmask16>((1u << (v / 2)) - 1u);
+      }
+      __m512 ae[R], ao[R];
+      for (int r = 0; r < R; ++r) {
+        ae[r] = _mm512_loadu_ps(p.a_split + r * lda + k);
+        ao[r] = _mm512_loadu_ps(p.a_split + r * lda + k + 16);
+      }
+      for (int j = 0; j < C; ++j) {
+        const __m512i idx = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + j * row_bytes + g * 16)));
+        const __m512 we = _mm512_maskz_permutexvar_ps(me, idx, table[j]);
+        const __m512 wo = _mm512_maskz_permutexvar_ps(mo, _mm512_srli_epi32(idx, 4), table[j]);
+        for (int r = 0; r < R; ++r) {
+          even[j][r] = _mm512_fmadd_ps(ae[r], we, even[j][r]);
+          odd[j][r] = _mm512_fmadd_ps(ao[r], wo, odd[j][r]);
+        }
+      }
+    }
+  }
+  for (int j = 0; j < C; ++j)
+    for (int r = 0; r < R; ++r) {
+      const __m512 t = _mm512_add_ps(even[j][r], odd[j][r]);
+      const float s = reduce16(_mm512_castps512_ps256(t), _mm512_extractf32x8_ps(t, 1));
+      p.y[r * p.ldy + n + j] = p.bias ? s + p.bias[n + j] : s;
+    }
+}
+
+template <int R>
+void gemv_rows_q4_split(const NbitsWeights& w, const NbitsGemv& p, int64_t n0, int64_t n1) {
+  constexpr int C = R <= 2 ? 4 : 2;
+  int64_t n = n0;
+  for (; n + C <= n1; n += C) q4_split_columns<R, C>(w, p, n);
+  for (; n < n1; ++n) q4_split_columns<R, 1>(w, p, n);
+}
+#endif
+
 template <int BITS, int R>
 void gemv_rows(const NbitsWeights& w, const NbitsGemv& p, int64_t n0, int64_t n1) {
+#if defined(__AVX512F__)
+  if constexpr (BITS == 4) {
+    if (p.a_split) {
+      gemv_rows_q4_split<R>(w, p, n0, n1);
+      return;
+    }
+  }
+#endif
   const __m128i low4 = _mm_set1_epi8(0x0F);
   const int64_t K = w.K, bs = w.block_size, chunk_bytes = kChunk * BITS / 8;
   for (int64_t n = n0; n < n1; ++n) {
@@ -173,6 +247,19 @@ void nbits_gemv(const NbitsWeights& w, const NbitsGemv& p, int64_t n0, int64_t n
   if (p.rows <= 0 || n1 <= n0) return;
   if (w.bits == 8) gemv_bits<8>(w, p, n0, n1);
   else gemv_bits<4>(w, p, n0, n1);
+}
+
+void nbits_split_a(const float* a, int64_t lda, int64_t rows, int64_t K, float* dst) {
+  const int64_t ld = (K + 31) / 32 * 32;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* src = a + r * lda;
+    float* out = dst + r * ld;
+    for (int64_t g = 0; g < ld; g += 32)
+      for (int64_t i = 0; i < 16; ++i) {
+        out[g + i] = g + 2 * i < K ? src[g + 2 * i] : 0.0f;
+        out[g + 16 + i] = g + 2 * i + 1 < K ? src[g + 2 * i + 1] : 0.0f;
+      }
+  }
 }
 
 void nbits_dequantize_rows(const NbitsWeights& w, int64_t n0, int64_t n1, float* dst) {
