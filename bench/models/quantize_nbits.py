@@ -25,6 +25,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper, TensorProto
 
+from quantize import load_with_weights  # bench/models/quantize.py
+
 
 def pack_nibbles(v):
     """uint8 values < 16 along the last axis (even length) -> bytes, low nibble first."""
@@ -69,12 +71,8 @@ def main():
     if bs < 16 or bs & (bs - 1):
         ap.error(f"--block-size {bs}: expected a power of 2 >= 16")
 
-    model = onnx.load(args.src)
+    model, inits = load_with_weights(args.src)
     g = model.graph
-    inits = {t.name: t for t in g.initializer}
-    for n in g.node:  # weights behind Identity nodes
-        if n.op_type == "Identity" and n.input[0] in inits:
-            inits[n.output[0]] = inits[n.input[0]]
     new_nodes, new_inits, done = [], [], {}
     count = 0
     for node in g.node:

@@ -156,6 +156,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{{1, 64}, 32, 64, 32, 4, Zp::kPacked, false},      // decode, whole blocks
                       Case{{1, 100}, 37, 100, 32, 4, Zp::kPacked, true},     // odd N, last block padded, odd block count
                       Case{{3, 100}, 37, 100, 16, 4, Zp::kNone, false},      // default zero point 8
+                      Case{{3, 100}, 39, 100, 32, 4, Zp::kFloat, true},      // 3 rows, blocks of 32
                       Case{{1, 77}, 19, 77, 64, 4, Zp::kFloat, true},        // float zero points
                       Case{{2, 5, 136}, 45, 136, 32, 4, Zp::kPacked, true},  // batched A, 10 rows
                       Case{{37, 200}, 67, 200, 32, 4, Zp::kPacked, true},    // many rows: dequantize + SGEMM

@@ -109,6 +109,21 @@ void gemv_rows_q4_split(const NbitsWeights& w, const NbitsGemv& p, int64_t n0, i
 }
 #endif
 
+// A chunk's 16 values as (q - zero) * scale: values 0-7 in w0, 8-15 in w1.
+template <int BITS>
+inline void dequantize_chunk8x2(const uint8_t* p, __m256 zv, __m256 sv, __m256& w0, __m256& w1) {
+  __m128i q;
+  if constexpr (BITS == 4) {
+    const __m128i low4 = _mm_set1_epi8(0x0F);
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    q = _mm_unpacklo_epi8(_mm_and_si128(bytes, low4), _mm_and_si128(_mm_srli_epi16(bytes, 4), low4));
+  } else {
+    q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  }
+  w0 = _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(q)), zv), sv);
+  w1 = _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(q, 8))), zv), sv);
+}
+
 template <int BITS, int R>
 void gemv_rows(const NbitsWeights& w, const NbitsGemv& p, int64_t n0, int64_t n1) {
 #if defined(__AVX512F__)
@@ -119,7 +134,6 @@ void gemv_rows(const NbitsWeights& w, const NbitsGemv& p, int64_t n0, int64_t n1
     }
   }
 #endif
-  const __m128i low4 = _mm_set1_epi8(0x0F);
   const int64_t K = w.K, bs = w.block_size, chunk_bytes = kChunk * BITS / 8;
   for (int64_t n = n0; n < n1; ++n) {
     __m256 acc[R][2];
@@ -131,15 +145,8 @@ void gemv_rows(const NbitsWeights& w, const NbitsGemv& p, int64_t n0, int64_t n1
       const int64_t k0 = b * bs, valid = K - k0 < bs ? K - k0 : bs;
       const uint8_t* blk = row + b * w.blob;
       for (int64_t c = 0; c * kChunk < valid; ++c) {
-        __m128i q;
-        if constexpr (BITS == 4) {
-          const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + c * chunk_bytes));
-          q = _mm_unpacklo_epi8(_mm_and_si128(bytes, low4), _mm_and_si128(_mm_srli_epi16(bytes, 4), low4));
-        } else {
-          q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + c * chunk_bytes));
-        }
-        __m256 w0 = _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(q)), zv), sv);
-        __m256 w1 = _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(q, 8))), zv), sv);
+        __m256 w0, w1;
+        dequantize_chunk8x2<BITS>(blk + c * chunk_bytes, zv, sv, w0, w1);
         const int64_t k = k0 + c * kChunk, v = valid - c * kChunk;
         if (v >= kChunk) {
           for (int r = 0; r < R; ++r) {
@@ -230,7 +237,14 @@ void dequantize_rows_bits(const NbitsWeights& w, int64_t n0, int64_t n1, float* 
       for (int64_t c = 0; c * kChunk < valid; ++c) {
         const int64_t k = k0 + c * kChunk, v = valid - c * kChunk;
         if (v >= kChunk) {
+#if defined(__AVX2__) && defined(__FMA__)
+          __m256 w0, w1;
+          dequantize_chunk8x2<BITS>(blk + c * chunk_bytes, _mm256_set1_ps(zero), _mm256_set1_ps(scale), w0, w1);
+          _mm256_storeu_ps(out + k, w0);
+          _mm256_storeu_ps(out + k + 8, w1);
+#else
           dequantize_chunk<BITS>(blk + c * chunk_bytes, zero, scale, out + k);
+#endif
         } else {
           float wv[kChunk];
           dequantize_chunk<BITS>(blk + c * chunk_bytes, zero, scale, wv);
