@@ -124,6 +124,56 @@ inline void dequantize_chunk8x2(const uint8_t* p, __m256 zv, __m256 sv, __m256& 
   w1 = _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(q, 8))), zv), sv);
 }
 
+// Columns n .. n + C - 1 at AVX2 (and at AVX-512 for 8 bits or blocks of
+// 16): C independent chains of multiply-adds, each column's sums in its own
+// order (C changes no bit).
+template <int BITS, int R, int C>
+void avx2_columns(const NbitsWeights& w, const NbitsGemv& p, int64_t n) {
+  const int64_t K = w.K, bs = w.block_size, chunk_bytes = kChunk * BITS / 8, row_bytes = w.k_blocks * w.blob;
+  __m256 acc[C][R][2];
+  for (int j = 0; j < C; ++j)
+    for (int r = 0; r < R; ++r) acc[j][r][0] = acc[j][r][1] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < w.k_blocks; ++b) {
+    __m256 zv[C], sv[C];
+    for (int j = 0; j < C; ++j) {
+      zv[j] = _mm256_set1_ps(w.zero[(n + j) * w.k_blocks + b]);
+      sv[j] = _mm256_set1_ps(w.scale[(n + j) * w.k_blocks + b]);
+    }
+    const int64_t k0 = b * bs, valid = K - k0 < bs ? K - k0 : bs;
+    const uint8_t* blk = w.b + n * row_bytes + b * w.blob;
+    for (int64_t c = 0; c * kChunk < valid; ++c) {
+      const int64_t k = k0 + c * kChunk, v = valid - c * kChunk;
+      // The row's last values: lanes past K read nothing and add 0.
+      const __m256i m0 = simd::tail_mask8(static_cast<int>(v < 8 ? v : 8));
+      const __m256i m1 = simd::tail_mask8(static_cast<int>(v >= kChunk ? 8 : v > 8 ? v - 8 : 0));
+      for (int j = 0; j < C; ++j) {
+        __m256 w0, w1;
+        dequantize_chunk8x2<BITS>(blk + j * row_bytes + c * chunk_bytes, zv[j], sv[j], w0, w1);
+        if (v >= kChunk) {
+          for (int r = 0; r < R; ++r) {
+            const float* a = p.a + r * p.lda + k;
+            acc[j][r][0] = _mm256_fmadd_ps(_mm256_loadu_ps(a), w0, acc[j][r][0]);
+            acc[j][r][1] = _mm256_fmadd_ps(_mm256_loadu_ps(a + 8), w1, acc[j][r][1]);
+          }
+        } else {
+          w0 = _mm256_and_ps(w0, _mm256_castsi256_ps(m0));
+          w1 = _mm256_and_ps(w1, _mm256_castsi256_ps(m1));
+          for (int r = 0; r < R; ++r) {
+            const float* a = p.a + r * p.lda + k;
+            acc[j][r][0] = _mm256_fmadd_ps(_mm256_maskload_ps(a, m0), w0, acc[j][r][0]);
+            acc[j][r][1] = _mm256_fmadd_ps(_mm256_maskload_ps(a + 8, m1), w1, acc[j][r][1]);
+          }
+        }
+      }
+    }
+  }
+  for (int j = 0; j < C; ++j)
+    for (int r = 0; r < R; ++r) {
+      const float s = reduce16(acc[j][r][0], acc[j][r][1]);
+      p.y[r * p.ldy + n + j] = p.bias ? s + p.bias[n + j] : s;
+    }
+}
+
 template <int BITS, int R>
 void gemv_rows(const NbitsWeights& w, const NbitsGemv& p, int64_t n0, int64_t n1) {
 #if defined(__AVX512F__)
@@ -134,44 +184,10 @@ void gemv_rows(const NbitsWeights& w, const NbitsGemv& p, int64_t n0, int64_t n1
     }
   }
 #endif
-  const int64_t K = w.K, bs = w.block_size, chunk_bytes = kChunk * BITS / 8;
-  for (int64_t n = n0; n < n1; ++n) {
-    __m256 acc[R][2];
-    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-    const uint8_t* row = w.b + n * w.k_blocks * w.blob;
-    for (int64_t b = 0; b < w.k_blocks; ++b) {
-      const __m256 zv = _mm256_set1_ps(w.zero[n * w.k_blocks + b]);
-      const __m256 sv = _mm256_set1_ps(w.scale[n * w.k_blocks + b]);
-      const int64_t k0 = b * bs, valid = K - k0 < bs ? K - k0 : bs;
-      const uint8_t* blk = row + b * w.blob;
-      for (int64_t c = 0; c * kChunk < valid; ++c) {
-        __m256 w0, w1;
-        dequantize_chunk8x2<BITS>(blk + c * chunk_bytes, zv, sv, w0, w1);
-        const int64_t k = k0 + c * kChunk, v = valid - c * kChunk;
-        if (v >= kChunk) {
-          for (int r = 0; r < R; ++r) {
-            const float* a = p.a + r * p.lda + k;
-            acc[r][0] = _mm256_fmadd_ps(_mm256_loadu_ps(a), w0, acc[r][0]);
-            acc[r][1] = _mm256_fmadd_ps(_mm256_loadu_ps(a + 8), w1, acc[r][1]);
-          }
-        } else {  // the row's last values: lanes past K read nothing and add 0
-          const __m256i m0 = simd::tail_mask8(static_cast<int>(v < 8 ? v : 8));
-          const __m256i m1 = simd::tail_mask8(static_cast<int>(v > 8 ? v - 8 : 0));
-          w0 = _mm256_and_ps(w0, _mm256_castsi256_ps(m0));
-          w1 = _mm256_and_ps(w1, _mm256_castsi256_ps(m1));
-          for (int r = 0; r < R; ++r) {
-            const float* a = p.a + r * p.lda + k;
-            acc[r][0] = _mm256_fmadd_ps(_mm256_maskload_ps(a, m0), w0, acc[r][0]);
-            acc[r][1] = _mm256_fmadd_ps(_mm256_maskload_ps(a + 8, m1), w1, acc[r][1]);
-          }
-        }
-      }
-    }
-    for (int r = 0; r < R; ++r) {
-      const float s = reduce16(acc[r][0], acc[r][1]);
-      p.y[r * p.ldy + n] = p.bias ? s + p.bias[n] : s;
-    }
-  }
+  constexpr int C = R <= 2 ? 2 : 1;
+  int64_t n = n0;
+  for (; n + C <= n1; n += C) avx2_columns<BITS, R, C>(w, p, n);
+  for (; n < n1; ++n) avx2_columns<BITS, R, 1>(w, p, n);
 }
 
 #else
