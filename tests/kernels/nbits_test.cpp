@@ -208,6 +208,12 @@ TEST(MatMulNBits, BadAttributesAndInputsGiveClearErrors) {
   bad.push_back(Tensor::from_vector<float>({3}, {1, 2, 3}));
   bad[4] = Tensor();
   has(error(nbits_node(K, N, bs, 4), bad), "input bias has shape 3, expected 5");
+  // Attributes naming a huge B against small data: an error, nothing allocated from them.
+  has(error(nbits_node(int64_t{1} << 39, int64_t{1} << 40, bs, 4), good), "N * k_blocks");
+  bad = good;
+  bad[0] = Tensor::from_vector<float>({1, 1 << 20}, std::vector<float>(size_t{1} << 20, 0.0f));
+  has(error(nbits_node(int64_t{1} << 20, int64_t{1} << 40, bs, 4), bad), "input B is uint8 5x3x8");
+  has(error(nbits_node(int64_t{1} << 41, N, bs, 4), good), "expected 1 <= K <= 2^40");
   // A bad constant B is refused when the kernel is created.
   kernels::NodeInfo const_bad = nbits_node(K, N, bs, 4);
   const Tensor small_b = Tensor::from_vector<uint8_t>({N, 1, q.blob}, std::vector<uint8_t>(static_cast<size_t>(N * q.blob)));

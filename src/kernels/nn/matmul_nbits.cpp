@@ -55,7 +55,9 @@ class MatMulNBitsKernel final : public OpKernel {
     N_ = node.attrs.get_int("N");
     bits_ = node.attrs.get_int("bits", 4);
     block_size_ = node.attrs.get_int("block_size");
-    if (K_ < 1 || N_ < 0) fail(node, fmt::format("attributes K={} and N={}: expected K >= 1 and N >= 0", K_, N_));
+    constexpr int64_t kMaxDim = int64_t{1} << 40;  // keeps the size arithmetic below far from overflow
+    if (K_ < 1 || N_ < 0 || K_ > kMaxDim || N_ > kMaxDim)
+      fail(node, fmt::format("attributes K={} and N={}: expected 1 <= K <= 2^40 and 0 <= N <= 2^40", K_, N_));
     if (bits_ != 4 && bits_ != 8)
       fail_unsupported(node, fmt::format("bits={} is not supported (spindle implements bits = 4 and 8)", bits_));
     if (block_size_ < 16 || (block_size_ & (block_size_ - 1)) != 0 || block_size_ > (int64_t{1} << 30))
@@ -64,13 +66,13 @@ class MatMulNBitsKernel final : public OpKernel {
     blob_ = block_size_ * bits_ / 8;
     blocks_total_ = size_mul(node, N_, k_blocks_, "N * k_blocks");
     b_bytes_ = size_mul(node, blocks_total_, blob_, "N * k_blocks * blob_size");
-    zero_.assign(static_cast<size_t>(blocks_total_), static_cast<float>(int64_t{1} << (bits_ - 1)));
 
     const Tensor* b = node.const_input(1);
     const Tensor* s = node.const_input(2);
     if (!node.prepack || !b || !s) return;
-    check_b(node, *b);
+    check_b(node, *b);  // bounds N * k_blocks by the data given, before anything is allocated
     check_scales(node, *s);
+    zero_.assign(static_cast<size_t>(blocks_total_), default_zero());
     if (const Tensor* z = node.const_input(3)) {
       zeros_from(node, *z, zero_);
       zero_const_ = true;
@@ -97,10 +99,12 @@ class MatMulNBitsKernel final : public OpKernel {
     NbitsWeights w;
     w.N = N_, w.K = K_, w.k_blocks = k_blocks_, w.block_size = block_size_, w.blob = blob_;
     w.bits = static_cast<int>(bits_);
-    std::vector<float> run_zero;  // zero points given at run time
-    if (owned_ && !ctx.has_input(1)) {
+    std::vector<float> run_zero;  // zero points of weights given at run time
+    const bool kept = owned_ && !ctx.has_input(1);
+    if (kept) {
       w.b = b_.data();
       w.scale = scale_.data();
+      w.zero = zero_.data();
     } else {
       const Tensor& B = ctx.input(1);
       const Tensor& S = ctx.input(2);
@@ -109,10 +113,9 @@ class MatMulNBitsKernel final : public OpKernel {
       w.b = B.data<uint8_t>();
       w.scale = S.data<float>();
     }
-    w.zero = zero_.data();
-    if (ctx.has_input(3) && !(owned_ && zero_const_)) {
-      run_zero.assign(zero_.size(), 0.0f);
-      zeros_from(node, ctx.input(3), run_zero);
+    if (!kept || (ctx.has_input(3) && !zero_const_)) {
+      run_zero.assign(static_cast<size_t>(blocks_total_), default_zero());
+      if (ctx.has_input(3)) zeros_from(node, ctx.input(3), run_zero);
       w.zero = run_zero.data();
     }
     const float* bias = nullptr;
@@ -135,6 +138,8 @@ class MatMulNBitsKernel final : public OpKernel {
   }
 
  private:
+  float default_zero() const { return static_cast<float>(int64_t{1} << (bits_ - 1)); }
+
   void check_b(const NodeInfo& node, const Tensor& B) const {
     if (B.dtype() != DataType::kUInt8 || B.rank() != 3 || B.dim(0) != N_ || B.dim(1) != k_blocks_ || B.dim(2) != blob_)
       fail(node, fmt::format("input B is {} {}, expected uint8 {} (N, ceil(K / block_size), block_size * bits / 8)",
@@ -234,7 +239,7 @@ class MatMulNBitsKernel final : public OpKernel {
   bool owned_ = false, zero_const_ = false;
   std::vector<uint8_t> b_;     // constant B as given (quantized), when owned_
   std::vector<float> scale_;   // constant scales, when owned_
-  std::vector<float> zero_;    // zero points as floats (constant ones, or the default 2^(bits-1))
+  std::vector<float> zero_;    // when owned_: zero points as floats (constant ones, or the default 2^(bits-1))
 };
 
 }  // namespace
