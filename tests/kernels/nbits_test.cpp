@@ -86,11 +86,11 @@ kernels::NodeInfo nbits_node(int64_t K, int64_t N, int64_t bs, int64_t bits) {
   return node;
 }
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+// Activations in [-1, 1]: a sine of the index, its frequency and phase set by `seed`.
+std::vector<float> activations(size_t n, uint32_t seed) {
   std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
+  const double f = 0.7 + 0.13 * seed;
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(0.999 * std::sin(f * static_cast<double>(i) + seed));
   return v;
 }
 
@@ -111,8 +111,8 @@ class MatMulNBitsCase : public ::testing::TestWithParam<Case> {};
 TEST_P(MatMulNBitsCase, MatchesDequantizedReferenceAtAnyThreadCount) {
   const Case& c = GetParam();
   const Quantized q = make_weights(c.N, c.K, c.bs, c.bits, c.zp, 7u + static_cast<uint32_t>(c.N * 31 + c.K));
-  const auto a = random_floats(static_cast<size_t>(shape_numel(c.a_shape)), 11);
-  const auto bias = random_floats(static_cast<size_t>(c.N), 13);
+  const auto a = activations(static_cast<size_t>(shape_numel(c.a_shape)), 11);
+  const auto bias = activations(static_cast<size_t>(c.N), 13);
   const int64_t rows = shape_numel(c.a_shape) / c.K;
 
   std::vector<Tensor> inputs = {Tensor::from_vector<float>(c.a_shape, a),
@@ -169,7 +169,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(MatMulNBits, BadAttributesAndInputsGiveClearErrors) {
   const int64_t N = 5, K = 40, bs = 16;
   const Quantized q = make_weights(N, K, bs, 4, Zp::kPacked, 3);
-  const std::vector<Tensor> good = {Tensor::from_vector<float>({2, K}, random_floats(2 * K, 1)),
+  const std::vector<Tensor> good = {Tensor::from_vector<float>({2, K}, activations(2 * K, 1)),
                                     Tensor::from_vector<uint8_t>({N, q.k_blocks, q.blob}, q.b),
                                     Tensor::from_vector<float>({N * q.k_blocks}, q.scales),
                                     Tensor::from_vector<uint8_t>({static_cast<int64_t>(q.zp_packed.size())}, q.zp_packed)};
@@ -199,7 +199,7 @@ TEST(MatMulNBits, BadAttributesAndInputsGiveClearErrors) {
   bad[3] = Tensor::from_vector<uint8_t>({3}, {1, 2, 3});
   has(error(nbits_node(K, N, bs, 4), bad), "input zero_points is uint8 3, expected uint8 with 10 values");
   bad = good;
-  bad[0] = Tensor::from_vector<float>({2, K + 1}, random_floats(2 * (K + 1), 2));
+  bad[0] = Tensor::from_vector<float>({2, K + 1}, activations(2 * (K + 1), 2));
   has(error(nbits_node(K, N, bs, 4), bad), "expected [..., 40] (attribute K)");
   bad = good;
   bad.push_back(Tensor::from_vector<int32_t>({K}, std::vector<int32_t>(static_cast<size_t>(K), 0)));
