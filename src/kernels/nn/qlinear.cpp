@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "kernels/broadcast.h"
+#include "kernels/nn/nhwc.h"
 #include "kernels/nn/nn_util.h"
 #include "primitives/gemm/qgemm.h"
 #include "primitives/quant/requant.h"
@@ -477,6 +478,12 @@ class ConvIntegerKernel final : public OpKernel {
 
 // The per-output-channel terms of a QLinearConv: scale x_scale * w_scale[m] /
 // y_scale (float32, as the reference), bias, clamp bounds.
+// acc[c] += (x[c] - x_zp) * w[c]: one depthwise tap over a pixel's channels.
+template <class X>
+void dw_tap(int32_t* __restrict acc, const X* __restrict x, const int32_t* __restrict w, int32_t x_zp, int64_t n) {
+  for (int64_t c = 0; c < n; ++c) acc[c] += (static_cast<int32_t>(x[c]) - x_zp) * w[c];
+}
+
 struct ConvRequant {
   std::vector<double> scale;
   std::vector<int32_t> bias;
@@ -495,8 +502,8 @@ struct ConvRequant {
 // the same double arithmetic).
 class QLinearConvKernel final : public OpKernel {
  public:
-  explicit QLinearConvKernel(const NodeInfo& node)
-      : attrs_(WindowAttrs::parse(node, true, false)), group_(node.attrs.get_int("group", 1)) {
+  QLinearConvKernel(const NodeInfo& node, bool nhwc)
+      : attrs_(WindowAttrs::parse(node, true, false)), group_(node.attrs.get_int("group", 1)), nhwc_(nhwc) {
     const std::string act = node.attrs.get_string("activation", "");
     if (!act.empty() && act != "Relu")
       fail_unsupported(node, fmt::format("attribute activation is '{}', expected Relu or none", act));
@@ -536,15 +543,37 @@ class QLinearConvKernel final : public OpKernel {
     const NodeInfo& node = ctx.node();
     require_q8(node, ctx.input(0), "x");
     require_q8(node, ctx.input(3), "w");
+    const Tensor& X = ctx.input(0);
+    if (nhwc_ && (X.rank() != 4 || ctx.input(3).rank() != 4))
+      fail(node, fmt::format("inputs X {} and W {}: a QLinearConvNhwc takes a 2-D convolution (rank-4 X and W)",
+                             X.describe(), ctx.input(3).describe()));
     if (packed_ok_ && ctx.input(3).shape() == w_shape_ && (ctx.input(3).dtype() == DataType::kInt8) == w_signed_ &&
-        ctx.input(0).rank() == ctx.input(3).rank() && ctx.input(0).dim(1) == w_shape_[1] * group_) {
+        X.rank() == ctx.input(3).rank() && X.dim(nhwc_ ? 3 : 1) == w_shape_[1] * group_) {
       fast(ctx);
       return;
     }
-    reference(ctx);
+    reference_any(ctx);
   }
 
  private:
+  // The plain loops; in NHWC on the NCHW transpose of X, the output transposed back.
+  void reference_any(KernelContext& ctx) const {
+    const Tensor& X = ctx.input(0);
+    if (!nhwc_) {
+      reference(ctx, X, nullptr);
+      return;
+    }
+    const int64_t N = X.dim(0), P = X.dim(1) * X.dim(2), C = X.dim(3);
+    Tensor xc(X.dtype(), Shape{N, C, X.dim(1), X.dim(2)});
+    transpose_bytes(ctx.pool(), static_cast<const uint8_t*>(X.raw_data()), static_cast<uint8_t*>(xc.raw_mutable_data()),
+                    N, P, C);
+    Tensor yc;
+    reference(ctx, xc, &yc);
+    Tensor& Y = ctx.output(0, yc.dtype(), Shape{N, yc.dim(2), yc.dim(3), yc.dim(1)});
+    transpose_bytes(ctx.pool(), static_cast<const uint8_t*>(yc.raw_data()), static_cast<uint8_t*>(Y.raw_mutable_data()),
+                    N, yc.dim(1), yc.dim(2) * yc.dim(3));
+  }
+
   ConvRequant requant_terms(KernelContext& ctx, int64_t M, const Tensor& yzp) const {
     const NodeInfo& node = ctx.node();
     const std::vector<float> sx = scales(ctx, 1, "x_scale", 1, "one value");
@@ -572,14 +601,14 @@ class QLinearConvKernel final : public OpKernel {
     return r;
   }
 
-  void reference(KernelContext& ctx) const {
-    const NodeInfo& node = ctx.node();
+  // The plain loops on NCHW X; into `out` when given, else the node's output.
+  void reference(KernelContext& ctx, const Tensor& X, Tensor* out) const {
     IntConv conv;
-    conv.compute(ctx, attrs_, group_, ctx.input(0), ctx.input(3), 2, 5);
+    conv.compute(ctx, attrs_, group_, X, ctx.input(3), 2, 5);
     const Tensor& yzp = ctx.input(7);
     const ConvRequant r = requant_terms(ctx, conv.M, yzp);
-    (void)node;
-    Tensor& Y = ctx.output(0, yzp.dtype(), conv.out_shape);
+    if (out) *out = Tensor(yzp.dtype(), conv.out_shape);
+    Tensor& Y = out ? *out : ctx.output(0, yzp.dtype(), conv.out_shape);
     auto write = [&](auto* y) {
       using T = std::remove_pointer_t<decltype(y)>;
       for (int64_t p = 0; p < conv.planes; ++p) {
@@ -602,27 +631,30 @@ class QLinearConvKernel final : public OpKernel {
     const NodeInfo& node = ctx.node();
     const Tensor& X = ctx.input(0);
     const Tensor& W = ctx.input(3);
-    const int64_t N = X.dim(0), C = X.dim(1), M = W.dim(0);
+    const int64_t N = X.dim(0), C = X.dim(nhwc_ ? 3 : 1), M = W.dim(0);
     if (C % group_ != 0 || M % group_ != 0 || W.dim(1) != C / group_)
       fail(node, fmt::format("inputs X {} and W {} do not match group {} (W must be M x C/group x ...)",
                              shape_to_string(X.shape()), shape_to_string(W.shape()), group_));
     const std::vector<int64_t> kernel(W.shape().begin() + 2, W.shape().end());
-    const Window3 g = forward_window(node, attrs_, X.shape(), kernel);
+    const Window3 g =
+        forward_window(node, attrs_, nhwc_ ? Shape{N, C, X.dim(1), X.dim(2)} : X.shape(), kernel);
     Shape out_shape = {N, M};
     for (int i = 0; i < g.nd; ++i) out_shape.push_back(g.out[3 - g.nd + i]);
+    if (nhwc_) out_shape = {N, g.out[1], g.out[2], M};
     size_numel(node, out_shape, "output Y");
     const int32_t x_zp = zero_points(ctx, 2, "x_zero_point", X, 1, "one value")[0];
     const std::vector<int32_t> w_zp = zero_points(ctx, 5, "w_zero_point", W, M, "one per output channel");
     const Tensor& yzp = ctx.input(7);
     const ConvRequant r = requant_terms(ctx, M, yzp);
     if (!r.finite) {
-      reference(ctx);
+      reference_any(ctx);
       return;
     }
     Tensor& Y = ctx.output(0, yzp.dtype(), out_shape);
     const bool x_signed = X.dtype() == DataType::kInt8;
     auto run = [&](auto* y) {
-      if (depthwise_) depthwise(ctx, X, g, x_zp, w_zp, r, y);
+      if (depthwise_ && nhwc_) depthwise_nhwc(ctx, X, g, x_zp, w_zp, r, y);
+      else if (depthwise_) depthwise(ctx, X, g, x_zp, w_zp, r, y);
       else gemm_path(ctx, X, g, x_signed, x_zp, w_zp, r, y);
     };
     if (yzp.dtype() == DataType::kUInt8) run(Y.mutable_data<uint8_t>());
@@ -692,18 +724,68 @@ class QLinearConvKernel final : public OpKernel {
     });
   }
 
+  // Depthwise on NHWC X: each output pixel's C accumulators at once, a tap
+  // adding (x - x_zp) * (w - w_zp) over the channel vector (taps outside
+  // the input add nothing, as padding with x_zp does).
+  template <class T>
+  void depthwise_nhwc(KernelContext& ctx, const Tensor& X, const Window3& g, int32_t x_zp,
+                      const std::vector<int32_t>& w_zp, const ConvRequant& r, T* y) const {
+    static const auto requant_fn = SPINDLE_ISA_SELECT(requant_row);
+    const int64_t N = X.dim(0), C = X.dim(3), H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
+    const int64_t taps = g.k_size();
+    std::vector<int32_t> wt(static_cast<size_t>(taps * C));  // [tap][channel], w - w_zp
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t t = 0; t < taps; ++t)
+        wt[static_cast<size_t>(t * C + c)] = dw_w_[static_cast<size_t>(c * taps + t)] - w_zp[static_cast<size_t>(c)];
+    auto run = [&](const auto* x) {
+      parallel_for(ctx.pool(), 0, N * OH, grain_for_work(N * OH, static_cast<double>(OW * taps * C)),
+                   [&](int64_t r0, int64_t r1) {
+        int32_t* acc = reinterpret_cast<int32_t*>(scratch_floats(3, static_cast<size_t>(C)));
+        RequantRow rq;
+        rq.acc = acc;
+        rq.n = C;
+        rq.bias = r.bias.data();
+        rq.scale = r.scale.data();
+        rq.zp = r.zp;
+        rq.lo = r.lo;
+        rq.hi = r.hi;
+        rq.y_signed = std::is_same_v<T, int8_t>;
+        for (int64_t row = r0; row < r1; ++row) {
+          const int64_t n = row / OH, oh = row % OH;
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            std::fill(acc, acc + C, 0);
+            for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+              const int64_t ih = oh * g.s[1] - g.pb[1] + kh * g.d[1];
+              if (ih < 0 || ih >= H) continue;
+              for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+                const int64_t iw = ow * g.s[2] - g.pb[2] + kw * g.d[2];
+                if (iw < 0 || iw >= W) continue;
+                dw_tap(acc, x + ((n * H + ih) * W + iw) * C, wt.data() + (kh * g.k[2] + kw) * C, x_zp, C);
+              }
+            }
+            rq.y = y + (row * OW + ow) * C;
+            requant_fn(rq);
+          }
+        }
+      });
+    };
+    if (X.dtype() == DataType::kInt8) run(X.data<int8_t>());
+    else run(X.data<uint8_t>());
+  }
+
   template <class T>
   void gemm_path(KernelContext& ctx, const Tensor& X, const Window3& g, bool x_signed, int32_t x_zp,
                  const std::vector<int32_t>& w_zp, const ConvRequant& r, T* y) const {
     static const auto requant_fn = SPINDLE_ISA_SELECT(requant_row);
-    const int64_t N = X.dim(0), C = X.dim(1), M = w_shape_[0];
+    const int64_t N = X.dim(0), C = X.dim(nhwc_ ? 3 : 1), M = w_shape_[0];
     const int64_t G = group_, cg = C / G, mg = M / G;
     const int64_t taps = g.k_size(), K = cg * taps, P = g.out_size(), in_size = g.in_size();
     const bool pointwise = taps == 1 && g.s[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && g.pb[0] == 0 && g.pb[1] == 0 &&
                            g.pb[2] == 0 && P == in_size;
     // The input in pixel-major order (one image at a time): [pixel][channel].
     const size_t nhwc_bytes = static_cast<size_t>(in_size * C);
-    uint8_t* nhwc = reinterpret_cast<uint8_t*>(scratch_floats(kSharedInputSlot, (nhwc_bytes + 3) / 4));
+    uint8_t* nhwc =
+        nhwc_ ? nullptr : reinterpret_cast<uint8_t*>(scratch_floats(kSharedInputSlot, (nhwc_bytes + 3) / 4));
     const int64_t panel = std::max<int64_t>(packed_[0].panel_columns, 1);
     // Row blocks: an im2col block of at most ~64 KB, 16..256 pixels.
     const int64_t pb = std::min(P, std::clamp<int64_t>((65536 / std::max<int64_t>(K, 1)) / 16 * 16, 16, 256));
@@ -721,18 +803,9 @@ class QLinearConvKernel final : public OpKernel {
     const uint8_t pad_byte = static_cast<uint8_t>(x_zp);
     for (int64_t n = 0; n < N; ++n) {
       const uint8_t* xn = xdata + n * C * in_size;
-      // Transpose [C][pixels] -> [pixels][C], in blocks of pixels.
-      const int64_t tb = 256;
-      parallel_for(ctx.pool(), 0, ceil_div(in_size, tb), grain_for_work(ceil_div(in_size, tb), static_cast<double>(tb * C) / 4),
-                   [&](int64_t b0, int64_t b1) {
-        for (int64_t b = b0; b < b1; ++b) {
-          const int64_t q0 = b * tb, q1 = std::min(in_size, q0 + tb);
-          for (int64_t c = 0; c < C; ++c) {
-            const uint8_t* s = xn + c * in_size;
-            for (int64_t q = q0; q < q1; ++q) nhwc[q * C + c] = s[q];
-          }
-        }
-      });
+      // NCHW: X transposed [C][pixels] -> [pixels][C]; NHWC: X as it is.
+      if (nhwc_) nhwc = const_cast<uint8_t*>(xn);
+      else transpose_bytes(ctx.pool(), xn, nhwc, 1, C, in_size);
       T* yn = y + n * M * P;
       parallel_for(ctx.pool(), 0, items, 1, [&](int64_t i0, int64_t i1) {
         for (int64_t item = i0; item < i1; ++item) {
@@ -802,7 +875,7 @@ class QLinearConvKernel final : public OpKernel {
           qgemm(args);
           // Requantized row by row (pixels), then transposed into the
           // output planes (channels).
-          T* q = reinterpret_cast<T*>(scratch_floats(0, static_cast<size_t>((rows * cols + 3) / 4)));
+          T* q = nhwc_ ? nullptr : reinterpret_cast<T*>(scratch_floats(0, static_cast<size_t>((rows * cols + 3) / 4)));
           const int64_t m0 = grp * mg + c0;
           RequantRow rq;
           rq.n = cols;
@@ -812,6 +885,14 @@ class QLinearConvKernel final : public OpKernel {
           rq.lo = r.lo;
           rq.hi = r.hi;
           rq.y_signed = std::is_same_v<T, int8_t>;
+          if (nhwc_) {  // straight into the output pixels
+            for (int64_t i = 0; i < rows; ++i) {
+              rq.acc = acc + i * cols;
+              rq.y = yn + (p0 + i) * M + m0;
+              requant_fn(rq);
+            }
+            continue;
+          }
           for (int64_t i = 0; i < rows; ++i) {
             rq.acc = acc + i * cols;
             rq.y = q + i * cols;
@@ -829,6 +910,7 @@ class QLinearConvKernel final : public OpKernel {
 
   WindowAttrs attrs_;
   int64_t group_;
+  bool nhwc_ = false;  // spindle.QLinearConvNhwc: X and Y [N, H, W, C]
   bool relu_ = false;
   bool packed_ok_ = false, depthwise_ = false, w_signed_ = true;
   Shape w_shape_;
@@ -842,7 +924,13 @@ void register_qlinear(KernelRegistry& r) {
   r.add("", "MatMulInteger", 10, 17, factory_of<MatMulIntegerKernel>());
   r.add("", "QLinearMatMul", 10, 17, factory_of<QLinearMatMulKernel>());
   r.add("", "ConvInteger", 10, 17, factory_of<ConvIntegerKernel>());
-  r.add("", "QLinearConv", 10, 17, factory_of<QLinearConvKernel>());
+  r.add("", "QLinearConv", 10, 17, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<QLinearConvKernel>(node, false);
+  });
+  r.add("spindle", "QLinearConvNhwc", 1, 1, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<QLinearConvKernel>(node, true);
+  });
+  register_nhwc(r);
   r.add("com.microsoft", "DynamicQuantizeMatMul", 1, 1, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
     return std::make_unique<DequantizedMatMulKernel>(node, true);
   });
