@@ -478,12 +478,6 @@ class ConvIntegerKernel final : public OpKernel {
 
 // The per-output-channel terms of a QLinearConv: scale x_scale * w_scale[m] /
 // y_scale (float32, as the reference), bias, clamp bounds.
-// acc[c] += (x[c] - x_zp) * w[c]: one depthwise tap over a pixel's channels.
-template <class X>
-void dw_tap(int32_t* __restrict acc, const X* __restrict x, const int32_t* __restrict w, int32_t x_zp, int64_t n) {
-  for (int64_t c = 0; c < n; ++c) acc[c] += (static_cast<int32_t>(x[c]) - x_zp) * w[c];
-}
-
 struct ConvRequant {
   std::vector<double> scale;
   std::vector<int32_t> bias;
@@ -737,40 +731,60 @@ class QLinearConvKernel final : public OpKernel {
     for (int64_t c = 0; c < C; ++c)
       for (int64_t t = 0; t < taps; ++t)
         wt[static_cast<size_t>(t * C + c)] = dw_w_[static_cast<size_t>(c * taps + t)] - w_zp[static_cast<size_t>(c)];
-    auto run = [&](const auto* x) {
-      parallel_for(ctx.pool(), 0, N * OH, grain_for_work(N * OH, static_cast<double>(OW * taps * C)),
-                   [&](int64_t r0, int64_t r1) {
-        int32_t* acc = reinterpret_cast<int32_t*>(scratch_floats(3, static_cast<size_t>(C)));
-        RequantRow rq;
-        rq.acc = acc;
-        rq.n = C;
-        rq.bias = r.bias.data();
-        rq.scale = r.scale.data();
-        rq.zp = r.zp;
-        rq.lo = r.lo;
-        rq.hi = r.hi;
-        rq.y_signed = std::is_same_v<T, int8_t>;
-        for (int64_t row = r0; row < r1; ++row) {
-          const int64_t n = row / OH, oh = row % OH;
-          for (int64_t ow = 0; ow < OW; ++ow) {
-            std::fill(acc, acc + C, 0);
-            for (int64_t kh = 0; kh < g.k[1]; ++kh) {
-              const int64_t ih = oh * g.s[1] - g.pb[1] + kh * g.d[1];
-              if (ih < 0 || ih >= H) continue;
-              for (int64_t kw = 0; kw < g.k[2]; ++kw) {
-                const int64_t iw = ow * g.s[2] - g.pb[2] + kw * g.d[2];
-                if (iw < 0 || iw >= W) continue;
-                dw_tap(acc, x + ((n * H + ih) * W + iw) * C, wt.data() + (kh * g.k[2] + kw) * C, x_zp, C);
-              }
-            }
-            rq.y = y + (row * OW + ow) * C;
-            requant_fn(rq);
-          }
-        }
-      });
-    };
-    if (X.dtype() == DataType::kInt8) run(X.data<int8_t>());
-    else run(X.data<uint8_t>());
+    static const auto dw_fn = SPINDLE_ISA_SELECT(dw_row);
+    // Few channels: the weights, scales and biases repeated along a row, so
+    // that a tap's stride-1 columns and a row's requantization are one run.
+    std::vector<int32_t> w_rows, bias_row(static_cast<size_t>(OW * C));
+    std::vector<double> scale_row(static_cast<size_t>(OW * C));
+    for (int64_t i = 0; i < OW * C; ++i) {
+      bias_row[static_cast<size_t>(i)] = r.bias[static_cast<size_t>(i % C)];
+      scale_row[static_cast<size_t>(i)] = r.scale[static_cast<size_t>(i % C)];
+    }
+    if (g.s[2] == 1 && C < 64) {
+      w_rows.resize(static_cast<size_t>(taps * OW * C));
+      for (int64_t t = 0; t < taps; ++t)
+        for (int64_t i = 0; i < OW * C; ++i)
+          w_rows[static_cast<size_t>(t * OW * C + i)] = wt[static_cast<size_t>(t * C + i % C)];
+    }
+    parallel_for(ctx.pool(), 0, N * OH, grain_for_work(N * OH, static_cast<double>(OW * taps * C)),
+                 [&](int64_t r0, int64_t r1) {
+      int32_t* acc = reinterpret_cast<int32_t*>(scratch_floats(3, static_cast<size_t>(OW * C)));
+      DwRow dr;
+      dr.x_signed = X.dtype() == DataType::kInt8;
+      dr.x_zp = x_zp;
+      dr.H = H;
+      dr.W = W;
+      dr.C = C;
+      dr.OW = OW;
+      dr.kh = g.k[1];
+      dr.kw = g.k[2];
+      dr.sh = g.s[1];
+      dr.sw = g.s[2];
+      dr.dh = g.d[1];
+      dr.dw = g.d[2];
+      dr.ph = g.pb[1];
+      dr.pw = g.pb[2];
+      dr.w = wt.data();
+      dr.w_rows = w_rows.empty() ? nullptr : w_rows.data();
+      dr.acc = acc;
+      RequantRow rq;
+      rq.acc = acc;
+      rq.n = OW * C;
+      rq.bias = bias_row.data();
+      rq.scale = scale_row.data();
+      rq.zp = r.zp;
+      rq.lo = r.lo;
+      rq.hi = r.hi;
+      rq.y_signed = std::is_same_v<T, int8_t>;
+      for (int64_t row = r0; row < r1; ++row) {
+        const int64_t n = row / OH;
+        dr.x = static_cast<const uint8_t*>(X.raw_data()) + n * H * W * C;
+        dr.oh = row % OH;
+        dw_fn(dr);
+        rq.y = y + row * OW * C;
+        requant_fn(rq);
+      }
+    });
   }
 
   template <class T>
