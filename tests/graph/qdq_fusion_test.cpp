@@ -331,21 +331,20 @@ TEST(NhwcTransformer, ChainSameBitsDepthwise5x5Stride2) {
   expect_nhwc_same_bits(nhwc_chain_model({12, 12, 5, 2, 1, {2, 2, 2, 2}}), "NhwcTransformer 5");
 }
 
-// A lone depthwise QLinearConv (which transposes nothing on NCHW) would
-// only add two conversions: it stays NCHW.
-TEST(NhwcTransformer, LoneDepthwiseStaysNchw) {
+// A lone depthwise QLinearConv runs NHWC too, between two conversions.
+TEST(NhwcTransformer, LoneDepthwiseSameBits) {
   ModelBuilder b(13);
-  b.input("x", {1, 6, 9, 9}).output("y", {1, 6, 9, 9});
+  b.input("x", {1, 5, 13, 11}).output("y", {1, 5, 13, 11}).output("g", {1, 5, 13, 11});
   act_params(b, "px", 0.02f, 128);
   act_params(b, "py", 0.03f, 0);
-  weights(b, {6, 1, 3, 3}, 0, 0.02f, 31);
+  weights(b, {5, 1, 3, 3}, 0, 0.02f, 31);
   auto& conv = b.node("Conv", {qdq(b, "x", "px"), "W", "B"}, {"c"});
   ModelBuilder::attr_ints(conv, "pads", {1, 1, 1, 1});
-  ModelBuilder::attr_int(conv, "group", 6);
+  ModelBuilder::attr_int(conv, "group", 5);
   b.node("QuantizeLinear", {"c", "py_s", "py_z"}, {"cq"});
   b.node("DequantizeLinear", {"cq", "py_s", "py_z"}, {"y"});
-  auto s = InferenceSession::create_from_bytes(b.bytes(), {});
-  EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("NhwcTransformer 0,"));
+  b.node("HardSwish", {"y"}, {"g"});  // a float reader
+  expect_nhwc_same_bits(b.bytes(), "NhwcTransformer 1 (2 conversions)");
 }
 
 }  // namespace

@@ -20,10 +20,11 @@
 // com.microsoft.QLinearGlobalAveragePool reading a member's output reads it
 // in place (channels_last = 1; its [N, 1, 1, C] output, the same bytes as
 // [N, C, 1, 1], then takes a FromNhwc). A chain is rewritten when its
-// conversions are at most two per non-depthwise QLinearConv plus one per
-// MaxPool: the transposes the NCHW kernels do themselves (a depthwise
-// QLinearConv on NCHW does none). The integer results are the same bits in
-// either layout.
+// conversions are at most two per QLinearConv plus one per MaxPool (a
+// QLinearConv on NCHW transposes its input and output itself; a depthwise
+// one does not, but its NHWC loop, vectorized over the channels, gains
+// more than two byte transposes cost: MobileNetV3's, docs/benchmarks.md).
+// The integer results are the same bits in either layout.
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -36,7 +37,7 @@
 namespace spindle::graph::passes {
 namespace {
 
-enum Kind { kNo = 0, kConv, kDepthwise, kAdd, kPool };
+enum Kind { kNo = 0, kConv, kAdd, kPool };
 
 bool is_q8(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
 
@@ -45,9 +46,7 @@ Kind member_kind(const Graph& g, const Node& n) {
   if (n.op_type == "QLinearConv" && n.domain.empty()) {
     if (n.inputs.size() < 8) return kNo;
     const Tensor* w = g.initializer(n.inputs[3]);
-    if (!w || !is_q8(w->dtype()) || w->rank() != 4) return kNo;
-    const int64_t group = n.attrs.get_int("group", 1);
-    return w->dim(1) == 1 && group > 1 && group == w->dim(0) ? kDepthwise : kConv;
+    return w && is_q8(w->dtype()) && w->rank() == 4 ? kConv : kNo;
   }
   if (n.op_type == "QLinearAdd" && n.domain == "com.microsoft")
     return n.inputs.size() >= 8 && n.inputs[3] >= 0 ? kAdd : kNo;
@@ -91,7 +90,7 @@ class NhwcLayout {
 
  private:
   struct Chain {
-    int convs = 0, pools = 0;  // non-depthwise QLinearConvs, MaxPools
+    int convs = 0, pools = 0;  // QLinearConvs, MaxPools
     std::vector<int> members;
     std::vector<int> entries;  // NCHW values converted into the layout
     std::vector<int> exits;    // member outputs converted back
@@ -187,7 +186,7 @@ class NhwcLayout {
         ++conversions_;
       }
       const Kind k = kind_[static_cast<size_t>(i)];
-      if (k == kConv || k == kDepthwise || k == kPool) {
+      if (k == kConv || k == kPool) {
         n.op_type = k == kPool ? "MaxPoolNhwc" : "QLinearConvNhwc";
         n.domain = "spindle";
         n.opset = 1;
