@@ -47,13 +47,12 @@ std::vector<int32_t> widen(const Tensor& t) {
 
 // A zero point input: absent = 0; one value, or `n` values (one per row /
 // column / output channel, `what` says which). Its type must be its data's.
-std::vector<int32_t> zero_points(KernelContext& ctx, int index, const char* name, const Tensor& data, int64_t n,
+std::vector<int32_t> zero_points(KernelContext& ctx, int index, const char* name, DataType data, int64_t n,
                                  const char* what) {
   if (!ctx.has_input(index)) return std::vector<int32_t>(static_cast<size_t>(n), 0);
   const Tensor& z = ctx.input(index);
-  if (z.dtype() != data.dtype())
-    fail(ctx.node(), fmt::format("input {} is {}, expected {} like its data", name, z.describe(),
-                                 dtype_name(data.dtype())));
+  if (z.dtype() != data)
+    fail(ctx.node(), fmt::format("input {} is {}, expected {} like its data", name, z.describe(), dtype_name(data)));
   if (z.numel() != 1 && z.numel() != n)
     fail(ctx.node(), fmt::format("input {} has shape {}, expected one value or {} ({})", name,
                                  shape_to_string(z.shape()), n, what));
@@ -188,8 +187,8 @@ struct IntMatMul {
     out_shape = batch;
     if (!a_vec) out_shape.push_back(M);
     if (!b_vec) out_shape.push_back(N);
-    const std::vector<int32_t> a_zp = zero_points(ctx, a_zp_index, "a_zero_point", A, M, "one per row of A");
-    const std::vector<int32_t> b_zp = zero_points(ctx, b_zp_index, "b_zero_point", B, N, "one per column of B");
+    const std::vector<int32_t> a_zp = zero_points(ctx, a_zp_index, "a_zero_point", A.dtype(), M, "one per row of A");
+    const std::vector<int32_t> b_zp = zero_points(ctx, b_zp_index, "b_zero_point", B.dtype(), N, "one per column of B");
     const bool one_a_zp = !ctx.has_input(a_zp_index) || ctx.input(a_zp_index).numel() == 1 || M == 1;
     if (shape_numel(b_batch) == 1 && one_a_zp) {
       // B shared by every batch: one 8-bit GEMM over batches * M rows.
@@ -330,7 +329,7 @@ class DequantizedMatMulKernel final : public OpKernel {
     const int bias_index = quantize_a_ ? 4 : 6;
     const std::vector<float> b_scale = scales(ctx, b_scale_index, "b_scale", N, "one per column of B");
     const bool per_column_scale = ctx.input(b_scale_index).numel() != 1;
-    const std::vector<int32_t> b_zp = zero_points(ctx, b_zp_index, "b_zero_point", B, N, "one per column of B");
+    const std::vector<int32_t> b_zp = zero_points(ctx, b_zp_index, "b_zero_point", B.dtype(), N, "one per column of B");
     const float* bias = nullptr;
     if (ctx.has_input(bias_index)) {
       const Tensor& bt = ctx.input(bias_index);
@@ -358,7 +357,7 @@ class DequantizedMatMulKernel final : public OpKernel {
       a_scale = sa[0];
       args.a = A.raw_data();
       args.a_signed = A.dtype() == DataType::kInt8;
-      args.a_zero_point = zero_points(ctx, 4, "a_zero_point", A, 1, "one value")[0];
+      args.a_zero_point = zero_points(ctx, 4, "a_zero_point", A.dtype(), 1, "one value")[0];
     }
     std::vector<float> scale(per_column_scale ? static_cast<size_t>(N) : 1);
     for (size_t j = 0; j < scale.size(); ++j) scale[j] = a_scale * b_scale[j];
@@ -409,8 +408,8 @@ struct IntConv {
     const Window3 g = forward_window(node, attrs, X.shape(), kernel);
     out_shape = {N, M};
     for (int i = 0; i < g.nd; ++i) out_shape.push_back(g.out[3 - g.nd + i]);
-    const std::vector<int32_t> x_zp = zero_points(ctx, x_zp_index, "x_zero_point", X, 1, "one value");
-    const std::vector<int32_t> w_zp = zero_points(ctx, w_zp_index, "w_zero_point", W, M, "one per output channel");
+    const std::vector<int32_t> x_zp = zero_points(ctx, x_zp_index, "x_zero_point", X.dtype(), 1, "one value");
+    const std::vector<int32_t> w_zp = zero_points(ctx, w_zp_index, "w_zero_point", W.dtype(), M, "one per output channel");
     std::vector<int32_t> x = widen(X), w = widen(W);
     for (int32_t& v : x) v -= x_zp[0];
     const int64_t cg = C / group, mg = M / group, wk = cg * g.k_size();
@@ -516,6 +515,7 @@ class QLinearConvKernel final : public OpKernel {
       depthwise_ = true;
       dw_w_ = widen(*w);
       packed_ok_ = true;
+      own_w_when_scales_fixed(node);
       return;
     }
     const int64_t k = cg * taps;
@@ -531,18 +531,28 @@ class QLinearConvKernel final : public OpKernel {
       packed_.push_back(qgemm_pack_b(tmp.data(), w_signed_, k, mg, k, true));
     }
     packed_ok_ = true;
+    own_w_when_scales_fixed(node);
+  }
+
+  bool owns_constant_input(int i) const override { return i == 3 && owns_w_; }
+  size_t packed_bytes() const override {
+    size_t b = dw_w_.size() * sizeof(int32_t);
+    for (const QGemmPackedB& p : packed_) b += p.bytes();
+    return b;
   }
 
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
     require_q8(node, ctx.input(0), "x");
-    require_q8(node, ctx.input(3), "w");
     const Tensor& X = ctx.input(0);
-    if (nhwc_ && (X.rank() != 4 || ctx.input(3).rank() != 4))
+    const bool owned = !ctx.has_input(3);  // W packed when the kernel was created, the input dropped
+    if (!owned) require_q8(node, ctx.input(3), "w");
+    const Shape ws = owned ? w_shape_ : ctx.input(3).shape();
+    if (nhwc_ && (X.rank() != 4 || ws.size() != 4))
       fail(node, fmt::format("inputs X {} and W {}: a QLinearConvNhwc takes a 2-D convolution (rank-4 X and W)",
-                             X.describe(), ctx.input(3).describe()));
-    if (packed_ok_ && ctx.input(3).shape() == w_shape_ && (ctx.input(3).dtype() == DataType::kInt8) == w_signed_ &&
-        X.rank() == ctx.input(3).rank() && X.dim(nhwc_ ? 3 : 1) == w_shape_[1] * group_) {
+                             X.describe(), shape_to_string(ws)));
+    if (owned || (packed_ok_ && ws == w_shape_ && (ctx.input(3).dtype() == DataType::kInt8) == w_signed_ &&
+                  X.rank() == static_cast<int>(ws.size()) && X.dim(nhwc_ ? 3 : 1) == w_shape_[1] * group_)) {
       fast(ctx);
       return;
     }
@@ -550,6 +560,24 @@ class QLinearConvKernel final : public OpKernel {
   }
 
  private:
+  // The packed weights replace W when the scales are constants whose
+  // requantization factors are finite: fast() then always runs (the plain
+  // loops, which read W, are only for non-finite factors).
+  void own_w_when_scales_fixed(const NodeInfo& node) {
+    const Tensor* sx = node.const_input(1);
+    const Tensor* sw = node.const_input(4);
+    const Tensor* sy = node.const_input(6);
+    const int64_t m = w_shape_[0];
+    if (!sx || !sw || !sy || sx->dtype() != DataType::kFloat32 || sw->dtype() != DataType::kFloat32 ||
+        sy->dtype() != DataType::kFloat32 || sx->numel() != 1 || sy->numel() != 1 || (sw->numel() != 1 && sw->numel() != m))
+      return;
+    for (int64_t i = 0; i < m; ++i) {
+      const float f = sx->data<float>()[0] * sw->data<float>()[sw->numel() == 1 ? 0 : i] / sy->data<float>()[0];
+      if (!std::isfinite(f)) return;
+    }
+    owns_w_ = true;
+  }
+
   // The plain loops; in NHWC on the NCHW transpose of X, the output transposed back.
   void reference_any(KernelContext& ctx) const {
     const Tensor& X = ctx.input(0);
@@ -624,22 +652,26 @@ class QLinearConvKernel final : public OpKernel {
   void fast(KernelContext& ctx) const {
     const NodeInfo& node = ctx.node();
     const Tensor& X = ctx.input(0);
-    const Tensor& W = ctx.input(3);
-    const int64_t N = X.dim(0), C = X.dim(nhwc_ ? 3 : 1), M = W.dim(0);
-    if (C % group_ != 0 || M % group_ != 0 || W.dim(1) != C / group_)
-      fail(node, fmt::format("inputs X {} and W {} do not match group {} (W must be M x C/group x ...)",
-                             shape_to_string(X.shape()), shape_to_string(W.shape()), group_));
-    const std::vector<int64_t> kernel(W.shape().begin() + 2, W.shape().end());
+    // W: its shape and type as packed (fast() runs on the packed weights
+    // alone; when the kernel owns W, the input is absent).
+    const int64_t N = X.dim(0), C = X.dim(nhwc_ ? 3 : 1), M = w_shape_[0];
+    if (C % group_ != 0 || M % group_ != 0 || w_shape_[1] != C / group_ || X.rank() != static_cast<int>(w_shape_.size()))
+      fail(node, fmt::format("inputs X {} and W {} do not match group {} (W must be M x C/group x ..., of X's rank)",
+                             shape_to_string(X.shape()), shape_to_string(w_shape_), group_));
+    const std::vector<int64_t> kernel(w_shape_.begin() + 2, w_shape_.end());
     const Window3 g =
         forward_window(node, attrs_, nhwc_ ? Shape{N, C, X.dim(1), X.dim(2)} : X.shape(), kernel);
     Shape out_shape = {N, M};
     for (int i = 0; i < g.nd; ++i) out_shape.push_back(g.out[3 - g.nd + i]);
     if (nhwc_) out_shape = {N, g.out[1], g.out[2], M};
     size_numel(node, out_shape, "output Y");
-    const int32_t x_zp = zero_points(ctx, 2, "x_zero_point", X, 1, "one value")[0];
-    const std::vector<int32_t> w_zp = zero_points(ctx, 5, "w_zero_point", W, M, "one per output channel");
+    const int32_t x_zp = zero_points(ctx, 2, "x_zero_point", X.dtype(), 1, "one value")[0];
+    const std::vector<int32_t> w_zp =
+        zero_points(ctx, 5, "w_zero_point", w_signed_ ? DataType::kInt8 : DataType::kUInt8, M, "one per output channel");
     const Tensor& yzp = ctx.input(7);
     const ConvRequant r = requant_terms(ctx, M, yzp);
+    if (!r.finite && !ctx.has_input(3))
+      fail(node, "requantization scales x_scale * w_scale / y_scale are not finite");  // owned W: scales were checked
     if (!r.finite) {
       reference_any(ctx);
       return;
@@ -925,6 +957,7 @@ class QLinearConvKernel final : public OpKernel {
   WindowAttrs attrs_;
   int64_t group_;
   bool nhwc_ = false;  // spindle.QLinearConvNhwc: X and Y [N, H, W, C]
+  bool owns_w_ = false;  // W's storage dropped: the packed weights replace it
   bool relu_ = false;
   bool packed_ok_ = false, depthwise_ = false, w_signed_ = true;
   Shape w_shape_;
