@@ -13,6 +13,8 @@ packages=(
   python3-setuptools python3-wheel python3-venv python3-pip dpkg-dev
   clang clang-14 libclang-rt-14-dev
   node-typescript
+  libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev wrk
+  libgrpc++-dev protobuf-compiler-grpc python3-grpcio
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -35,6 +35,17 @@ def quantize_weight(w, per_channel):
     return q, scale, zp
 
 
+def load_with_weights(path):
+    """The model and its initializers by name, also under the names of the
+    Identity nodes reading them (PyTorch exports shared weights so)."""
+    model = onnx.load(path)
+    inits = {t.name: t for t in model.graph.initializer}
+    for n in model.graph.node:
+        if n.op_type == "Identity" and n.input[0] in inits:
+            inits[n.output[0]] = inits[n.input[0]]
+    return model, inits
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("src")
@@ -42,12 +53,8 @@ def main():
     ap.add_argument("--per-channel", action="store_true", help="one weight scale per column of B")
     args = ap.parse_args()
 
-    model = onnx.load(args.src)
+    model, inits = load_with_weights(args.src)
     g = model.graph
-    inits = {t.name: t for t in g.initializer}
-    for n in g.node:  # weights behind Identity nodes
-        if n.op_type == "Identity" and n.input[0] in inits:
-            inits[n.output[0]] = inits[n.input[0]]
     new_nodes, new_inits = [], []
     quantized_weights = {}  # weight name -> (q name, scale name, zp name)
     dq_of = {}  # activation name -> (q, scale, zp)

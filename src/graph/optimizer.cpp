@@ -89,6 +89,9 @@ const std::vector<Pass>& table() {
        plain<passes::fuse_input_scales>},
       {{"ConvInputBatchNormFusion", L::kExtended, "a BatchNormalization (+ Relu) read only by a Conv, applied by the Conv"},
        plain<passes::fuse_input_batchnorms>},
+      {{"NhwcTransformer", L::kAll,
+        "chains of 8-bit QLinearConv / MaxPool / QLinearAdd with their activations in NHWC"},
+       plain<passes::use_nhwc_layout>},
       {{"NchwcTransformer", L::kAll, "chains of 1x1 / depthwise / grouped Convs in the blocked layout NCHW8c"},
        plain<passes::use_blocked_layout>},
   };

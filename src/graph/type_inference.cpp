@@ -30,7 +30,7 @@ DataType output_type(const Node& n, int o, const std::vector<DataType>& in) {
     return DataType::kUndefined;
   };
   const std::string& op = n.op_type;
-  if (n.domain == "com.microsoft" && op == "MatMulIntegerToFloat") return DataType::kFloat32;
+  if (n.domain == "com.microsoft" && (op == "MatMulIntegerToFloat" || op == "MatMulNBits")) return DataType::kFloat32;
   if (!n.domain.empty()) return n.domain == "com.microsoft" ? first_known() : DataType::kUndefined;
   if (op == "Shape" || op == "Size" || op == "ArgMax" || op == "ArgMin" || op == "NonZero" ||
       op == "NonMaxSuppression" || op == "SequenceLength" || (op == "TopK" && o == 1) || (op == "Unique" && o > 0))

@@ -52,8 +52,10 @@ std::string qdq(ModelBuilder& b, const std::string& value, const std::string& p)
 }
 
 // Per-channel int8 weights W (axis `axis`) and an int32 bias with scale
-// x_scale * w_scale, behind DequantizeLinear nodes.
-void weights(ModelBuilder& b, const std::vector<int64_t>& dims, int64_t axis, float x_scale, uint32_t seed) {
+// x_scale * w_scale, behind DequantizeLinear nodes; their names start with
+// `p` (the float weights are pW, the bias pB).
+void weights(ModelBuilder& b, const std::vector<int64_t>& dims, int64_t axis, float x_scale, uint32_t seed,
+             const std::string& p = "") {
   int64_t total = 1;
   for (int64_t d : dims) total *= d;
   const int64_t channels = dims[static_cast<size_t>(axis)];
@@ -68,15 +70,15 @@ void weights(ModelBuilder& b, const std::vector<int64_t>& dims, int64_t axis, fl
     bs[static_cast<size_t>(c)] = x_scale * ws[static_cast<size_t>(c)];
     bias[static_cast<size_t>(c)] = bd(rng);
   }
-  typed_initializer<int8_t>(b, "Wq", dims, w, onnx::TensorProto::INT8);
-  b.initializer("W_s", {channels}, ws);
-  typed_initializer<int8_t>(b, "W_z", {channels}, std::vector<int8_t>(static_cast<size_t>(channels), 0),
+  typed_initializer<int8_t>(b, p + "Wq", dims, w, onnx::TensorProto::INT8);
+  b.initializer(p + "W_s", {channels}, ws);
+  typed_initializer<int8_t>(b, p + "W_z", {channels}, std::vector<int8_t>(static_cast<size_t>(channels), 0),
                             onnx::TensorProto::INT8);
-  auto& dw = b.node("DequantizeLinear", {"Wq", "W_s", "W_z"}, {"W"});
+  auto& dw = b.node("DequantizeLinear", {p + "Wq", p + "W_s", p + "W_z"}, {p + "W"});
   ModelBuilder::attr_int(dw, "axis", axis);
-  typed_initializer<int32_t>(b, "Bq", {channels}, bias, onnx::TensorProto::INT32);
-  b.initializer("B_s", {channels}, bs);
-  auto& db = b.node("DequantizeLinear", {"Bq", "B_s"}, {"B"});
+  typed_initializer<int32_t>(b, p + "Bq", {channels}, bias, onnx::TensorProto::INT32);
+  b.initializer(p + "B_s", {channels}, bs);
+  auto& db = b.node("DequantizeLinear", {p + "Bq", p + "B_s"}, {p + "B"});
   ModelBuilder::attr_int(db, "axis", 0);
 }
 
@@ -139,7 +141,7 @@ TEST(QDQFusion, ConvBiasReluBecomesQLinearConv) {
   b.node("DequantizeLinear", {"rq", "py_s", "py_z"}, {"y"});
   const Runs r = run_both(b.bytes(), {{"x", random_input({1, 8, 10, 10}, 2, -2.5f, 2.5f)}});
   EXPECT_THAT(r.summary, ::testing::HasSubstr("1 QLinearConv"));
-  EXPECT_EQ(r.nodes, 3) << r.summary;  // Q(x), QLinearConv, DQ(y)
+  EXPECT_EQ(r.nodes, 5) << r.summary;  // Q(x), ToNhwc, QLinearConvNhwc, FromNhwc, DQ(y)
   expect_within_one_step(r, 0.03f);
   // The Relu is applied: nothing below 0.
   for (float v : r.fused) EXPECT_GE(v, 0.0f);
@@ -229,6 +231,120 @@ TEST(QDQFusion, GemmWithBiasBecomesQGemm) {
   EXPECT_THAT(r.summary, ::testing::HasSubstr("1 QGemm"));
   EXPECT_EQ(r.nodes, 3) << r.summary;
   expect_within_one_step(r, 0.05f, 0.1);
+}
+
+// ---------------------------------------------------------------- NhwcTransformer
+
+// The second convolution of the NHWC chain below.
+struct Conv2 {
+  int64_t m, group, k, stride, dilation;
+  std::vector<int64_t> pads;  // begin h, w, end h, w
+};
+
+// x [1, 5, 13, 11] -> Conv 3x3 + Relu (12 channels) -> MaxPool 3x3 / 2 ->
+// Conv `c` -> depthwise Conv 3x3 -> Add of the two -> Relu: output y, and
+// its GlobalAveragePool: output g; QDQ around each. The chain: every
+// QLinearConv, the MaxPool and the QLinearAdd in NHWC.
+std::vector<uint8_t> nhwc_chain_model(const Conv2& c) {
+  const int64_t h1 = 7, w1 = 6;  // after the pool
+  const int64_t ek = c.dilation * (c.k - 1) + 1;
+  const int64_t h2 = (h1 + c.pads[0] + c.pads[2] - ek) / c.stride + 1, w2 = (w1 + c.pads[1] + c.pads[3] - ek) / c.stride + 1;
+  ModelBuilder b(13);
+  b.input("x", {1, 5, 13, 11}).output("y", {1, c.m, h2, w2}).output("g", {1, c.m, 1, 1});
+  act_params(b, "p0", 0.02f, 131);
+  act_params(b, "p1", 0.03f, 0);
+  act_params(b, "p2", 0.04f, 119);
+  act_params(b, "p3", 0.05f, 127);
+  act_params(b, "p4", 0.06f, 0);
+  act_params(b, "p5", 0.01f, 3);
+  weights(b, {12, 5, 3, 3}, 0, 0.02f, 11, "c1");
+  weights(b, {c.m, 12 / c.group, c.k, c.k}, 0, 0.03f, 12, "c2");
+  weights(b, {c.m, 1, 3, 3}, 0, 0.04f, 13, "c3");
+  auto& c1 = b.node("Conv", {qdq(b, "x", "p0"), "c1W", "c1B"}, {"a"});
+  ModelBuilder::attr_ints(c1, "pads", {1, 1, 1, 1});
+  b.node("Relu", {"a"}, {"ar"});
+  auto& mp = b.node("MaxPool", {qdq(b, "ar", "p1")}, {"m"});
+  ModelBuilder::attr_ints(mp, "kernel_shape", {3, 3});
+  ModelBuilder::attr_ints(mp, "strides", {2, 2});
+  ModelBuilder::attr_ints(mp, "pads", {1, 1, 1, 1});
+  auto& c2 = b.node("Conv", {qdq(b, "m", "p1"), "c2W", "c2B"}, {"b"});
+  ModelBuilder::attr_ints(c2, "pads", c.pads);
+  ModelBuilder::attr_ints(c2, "strides", {c.stride, c.stride});
+  ModelBuilder::attr_ints(c2, "dilations", {c.dilation, c.dilation});
+  ModelBuilder::attr_int(c2, "group", c.group);
+  const std::string bd = qdq(b, "b", "p2");
+  auto& c3 = b.node("Conv", {bd, "c3W", "c3B"}, {"d"});
+  ModelBuilder::attr_ints(c3, "pads", {1, 1, 1, 1});
+  ModelBuilder::attr_int(c3, "group", c.m);
+  b.node("Add", {qdq(b, "d", "p3"), bd}, {"s"});
+  b.node("Relu", {"s"}, {"sr"});
+  b.node("QuantizeLinear", {"sr", "p4_s", "p4_z"}, {"sq"});
+  b.node("DequantizeLinear", {"sq", "p4_s", "p4_z"}, {"y"});
+  b.node("GlobalAveragePool", {"y"}, {"ga"});
+  b.node("QuantizeLinear", {"ga", "p5_s", "p5_z"}, {"gq"});
+  b.node("DequantizeLinear", {"gq", "p5_s", "p5_z"}, {"g"});
+  return b.bytes();
+}
+
+// Every output of the model with NhwcTransformer, at 1 and 2 threads and
+// without prepacked weights (the NHWC kernel's plain loops), bitwise equal
+// to the outputs without it (the NCHW kernels).
+void expect_nhwc_same_bits(const std::vector<uint8_t>& bytes, const std::string& summary_has) {
+  const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", random_input({1, 5, 13, 11}, 21, -1.5f, 3.0f)}};
+  SessionOptions nchw;
+  nchw.add_config_entry("optimization.disable_specified_optimizers", "NhwcTransformer");
+  const std::vector<Tensor> want = InferenceSession::create_from_bytes(bytes, nchw)->run(feeds);
+  ASSERT_EQ(want.size(), 2u);
+  const std::vector<float> y = want[0].to_vector<float>();
+  EXPECT_NE(*std::min_element(y.begin(), y.end()), *std::max_element(y.begin(), y.end()));  // not constant
+  for (int variant = 0; variant < 3; ++variant) {
+    SessionOptions o;
+    o.intra_op_num_threads = variant == 1 ? 2 : 1;
+    if (variant == 2) o.add_config_entry("session.disable_prepacking", "1");
+    auto s = InferenceSession::create_from_bytes(bytes, o);
+    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr(summary_has)) << "variant " << variant;
+    const std::vector<Tensor> got = s->run(feeds);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].shape(), want[i].shape()) << "output " << i << " variant " << variant;
+      EXPECT_EQ(got[i].to_vector<float>(), want[i].to_vector<float>()) << "output " << i << " variant " << variant;
+    }
+  }
+}
+
+// Three QLinearConvs, the MaxPool and the QLinearAdd: one ToNhwc (x), one
+// FromNhwc (y) and one after the channels-last QLinearGlobalAveragePool.
+TEST(NhwcTransformer, ChainSameBitsAsNchw3x3) { expect_nhwc_same_bits(nhwc_chain_model({9, 1, 3, 1, 1, {1, 1, 1, 1}}), "NhwcTransformer 5 (2 conversions)"); }
+TEST(NhwcTransformer, ChainSameBitsStride2AsymmetricPads) {
+  expect_nhwc_same_bits(nhwc_chain_model({7, 1, 3, 2, 1, {0, 1, 2, 0}}), "NhwcTransformer 5");
+}
+TEST(NhwcTransformer, ChainSameBitsDilation2) {
+  expect_nhwc_same_bits(nhwc_chain_model({12, 1, 3, 1, 2, {2, 2, 2, 2}}), "NhwcTransformer 5");
+}
+TEST(NhwcTransformer, ChainSameBitsGrouped) {
+  expect_nhwc_same_bits(nhwc_chain_model({9, 3, 3, 1, 1, {1, 0, 1, 2}}), "NhwcTransformer 5");
+}
+TEST(NhwcTransformer, ChainSameBitsPointwise) {
+  expect_nhwc_same_bits(nhwc_chain_model({13, 1, 1, 1, 1, {0, 0, 0, 0}}), "NhwcTransformer 5");
+}
+TEST(NhwcTransformer, ChainSameBitsDepthwise5x5Stride2) {
+  expect_nhwc_same_bits(nhwc_chain_model({12, 12, 5, 2, 1, {2, 2, 2, 2}}), "NhwcTransformer 5");
+}
+
+// A lone depthwise QLinearConv runs NHWC too, between two conversions.
+TEST(NhwcTransformer, LoneDepthwiseSameBits) {
+  ModelBuilder b(13);
+  b.input("x", {1, 5, 13, 11}).output("y", {1, 5, 13, 11}).output("g", {1, 5, 13, 11});
+  act_params(b, "px", 0.02f, 128);
+  act_params(b, "py", 0.03f, 0);
+  weights(b, {5, 1, 3, 3}, 0, 0.02f, 31);
+  auto& conv = b.node("Conv", {qdq(b, "x", "px"), "W", "B"}, {"c"});
+  ModelBuilder::attr_ints(conv, "pads", {1, 1, 1, 1});
+  ModelBuilder::attr_int(conv, "group", 5);
+  b.node("QuantizeLinear", {"c", "py_s", "py_z"}, {"cq"});
+  b.node("DequantizeLinear", {"cq", "py_s", "py_z"}, {"y"});
+  b.node("HardSwish", {"y"}, {"g"});  // a float reader
+  expect_nhwc_same_bits(b.bytes(), "NhwcTransformer 1 (2 conversions)");
 }
 
 }  // namespace

@@ -68,15 +68,7 @@ bool bitwise_equal(const Tensor& a, const Tensor& b) {
          std::memcmp(a.data<float>(), b.data<float>(), static_cast<size_t>(a.numel()) * sizeof(float)) == 0);
 }
 
-NodeInfo spindle_node(const std::string& op, Attributes attrs, int num_inputs) {
-  NodeInfo node;
-  node.op_type = op;
-  node.domain = "spindle";
-  node.opset = 1;
-  node.attrs = std::move(attrs);
-  node.num_inputs = num_inputs;
-  return node;
-}
+using testing::spindle_node;
 
 Tensor run_spindle(const std::string& op, const Tensor& x, ThreadPool* pool = nullptr) {
   return kernels::run_kernel_once(spindle_node(op, {}, 1), {x}, pool)[0];

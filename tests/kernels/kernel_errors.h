@@ -1,15 +1,29 @@
-// kernel_errors.h — checks the error a kernel throws for bad inputs.
+// kernel_errors.h — checks the error a kernel throws for bad inputs (and
+// the spindle-domain nodes such tests run).
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/kernel.h"
 
 namespace spindle::testing {
+
+// A node of the spindle domain (opset 1): the kernels the optimizer's
+// layout passes create.
+inline kernels::NodeInfo spindle_node(const std::string& op, Attributes attrs, int num_inputs) {
+  kernels::NodeInfo node;
+  node.op_type = op;
+  node.domain = "spindle";
+  node.opset = 1;
+  node.attrs = std::move(attrs);
+  node.num_inputs = num_inputs;
+  return node;
+}
 
 // The message of the spindle::Error that fn throws ("<no error>" when it
 // returns); its code goes to *code when given.

@@ -1115,6 +1115,34 @@ TEST(NnResize, NearestAsymmetricFloorReplicatesPixels) {
   }
 }
 
+TEST(NnResize, AntialiasWidensTheTriangleFilterWhenShrinking) {
+  // 1 x 8 -> 1 x 4 (scale 0.5, half_pixel): output o is centered at input
+  // 2o + 0.5; the triangle stretched to half-width 2 weighs samples 2o - 1 ..
+  // 2o + 2 by 0.25, 0.75, 0.75, 0.25 (sum 2, normalized by it); sample -1
+  // is the edge sample 0, sample 8 the edge sample 7.
+  const std::vector<float> xv = {3, -1, 4, 1, -5, 9, 2, 6};
+  const Tensor X = Tensor::from_vector<float>({1, 8}, xv);
+  const Tensor scales = Tensor::from_vector<float>({2}, {1.0f, 0.5f});
+  const Attributes attrs{{"mode", std::string("linear")}, {"antialias", int64_t{1}}};
+  std::vector<Tensor> results;
+  for (int threads : {1, 3}) {
+    auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
+    results.push_back(kernels::run_kernel_once("Resize", 18, attrs, {X, Tensor(), scales}, 1, pool.get())[0]);
+  }
+  EXPECT_TRUE(bitwise_equal(results[0], results[1]));
+  ASSERT_EQ(results[0].shape(), (Shape{1, 4}));
+  auto x = [&](int i) { return static_cast<double>(xv[static_cast<size_t>(std::clamp(i, 0, 7))]); };
+  for (int o = 0; o < 4; ++o) {
+    const double want = (0.25 * x(2 * o - 1) + 0.75 * x(2 * o) + 0.75 * x(2 * o + 1) + 0.25 * x(2 * o + 2)) / 2.0;
+    EXPECT_NEAR(results[0].data<float>()[o], want, 1e-6) << o;
+  }
+  // Without antialias the same resize reads two samples per output.
+  const Tensor plain = kernels::run_kernel_once("Resize", 18, {{"mode", std::string("linear")}}, {X, Tensor(), scales}, 1)[0];
+  EXPECT_NEAR(plain.data<float>()[0], 0.5 * (x(0) + x(1)), 1e-6);
+  testing::expect_error("Resize", 18, {{"mode", std::string("linear")}, {"antialias", int64_t{2}}},
+                        {X, Tensor(), scales}, {"antialias", "expected 0 or 1"});
+}
+
 TEST(NnResize, TfHalfPixelForNearest) {
   // Data and expectation of ONNX's test_resize_downsample_sizes_nearest_tf_half_pixel_for_nn.
   std::vector<float> xv(16);

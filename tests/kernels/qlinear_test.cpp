@@ -4,6 +4,7 @@
 // broadcasting, groups, strides, dilations and pads, saturation, bad input.
 // Integer results are checked against the float kernels (MatMul, Conv) run on
 // the zero-point-corrected values, which are exact in float at these sizes.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -428,6 +429,81 @@ TEST(QuantizeLinearPerTensor, TiesSaturationNaNAndInfinity) {
                        .to_vector<int8_t>();
   const std::vector<int8_t> want = {3, 5, 3, 127, -128, 0, 127, -128, 5, 127};  // 2.5 -> 2
   for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i % want.size()]) << i;
+}
+
+}  // namespace
+}  // namespace spindle
+
+namespace spindle {
+namespace {
+
+// ---------------------------------------------------------------- NHWC 8-bit kernels
+
+
+Tensor run_nhwc(const std::string& op, const Tensor& x, Attributes attrs = {}, ThreadPool* pool = nullptr) {
+  return kernels::run_kernel_once(testing::spindle_node(op, std::move(attrs), 1), {x}, pool)[0];
+}
+
+TEST(NhwcKernels, ToNhwcMovesEachElementAndFromNhwcUndoesIt) {
+  const Shape s = {2, 5, 3, 7};
+  const auto v = random_ints<uint8_t>(210, 41, 0, 255);
+  const Tensor x = Tensor::from_vector<uint8_t>(s, v);
+  const Tensor y = run_nhwc("ToNhwc", x);
+  ASSERT_EQ(y.shape(), (Shape{2, 3, 7, 5}));
+  const uint8_t* p = y.data<uint8_t>();
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 5; ++c)
+      for (int64_t h = 0; h < 3; ++h)
+        for (int64_t w = 0; w < 7; ++w)
+          ASSERT_EQ(p[((n * 3 + h) * 7 + w) * 5 + c], v[static_cast<size_t>(((n * 5 + c) * 3 + h) * 7 + w)]);
+  const Tensor back = run_nhwc("FromNhwc", y);
+  EXPECT_EQ(back.shape(), s);
+  EXPECT_EQ(back.to_vector<uint8_t>(), v);
+}
+
+// MaxPoolNhwc of ToNhwc(X) = ToNhwc(MaxPool(X)), uint8 and int8, odd
+// channels, strides, pads, dilations, ceil_mode; 1 and 2 threads.
+TEST(NhwcKernels, MaxPoolNhwcEqualsMaxPoolTransposed) {
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+  struct Case {
+    std::vector<int64_t> k, s, pads, d;
+    int64_t ceil;
+  };
+  const Case cases[] = {{{3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 0},
+                        {{2, 3}, {1, 2}, {0, 1, 1, 0}, {2, 1}, 0},
+                        {{3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1}};
+  for (bool sign : {false, true}) {
+    const Shape xs = {2, 7, 9, 10};
+    const Tensor x = sign ? Tensor::from_vector<int8_t>(xs, random_ints<int8_t>(1260, 42, -128, 127))
+                          : Tensor::from_vector<uint8_t>(xs, random_ints<uint8_t>(1260, 43, 0, 255));
+    for (const Case& c : cases) {
+      Attributes a;
+      a.set("kernel_shape", c.k);
+      a.set("strides", c.s);
+      a.set("pads", c.pads);
+      a.set("dilations", c.d);
+      a.set("ceil_mode", c.ceil);
+      const Tensor want = run_nhwc("ToNhwc", run_kernel_once("MaxPool", 12, a, {x})[0]);
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), pool.get()}) {
+        const Tensor got = run_nhwc("MaxPoolNhwc", run_nhwc("ToNhwc", x), a, p);
+        ASSERT_EQ(got.shape(), want.shape());
+        if (sign) EXPECT_EQ(got.to_vector<int8_t>(), want.to_vector<int8_t>());
+        else EXPECT_EQ(got.to_vector<uint8_t>(), want.to_vector<uint8_t>());
+      }
+    }
+  }
+}
+
+TEST(NhwcKernels, ErrorsNameTheInputAndWhatWasExpected) {
+  const Tensor r3 = Tensor::from_vector<uint8_t>({1, 2, 3}, std::vector<uint8_t>(6, 1));
+  const Tensor f4 = Tensor::from_vector<float>({1, 1, 2, 2}, {1, 2, 3, 4});
+  for (const char* op : {"ToNhwc", "FromNhwc"})
+    for (const Tensor& bad : {r3, f4})
+      EXPECT_THAT(testing::error_of([&] { run_nhwc(op, bad); }),
+                  ::testing::HasSubstr("expected a rank-4 int8 or uint8 tensor"));
+  Attributes a;
+  a.set("kernel_shape", std::vector<int64_t>{2, 2});
+  EXPECT_THAT(testing::error_of([&] { run_nhwc("MaxPoolNhwc", r3, a); }), ::testing::HasSubstr("input X"));
 }
 
 }  // namespace

@@ -267,6 +267,58 @@ def nn_cases():
         Case('resize_half_pixel_symmetric', 'Resize', [('x', f32(1, 1, 4, 5)), ('roi', None),
                                                        ('s', np.array([1, 1, 1.7, 0.6], np.float32))],
              consts=['s'], mode='linear', coordinate_transformation_mode='half_pixel_symmetric', since=19),
+        Case('col2im', 'Col2Im', [('x', f32(2, 3 * 4, 12)), ('i', i64(4, 5)), ('b', i64(2, 2))], consts=['i', 'b']),
+        Case('col2im_strided', 'Col2Im', [('x', f32(1, 2 * 6, 9)), ('i', i64(5, 6)), ('b', i64(2, 3))], consts=['i', 'b'],
+             strides=[2, 2], dilations=[1, 1], pads=[0, 1, 1, 0]),
+        Case('col2im_dilated_padded', 'Col2Im', [('x', f32(1, 2 * 4, 25)), ('i', i64(5, 5)), ('b', i64(2, 2))],
+             consts=['i', 'b'], dilations=[2, 2], pads=[1, 1, 1, 1], strides=[1, 1]),
+        Case('col2im_3d', 'Col2Im', [('x', f32(1, 2 * 8, 8)), ('i', i64(3, 4, 4)), ('b', i64(2, 2, 2))],
+             consts=['i', 'b'], strides=[1, 2, 2], pads=[0, 1, 0, 0, 0, 1]),
+        Case('col2im_3d_dilated', 'Col2Im', [('x', f32(2, 1 * 12, 4)), ('i', i64(4, 5, 4)), ('b', i64(1, 3, 4))],
+             consts=['i', 'b'], dilations=[2, 1, 1], strides=[2, 2, 1], pads=[0, 0, 0, 0, 0, 0]),
+    ]
+    # Resize antialias=1: linear and cubic, shrinking and enlarging, scales and sizes.
+    aa = [('linear_down', 'linear', 'half_pixel', [1, 1, 0.6, 0.4], None, {}),
+          ('linear_down_asym', 'linear', 'asymmetric', [1, 1, 0.5, 0.3], None, {}),
+          ('linear_down_align', 'linear', 'align_corners', [1, 1, 0.6, 0.4], None, {}),
+          ('linear_down_pytorch', 'linear', 'pytorch_half_pixel', [1, 1, 0.7, 0.25], None, {}),
+          ('linear_up', 'linear', 'half_pixel', [1, 1, 1.6, 2.0], None, {}),
+          ('linear_mixed', 'linear', 'half_pixel', [1, 1, 0.5, 1.5], None, {}),
+          ('linear_sizes', 'linear', 'half_pixel', None, [1, 2, 4, 3], {}),
+          ('linear_exclude', 'linear', 'half_pixel', [1, 1, 0.6, 0.4], None, {'exclude_outside': 1}),
+          ('cubic_down', 'cubic', 'half_pixel', [1, 1, 0.6, 0.4], None, {}),
+          ('cubic_down_asym', 'cubic', 'asymmetric', [1, 1, 0.5, 0.3], None, {}),
+          ('cubic_down_align', 'cubic', 'align_corners', [1, 1, 0.6, 0.4], None, {}),
+          ('cubic_up', 'cubic', 'half_pixel', [1, 1, 1.6, 2.0], None, {}),
+          ('cubic_sizes', 'cubic', 'pytorch_half_pixel', None, [1, 2, 5, 3], {}),
+          ('cubic_exclude_a', 'cubic', 'half_pixel', [1, 1, 0.6, 0.4], None, {'exclude_outside': 1, 'cubic_coeff_a': -0.5}),
+          ('cubic_a', 'cubic', 'half_pixel', [1, 1, 0.45, 0.8], None, {'cubic_coeff_a': -0.5})]
+    for name, mode, coord, scales, sizes, extra in aa:
+        inputs = [('x', f32(1, 2, 9, 11)), ('roi', None)]
+        if scales is not None:
+            inputs.append(('s', np.array(scales, np.float32)))
+        else:
+            inputs += [('s', None), ('z', i64(*sizes))]
+        cases.append(Case('resize_antialias_' + name, 'Resize', inputs, consts=['s', 'z'], mode=mode, antialias=1,
+                          coordinate_transformation_mode=coord, **extra))
+    cases += [
+        Case('resize_antialias_axes', 'Resize', [('x', f32(1, 2, 9, 11)), ('roi', None), ('s', None), ('z', i64(4, 6))],
+             consts=['z'], mode='linear', antialias=1, axes=[2, 3], keep_aspect_ratio_policy='not_larger'),
+        Case('resize_antialias_3d', 'Resize', [('x', f32(1, 1, 6, 7, 8)), ('roi', None),
+                                               ('s', np.array([1, 1, 0.5, 0.6, 0.4], np.float32))],
+             consts=['s'], mode='linear', antialias=1),
+        # Random operators: ONNX Runtime's draws differ from spindle's; the
+        # conformance runner compares their shape, dtype and possible values.
+        Case('bernoulli', 'Bernoulli', [('x', f32(3, 4, lo=0.0, hi=1.0))], seed=1.0),
+        Case('bernoulli_dtype', 'Bernoulli', [('x', f32(3, 4, lo=0.0, hi=1.0))], dtype=TensorProto.DOUBLE),
+        Case('randomuniformlike', 'RandomUniformLike', [('x', f32(2, 5))], low=-1.0, high=2.0, seed=3.0),
+        Case('randomnormallike', 'RandomNormalLike', [('x', f32(2, 5))], dtype=TensorProto.DOUBLE),
+        Case('randomuniform', 'RandomUniform', [], shape=[3, 2], seed=4.0),
+        Case('randomnormal', 'RandomNormal', [], shape=[4], mean=1.0, scale=2.0, dtype=TensorProto.DOUBLE),
+        Case('multinomial', 'Multinomial', [('x', f32(2, 4))], sample_size=5, seed=5.0),
+        Case('multinomial_int64', 'Multinomial', [('x', f32(3, 4))], sample_size=2, dtype=TensorProto.INT64),
+        Case('dropout_training', 'Dropout', [('x', f32(3, 4, 5)), ('r', np.array(0.3, np.float32)),
+                                             ('t', np.array(True))], outputs=2, seed=2),
         Case('gridsample', 'GridSample', [('x', f32(1, 2, 4, 5)), ('g', f32(1, 3, 2, 2, lo=-1.1, hi=1.1))],
              mode='linear' , since=20),
         Case('gridsample_16', 'GridSample', [('x', f32(1, 2, 4, 5)), ('g', f32(1, 3, 2, 2, lo=-1.1, hi=1.1))],

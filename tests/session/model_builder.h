@@ -45,6 +45,21 @@ class ModelBuilder {
     for (int64_t v : values) t->add_int64_data(v);
     return *this;
   }
+  ModelBuilder& initializer_u8(const std::string& name, const std::vector<int64_t>& dims, const std::vector<uint8_t>& values) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::UINT8);
+    for (int64_t d : dims) t->add_dims(d);
+    t->set_raw_data(std::string(values.begin(), values.end()));
+    return *this;
+  }
+  // Imports another operator domain (com.microsoft, ...).
+  ModelBuilder& opset(const std::string& domain, int version) {
+    auto* op = model_.add_opset_import();
+    op->set_domain(domain);
+    op->set_version(version);
+    return *this;
+  }
   onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
                         const std::string& name = "") {
     auto* n = model_.mutable_graph()->add_node();

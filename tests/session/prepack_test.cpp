@@ -135,6 +135,63 @@ TEST(SessionPrepacking, PackedWeightsAreHeldOnce) {
   EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
 }
 
+// x [2, 40] -> com.microsoft MatMulNBits (K 40, N 6, 4 bits, blocks of 16:
+// 3 per column, the last padded; packed zero points) -> y [2, 6]. The kernel
+// keeps B, scales and zero points; the loader's copies are freed.
+std::vector<uint8_t> nbits_model() {
+  ModelBuilder b;
+  b.opset("com.microsoft", 1);
+  b.input("x", {2, 40}).output("y", {2, 6});
+  std::vector<uint8_t> q(6 * 3 * 8), zp(6 * 2);
+  std::vector<float> scales(18);
+  for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<uint8_t>(i * 37 % 251);
+  for (size_t i = 0; i < zp.size(); ++i) zp[i] = static_cast<uint8_t>(i * 29 % 256);
+  for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.01f * static_cast<float>(i + 1);
+  b.initializer_u8("q", {6, 3, 8}, q).initializer("s", {18}, scales).initializer_u8("zp", {12}, zp);
+  onnx::NodeProto& n = b.node("MatMulNBits", {"x", "q", "s", "zp"}, {"y"});
+  n.set_domain("com.microsoft");
+  ModelBuilder::attr_int(n, "K", 40);
+  ModelBuilder::attr_int(n, "N", 6);
+  ModelBuilder::attr_int(n, "bits", 4);
+  ModelBuilder::attr_int(n, "block_size", 16);
+  return b.bytes();
+}
+
+TEST(SessionPrepacking, MatMulNBitsWeightsAreHeldOnce) {
+  std::vector<float> x(80);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 13) - 6) * 0.1f;
+  std::vector<std::vector<float>> outs;
+  for (bool prepack : {true, false}) {
+    auto loaded = graph::load_model_bytes(nbits_model(), "nbits", ".");
+    ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+    graph::Graph g = std::move(loaded).value();
+    std::weak_ptr<Buffer> q = g.initializer(g.value_id("q"))->buffer();
+    auto plan = exec::Plan::compile(std::move(g), graph::OptimizationLevel::kAll, prepack);
+    ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+    EXPECT_EQ(q.expired(), prepack);
+    EXPECT_EQ((*plan)->constant_bytes().initializers, prepack ? 0u : 6u * 3 * 8 + 18 * 4 + 12);
+    exec::Frame frame(**plan);
+    const graph::Graph& pg = (*plan)->graph();
+    frame.begin_run();
+    frame.values()[static_cast<size_t>(pg.value_id("x"))] = Tensor::from_vector<float>({2, 40}, x);
+    exec::run_sequential(**plan, frame, nullptr, {});
+    outs.push_back(frame.values()[static_cast<size_t>(pg.outputs[0])].to_vector<float>());
+    frame.end_run();
+  }
+  ASSERT_EQ(outs[0].size(), 12u);
+  EXPECT_EQ(outs[0], outs[1]);
+  // Row 0, column 0 by hand: code k of column 0 is nibble k of its 24 bytes
+  // (blocks of 8 bytes), zero point of block b the low / high nibble of zp[b / 2].
+  double want = 0;
+  for (int k = 0; k < 40; ++k) {
+    const int blk = k / 16, byte = static_cast<int>((blk * 8 + (k % 16) / 2) * 37 % 251);
+    const int code = k % 2 == 0 ? byte & 15 : byte >> 4;
+    const int zbyte = (blk / 2) * 29 % 256, z = blk % 2 == 0 ? zbyte & 15 : zbyte >> 4;
+    want += static_cast<double>(x[static_cast<size_t>(k)]) * (code - z) * (0.01 * (blk + 1));
+  }
+  EXPECT_NEAR(outs[0][0], want, 1e-4);
+}
+
 TEST(SessionPrepacking, WeightAlsoReadAsGivenIsKept) {
   const Compiled c = compile(true, true);
   EXPECT_FALSE(c.w.expired());  // a graph output

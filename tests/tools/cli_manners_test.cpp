@@ -49,7 +49,7 @@ TEST(CliManners, UnknownCommandListsTheCommands) {
   std::string out;
   EXPECT_NE(run_cli("bnech model.onnx", &out), 0);
   EXPECT_THAT(out, HasSubstr("unknown command 'bnech'"));
-  for (const char* cmd : {"info", "run", "bench", "tune", "profile"}) EXPECT_THAT(out, HasSubstr(cmd));
+  for (const char* cmd : {"info", "run", "bench", "tune", "profile", "serve"}) EXPECT_THAT(out, HasSubstr(cmd));
 }
 
 TEST(CliManners, BenchShapeForAMissingInputNamesTheInputs) {

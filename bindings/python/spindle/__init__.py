@@ -136,8 +136,9 @@ def set_default_logger_verbosity(verbosity):
 
 
 def set_seed(seed):
-    """ONNX Runtime's seed for random operators. Kept; spindle implements no
-    random operator, so nothing depends on it."""
+    """ONNX Runtime's seed for random operators. Kept but unused: spindle's
+    random operators take their node's `seed` attribute, or a fresh random
+    seed per node without one."""
     global _seed
     if not isinstance(seed, int):
         raise InvalidArgument(f"set_seed({seed!r}): expected an int")

@@ -46,6 +46,7 @@
 
 #include <fmt/format.h>
 
+#include "graph/passes/pass_util.h"
 #include "graph/passes/passes.h"
 
 namespace spindle::graph::passes {
@@ -123,24 +124,6 @@ Kind blockable(const Graph& g, const Node& n) {
   } catch (const std::exception&) {
     return kNo;
   }
-}
-
-// A new value named after `base` (a model may already use the name).
-int fresh_value(Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int k = 1; g.value_id(name) >= 0; ++k) name = base + "." + std::to_string(k);
-  return g.add_value(name);
-}
-
-Node reorder_node(const char* op, std::string name, int in, int out) {
-  Node r;
-  r.name = std::move(name);
-  r.op_type = op;
-  r.domain = "spindle";
-  r.opset = 1;
-  r.inputs = {in};
-  r.outputs = {out};
-  return r;
 }
 
 int find_root(std::vector<int>& parent, int i) {

@@ -78,15 +78,24 @@ bool is_zero_pad(const Graph& g, const Node& n) {
   return true;
 }
 
+// Whether n draws random numbers (a new draw each run, so it is never folded).
+bool is_random(const Node& n) {
+  if (!n.domain.empty()) return false;
+  if (n.op_type == "Dropout") return n.inputs.size() >= 3 && n.inputs[2] >= 0;  // training_mode given
+  return n.op_type == "RandomNormal" || n.op_type == "RandomUniform" || n.op_type == "RandomNormalLike" ||
+         n.op_type == "RandomUniformLike" || n.op_type == "Bernoulli" || n.op_type == "Multinomial";
+}
+
 }  // namespace
 
-// Constant folding: nodes whose inputs are all constant run once now.
+// Constant folding: nodes whose inputs are all constant run once now
+// (random operators excepted).
 Status fold_constants(Graph& g, PassRecord& record, const LoadLimits& limits, bool keep_quantized_weights) {
   std::vector<bool> dead(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     SPINDLE_RETURN_IF_ERROR(limits.check("", "folding constants"));
     const Node& n = g.nodes[i];
-    if (!all_inputs_constant(g, n) || n.attrs.has_graph()) continue;
+    if (!all_inputs_constant(g, n) || n.attrs.has_graph() || is_random(n)) continue;
     if (keep_quantized_weights && n.op_type == "DequantizeLinear" && n.domain.empty() && !n.inputs.empty()) {
       const Tensor* q = g.initializer(n.inputs[0]);
       const DataType t = q ? q->dtype() : DataType::kUndefined;

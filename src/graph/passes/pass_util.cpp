@@ -32,4 +32,21 @@ int only_reader(const Graph& g, int value, const char* op, const std::vector<boo
   return n.op_type == op && n.domain.empty() ? i : -1;
 }
 
+int fresh_value(Graph& g, const std::string& base) {
+  std::string name = base;
+  for (int k = 1; g.value_id(name) >= 0; ++k) name = base + "." + std::to_string(k);
+  return g.add_value(name);
+}
+
+Node reorder_node(const char* op, std::string name, int in, int out) {
+  Node r;
+  r.name = std::move(name);
+  r.op_type = op;
+  r.domain = "spindle";
+  r.opset = 1;
+  r.inputs = {in};
+  r.outputs = {out};
+  return r;
+}
+
 }  // namespace spindle::graph::passes

@@ -1,9 +1,11 @@
 // pass_util.h — questions the optimizer passes ask of a graph (who alone
-// reads a value, which operand of a node is a constant), shared by the pass
+// reads a value, which operand of a node is a constant) and the values and
+// conversion nodes they add, shared by the pass
 // files under src/graph/passes/. Internal to the graph layer.
 #pragma once
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "graph/graph.h"
@@ -20,5 +22,10 @@ int only_reader(const Graph& g, int value, const char* op, const std::vector<boo
 const Tensor* constant_operand(const Graph& g, const Node& n, int x);
 // The value of a float32 constant holding one element; NaN otherwise.
 float single_value(const Graph& g, int id);
+// A new value named after `base` (a model may already use the name).
+int fresh_value(Graph& g, const std::string& base);
+// A spindle-domain node `op` (opset 1) reading `in`, writing `out`: the
+// layout conversions the layout passes add.
+Node reorder_node(const char* op, std::string name, int in, int out);
 
 }  // namespace spindle::graph::passes

@@ -40,5 +40,7 @@ void fuse_dynamic_quantize_matmul(Graph& g, PassRecord& record);
 // spindle.BlockedConv nodes on NCHW8c tensors, with spindle.ReorderToBlocked
 // / ReorderFromBlocked at the chains' ends.
 void use_blocked_layout(Graph& g, PassRecord& record);
+// Chains of 8-bit QLinearConv / MaxPool / QLinearAdd in NHWC (qdq_nhwc.cpp).
+void use_nhwc_layout(Graph& g, PassRecord& record);
 
 }  // namespace spindle::graph::passes

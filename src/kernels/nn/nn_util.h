@@ -123,9 +123,11 @@ void register_pool(KernelRegistry& r);
 void register_norm(KernelRegistry& r);
 void register_gemm(KernelRegistry& r);
 void register_resize(KernelRegistry& r);
+void register_col2im(KernelRegistry& r);
 void register_rnn(KernelRegistry& r);
 void register_qlinear(KernelRegistry& r);
 void register_qlinear_contrib(KernelRegistry& r);  // qlinear_contrib.cpp: com.microsoft quantized ops
+void register_matmul_nbits(KernelRegistry& r);      // matmul_nbits.cpp: com.microsoft MatMulNBits
 void register_transformer(KernelRegistry& r);  // Attention, RotaryEmbedding, AffineGrid
 void register_attention(KernelRegistry& r);    // spindle.FusedAttention (the optimizer's fused attention chain)
 void register_blocked(KernelRegistry& r);      // spindle.ReorderToBlocked / ReorderFromBlocked / BlockedConv /

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "kernels/broadcast.h"
+#include "kernels/nn/nhwc.h"
 #include "kernels/nn/nn_util.h"
 #include "primitives/gemm/qgemm.h"
 #include "primitives/quant/requant.h"
@@ -46,13 +47,12 @@ std::vector<int32_t> widen(const Tensor& t) {
 
 // A zero point input: absent = 0; one value, or `n` values (one per row /
 // column / output channel, `what` says which). Its type must be its data's.
-std::vector<int32_t> zero_points(KernelContext& ctx, int index, const char* name, const Tensor& data, int64_t n,
+std::vector<int32_t> zero_points(KernelContext& ctx, int index, const char* name, DataType data, int64_t n,
                                  const char* what) {
   if (!ctx.has_input(index)) return std::vector<int32_t>(static_cast<size_t>(n), 0);
   const Tensor& z = ctx.input(index);
-  if (z.dtype() != data.dtype())
-    fail(ctx.node(), fmt::format("input {} is {}, expected {} like its data", name, z.describe(),
-                                 dtype_name(data.dtype())));
+  if (z.dtype() != data)
+    fail(ctx.node(), fmt::format("input {} is {}, expected {} like its data", name, z.describe(), dtype_name(data)));
   if (z.numel() != 1 && z.numel() != n)
     fail(ctx.node(), fmt::format("input {} has shape {}, expected one value or {} ({})", name,
                                  shape_to_string(z.shape()), n, what));
@@ -187,8 +187,8 @@ struct IntMatMul {
     out_shape = batch;
     if (!a_vec) out_shape.push_back(M);
     if (!b_vec) out_shape.push_back(N);
-    const std::vector<int32_t> a_zp = zero_points(ctx, a_zp_index, "a_zero_point", A, M, "one per row of A");
-    const std::vector<int32_t> b_zp = zero_points(ctx, b_zp_index, "b_zero_point", B, N, "one per column of B");
+    const std::vector<int32_t> a_zp = zero_points(ctx, a_zp_index, "a_zero_point", A.dtype(), M, "one per row of A");
+    const std::vector<int32_t> b_zp = zero_points(ctx, b_zp_index, "b_zero_point", B.dtype(), N, "one per column of B");
     const bool one_a_zp = !ctx.has_input(a_zp_index) || ctx.input(a_zp_index).numel() == 1 || M == 1;
     if (shape_numel(b_batch) == 1 && one_a_zp) {
       // B shared by every batch: one 8-bit GEMM over batches * M rows.
@@ -329,7 +329,7 @@ class DequantizedMatMulKernel final : public OpKernel {
     const int bias_index = quantize_a_ ? 4 : 6;
     const std::vector<float> b_scale = scales(ctx, b_scale_index, "b_scale", N, "one per column of B");
     const bool per_column_scale = ctx.input(b_scale_index).numel() != 1;
-    const std::vector<int32_t> b_zp = zero_points(ctx, b_zp_index, "b_zero_point", B, N, "one per column of B");
+    const std::vector<int32_t> b_zp = zero_points(ctx, b_zp_index, "b_zero_point", B.dtype(), N, "one per column of B");
     const float* bias = nullptr;
     if (ctx.has_input(bias_index)) {
       const Tensor& bt = ctx.input(bias_index);
@@ -357,7 +357,7 @@ class DequantizedMatMulKernel final : public OpKernel {
       a_scale = sa[0];
       args.a = A.raw_data();
       args.a_signed = A.dtype() == DataType::kInt8;
-      args.a_zero_point = zero_points(ctx, 4, "a_zero_point", A, 1, "one value")[0];
+      args.a_zero_point = zero_points(ctx, 4, "a_zero_point", A.dtype(), 1, "one value")[0];
     }
     std::vector<float> scale(per_column_scale ? static_cast<size_t>(N) : 1);
     for (size_t j = 0; j < scale.size(); ++j) scale[j] = a_scale * b_scale[j];
@@ -408,8 +408,8 @@ struct IntConv {
     const Window3 g = forward_window(node, attrs, X.shape(), kernel);
     out_shape = {N, M};
     for (int i = 0; i < g.nd; ++i) out_shape.push_back(g.out[3 - g.nd + i]);
-    const std::vector<int32_t> x_zp = zero_points(ctx, x_zp_index, "x_zero_point", X, 1, "one value");
-    const std::vector<int32_t> w_zp = zero_points(ctx, w_zp_index, "w_zero_point", W, M, "one per output channel");
+    const std::vector<int32_t> x_zp = zero_points(ctx, x_zp_index, "x_zero_point", X.dtype(), 1, "one value");
+    const std::vector<int32_t> w_zp = zero_points(ctx, w_zp_index, "w_zero_point", W.dtype(), M, "one per output channel");
     std::vector<int32_t> x = widen(X), w = widen(W);
     for (int32_t& v : x) v -= x_zp[0];
     const int64_t cg = C / group, mg = M / group, wk = cg * g.k_size();
@@ -495,8 +495,8 @@ struct ConvRequant {
 // the same double arithmetic).
 class QLinearConvKernel final : public OpKernel {
  public:
-  explicit QLinearConvKernel(const NodeInfo& node)
-      : attrs_(WindowAttrs::parse(node, true, false)), group_(node.attrs.get_int("group", 1)) {
+  QLinearConvKernel(const NodeInfo& node, bool nhwc)
+      : attrs_(WindowAttrs::parse(node, true, false)), group_(node.attrs.get_int("group", 1)), nhwc_(nhwc) {
     const std::string act = node.attrs.get_string("activation", "");
     if (!act.empty() && act != "Relu")
       fail_unsupported(node, fmt::format("attribute activation is '{}', expected Relu or none", act));
@@ -515,6 +515,7 @@ class QLinearConvKernel final : public OpKernel {
       depthwise_ = true;
       dw_w_ = widen(*w);
       packed_ok_ = true;
+      own_w_when_scales_fixed(node);
       return;
     }
     const int64_t k = cg * taps;
@@ -530,21 +531,71 @@ class QLinearConvKernel final : public OpKernel {
       packed_.push_back(qgemm_pack_b(tmp.data(), w_signed_, k, mg, k, true));
     }
     packed_ok_ = true;
+    own_w_when_scales_fixed(node);
+  }
+
+  bool owns_constant_input(int i) const override { return i == 3 && owns_w_; }
+  size_t packed_bytes() const override {
+    size_t b = dw_w_.size() * sizeof(int32_t);
+    for (const QGemmPackedB& p : packed_) b += p.bytes();
+    return b;
   }
 
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
     require_q8(node, ctx.input(0), "x");
-    require_q8(node, ctx.input(3), "w");
-    if (packed_ok_ && ctx.input(3).shape() == w_shape_ && (ctx.input(3).dtype() == DataType::kInt8) == w_signed_ &&
-        ctx.input(0).rank() == ctx.input(3).rank() && ctx.input(0).dim(1) == w_shape_[1] * group_) {
+    const Tensor& X = ctx.input(0);
+    const bool owned = !ctx.has_input(3);  // W packed when the kernel was created, the input dropped
+    if (!owned) require_q8(node, ctx.input(3), "w");
+    const Shape ws = owned ? w_shape_ : ctx.input(3).shape();
+    if (nhwc_ && (X.rank() != 4 || ws.size() != 4))
+      fail(node, fmt::format("inputs X {} and W {}: a QLinearConvNhwc takes a 2-D convolution (rank-4 X and W)",
+                             X.describe(), shape_to_string(ws)));
+    if (owned || (packed_ok_ && ws == w_shape_ && (ctx.input(3).dtype() == DataType::kInt8) == w_signed_ &&
+                  X.rank() == static_cast<int>(ws.size()) && X.dim(nhwc_ ? 3 : 1) == w_shape_[1] * group_)) {
       fast(ctx);
       return;
     }
-    reference(ctx);
+    reference_any(ctx);
   }
 
  private:
+  // The packed weights replace W when the scales are constants whose
+  // requantization factors are finite: fast() then always runs (the plain
+  // loops, which read W, are only for non-finite factors).
+  void own_w_when_scales_fixed(const NodeInfo& node) {
+    const Tensor* sx = node.const_input(1);
+    const Tensor* sw = node.const_input(4);
+    const Tensor* sy = node.const_input(6);
+    const int64_t m = w_shape_[0];
+    if (!sx || !sw || !sy || sx->dtype() != DataType::kFloat32 || sw->dtype() != DataType::kFloat32 ||
+        sy->dtype() != DataType::kFloat32 || sx->numel() != 1 || sy->numel() != 1 || (sw->numel() != 1 && sw->numel() != m))
+      return;
+    for (int64_t i = 0; i < m; ++i) {
+      const float f = sx->data<float>()[0] * sw->data<float>()[sw->numel() == 1 ? 0 : i] / sy->data<float>()[0];
+      if (!std::isfinite(f)) return;
+    }
+    owns_w_ = true;
+  }
+
+  // The plain loops; in NHWC on the NCHW transpose of X, the output transposed back.
+  void reference_any(KernelContext& ctx) const {
+    const Tensor& X = ctx.input(0);
+    if (!nhwc_) {
+      reference(ctx, X, nullptr);
+      return;
+    }
+    const int64_t N = X.dim(0), P = X.dim(1) * X.dim(2), C = X.dim(3);
+    Tensor xc(X.dtype(), Shape{N, C, X.dim(1), X.dim(2)});
+    transpose_bytes(ctx.pool(), static_cast<const uint8_t*>(X.raw_data()), static_cast<uint8_t*>(xc.raw_mutable_data()),
+                    N, P, C);
+    Tensor yc;
+    reference(ctx, xc, &yc);
+    Tensor& Y = ctx.output(0, yc.dtype(), Shape{N, yc.dim(2), yc.dim(3), yc.dim(1)});
+    transpose_bytes(ctx.pool(), static_cast<const uint8_t*>(yc.raw_data()), static_cast<uint8_t*>(Y.raw_mutable_data()),
+                    N, yc.dim(1), yc.dim(2) * yc.dim(3));
+  }
+
   ConvRequant requant_terms(KernelContext& ctx, int64_t M, const Tensor& yzp) const {
     const NodeInfo& node = ctx.node();
     const std::vector<float> sx = scales(ctx, 1, "x_scale", 1, "one value");
@@ -572,14 +623,14 @@ class QLinearConvKernel final : public OpKernel {
     return r;
   }
 
-  void reference(KernelContext& ctx) const {
-    const NodeInfo& node = ctx.node();
+  // The plain loops on NCHW X; into `out` when given, else the node's output.
+  void reference(KernelContext& ctx, const Tensor& X, Tensor* out) const {
     IntConv conv;
-    conv.compute(ctx, attrs_, group_, ctx.input(0), ctx.input(3), 2, 5);
+    conv.compute(ctx, attrs_, group_, X, ctx.input(3), 2, 5);
     const Tensor& yzp = ctx.input(7);
     const ConvRequant r = requant_terms(ctx, conv.M, yzp);
-    (void)node;
-    Tensor& Y = ctx.output(0, yzp.dtype(), conv.out_shape);
+    if (out) *out = Tensor(yzp.dtype(), conv.out_shape);
+    Tensor& Y = out ? *out : ctx.output(0, yzp.dtype(), conv.out_shape);
     auto write = [&](auto* y) {
       using T = std::remove_pointer_t<decltype(y)>;
       for (int64_t p = 0; p < conv.planes; ++p) {
@@ -601,28 +652,35 @@ class QLinearConvKernel final : public OpKernel {
   void fast(KernelContext& ctx) const {
     const NodeInfo& node = ctx.node();
     const Tensor& X = ctx.input(0);
-    const Tensor& W = ctx.input(3);
-    const int64_t N = X.dim(0), C = X.dim(1), M = W.dim(0);
-    if (C % group_ != 0 || M % group_ != 0 || W.dim(1) != C / group_)
-      fail(node, fmt::format("inputs X {} and W {} do not match group {} (W must be M x C/group x ...)",
-                             shape_to_string(X.shape()), shape_to_string(W.shape()), group_));
-    const std::vector<int64_t> kernel(W.shape().begin() + 2, W.shape().end());
-    const Window3 g = forward_window(node, attrs_, X.shape(), kernel);
+    // W: its shape and type as packed (fast() runs on the packed weights
+    // alone; when the kernel owns W, the input is absent).
+    const int64_t N = X.dim(0), C = X.dim(nhwc_ ? 3 : 1), M = w_shape_[0];
+    if (C % group_ != 0 || M % group_ != 0 || w_shape_[1] != C / group_ || X.rank() != static_cast<int>(w_shape_.size()))
+      fail(node, fmt::format("inputs X {} and W {} do not match group {} (W must be M x C/group x ..., of X's rank)",
+                             shape_to_string(X.shape()), shape_to_string(w_shape_), group_));
+    const std::vector<int64_t> kernel(w_shape_.begin() + 2, w_shape_.end());
+    const Window3 g =
+        forward_window(node, attrs_, nhwc_ ? Shape{N, C, X.dim(1), X.dim(2)} : X.shape(), kernel);
     Shape out_shape = {N, M};
     for (int i = 0; i < g.nd; ++i) out_shape.push_back(g.out[3 - g.nd + i]);
+    if (nhwc_) out_shape = {N, g.out[1], g.out[2], M};
     size_numel(node, out_shape, "output Y");
-    const int32_t x_zp = zero_points(ctx, 2, "x_zero_point", X, 1, "one value")[0];
-    const std::vector<int32_t> w_zp = zero_points(ctx, 5, "w_zero_point", W, M, "one per output channel");
+    const int32_t x_zp = zero_points(ctx, 2, "x_zero_point", X.dtype(), 1, "one value")[0];
+    const std::vector<int32_t> w_zp =
+        zero_points(ctx, 5, "w_zero_point", w_signed_ ? DataType::kInt8 : DataType::kUInt8, M, "one per output channel");
     const Tensor& yzp = ctx.input(7);
     const ConvRequant r = requant_terms(ctx, M, yzp);
+    if (!r.finite && !ctx.has_input(3))
+      fail(node, "requantization scales x_scale * w_scale / y_scale are not finite");  // owned W: scales were checked
     if (!r.finite) {
-      reference(ctx);
+      reference_any(ctx);
       return;
     }
     Tensor& Y = ctx.output(0, yzp.dtype(), out_shape);
     const bool x_signed = X.dtype() == DataType::kInt8;
     auto run = [&](auto* y) {
-      if (depthwise_) depthwise(ctx, X, g, x_zp, w_zp, r, y);
+      if (depthwise_ && nhwc_) depthwise_nhwc(ctx, X, g, x_zp, w_zp, r, y);
+      else if (depthwise_) depthwise(ctx, X, g, x_zp, w_zp, r, y);
       else gemm_path(ctx, X, g, x_signed, x_zp, w_zp, r, y);
     };
     if (yzp.dtype() == DataType::kUInt8) run(Y.mutable_data<uint8_t>());
@@ -692,18 +750,88 @@ class QLinearConvKernel final : public OpKernel {
     });
   }
 
+  // Depthwise on NHWC X: each output pixel's C accumulators at once, a tap
+  // adding (x - x_zp) * (w - w_zp) over the channel vector (taps outside
+  // the input add nothing, as padding with x_zp does).
+  template <class T>
+  void depthwise_nhwc(KernelContext& ctx, const Tensor& X, const Window3& g, int32_t x_zp,
+                      const std::vector<int32_t>& w_zp, const ConvRequant& r, T* y) const {
+    static const auto requant_fn = SPINDLE_ISA_SELECT(requant_row);
+    const int64_t N = X.dim(0), C = X.dim(3), H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
+    const int64_t taps = g.k_size();
+    std::vector<int32_t> wt(static_cast<size_t>(taps * C));  // [tap][channel], w - w_zp
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t t = 0; t < taps; ++t)
+        wt[static_cast<size_t>(t * C + c)] = dw_w_[static_cast<size_t>(c * taps + t)] - w_zp[static_cast<size_t>(c)];
+    static const auto dw_fn = SPINDLE_ISA_SELECT(dw_row);
+    // Few channels: the weights, scales and biases repeated along a row, so
+    // that a tap's stride-1 columns and a row's requantization are one run.
+    std::vector<int32_t> w_rows, bias_row(static_cast<size_t>(OW * C));
+    std::vector<double> scale_row(static_cast<size_t>(OW * C));
+    for (int64_t i = 0; i < OW * C; ++i) {
+      bias_row[static_cast<size_t>(i)] = r.bias[static_cast<size_t>(i % C)];
+      scale_row[static_cast<size_t>(i)] = r.scale[static_cast<size_t>(i % C)];
+    }
+    if (g.s[2] == 1 && C < 64) {
+      w_rows.resize(static_cast<size_t>(taps * OW * C));
+      for (int64_t t = 0; t < taps; ++t)
+        for (int64_t i = 0; i < OW * C; ++i)
+          w_rows[static_cast<size_t>(t * OW * C + i)] = wt[static_cast<size_t>(t * C + i % C)];
+    }
+    parallel_for(ctx.pool(), 0, N * OH, grain_for_work(N * OH, static_cast<double>(OW * taps * C)),
+                 [&](int64_t r0, int64_t r1) {
+      int32_t* acc = reinterpret_cast<int32_t*>(scratch_floats(3, static_cast<size_t>(OW * C)));
+      DwRow dr;
+      dr.x_signed = X.dtype() == DataType::kInt8;
+      dr.x_zp = x_zp;
+      dr.H = H;
+      dr.W = W;
+      dr.C = C;
+      dr.OW = OW;
+      dr.kh = g.k[1];
+      dr.kw = g.k[2];
+      dr.sh = g.s[1];
+      dr.sw = g.s[2];
+      dr.dh = g.d[1];
+      dr.dw = g.d[2];
+      dr.ph = g.pb[1];
+      dr.pw = g.pb[2];
+      dr.w = wt.data();
+      dr.w_rows = w_rows.empty() ? nullptr : w_rows.data();
+      dr.acc = acc;
+      RequantRow rq;
+      rq.acc = acc;
+      rq.n = OW * C;
+      rq.bias = bias_row.data();
+      rq.scale = scale_row.data();
+      rq.zp = r.zp;
+      rq.lo = r.lo;
+      rq.hi = r.hi;
+      rq.y_signed = std::is_same_v<T, int8_t>;
+      for (int64_t row = r0; row < r1; ++row) {
+        const int64_t n = row / OH;
+        dr.x = static_cast<const uint8_t*>(X.raw_data()) + n * H * W * C;
+        dr.oh = row % OH;
+        dw_fn(dr);
+        rq.y = y + row * OW * C;
+        requant_fn(rq);
+      }
+    });
+  }
+
   template <class T>
   void gemm_path(KernelContext& ctx, const Tensor& X, const Window3& g, bool x_signed, int32_t x_zp,
                  const std::vector<int32_t>& w_zp, const ConvRequant& r, T* y) const {
     static const auto requant_fn = SPINDLE_ISA_SELECT(requant_row);
-    const int64_t N = X.dim(0), C = X.dim(1), M = w_shape_[0];
+    const int64_t N = X.dim(0), C = X.dim(nhwc_ ? 3 : 1), M = w_shape_[0];
     const int64_t G = group_, cg = C / G, mg = M / G;
     const int64_t taps = g.k_size(), K = cg * taps, P = g.out_size(), in_size = g.in_size();
     const bool pointwise = taps == 1 && g.s[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && g.pb[0] == 0 && g.pb[1] == 0 &&
                            g.pb[2] == 0 && P == in_size;
     // The input in pixel-major order (one image at a time): [pixel][channel].
     const size_t nhwc_bytes = static_cast<size_t>(in_size * C);
-    uint8_t* nhwc = reinterpret_cast<uint8_t*>(scratch_floats(kSharedInputSlot, (nhwc_bytes + 3) / 4));
+    uint8_t* nhwc =
+        nhwc_ ? nullptr : reinterpret_cast<uint8_t*>(scratch_floats(kSharedInputSlot, (nhwc_bytes + 3) / 4));
     const int64_t panel = std::max<int64_t>(packed_[0].panel_columns, 1);
     // Row blocks: an im2col block of at most ~64 KB, 16..256 pixels.
     const int64_t pb = std::min(P, std::clamp<int64_t>((65536 / std::max<int64_t>(K, 1)) / 16 * 16, 16, 256));
@@ -721,18 +849,9 @@ class QLinearConvKernel final : public OpKernel {
     const uint8_t pad_byte = static_cast<uint8_t>(x_zp);
     for (int64_t n = 0; n < N; ++n) {
       const uint8_t* xn = xdata + n * C * in_size;
-      // Transpose [C][pixels] -> [pixels][C], in blocks of pixels.
-      const int64_t tb = 256;
-      parallel_for(ctx.pool(), 0, ceil_div(in_size, tb), grain_for_work(ceil_div(in_size, tb), static_cast<double>(tb * C) / 4),
-                   [&](int64_t b0, int64_t b1) {
-        for (int64_t b = b0; b < b1; ++b) {
-          const int64_t q0 = b * tb, q1 = std::min(in_size, q0 + tb);
-          for (int64_t c = 0; c < C; ++c) {
-            const uint8_t* s = xn + c * in_size;
-            for (int64_t q = q0; q < q1; ++q) nhwc[q * C + c] = s[q];
-          }
-        }
-      });
+      // NCHW: X transposed [C][pixels] -> [pixels][C]; NHWC: X as it is.
+      if (nhwc_) nhwc = const_cast<uint8_t*>(xn);
+      else transpose_bytes(ctx.pool(), xn, nhwc, 1, C, in_size);
       T* yn = y + n * M * P;
       parallel_for(ctx.pool(), 0, items, 1, [&](int64_t i0, int64_t i1) {
         for (int64_t item = i0; item < i1; ++item) {
@@ -802,7 +921,7 @@ class QLinearConvKernel final : public OpKernel {
           qgemm(args);
           // Requantized row by row (pixels), then transposed into the
           // output planes (channels).
-          T* q = reinterpret_cast<T*>(scratch_floats(0, static_cast<size_t>((rows * cols + 3) / 4)));
+          T* q = nhwc_ ? nullptr : reinterpret_cast<T*>(scratch_floats(0, static_cast<size_t>((rows * cols + 3) / 4)));
           const int64_t m0 = grp * mg + c0;
           RequantRow rq;
           rq.n = cols;
@@ -812,6 +931,14 @@ class QLinearConvKernel final : public OpKernel {
           rq.lo = r.lo;
           rq.hi = r.hi;
           rq.y_signed = std::is_same_v<T, int8_t>;
+          if (nhwc_) {  // straight into the output pixels
+            for (int64_t i = 0; i < rows; ++i) {
+              rq.acc = acc + i * cols;
+              rq.y = yn + (p0 + i) * M + m0;
+              requant_fn(rq);
+            }
+            continue;
+          }
           for (int64_t i = 0; i < rows; ++i) {
             rq.acc = acc + i * cols;
             rq.y = q + i * cols;
@@ -829,6 +956,8 @@ class QLinearConvKernel final : public OpKernel {
 
   WindowAttrs attrs_;
   int64_t group_;
+  bool nhwc_ = false;  // spindle.QLinearConvNhwc: X and Y [N, H, W, C]
+  bool owns_w_ = false;  // W's storage dropped: the packed weights replace it
   bool relu_ = false;
   bool packed_ok_ = false, depthwise_ = false, w_signed_ = true;
   Shape w_shape_;
@@ -842,7 +971,13 @@ void register_qlinear(KernelRegistry& r) {
   r.add("", "MatMulInteger", 10, 17, factory_of<MatMulIntegerKernel>());
   r.add("", "QLinearMatMul", 10, 17, factory_of<QLinearMatMulKernel>());
   r.add("", "ConvInteger", 10, 17, factory_of<ConvIntegerKernel>());
-  r.add("", "QLinearConv", 10, 17, factory_of<QLinearConvKernel>());
+  r.add("", "QLinearConv", 10, 17, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<QLinearConvKernel>(node, false);
+  });
+  r.add("spindle", "QLinearConvNhwc", 1, 1, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<QLinearConvKernel>(node, true);
+  });
+  register_nhwc(r);
   r.add("com.microsoft", "DynamicQuantizeMatMul", 1, 1, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
     return std::make_unique<DequantizedMatMulKernel>(node, true);
   });

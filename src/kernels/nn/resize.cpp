@@ -2,13 +2,13 @@
 // Upsample (7..9), N-d, modes nearest / linear / cubic, every
 // coordinate_transformation_mode of opset 19 (half_pixel_symmetric), scales
 // or sizes, roi for tf_crop_and_resize, exclude_outside
-// and extrapolation_value; from 18, `axes` and keep_aspect_ratio_policy
-// (antialias is refused as unsupported).
+// and extrapolation_value; from 18, `axes`, keep_aspect_ratio_policy and
+// antialias (linear and cubic filters widened by 1 / scale on shrinking axes).
 //
 // Each axis gets a table: for every output coordinate, T input taps (offset
 // already multiplied by the axis stride) and their weights (T = 1 for
 // nearest and for axes that map exactly onto input samples, 2 for linear, 4
-// for cubic). An output row (all axes but the last fixed) combines the outer
+// for cubic, 2 * ceil(support) + 1 for antialias). An output row (all axes but the last fixed) combines the outer
 // axes' taps once, then runs over the last axis. Rows are the parallel_for
 // items; each output is computed by one block in a fixed order.
 //
@@ -84,8 +84,10 @@ class ResizeKernel final : public OpKernel {
       scales_attr_ = node.attrs.get_floats("scales");
     }
     if (!upsample && node.opset >= 18) {
-      if (node.attrs.get_int("antialias", 0) != 0)
-        fail_unsupported(node, "antialias=1 is not supported (expected 0)");
+      const int64_t antialias = node.attrs.get_int("antialias", 0);
+      if (antialias != 0 && antialias != 1)
+        fail(node, fmt::format("attribute antialias is {}, expected 0 or 1", antialias));
+      antialias_ = antialias == 1 && mode_ != Mode::kNearest;
       axes_ = node.attrs.get_ints("axes", {});
       const std::string policy = node.attrs.get_string("keep_aspect_ratio_policy", "stretch");
       if (policy == "stretch") policy_ = Policy::kStretch;
@@ -118,7 +120,9 @@ class ResizeKernel final : public OpKernel {
     std::vector<AxisTable> tables(rank);
     for (size_t i = 0; i < rank; ++i)
       tables[i] = axis_table(node, i, xs[i], ys[i],
-                             from_sizes ? static_cast<double>(ys[i]) : static_cast<double>(xs[i]) * scales[i],
+                             // antialias=1 maps onto the integer output size, as ONNX Runtime does.
+                             from_sizes || antialias_ ? static_cast<double>(ys[i])
+                                                      : static_cast<double>(xs[i]) * scales[i],
                              scales[i], strides[i], roi.empty() ? 0.0f : roi[i], roi.empty() ? 1.0f : roi[rank + i]);
     run(ctx, X, Y, tables);
   }
@@ -261,6 +265,7 @@ class ResizeKernel final : public OpKernel {
       if (xo[o] != std::floor(xo[o])) exact = false;
     }
     auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
+    if (antialias_) return antialias_table(t, xo, in, scale, stride);
     if (mode_ == Mode::kNearest || exact) {
       t.taps = 1;
       t.off.resize(n);
@@ -305,6 +310,67 @@ class ResizeKernel final : public OpKernel {
     return t;
   }
 
+  // The filter of antialias=1: the triangle (linear) or the cubic
+  // convolution kernel (cubic_coeff_a) as a function of the distance in
+  // input samples.
+  double filter(double x) const {
+    x = std::fabs(x);
+    if (mode_ == Mode::kLinear) return x < 1.0 ? 1.0 - x : 0.0;
+    const double A = cubic_a_;
+    if (x <= 1.0) return ((A + 2) * x - (A + 3)) * x * x + 1;
+    if (x < 2.0) return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+    return 0.0;
+  }
+
+  // antialias=1 (opset 18): when an axis shrinks (scale < 1), the filter is
+  // stretched by 1 / scale so every input sample within its support
+  // contributes; the support is 1 (linear) or 2 (cubic) input samples each
+  // side when the axis does not shrink. For output o, centered at input
+  // coordinate c (the coordinate transform; o itself when scale is 1), the
+  // taps are the samples j with |j - c| < support, weighted
+  // filter((j - c) * min(scale, 1)) and normalized to sum 1. Samples outside
+  // the input are dropped with exclude_outside, otherwise their weight goes to
+  // the nearest edge sample. Every output of the axis gets the same tap count
+  // (unused taps weigh 0).
+  AxisTable& antialias_table(AxisTable& t, const std::vector<double>& xo, int64_t in, double scale,
+                             int64_t stride) const {
+    const size_t n = xo.size();
+    const double half = mode_ == Mode::kLinear ? 1.0 : 2.0;
+    const double shrink = std::min(scale, 1.0);
+    const double support = half / shrink;
+    // A window of 2 * ceil(support) + 1 samples holds every tap.
+    const size_t T = static_cast<size_t>(2 * std::ceil(support) + 1);
+    t.taps = static_cast<int>(T);
+    t.off.assign(n * T, 0);
+    t.weight.assign(n * T, 0.0f);
+    std::vector<double> w(T);
+    for (size_t o = 0; o < n; ++o) {
+      const double c = scale == 1.0 ? static_cast<double>(o) : xo[o];
+      int64_t lo = static_cast<int64_t>(std::floor(c - support + 1.0));
+      int64_t hi = static_cast<int64_t>(std::floor(c + support + 1.0));  // exclusive
+      if (exclude_outside_) {
+        lo = std::max<int64_t>(lo, 0);
+        hi = std::min<int64_t>(hi, in);
+      }
+      hi = std::min<int64_t>(hi, lo + static_cast<int64_t>(T));
+      double sum = 0.0;
+      for (int64_t j = lo; j < hi; ++j) {
+        w[static_cast<size_t>(j - lo)] = filter((static_cast<double>(j) - c) * shrink);
+        sum += w[static_cast<size_t>(j - lo)];
+      }
+      const double inv = sum == 0.0 ? 1.0 : 1.0 / sum;
+      for (int64_t j = lo; j < hi; ++j) {
+        const size_t k = o * T + static_cast<size_t>(j - lo);
+        t.off[k] = std::clamp<int64_t>(j, 0, in - 1) * stride;
+        t.weight[k] = static_cast<float>(w[static_cast<size_t>(j - lo)] * inv);
+      }
+      // Unused taps read a used one (weight 0), never a sample of no tap.
+      for (size_t k = static_cast<size_t>(std::max<int64_t>(hi - lo, 1)); k < T; ++k)
+        t.off[o * T + k] = t.off[o * T];
+    }
+    return t;
+  }
+
   // out[i * R + k] = src[i] for k < R.
   template <int R>
   static void replicate(const float* src, float* out, int64_t n) {
@@ -313,10 +379,12 @@ class ResizeKernel final : public OpKernel {
   }
 
   // out[j] = sum_c cw[c] * sum_k w[j, k] * x[coff[c] + off[j, k]]: the outer
-  // axes' tap combinations c, then the last axis' T taps.
-  template <int T>
+  // axes' tap combinations c, then the last axis' T taps (kT when it is
+  // fixed at compile time, 1, 2 or 4; else last.taps, for antialias=1).
+  template <int kT>
   static void interpolate_row(const float* x, const int64_t* coff, const float* cw, size_t nc, const AxisTable& last,
                               float* out, int64_t inner) {
+    const int64_t T = kT > 0 ? kT : last.taps;
     const int64_t* off = last.off.data();
     const float* wt = last.weight.data();
     for (int64_t j = 0; j < inner; ++j) {
@@ -324,7 +392,7 @@ class ResizeKernel final : public OpKernel {
       for (size_t c = 0; c < nc; ++c) {
         const float* src = x + coff[c];
         float s = 0.0f;
-        for (int k = 0; k < T; ++k) s += wt[j * T + k] * src[off[j * T + k]];
+        for (int64_t k = 0; k < T; ++k) s += wt[j * T + k] * src[off[j * T + k]];
         acc += cw[c] * s;
       }
       out[j] = acc;
@@ -424,7 +492,8 @@ class ResizeKernel final : public OpKernel {
           switch (last.taps) {
             case 1: interpolate_row<1>(x, coff.data(), cw.data(), nc, last, out, inner); break;
             case 2: interpolate_row<2>(x, coff.data(), cw.data(), nc, last, out, inner); break;
-            default: interpolate_row<4>(x, coff.data(), cw.data(), nc, last, out, inner); break;
+            case 4: interpolate_row<4>(x, coff.data(), cw.data(), nc, last, out, inner); break;
+            default: interpolate_row<0>(x, coff.data(), cw.data(), nc, last, out, inner); break;
           }
           if (last.any_extrapolate)
             for (int64_t j = 0; j < inner; ++j)
@@ -497,6 +566,7 @@ class ResizeKernel final : public OpKernel {
   float cubic_a_ = -0.75f;
   bool exclude_outside_ = false;
   float extrapolation_ = 0.0f;
+  bool antialias_ = false;
   std::vector<float> scales_attr_;
 };
 

@@ -1,6 +1,5 @@
 // basic.cpp — ops that produce a value without moving data, or as a
-// zero-copy view of their input: Constant, Identity, Dropout (inference),
-// Reshape, Squeeze, Unsqueeze, Flatten, Shape, Size.
+// zero-copy view of their input: Constant, Identity, Reshape, Squeeze, Unsqueeze, Flatten, Shape, Size.
 #include <cstring>
 #include <memory>
 #include <set>
@@ -55,69 +54,6 @@ void identity(KernelContext& ctx) {
   if (x.is_tensor()) check_viewable(ctx.node(), x, "input");
   ctx.set_output(0, x);
 }
-
-// ---------------------------------------------------------------- Dropout
-
-// Writes 1 (true / 1.0) into every element of t.
-void fill_ones(const NodeInfo& node, Tensor& t) {
-  const int64_t n = t.numel();
-  auto fill = [&](auto one) {
-    using T = decltype(one);
-    T* p = static_cast<T*>(t.raw_mutable_data());
-    std::fill(p, p + n, one);
-  };
-  switch (t.dtype()) {
-    case DataType::kFloat32: fill(1.0f); break;
-    case DataType::kFloat64: fill(1.0); break;
-    case DataType::kFloat16: fill(uint16_t{0x3C00}); break;
-    case DataType::kBool: case DataType::kUInt8: case DataType::kInt8: fill(uint8_t{1}); break;
-    case DataType::kInt16: case DataType::kUInt16: fill(uint16_t{1}); break;
-    case DataType::kInt32: case DataType::kUInt32: fill(uint32_t{1}); break;
-    case DataType::kInt64: case DataType::kUInt64: fill(uint64_t{1}); break;
-    default: fail_unsupported(node, fmt::format("mask of type {} is not supported", dtype_name(t.dtype())));
-  }
-}
-
-// Opsets 1..11: ratio (and is_test before 7) are attributes; the mask is of
-// the input type before 10 and bool from 10. Opsets 12..17: ratio and
-// training_mode are optional inputs. Inference: output = input, mask = all
-// ones. training_mode=true is supported only with ratio 0 (no randomness).
-class DropoutKernel final : public OpKernel {
- public:
-  explicit DropoutKernel(const NodeInfo& node) : opset_(node.opset) {}
-  void compute(KernelContext& ctx) const override {
-    const NodeInfo& node = ctx.node();
-    const Tensor& x = ctx.input(0);
-    elem_size(node, x, "data");
-    if (opset_ >= 12 && ctx.has_input(2)) {
-      const Tensor& tm = ctx.input(2);
-      if (tm.dtype() != DataType::kBool || tm.numel() != 1)
-        fail(node, fmt::format("input training_mode is {}, expected a bool scalar", tm.describe()));
-      if (*tm.data<bool>()) {
-        double ratio = 0.5;
-        if (ctx.has_input(1)) {
-          const Tensor& r = ctx.input(1);
-          if (r.numel() != 1) fail(node, fmt::format("input ratio is {}, expected a scalar", r.describe()));
-          if (r.dtype() == DataType::kFloat32) ratio = *r.data<float>();
-          else if (r.dtype() == DataType::kFloat64) ratio = *r.data<double>();
-          else fail_unsupported(node, fmt::format("input ratio is {}, expected float32 or float64", r.describe()));
-        }
-        if (ratio != 0.0)
-          fail_unsupported(node, fmt::format("training_mode=true with ratio {} needs random dropout; spindle runs "
-                                             "inference only",
-                                             ratio));
-      }
-    }
-    ctx.set_output(0, x);
-    if (ctx.wants_output(1)) {
-      Tensor& mask = ctx.output(1, opset_ < 10 ? x.dtype() : DataType::kBool, x.shape());
-      fill_ones(node, mask);
-    }
-  }
-
- private:
-  int opset_;
-};
 
 // ---------------------------------------------------------------- Reshape
 
@@ -286,7 +222,6 @@ void size(KernelContext& ctx) {
 void register_basic(KernelRegistry& r) {
   r.add("", "Constant", 1, 17, factory_of<ConstantKernel>());
   r.add("", "Identity", 1, 17, simple_kernel(identity));
-  r.add("", "Dropout", 1, 17, factory_of<DropoutKernel>());
   r.add("", "Reshape", 1, 17, factory_of<ReshapeKernel>());
   r.add("", "Squeeze", 1, 17, simple_kernel(squeeze));
   r.add("", "Unsqueeze", 1, 17, simple_kernel(unsqueeze));

@@ -16,6 +16,7 @@ void register_tensor_kernels(KernelRegistry& r) {
   tensor::register_select(r);
   tensor::register_unique(r);
   tensor::register_sequence(r);
+  tensor::register_random(r);
 }
 
 }  // namespace spindle::kernels

@@ -167,7 +167,7 @@ void permute_copy(ThreadPool* pool, const Tensor& x, const Shape& view_shape, co
                   void* dst);
 
 // Registration entry points (one per file).
-void register_basic(KernelRegistry& r);      // basic.cpp: Constant, Identity, Dropout, Reshape, Squeeze,
+void register_basic(KernelRegistry& r);      // basic.cpp: Constant, Identity, Reshape, Squeeze,
                                              //   Unsqueeze, Shape, Size, Flatten
 void register_transpose(KernelRegistry& r);  // transpose.cpp: Transpose, DepthToSpace, SpaceToDepth
 void register_concat(KernelRegistry& r);     // concat.cpp: Concat, Split
@@ -180,5 +180,7 @@ void register_select(KernelRegistry& r);     // select.cpp: TopK, ScatterElement
                                              //   ReverseSequence
 void register_sequence(KernelRegistry& r);   // sequence.cpp: Sequence*, SplitToSequence, ConcatFromSequence, Optional*
 void register_unique(KernelRegistry& r);     // unique.cpp: Unique
+void register_random(KernelRegistry& r);     // random.cpp: RandomNormal, RandomUniform, RandomNormalLike,
+                                             //   RandomUniformLike, Bernoulli, Multinomial, Dropout
 
 }  // namespace spindle::kernels::tensor

@@ -43,8 +43,26 @@ struct QuantRow {
   bool multiply = false;    // binary: a * b (else a + b)
 };
 
+// One output row of a 2-D depthwise convolution on pixel-major (NHWC)
+// 8-bit input: for each output column ow, acc[ow * C + c] = the sum over
+// the window's taps inside the input of (x[ih][iw][c] - x_zp) * w[tap][c],
+// exact in int32 (padding adds nothing).
+struct DwRow {
+  const void* x = nullptr;      // one image [H][W][C]: int8 when x_signed, else uint8
+  bool x_signed = false;
+  int32_t x_zp = 0;
+  int64_t H = 0, W = 0, C = 0, oh = 0, OW = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;  // kernel, strides, dilations, begin pads
+  const int32_t* w = nullptr;   // [kh * kw][C], the weights' zero points subtracted
+  // Optional, for sw == 1: [kh * kw][OW * C], each tap's C weights repeated
+  // OW times (a tap's columns are then one run of OW * C values).
+  const int32_t* w_rows = nullptr;
+  int32_t* acc = nullptr;       // [OW][C], written
+};
+
 }  // namespace spindle::kernels
 
+SPINDLE_ISA_DECLARE(void, dw_row, (const ::spindle::kernels::DwRow& args));
 SPINDLE_ISA_DECLARE(void, requant_row, (const ::spindle::kernels::RequantRow& args));
 // y = Q(DQ(a) + DQ(b)) or Q(DQ(a) * DQ(b)), same-shaped rows.
 SPINDLE_ISA_DECLARE(void, qlinear_binary_row, (const ::spindle::kernels::QuantRow& args));

@@ -1,5 +1,6 @@
-// requant.isa.cpp — requant_row (requant.h), compiled once per ISA level:
+// requant.isa.cpp — requant_row, dw_row and the QDQ rows (requant.h), compiled once per ISA level:
 // plain loops the compiler vectorizes at the level's width.
+#include <algorithm>
 #include <cstdint>
 
 #include "primitives/quant/requant.h"
@@ -91,6 +92,38 @@ void dequantize_all(const ::spindle::kernels::QuantRow& p) {
   for (int64_t i = 0; i < n; ++i) y[i] = (static_cast<float>(a[i]) - za) * sa;
 }
 
+template <class X>
+void dw_taps(const ::spindle::kernels::DwRow& a) {
+  const X* x = static_cast<const X*>(a.x);
+  const int64_t C = a.C;
+  const int32_t zp = a.x_zp;
+  for (int64_t i = 0; i < a.OW * C; ++i) a.acc[i] = 0;
+  for (int64_t kh = 0; kh < a.kh; ++kh) {
+    const int64_t ih = a.oh * a.sh - a.ph + kh * a.dh;
+    if (ih < 0 || ih >= a.H) continue;
+    for (int64_t kw = 0; kw < a.kw; ++kw) {
+      const int32_t* __restrict w = a.w + (kh * a.kw + kw) * C;
+      // Output columns whose tap lands inside the row: ow in [lo, hi).
+      const int64_t off = kw * a.dw - a.pw;
+      const int64_t lo = off >= 0 ? 0 : (-off + a.sw - 1) / a.sw;
+      const int64_t hi = a.W - off <= 0 ? 0 : std::min(a.OW, (a.W - off + a.sw - 1) / a.sw);
+      const X* xr = x + (ih * a.W + off) * C;
+      if (a.w_rows && a.sw == 1) {
+        const X* __restrict xp = xr + lo * C;
+        const int32_t* __restrict wr = a.w_rows + (kh * a.kw + kw) * a.OW * C + lo * C;
+        int32_t* __restrict acc = a.acc + lo * C;
+        for (int64_t i = 0; i < (hi - lo) * C; ++i) acc[i] += (static_cast<int32_t>(xp[i]) - zp) * wr[i];
+        continue;
+      }
+      for (int64_t ow = lo; ow < hi; ++ow) {
+        const X* __restrict xp = xr + ow * a.sw * C;
+        int32_t* __restrict acc = a.acc + ow * C;
+        for (int64_t c = 0; c < C; ++c) acc[c] += (static_cast<int32_t>(xp[c]) - zp) * w[c];
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void qlinear_binary_row(const ::spindle::kernels::QuantRow& args) {
@@ -106,6 +139,11 @@ void quantize_row(const ::spindle::kernels::QuantRow& args) {
 void dequantize_row(const ::spindle::kernels::QuantRow& args) {
   if (args.sign) dequantize_all<int8_t>(args);
   else dequantize_all<uint8_t>(args);
+}
+
+void dw_row(const ::spindle::kernels::DwRow& args) {
+  if (args.x_signed) dw_taps<int8_t>(args);
+  else dw_taps<uint8_t>(args);
 }
 
 void requant_row(const ::spindle::kernels::RequantRow& args) {

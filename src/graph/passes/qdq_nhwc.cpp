@@ -1,0 +1,229 @@
+// qdq_nhwc.cpp — the optimizer's NhwcTransformer (level "all"): chains of
+// the 8-bit operators QDQFusion made keep their activations pixel-major
+// ([N, H, W, C], NHWC) between them, converted once at the chain's borders
+// (kernels/nn/nhwc_u8.cpp, kernels/nn/qlinear.cpp hold the kernels).
+//
+// QLinearConv on NCHW transposes its input to pixel-major order for the
+// 8-bit GEMM and its output back to channel planes; in NHWC it reads and
+// writes the pixels as they are. Members of a chain:
+//   QLinearConv  2-D (constant rank-4 int8 / uint8 W), any X: becomes
+//                spindle.QLinearConvNhwc (same inputs and attributes);
+//   MaxPool      2-D, one output, its X produced by a member: becomes
+//                spindle.MaxPoolNhwc;
+//   QLinearAdd   (com.microsoft) both operands produced by members: it is
+//                element-wise, and two rank-4 operands permuted alike
+//                broadcast alike, so it stays as it is.
+// Members joined through their data inputs form a chain. A value entering
+// a chain (a QLinearConv's X from elsewhere) gets one spindle.ToNhwc; a
+// member's output read otherwise (by a float island's DequantizeLinear, a
+// graph output) gets the NCHW tensor back from one spindle.FromNhwc. A
+// com.microsoft.QLinearGlobalAveragePool reading a member's output reads it
+// in place (channels_last = 1; its [N, 1, 1, C] output, the same bytes as
+// [N, C, 1, 1], then takes a FromNhwc). A chain is rewritten when its
+// conversions are at most two per QLinearConv plus one per MaxPool (a
+// QLinearConv on NCHW transposes its input and output itself; a depthwise
+// one does not, but its NHWC loop, vectorized over the channels, gains
+// more than two byte transposes cost: MobileNetV3's, docs/benchmarks.md).
+// The integer results are the same bits in either layout.
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "graph/passes/pass_util.h"
+#include "graph/passes/passes.h"
+
+namespace spindle::graph::passes {
+namespace {
+
+enum Kind { kNo = 0, kConv, kAdd, kPool };
+
+bool is_q8(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
+
+Kind member_kind(const Graph& g, const Node& n) {
+  if (n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty() || n.inputs[0] < 0) return kNo;
+  if (n.op_type == "QLinearConv" && n.domain.empty()) {
+    if (n.inputs.size() < 8) return kNo;
+    const Tensor* w = g.initializer(n.inputs[3]);
+    return w && is_q8(w->dtype()) && w->rank() == 4 ? kConv : kNo;
+  }
+  if (n.op_type == "QLinearAdd" && n.domain == "com.microsoft")
+    return n.inputs.size() >= 8 && n.inputs[3] >= 0 ? kAdd : kNo;
+  if (n.op_type == "MaxPool" && n.domain.empty()) {
+    if (!n.attrs.has("kernel_shape") || n.attrs.get_ints("kernel_shape").size() != 2) return kNo;
+    return n.attrs.get_int("storage_order", 0) == 0 ? kPool : kNo;
+  }
+  return kNo;
+}
+
+bool is_gap(const Node& n) {
+  return n.op_type == "QLinearGlobalAveragePool" && n.domain == "com.microsoft" && n.outputs.size() == 1 &&
+         n.attrs.get_int("channels_last", 0) == 0;
+}
+
+class NhwcLayout {
+ public:
+  explicit NhwcLayout(Graph& g) : g_(g), nn_(static_cast<int>(g.nodes.size())), kind_(size(), kNo), parent_(size()) {}
+
+  void run(PassRecord& record) {
+    for (int i = 0; i < nn_; ++i) kind_[static_cast<size_t>(i)] = member_kind(g_, node(i));
+    drop_unfed();
+    std::iota(parent_.begin(), parent_.end(), 0);
+    for (int i = 0; i < nn_; ++i)
+      for (size_t slot : data_slots(i)) {
+        const int p = producer(node(i).inputs[slot]);
+        if (p >= 0 && member(p)) parent_[static_cast<size_t>(root(i))] = root(p);
+      }
+    for (int i = 0; i < nn_; ++i)
+      if (member(i)) count(i);
+    std::vector<int> gaps;
+    for (int i = 0; i < nn_; ++i)
+      if (is_gap(node(i))) gaps.push_back(i);
+    for (auto& [r, c] : chains_)
+      if (static_cast<int>(c.entries.size() + c.exits.size()) <= 2 * c.convs + c.pools) rewrite(c, record);
+    for (int i : gaps) convert_gap(i);
+    for (Node& r : added_) g_.nodes.push_back(std::move(r));
+    if (record.count) g_.opsets.emplace("spindle", 1);
+    if (conversions_) record.detail = fmt::format("{} conversions", conversions_);
+  }
+
+ private:
+  struct Chain {
+    int convs = 0, pools = 0;  // QLinearConvs, MaxPools
+    std::vector<int> members;
+    std::vector<int> entries;  // NCHW values converted into the layout
+    std::vector<int> exits;    // member outputs converted back
+  };
+
+  size_t size() const { return static_cast<size_t>(nn_); }
+  Node& node(int i) { return g_.nodes[static_cast<size_t>(i)]; }
+  bool member(int i) const { return kind_[static_cast<size_t>(i)] != kNo; }
+  int producer(int v) const { return v < 0 ? -1 : g_.producer(v); }
+  int root(int i) { return find_root(i); }
+  int find_root(int i) {
+    while (parent_[static_cast<size_t>(i)] != i)
+      i = parent_[static_cast<size_t>(i)] = parent_[static_cast<size_t>(parent_[static_cast<size_t>(i)])];
+    return i;
+  }
+  // The inputs a member reads in NHWC.
+  std::vector<size_t> data_slots(int i) const {
+    switch (kind_[static_cast<size_t>(i)]) {
+      case kNo: return {};
+      case kAdd: return {0, 3};
+      default: return {0};
+    }
+  }
+
+  // MaxPools and QLinearAdds whose operands do not all come from members
+  // (their rank and type unknown) are not members, until stable.
+  void drop_unfed() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (int i = 0; i < nn_; ++i) {
+        const Kind k = kind_[static_cast<size_t>(i)];
+        if (k != kAdd && k != kPool) continue;
+        for (size_t slot : data_slots(i)) {
+          const int p = producer(node(i).inputs[slot]);
+          if (p < 0 || !member(p)) {
+            kind_[static_cast<size_t>(i)] = kNo;
+            changed = true;
+            break;
+          }
+        }
+      }
+    }
+  }
+
+  bool nhwc_use(int reader, size_t slot, int chain) {
+    if (!member(reader) || root(reader) != chain) return false;
+    const std::vector<size_t> s = data_slots(reader);
+    return std::find(s.begin(), s.end(), slot) != s.end();
+  }
+  // Whether member output v of `chain` is needed in NCHW.
+  bool needs_nchw(int v, int chain) {
+    if (g_.is_graph_output(v)) return true;
+    for (int r : g_.consumers(v)) {
+      const Node& n = node(r);
+      for (size_t s = 0; s < n.inputs.size(); ++s)
+        if (n.inputs[s] == v && !nhwc_use(r, s, chain) && !(s == 0 && is_gap(n))) return true;
+    }
+    return false;
+  }
+
+  void count(int i) {
+    const int r = root(i);
+    Chain& c = chains_[r];
+    c.members.push_back(i);
+    const Kind k = kind_[static_cast<size_t>(i)];
+    if (k == kConv) ++c.convs;
+    if (k == kPool) ++c.pools;
+    for (size_t slot : data_slots(i)) {
+      const int x = node(i).inputs[slot];
+      const int p = producer(x);
+      if ((p < 0 || !member(p) || root(p) != r) && std::find(c.entries.begin(), c.entries.end(), x) == c.entries.end())
+        c.entries.push_back(x);
+    }
+    const int y = node(i).outputs[0];
+    if (needs_nchw(y, r)) c.exits.push_back(y);
+  }
+
+  void rewrite(const Chain& c, PassRecord& record) {
+    for (int x : c.entries) {
+      if (to_nhwc_.count(x)) continue;
+      to_nhwc_[x] = fresh_value(g_, g_.value_name(x) + "/nhwc");
+      added_.push_back(reorder_node("ToNhwc", g_.value_name(x) + "/ToNhwc", x, to_nhwc_[x]));
+      ++conversions_;
+    }
+    for (int i : c.members) {
+      Node& n = node(i);
+      const int y = n.outputs[0];
+      const int yn = fresh_value(g_, g_.value_name(y) + "/nhwc");
+      to_nhwc_[y] = yn;
+      n.outputs[0] = yn;
+      if (std::find(c.exits.begin(), c.exits.end(), y) != c.exits.end()) {
+        added_.push_back(reorder_node("FromNhwc", g_.value_name(y) + "/FromNhwc", yn, y));
+        ++conversions_;
+      }
+      const Kind k = kind_[static_cast<size_t>(i)];
+      if (k == kConv || k == kPool) {
+        n.op_type = k == kPool ? "MaxPoolNhwc" : "QLinearConvNhwc";
+        n.domain = "spindle";
+        n.opset = 1;
+      }
+      ++record.count;
+    }
+    for (int i : c.members) {
+      Node& n = node(i);
+      for (size_t slot : data_slots(i)) n.inputs[slot] = to_nhwc_.at(n.inputs[slot]);
+    }
+  }
+
+  // A pool reading a member's (now NHWC) output reads it in place.
+  void convert_gap(int i) {
+    Node& n = node(i);
+    const auto it = to_nhwc_.find(n.inputs[0]);
+    if (it == to_nhwc_.end()) return;
+    n.inputs[0] = it->second;
+    n.attrs.set("channels_last", int64_t{1});
+    const int y = n.outputs[0];
+    const int yn = fresh_value(g_, g_.value_name(y) + "/nhwc");
+    n.outputs[0] = yn;
+    added_.push_back(reorder_node("FromNhwc", g_.value_name(y) + "/FromNhwc", yn, y));
+  }
+
+  Graph& g_;
+  const int nn_;
+  std::vector<Kind> kind_;
+  std::vector<int> parent_;         // union-find over members
+  std::map<int, Chain> chains_;     // by root
+  std::map<int, int> to_nhwc_;      // NCHW value -> its NHWC copy
+  std::vector<Node> added_;
+  int conversions_ = 0;
+};
+
+}  // namespace
+
+void use_nhwc_layout(Graph& g, PassRecord& record) { NhwcLayout(g).run(record); }
+
+}  // namespace spindle::graph::passes

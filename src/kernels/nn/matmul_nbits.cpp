@@ -1,0 +1,251 @@
+// matmul_nbits.cpp — com.microsoft MatMulNBits (since 1): Y = A x B^T with B
+// block-quantized along K (nbits.h), plus an optional bias:
+//
+//   A            float32 [..., K]
+//   B            uint8 [N, k_blocks, blob], k_blocks = ceil(K / block_size),
+//                blob = block_size * bits / 8, values packed low bits first
+//   scales       float32, N * k_blocks values ([N * k_blocks] or [N, k_blocks])
+//   zero_points  optional: uint8 packed like B (bits per value, each row of
+//                N padded to whole bytes: N * ceil(k_blocks * bits / 8)
+//                bytes), or float32 N * k_blocks values; absent: 2^(bits-1)
+//   g_idx        optional, not supported (an error when given)
+//   bias         optional float32 [N]
+//   Y            float32 [..., N]
+//
+// Attributes K, N, block_size (a power of 2 >= 16) and bits (4 or 8;
+// others are refused) are required or checked; accuracy_level (the
+// precision ONNX Runtime may compute A in) is accepted and ignored: spindle
+// always multiplies float A by the dequantized float weights.
+//
+// A constant B, scales and zero points are kept by the kernel at creation in
+// their quantized form (4 bits per weight; the zero points as floats), and
+// the plan drops the model's copies. A product of at most kDecodeMaxRows
+// rows (decoding a token) is a fused dequantize-and-dot (nbits_gemv) over
+// column blocks of B, groups of 4 rows per block so that each block's
+// weights are unpacked from cache for the later groups; larger products
+// dequantize a panel of B's rows per column block into scratch and run the
+// SGEMM on it. Blocks follow the shape only and each output element is
+// computed by one block in a fixed order, so results do not depend on the
+// thread count.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "kernels/nn/nn_util.h"
+#include "primitives/gemm/nbits.h"
+#include "primitives/gemm/sgemm.h"
+
+namespace spindle::kernels::nn {
+
+namespace {
+
+constexpr int64_t kDecodeMaxRows = 16;
+// Column blocks of the fused product: about this many bytes of quantized B each.
+constexpr double kGemvBlockBytes = 64.0 * 1024;
+// Dequantized panel of the SGEMM path: about this many floats.
+constexpr int64_t kPanelFloats = 128 * 1024;
+
+class MatMulNBitsKernel final : public OpKernel {
+ public:
+  explicit MatMulNBitsKernel(const NodeInfo& node) {
+    for (const char* name : {"K", "N", "block_size"})
+      if (!node.attrs.has(name)) fail(node, fmt::format("attribute {} is required", name));
+    K_ = node.attrs.get_int("K");
+    N_ = node.attrs.get_int("N");
+    bits_ = node.attrs.get_int("bits", 4);
+    block_size_ = node.attrs.get_int("block_size");
+    constexpr int64_t kMaxDim = int64_t{1} << 40;  // keeps the size arithmetic below far from overflow
+    if (K_ < 1 || N_ < 0 || K_ > kMaxDim || N_ > kMaxDim)
+      fail(node, fmt::format("attributes K={} and N={}: expected 1 <= K <= 2^40 and 0 <= N <= 2^40", K_, N_));
+    if (bits_ != 4 && bits_ != 8)
+      fail_unsupported(node, fmt::format("bits={} is not supported (spindle implements bits = 4 and 8)", bits_));
+    if (block_size_ < 16 || (block_size_ & (block_size_ - 1)) != 0 || block_size_ > (int64_t{1} << 30))
+      fail(node, fmt::format("block_size={} is invalid: expected a power of 2 >= 16", block_size_));
+    k_blocks_ = ceil_div(K_, block_size_);
+    blob_ = block_size_ * bits_ / 8;
+    blocks_total_ = size_mul(node, N_, k_blocks_, "N * k_blocks");
+    b_bytes_ = size_mul(node, blocks_total_, blob_, "N * k_blocks * blob_size");
+
+    const Tensor* b = node.const_input(1);
+    const Tensor* s = node.const_input(2);
+    if (!node.prepack || !b || !s) return;
+    check_b(node, *b);  // bounds N * k_blocks by the data given, before anything is allocated
+    check_scales(node, *s);
+    zero_.assign(static_cast<size_t>(blocks_total_), default_zero());
+    if (const Tensor* z = node.const_input(3)) {
+      zeros_from(node, *z, zero_);
+      zero_const_ = true;
+    }
+    b_.assign(b->data<uint8_t>(), b->data<uint8_t>() + b_bytes_);
+    scale_.assign(s->data<float>(), s->data<float>() + blocks_total_);
+    owned_ = true;
+  }
+
+  bool owns_constant_input(int i) const override { return owned_ && (i == 1 || i == 2 || (i == 3 && zero_const_)); }
+  size_t packed_bytes() const override {
+    return owned_ ? b_.size() + (scale_.size() + zero_.size()) * sizeof(float) : 0;
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const NodeInfo& node = ctx.node();
+    const Tensor& A = ctx.input(0);
+    require_float(node, A, "A");
+    if (A.rank() < 1 || A.dim(A.rank() - 1) != K_)
+      fail(node, fmt::format("input A has shape {}, expected [..., {}] (attribute K)", shape_to_string(A.shape()), K_));
+    if (ctx.has_input(4))
+      fail_unsupported(node, "input g_idx (a permutation of K for act-order quantization) is not supported");
+
+    NbitsWeights w;
+    w.N = N_, w.K = K_, w.k_blocks = k_blocks_, w.block_size = block_size_, w.blob = blob_;
+    w.bits = static_cast<int>(bits_);
+    std::vector<float> run_zero;  // zero points of weights given at run time
+    const bool kept = owned_ && !ctx.has_input(1);
+    if (kept) {
+      w.b = b_.data();
+      w.scale = scale_.data();
+      w.zero = zero_.data();
+    } else {
+      const Tensor& B = ctx.input(1);
+      const Tensor& S = ctx.input(2);
+      check_b(node, B);
+      check_scales(node, S);
+      w.b = B.data<uint8_t>();
+      w.scale = S.data<float>();
+    }
+    if (!kept || (ctx.has_input(3) && !zero_const_)) {
+      run_zero.assign(static_cast<size_t>(blocks_total_), default_zero());
+      if (ctx.has_input(3)) zeros_from(node, ctx.input(3), run_zero);
+      w.zero = run_zero.data();
+    }
+    const float* bias = nullptr;
+    if (ctx.has_input(5)) {
+      const Tensor& bias_t = ctx.input(5);
+      require_float(node, bias_t, "bias");
+      if (bias_t.rank() != 1 || bias_t.dim(0) != N_)
+        fail(node, fmt::format("input bias has shape {}, expected {} (attribute N)", shape_to_string(bias_t.shape()),
+                               shape_to_string(Shape{N_})));
+      bias = bias_t.data<float>();
+    }
+
+    Shape ys = A.shape();
+    ys.back() = N_;
+    Tensor& Y = ctx.output(0, DataType::kFloat32, ys);
+    if (Y.numel() == 0) return;
+    const int64_t rows = A.numel() / K_;
+    if (rows <= kDecodeMaxRows) gemv(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());
+    else dequantized_gemm(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());
+  }
+
+ private:
+  float default_zero() const { return static_cast<float>(int64_t{1} << (bits_ - 1)); }
+
+  void check_b(const NodeInfo& node, const Tensor& B) const {
+    if (B.dtype() != DataType::kUInt8 || B.rank() != 3 || B.dim(0) != N_ || B.dim(1) != k_blocks_ || B.dim(2) != blob_)
+      fail(node, fmt::format("input B is {} {}, expected uint8 {} (N, ceil(K / block_size), block_size * bits / 8)",
+                             dtype_name(B.dtype()), shape_to_string(B.shape()),
+                             shape_to_string(Shape{N_, k_blocks_, blob_})));
+  }
+
+  void check_scales(const NodeInfo& node, const Tensor& S) const {
+    require_float(node, S, "scales");
+    if (S.numel() != blocks_total_ || S.rank() < 1 || S.rank() > 2 || (S.rank() == 2 && S.dim(0) != N_))
+      fail(node, fmt::format("input scales has shape {}, expected {} or {} (one per block of B)",
+                             shape_to_string(S.shape()), shape_to_string(Shape{blocks_total_}),
+                             shape_to_string(Shape{N_, k_blocks_})));
+  }
+
+  // The zero points of every block as floats, from packed uint8 (bits per
+  // value, rows padded to whole bytes) or float32.
+  void zeros_from(const NodeInfo& node, const Tensor& Z, std::vector<float>& out) const {
+    if (Z.dtype() == DataType::kFloat32) {
+      if (Z.numel() != blocks_total_)
+        fail(node, fmt::format("input zero_points is float32 {}, expected {} values (one per block of B)",
+                               shape_to_string(Z.shape()), blocks_total_));
+      std::memcpy(out.data(), Z.data<float>(), static_cast<size_t>(blocks_total_) * sizeof(float));
+      return;
+    }
+    const int64_t row_bytes = ceil_div(k_blocks_ * bits_, 8);
+    if (Z.dtype() != DataType::kUInt8 || Z.numel() != N_ * row_bytes)
+      fail(node, fmt::format("input zero_points is {} {}, expected uint8 with {} values ({} bytes per row of B, "
+                             "{}-bit values packed) or float32 with {}",
+                             dtype_name(Z.dtype()), shape_to_string(Z.shape()), N_ * row_bytes, row_bytes, bits_,
+                             blocks_total_));
+    const uint8_t* z = Z.data<uint8_t>();
+    for (int64_t n = 0; n < N_; ++n)
+      for (int64_t b = 0; b < k_blocks_; ++b) {
+        const uint8_t byte = bits_ == 8 ? z[n * row_bytes + b] : z[n * row_bytes + b / 2];
+        const int q = bits_ == 8 ? byte : (b % 2 == 0 ? byte & 0x0F : byte >> 4);
+        out[static_cast<size_t>(n * k_blocks_ + b)] = static_cast<float>(q);
+      }
+  }
+
+  // Few rows: column blocks of ~kGemvBlockBytes of B, rows in groups of 4.
+  void gemv(KernelContext& ctx, const NbitsWeights& w, const float* a, int64_t rows, const float* bias,
+            float* y) const {
+    static const auto gemv_fn = SPINDLE_ISA_SELECT(nbits_gemv);
+    const double col_bytes = static_cast<double>(k_blocks_ * blob_);
+    int64_t want = static_cast<int64_t>(std::ceil(static_cast<double>(N_) * col_bytes / kGemvBlockBytes));
+    want = std::clamp<int64_t>(want, 1, 256);
+    if (want > 1 && want < 16 && want % 2 != 0) ++want;  // two threads get even shares
+    const int64_t nt = std::max<int64_t>(1, ceil_div(N_, want)), blocks = ceil_div(N_, nt);
+    // A split into even and odd values per group of 32 (nbits.h), once for all blocks.
+    const float* split = nullptr;
+    const int64_t ld_split = round_up(K_, 32);
+    if (bits_ == 4 && block_size_ >= 32) {
+      static const auto split_fn = SPINDLE_ISA_SELECT(nbits_split_a);
+      float* buf = scratch_floats(kSharedScratchSlot, static_cast<size_t>(rows * ld_split));
+      split_fn(a, K_, rows, K_, buf);
+      split = buf;
+    }
+    parallel_for(ctx.pool(), 0, blocks, 1, gemm_cost(rows, nt, K_ / 8), [&](int64_t b0, int64_t b1) {
+      for (int64_t blk = b0; blk < b1; ++blk) {
+        const int64_t n0 = blk * nt, n1 = std::min(N_, n0 + nt);
+        for (int64_t r0 = 0; r0 < rows; r0 += kNbitsGemvMaxRows) {
+          NbitsGemv p;
+          p.a = a + r0 * K_;
+          p.lda = K_;
+          if (split) p.a_split = split + r0 * ld_split, p.lda_split = ld_split;
+          p.rows = std::min(kNbitsGemvMaxRows, rows - r0);
+          p.bias = bias;
+          p.y = y + r0 * N_;
+          p.ldy = N_;
+          gemv_fn(w, p, n0, n1);
+        }
+      }
+    });
+  }
+
+  // Many rows: per column block, B's rows dequantized into a panel, then SGEMM.
+  void dequantized_gemm(KernelContext& ctx, const NbitsWeights& w, const float* a, int64_t rows, const float* bias,
+                        float* y) const {
+    static const auto dequantize_fn = SPINDLE_ISA_SELECT(nbits_dequantize_rows);
+    const int64_t nt = std::min(N_, std::max<int64_t>(kGemmTileN, kPanelFloats / K_ / kGemmTileN * kGemmTileN));
+    const int64_t blocks = ceil_div(N_, nt);
+    parallel_for(ctx.pool(), 0, blocks, 1, gemm_cost(rows, nt, K_), [&](int64_t b0, int64_t b1) {
+      for (int64_t blk = b0; blk < b1; ++blk) {
+        const int64_t n0 = blk * nt, n1 = std::min(N_, n0 + nt);
+        float* panel = scratch_floats(0, static_cast<size_t>((n1 - n0) * K_));
+        dequantize_fn(w, n0, n1, panel);
+        sgemm(false, true, rows, n1 - n0, K_, 1.0f, a, K_, panel, K_, 0.0f, y + n0, N_);
+        if (bias)
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = n0; j < n1; ++j) y[i * N_ + j] += bias[j];
+      }
+    });
+  }
+
+  int64_t K_ = 0, N_ = 0, bits_ = 4, block_size_ = 0, k_blocks_ = 0, blob_ = 0, blocks_total_ = 0, b_bytes_ = 0;
+  bool owned_ = false, zero_const_ = false;
+  std::vector<uint8_t> b_;     // constant B as given (quantized), when owned_
+  std::vector<float> scale_;   // constant scales, when owned_
+  std::vector<float> zero_;    // when owned_: zero points as floats (constant ones, or the default 2^(bits-1))
+};
+
+}  // namespace
+
+void register_matmul_nbits(KernelRegistry& r) {
+  r.add("com.microsoft", "MatMulNBits", 1, 1, factory_of<MatMulNBitsKernel>());
+}
+
+}  // namespace spindle::kernels::nn

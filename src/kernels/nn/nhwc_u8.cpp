@@ -1,0 +1,129 @@
+// nhwc_u8.cpp — the conversions at the borders of a chain of 8-bit NHWC
+// operators and MaxPool in that layout (see nhwc.h):
+//
+//   spindle.ToNhwc    X [N, C, H, W] int8 / uint8 -> Y [N, H, W, C]
+//   spindle.FromNhwc  X [N, H, W, C] int8 / uint8 -> Y [N, C, H, W]
+//   spindle.MaxPoolNhwc  MaxPool (kernel_shape, strides, pads, dilations,
+//                     ceil_mode, auto_pad) of a 2-D int8 / uint8 NHWC X: one
+//                     output pixel is the element-wise max of its window's
+//                     pixel vectors (all C channels at once). The max of
+//                     integers does not depend on the order of the taps, so
+//                     the values are MaxPool's in NCHW, transposed.
+#include <algorithm>
+#include <limits>
+
+#include "kernels/nn/nhwc.h"
+#include "kernels/nn/nn_util.h"
+
+namespace spindle::kernels::nn {
+
+void transpose_bytes(ThreadPool* pool, const uint8_t* src, uint8_t* dst, int64_t N, int64_t rows, int64_t cols) {
+  // Tiles of 64 columns x all rows: each reads `rows` short runs and writes
+  // 64 runs of `rows` bytes.
+  constexpr int64_t kTile = 64;
+  const int64_t tiles = ceil_div(cols, kTile);
+  if (N <= 0 || rows <= 0 || cols <= 0) return;
+  parallel_for(pool, 0, N * tiles, grain_for_work(N * tiles, static_cast<double>(kTile * rows) / 4),
+               [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t n = b / tiles, j0 = (b % tiles) * kTile, j1 = std::min(cols, j0 + kTile);
+      const uint8_t* s = src + n * rows * cols;
+      uint8_t* d = dst + n * rows * cols;
+      for (int64_t i = 0; i < rows; ++i) {
+        const uint8_t* sr = s + i * cols;
+        for (int64_t j = j0; j < j1; ++j) d[j * rows + i] = sr[j];
+      }
+    }
+  });
+}
+
+namespace {
+
+// out[c] = max(out[c], in[c]), vectorized (the two never overlap).
+template <class T>
+void max_into(T* __restrict out, const T* __restrict in, int64_t n) {
+  for (int64_t c = 0; c < n; ++c) out[c] = std::max(out[c], in[c]);
+}
+
+void require_rank4_q8(const NodeInfo& node, const Tensor& x) {
+  if ((x.dtype() != DataType::kUInt8 && x.dtype() != DataType::kInt8) || x.rank() != 4)
+    fail(node, fmt::format("input X is {}, expected a rank-4 int8 or uint8 tensor", x.describe()));
+}
+
+template <bool kToNhwc>
+class NhwcReorderKernel final : public OpKernel {
+ public:
+  explicit NhwcReorderKernel(const NodeInfo&) {}
+  void compute(KernelContext& ctx) const override {
+    const Tensor& X = ctx.input(0);
+    require_rank4_q8(ctx.node(), X);
+    const int64_t N = X.dim(0);
+    Shape ys = kToNhwc ? Shape{N, X.dim(2), X.dim(3), X.dim(1)} : Shape{N, X.dim(3), X.dim(1), X.dim(2)};
+    Tensor& Y = ctx.output(0, X.dtype(), ys);
+    if (Y.numel() == 0) return;
+    const int64_t C = kToNhwc ? X.dim(1) : X.dim(3);
+    const int64_t P = X.numel() / (N * C);
+    transpose_bytes(ctx.pool(), static_cast<const uint8_t*>(X.raw_data()), static_cast<uint8_t*>(Y.raw_mutable_data()),
+                    N, kToNhwc ? C : P, kToNhwc ? P : C);
+  }
+};
+
+class MaxPoolNhwcKernel final : public OpKernel {
+ public:
+  explicit MaxPoolNhwcKernel(const NodeInfo& node) : a_(WindowAttrs::parse(node, true, true)) {
+    if (a_.kernel_shape.size() != 2)
+      fail(node, fmt::format("attribute kernel_shape has {} values, expected 2 (a 2-D pool)", a_.kernel_shape.size()));
+  }
+  void compute(KernelContext& ctx) const override {
+    const NodeInfo& node = ctx.node();
+    const Tensor& X = ctx.input(0);
+    require_rank4_q8(node, X);
+    const int64_t N = X.dim(0), H = X.dim(1), W = X.dim(2), C = X.dim(3);
+    const Window3 w = forward_window(node, a_, Shape{N, C, H, W}, a_.kernel_shape);
+    const int64_t OH = w.out[1], OW = w.out[2];
+    Tensor& Y = ctx.output(0, X.dtype(), Shape{N, OH, OW, C});
+    if (Y.numel() == 0) return;
+    if (X.dtype() == DataType::kUInt8) run<uint8_t>(ctx, X, Y, w);
+    else run<int8_t>(ctx, X, Y, w);
+  }
+
+ private:
+  template <class T>
+  void run(KernelContext& ctx, const Tensor& X, Tensor& Y, const Window3& w) const {
+    const int64_t N = X.dim(0), H = X.dim(1), W = X.dim(2), C = X.dim(3), OH = w.out[1], OW = w.out[2];
+    const T* x = X.data<T>();
+    T* y = Y.mutable_data<T>();
+    const double taps = static_cast<double>(std::min(w.k[1], H) * std::min(w.k[2], W));
+    parallel_for(ctx.pool(), 0, N * OH, grain_for_work(N * OH, static_cast<double>(OW * C) * taps),
+                 [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t n = r / OH, oh = r % OH;
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          T* out = y + (r * OW + ow) * C;
+          std::fill(out, out + C, std::numeric_limits<T>::lowest());
+          for (int64_t kh = 0; kh < w.k[1]; ++kh) {
+            const int64_t ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
+            if (ih < 0 || ih >= H) continue;
+            for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+              const int64_t iw = ow * w.s[2] - w.pb[2] + kw * w.d[2];
+              if (iw < 0 || iw >= W) continue;
+              max_into(out, x + ((n * H + ih) * W + iw) * C, C);
+            }
+          }
+        }
+      }
+    });
+  }
+
+  WindowAttrs a_;
+};
+
+}  // namespace
+
+void register_nhwc(KernelRegistry& r) {
+  r.add("spindle", "ToNhwc", 1, 1, factory_of<NhwcReorderKernel<true>>());
+  r.add("spindle", "FromNhwc", 1, 1, factory_of<NhwcReorderKernel<false>>());
+  r.add("spindle", "MaxPoolNhwc", 1, 1, factory_of<MaxPoolNhwcKernel>());
+}
+
+}  // namespace spindle::kernels::nn

@@ -1,0 +1,60 @@
+// nbits.h — block-quantized weights (com.microsoft MatMulNBits, 4 or 8 bits)
+// against float activations (nbits.isa.cpp, per ISA level).
+//
+// B holds N rows (one per output column) of K quantized values in blocks of
+// `block_size` along K: row n, block b is `blob` bytes at b_data + (n *
+// k_blocks + b) * blob, values packed low bits first (4 bits: the low nibble
+// of a byte is the earlier k). The last block of a row may be padded past K.
+// Value k of row n dequantizes to
+//
+//   w = (q - zero[n * k_blocks + b]) * scale[n * k_blocks + b]
+//
+// (one subtraction, exact for integer zero points, and one rounding of the
+// product), the values a dequantize-then-MatMul computes.
+#pragma once
+
+#include <cstdint>
+
+#include "primitives/isa/dispatch.h"
+
+namespace spindle::kernels {
+
+struct NbitsWeights {
+  const uint8_t* b = nullptr;
+  const float* scale = nullptr;  // N * k_blocks
+  const float* zero = nullptr;   // N * k_blocks (as float; the default zero point filled in)
+  int64_t N = 0, K = 0, k_blocks = 0, block_size = 0, blob = 0;
+  int bits = 4;
+};
+
+// Rows of a small product, Y[r][n] = sum_k A[r][k] * w(n, k) (+ bias[n]), for
+// r < rows (at most kNbitsGemvMaxRows) and n in [n0, n1), fusing the
+// dequantization into the dot products: each weight is unpacked once for all
+// rows. A row's sums run over K in a fixed order of vector lanes, then a
+// fixed reduction of the lanes: the same bits whatever [n0, n1).
+inline constexpr int64_t kNbitsGemvMaxRows = 4;
+struct NbitsGemv {
+  const float* a = nullptr;  // rows x K, row stride lda
+  int64_t lda = 0, rows = 0;
+  // Optional (4 bits, block_size >= 32): A again with each group of 32
+  // values k0..k0+31 (k0 a multiple of 32) stored as its 16 even-k values
+  // then its 16 odd-k values, zeros past K, rows of stride lda_split
+  // (nbits_split_a); the AVX-512 level reads it instead of a.
+  const float* a_split = nullptr;
+  int64_t lda_split = 0;
+  const float* bias = nullptr;  // N, or null
+  float* y = nullptr;           // rows x N, row stride ldy
+  int64_t ldy = 0;
+};
+
+}  // namespace spindle::kernels
+
+SPINDLE_ISA_DECLARE(void, nbits_gemv,
+                    (const ::spindle::kernels::NbitsWeights& w, const ::spindle::kernels::NbitsGemv& p, int64_t n0,
+                     int64_t n1));
+// A's rows (rows x K, row stride lda) split for NbitsGemv::a_split into dst,
+// rows of stride round_up(K, 32).
+SPINDLE_ISA_DECLARE(void, nbits_split_a, (const float* a, int64_t lda, int64_t rows, int64_t K, float* dst));
+// Dequantizes rows [n0, n1) of B into dst ((n1 - n0) x K floats, row stride K).
+SPINDLE_ISA_DECLARE(void, nbits_dequantize_rows,
+                    (const ::spindle::kernels::NbitsWeights& w, int64_t n0, int64_t n1, float* dst));

@@ -1,0 +1,300 @@
+// nbits.isa.cpp — nbits_gemv and nbits_dequantize_rows (nbits.h), compiled
+// once per ISA level. The product walks K in chunks of 16 values (8 bytes of
+// 4-bit values, 16 of 8-bit ones; a block is a whole number of chunks), k
+// going to lane k % 16 of a row's sums; each chunk's values are unpacked and
+// dequantized once for all rows. At the end the 16 lanes are reduced in a
+// fixed tree: (l + l+8), then (+4), (+2), (+1). AVX2 and AVX-512 run the
+// 8-lane intrinsics below (fused multiply-adds); the baseline the same
+// order in plain loops (separate multiply and add).
+#include <cstdint>
+
+#include "primitives/gemm/nbits.h"
+#include "primitives/isa/simd.h"
+
+namespace spindle::kernels::SPINDLE_ISA_NS {
+
+namespace {
+
+using ::spindle::kernels::NbitsGemv;
+using ::spindle::kernels::NbitsWeights;
+
+constexpr int64_t kChunk = 16;
+
+// Values [0, 16) of a chunk as (q - zero) * scale.
+template <int BITS>
+inline void dequantize_chunk(const uint8_t* p, float zero, float scale, float* w) {
+  if constexpr (BITS == 4) {
+    for (int i = 0; i < 8; ++i) {
+      w[2 * i] = (static_cast<float>(p[i] & 0x0F) - zero) * scale;
+      w[2 * i + 1] = (static_cast<float>(p[i] >> 4) - zero) * scale;
+    }
+  } else {
+    for (int i = 0; i < 16; ++i) w[i] = (static_cast<float>(p[i]) - zero) * scale;
+  }
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+
+inline float reduce16(__m256 lo, __m256 hi) {
+  const __m256 s8 = _mm256_add_ps(lo, hi);
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  const __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));
+  return _mm_cvtss_f32(s1);
+}
+
+#if defined(__AVX512F__)
+// 4 bits at AVX-512, blocks of 32 or more values, A split (NbitsGemv::a_split):
+// a block's 16 possible weights (c - zero) * scale in one register; 16 bytes
+// (32 values) widened to one byte per 32-bit lane, whose low nibble (the
+// even k) and, shifted, high nibble (the odd k) index the table directly
+// (the lookup reads the low 4 bits of a lane): no conversion, subtraction or
+// multiplication per value. Even and odd values go to two 16-lane sums per
+// row and column, added and reduced at the end in a fixed order. C columns
+// at a time, for C independent chains of multiply-adds (each column's sums
+// keep their order, so C changes no bit).
+template <int R, int C>
+void q4_split_columns(const NbitsWeights& w, const NbitsGemv& p, int64_t n) {
+  const __m512 codes = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const int64_t K = w.K, bs = w.block_size, row_bytes = w.k_blocks * w.blob, lda = p.lda_split;
+  __m512 even[C][R], odd[C][R];
+  for (int j = 0; j < C; ++j)
+    for (int r = 0; r < R; ++r) even[j][r] = odd[j][r] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < w.k_blocks; ++b) {
+    __m512 table[C];
+    for (int j = 0; j < C; ++j) {
+      const int64_t bi = (n + j) * w.k_blocks + b;
+      table[j] = _mm512_mul_ps(_mm512_sub_ps(codes, _mm512_set1_ps(w.zero[bi])), _mm512_set1_ps(w.scale[bi]));
+    }
+    const int64_t k0 = b * bs, valid = K - k0 < bs ? K - k0 : bs;
+    const uint8_t* blk = w.b + n * row_bytes + b * w.blob;
+    for (int64_t g = 0; g * 32 < valid; ++g) {
+      const int64_t k = k0 + g * 32, v = valid - g * 32;
+      // Lanes past K (A is 0 there) take weight 0.
+      __mmask16 me = 0xFFFF, mo = 0xFFFF;
+      if (v < 32) {
+        me = static_cast<__mmask16>((1u << ((v + 1) / 2)) - 1u);
+        mo = static_cast<__mmask16>((1u << (v / 2)) - 1u);
+      }
+      __m512 ae[R], ao[R];
+      for (int r = 0; r < R; ++r) {
+        ae[r] = _mm512_loadu_ps(p.a_split + r * lda + k);
+        ao[r] = _mm512_loadu_ps(p.a_split + r * lda + k + 16);
+      }
+      for (int j = 0; j < C; ++j) {
+        const __m512i idx = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + j * row_bytes + g * 16)));
+        const __m512 we = _mm512_maskz_permutexvar_ps(me, idx, table[j]);
+        const __m512 wo = _mm512_maskz_permutexvar_ps(mo, _mm512_srli_epi32(idx, 4), table[j]);
+        for (int r = 0; r < R; ++r) {
+          even[j][r] = _mm512_fmadd_ps(ae[r], we, even[j][r]);
+          odd[j][r] = _mm512_fmadd_ps(ao[r], wo, odd[j][r]);
+        }
+      }
+    }
+  }
+  for (int j = 0; j < C; ++j)
+    for (int r = 0; r < R; ++r) {
+      const __m512 t = _mm512_add_ps(even[j][r], odd[j][r]);
+      const float s = reduce16(_mm512_castps512_ps256(t), _mm512_extractf32x8_ps(t, 1));
+      p.y[r * p.ldy + n + j] = p.bias ? s + p.bias[n + j] : s;
+    }
+}
+
+template <int R>
+void gemv_rows_q4_split(const NbitsWeights& w, const NbitsGemv& p, int64_t n0, int64_t n1) {
+  constexpr int C = R <= 2 ? 4 : 2;
+  int64_t n = n0;
+  for (; n + C <= n1; n += C) q4_split_columns<R, C>(w, p, n);
+  for (; n < n1; ++n) q4_split_columns<R, 1>(w, p, n);
+}
+#endif
+
+// A chunk's 16 values as (q - zero) * scale: values 0-7 in w0, 8-15 in w1.
+template <int BITS>
+inline void dequantize_chunk8x2(const uint8_t* p, __m256 zv, __m256 sv, __m256& w0, __m256& w1) {
+  __m128i q;
+  if constexpr (BITS == 4) {
+    const __m128i low4 = _mm_set1_epi8(0x0F);
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    q = _mm_unpacklo_epi8(_mm_and_si128(bytes, low4), _mm_and_si128(_mm_srli_epi16(bytes, 4), low4));
+  } else {
+    q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  }
+  w0 = _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(q)), zv), sv);
+  w1 = _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(q, 8))), zv), sv);
+}
+
+// Columns n .. n + C - 1 at AVX2 (and at AVX-512 for 8 bits or blocks of
+// 16): C independent chains of multiply-adds, each column's sums in its own
+// order (C changes no bit).
+template <int BITS, int R, int C>
+void avx2_columns(const NbitsWeights& w, const NbitsGemv& p, int64_t n) {
+  const int64_t K = w.K, bs = w.block_size, chunk_bytes = kChunk * BITS / 8, row_bytes = w.k_blocks * w.blob;
+  __m256 acc[C][R][2];
+  for (int j = 0; j < C; ++j)
+    for (int r = 0; r < R; ++r) acc[j][r][0] = acc[j][r][1] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < w.k_blocks; ++b) {
+    __m256 zv[C], sv[C];
+    for (int j = 0; j < C; ++j) {
+      zv[j] = _mm256_set1_ps(w.zero[(n + j) * w.k_blocks + b]);
+      sv[j] = _mm256_set1_ps(w.scale[(n + j) * w.k_blocks + b]);
+    }
+    const int64_t k0 = b * bs, valid = K - k0 < bs ? K - k0 : bs;
+    const uint8_t* blk = w.b + n * row_bytes + b * w.blob;
+    for (int64_t c = 0; c * kChunk < valid; ++c) {
+      const int64_t k = k0 + c * kChunk, v = valid - c * kChunk;
+      // The row's last values: lanes past K read nothing and add 0.
+      const __m256i m0 = simd::tail_mask8(static_cast<int>(v < 8 ? v : 8));
+      const __m256i m1 = simd::tail_mask8(static_cast<int>(v >= kChunk ? 8 : v > 8 ? v - 8 : 0));
+      for (int j = 0; j < C; ++j) {
+        __m256 w0, w1;
+        dequantize_chunk8x2<BITS>(blk + j * row_bytes + c * chunk_bytes, zv[j], sv[j], w0, w1);
+        if (v >= kChunk) {
+          for (int r = 0; r < R; ++r) {
+            const float* a = p.a + r * p.lda + k;
+            acc[j][r][0] = _mm256_fmadd_ps(_mm256_loadu_ps(a), w0, acc[j][r][0]);
+            acc[j][r][1] = _mm256_fmadd_ps(_mm256_loadu_ps(a + 8), w1, acc[j][r][1]);
+          }
+        } else {
+          w0 = _mm256_and_ps(w0, _mm256_castsi256_ps(m0));
+          w1 = _mm256_and_ps(w1, _mm256_castsi256_ps(m1));
+          for (int r = 0; r < R; ++r) {
+            const float* a = p.a + r * p.lda + k;
+            acc[j][r][0] = _mm256_fmadd_ps(_mm256_maskload_ps(a, m0), w0, acc[j][r][0]);
+            acc[j][r][1] = _mm256_fmadd_ps(_mm256_maskload_ps(a + 8, m1), w1, acc[j][r][1]);
+          }
+        }
+      }
+    }
+  }
+  for (int j = 0; j < C; ++j)
+    for (int r = 0; r < R; ++r) {
+      const float s = reduce16(acc[j][r][0], acc[j][r][1]);
+      p.y[r * p.ldy + n + j] = p.bias ? s + p.bias[n + j] : s;
+    }
+}
+
+template <int BITS, int R>
+void gemv_rows(const NbitsWeights& w, const NbitsGemv& p, int64_t n0, int64_t n1) {
+#if defined(__AVX512F__)
+  if constexpr (BITS == 4) {
+    if (p.a_split) {
+      gemv_rows_q4_split<R>(w, p, n0, n1);
+      return;
+    }
+  }
+#endif
+  constexpr int C = R <= 2 ? 2 : 1;
+  int64_t n = n0;
+  for (; n + C <= n1; n += C) avx2_columns<BITS, R, C>(w, p, n);
+  for (; n < n1; ++n) avx2_columns<BITS, R, 1>(w, p, n);
+}
+
+#else
+
+inline float reduce16(const float* l) {
+  float s8[8], s4[4];
+  for (int j = 0; j < 8; ++j) s8[j] = l[j] + l[j + 8];
+  for (int j = 0; j < 4; ++j) s4[j] = s8[j] + s8[j + 4];
+  const float s2a = s4[0] + s4[2], s2b = s4[1] + s4[3];
+  return s2a + s2b;
+}
+
+template <int BITS, int R>
+void gemv_rows(const NbitsWeights& w, const NbitsGemv& p, int64_t n0, int64_t n1) {
+  const int64_t K = w.K, bs = w.block_size, chunk_bytes = kChunk * BITS / 8;
+  for (int64_t n = n0; n < n1; ++n) {
+    float acc[R][kChunk] = {};
+    const uint8_t* row = w.b + n * w.k_blocks * w.blob;
+    for (int64_t b = 0; b < w.k_blocks; ++b) {
+      const float zero = w.zero[n * w.k_blocks + b], scale = w.scale[n * w.k_blocks + b];
+      const int64_t k0 = b * bs, valid = K - k0 < bs ? K - k0 : bs;
+      const uint8_t* blk = row + b * w.blob;
+      for (int64_t c = 0; c * kChunk < valid; ++c) {
+        float wv[kChunk];
+        dequantize_chunk<BITS>(blk + c * chunk_bytes, zero, scale, wv);
+        const int64_t k = k0 + c * kChunk, v = valid - c * kChunk < kChunk ? valid - c * kChunk : kChunk;
+        for (int r = 0; r < R; ++r) {
+          const float* a = p.a + r * p.lda + k;
+          float* ar = acc[r];
+          for (int64_t j = 0; j < v; ++j) ar[j] += a[j] * wv[j];
+        }
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      const float s = reduce16(acc[r]);
+      p.y[r * p.ldy + n] = p.bias ? s + p.bias[n] : s;
+    }
+  }
+}
+
+#endif
+
+template <int BITS>
+void gemv_bits(const NbitsWeights& w, const NbitsGemv& p, int64_t n0, int64_t n1) {
+  switch (p.rows) {
+    case 1: gemv_rows<BITS, 1>(w, p, n0, n1); break;
+    case 2: gemv_rows<BITS, 2>(w, p, n0, n1); break;
+    case 3: gemv_rows<BITS, 3>(w, p, n0, n1); break;
+    default: gemv_rows<BITS, 4>(w, p, n0, n1); break;
+  }
+}
+
+template <int BITS>
+void dequantize_rows_bits(const NbitsWeights& w, int64_t n0, int64_t n1, float* dst) {
+  const int64_t K = w.K, bs = w.block_size, chunk_bytes = kChunk * BITS / 8;
+  for (int64_t n = n0; n < n1; ++n) {
+    const uint8_t* row = w.b + n * w.k_blocks * w.blob;
+    float* out = dst + (n - n0) * K;
+    for (int64_t b = 0; b < w.k_blocks; ++b) {
+      const float zero = w.zero[n * w.k_blocks + b], scale = w.scale[n * w.k_blocks + b];
+      const int64_t k0 = b * bs, valid = K - k0 < bs ? K - k0 : bs;
+      const uint8_t* blk = row + b * w.blob;
+      for (int64_t c = 0; c * kChunk < valid; ++c) {
+        const int64_t k = k0 + c * kChunk, v = valid - c * kChunk;
+        if (v >= kChunk) {
+#if defined(__AVX2__) && defined(__FMA__)
+          __m256 w0, w1;
+          dequantize_chunk8x2<BITS>(blk + c * chunk_bytes, _mm256_set1_ps(zero), _mm256_set1_ps(scale), w0, w1);
+          _mm256_storeu_ps(out + k, w0);
+          _mm256_storeu_ps(out + k + 8, w1);
+#else
+          dequantize_chunk<BITS>(blk + c * chunk_bytes, zero, scale, out + k);
+#endif
+        } else {
+          float wv[kChunk];
+          dequantize_chunk<BITS>(blk + c * chunk_bytes, zero, scale, wv);
+          for (int64_t j = 0; j < v; ++j) out[k + j] = wv[j];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void nbits_gemv(const NbitsWeights& w, const NbitsGemv& p, int64_t n0, int64_t n1) {
+  if (p.rows <= 0 || n1 <= n0) return;
+  if (w.bits == 8) gemv_bits<8>(w, p, n0, n1);
+  else gemv_bits<4>(w, p, n0, n1);
+}
+
+void nbits_split_a(const float* a, int64_t lda, int64_t rows, int64_t K, float* dst) {
+  const int64_t ld = (K + 31) / 32 * 32;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* src = a + r * lda;
+    float* out = dst + r * ld;
+    for (int64_t g = 0; g < ld; g += 32)
+      for (int64_t i = 0; i < 16; ++i) {
+        out[g + i] = g + 2 * i < K ? src[g + 2 * i] : 0.0f;
+        out[g + 16 + i] = g + 2 * i + 1 < K ? src[g + 2 * i + 1] : 0.0f;
+      }
+  }
+}
+
+void nbits_dequantize_rows(const NbitsWeights& w, int64_t n0, int64_t n1, float* dst) {
+  if (w.bits == 8) dequantize_rows_bits<8>(w, n0, n1, dst);
+  else dequantize_rows_bits<4>(w, n0, n1, dst);
+}
+
+}  // namespace spindle::kernels::SPINDLE_ISA_NS

@@ -1,0 +1,225 @@
+// nbits_test.cpp — com.microsoft MatMulNBits (4- and 8-bit block-quantized
+// weights) against an independent reference: the weights dequantized one by
+// one, then the product summed in double. Shapes cover the fused path of
+// few rows (1, 3, batched [2, 5, K] = 10) and the dequantize-then-SGEMM path
+// (37 rows), odd N, K not a multiple of block_size (the last block padded),
+// packed uint8 and float32 zero points, the default zero point, a bias, and
+// constant weights kept by the kernel (the originals absent at run time).
+// One and two intra-op threads give the same bits. Bad attributes and inputs
+// give errors naming what was wrong.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernel_errors.h"
+#include "kernels/kernel.h"
+#include "spindle/thread_pool.h"
+
+namespace spindle {
+namespace {
+
+enum class Zp { kNone, kPacked, kFloat };
+
+struct Quantized {
+  int64_t N, K, bs, bits, k_blocks, blob;
+  std::vector<uint8_t> b;      // [N, k_blocks, blob]
+  std::vector<float> scales;   // N * k_blocks
+  std::vector<uint8_t> zp_packed;
+  std::vector<float> zp_float;
+  std::vector<double> w;       // dequantized, [N][K]
+};
+
+// Random codes, scales and zero points; w holds (q - zp) * scale per value.
+Quantized make_weights(int64_t N, int64_t K, int64_t bs, int64_t bits, Zp zp, uint32_t seed) {
+  Quantized q{N, K, bs, bits, (K + bs - 1) / bs, bs * bits / 8, {}, {}, {}, {}, {}};
+  std::mt19937 rng(seed);
+  const int qmax = (1 << bits) - 1;
+  std::uniform_int_distribution<int> code(0, qmax);
+  std::uniform_real_distribution<float> scale(0.001f, 0.05f);
+  q.b.assign(static_cast<size_t>(N * q.k_blocks * q.blob), 0);
+  q.scales.resize(static_cast<size_t>(N * q.k_blocks));
+  const int64_t zp_row = (q.k_blocks * bits + 7) / 8;
+  q.zp_packed.assign(static_cast<size_t>(N * zp_row), 0);
+  q.zp_float.resize(static_cast<size_t>(N * q.k_blocks));
+  q.w.assign(static_cast<size_t>(N * K), 0.0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t blk = 0; blk < q.k_blocks; ++blk) {
+      const size_t bi = static_cast<size_t>(n * q.k_blocks + blk);
+      q.scales[bi] = scale(rng);
+      float z = static_cast<float>(1 << (bits - 1));
+      if (zp == Zp::kPacked) {
+        const int zi = code(rng);
+        z = static_cast<float>(zi);
+        uint8_t& byte = q.zp_packed[static_cast<size_t>(n * zp_row + (bits == 8 ? blk : blk / 2))];
+        byte = static_cast<uint8_t>(bits == 8 ? zi : (blk % 2 == 0 ? (byte & 0xF0) | zi : (byte & 0x0F) | (zi << 4)));
+      } else if (zp == Zp::kFloat) {
+        z = static_cast<float>(code(rng)) + 0.25f;
+      }
+      q.zp_float[bi] = z;
+      for (int64_t j = 0; j < bs; ++j) {
+        const int c = code(rng);  // padding past K gets codes too
+        const int64_t k = blk * bs + j;
+        uint8_t* blob = &q.b[static_cast<size_t>(bi * q.blob)];
+        if (bits == 8) blob[j] = static_cast<uint8_t>(c);
+        else blob[j / 2] |= static_cast<uint8_t>(j % 2 == 0 ? c : c << 4);
+        if (k < K) q.w[static_cast<size_t>(n * K + k)] = (static_cast<double>(c) - z) * q.scales[bi];
+      }
+    }
+  return q;
+}
+
+kernels::NodeInfo nbits_node(int64_t K, int64_t N, int64_t bs, int64_t bits) {
+  kernels::NodeInfo node;
+  node.op_type = "MatMulNBits";
+  node.domain = "com.microsoft";
+  node.opset = 1;
+  node.num_inputs = 6;
+  node.num_outputs = 1;
+  node.attrs.set("K", K);
+  node.attrs.set("N", N);
+  node.attrs.set("block_size", bs);
+  node.attrs.set("bits", bits);
+  node.attrs.set("accuracy_level", int64_t{4});
+  return node;
+}
+
+// Activations in [-1, 1]: a sine of the index, its frequency and phase set by `seed`.
+std::vector<float> activations(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  const double f = 0.7 + 0.13 * seed;
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(0.999 * std::sin(f * static_cast<double>(i) + seed));
+  return v;
+}
+
+struct Case {
+  Shape a_shape;
+  int64_t N, K, bs, bits;
+  Zp zp;
+  bool bias;
+};
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << "A" << shape_to_string(c.a_shape) << " N=" << c.N << " K=" << c.K << " bs=" << c.bs << " bits=" << c.bits
+      << " zp=" << static_cast<int>(c.zp) << " bias=" << c.bias;
+}
+
+class MatMulNBitsCase : public ::testing::TestWithParam<Case> {};
+
+TEST_P(MatMulNBitsCase, MatchesDequantizedReferenceAtAnyThreadCount) {
+  const Case& c = GetParam();
+  const Quantized q = make_weights(c.N, c.K, c.bs, c.bits, c.zp, 7u + static_cast<uint32_t>(c.N * 31 + c.K));
+  const auto a = activations(static_cast<size_t>(shape_numel(c.a_shape)), 11);
+  const auto bias = activations(static_cast<size_t>(c.N), 13);
+  const int64_t rows = shape_numel(c.a_shape) / c.K;
+
+  std::vector<Tensor> inputs = {Tensor::from_vector<float>(c.a_shape, a),
+                                Tensor::from_vector<uint8_t>({c.N, q.k_blocks, q.blob}, q.b),
+                                Tensor::from_vector<float>({c.N * q.k_blocks}, q.scales), Tensor(), Tensor(), Tensor()};
+  if (c.zp == Zp::kPacked)
+    inputs[3] = Tensor::from_vector<uint8_t>({static_cast<int64_t>(q.zp_packed.size())}, q.zp_packed);
+  if (c.zp == Zp::kFloat) inputs[3] = Tensor::from_vector<float>({c.N, q.k_blocks}, q.zp_float);
+  if (c.bias) inputs[5] = Tensor::from_vector<float>({c.N}, bias);
+  const kernels::NodeInfo node = nbits_node(c.K, c.N, c.bs, c.bits);
+
+  const auto got = kernels::run_kernel_once(node, inputs);
+  Shape ys = c.a_shape;
+  ys.back() = c.N;
+  ASSERT_EQ(got[0].shape(), ys);
+  const auto y = got[0].to_vector<float>();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t n = 0; n < c.N; ++n) {
+      double want = c.bias ? bias[static_cast<size_t>(n)] : 0.0, mag = std::abs(want);
+      for (int64_t k = 0; k < c.K; ++k) {
+        const double t = static_cast<double>(a[static_cast<size_t>(r * c.K + k)]) * q.w[static_cast<size_t>(n * c.K + k)];
+        want += t;
+        mag += std::abs(t);
+      }
+      ASSERT_NEAR(y[static_cast<size_t>(r * c.N + n)], want, 1e-5 * mag + 1e-6) << "at (" << r << ", " << n << ")";
+    }
+
+  // Two threads, and constant weights kept by the kernel (absent at run time): same bits.
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+  EXPECT_EQ(kernels::run_kernel_once(node, inputs, pool.get())[0].to_vector<float>(), y);
+  kernels::NodeInfo owned = node;
+  owned.const_inputs = {nullptr, &inputs[1], &inputs[2], inputs[3].defined() ? &inputs[3] : nullptr};
+  std::vector<Tensor> dropped = inputs;
+  dropped[1] = dropped[2] = dropped[3] = Tensor();
+  EXPECT_EQ(kernels::run_kernel_once(owned, dropped, pool.get())[0].to_vector<float>(), y);
+  EXPECT_EQ(kernels::run_kernel_once(owned, dropped)[0].to_vector<float>(), y);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, MatMulNBitsCase,
+    ::testing::Values(Case{{1, 64}, 32, 64, 32, 4, Zp::kPacked, false},      // decode, whole blocks
+                      Case{{1, 100}, 37, 100, 32, 4, Zp::kPacked, true},     // odd N, last block padded, odd block count
+                      Case{{3, 100}, 37, 100, 16, 4, Zp::kNone, false},      // default zero point 8
+                      Case{{3, 100}, 39, 100, 32, 4, Zp::kFloat, true},      // 3 rows, blocks of 32
+                      Case{{1, 77}, 19, 77, 64, 4, Zp::kFloat, true},        // float zero points
+                      Case{{2, 5, 136}, 45, 136, 32, 4, Zp::kPacked, true},  // batched A, 10 rows
+                      Case{{37, 200}, 67, 200, 32, 4, Zp::kPacked, true},    // many rows: dequantize + SGEMM
+                      Case{{37, 40}, 300, 40, 128, 4, Zp::kNone, false},     // one padded block, many columns
+                      Case{{1, 520}, 1500, 520, 32, 4, Zp::kPacked, false},  // several column blocks
+                      Case{{3, 90}, 21, 90, 32, 8, Zp::kPacked, true},       // 8 bits
+                      Case{{37, 90}, 21, 90, 16, 8, Zp::kNone, false},       // 8 bits, default zero point 128
+                      Case{{100}, 9, 100, 32, 4, Zp::kPacked, false}));      // 1-D A
+
+TEST(MatMulNBits, BadAttributesAndInputsGiveClearErrors) {
+  const int64_t N = 5, K = 40, bs = 16;
+  const Quantized q = make_weights(N, K, bs, 4, Zp::kPacked, 3);
+  const std::vector<Tensor> good = {Tensor::from_vector<float>({2, K}, activations(2 * K, 1)),
+                                    Tensor::from_vector<uint8_t>({N, q.k_blocks, q.blob}, q.b),
+                                    Tensor::from_vector<float>({N * q.k_blocks}, q.scales),
+                                    Tensor::from_vector<uint8_t>({static_cast<int64_t>(q.zp_packed.size())}, q.zp_packed)};
+  EXPECT_EQ(kernels::run_kernel_once(nbits_node(K, N, bs, 4), good)[0].shape(), (Shape{2, N}));
+  auto error = [&](const kernels::NodeInfo& node, const std::vector<Tensor>& in, StatusCode* code = nullptr) {
+    return testing::error_of([&] { kernels::run_kernel_once(node, in); }, code);
+  };
+  auto has = [](const std::string& msg, const std::string& needle) {
+    EXPECT_NE(msg.find(needle), std::string::npos) << "'" << needle << "' not in: " << msg;
+  };
+  StatusCode code = StatusCode::kOk;
+  has(error(nbits_node(K, N, bs, 3), good, &code), "bits=3 is not supported");
+  EXPECT_EQ(code, StatusCode::kUnsupported);
+  has(error(nbits_node(K, N, 10, 4), good), "block_size=10 is invalid: expected a power of 2 >= 16");
+  has(error(nbits_node(K, N, 8, 4), good), "block_size=8");
+  kernels::NodeInfo no_k = nbits_node(K, N, bs, 4);
+  no_k.attrs = Attributes{{"N", N}, {"block_size", bs}};
+  has(error(no_k, good), "attribute K is required");
+
+  std::vector<Tensor> bad = good;
+  bad[1] = Tensor::from_vector<uint8_t>({N, q.k_blocks + 1, q.blob}, std::vector<uint8_t>(static_cast<size_t>(N * (q.k_blocks + 1) * q.blob)));
+  has(error(nbits_node(K, N, bs, 4), bad), "input B is uint8 5x4x8, expected uint8 5x3x8");
+  bad = good;
+  bad[2] = Tensor::from_vector<float>({N * q.k_blocks - 1}, std::vector<float>(static_cast<size_t>(N * q.k_blocks - 1), 1.0f));
+  has(error(nbits_node(K, N, bs, 4), bad), "input scales has shape 14, expected 15 or 5x3");
+  bad = good;
+  bad[3] = Tensor::from_vector<uint8_t>({3}, {1, 2, 3});
+  has(error(nbits_node(K, N, bs, 4), bad), "input zero_points is uint8 3, expected uint8 with 10 values");
+  bad = good;
+  bad[0] = Tensor::from_vector<float>({2, K + 1}, activations(2 * (K + 1), 2));
+  has(error(nbits_node(K, N, bs, 4), bad), "expected [..., 40] (attribute K)");
+  bad = good;
+  bad.push_back(Tensor::from_vector<int32_t>({K}, std::vector<int32_t>(static_cast<size_t>(K), 0)));
+  has(error(nbits_node(K, N, bs, 4), bad, &code), "g_idx");
+  EXPECT_EQ(code, StatusCode::kUnsupported);
+  bad.push_back(Tensor::from_vector<float>({3}, {1, 2, 3}));
+  bad[4] = Tensor();
+  has(error(nbits_node(K, N, bs, 4), bad), "input bias has shape 3, expected 5");
+  // Attributes naming a huge B against small data: an error, nothing allocated from them.
+  has(error(nbits_node(int64_t{1} << 39, int64_t{1} << 40, bs, 4), good), "N * k_blocks");
+  bad = good;
+  bad[0] = Tensor::from_vector<float>({1, 1 << 20}, std::vector<float>(size_t{1} << 20, 0.0f));
+  has(error(nbits_node(int64_t{1} << 20, int64_t{1} << 40, bs, 4), bad), "input B is uint8 5x3x8");
+  has(error(nbits_node(int64_t{1} << 41, N, bs, 4), good), "expected 1 <= K <= 2^40");
+  // A bad constant B is refused when the kernel is created.
+  kernels::NodeInfo const_bad = nbits_node(K, N, bs, 4);
+  const Tensor small_b = Tensor::from_vector<uint8_t>({N, 1, q.blob}, std::vector<uint8_t>(static_cast<size_t>(N * q.blob)));
+  const_bad.const_inputs = {nullptr, &small_b, &good[2]};
+  has(error(const_bad, good), "input B is uint8 5x1x8");
+}
+
+}  // namespace
+}  // namespace spindle

@@ -1,0 +1,470 @@
+#!/usr/bin/python3
+"""spindle serve end to end: starts the server on 127.0.0.1 with an ephemeral
+port on a temporary repository and talks the Open Inference Protocol (REST)
+to it with http.client.
+
+Usage: serve_test.py SPINDLE_CLI   (or SPINDLE_CLI in the environment; pytest runs it too)
+"""
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+SPINDLE = os.environ.get("SPINDLE_CLI", "spindle")
+
+
+def const(name, arr):
+    return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(arr, name))
+
+
+def save(model_graph, path):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    m = helper.make_model(model_graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def mlp_graph(seed):
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal((5, 4)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    nodes = [const("w", w), const("b", b), helper.make_node("MatMul", ["x", "w"], ["xw"]),
+             helper.make_node("Add", ["xw", "b"], ["z"]), helper.make_node("Tanh", ["z"], ["y"])]
+    return helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 5])],
+                             [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])])
+
+
+def types_graph():
+    nodes = [const("seven", np.array(7, dtype=np.int64)), helper.make_node("Add", ["i64", "seven"], ["i64_out"]),
+             helper.make_node("Not", ["b"], ["b_out"]), helper.make_node("Identity", ["s"], ["s_out"]),
+             const("half", np.array(0.5, dtype=np.float64)), helper.make_node("Mul", ["d", "half"], ["d_out"])]
+    vi = helper.make_tensor_value_info
+    return helper.make_graph(
+        nodes, "types",
+        [vi("i64", TensorProto.INT64, [2, 3]), vi("b", TensorProto.BOOL, [-1]), vi("s", TensorProto.STRING, [-1]),
+         vi("d", TensorProto.DOUBLE, [-1])],
+        [vi("i64_out", TensorProto.INT64, [2, 3]), vi("b_out", TensorProto.BOOL, [-1]),
+         vi("s_out", TensorProto.STRING, [-1]), vi("d_out", TensorProto.DOUBLE, [-1])])
+
+
+def slow_graph():
+    """y = x + trip, one Add per Loop iteration: as slow as trip asks."""
+    one = numpy_helper.from_array(np.array([1.0, 1.0], dtype=np.float32), "one")
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Constant", [], ["one"], value=one), helper.make_node("Add", ["v_in", "one"], ["v_out"])],
+        "body",
+        [helper.make_tensor_value_info("iter", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [2])])
+    nodes = [const("cond", np.array(True)), helper.make_node("Loop", ["trip", "cond", "x"], ["y"], body=body)]
+    return helper.make_graph(nodes, "slow", [helper.make_tensor_value_info("trip", TensorProto.INT64, []),
+                                             helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                             [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+
+
+class Server:
+    def __init__(self, repo, *args):
+        self.proc = subprocess.Popen([SPINDLE, "serve", "--model-repository", repo, "--http-port", "0", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+        if not m:
+            self.proc.kill()
+            raise RuntimeError("spindle serve did not start: %r %r" % (line, self.proc.stderr.read()))
+        self.port = int(m.group(1))
+
+    def request(self, method, path, body=None, headers=None, timeout=60):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            c.request(method, path, body=body, headers=headers or {})
+            r = c.getresponse()
+            return r.status, dict(r.getheaders()), r.read()
+        finally:
+            c.close()
+
+    def json(self, method, path, obj=None, **kw):
+        status, headers, body = self.request(method, path, None if obj is None else json.dumps(obj).encode(), **kw)
+        return status, json.loads(body) if body else None
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        out, err = self.proc.communicate(timeout=60)
+        return self.proc.returncode, out, err
+
+
+def reference(model, feeds, work):
+    """The outputs of `spindle run` (the library) for these inputs, by name."""
+    args = [SPINDLE, "run", model, "--output-dir", os.path.join(work, "ref")]
+    for name, arr in feeds.items():
+        np.save(os.path.join(work, name + ".npy"), arr)
+        args += ["--input", "%s=%s" % (name, os.path.join(work, name + ".npy"))]
+    subprocess.run(args, check=True, capture_output=True)
+    d = os.path.join(work, "ref")
+    return {f[:-4]: np.load(os.path.join(d, f)) for f in os.listdir(d)}
+
+
+def binary_body(inputs, outputs=None, **params):
+    """The binary tensor data extension: JSON header, then the tensors' bytes."""
+    header = {"inputs": [], "parameters": params}
+    blob = b""
+    for name, datatype, arr in inputs:
+        data = arr.tobytes()
+        header["inputs"].append({"name": name, "datatype": datatype, "shape": list(arr.shape),
+                                 "parameters": {"binary_data_size": len(data)}})
+        blob += data
+    if outputs:
+        header["outputs"] = [{"name": n, "parameters": {"binary_data": True}} for n in outputs]
+    h = json.dumps(header).encode()
+    return h + blob, {"Inference-Header-Content-Length": str(len(h)), "Content-Type": "application/octet-stream"}
+
+
+def split_binary(headers, body):
+    n = int(headers["Inference-Header-Content-Length"])
+    return json.loads(body[:n]), body[n:]
+
+
+class ServeTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp(prefix="spindle-serve-test-")
+        cls.repo = os.path.join(cls.work, "repo")
+        save(mlp_graph(1), os.path.join(cls.repo, "mlp", "1", "model.onnx"))
+        save(mlp_graph(3), os.path.join(cls.repo, "mlp", "3", "model.onnx"))
+        save(types_graph(), os.path.join(cls.repo, "types", "1", "model.onnx"))
+        save(slow_graph(), os.path.join(cls.repo, "slow", "1", "model.onnx"))
+        with open(os.path.join(cls.repo, "slow", "config.json"), "w") as f:
+            # As spindle tune --out writes it; thread settings are the server's.
+            json.dump({"intra_op_num_threads": 2, "inter_op_num_threads": 1, "execution_mode": "sequential",
+                       "graph_optimization_level": "all", "config": {"session.intra_op.allow_spinning": "0"},
+                       "max_queue": 1, "instance_count": 1}, f)
+        cls.server = Server(cls.repo, "--max-body-bytes", "65536", "--threads", "2")
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.server.proc.poll() is None:
+            cls.server.proc.kill()
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def assert_serving(self):
+        status, body = self.server.json("GET", "/v2/health/live")
+        self.assertEqual((status, body), (200, {"live": True}))
+        x = np.ones((1, 5), np.float32)
+        status, body = self.server.json("POST", "/v2/models/mlp/versions/1/infer",
+                                        {"inputs": [{"name": "x", "shape": [1, 5], "datatype": "FP32",
+                                                     "data": x.ravel().tolist()}]})
+        self.assertEqual(status, 200, body)
+
+    def test_health_and_metadata(self):
+        s = self.server
+        self.assertEqual(s.json("GET", "/v2/health/ready"), (200, {"ready": True}))
+        status, meta = s.json("GET", "/v2")
+        self.assertEqual(status, 200)
+        self.assertEqual(meta["name"], "spindle")
+        self.assertIn("binary_tensor_data", meta["extensions"])
+        status, meta = s.json("GET", "/v2/models/mlp")
+        self.assertEqual(status, 200)
+        self.assertEqual(meta["versions"], ["1", "3"])
+        self.assertEqual(meta["inputs"], [{"name": "x", "datatype": "FP32", "shape": [-1, 5]}])
+        self.assertEqual(meta["outputs"], [{"name": "y", "datatype": "FP32", "shape": [-1, 4]}])
+        status, meta = s.json("GET", "/v2/models/types/versions/1")
+        self.assertEqual([i["datatype"] for i in meta["inputs"]], ["INT64", "BOOL", "BYTES", "FP64"])
+        self.assertEqual(meta["inputs"][0]["shape"], [2, 3])
+        self.assertEqual(s.json("GET", "/v2/models/mlp/versions/3/ready")[0], 200)
+        self.assertEqual(s.json("GET", "/v2/models/mlp/versions/2/ready")[0], 404)
+        self.assertEqual(s.json("GET", "/v2/models/nope/ready")[0], 404)
+
+    def test_infer_json_equals_library(self):
+        x = np.random.default_rng(5).standard_normal((3, 5)).astype(np.float32)
+        for version in ["1", "3"]:
+            ref = reference(os.path.join(self.repo, "mlp", version, "model.onnx"), {"x": x}, self.work)
+            # Nested data, as the protocol allows, and a request id.
+            status, body = self.server.json("POST", "/v2/models/mlp/versions/%s/infer" % version,
+                                            {"id": "req-%s" % version,
+                                             "inputs": [{"name": "x", "shape": [3, 5], "datatype": "FP32",
+                                                         "data": x.tolist()}]})
+            self.assertEqual(status, 200, body)
+            self.assertEqual((body["id"], body["model_name"], body["model_version"]), ("req-" + version, "mlp", version))
+            out = body["outputs"][0]
+            self.assertEqual((out["name"], out["datatype"], out["shape"]), ("y", "FP32", [3, 4]))
+            got = np.array(out["data"], dtype=np.float32).reshape(3, 4)
+            np.testing.assert_array_equal(got, ref["y"])
+        # No version: the highest.
+        status, body = self.server.json("POST", "/v2/models/mlp/infer",
+                                        {"inputs": [{"name": "x", "shape": [3, 5], "datatype": "FP32",
+                                                     "data": x.ravel().tolist()}]})
+        self.assertEqual((status, body["model_version"]), (200, "3"))
+        self.assertNotIn("id", body)
+
+    def test_infer_types(self):
+        i64 = np.arange(6, dtype=np.int64).reshape(2, 3) - 3
+        status, body = self.server.json("POST", "/v2/models/types/infer", {"inputs": [
+            {"name": "i64", "shape": [2, 3], "datatype": "INT64", "data": i64.ravel().tolist()},
+            {"name": "b", "shape": [2], "datatype": "BOOL", "data": [True, False]},
+            {"name": "s", "shape": [2], "datatype": "BYTES", "data": ["héllo", ""]},
+            {"name": "d", "shape": [1], "datatype": "FP64", "data": [3.0]}],
+            "outputs": [{"name": "s_out"}, {"name": "i64_out"}, {"name": "b_out"}]})
+        self.assertEqual(status, 200, body)
+        outs = body["outputs"]
+        self.assertEqual([o["name"] for o in outs], ["s_out", "i64_out", "b_out"])  # requested order, d_out left out
+        self.assertEqual(outs[0]["data"], ["héllo", ""])
+        self.assertEqual(outs[1]["data"], (i64 + 7).ravel().tolist())
+        self.assertEqual(outs[2], {"name": "b_out", "datatype": "BOOL", "shape": [2], "data": [False, True]})
+        # BYTES and BOOL through the binary extension.
+        strings = [b"ab", b"\x00\xffz"]
+        sblob = b"".join(len(v).to_bytes(4, "little") + v for v in strings)
+        header = {"inputs": [
+            {"name": "i64", "shape": [2, 3], "datatype": "INT64", "parameters": {"binary_data_size": 48}},
+            {"name": "b", "shape": [3], "datatype": "BOOL", "parameters": {"binary_data_size": 3}},
+            {"name": "s", "shape": [2], "datatype": "BYTES", "parameters": {"binary_data_size": len(sblob)}},
+            {"name": "d", "shape": [0], "datatype": "FP64", "data": []}],
+            "parameters": {"binary_data_output": True}}
+        h = json.dumps(header).encode()
+        status, headers, body = self.server.request(
+            "POST", "/v2/models/types/infer", h + i64.tobytes() + bytes([1, 0, 1]) + sblob,
+            {"Inference-Header-Content-Length": str(len(h))})
+        self.assertEqual(status, 200, body)
+        meta, blob = split_binary(headers, body)
+        sizes = [o["parameters"]["binary_data_size"] for o in meta["outputs"]]
+        self.assertEqual(sizes, [48, 3, len(sblob), 0])
+        self.assertEqual(np.frombuffer(blob[:48], np.int64).tolist(), (i64 + 7).ravel().tolist())
+        self.assertEqual(list(blob[48:51]), [0, 1, 0])
+        self.assertEqual(blob[51:], sblob)
+
+    def test_infer_binary_equals_library(self):
+        x = np.random.default_rng(9).standard_normal((4, 5)).astype(np.float32)
+        ref = reference(os.path.join(self.repo, "mlp", "3", "model.onnx"), {"x": x}, self.work)
+        body, headers = binary_body([("x", "FP32", x)], outputs=["y"])
+        status, rh, rb = self.server.request("POST", "/v2/models/mlp/infer", body, headers)
+        self.assertEqual(status, 200, rb)
+        meta, blob = split_binary(rh, rb)
+        self.assertEqual(meta["outputs"][0]["parameters"]["binary_data_size"], 4 * 4 * 4)
+        np.testing.assert_array_equal(np.frombuffer(blob, np.float32).reshape(4, 4), ref["y"])
+        # Binary input, JSON output.
+        body, headers = binary_body([("x", "FP32", x)])
+        status, rh, rb = self.server.request("POST", "/v2/models/mlp/infer", body, headers)
+        self.assertEqual(status, 200, rb)
+        self.assertNotIn("Inference-Header-Content-Length", rh)
+        got = np.array(json.loads(rb)["outputs"][0]["data"], np.float32).reshape(4, 4)
+        np.testing.assert_array_equal(got, ref["y"])
+
+    def check_refused(self, path, body, status, words, headers=None):
+        if not isinstance(body, bytes):
+            body = json.dumps(body).encode()
+        got, _, rb = self.server.request("POST", path, body, headers)
+        self.assertEqual(got, status, rb)
+        err = json.loads(rb)["error"]
+        for w in words:
+            self.assertIn(w, err)
+        self.assert_serving()
+
+    def test_malformed_requests(self):
+        infer = "/v2/models/mlp/versions/1/infer"
+        x = {"name": "x", "shape": [1, 5], "datatype": "FP32", "data": [1, 2, 3, 4, 5]}
+        self.check_refused(infer, b'{"inputs": [', 400, ["malformed JSON"])
+        self.check_refused(infer, {"inputs": [dict(x, datatype="FP64")]}, 400, ["'x'", "FP64", "FP32"])
+        self.check_refused(infer, {"inputs": [dict(x, datatype="FLOAT99")]}, 400, ["FLOAT99"])
+        self.check_refused(infer, {"inputs": [dict(x, shape=[2, 5])]}, 400, ["'x'", "5 data elements", "10"])
+        self.check_refused(infer, {"inputs": [dict(x, shape=[1, 6], data=[0] * 6)]}, 400, ["[1,6]", "[-1,5]"])
+        self.check_refused(infer, {"inputs": [dict(x, data=[1, 2, "a", 4, 5])]}, 400, ["element 2", "number"])
+        self.check_refused(infer, {"inputs": []}, 400, ["missing input 'x'"])
+        self.check_refused(infer, {"inputs": [x, x]}, 400, ["twice"])
+        self.check_refused(infer, {"inputs": [dict(x, name="z")]}, 400, ["unknown input 'z'"])
+        self.check_refused(infer, {"inputs": [x], "outputs": [{"name": "q"}]}, 400, ["unknown output 'q'"])
+        self.check_refused("/v2/models/types/infer", {"inputs": [
+            {"name": "i64", "shape": [2, 3], "datatype": "INT64", "data": [1, 2, 3, 4, 5, 2 ** 70]},
+            {"name": "b", "shape": [0], "datatype": "BOOL", "data": []},
+            {"name": "s", "shape": [0], "datatype": "BYTES", "data": []},
+            {"name": "d", "shape": [0], "datatype": "FP64", "data": []}]}, 400, ["element 5"])
+        # A huge shape with little data is refused before anything is allocated.
+        self.check_refused(infer, {"inputs": [dict(x, shape=[2 ** 40, 5])]}, 400, ["5 data elements", "[1099511627776,5]"])
+        body, headers = binary_body([("x", "FP32", np.ones((2, 5), np.float32))])
+        huge = json.loads(body[:int(headers["Inference-Header-Content-Length"])])
+        huge["inputs"][0]["shape"] = [2 ** 40, 5]
+        h = json.dumps(huge).encode()
+        self.check_refused(infer, h + body[-40:], 400, ["binary_data_size is 40", "needs 21990232555520 bytes"],
+                           {"Inference-Header-Content-Length": str(len(h))})
+        # Truncated binary data, and a header length past the body.
+        body, headers = binary_body([("x", "FP32", np.ones((2, 5), np.float32))])
+        self.check_refused(infer, body[:-4], 400, ["'x'", "truncated binary data"], headers)
+        self.check_refused(infer, body, 400, ["Inference-Header-Content-Length"],
+                           {"Inference-Header-Content-Length": str(len(body) + 1)})
+        self.check_refused(infer, body, 400, ["Inference-Header-Content-Length"],
+                           {"Inference-Header-Content-Length": "ten"})
+        # Too large a body (--max-body-bytes 65536).
+        self.check_refused(infer, b"[" + b"0," * 40000 + b"0]", 413, ["--max-body-bytes"])
+        # Unknown model and version.
+        self.check_refused("/v2/models/nope/infer", {"inputs": [x]}, 404, ["unknown model 'nope'"])
+        self.check_refused("/v2/models/mlp/versions/7/infer", {"inputs": [x]}, 404, ["no version '7'", "1, 3"])
+        status, metrics = self.server.request("GET", "/metrics")[::2]
+        self.assertEqual(status, 200)
+        text = metrics.decode()
+        m = re.search(r'spindle_serve_request_failures_total\{model="mlp",version="1",reason="bad_request"\} (\d+)', text)
+        self.assertIsNotNone(m, text)
+        self.assertGreaterEqual(int(m.group(1)), 13)
+        self.assertRegex(text, r'spindle_serve_request_seconds_count\{model="mlp",version="1"\} \d+')
+        self.assertRegex(text, r'spindle_serve_queue_seconds_bucket\{model="mlp",version="1",le="\+Inf"\} [1-9]')
+
+    def slow_request(self, trip, results, timeout_us=None):
+        req = {"inputs": [{"name": "trip", "shape": [], "datatype": "INT64", "data": [trip]},
+                          {"name": "x", "shape": [2], "datatype": "FP32", "data": [0, 1]}]}
+        if timeout_us:
+            req["parameters"] = {"timeout": timeout_us}
+        results.append(self.server.json("POST", "/v2/models/slow/infer", req))
+
+    def slow_requests(self, trip, n):
+        """n slow requests sent 20 ms apart, all in flight together; their (status, body)."""
+        results = []
+        threads = [threading.Thread(target=self.slow_request, args=(trip, results)) for _ in range(n)]
+        for t in threads:
+            t.start()
+            time.sleep(0.02)
+        for t in threads:
+            t.join()
+        return results
+
+    def calibrate_trip(self):
+        """A trip count whose run takes at least ~0.3 s here."""
+        trip = 20000
+        while True:
+            results = []
+            t0 = time.monotonic()
+            self.slow_request(trip, results)
+            took = time.monotonic() - t0
+            self.assertEqual(results[0][0], 200, results[0])
+            self.assertEqual(results[0][1]["outputs"][0]["data"], [float(trip), float(trip + 1)])
+            if took > 0.3 or trip > 10 ** 8:
+                return trip
+            trip *= 4
+
+    def test_queue_full_and_timeout(self):
+        trip = self.calibrate_trip()
+        # max_queue 1, one runner: one runs, one waits, the others are refused.
+        results = self.slow_requests(trip, 5)
+        statuses = sorted(r[0] for r in results)
+        self.assertIn(429, statuses)
+        self.assertIn(200, statuses)
+        for status, body in results:
+            if status == 429:
+                self.assertIn("queue is full", body["error"])
+        # A timeout cancels a request waiting in the queue, and a running one.
+        results = []
+        first = threading.Thread(target=self.slow_request, args=(trip, results))
+        first.start()
+        time.sleep(0.05)
+        waiting = []
+        self.slow_request(trip, waiting, timeout_us=50000)
+        self.assertEqual(waiting[0][0], 504, waiting)
+        self.assertIn("timeout", waiting[0][1]["error"])
+        first.join()
+        self.assertEqual(results[0][0], 200)
+        running = []
+        t0 = time.monotonic()
+        self.slow_request(trip * 20, running, timeout_us=100000)
+        self.assertEqual(running[0][0], 504, running)
+        self.assertLess(time.monotonic() - t0, 5)
+        text = self.server.request("GET", "/metrics")[2].decode()
+        self.assertRegex(text, r'reason="queue_full"\} [1-9]')
+        self.assertRegex(text, r'reason="timeout"\} [2-9]')
+        self.assert_serving()
+
+    def test_port_in_use(self):
+        """A second server on the same port fails instead of sharing it."""
+        p = subprocess.run([SPINDLE, "serve", "--model-repository", self.repo, "--http-port", str(self.server.port)],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("cannot listen on 127.0.0.1:%d" % self.server.port, p.stderr)
+        self.assert_serving()
+
+    def test_repository(self):
+        s = self.server
+        status, index = s.json("POST", "/v2/repository/index", {})
+        self.assertEqual(status, 200)
+        self.assertIn({"name": "mlp", "version": "3", "state": "READY"}, index)
+        self.assertEqual(s.json("POST", "/v2/repository/models/types/unload")[0], 200)
+        self.assertEqual(s.json("GET", "/v2/models/types")[0], 404)
+        status, index = s.json("POST", "/v2/repository/index", {})
+        self.assertIn({"name": "types", "state": "UNAVAILABLE", "reason": "unloaded"}, index)
+        status, index = s.json("POST", "/v2/repository/index", {"ready": True})
+        self.assertNotIn("types", [e["name"] for e in index])
+        self.assertEqual(s.json("POST", "/v2/repository/models/types/load")[0], 200)
+        self.assertEqual(s.json("GET", "/v2/models/types")[0], 200)
+        status, body = s.json("POST", "/v2/repository/models/ghost/load")
+        self.assertEqual(status, 404)
+        self.assertIn("ghost", body["error"])
+        # Unloading a model answers the request it is running; then it is gone.
+        results = []
+        t = threading.Thread(target=self.slow_request, args=(self.calibrate_trip(), results))
+        t.start()
+        time.sleep(0.1)
+        self.assertEqual(s.json("POST", "/v2/repository/models/slow/unload")[0], 200)
+        t.join()
+        self.assertEqual(results[0][0], 200, results)
+        after = []
+        self.slow_request(1, after)
+        self.assertEqual(after[0][0], 404, after)
+        self.assertEqual(s.json("POST", "/v2/repository/models/slow/load")[0], 200)
+        self.slow_request(1, after)
+        self.assertEqual(after[1][0], 200, after)
+
+    def test_zz_sigterm_drains(self):
+        """Last: SIGTERM while a request runs; it is answered, then exit 0."""
+        results = []
+        t = threading.Thread(target=self.slow_request, args=(self.calibrate_trip(), results))
+        t.start()
+        time.sleep(0.1)
+        rc, out, err = self.server.stop()
+        t.join()
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(results[0][0], 200, results)
+        self.assertIn("stopped", out)
+
+
+class InstancesTest(unittest.TestCase):
+    """instance_count runners per version, within --concurrent-runs: with two
+    runners and a queue of one, three slow requests at once are all taken."""
+
+    def test_two_instances_take_three_requests(self):
+        work = tempfile.mkdtemp(prefix="spindle-serve-test-")
+        try:
+            repo = os.path.join(work, "repo")
+            save(slow_graph(), os.path.join(repo, "slow", "1", "model.onnx"))
+            with open(os.path.join(repo, "slow", "config.json"), "w") as f:
+                json.dump({"max_queue": 1, "instance_count": 2}, f)
+            server = Server(repo, "--concurrent-runs", "2", "--threads", "1")
+            try:
+                ServeTest.server = server
+                case = ServeTest("test_queue_full_and_timeout")
+                trip = case.calibrate_trip()
+                results = case.slow_requests(trip, 3)
+                self.assertEqual([r[0] for r in results], [200, 200, 200], results)
+                # Five at once: two run, one waits, two find the runners busy and the queue full.
+                results = case.slow_requests(trip, 5)
+                self.assertIn(429, [r[0] for r in results])
+                self.assertEqual(sorted(r[0] for r in results).count(200), 3, results)
+                self.assertEqual(server.stop()[0], 0)
+            finally:
+                if server.proc.poll() is None:
+                    server.proc.kill()
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        SPINDLE = sys.argv[1]
+    unittest.main(argv=sys.argv[:1], verbosity=2)

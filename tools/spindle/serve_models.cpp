@@ -1,0 +1,369 @@
+// serve_models.cpp — model repository, per-model queues and runners, and
+// metrics of spindle serve (see serve_models.h).
+#include "serve_models.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <new>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace spindle::cli::serve {
+namespace fs = std::filesystem;
+
+void Histogram::observe(double seconds) {
+  std::lock_guard lock(mu_);
+  size_t i = 0;
+  while (i < std::size(kBounds) && seconds > kBounds[i]) ++i;
+  ++counts_[i];
+  sum_ += seconds;
+  ++count_;
+}
+
+std::string Histogram::text(const std::string& name, const std::string& labels) const {
+  std::lock_guard lock(mu_);
+  std::string s;
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < std::size(kBounds); ++i) {
+    cumulative += counts_[i];
+    s += fmt::format("{}_bucket{{{},le=\"{}\"}} {}\n", name, labels, kBounds[i], cumulative);
+  }
+  s += fmt::format("{}_bucket{{{},le=\"+Inf\"}} {}\n", name, labels, count_);
+  s += fmt::format("{}_sum{{{}}} {}\n{}_count{{{}}} {}\n", name, labels, sum_, name, labels, count_);
+  return s;
+}
+
+void ModelMetrics::fail(const std::string& reason) {
+  std::lock_guard lock(mu);
+  ++failures[reason];
+}
+
+void RunSlots::acquire() {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return free_ > 0; });
+  --free_;
+}
+
+void RunSlots::release() {
+  {
+    std::lock_guard lock(mu_);
+    ++free_;
+  }
+  cv_.notify_one();
+}
+
+ModelConfig read_model_config(const std::string& path) {
+  ModelConfig c;
+  c.options.use_per_session_threads = false;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return c;
+  if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) > (1u << 20))
+    throw Error(StatusCode::kInvalidArgument, fmt::format("{}: not a regular file of at most 1 MiB", path));
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(ss.str());
+  } catch (const std::exception& e) {
+    throw Error(StatusCode::kInvalidArgument, fmt::format("{}: not valid JSON ({})", path, e.what()));
+  }
+  if (!j.is_object()) throw Error(StatusCode::kInvalidArgument, fmt::format("{}: expected a JSON object", path));
+  auto take_count = [&](const char* key, int& out, int min) {
+    auto it = j.find(key);
+    if (it == j.end()) return;
+    if (!it->is_number_integer() || it->get<int64_t>() < min || it->get<int64_t>() > 1000000)
+      throw Error(StatusCode::kInvalidArgument,
+                  fmt::format("{}: \"{}\" is {}, expected an integer from {} to 1000000", path, key, it->dump(), min));
+    out = it->get<int>();
+    j.erase(it);
+  };
+  take_count("max_queue", c.max_queue, 1);
+  take_count("instance_count", c.instances, 1);
+  // The rest is an options file (spindle tune --out). Thread settings (counts,
+  // spinning, affinities) are the process's: every model shares its pools.
+  bool thread_settings = j.contains("intra_op_num_threads") || j.contains("inter_op_num_threads");
+  if (auto it = j.find("config"); it != j.end() && it->is_object())
+    for (const auto& [key, v] : it->items())
+      thread_settings = thread_settings || key.rfind("session.intra_op", 0) == 0 || key.rfind("session.inter_op", 0) == 0;
+  c.options = SessionOptions::from_json(j.dump(), path);
+  if (thread_settings)
+    std::fprintf(stderr,
+                 "spindle serve: %s: thread settings ignored; all models share the server's pools (--threads)\n",
+                 path.c_str());
+  c.options.intra_op = ThreadingOptions{.name = "intra_op"};
+  c.options.inter_op = ThreadingOptions{.name = "inter_op"};
+  c.options.use_per_session_threads = false;
+  return c;
+}
+
+ModelVersion::ModelVersion(std::string name, std::string version, std::unique_ptr<InferenceSession> session,
+                           int max_queue, int instances, RunSlots& slots, std::shared_ptr<ModelMetrics> metrics)
+    : name_(std::move(name)),
+      version_(std::move(version)),
+      session_(std::move(session)),
+      max_queue_(static_cast<size_t>(max_queue)),
+      slots_(slots),
+      metrics_(std::move(metrics)) {
+  for (int i = 0; i < instances; ++i) runners_.emplace_back([this] { runner(); });
+}
+
+ModelVersion::~ModelVersion() {
+  {
+    std::lock_guard lock(mu_);
+    accepting_ = false;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : runners_) t.join();
+}
+
+bool ModelVersion::enqueue(const std::shared_ptr<Job>& job) {
+  {
+    std::lock_guard lock(mu_);
+    if (!accepting_ || queue_.size() >= max_queue_) return false;
+    job->enqueued = Clock::now();
+    queue_.push_back(job);
+  }
+  cv_.notify_one();
+  return true;
+}
+
+bool ModelVersion::cancel(const std::shared_ptr<Job>& job) {
+  std::lock_guard lock(mu_);
+  auto it = std::find(queue_.begin(), queue_.end(), job);
+  if (it == queue_.end()) return false;
+  queue_.erase(it);
+  return true;
+}
+
+void ModelVersion::stop_accepting() {
+  std::lock_guard lock(mu_);
+  accepting_ = false;
+}
+
+void ModelVersion::runner() {
+  for (;;) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and every queued job has run
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    slots_.acquire();
+    job->started = Clock::now();
+    metrics_->queue.observe(std::chrono::duration<double>(job->started - job->enqueued).count());
+    Status status;
+    std::vector<Tensor> values;
+    const int64_t left_ms =
+        job->deadline ? std::chrono::ceil<std::chrono::milliseconds>(*job->deadline - job->started).count() : 0;
+    if (job->deadline && left_ms <= 0) {
+      status = Status(StatusCode::kCancelled, "the request's timeout passed while it waited in the queue");
+    } else {
+      // Rounded up: a run stopped by its time limit has passed the deadline.
+      job->run_options.timeout_ms = job->deadline ? left_ms : 0;
+      try {
+        values = session_->run(job->feeds, job->outputs, &job->run_options);
+      } catch (const Error& e) {
+        status = e.status();
+      } catch (const std::bad_alloc&) {
+        status = resource_exhausted("out of memory");
+      } catch (const std::exception& e) {
+        status = runtime_error(e.what());
+      }
+      metrics_->compute.observe(std::chrono::duration<double>(Clock::now() - job->started).count());
+    }
+    slots_.release();
+    {
+      std::lock_guard lock(job->mu);
+      job->status = std::move(status);
+      job->values = std::move(values);
+      job->done = true;
+    }
+    job->cv.notify_all();
+  }
+}
+
+Repository::Repository(std::string dir, Environment& env, int default_max_queue, int concurrent_runs)
+    : dir_(std::move(dir)), env_(env), default_max_queue_(default_max_queue), slots_(concurrent_runs) {}
+
+std::shared_ptr<ModelMetrics> Repository::metrics_for(const std::string& name, const std::string& version) {
+  std::lock_guard lock(metrics_mu_);
+  auto& m = metrics_[{name, version}];
+  if (!m) m = std::make_shared<ModelMetrics>();
+  return m;
+}
+
+void Repository::load(const std::string& name) {
+  const fs::path model_dir = fs::path(dir_) / name;
+  std::error_code ec;
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+      !fs::is_directory(model_dir, ec))
+    throw Error(StatusCode::kNotFound, fmt::format("no model '{}' in the repository {}", name, dir_));
+  std::map<int64_t, std::shared_ptr<ModelVersion>> loaded;
+  try {
+    const ModelConfig config = read_model_config((model_dir / "config.json").string());
+    for (const auto& entry : fs::directory_iterator(model_dir)) {
+      const std::string v = entry.path().filename().string();
+      if (!entry.is_directory() || v.empty() || v.size() > 18 ||
+          !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        continue;
+      const fs::path file = entry.path() / "model.onnx";
+      if (!fs::is_regular_file(file, ec)) continue;
+      auto session = InferenceSession::create(file.string(), config.options, &env_);
+      loaded[std::stoll(v)] = std::make_shared<ModelVersion>(
+          name, std::to_string(std::stoll(v)), std::move(session),
+          config.max_queue ? config.max_queue : default_max_queue_, config.instances, slots_,
+          metrics_for(name, std::to_string(std::stoll(v))));
+    }
+    if (loaded.empty())
+      throw Error(StatusCode::kNotFound,
+                  fmt::format("model '{}' has no version: expected {}/<version>/model.onnx", name, model_dir.string()));
+  } catch (const Error& e) {
+    std::unique_lock lock(mu_);
+    failed_[name] = e.what();
+    throw;
+  }
+  std::map<int64_t, std::shared_ptr<ModelVersion>> old;
+  {
+    std::unique_lock lock(mu_);
+    old = std::exchange(models_[name], std::move(loaded));
+    failed_.erase(name);
+  }
+  for (auto& [v, m] : old) m->stop_accepting();
+  // `old` drains and joins here, outside the lock.
+}
+
+void Repository::unload(const std::string& name) {
+  std::map<int64_t, std::shared_ptr<ModelVersion>> old;
+  {
+    std::unique_lock lock(mu_);
+    auto it = models_.find(name);
+    if (it == models_.end()) throw Error(StatusCode::kNotFound, fmt::format("model '{}' is not loaded", name));
+    old = std::move(it->second);
+    models_.erase(it);
+  }
+  for (auto& [v, m] : old) m->stop_accepting();
+}
+
+void Repository::load_all() {
+  std::error_code ec;
+  if (!fs::is_directory(dir_, ec))
+    throw Error(StatusCode::kNotFound, fmt::format("model repository {} is not a directory", dir_));
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir_))
+    if (entry.is_directory()) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  for (const std::string& n : names) load(n);
+}
+
+void Repository::unload_all() {
+  std::map<std::string, std::map<int64_t, std::shared_ptr<ModelVersion>>> old;
+  {
+    std::unique_lock lock(mu_);
+    old.swap(models_);
+  }
+  for (auto& [n, versions] : old)
+    for (auto& [v, m] : versions) m->stop_accepting();
+}
+
+std::shared_ptr<ModelVersion> Repository::find(const std::string& name, const std::string& version) const {
+  std::shared_lock lock(mu_);
+  auto it = models_.find(name);
+  if (it == models_.end() || it->second.empty()) return nullptr;
+  if (version.empty()) return it->second.rbegin()->second;
+  for (const auto& [v, m] : it->second)
+    if (m->version() == version) return m;
+  return nullptr;
+}
+
+std::vector<std::string> Repository::versions(const std::string& name) const {
+  std::shared_lock lock(mu_);
+  std::vector<std::string> out;
+  if (auto it = models_.find(name); it != models_.end())
+    for (const auto& [v, m] : it->second) out.push_back(m->version());
+  return out;
+}
+
+std::vector<VersionState> Repository::index() const {
+  std::vector<VersionState> out;
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir_, ec))
+    if (entry.is_directory()) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  std::shared_lock lock(mu_);
+  for (const std::string& n : names) {
+    auto it = models_.find(n);
+    if (it != models_.end()) {
+      for (const auto& [v, m] : it->second) out.push_back({n, m->version(), "READY", ""});
+    } else {
+      auto f = failed_.find(n);
+      out.push_back({n, "", "UNAVAILABLE", f != failed_.end() ? f->second : "unloaded"});
+    }
+  }
+  return out;
+}
+
+bool Repository::all_ready() const {
+  std::shared_lock lock(mu_);
+  return failed_.empty();
+}
+
+namespace {
+// A Prometheus label value: backslash, double quote and newline escaped.
+std::string label(const std::string& v) {
+  std::string s;
+  for (char c : v) {
+    if (c == '\\' || c == '"') s += '\\';
+    if (c == '\n') s += "\\n";
+    else s += c;
+  }
+  return s;
+}
+}  // namespace
+
+std::string Repository::metrics_text() const {
+  std::lock_guard lock(metrics_mu_);
+  std::string s;
+  s += "# HELP spindle_serve_requests_total Infer requests that named a loaded model version.\n"
+       "# TYPE spindle_serve_requests_total counter\n";
+  for (const auto& [k, m] : metrics_)
+    s += fmt::format("spindle_serve_requests_total{{model=\"{}\",version=\"{}\"}} {}\n", label(k.first), label(k.second),
+                     m->requests.load());
+  s += "# HELP spindle_serve_request_success_total Infer requests answered with outputs.\n"
+       "# TYPE spindle_serve_request_success_total counter\n";
+  for (const auto& [k, m] : metrics_)
+    s += fmt::format("spindle_serve_request_success_total{{model=\"{}\",version=\"{}\"}} {}\n", label(k.first), label(k.second),
+                     m->successes.load());
+  s += "# HELP spindle_serve_request_failures_total Failed infer requests by reason.\n"
+       "# TYPE spindle_serve_request_failures_total counter\n";
+  for (const auto& [k, m] : metrics_) {
+    std::lock_guard mlock(m->mu);
+    for (const auto& [reason, n] : m->failures)
+      s += fmt::format("spindle_serve_request_failures_total{{model=\"{}\",version=\"{}\",reason=\"{}\"}} {}\n",
+                       label(k.first), label(k.second), reason, n);
+  }
+  const std::pair<const char*, Histogram ModelMetrics::*> histograms[] = {
+      {"spindle_serve_queue_seconds", &ModelMetrics::queue},
+      {"spindle_serve_compute_seconds", &ModelMetrics::compute},
+      {"spindle_serve_request_seconds", &ModelMetrics::request}};
+  const char* help[] = {"Time from enqueue to the start of the run.", "Time of the run.",
+                        "Time from the request's arrival to its response (end to end)."};
+  for (size_t h = 0; h < std::size(histograms); ++h) {
+    s += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", histograms[h].first, help[h], histograms[h].first);
+    for (const auto& [k, m] : metrics_)
+      s += ((*m).*histograms[h].second)
+               .text(histograms[h].first, fmt::format("model=\"{}\",version=\"{}\"", label(k.first), label(k.second)));
+  }
+  return s;
+}
+
+}  // namespace spindle::cli::serve

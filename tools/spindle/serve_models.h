@@ -1,0 +1,154 @@
+// serve_models.h — the model repository of spindle serve: every version of
+// every model as a session on the process's shared pools, each with its
+// bounded FIFO queue of requests and its runner threads, and the metrics.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "spindle/environment.h"
+#include "spindle/session.h"
+
+namespace spindle::cli::serve {
+
+using Clock = std::chrono::steady_clock;
+
+// A Prometheus histogram (seconds).
+class Histogram {
+ public:
+  void observe(double seconds);
+  // "name_bucket{labels,le=...} n" lines, _sum and _count.
+  std::string text(const std::string& name, const std::string& labels) const;
+
+ private:
+  static constexpr double kBounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                       0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,     10};
+  mutable std::mutex mu_;
+  uint64_t counts_[std::size(kBounds) + 1] = {};
+  double sum_ = 0;
+  uint64_t count_ = 0;
+};
+
+struct ModelMetrics {
+  std::atomic<uint64_t> requests{0}, successes{0};
+  std::mutex mu;
+  std::map<std::string, uint64_t> failures;  // by reason
+  Histogram queue, compute, request;
+  void fail(const std::string& reason);
+};
+
+// Limits compute to a number of runs at once, process-wide (all models).
+class RunSlots {
+ public:
+  explicit RunSlots(int n) : free_(n) {}
+  void acquire();
+  void release();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int free_;
+};
+
+// One request in a model's queue.
+struct Job {
+  Feeds feeds;
+  std::vector<std::string> outputs;
+  std::optional<Clock::time_point> deadline;
+  RunOptions run_options;
+  Clock::time_point enqueued, started;
+  // Set by the runner when done.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  Status status;
+  std::vector<Tensor> values;
+};
+
+struct ModelConfig {
+  SessionOptions options;
+  int max_queue = 0;  // 0 = the server's --max-queue
+  int instances = 1;  // runner threads
+};
+// DIR/<name>/config.json; defaults when the file is absent. Throws Error naming the file.
+ModelConfig read_model_config(const std::string& path);
+
+class ModelVersion {
+ public:
+  ModelVersion(std::string name, std::string version, std::unique_ptr<InferenceSession> session, int max_queue,
+               int instances, RunSlots& slots, std::shared_ptr<ModelMetrics> metrics);
+  ~ModelVersion();  // drains the queue, joins the runners
+
+  const std::string& name() const { return name_; }
+  const std::string& version() const { return version_; }
+  const InferenceSession& session() const { return *session_; }
+  ModelMetrics& metrics() { return *metrics_; }
+  // false when the queue is full or the model is being unloaded.
+  bool enqueue(const std::shared_ptr<Job>& job);
+  // Removes a job still waiting in the queue; false when a runner took it.
+  bool cancel(const std::shared_ptr<Job>& job);
+  // Stops accepting; the queued jobs still run. The destructor waits for them.
+  void stop_accepting();
+
+ private:
+  void runner();
+  std::string name_, version_;
+  std::unique_ptr<InferenceSession> session_;
+  size_t max_queue_;
+  RunSlots& slots_;
+  std::shared_ptr<ModelMetrics> metrics_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  bool accepting_ = true;
+  bool stopping_ = false;
+  std::vector<std::thread> runners_;
+};
+
+struct VersionState {
+  std::string name, version, state, reason;
+};
+
+class Repository {
+ public:
+  Repository(std::string dir, Environment& env, int default_max_queue, int concurrent_runs);
+  // Loads every version of the model (again, when loaded); throws Error.
+  void load(const std::string& name);
+  // Throws Error (kNotFound) when the model is not loaded.
+  void unload(const std::string& name);
+  void load_all();
+  void unload_all();
+  // version empty = the highest version. Null when absent.
+  std::shared_ptr<ModelVersion> find(const std::string& name, const std::string& version) const;
+  std::vector<std::string> versions(const std::string& name) const;
+  // Every model directory in the repository and the loaded versions' states.
+  std::vector<VersionState> index() const;
+  bool all_ready() const;
+  std::string metrics_text() const;
+
+ private:
+  std::shared_ptr<ModelMetrics> metrics_for(const std::string& name, const std::string& version);
+  std::string dir_;
+  Environment& env_;
+  int default_max_queue_;
+  RunSlots slots_;
+  mutable std::shared_mutex mu_;
+  std::map<std::string, std::map<int64_t, std::shared_ptr<ModelVersion>>> models_;
+  std::map<std::string, std::string> failed_;  // name -> why the last load failed
+  mutable std::mutex metrics_mu_;
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<ModelMetrics>> metrics_;
+};
+
+}  // namespace spindle::cli::serve
