@@ -195,10 +195,13 @@ struct PySessionOptions : SessionOptions {
   bool enable_mem_pattern = true;
   bool enable_mem_reuse = true;
 };
+// only_execute_path_to_fetches likewise: spindle always runs only the nodes
+// the requested outputs depend on, whatever its value.
 struct PyRunOptions : RunOptions {
   int log_severity_level = 2;
   int log_verbosity_level = 0;
   std::string logid;
+  bool only_execute_path_to_fetches = false;
 };
 
 // run_async requests whose callback has not yet returned. A callback needs
@@ -521,6 +524,8 @@ PYBIND11_MODULE(_C, m) {
       .def_readwrite("log_severity_level", &PyRunOptions::log_severity_level)
       .def_readwrite("log_verbosity_level", &PyRunOptions::log_verbosity_level)
       .def_readwrite("logid", &PyRunOptions::logid)
+      // spindle: always on (a run skips the nodes no requested output needs); the value is kept, not read
+      .def_readwrite("only_execute_path_to_fetches", &PyRunOptions::only_execute_path_to_fetches)
       .def_property("terminate", [](const PyRunOptions& r) { return r.terminate.load(); },
                     [](PyRunOptions& r, bool v) { r.terminate.store(v); })
       .def_readwrite("run_tag", &RunOptions::run_tag)

@@ -247,6 +247,41 @@ Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationL
   return plan;
 }
 
+std::shared_ptr<const NodeSubset> Plan::subset(std::vector<int> values) const {
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  {
+    std::lock_guard<std::mutex> lock(subsets_mu_);
+    if (auto it = subsets_.find(values); it != subsets_.end()) return it->second;
+  }
+  // Walks back from the requested values over the topological order: a node
+  // runs when a running node (or the request) reads one of its outputs.
+  const size_t num_values = value_uses_.size();
+  std::vector<char> wanted(num_values, 0);
+  for (int v : values)
+    if (v >= 0 && static_cast<size_t>(v) < num_values) wanted[static_cast<size_t>(v)] = 1;
+  auto s = std::make_shared<NodeSubset>();
+  s->run.assign(nodes_.size(), 0);
+  s->value_uses.assign(num_values, 0);
+  for (size_t i = nodes_.size(); i-- > 0;) {
+    const PlanNode& n = nodes_[i];
+    if (!std::any_of(n.outputs.begin(), n.outputs.end(), [&](int o) { return o >= 0 && wanted[static_cast<size_t>(o)]; }))
+      continue;
+    s->run[i] = 1;
+    ++s->count;
+    for (int in : n.inputs)
+      if (in >= 0) {
+        wanted[static_cast<size_t>(in)] = 1;
+        ++s->value_uses[static_cast<size_t>(in)];
+      }
+  }
+  std::shared_ptr<const NodeSubset> result;
+  if (s->count < static_cast<int>(nodes_.size())) result = std::move(s);
+  std::lock_guard<std::mutex> lock(subsets_mu_);
+  if (subsets_.size() < kMaxSubsets) subsets_.emplace(std::move(values), result);
+  return result;
+}
+
 Plan::ConstantBytes Plan::constant_bytes() const {
   ConstantBytes c;
   for (const auto& [id, t] : graph_.initializers)
@@ -267,8 +302,9 @@ Frame::Frame(const Plan& plan)
   allocator_ = [this](DataType dtype, const Shape& shape) { return allocate(dtype, shape); };
 }
 
-void Frame::begin_run() {
-  const auto& uses = plan_.value_uses();
+void Frame::begin_run(const NodeSubset* subset) {
+  subset_ = subset;
+  const auto& uses = subset ? subset->value_uses : plan_.value_uses();
   for (size_t v = 0; v < uses.size(); ++v) uses_[v].store(uses[v], std::memory_order_relaxed);
   const auto& nodes = plan_.nodes();
   for (size_t n = 0; n < nodes.size(); ++n) deps_[n].store(nodes[n].num_deps, std::memory_order_relaxed);
@@ -411,7 +447,7 @@ void run_node(const Plan& plan, Frame& frame, int index, ThreadPool* intra, cons
     if (!outputs[o].defined())
       throw Error(StatusCode::kInternal, fmt::format("{} did not produce its output {}", n.info.label(), o));
     values[static_cast<size_t>(out)] = std::move(outputs[o]);
-    if (plan.value_uses()[static_cast<size_t>(out)] == 0 && !plan.keep(out))
+    if (frame.value_uses(out) == 0 && !plan.keep(out))
       values[static_cast<size_t>(out)] = Tensor();  // nobody reads it
   }
   for (int in : n.inputs)
@@ -438,7 +474,9 @@ void run_sequential(const Plan& plan, Frame& frame, ThreadPool* intra, const Run
   std::atomic<int> ids{0};
   if (auto c = with_nested_ids(plan, control, ids)) return run_sequential(plan, frame, intra, *c);
   const int n = static_cast<int>(plan.nodes().size());
+  const NodeSubset* subset = frame.subset();
   for (int i = 0; i < n; ++i) {
+    if (subset && !subset->run[static_cast<size_t>(i)]) continue;
     check_terminate(control);
     run_node(plan, frame, i, intra, control);
   }
@@ -491,8 +529,12 @@ struct ParallelRun {
         return;
       }
       newly.clear();
+      // A node skipped by the frame's subset is never ready: every producer
+      // of a node that runs runs too, so the counts of those still reach 0.
+      const NodeSubset* subset = frame.subset();
       for (int u : plan.nodes()[static_cast<size_t>(node)].users)
-        if (frame.deps()[u].fetch_sub(1, std::memory_order_acq_rel) == 1) newly.push_back(u);
+        if (frame.deps()[u].fetch_sub(1, std::memory_order_acq_rel) == 1 && (!subset || subset->run[static_cast<size_t>(u)]))
+          newly.push_back(u);
       int spawn = 0;
       {
         std::lock_guard<std::mutex> lock(mu);
@@ -529,13 +571,14 @@ void run_parallel(const Plan& plan, Frame& frame, ThreadPool* intra, TaskPool& i
   if (auto c = with_nested_ids(plan, control, ids)) return run_parallel(plan, frame, intra, inter, *c);
   ParallelRun run{plan, frame, intra, inter, control};
   const auto& nodes = plan.nodes();
-  run.remaining = static_cast<int>(nodes.size());
+  const NodeSubset* subset = frame.subset();
+  run.remaining = subset ? subset->count : static_cast<int>(nodes.size());
   if (run.remaining == 0) return;
   int spawn = 0;
   {
     std::lock_guard<std::mutex> lock(run.mu);
     for (size_t i = 0; i < nodes.size(); ++i)
-      if (nodes[i].num_deps == 0) run.push_locked(static_cast<int>(i));
+      if (nodes[i].num_deps == 0 && (!subset || subset->run[i])) run.push_locked(static_cast<int>(i));
     spawn = std::max(0, std::min(static_cast<int>(run.ready.size()) - 1, inter.num_threads()));
     run.tasks_alive = spawn;
     run.tasks_queued = spawn;

@@ -33,6 +33,15 @@ struct PlanNode {
   int64_t priority = 0;      // longest path to a sink, in nodes
 };
 
+// The nodes a run needs when the caller asks for some of the graph's
+// outputs: those whose results any requested output depends on. The others
+// are skipped (ONNX operators have no side effects to keep).
+struct NodeSubset {
+  std::vector<char> run;        // per plan node: 1 = runs
+  std::vector<int> value_uses;  // Plan::value_uses counting the nodes that run only
+  int count = 0;                // nodes that run
+};
+
 class Plan {
  public:
   // Creates every kernel; errors name the node. Graph attributes (control
@@ -55,12 +64,19 @@ class Plan {
     size_t initializers = 0, packed = 0;
   };
   ConstantBytes constant_bytes() const;
+  // The nodes needed to produce `values` (graph outputs; order and repeats do
+  // not matter), or null when that is every node. Computed once per distinct
+  // set and cached (up to kMaxSubsets sets); safe to call from many threads.
+  std::shared_ptr<const NodeSubset> subset(std::vector<int> values) const;
+  static constexpr size_t kMaxSubsets = 64;
 
  private:
   graph::Graph graph_;
   std::vector<PlanNode> nodes_;
   std::vector<int> value_uses_;
   std::vector<char> keep_;
+  mutable std::mutex subsets_mu_;
+  mutable std::map<std::vector<int>, std::shared_ptr<const NodeSubset>> subsets_;
 };
 
 // Per-run state; reused across runs (its buffer cache persists).
@@ -70,8 +86,10 @@ class Frame {
   Frame(const Frame&) = delete;
   Frame& operator=(const Frame&) = delete;
 
-  // Resets values and counters for a new run (initializers bound, feeds empty).
-  void begin_run();
+  // Resets values and counters for a new run (initializers bound, feeds
+  // empty). With `subset`, the run executes only its nodes (the executors
+  // read it back with subset()); the caller keeps it alive until end_run.
+  void begin_run(const NodeSubset* subset = nullptr);
   // Drops every value that is not kept, recycling buffers.
   void end_run();
 
@@ -84,10 +102,17 @@ class Frame {
   size_t cached_buffers();
   size_t max_cached_buffers() const { return max_cached_; }
   std::atomic<int>* deps() { return deps_.get(); }
+  // The nodes this run executes (null: all of them).
+  const NodeSubset* subset() const { return subset_; }
+  // Node inputs reading `value` among the nodes this run executes.
+  int value_uses(int value) const {
+    return (subset_ ? subset_->value_uses : plan_.value_uses())[static_cast<size_t>(value)];
+  }
 
  private:
   void recycle(Tensor t);
   const Plan& plan_;
+  const NodeSubset* subset_ = nullptr;
   std::vector<Tensor> values_;
   std::unique_ptr<std::atomic<int>[]> uses_;
   std::unique_ptr<std::atomic<int>[]> deps_;
@@ -132,9 +157,9 @@ struct RunControl {
   std::atomic<int>* nested_ids = nullptr;
 };
 
-// Runs every node on the calling thread in plan order.
+// Runs every node (or the frame's subset's) on the calling thread in plan order.
 void run_sequential(const Plan& plan, Frame& frame, ThreadPool* intra, const RunControl& control);
-// Runs ready nodes concurrently on `inter` (the caller works too), highest
+// Runs ready nodes (of the frame's subset, if it has one) concurrently on `inter` (the caller works too), highest
 // priority first. Rethrows the first kernel error after in-flight nodes end.
 void run_parallel(const Plan& plan, Frame& frame, ThreadPool* intra, TaskPool& inter, const RunControl& control);
 

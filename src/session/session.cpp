@@ -138,8 +138,11 @@ std::vector<Tensor> InferenceSession::Impl::run(const Feeds& feeds, const std::v
   validate_feeds(feeds, inputs, input_index, origin);
   const std::vector<int> wanted = resolve_outputs(output_names);
   const graph::Graph& g = plan->graph();
+  // A run asking for some outputs runs only the nodes they depend on; one
+  // asking for all of them takes the plan as it is.
+  const std::shared_ptr<const exec::NodeSubset> subset = output_names.empty() ? nullptr : plan->subset(wanted);
   auto frame = acquire_frame();
-  frame->begin_run();
+  frame->begin_run(subset.get());
   for (const auto& [name, tensor] : feeds) frame->values()[static_cast<size_t>(g.value_id(name))] = tensor;
 
   kernels::RunLimits run_limits;

@@ -70,6 +70,7 @@ class RunOptions:
     log_severity_level: int
     log_verbosity_level: int
     logid: str
+    only_execute_path_to_fetches: bool
     terminate: bool
     run_tag: str
     timeout_ms: int

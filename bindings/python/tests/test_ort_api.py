@@ -260,6 +260,32 @@ def test_session_and_run_options_extras():
     Path(profiled.end_profiling()).unlink()
 
 
+def test_a_run_asking_for_one_output_runs_only_the_path_to_it():
+    from onnx import TensorProto, helper
+    nodes = [helper.make_node("Mul", ["x", "x"], ["cheap"], name="cheap_mul"),
+             helper.make_node("Gather", ["x", "i"], ["picked"], name="other_gather")]
+    graph = helper.make_graph(nodes, "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3]),
+                               helper.make_tensor_value_info("i", TensorProto.INT64, [1])],
+                              [helper.make_tensor_value_info("cheap", TensorProto.FLOAT, [3]),
+                               helper.make_tensor_value_info("picked", TensorProto.FLOAT, [1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    sess = spindle.InferenceSession(model)
+    ro = spindle.RunOptions()
+    assert ro.only_execute_path_to_fetches is False  # ONNX Runtime's default; spindle prunes either way
+    ro.only_execute_path_to_fetches = True
+    assert ro.only_execute_path_to_fetches is True
+    x = np.array([1, 2, 3], np.float32)
+    bad = {"x": x, "i": np.array([9], np.int64)}  # Gather fails on it
+    for options in (None, ro):
+        np.testing.assert_array_equal(sess.run(["cheap"], bad, options)[0], x * x)
+    with pytest.raises(spindle.Fail, match=r"other_gather"):
+        sess.run(None, bad)
+    cheap, picked = sess.run(None, {"x": x, "i": np.array([2], np.int64)})
+    np.testing.assert_array_equal(cheap, x * x)
+    np.testing.assert_array_equal(picked, [3])
+
+
 def test_module_functions():
     assert spindle.get_available_providers() == ["CPUExecutionProvider"]
     assert {"CUDAExecutionProvider", "CPUExecutionProvider"} <= set(spindle.get_all_providers())
