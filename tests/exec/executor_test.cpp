@@ -184,3 +184,50 @@ TEST(Executor, ManyRunsOfOnePlanAtOnceEachWithItsFrame) {
 
 }  // namespace
 }  // namespace spindle::exec
+
+namespace spindle::exec {
+namespace {
+
+// A subset of the outputs: only the nodes they depend on run, in both
+// executors, with the values a full run gives; the other outputs are never
+// produced (no buffer: end_run leaves the previous run's values empty) and
+// the failing Reshape of another branch does not run.
+TEST_P(InterOpSizes, ASubsetRunsOnlyTheNodesItsOutputsNeed) {
+  auto plan = wide_plan();
+  const graph::Graph& g = plan->graph();
+  const int y3 = g.value_id("y3"), r = g.value_id("r"), x = g.value_id("x");
+  EXPECT_EQ(plan->subset(g.outputs), nullptr);  // every node
+  const auto one = plan->subset({y3});
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->count, 3);
+  EXPECT_EQ(one->value_uses[static_cast<size_t>(x)], 2);  // Mul and Add of branch 3
+  EXPECT_EQ(plan->subset({y3, y3}), one);                 // cached, repeats ignored
+  const auto with_r = plan->subset({r, y3});
+  ASSERT_NE(with_r, nullptr);
+  EXPECT_EQ(with_r->count, 7);  // branches 0 and 3, and the Reshape
+  EXPECT_EQ(plan->subset({y3, r}), with_r);
+
+  Frame frame(*plan);
+  const auto full = run_once(*plan, frame, {64, 64}, nullptr, nullptr);
+  auto inter = tasks(GetParam());
+  for (int rep = 0; rep < 10; ++rep)
+    for (TaskPool* pool : {static_cast<TaskPool*>(nullptr), inter.get()}) {
+      frame.begin_run(one.get());
+      frame.values()[static_cast<size_t>(x)] = x_feed();
+      frame.values()[static_cast<size_t>(g.value_id("shape"))] = Tensor::from_vector<int64_t>({2}, {5, 5});  // bad
+      if (pool)
+        run_parallel(*plan, frame, nullptr, *pool, {});
+      else
+        run_sequential(*plan, frame, nullptr, {});
+      EXPECT_EQ(frame.values()[static_cast<size_t>(y3)].to_vector<float>(), full[3]) << "rep " << rep;
+      for (int i = 0; i < kBranches; ++i)
+        if (i != 3) EXPECT_EQ(frame.values()[static_cast<size_t>(g.outputs[static_cast<size_t>(i)])].buffer(), nullptr) << i;
+      EXPECT_EQ(frame.values()[static_cast<size_t>(r)].buffer(), nullptr);
+      frame.end_run();
+      // A full run on the same frame afterwards still computes everything.
+      ASSERT_EQ(run_once(*plan, frame, {64, 64}, nullptr, pool), full) << "rep " << rep;
+    }
+}
+
+}  // namespace
+}  // namespace spindle::exec
