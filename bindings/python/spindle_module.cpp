@@ -25,10 +25,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <fstream>
 #include <iterator>
 #include <mutex>
 #include <optional>
 #include <set>
+
+#include <onnx/onnx_pb.h>
 
 #include "errors.h"
 #include "spindle/environment.h"
@@ -571,6 +574,34 @@ PYBIND11_MODULE(_C, m) {
 
   m.def("_set_default_log_severity", [](int severity) { set_default_log_severity(static_cast<LogSeverity>(severity)); },
         "The process default of spindle's log (0 verbose .. 4 fatal; checked by set_default_logger_severity)");
+  // add_free_dimension_override_by_denotation: the graph inputs' dimension
+  // denotations (the session keeps none), read from the model again only
+  // when such an override was given. Inputs without any are left out.
+  m.def("_input_dim_denotations", [](const py::object& model) {
+    std::string bytes;
+    if (py::isinstance<py::bytes>(model)) {
+      bytes = model.cast<std::string>();
+    } else {
+      const std::string path = model.cast<std::string>();
+      std::ifstream in(path, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      if (!in.good() && !in.eof()) throw Error(StatusCode::kNotFound, "cannot read " + path);
+    }
+    onnx::ModelProto proto;
+    if (!proto.ParseFromString(bytes)) throw Error(StatusCode::kInvalidArgument, "the model is not a valid ONNX ModelProto");
+    py::dict out;
+    for (const auto& input : proto.graph().input()) {
+      if (!input.type().has_tensor_type() || !input.type().tensor_type().has_shape()) continue;
+      py::list dims;
+      bool any = false;
+      for (const auto& d : input.type().tensor_type().shape().dim()) {
+        dims.append(d.denotation());
+        any = any || !d.denotation().empty();
+      }
+      if (any) out[py::str(input.name())] = dims;
+    }
+    return out;
+  });
   m.def("set_num_threads", [](int n) { set_num_threads(n); },
         "Threads of the global intra-op pool and of sessions created later with intra_op_num_threads = 0 "
         "(PyTorch's name)");

@@ -178,10 +178,11 @@ class SessionOptions(_C.SessionOptions):
     log_verbosity_level, enable_cpu_mem_arena, enable_mem_pattern,
         enable_mem_reuse: accepted, no effect.
     Only in the Python API: optimized_model_filepath, execution_order,
-    add_free_dimension_override_by_name (below)."""
+    add_free_dimension_override_by_name, add_free_dimension_override_by_denotation
+    (below)."""
 
     # No __dict__: a misspelt option is an AttributeError, as in ONNX Runtime.
-    __slots__ = ("optimized_model_filepath", "execution_order", "_free_dimensions")
+    __slots__ = ("optimized_model_filepath", "execution_order", "_free_dimensions", "_free_denotations")
 
     def __init__(self):
         super().__init__()
@@ -191,6 +192,7 @@ class SessionOptions(_C.SessionOptions):
         #: Accepted; no effect (see ExecutionOrder).
         self.execution_order = ExecutionOrder.DEFAULT
         self._free_dimensions = {}
+        self._free_denotations = {}
 
     def add_free_dimension_override_by_name(self, dim_name, dim_value):
         """Fixes the named dynamic dimension of the model's inputs to dim_value:
@@ -198,6 +200,14 @@ class SessionOptions(_C.SessionOptions):
         if not isinstance(dim_value, int) or dim_value < 0:
             raise InvalidArgument(f"free dimension '{dim_name}' = {dim_value!r}: expected an int >= 0")
         self._free_dimensions[str(dim_name)] = dim_value
+
+    def add_free_dimension_override_by_denotation(self, dim_denotation, dim_value):
+        """Fixes every dynamic dimension of the model's inputs whose ONNX
+        denotation is dim_denotation (e.g. "DATA_BATCH") to dim_value, as
+        add_free_dimension_override_by_name does for a dimension's name."""
+        if not isinstance(dim_value, int) or dim_value < 0:
+            raise InvalidArgument(f"free dimension denotation '{dim_denotation}' = {dim_value!r}: expected an int >= 0")
+        self._free_denotations[str(dim_denotation)] = dim_value
 
 
 class RunOptions(_C.RunOptions):
@@ -484,18 +494,29 @@ class InferenceSession:
         if getattr(self._sess_options, "optimized_model_filepath", ""):
             warnings.warn(f"optimized_model_filepath '{self._sess_options.optimized_model_filepath}' is ignored: "
                           "spindle cannot write its optimized graph as an ONNX file", stacklevel=2)
-        self._free_dims = {}  # input name -> [(axis, dim name, value)]
-        self._inputs = [self._override_dims(a, getattr(self._sess_options, "_free_dimensions", {}))
+        self._free_dims = {}  # input name -> [(axis, dim name, value, the override's method)]
+        by_denotation = getattr(self._sess_options, "_free_denotations", {})
+        denotations = _C._input_dim_denotations(path_or_bytes) if by_denotation else {}
+        self._inputs = [self._override_dims(a, getattr(self._sess_options, "_free_dimensions", {}),
+                                            denotations.get(a.name, []), by_denotation)
                         for a in self._sess.get_inputs()]
         self._outputs = self._sess.get_outputs()
 
-    def _override_dims(self, arg, overrides):
-        fixed = [(axis, d, overrides[d]) for axis, d in enumerate(arg.shape) if isinstance(d, str) and d in overrides]
+    def _override_dims(self, arg, overrides, denotations, by_denotation):
+        fixed = []
+        for axis, d in enumerate(arg.shape):
+            if isinstance(d, int):
+                continue  # a fixed dimension: overrides apply to free ones only
+            if d in overrides:
+                fixed.append((axis, d, overrides[d], "add_free_dimension_override_by_name"))
+            elif axis < len(denotations) and denotations[axis] in by_denotation:
+                fixed.append((axis, d or denotations[axis], by_denotation[denotations[axis]],
+                              "add_free_dimension_override_by_denotation"))
         if not fixed:
             return arg
         self._free_dims[arg.name] = fixed
         shape = list(arg.shape)
-        for axis, _, value in fixed:
+        for axis, _, value, _ in fixed:
             shape[axis] = value
         return NodeArg(arg.name, shape, arg.type)
 
@@ -505,10 +526,10 @@ class InferenceSession:
             shape = getattr(value, "shape", None)
             if shape is None:
                 continue
-            for axis, dim, expected in fixed:
+            for axis, dim, expected, method in fixed:
                 if axis < len(shape) and shape[axis] != expected:
                     raise InvalidArgument(f"input '{name}': dimension {axis} ('{dim}') is {shape[axis]}, expected "
-                                          f"{expected} (fixed by add_free_dimension_override_by_name)")
+                                          f"{expected} (fixed by {method})")
 
     def get_inputs(self):
         """The model's inputs as NodeArgs (name, shape, type)."""

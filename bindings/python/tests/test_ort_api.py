@@ -233,6 +233,39 @@ def test_free_dimension_override_fixes_the_named_dimension():
         so.add_free_dimension_override_by_name(batch, -1)
 
 
+def test_free_dimension_override_by_denotation_fixes_the_denoted_free_dimensions(tmp_path):
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])
+    w = helper.make_tensor_value_info("w", TensorProto.FLOAT, [2, 3])
+    for vi in (x, w):
+        vi.type.tensor_type.shape.dim[0].denotation = "DATA_BATCH"
+    x.type.tensor_type.shape.dim[1].denotation = "DATA_CHANNEL"
+    graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g", [x, w],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    path = tmp_path / "denoted.onnx"
+    path.write_bytes(model)
+    so = spindle.SessionOptions()
+    so.add_free_dimension_override_by_denotation("DATA_BATCH", 2)
+    so.add_free_dimension_override_by_denotation("DATA_CHANNEL", 7)  # dimension 1 is fixed: unchanged
+    feeds = {"x": np.ones((2, 3), np.float32), "w": np.full((2, 3), 2, np.float32)}
+    for source in (model, str(path), path):
+        sess = spindle.InferenceSession(source, so)
+        assert [i.shape for i in sess.get_inputs()] == [[2, 3], [2, 3]]
+        np.testing.assert_array_equal(sess.run(None, feeds)[0], np.full((2, 3), 3, np.float32))
+        with pytest.raises(spindle.InvalidArgument,
+                           match=r"input 'x': dimension 0 \('batch'\) is 1, expected 2 "
+                                 r"\(fixed by add_free_dimension_override_by_denotation\)"):
+            sess.run(None, {"x": np.ones((1, 3), np.float32), "w": feeds["w"]})
+    by_name = spindle.SessionOptions()
+    by_name.add_free_dimension_override_by_name("batch", 2)
+    by_name.add_free_dimension_override_by_denotation("DATA_BATCH", 5)  # the name's override comes first
+    assert spindle.InferenceSession(model, by_name).get_inputs()[0].shape == [2, 3]
+    assert spindle.InferenceSession(model).get_inputs()[0].shape == ["batch", 3]
+    with pytest.raises(spindle.InvalidArgument, match=r"expected an int >= 0"):
+        so.add_free_dimension_override_by_denotation("DATA_BATCH", -1)
+
+
 def test_session_and_run_options_extras():
     model, feeds, expected = reference(CLS)
     so = spindle.SessionOptions()
