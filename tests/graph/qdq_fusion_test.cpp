@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include "../session/model_builder.h"
@@ -345,6 +346,144 @@ TEST(NhwcTransformer, LoneDepthwiseSameBits) {
   b.node("DequantizeLinear", {"cq", "py_s", "py_z"}, {"y"});
   b.node("HardSwish", {"y"}, {"g"});  // a float reader
   expect_nhwc_same_bits(b.bytes(), "NhwcTransformer 1 (2 conversions)");
+}
+
+// ---------------------------------------------------------------- QLinearLookupFusion
+
+// Scale and zero point `prefix`_s / `prefix`_z of type uint8 or int8.
+void act_params_typed(ModelBuilder& b, const std::string& prefix, float scale, int zp, bool is_signed) {
+  b.initializer(prefix + "_s", {}, {scale});
+  if (is_signed) typed_initializer<int8_t>(b, prefix + "_z", {}, {static_cast<int8_t>(zp)}, onnx::TensorProto::INT8);
+  else typed_initializer<uint8_t>(b, prefix + "_z", {}, {static_cast<uint8_t>(zp)}, onnx::TensorProto::UINT8);
+}
+
+struct LookupCase {
+  std::string op;
+  std::function<void(ModelBuilder&, onnx::NodeProto&)> setup;  // attributes, constant inputs
+};
+
+// x [2, 3, 7, 5] -> Q -> DQ -> op -> Q -> DQ -> y: the unit becomes one
+// spindle.QLinearLookup whose output bits equal the unfused chain's, for
+// every input code (the input's range covers past both ends).
+void expect_lookup_same_bits(const LookupCase& c, bool is_signed) {
+  ModelBuilder b(20);
+  b.input("x", {2, 3, 7, 5}).output("y", {2, 3, 7, 5});
+  act_params_typed(b, "p0", 0.06f, is_signed ? 3 : 131, is_signed);
+  act_params_typed(b, "p1", 0.045f, is_signed ? -20 : 100, is_signed);
+  std::vector<std::string> in = {qdq(b, "x", "p0")};
+  b.node(c.op, in, {"f"});
+  auto& f = *b.proto().mutable_graph()->mutable_node(b.proto().graph().node_size() - 1);
+  if (c.setup) c.setup(b, f);
+  b.node("QuantizeLinear", {"f", "p1_s", "p1_z"}, {"fq"});
+  b.node("DequantizeLinear", {"fq", "p1_s", "p1_z"}, {"y"});
+  const std::vector<uint8_t> bytes = b.bytes();
+  const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", random_input({2, 3, 7, 5}, 5, -9.0f, 9.0f)}};
+  SessionOptions off;
+  off.add_config_entry("optimization.disable_specified_optimizers", "QLinearLookupFusion");
+  auto plain = InferenceSession::create_from_bytes(bytes, off);
+  EXPECT_THAT(plain->optimization_summary(), ::testing::Not(::testing::HasSubstr("QLinearLookupFusion 1")));
+  const std::vector<float> want = plain->run(feeds)[0].to_vector<float>();
+  EXPECT_NE(*std::min_element(want.begin(), want.end()), *std::max_element(want.begin(), want.end())) << c.op;
+  for (int threads : {1, 2}) {
+    SessionOptions o;
+    o.intra_op_num_threads = threads;
+    auto s = InferenceSession::create_from_bytes(bytes, o);
+    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("QLinearLookupFusion 1")) << c.op;
+    EXPECT_EQ(s->num_nodes(), plain->num_nodes() - 2) << c.op;
+    EXPECT_EQ(s->run(feeds)[0].to_vector<float>(), want) << c.op << (is_signed ? " int8" : " uint8") << " threads " << threads;
+  }
+}
+
+std::vector<LookupCase> lookup_cases() {
+  auto alpha = [](float a) {
+    return [a](ModelBuilder&, onnx::NodeProto& n) { ModelBuilder::attr_float(n, "alpha", a); };
+  };
+  return {
+      {"Relu", nullptr},
+      {"LeakyRelu", alpha(0.13f)},
+      {"Sigmoid", nullptr},
+      {"HardSigmoid", [](ModelBuilder&, onnx::NodeProto& n) {
+         ModelBuilder::attr_float(n, "alpha", 0.25f);
+         ModelBuilder::attr_float(n, "beta", 0.4f);
+       }},
+      {"HardSwish", nullptr},
+      {"Tanh", nullptr},
+      {"Clip", [](ModelBuilder& b, onnx::NodeProto& n) {
+         b.initializer("lo", {}, {-1.5f});
+         b.initializer("hi", {}, {2.25f});
+         n.add_input("lo");
+         n.add_input("hi");
+       }},
+      {"Elu", alpha(0.7f)},
+      {"Selu", nullptr},
+      {"Gelu", nullptr},
+      {"Gelu", [](ModelBuilder&, onnx::NodeProto& n) { ModelBuilder::attr_string(n, "approximate", "tanh"); }},
+      {"Exp", nullptr},
+      {"Neg", nullptr},
+      {"Abs", nullptr},
+      {"Softplus", nullptr},  // (Identity is removed before: EliminateIdentity)
+  };
+}
+
+TEST(QLinearLookupFusion, EachOpSameBitsUint8) {
+  for (const LookupCase& c : lookup_cases()) expect_lookup_same_bits(c, false);
+}
+TEST(QLinearLookupFusion, EachOpSameBitsInt8) {
+  for (const LookupCase& c : lookup_cases()) expect_lookup_same_bits(c, true);
+}
+
+// A float value read by another node too keeps its unit unfused.
+TEST(QLinearLookupFusion, SharedFloatValueIsNotFused) {
+  ModelBuilder b(20);
+  b.input("x", {4, 6}).output("y", {4, 6}).output("z", {4, 6});
+  act_params(b, "p0", 0.05f, 128);
+  act_params(b, "p1", 0.05f, 10);
+  b.node("Sigmoid", {qdq(b, "x", "p0")}, {"f"});
+  b.node("QuantizeLinear", {"f", "p1_s", "p1_z"}, {"fq"});
+  b.node("DequantizeLinear", {"fq", "p1_s", "p1_z"}, {"y"});
+  b.node("Neg", {"f"}, {"z"});
+  auto s = InferenceSession::create_from_bytes(b.bytes(), {});
+  EXPECT_THAT(s->optimization_summary(), ::testing::Not(::testing::HasSubstr("QLinearLookupFusion 1")));
+}
+
+// Conv -> HardSwish -> Conv -> HardSigmoid with QDQ around each: the lookups
+// join the NHWC chain (one ToNhwc, one FromNhwc), same bits as without the
+// fusion and as without the NHWC layout, at 1 and 2 threads.
+TEST(QLinearLookupFusion, LookupsStayInsideNhwcChain) {
+  ModelBuilder b(20);
+  b.input("x", {1, 5, 13, 11}).output("y", {1, 7, 13, 11});
+  act_params(b, "p0", 0.02f, 131);
+  act_params(b, "p1", 0.03f, 120);
+  act_params(b, "p2", 0.025f, 40);
+  act_params(b, "p3", 0.04f, 128);
+  act_params(b, "p4", 0.005f, 0);
+  weights(b, {12, 5, 3, 3}, 0, 0.02f, 41, "c1");
+  weights(b, {7, 12, 1, 1}, 0, 0.025f, 42, "c2");
+  auto& c1 = b.node("Conv", {qdq(b, "x", "p0"), "c1W", "c1B"}, {"a"});
+  ModelBuilder::attr_ints(c1, "pads", {1, 1, 1, 1});
+  b.node("HardSwish", {qdq(b, "a", "p1")}, {"h"});
+  b.node("Conv", {qdq(b, "h", "p2"), "c2W", "c2B"}, {"c"});
+  b.node("HardSigmoid", {qdq(b, "c", "p3")}, {"s"});
+  b.node("QuantizeLinear", {"s", "p4_s", "p4_z"}, {"sq"});
+  b.node("DequantizeLinear", {"sq", "p4_s", "p4_z"}, {"y"});
+  const std::vector<uint8_t> bytes = b.bytes();
+  const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", random_input({1, 5, 13, 11}, 43, -1.5f, 3.0f)}};
+  SessionOptions off;
+  off.add_config_entry("optimization.disable_specified_optimizers", "QLinearLookupFusion");
+  auto plain = InferenceSession::create_from_bytes(bytes, off);
+  const std::vector<float> want = plain->run(feeds)[0].to_vector<float>();
+  EXPECT_NE(*std::min_element(want.begin(), want.end()), *std::max_element(want.begin(), want.end()));
+  SessionOptions nchw;
+  nchw.add_config_entry("optimization.disable_specified_optimizers", "NhwcTransformer");
+  EXPECT_EQ(InferenceSession::create_from_bytes(bytes, nchw)->run(feeds)[0].to_vector<float>(), want);
+  for (int threads : {1, 2}) {
+    SessionOptions o;
+    o.intra_op_num_threads = threads;
+    auto s = InferenceSession::create_from_bytes(bytes, o);
+    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("QLinearLookupFusion 2"));
+    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("NhwcTransformer 4 (2 conversions)"));
+    EXPECT_EQ(s->run(feeds)[0].to_vector<float>(), want) << "threads " << threads;
+  }
 }
 
 }  // namespace
