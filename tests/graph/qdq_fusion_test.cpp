@@ -443,7 +443,19 @@ TEST(QLinearLookupFusion, SharedFloatValueIsNotFused) {
   b.node("DequantizeLinear", {"fq", "p1_s", "p1_z"}, {"y"});
   b.node("Neg", {"f"}, {"z"});
   auto s = InferenceSession::create_from_bytes(b.bytes(), {});
-  EXPECT_THAT(s->optimization_summary(), ::testing::Not(::testing::HasSubstr("QLinearLookupFusion 1")));
+  EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("QLinearLookupFusion 0"));
+  // The DequantizeLinear's output read by another node too.
+  ModelBuilder c(20);
+  c.input("x", {4, 6}).output("y", {4, 6}).output("z", {4, 6});
+  act_params(c, "p0", 0.05f, 128);
+  act_params(c, "p1", 0.05f, 10);
+  const std::string xd = qdq(c, "x", "p0");
+  c.node("Sigmoid", {xd}, {"f"});
+  c.node("QuantizeLinear", {"f", "p1_s", "p1_z"}, {"fq"});
+  c.node("DequantizeLinear", {"fq", "p1_s", "p1_z"}, {"y"});
+  c.node("Neg", {xd}, {"z"});
+  auto t = InferenceSession::create_from_bytes(c.bytes(), {});
+  EXPECT_THAT(t->optimization_summary(), ::testing::HasSubstr("QLinearLookupFusion 0"));
 }
 
 // Conv -> HardSwish -> Conv -> HardSigmoid with QDQ around each: the lookups
