@@ -365,11 +365,11 @@ struct LookupCase {
 // x [2, 3, 7, 5] -> Q -> DQ -> op -> Q -> DQ -> y: the unit becomes one
 // spindle.QLinearLookup whose output bits equal the unfused chain's, for
 // every input code (the input's range covers past both ends).
-void expect_lookup_same_bits(const LookupCase& c, bool is_signed) {
+void expect_lookup_same_bits(const LookupCase& c, bool is_signed, bool out_signed) {
   ModelBuilder b(20);
   b.input("x", {2, 3, 7, 5}).output("y", {2, 3, 7, 5});
   act_params_typed(b, "p0", 0.06f, is_signed ? 3 : 131, is_signed);
-  act_params_typed(b, "p1", 0.045f, is_signed ? -20 : 100, is_signed);
+  act_params_typed(b, "p1", 0.045f, out_signed ? -20 : 100, out_signed);
   std::vector<std::string> in = {qdq(b, "x", "p0")};
   b.node(c.op, in, {"f"});
   auto& f = *b.proto().mutable_graph()->mutable_node(b.proto().graph().node_size() - 1);
@@ -390,7 +390,8 @@ void expect_lookup_same_bits(const LookupCase& c, bool is_signed) {
     auto s = InferenceSession::create_from_bytes(bytes, o);
     EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("QLinearLookupFusion 1")) << c.op;
     EXPECT_EQ(s->num_nodes(), plain->num_nodes() - 2) << c.op;
-    EXPECT_EQ(s->run(feeds)[0].to_vector<float>(), want) << c.op << (is_signed ? " int8" : " uint8") << " threads " << threads;
+    EXPECT_EQ(s->run(feeds)[0].to_vector<float>(), want)
+        << c.op << (is_signed ? " int8" : " uint8") << (out_signed ? " -> int8" : " -> uint8") << " threads " << threads;
   }
 }
 
@@ -426,10 +427,17 @@ std::vector<LookupCase> lookup_cases() {
 }
 
 TEST(QLinearLookupFusion, EachOpSameBitsUint8) {
-  for (const LookupCase& c : lookup_cases()) expect_lookup_same_bits(c, false);
+  for (const LookupCase& c : lookup_cases()) expect_lookup_same_bits(c, false, false);
 }
 TEST(QLinearLookupFusion, EachOpSameBitsInt8) {
-  for (const LookupCase& c : lookup_cases()) expect_lookup_same_bits(c, true);
+  for (const LookupCase& c : lookup_cases()) expect_lookup_same_bits(c, true, true);
+}
+// uint8 in, int8 out and the reverse (the table has the output's type).
+TEST(QLinearLookupFusion, MixedTypesSameBits) {
+  for (const LookupCase& c : lookup_cases()) {
+    expect_lookup_same_bits(c, false, true);
+    expect_lookup_same_bits(c, true, false);
+  }
 }
 
 // A float value read by another node too keeps its unit unfused.
