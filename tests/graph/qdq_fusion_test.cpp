@@ -357,6 +357,26 @@ void act_params_typed(ModelBuilder& b, const std::string& prefix, float scale, i
   else typed_initializer<uint8_t>(b, prefix + "_z", {}, {static_cast<uint8_t>(zp)}, onnx::TensorProto::UINT8);
 }
 
+// Output 0 of the model run with optimizer pass `pass` disabled (not
+// constant); `nodes` takes the session's node count.
+std::vector<float> output_without(const std::vector<uint8_t>& bytes,
+                                  const std::vector<std::pair<std::string, Tensor>>& feeds, const char* pass,
+                                  int* nodes = nullptr) {
+  SessionOptions off;
+  off.add_config_entry("optimization.disable_specified_optimizers", pass);
+  auto plain = InferenceSession::create_from_bytes(bytes, off);
+  if (nodes) *nodes = plain->num_nodes();
+  const std::vector<float> y = plain->run(feeds)[0].to_vector<float>();
+  EXPECT_NE(*std::min_element(y.begin(), y.end()), *std::max_element(y.begin(), y.end()));
+  return y;
+}
+
+std::unique_ptr<InferenceSession> session_with_threads(const std::vector<uint8_t>& bytes, int threads) {
+  SessionOptions o;
+  o.intra_op_num_threads = threads;
+  return InferenceSession::create_from_bytes(bytes, o);
+}
+
 struct LookupCase {
   std::string op;
   std::function<void(ModelBuilder&, onnx::NodeProto&)> setup;  // attributes, constant inputs
@@ -378,18 +398,12 @@ void expect_lookup_same_bits(const LookupCase& c, bool is_signed, bool out_signe
   b.node("DequantizeLinear", {"fq", "p1_s", "p1_z"}, {"y"});
   const std::vector<uint8_t> bytes = b.bytes();
   const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", random_input({2, 3, 7, 5}, 5, -9.0f, 9.0f)}};
-  SessionOptions off;
-  off.add_config_entry("optimization.disable_specified_optimizers", "QLinearLookupFusion");
-  auto plain = InferenceSession::create_from_bytes(bytes, off);
-  EXPECT_THAT(plain->optimization_summary(), ::testing::Not(::testing::HasSubstr("QLinearLookupFusion 1")));
-  const std::vector<float> want = plain->run(feeds)[0].to_vector<float>();
-  EXPECT_NE(*std::min_element(want.begin(), want.end()), *std::max_element(want.begin(), want.end())) << c.op;
+  int plain_nodes = 0;
+  const std::vector<float> want = output_without(bytes, feeds, "QLinearLookupFusion", &plain_nodes);
   for (int threads : {1, 2}) {
-    SessionOptions o;
-    o.intra_op_num_threads = threads;
-    auto s = InferenceSession::create_from_bytes(bytes, o);
+    auto s = session_with_threads(bytes, threads);
     EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("QLinearLookupFusion 1")) << c.op;
-    EXPECT_EQ(s->num_nodes(), plain->num_nodes() - 2) << c.op;
+    EXPECT_EQ(s->num_nodes(), plain_nodes - 2) << c.op;
     EXPECT_EQ(s->run(feeds)[0].to_vector<float>(), want)
         << c.op << (is_signed ? " int8" : " uint8") << (out_signed ? " -> int8" : " -> uint8") << " threads " << threads;
   }
@@ -440,30 +454,21 @@ TEST(QLinearLookupFusion, MixedTypesSameBits) {
   }
 }
 
-// A float value read by another node too keeps its unit unfused.
+// A float value read by another node too (the op's output, then the
+// DequantizeLinear's) keeps its unit unfused.
 TEST(QLinearLookupFusion, SharedFloatValueIsNotFused) {
-  ModelBuilder b(20);
-  b.input("x", {4, 6}).output("y", {4, 6}).output("z", {4, 6});
-  act_params(b, "p0", 0.05f, 128);
-  act_params(b, "p1", 0.05f, 10);
-  b.node("Sigmoid", {qdq(b, "x", "p0")}, {"f"});
-  b.node("QuantizeLinear", {"f", "p1_s", "p1_z"}, {"fq"});
-  b.node("DequantizeLinear", {"fq", "p1_s", "p1_z"}, {"y"});
-  b.node("Neg", {"f"}, {"z"});
-  auto s = InferenceSession::create_from_bytes(b.bytes(), {});
-  EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("QLinearLookupFusion 0"));
-  // The DequantizeLinear's output read by another node too.
-  ModelBuilder c(20);
-  c.input("x", {4, 6}).output("y", {4, 6}).output("z", {4, 6});
-  act_params(c, "p0", 0.05f, 128);
-  act_params(c, "p1", 0.05f, 10);
-  const std::string xd = qdq(c, "x", "p0");
-  c.node("Sigmoid", {xd}, {"f"});
-  c.node("QuantizeLinear", {"f", "p1_s", "p1_z"}, {"fq"});
-  c.node("DequantizeLinear", {"fq", "p1_s", "p1_z"}, {"y"});
-  c.node("Neg", {xd}, {"z"});
-  auto t = InferenceSession::create_from_bytes(c.bytes(), {});
-  EXPECT_THAT(t->optimization_summary(), ::testing::HasSubstr("QLinearLookupFusion 0"));
+  for (const char* shared : {"f", "x_dq"}) {
+    ModelBuilder b(20);
+    b.input("x", {4, 6}).output("y", {4, 6}).output("z", {4, 6});
+    act_params(b, "p0", 0.05f, 128);
+    act_params(b, "p1", 0.05f, 10);
+    b.node("Sigmoid", {qdq(b, "x", "p0")}, {"f"});
+    b.node("QuantizeLinear", {"f", "p1_s", "p1_z"}, {"fq"});
+    b.node("DequantizeLinear", {"fq", "p1_s", "p1_z"}, {"y"});
+    b.node("Neg", {shared}, {"z"});
+    auto s = InferenceSession::create_from_bytes(b.bytes(), {});
+    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("QLinearLookupFusion 0")) << shared;
+  }
 }
 
 // Conv -> HardSwish -> Conv -> HardSigmoid with QDQ around each: the lookups
@@ -472,11 +477,8 @@ TEST(QLinearLookupFusion, SharedFloatValueIsNotFused) {
 TEST(QLinearLookupFusion, LookupsStayInsideNhwcChain) {
   ModelBuilder b(20);
   b.input("x", {1, 5, 13, 11}).output("y", {1, 7, 13, 11});
-  act_params(b, "p0", 0.02f, 131);
-  act_params(b, "p1", 0.03f, 120);
-  act_params(b, "p2", 0.025f, 40);
-  act_params(b, "p3", 0.04f, 128);
-  act_params(b, "p4", 0.005f, 0);
+  const std::pair<float, uint8_t> params[] = {{0.02f, 131}, {0.03f, 120}, {0.025f, 40}, {0.04f, 128}, {0.005f, 0}};
+  for (size_t i = 0; i < std::size(params); ++i) act_params(b, "p" + std::to_string(i), params[i].first, params[i].second);
   weights(b, {12, 5, 3, 3}, 0, 0.02f, 41, "c1");
   weights(b, {7, 12, 1, 1}, 0, 0.025f, 42, "c2");
   auto& c1 = b.node("Conv", {qdq(b, "x", "p0"), "c1W", "c1B"}, {"a"});
@@ -488,18 +490,10 @@ TEST(QLinearLookupFusion, LookupsStayInsideNhwcChain) {
   b.node("DequantizeLinear", {"sq", "p4_s", "p4_z"}, {"y"});
   const std::vector<uint8_t> bytes = b.bytes();
   const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", random_input({1, 5, 13, 11}, 43, -1.5f, 3.0f)}};
-  SessionOptions off;
-  off.add_config_entry("optimization.disable_specified_optimizers", "QLinearLookupFusion");
-  auto plain = InferenceSession::create_from_bytes(bytes, off);
-  const std::vector<float> want = plain->run(feeds)[0].to_vector<float>();
-  EXPECT_NE(*std::min_element(want.begin(), want.end()), *std::max_element(want.begin(), want.end()));
-  SessionOptions nchw;
-  nchw.add_config_entry("optimization.disable_specified_optimizers", "NhwcTransformer");
-  EXPECT_EQ(InferenceSession::create_from_bytes(bytes, nchw)->run(feeds)[0].to_vector<float>(), want);
+  const std::vector<float> want = output_without(bytes, feeds, "QLinearLookupFusion");
+  EXPECT_EQ(output_without(bytes, feeds, "NhwcTransformer"), want);
   for (int threads : {1, 2}) {
-    SessionOptions o;
-    o.intra_op_num_threads = threads;
-    auto s = InferenceSession::create_from_bytes(bytes, o);
+    auto s = session_with_threads(bytes, threads);
     EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("QLinearLookupFusion 2"));
     EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("NhwcTransformer 4 (2 conversions)"));
     EXPECT_EQ(s->run(feeds)[0].to_vector<float>(), want) << "threads " << threads;
