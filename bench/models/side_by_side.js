@@ -17,6 +17,7 @@
 //                           dimensions not named are 1; --shape overrides per input), e.g. a
 //                           decoder's cache length: --dim past=255 --dim seq=1
 //        [--value NAME=V]   every element of input NAME is V (a sample rate, a flag)
+//        [--disable P,Q]    spindle without these optimizer passes (before / after a pass)
 //        [--tolerance T]    largest |spindle - ORT| / (1e-3 + |ORT|) accepted (default 1e-2); dynamically
 //                           quantized (int8) models need more: a float that lands on the other side of a
 //                           rounding step before a DynamicQuantizeLinear moves its product by one step
@@ -61,8 +62,8 @@ async function timeSide(session, feeds, runs) {
 async function main() {
   const { positional, opts } = c.parseArgs(process.argv.slice(2),
     { '--shape': 'list', '--dim': 'list', '--intra': 'int', '--rounds': 'int', '--runs': 'int', '--int-range': 'int',
-      '--tolerance': 'string', '--value': 'list', '--atol': 'float' },
-    'usage: side_by_side.js MODEL --shape NAME=DIMS... [--dim SYMBOL=N]... [--intra N] [--rounds N] [--runs N] [--int-range HI] [--value NAME=V]... [--tolerance T] [--atol A]');
+      '--tolerance': 'string', '--value': 'list', '--atol': 'float', '--disable': 'string' },
+    'usage: side_by_side.js MODEL --shape NAME=DIMS... [--dim SYMBOL=N]... [--intra N] [--rounds N] [--runs N] [--int-range HI] [--value NAME=V]... [--tolerance T] [--atol A] [--disable P,Q]');
   const model = path.resolve(positional[0]);
   const atol = opts.atol === undefined ? 0 : Number(opts.atol);
   if (!(atol >= 0)) c.die(`--atol needs a non-negative number, got '${opts.atol}'`);
@@ -70,7 +71,8 @@ async function main() {
   const ort = c.loadOrt();
   const o = await ort.InferenceSession.create(model, { intraOpNumThreads: intra, interOpNumThreads: 1,
                                                       executionMode: 'sequential', graphOptimizationLevel: 'all' });
-  const s = await spindle.InferenceSession.create(model, { intraOpNumThreads: intra, executionMode: 'sequential' });
+  const extra = opts.disable ? { optimization: { disable_specified_optimizers: opts.disable } } : undefined;
+  const s = await spindle.InferenceSession.create(model, { intraOpNumThreads: intra, executionMode: 'sequential', extra });
   const shapes = c.parseShapeArgs(opts.shape);
   const symbols = new Map();
   for (const d of opts.dim || []) {

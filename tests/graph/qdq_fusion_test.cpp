@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include "../session/model_builder.h"
@@ -345,6 +346,158 @@ TEST(NhwcTransformer, LoneDepthwiseSameBits) {
   b.node("DequantizeLinear", {"cq", "py_s", "py_z"}, {"y"});
   b.node("HardSwish", {"y"}, {"g"});  // a float reader
   expect_nhwc_same_bits(b.bytes(), "NhwcTransformer 1 (2 conversions)");
+}
+
+// ---------------------------------------------------------------- QLinearLookupFusion
+
+// Scale and zero point `prefix`_s / `prefix`_z of type uint8 or int8.
+void act_params_typed(ModelBuilder& b, const std::string& prefix, float scale, int zp, bool is_signed) {
+  b.initializer(prefix + "_s", {}, {scale});
+  if (is_signed) typed_initializer<int8_t>(b, prefix + "_z", {}, {static_cast<int8_t>(zp)}, onnx::TensorProto::INT8);
+  else typed_initializer<uint8_t>(b, prefix + "_z", {}, {static_cast<uint8_t>(zp)}, onnx::TensorProto::UINT8);
+}
+
+// Output 0 of the model run with optimizer pass `pass` disabled (not
+// constant); `nodes` takes the session's node count.
+std::vector<float> output_without(const std::vector<uint8_t>& bytes,
+                                  const std::vector<std::pair<std::string, Tensor>>& feeds, const char* pass,
+                                  int* nodes = nullptr) {
+  SessionOptions off;
+  off.add_config_entry("optimization.disable_specified_optimizers", pass);
+  auto plain = InferenceSession::create_from_bytes(bytes, off);
+  if (nodes) *nodes = plain->num_nodes();
+  const std::vector<float> y = plain->run(feeds)[0].to_vector<float>();
+  EXPECT_NE(*std::min_element(y.begin(), y.end()), *std::max_element(y.begin(), y.end()));
+  return y;
+}
+
+std::unique_ptr<InferenceSession> session_with_threads(const std::vector<uint8_t>& bytes, int threads) {
+  SessionOptions o;
+  o.intra_op_num_threads = threads;
+  return InferenceSession::create_from_bytes(bytes, o);
+}
+
+struct LookupCase {
+  std::string op;
+  std::function<void(ModelBuilder&, onnx::NodeProto&)> setup;  // attributes, constant inputs
+};
+
+// x [2, 3, 7, 5] -> Q -> DQ -> op -> Q -> DQ -> y: the unit becomes one
+// spindle.QLinearLookup whose output bits equal the unfused chain's, for
+// every input code (the input's range covers past both ends).
+void expect_lookup_same_bits(const LookupCase& c, bool is_signed, bool out_signed) {
+  ModelBuilder b(20);
+  b.input("x", {2, 3, 7, 5}).output("y", {2, 3, 7, 5});
+  act_params_typed(b, "p0", 0.06f, is_signed ? 3 : 131, is_signed);
+  act_params_typed(b, "p1", 0.045f, out_signed ? -20 : 100, out_signed);
+  std::vector<std::string> in = {qdq(b, "x", "p0")};
+  b.node(c.op, in, {"f"});
+  auto& f = *b.proto().mutable_graph()->mutable_node(b.proto().graph().node_size() - 1);
+  if (c.setup) c.setup(b, f);
+  b.node("QuantizeLinear", {"f", "p1_s", "p1_z"}, {"fq"});
+  b.node("DequantizeLinear", {"fq", "p1_s", "p1_z"}, {"y"});
+  const std::vector<uint8_t> bytes = b.bytes();
+  const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", random_input({2, 3, 7, 5}, 5, -9.0f, 9.0f)}};
+  int plain_nodes = 0;
+  const std::vector<float> want = output_without(bytes, feeds, "QLinearLookupFusion", &plain_nodes);
+  for (int threads : {1, 2}) {
+    auto s = session_with_threads(bytes, threads);
+    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("QLinearLookupFusion 1")) << c.op;
+    EXPECT_EQ(s->num_nodes(), plain_nodes - 2) << c.op;
+    EXPECT_EQ(s->run(feeds)[0].to_vector<float>(), want)
+        << c.op << (is_signed ? " int8" : " uint8") << (out_signed ? " -> int8" : " -> uint8") << " threads " << threads;
+  }
+}
+
+std::vector<LookupCase> lookup_cases() {
+  auto alpha = [](float a) {
+    return [a](ModelBuilder&, onnx::NodeProto& n) { ModelBuilder::attr_float(n, "alpha", a); };
+  };
+  return {
+      {"Relu", nullptr},
+      {"LeakyRelu", alpha(0.13f)},
+      {"Sigmoid", nullptr},
+      {"HardSigmoid", [](ModelBuilder&, onnx::NodeProto& n) {
+         ModelBuilder::attr_float(n, "alpha", 0.25f);
+         ModelBuilder::attr_float(n, "beta", 0.4f);
+       }},
+      {"HardSwish", nullptr},
+      {"Tanh", nullptr},
+      {"Clip", [](ModelBuilder& b, onnx::NodeProto& n) {
+         b.initializer("lo", {}, {-1.5f});
+         b.initializer("hi", {}, {2.25f});
+         n.add_input("lo");
+         n.add_input("hi");
+       }},
+      {"Elu", alpha(0.7f)},
+      {"Selu", nullptr},
+      {"Gelu", nullptr},
+      {"Gelu", [](ModelBuilder&, onnx::NodeProto& n) { ModelBuilder::attr_string(n, "approximate", "tanh"); }},
+      {"Exp", nullptr},
+      {"Neg", nullptr},
+      {"Abs", nullptr},
+      {"Softplus", nullptr},  // (Identity is removed before: EliminateIdentity)
+  };
+}
+
+TEST(QLinearLookupFusion, EachOpSameBitsUint8) {
+  for (const LookupCase& c : lookup_cases()) expect_lookup_same_bits(c, false, false);
+}
+TEST(QLinearLookupFusion, EachOpSameBitsInt8) {
+  for (const LookupCase& c : lookup_cases()) expect_lookup_same_bits(c, true, true);
+}
+// uint8 in, int8 out and the reverse (the table has the output's type).
+TEST(QLinearLookupFusion, MixedTypesSameBits) {
+  for (const LookupCase& c : lookup_cases()) {
+    expect_lookup_same_bits(c, false, true);
+    expect_lookup_same_bits(c, true, false);
+  }
+}
+
+// A float value read by another node too (the op's output, then the
+// DequantizeLinear's) keeps its unit unfused.
+TEST(QLinearLookupFusion, SharedFloatValueIsNotFused) {
+  for (const char* shared : {"f", "x_dq"}) {
+    ModelBuilder b(20);
+    b.input("x", {4, 6}).output("y", {4, 6}).output("z", {4, 6});
+    act_params(b, "p0", 0.05f, 128);
+    act_params(b, "p1", 0.05f, 10);
+    b.node("Sigmoid", {qdq(b, "x", "p0")}, {"f"});
+    b.node("QuantizeLinear", {"f", "p1_s", "p1_z"}, {"fq"});
+    b.node("DequantizeLinear", {"fq", "p1_s", "p1_z"}, {"y"});
+    b.node("Neg", {shared}, {"z"});
+    auto s = InferenceSession::create_from_bytes(b.bytes(), {});
+    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("QLinearLookupFusion 0")) << shared;
+  }
+}
+
+// Conv -> HardSwish -> Conv -> HardSigmoid with QDQ around each: the lookups
+// join the NHWC chain (one ToNhwc, one FromNhwc), same bits as without the
+// fusion and as without the NHWC layout, at 1 and 2 threads.
+TEST(QLinearLookupFusion, LookupsStayInsideNhwcChain) {
+  ModelBuilder b(20);
+  b.input("x", {1, 5, 13, 11}).output("y", {1, 7, 13, 11});
+  const std::pair<float, uint8_t> params[] = {{0.02f, 131}, {0.03f, 120}, {0.025f, 40}, {0.04f, 128}, {0.005f, 0}};
+  for (size_t i = 0; i < std::size(params); ++i) act_params(b, "p" + std::to_string(i), params[i].first, params[i].second);
+  weights(b, {12, 5, 3, 3}, 0, 0.02f, 41, "c1");
+  weights(b, {7, 12, 1, 1}, 0, 0.025f, 42, "c2");
+  auto& c1 = b.node("Conv", {qdq(b, "x", "p0"), "c1W", "c1B"}, {"a"});
+  ModelBuilder::attr_ints(c1, "pads", {1, 1, 1, 1});
+  b.node("HardSwish", {qdq(b, "a", "p1")}, {"h"});
+  b.node("Conv", {qdq(b, "h", "p2"), "c2W", "c2B"}, {"c"});
+  b.node("HardSigmoid", {qdq(b, "c", "p3")}, {"s"});
+  b.node("QuantizeLinear", {"s", "p4_s", "p4_z"}, {"sq"});
+  b.node("DequantizeLinear", {"sq", "p4_s", "p4_z"}, {"y"});
+  const std::vector<uint8_t> bytes = b.bytes();
+  const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", random_input({1, 5, 13, 11}, 43, -1.5f, 3.0f)}};
+  const std::vector<float> want = output_without(bytes, feeds, "QLinearLookupFusion");
+  EXPECT_EQ(output_without(bytes, feeds, "NhwcTransformer"), want);
+  for (int threads : {1, 2}) {
+    auto s = session_with_threads(bytes, threads);
+    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("QLinearLookupFusion 2"));
+    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("NhwcTransformer 4 (2 conversions)"));
+    EXPECT_EQ(s->run(feeds)[0].to_vector<float>(), want) << "threads " << threads;
+  }
 }
 
 }  // namespace

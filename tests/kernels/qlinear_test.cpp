@@ -506,5 +506,44 @@ TEST(NhwcKernels, ErrorsNameTheInputAndWhatWasExpected) {
   EXPECT_THAT(testing::error_of([&] { run_nhwc("MaxPoolNhwc", r3, a); }), ::testing::HasSubstr("input X"));
 }
 
+// QLinearLookup: Y[i] = table[byte of X[i]], the output typed as the table,
+// any shape (odd sizes spanning several blocks), 1 and 2 threads; bad inputs
+// name what was expected.
+TEST(NhwcKernels, QLinearLookupMapsEachByteThroughTheTable) {
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+  const auto tv = random_ints<uint8_t>(256, 51, 0, 255);
+  std::vector<int8_t> signed_table(256);
+  for (size_t i = 0; i < 256; ++i) signed_table[i] = static_cast<int8_t>(tv[i]);
+  const Tensor tu = Tensor::from_vector<uint8_t>({256}, tv);
+  const Tensor ts = Tensor::from_vector<int8_t>({256}, signed_table);
+  for (int64_t n : {int64_t{1}, int64_t{255}, int64_t{70001}}) {
+    const auto xv = random_ints<int8_t>(static_cast<size_t>(n), 52, -128, 127);
+    const Tensor x = Tensor::from_vector<int8_t>({n}, xv);
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), pool.get()}) {
+      const Tensor yu = kernels::run_kernel_once(testing::spindle_node("QLinearLookup", {}, 2), {x, tu}, p)[0];
+      const Tensor ys = kernels::run_kernel_once(testing::spindle_node("QLinearLookup", {}, 2), {x, ts}, p)[0];
+      ASSERT_EQ(yu.dtype(), DataType::kUInt8);
+      ASSERT_EQ(ys.dtype(), DataType::kInt8);
+      ASSERT_EQ(yu.shape(), x.shape());
+      const uint8_t* a = yu.data<uint8_t>();
+      const int8_t* b = ys.data<int8_t>();
+      for (int64_t i = 0; i < n; ++i) {
+        const size_t byte = static_cast<uint8_t>(xv[static_cast<size_t>(i)]);
+        ASSERT_EQ(a[i], tv[byte]) << i;
+        ASSERT_EQ(b[i], signed_table[byte]) << i;
+      }
+    }
+  }
+  const Tensor x = Tensor::from_vector<uint8_t>({3}, {1, 2, 3});
+  const Tensor short_table = Tensor::from_vector<uint8_t>({255}, std::vector<uint8_t>(255, 0));
+  const Tensor f = Tensor::from_vector<float>({3}, {1, 2, 3});
+  EXPECT_THAT(testing::error_of([&] {
+                kernels::run_kernel_once(testing::spindle_node("QLinearLookup", {}, 2), {x, short_table});
+              }),
+              ::testing::HasSubstr("expected 256 int8 or uint8 values"));
+  EXPECT_THAT(testing::error_of([&] { kernels::run_kernel_once(testing::spindle_node("QLinearLookup", {}, 2), {f, tu}); }),
+              ::testing::HasSubstr("input X is"));
+}
+
 }  // namespace
 }  // namespace spindle

@@ -32,6 +32,9 @@ void fuse_matmul_bias(Graph& g, PassRecord& record);
 // com.microsoft QLinearAdd / QLinearGlobalAveragePool / QGemm, MaxPool and
 // reshapes on the quantized tensors); `status` takes constant folding's.
 void fuse_qdq(Graph& g, PassRecord& record, const LoadLimits& limits, Status& status);
+// DequantizeLinear -> unary element-wise op -> QuantizeLinear as one
+// spindle.QLinearLookup with a 256-entry table (qdq_fusion.cpp).
+void fuse_qdq_lookups(Graph& g, PassRecord& record);
 // attention_fusion.cpp
 void fuse_attention(Graph& g, PassRecord& record);
 // quant_fusion.cpp

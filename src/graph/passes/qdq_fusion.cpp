@@ -33,6 +33,7 @@
 
 #include "graph/passes/pass_util.h"
 #include "graph/passes/passes.h"
+#include "kernels/kernel.h"
 
 namespace spindle::graph::passes {
 namespace {
@@ -190,6 +191,41 @@ int relu_then_q(const Graph& g, int value, const std::vector<bool>& dead, bool a
 
 std::string base_name(const Graph& g, const Node& n) { return n.name.empty() ? g.value_name(n.outputs[0]) : n.name; }
 
+// Unary element-wise ops whose DequantizeLinear -> op -> QuantizeLinear unit
+// becomes a table lookup.
+bool lookup_op(const Node& n) {
+  static const char* const kOps[] = {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh",
+                                     "Clip", "Elu",       "Selu",    "Gelu",        "Exp",       "Neg",
+                                     "Abs",  "Softplus",  "Identity"};
+  if (!n.domain.empty() || n.inputs.empty() || n.outputs.size() != 1) return false;
+  for (const char* op : kOps)
+    if (n.op_type == op) return true;
+  return false;
+}
+
+// The 256 outputs of the unit DQ -> f -> Q for the input bytes 0..255 (as
+// the input type's codes), run through the float kernels themselves; an
+// undefined tensor when a kernel refuses them.
+Tensor lookup_table(const Graph& g, const Node& dq, const Node& f, const Node& q, DataType x_type) {
+  Tensor codes(x_type, Shape{256});
+  auto* c = static_cast<uint8_t*>(codes.raw_mutable_data());
+  for (int b = 0; b < 256; ++b) c[b] = static_cast<uint8_t>(b);
+  auto constant = [&](int v) { return v >= 0 ? *g.initializer(v) : Tensor(); };
+  try {
+    std::vector<Tensor> x = {codes, constant(dq.inputs[1]), constant(dq.inputs[2])};
+    std::vector<Tensor> v = kernels::run_kernel_once(dq.op_type, dq.opset, dq.attrs, std::move(x));
+    std::vector<Tensor> fin = {v.at(0)};
+    for (size_t s = 1; s < f.inputs.size(); ++s) fin.push_back(constant(f.inputs[s]));
+    v = kernels::run_kernel_once(f.op_type, f.opset, f.attrs, std::move(fin));
+    std::vector<Tensor> qin = {v.at(0), constant(q.inputs[1]), constant(q.inputs[2])};
+    v = kernels::run_kernel_once(q.op_type, q.opset, q.attrs, std::move(qin));
+    if (!v.at(0).defined() || !is_q8(v[0].dtype()) || v[0].numel() != 256) return Tensor();
+    return v[0].reshaped(Shape{256});
+  } catch (const Error&) {
+    return Tensor();
+  }
+}
+
 }  // namespace
 
 void fuse_qdq(Graph& g, PassRecord& record, const LoadLimits& limits, Status& status) {
@@ -340,6 +376,48 @@ void fuse_qdq(Graph& g, PassRecord& record, const LoadLimits& limits, Status& st
   // constant folding while this pass was to run).
   PassRecord folded;
   status = fold_constants(g, folded, limits, false);
+}
+
+// DequantizeLinear -> unary op -> QuantizeLinear (per-tensor constant
+// scales and zero points, the op's other inputs constant, the float values
+// read by nothing else) as one spindle.QLinearLookup(X, table): the table
+// holds the unit's result for each of the 256 input codes, computed now by
+// the float kernels the unit would run, so the lookup gives the same bits.
+void fuse_qdq_lookups(Graph& g, PassRecord& record) {
+  std::vector<bool> dead(g.nodes.size(), false);
+  const size_t count = g.nodes.size();
+  for (size_t i = 0; i < count; ++i) {
+    Node& f = g.nodes[i];
+    if (dead[i] || !lookup_op(f)) continue;
+    bool constant_rest = true;
+    for (size_t s = 1; s < f.inputs.size(); ++s)
+      constant_rest = constant_rest && (f.inputs[s] < 0 || g.is_initializer(f.inputs[s]));
+    if (!constant_rest) continue;
+    TensorQ x, y;
+    const int d = dq_of(g, f.inputs[0], dead);
+    if (d < 0 || !per_tensor(g, g.nodes[static_cast<size_t>(d)], x)) continue;
+    if (single_consumer(g, f.inputs[0]) != static_cast<int>(i)) continue;
+    const int qi = q_after(g, f.outputs[0], dead, y);
+    if (qi < 0) continue;
+    const Tensor table = lookup_table(g, g.nodes[static_cast<size_t>(d)], f, g.nodes[static_cast<size_t>(qi)], x.type);
+    if (!table.defined()) continue;
+    const int t = fresh_value(g, base_name(g, f) + "/lookup_table");
+    g.initializers[t] = table;
+    Node n;
+    n.name = f.name;
+    n.op_type = "QLinearLookup";
+    n.domain = "spindle";
+    n.opset = 1;
+    n.inputs = {x.data, t};
+    n.outputs = {g.nodes[static_cast<size_t>(qi)].outputs[0]};
+    dead[static_cast<size_t>(qi)] = true;
+    dead[static_cast<size_t>(d)] = true;
+    g.nodes[i] = std::move(n);
+    g.reindex(static_cast<int>(i));
+    ++record.count;
+  }
+  g.compact(dead);
+  if (record.count) g.opsets.emplace("spindle", 1);
 }
 
 }  // namespace spindle::graph::passes

@@ -12,7 +12,9 @@
 //                spindle.MaxPoolNhwc;
 //   QLinearAdd   (com.microsoft) both operands produced by members: it is
 //                element-wise, and two rank-4 operands permuted alike
-//                broadcast alike, so it stays as it is.
+//                broadcast alike, so it stays as it is;
+//   QLinearLookup  (spindle, QLinearLookupFusion) its X produced by a
+//                member: a byte-wise table lookup, any layout.
 // Members joined through their data inputs form a chain. A value entering
 // a chain (a QLinearConv's X from elsewhere) gets one spindle.ToNhwc; a
 // member's output read otherwise (by a float island's DequantizeLinear, a
@@ -37,7 +39,7 @@
 namespace spindle::graph::passes {
 namespace {
 
-enum Kind { kNo = 0, kConv, kAdd, kPool };
+enum Kind { kNo = 0, kConv, kAdd, kPool, kLookup };
 
 bool is_q8(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
 
@@ -50,6 +52,7 @@ Kind member_kind(const Graph& g, const Node& n) {
   }
   if (n.op_type == "QLinearAdd" && n.domain == "com.microsoft")
     return n.inputs.size() >= 8 && n.inputs[3] >= 0 ? kAdd : kNo;
+  if (n.op_type == "QLinearLookup" && n.domain == "spindle") return n.inputs.size() == 2 ? kLookup : kNo;
   if (n.op_type == "MaxPool" && n.domain.empty()) {
     if (!n.attrs.has("kernel_shape") || n.attrs.get_ints("kernel_shape").size() != 2) return kNo;
     return n.attrs.get_int("storage_order", 0) == 0 ? kPool : kNo;
@@ -115,14 +118,14 @@ class NhwcLayout {
     }
   }
 
-  // MaxPools and QLinearAdds whose operands do not all come from members
+  // MaxPools, QLinearAdds and lookups whose operands do not all come from members
   // (their rank and type unknown) are not members, until stable.
   void drop_unfed() {
     for (bool changed = true; changed;) {
       changed = false;
       for (int i = 0; i < nn_; ++i) {
         const Kind k = kind_[static_cast<size_t>(i)];
-        if (k != kAdd && k != kPool) continue;
+        if (k != kAdd && k != kPool && k != kLookup) continue;
         for (size_t slot : data_slots(i)) {
           const int p = producer(node(i).inputs[slot]);
           if (p < 0 || !member(p)) {

@@ -9,6 +9,9 @@
 //                     pixel vectors (all C channels at once). The max of
 //                     integers does not depend on the order of the taps, so
 //                     the values are MaxPool's in NCHW, transposed.
+//   spindle.QLinearLookup  X int8 / uint8 (any shape, any layout), table
+//                     [256] int8 / uint8 -> Y[i] = table[byte of X[i]]: the
+//                     quantized unary ops (QLinearLookupFusion), element-wise.
 #include <algorithm>
 #include <limits>
 
@@ -118,12 +121,36 @@ class MaxPoolNhwcKernel final : public OpKernel {
   WindowAttrs a_;
 };
 
+class LookupKernel final : public OpKernel {
+ public:
+  explicit LookupKernel(const NodeInfo&) {}
+  void compute(KernelContext& ctx) const override {
+    const NodeInfo& node = ctx.node();
+    const Tensor& X = ctx.input(0);
+    const Tensor& table = ctx.input(1);
+    if (X.dtype() != DataType::kUInt8 && X.dtype() != DataType::kInt8)
+      fail(node, fmt::format("input X is {}, expected an int8 or uint8 tensor", X.describe()));
+    if ((table.dtype() != DataType::kUInt8 && table.dtype() != DataType::kInt8) || table.numel() != 256)
+      fail(node, fmt::format("input table is {}, expected 256 int8 or uint8 values", table.describe()));
+    Tensor& Y = ctx.output(0, table.dtype(), X.shape());
+    const int64_t n = X.numel();
+    if (n == 0) return;
+    const auto* x = static_cast<const uint8_t*>(X.raw_data());
+    const auto* t = static_cast<const uint8_t*>(table.raw_data());
+    auto* y = static_cast<uint8_t*>(Y.raw_mutable_data());
+    parallel_for(ctx.pool(), 0, n, grain_for_work(n, 1.0), [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) y[i] = t[x[i]];
+    });
+  }
+};
+
 }  // namespace
 
 void register_nhwc(KernelRegistry& r) {
   r.add("spindle", "ToNhwc", 1, 1, factory_of<NhwcReorderKernel<true>>());
   r.add("spindle", "FromNhwc", 1, 1, factory_of<NhwcReorderKernel<false>>());
   r.add("spindle", "MaxPoolNhwc", 1, 1, factory_of<MaxPoolNhwcKernel>());
+  r.add("spindle", "QLinearLookup", 1, 1, factory_of<LookupKernel>());
 }
 
 }  // namespace spindle::kernels::nn
