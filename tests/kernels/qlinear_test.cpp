@@ -136,6 +136,7 @@ TEST(QLinearConv, PerChannelScalesAndBias) {
 struct QConvCase {
   int64_t C, M, group, kh, kw, stride, dilation, pad, H, W;
   bool x_signed, w_signed, y_signed, relu;
+  bool w_symmetric = false;  // every weight zero point 0 (int8 weights as quantizers write them)
 };
 
 class QLinearConvPacked : public ::testing::TestWithParam<QConvCase> {};
@@ -152,7 +153,9 @@ TEST_P(QLinearConvPacked, MatchesTheReferenceBitwise) {
   const Tensor x = c.x_signed ? random_tensor<int8_t>(xs, 11, -128, 127) : random_tensor<uint8_t>(xs, 11, 0, 255);
   const Tensor w = c.w_signed ? random_tensor<int8_t>(ws, 12, -128, 127) : random_tensor<uint8_t>(ws, 12, 0, 255);
   const Tensor xzp = c.x_signed ? Tensor::from_vector<int8_t>({}, {-3}) : Tensor::from_vector<uint8_t>({}, {131});
-  const Tensor wzp = c.w_signed ? random_tensor<int8_t>({c.M}, 13, -5, 5) : random_tensor<uint8_t>({c.M}, 13, 120, 135);
+  const Tensor wzp = c.w_symmetric ? Tensor::from_vector<int8_t>({c.M}, std::vector<int8_t>(static_cast<size_t>(c.M), 0))
+                     : c.w_signed  ? random_tensor<int8_t>({c.M}, 13, -5, 5)
+                                   : random_tensor<uint8_t>({c.M}, 13, 120, 135);
   const Tensor yzp = c.y_signed ? Tensor::from_vector<int8_t>({}, {7}) : Tensor::from_vector<uint8_t>({}, {100});
   std::vector<float> wsc(static_cast<size_t>(c.M));
   for (int64_t m = 0; m < c.M; ++m) wsc[static_cast<size_t>(m)] = 0.001f * static_cast<float>(m + 1) + 0.0003f;
@@ -193,7 +196,12 @@ INSTANTIATE_TEST_SUITE_P(
                       QConvCase{16, 16, 16, 3, 3, 1, 1, 1, 13, 14, false, true, false, false},
                       QConvCase{24, 24, 24, 5, 5, 2, 1, 2, 15, 15, true, true, false, true},
                       QConvCase{8, 8, 8, 3, 3, 2, 2, 0, 11, 12, false, false, true, false},
-                      QConvCase{64, 70, 1, 3, 3, 1, 1, 1, 30, 30, false, true, false, true}),
+                      QConvCase{64, 70, 1, 3, 3, 1, 1, 1, 30, 30, false, true, false, true},
+                      // Symmetric int8 weights (no row sums); a 7x7 stem over 3 channels;
+                      // an image whose im2col (more than 8 MB) is built in chunks.
+                      QConvCase{3, 64, 1, 7, 7, 2, 1, 3, 41, 40, false, true, false, true, true},
+                      QConvCase{32, 48, 2, 3, 3, 1, 1, 1, 20, 21, true, true, true, false, true},
+                      QConvCase{64, 80, 1, 3, 3, 1, 1, 1, 124, 123, false, true, false, true, true}),
     [](const ::testing::TestParamInfo<QConvCase>& i) { return "case" + std::to_string(i.index); });
 
 TEST(QLinearBadInput, ErrorsNameTheInputAndWhatWasExpected) {

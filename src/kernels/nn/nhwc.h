@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/kernel.h"
+#include "kernels/nn/nn_util.h"
 
 namespace spindle::kernels::nn {
 
@@ -14,6 +15,14 @@ namespace spindle::kernels::nn {
 // to [N, H*W, C] (rows = C) or back (rows = H*W). Blocks of columns split
 // over `pool` (nullptr: the calling thread alone).
 void transpose_bytes(ThreadPool* pool, const uint8_t* src, uint8_t* dst, int64_t N, int64_t rows, int64_t cols);
+
+// The 8-bit im2col of a convolution's pixel-major input x (one image,
+// [input pixel][C]): row i of col (K = taps * cg bytes) is output pixel
+// p0 + i's window for channel group grp, taps in order then the group's cg
+// channels, taps outside the input filled with `pad` (x's zero point).
+// Rows [p0, p0 + rows), on the calling thread.
+void im2col_u8(const uint8_t* x, int64_t C, int64_t cg, int64_t grp, const Window3& g, int64_t p0, int64_t rows,
+               uint8_t pad, uint8_t* col);
 
 // spindle.ToNhwc / spindle.FromNhwc (8-bit rank-4 conversions) and
 // spindle.MaxPoolNhwc (MaxPool's attributes, 8-bit NHWC in and out).

@@ -833,18 +833,29 @@ class QLinearConvKernel final : public OpKernel {
     uint8_t* nhwc =
         nhwc_ ? nullptr : reinterpret_cast<uint8_t*>(scratch_floats(kSharedInputSlot, (nhwc_bytes + 3) / 4));
     const int64_t panel = std::max<int64_t>(packed_[0].panel_columns, 1);
-    // Row blocks: an im2col block of at most ~64 KB, 16..256 pixels.
-    const int64_t pb = std::min(P, std::clamp<int64_t>((65536 / std::max<int64_t>(K, 1)) / 16 * 16, 16, 256));
-    const int64_t row_blocks = ceil_div(P, pb);
-    // Column blocks: split the output channels when there are few row blocks.
-    const int64_t want = blocks_for_work(static_cast<double>(P) * static_cast<double>(M * K));
+    // The im2col of a chunk of output pixels (every group; at most ~8 MB) is
+    // built once, in parallel, before the GEMM blocks that read it: blocks
+    // splitting the output channels of the same pixels share it.
+    const int64_t chunk = pointwise ? P : std::min(P, std::max<int64_t>(64, (int64_t{8} << 20) / (G * K)));
+    uint8_t* col = pointwise ? nullptr
+                             : reinterpret_cast<uint8_t*>(scratch_floats(
+                                   kSharedScratchSlot, static_cast<size_t>((G * chunk * K + 3) / 4)));
+    // Blocks: rows first (pixels), at most ~256 KB of im2col rows and at
+    // least 24 unless the image is smaller, a multiple of the 6-row tile;
+    // output channels are split only when that leaves half the blocks, in
+    // whole 4-panel tiles when there are enough channels (narrower tiles
+    // load a B vector for fewer products).
+    const int64_t want = blocks_for_work(static_cast<double>(chunk) * static_cast<double>(M * K));
+    const int64_t pb_max = std::clamp<int64_t>((262144 / std::max<int64_t>(K, 1)) / 6 * 6, 24, 192);
+    const int64_t pb = std::min(chunk, std::min(pb_max, std::max<int64_t>(24, ceil_div(chunk * G, want) / 6 * 6)));
+    const int64_t row_blocks = ceil_div(chunk, pb);
+    const int64_t col_unit = mg >= 8 * panel ? 4 * panel : panel;
     int64_t nb = mg;
-    if (G * row_blocks < want && mg > panel) {
-      const int64_t splits = std::min(ceil_div(want, G * row_blocks), ceil_div(mg, panel));
-      nb = std::min(mg, round_up(ceil_div(mg, splits), panel));
+    if (2 * G * row_blocks <= want && mg > col_unit) {
+      const int64_t splits = std::min(ceil_div(want, G * row_blocks), ceil_div(mg, col_unit));
+      nb = std::min(mg, round_up(ceil_div(mg, splits), col_unit));
     }
     const int64_t col_blocks = ceil_div(mg, nb);
-    const int64_t items = G * row_blocks * col_blocks;
     const uint8_t* xdata = static_cast<const uint8_t*>(X.raw_data());
     const uint8_t pad_byte = static_cast<uint8_t>(x_zp);
     for (int64_t n = 0; n < N; ++n) {
@@ -853,104 +864,83 @@ class QLinearConvKernel final : public OpKernel {
       if (nhwc_) nhwc = const_cast<uint8_t*>(xn);
       else transpose_bytes(ctx.pool(), xn, nhwc, 1, C, in_size);
       T* yn = y + n * M * P;
-      parallel_for(ctx.pool(), 0, items, 1, [&](int64_t i0, int64_t i1) {
-        for (int64_t item = i0; item < i1; ++item) {
-          const int64_t grp = item / (row_blocks * col_blocks);
-          const int64_t rb = (item / col_blocks) % row_blocks, cb = item % col_blocks;
-          const int64_t p0 = rb * pb, rows = std::min(pb, P - p0);
-          const int64_t c0 = cb * nb, c1 = std::min(mg, c0 + nb);
-          const uint8_t* a;
-          int64_t lda;
-          if (pointwise) {
-            a = nhwc + p0 * C + grp * cg;
-            lda = C;
-          } else {
-            uint8_t* col = reinterpret_cast<uint8_t*>(scratch_floats(1, static_cast<size_t>((rows * K + 3) / 4)));
-            for (int64_t i = 0; i < rows; ++i) {
-              const int64_t p = p0 + i;
-              const int64_t o2 = p % g.out[2], o1 = (p / g.out[2]) % g.out[1], o0 = p / (g.out[2] * g.out[1]);
-              uint8_t* dst = col + i * K;
-              for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
-                const int64_t ii0 = o0 * g.s[0] - g.pb[0] + k0 * g.d[0];
-                const bool in0 = ii0 >= 0 && ii0 < g.in[0];
-                for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
-                  const int64_t ii1 = o1 * g.s[1] - g.pb[1] + k1 * g.d[1];
-                  const bool in1 = in0 && ii1 >= 0 && ii1 < g.in[1];
-                  if (cg == C && g.d[2] == 1) {
-                    // One group, taps of a row adjacent: the inside ones are
-                    // one run of bytes in the pixel-major input.
-                    const int64_t base = o2 * g.s[2] - g.pb[2];
-                    const int64_t t0 = in1 ? std::clamp<int64_t>(-base, 0, g.k[2]) : g.k[2];
-                    const int64_t t1 = in1 ? std::clamp<int64_t>(g.in[2] - base, t0, g.k[2]) : g.k[2];
-                    if (t0 > 0) std::memset(dst, pad_byte, static_cast<size_t>(t0 * C));
-                    if (t1 > t0)
-                      std::memcpy(dst + t0 * C, nhwc + ((ii0 * g.in[1] + ii1) * g.in[2] + base + t0) * C,
-                                  static_cast<size_t>((t1 - t0) * C));
-                    if (t1 < g.k[2]) std::memset(dst + t1 * C, pad_byte, static_cast<size_t>((g.k[2] - t1) * C));
-                    dst += g.k[2] * C;
-                    continue;
-                  }
-                  for (int64_t k2 = 0; k2 < g.k[2]; ++k2, dst += cg) {
-                    const int64_t ii2 = o2 * g.s[2] - g.pb[2] + k2 * g.d[2];
-                    if (in1 && ii2 >= 0 && ii2 < g.in[2])
-                      std::memcpy(dst, nhwc + ((ii0 * g.in[1] + ii1) * g.in[2] + ii2) * C + grp * cg, static_cast<size_t>(cg));
-                    else
-                      std::memset(dst, pad_byte, static_cast<size_t>(cg));
-                  }
-                }
-              }
+      for (int64_t q0 = 0; q0 < P; q0 += chunk) {
+        const int64_t chunk_rows = std::min(chunk, P - q0);
+        if (!pointwise)
+          parallel_for(ctx.pool(), 0, G * chunk_rows, grain_for_work(G * chunk_rows, static_cast<double>(K) / 8),
+                       [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1;) {
+              const int64_t grp = r / chunk_rows, i0 = r % chunk_rows, i1 = std::min(chunk_rows, i0 + (r1 - r));
+              im2col_u8(nhwc, C, cg, grp, g, q0 + i0, i1 - i0, pad_byte, col + (grp * chunk_rows + i0) * K);
+              r += i1 - i0;
             }
-            a = col;
-            lda = K;
-          }
-          const int64_t cols = c1 - c0;
-          int32_t* acc = reinterpret_cast<int32_t*>(scratch_floats(2, static_cast<size_t>(rows * cols)));
-          QGemmArgs args;
-          args.a = a;
-          args.a_signed = x_signed;
-          args.lda = lda;
-          args.a_zero_point = x_zp;
-          args.m = rows;
-          args.b = &packed_[static_cast<size_t>(grp)];
-          args.b_zero_points = w_zp.data() + grp * mg;
-          args.per_column_b_zero_points = true;
-          args.col_begin = c0;
-          args.col_end = c1;
-          args.c = acc;
-          args.ldc = cols;
-          qgemm(args);
-          // Requantized row by row (pixels), then transposed into the
-          // output planes (channels).
-          T* q = nhwc_ ? nullptr : reinterpret_cast<T*>(scratch_floats(0, static_cast<size_t>((rows * cols + 3) / 4)));
-          const int64_t m0 = grp * mg + c0;
-          RequantRow rq;
-          rq.n = cols;
-          rq.bias = r.bias.data() + m0;
-          rq.scale = r.scale.data() + m0;
-          rq.zp = r.zp;
-          rq.lo = r.lo;
-          rq.hi = r.hi;
-          rq.y_signed = std::is_same_v<T, int8_t>;
-          if (nhwc_) {  // straight into the output pixels
+          });
+        const int64_t blocks = ceil_div(chunk_rows, pb);
+        const int64_t items = G * blocks * col_blocks;
+        parallel_for(ctx.pool(), 0, items, 1, [&](int64_t i0, int64_t i1) {
+          for (int64_t item = i0; item < i1; ++item) {
+            const int64_t grp = item / (blocks * col_blocks);
+            const int64_t rb = (item / col_blocks) % blocks, cb = item % col_blocks;
+            const int64_t p0 = q0 + rb * pb, rows = std::min(pb, q0 + chunk_rows - p0);
+            const int64_t c0 = cb * nb, c1 = std::min(mg, c0 + nb);
+            const uint8_t* a;
+            int64_t lda;
+            if (pointwise) {
+              a = nhwc + p0 * C + grp * cg;
+              lda = C;
+            } else {
+              a = col + (grp * chunk_rows + (p0 - q0)) * K;
+              lda = K;
+            }
+            const int64_t cols = c1 - c0;
+            int32_t* acc = reinterpret_cast<int32_t*>(scratch_floats(2, static_cast<size_t>(rows * cols)));
+            QGemmArgs args;
+            args.a = a;
+            args.a_signed = x_signed;
+            args.lda = lda;
+            args.a_zero_point = x_zp;
+            args.m = rows;
+            args.b = &packed_[static_cast<size_t>(grp)];
+            args.b_zero_points = w_zp.data() + grp * mg;
+            args.per_column_b_zero_points = true;
+            args.col_begin = c0;
+            args.col_end = c1;
+            args.c = acc;
+            args.ldc = cols;
+            qgemm(args);
+            // Requantized row by row (pixels), then transposed into the
+            // output planes (channels).
+            T* q = nhwc_ ? nullptr : reinterpret_cast<T*>(scratch_floats(0, static_cast<size_t>((rows * cols + 3) / 4)));
+            const int64_t m0 = grp * mg + c0;
+            RequantRow rq;
+            rq.n = cols;
+            rq.bias = r.bias.data() + m0;
+            rq.scale = r.scale.data() + m0;
+            rq.zp = r.zp;
+            rq.lo = r.lo;
+            rq.hi = r.hi;
+            rq.y_signed = std::is_same_v<T, int8_t>;
+            if (nhwc_) {  // straight into the output pixels
+              for (int64_t i = 0; i < rows; ++i) {
+                rq.acc = acc + i * cols;
+                rq.y = yn + (p0 + i) * M + m0;
+                requant_fn(rq);
+              }
+              continue;
+            }
             for (int64_t i = 0; i < rows; ++i) {
               rq.acc = acc + i * cols;
-              rq.y = yn + (p0 + i) * M + m0;
+              rq.y = q + i * cols;
               requant_fn(rq);
             }
-            continue;
+            for (int64_t j = 0; j < cols; ++j) {
+              T* out = yn + (m0 + j) * P + p0;
+              const T* src = q + j;
+              for (int64_t i = 0; i < rows; ++i) out[i] = src[i * cols];
+            }
           }
-          for (int64_t i = 0; i < rows; ++i) {
-            rq.acc = acc + i * cols;
-            rq.y = q + i * cols;
-            requant_fn(rq);
-          }
-          for (int64_t j = 0; j < cols; ++j) {
-            T* out = yn + (m0 + j) * P + p0;
-            const T* src = q + j;
-            for (int64_t i = 0; i < rows; ++i) out[i] = src[i * cols];
-          }
-        }
-      });
+        });
+      }
     }
   }
 

@@ -79,18 +79,26 @@ void run(const QGemmArgs& args, const Level& level) {
   const uint32_t uk = static_cast<uint32_t>(k);
   const uint32_t za = static_cast<uint32_t>(args.a_zero_point + (args.a_signed ? 128 : 0));
   const int32_t zb_shift = b.b_signed ? 0 : 128;
-  level.row_sums(static_cast<const uint8_t*>(args.a), args.lda, args.a_signed ? 0x80 : 0, args.m, k, row_terms);
-  for (int64_t i = 0; i < args.m; ++i)
-    row_terms[i] = static_cast<int32_t>(static_cast<uint32_t>(row_terms[i]) - uk * za);
+  bool any_zb = false;
   for (int64_t j = 0; j < n; ++j) {
     const int64_t col = args.col_begin + j;
     const int32_t z = args.b_zero_points == nullptr ? 0
                       : args.per_column_b_zero_points ? args.b_zero_points[col]
                                                       : args.b_zero_points[0];
     zb[j] = z - zb_shift;
+    any_zb = any_zb || zb[j] != 0;
     const uint32_t cs = static_cast<uint32_t>(b.column_sums[static_cast<size_t>(col)]) -
                         (b.b_signed ? 0u : 128u * uk);
     col_terms[j] = static_cast<int32_t>(0u - za * cs);
+  }
+  // The row terms only meet B's zero points: int8 weights quantized
+  // symmetrically (every zb 0) need no row sums of A.
+  if (any_zb) {
+    level.row_sums(static_cast<const uint8_t*>(args.a), args.lda, args.a_signed ? 0x80 : 0, args.m, k, row_terms);
+    for (int64_t i = 0; i < args.m; ++i)
+      row_terms[i] = static_cast<int32_t>(static_cast<uint32_t>(row_terms[i]) - uk * za);
+  } else {
+    std::fill(row_terms, row_terms + args.m, 0);
   }
   QGemmKernelArgs p;
   p.a = static_cast<const uint8_t*>(args.a);
