@@ -1,5 +1,11 @@
 // requant.isa.cpp — requant_row, dw_row and the QDQ rows (requant.h), compiled once per ISA level:
-// plain loops the compiler vectorizes at the level's width.
+// plain loops the compiler vectorizes at the level's width; requant_row has
+// an AVX-512 body (16 values per step, the same double operations in the
+// same order).
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cstdint>
 
@@ -25,19 +31,63 @@ inline double one(int32_t acc, int32_t bias, double scale, double zp, double lo,
 
 // Every field copied to a local and the pointers restricted: the byte
 // stores could otherwise alias them, which keeps the loop scalar.
+#if defined(__AVX512F__)
+// Eight values of one(): max_pd / min_pd return their second operand for a
+// NaN, so a NaN product becomes -2^40 and then lo, as one() gives.
+inline __m256i one8(__m256i acc, __m256i bias, __m512d scale, __m512d zp, __m512d lo, __m512d hi) {
+  const __m512d bound = _mm512_set1_pd(kBound), magic = _mm512_set1_pd(kMagic);
+  __m512d v = _mm512_mul_pd(_mm512_add_pd(_mm512_cvtepi32_pd(acc), _mm512_cvtepi32_pd(bias)), scale);
+  v = _mm512_min_pd(_mm512_max_pd(v, _mm512_sub_pd(_mm512_setzero_pd(), bound)), bound);
+  __m512d r = _mm512_add_pd(_mm512_sub_pd(_mm512_add_pd(v, magic), magic), zp);
+  r = _mm512_min_pd(_mm512_max_pd(r, lo), hi);
+  return _mm512_cvttpd_epi32(r);
+}
+
+// Values [0, n - n % 16) into y; returns how many.
+inline int64_t run16(const ::spindle::kernels::RequantRow& a, void* y) {
+  const int64_t n = a.n - a.n % 16;
+  const __m512d zp = _mm512_set1_pd(a.zp), lo = _mm512_set1_pd(a.lo), hi = _mm512_set1_pd(a.hi);
+  uint8_t* out = static_cast<uint8_t*>(y);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.acc + i));
+    const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.acc + i + 8));
+    __m256i r0, r1;
+    if (a.per_value) {
+      r0 = one8(a0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.bias + i)), _mm512_loadu_pd(a.scale + i), zp,
+                lo, hi);
+      r1 = one8(a1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.bias + i + 8)),
+                _mm512_loadu_pd(a.scale + i + 8), zp, lo, hi);
+    } else {
+      const __m256i b = _mm256_set1_epi32(a.bias[0]);
+      const __m512d s = _mm512_set1_pd(a.scale[0]);
+      r0 = one8(a0, b, s, zp, lo, hi);
+      r1 = one8(a1, b, s, zp, lo, hi);
+    }
+    // Every value is inside the output type's range: truncating to bytes is exact.
+    const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(both));
+  }
+  return n;
+}
+#endif
+
 template <class T>
 void run(const ::spindle::kernels::RequantRow& a, T* __restrict y) {
   const int32_t* __restrict acc = a.acc;
   const int64_t n = a.n;
   const double zp = a.zp, lo = a.lo, hi = a.hi;
+  int64_t i0 = 0;
+#if defined(__AVX512F__)
+  i0 = run16(a, y);
+#endif
   if (a.per_value) {
     const int32_t* __restrict bias = a.bias;
     const double* __restrict scale = a.scale;
-    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(static_cast<int32_t>(one(acc[i], bias[i], scale[i], zp, lo, hi)));
+    for (int64_t i = i0; i < n; ++i) y[i] = static_cast<T>(static_cast<int32_t>(one(acc[i], bias[i], scale[i], zp, lo, hi)));
   } else {
     const int32_t bias = a.bias[0];
     const double scale = a.scale[0];
-    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(static_cast<int32_t>(one(acc[i], bias, scale, zp, lo, hi)));
+    for (int64_t i = i0; i < n; ++i) y[i] = static_cast<T>(static_cast<int32_t>(one(acc[i], bias, scale, zp, lo, hi)));
   }
 }
 
