@@ -198,7 +198,7 @@ INSTANTIATE_TEST_SUITE_P(
                       QConvCase{8, 8, 8, 3, 3, 2, 2, 0, 11, 12, false, false, true, false},
                       QConvCase{64, 70, 1, 3, 3, 1, 1, 1, 30, 30, false, true, false, true},
                       // Symmetric int8 weights (no row sums); a 7x7 stem over 3 channels;
-                      // an image whose im2col (more than 8 MB) is built in chunks.
+                      // an image whose im2col (more than 4 MB) is built in chunks.
                       QConvCase{3, 64, 1, 7, 7, 2, 1, 3, 41, 40, false, true, false, true, true},
                       QConvCase{32, 48, 2, 3, 3, 1, 1, 1, 20, 21, true, true, true, false, true},
                       QConvCase{64, 80, 1, 3, 3, 1, 1, 1, 124, 123, false, true, false, true, true}),

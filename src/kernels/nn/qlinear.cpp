@@ -833,10 +833,10 @@ class QLinearConvKernel final : public OpKernel {
     uint8_t* nhwc =
         nhwc_ ? nullptr : reinterpret_cast<uint8_t*>(scratch_floats(kSharedInputSlot, (nhwc_bytes + 3) / 4));
     const int64_t panel = std::max<int64_t>(packed_[0].panel_columns, 1);
-    // The im2col of a chunk of output pixels (every group; at most ~8 MB) is
+    // The im2col of a chunk of output pixels (every group; at most ~4 MB) is
     // built once, in parallel, before the GEMM blocks that read it: blocks
     // splitting the output channels of the same pixels share it.
-    const int64_t chunk = pointwise ? P : std::min(P, std::max<int64_t>(64, (int64_t{8} << 20) / (G * K)));
+    const int64_t chunk = pointwise ? P : std::min(P, std::max<int64_t>(64, (int64_t{4} << 20) / (G * K)));
     uint8_t* col = pointwise ? nullptr
                              : reinterpret_cast<uint8_t*>(scratch_floats(
                                    kSharedScratchSlot, static_cast<size_t>((G * chunk * K + 3) / 4)));

@@ -364,7 +364,20 @@ void qgemm_row_sums(const uint8_t* a, int64_t lda, uint8_t flip, int64_t m, int6
   for (int64_t i = 0; i < m; ++i) {
     const uint8_t* row = a + i * lda;
     uint32_t s = 0;
-    for (int64_t p = 0; p < k; ++p) s += static_cast<uint8_t>(row[p] ^ flip);
+    int64_t p = 0;
+#if defined(__AVX2__)
+    // psadbw against zero: the sums of each 8 bytes, in 64-bit lanes.
+    const __m256i vflip = _mm256_set1_epi8(static_cast<char>(flip)), zero = _mm256_setzero_si256();
+    __m256i acc = zero;
+    for (; p + 32 <= k; p += 32) {
+      const __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + p)), vflip);
+      acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, zero));
+    }
+    alignas(32) uint64_t lanes[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
+    s = static_cast<uint32_t>(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
+#endif
+    for (; p < k; ++p) s += static_cast<uint8_t>(row[p] ^ flip);
     sums[i] = static_cast<int32_t>(s);
   }
 }
