@@ -70,3 +70,6 @@ SPINDLE_ISA_DECLARE(void, qlinear_binary_row, (const ::spindle::kernels::QuantRo
 SPINDLE_ISA_DECLARE(void, quantize_row, (const ::spindle::kernels::QuantRow& args));
 // y = DQ(a), y float32.
 SPINDLE_ISA_DECLARE(void, dequantize_row, (const ::spindle::kernels::QuantRow& args));
+// y[i] = table[x[i]], i < n: the quantized unary ops as a 256-entry table
+// (spindle.QLinearLookup). With AVX512-VBMI, 64 bytes per two vpermi2b.
+SPINDLE_ISA_DECLARE(void, lookup_bytes, (const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* y));
