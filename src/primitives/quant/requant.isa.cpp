@@ -32,63 +32,80 @@ inline double one(int32_t acc, int32_t bias, double scale, double zp, double lo,
 // Every field copied to a local and the pointers restricted: the byte
 // stores could otherwise alias them, which keeps the loop scalar.
 #if defined(__AVX512F__)
-// Eight values of one(): max_pd / min_pd return their second operand for a
+// GCC 12's unmasked AVX-512 intrinsics (and a few masked ones, inlined)
+// pass an "undefined" vector that -Wmaybe-uninitialized flags.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// a > b ? a : b and a < b ? a : b (NaN: b).
+inline __m512d vmax(__m512d a, __m512d b) { return _mm512_mask_max_pd(b, 0xFF, a, b); }
+inline __m512d vmin(__m512d a, __m512d b) { return _mm512_mask_min_pd(b, 0xFF, a, b); }
+
+// Eight values of one(): vmax / vmin return their second operand for a
 // NaN, so a NaN product becomes -2^40 and then lo, as one() gives.
 inline __m256i one8(__m256i acc, __m256i bias, __m512d scale, __m512d zp, __m512d lo, __m512d hi) {
   const __m512d bound = _mm512_set1_pd(kBound), magic = _mm512_set1_pd(kMagic);
-  __m512d v = _mm512_mul_pd(_mm512_add_pd(_mm512_cvtepi32_pd(acc), _mm512_cvtepi32_pd(bias)), scale);
-  v = _mm512_min_pd(_mm512_max_pd(v, _mm512_sub_pd(_mm512_setzero_pd(), bound)), bound);
+  __m512d v =
+      _mm512_mul_pd(_mm512_add_pd(_mm512_maskz_cvtepi32_pd(0xFF, acc), _mm512_maskz_cvtepi32_pd(0xFF, bias)), scale);
+  v = vmin(vmax(v, _mm512_sub_pd(_mm512_setzero_pd(), bound)), bound);
   __m512d r = _mm512_add_pd(_mm512_sub_pd(_mm512_add_pd(v, magic), magic), zp);
-  r = _mm512_min_pd(_mm512_max_pd(r, lo), hi);
-  return _mm512_cvttpd_epi32(r);
+  r = vmin(vmax(r, lo), hi);
+  return _mm512_maskz_cvttpd_epi32(0xFF, r);
 }
 
-// Values [0, n - n % 16) into y; returns how many.
-inline int64_t run16(const ::spindle::kernels::RequantRow& a, void* y) {
-  const int64_t n = a.n - a.n % 16;
+// 16 values from i (the first `count` of them when count < 16: masked
+// loads and stores, nothing past them touched).
+inline void step16(const ::spindle::kernels::RequantRow& a, uint8_t* out, int64_t i, int count, __m512d zp,
+                   __m512d lo, __m512d hi) {
+  const __mmask16 m = count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
+  const __mmask8 m0 = static_cast<__mmask8>(m & 0xFF), m1 = static_cast<__mmask8>(m >> 8);
+  const __m512i acc = _mm512_maskz_loadu_epi32(m, a.acc + i);
+  __m512i bias;
+  __m512d s0, s1;
+  if (a.per_value) {
+    bias = _mm512_maskz_loadu_epi32(m, a.bias + i);
+    s0 = _mm512_maskz_loadu_pd(m0, a.scale + i);
+    s1 = _mm512_maskz_loadu_pd(m1, a.scale + i + 8);
+  } else {
+    bias = _mm512_set1_epi32(a.bias[0]);
+    s0 = s1 = _mm512_set1_pd(a.scale[0]);
+  }
+  const __m256i r0 = one8(_mm512_castsi512_si256(acc), _mm512_castsi512_si256(bias), s0, zp, lo, hi);
+  const __m256i r1 = one8(_mm512_maskz_extracti64x4_epi64(0xFF, acc, 1), _mm512_maskz_extracti64x4_epi64(0xFF, bias, 1),
+                          s1, zp, lo, hi);
+  // Every value is inside the output type's range: truncating to bytes is exact.
+  const __m512i both = _mm512_inserti64x4(_mm512_inserti64x4(_mm512_setzero_si512(), r0, 0), r1, 1);
+  _mm_mask_storeu_epi8(out + i, m, _mm512_maskz_cvtepi32_epi8(0xFFFF, both));
+}
+
+// Every value into y.
+inline void run16(const ::spindle::kernels::RequantRow& a, void* y) {
   const __m512d zp = _mm512_set1_pd(a.zp), lo = _mm512_set1_pd(a.lo), hi = _mm512_set1_pd(a.hi);
   uint8_t* out = static_cast<uint8_t*>(y);
-  for (int64_t i = 0; i < n; i += 16) {
-    const __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.acc + i));
-    const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.acc + i + 8));
-    __m256i r0, r1;
-    if (a.per_value) {
-      r0 = one8(a0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.bias + i)), _mm512_loadu_pd(a.scale + i), zp,
-                lo, hi);
-      r1 = one8(a1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.bias + i + 8)),
-                _mm512_loadu_pd(a.scale + i + 8), zp, lo, hi);
-    } else {
-      const __m256i b = _mm256_set1_epi32(a.bias[0]);
-      const __m512d s = _mm512_set1_pd(a.scale[0]);
-      r0 = one8(a0, b, s, zp, lo, hi);
-      r1 = one8(a1, b, s, zp, lo, hi);
-    }
-    // Every value is inside the output type's range: truncating to bytes is exact.
-    const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(both));
-  }
-  return n;
+  int64_t i = 0;
+  for (; i + 16 <= a.n; i += 16) step16(a, out, i, 16, zp, lo, hi);
+  if (i < a.n) step16(a, out, i, static_cast<int>(a.n - i), zp, lo, hi);
 }
+#pragma GCC diagnostic pop
 #endif
 
 template <class T>
 void run(const ::spindle::kernels::RequantRow& a, T* __restrict y) {
+#if defined(__AVX512F__)
+  run16(a, y);
+#else
   const int32_t* __restrict acc = a.acc;
   const int64_t n = a.n;
   const double zp = a.zp, lo = a.lo, hi = a.hi;
-  int64_t i0 = 0;
-#if defined(__AVX512F__)
-  i0 = run16(a, y);
-#endif
   if (a.per_value) {
     const int32_t* __restrict bias = a.bias;
     const double* __restrict scale = a.scale;
-    for (int64_t i = i0; i < n; ++i) y[i] = static_cast<T>(static_cast<int32_t>(one(acc[i], bias[i], scale[i], zp, lo, hi)));
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(static_cast<int32_t>(one(acc[i], bias[i], scale[i], zp, lo, hi)));
   } else {
     const int32_t bias = a.bias[0];
     const double scale = a.scale[0];
-    for (int64_t i = i0; i < n; ++i) y[i] = static_cast<T>(static_cast<int32_t>(one(acc[i], bias, scale, zp, lo, hi)));
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(static_cast<int32_t>(one(acc[i], bias, scale, zp, lo, hi)));
   }
+#endif
 }
 
 constexpr float kMagicF = 12582912.0f;  // 1.5 * 2^23
