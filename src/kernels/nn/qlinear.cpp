@@ -20,6 +20,7 @@
 #include "kernels/broadcast.h"
 #include "kernels/nn/nhwc.h"
 #include "kernels/nn/nn_util.h"
+#include "kernels/nn/qlinear_grouped.h"
 #include "primitives/gemm/qgemm.h"
 #include "primitives/quant/requant.h"
 
@@ -530,6 +531,13 @@ class QLinearConvKernel final : public OpKernel {
             tmp[static_cast<size_t>(j * k + t * cg + c)] = src[((g * mg + j) * cg + c) * taps + t];
       packed_.push_back(qgemm_pack_b(tmp.data(), w_signed_, k, mg, k, true));
     }
+    // Narrow square groups with int8 weights quantized symmetrically: the
+    // grouped row loop (qgrouped.h) instead of a GEMM per group.
+    const Tensor* wzp = node.const_input(5);
+    if (nhwc_ && w_signed_ && w->rank() == 4 && qgrouped_fits(m, cg, group_) && wzp &&
+        wzp->dtype() == DataType::kInt8 && (wzp->numel() == 1 || wzp->numel() == m) &&
+        std::all_of(wzp->data<int8_t>(), wzp->data<int8_t>() + wzp->numel(), [](int8_t z) { return z == 0; }))
+      grouped_ = qgrouped_pack(static_cast<const int8_t*>(w->raw_data()), m, cg, taps);
     packed_ok_ = true;
     own_w_when_scales_fixed(node);
   }
@@ -538,6 +546,7 @@ class QLinearConvKernel final : public OpKernel {
   size_t packed_bytes() const override {
     size_t b = dw_w_.size() * sizeof(int32_t);
     for (const QGemmPackedB& p : packed_) b += p.bytes();
+    b += grouped_.bytes();
     return b;
   }
 
@@ -681,6 +690,8 @@ class QLinearConvKernel final : public OpKernel {
     auto run = [&](auto* y) {
       if (depthwise_ && nhwc_) depthwise_nhwc(ctx, X, g, x_zp, w_zp, r, y);
       else if (depthwise_) depthwise(ctx, X, g, x_zp, w_zp, r, y);
+      else if (!grouped_.packed.empty() && std::all_of(w_zp.begin(), w_zp.end(), [](int32_t z) { return z == 0; }))
+        qgrouped_conv(ctx, grouped_, X, g, x_zp, ChannelRequant{r.bias.data(), r.scale.data(), r.zp, r.lo, r.hi}, y);
       else gemm_path(ctx, X, g, x_signed, x_zp, w_zp, r, y);
     };
     if (yzp.dtype() == DataType::kUInt8) run(Y.mutable_data<uint8_t>());
@@ -953,6 +964,7 @@ class QLinearConvKernel final : public OpKernel {
   Shape w_shape_;
   std::vector<QGemmPackedB> packed_;  // one per group
   std::vector<int32_t> dw_w_;         // depthwise weights, widened
+  QGroupedWeights grouped_;           // narrow square groups (empty: not used)
 };
 
 }  // namespace
