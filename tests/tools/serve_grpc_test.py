@@ -347,7 +347,9 @@ class ServeGrpcTest(unittest.TestCase):
             return e.code(), e.details(), None
 
     def calibrate_trip(self):
-        """A trip count whose run takes at least ~0.3 s here."""
+        """A trip count whose run takes at least ~0.3 s here (after a warm-up
+        run: a first run's own cost must not pass for the trip's)."""
+        self.assertEqual(self.slow_request(1)[0], grpc.StatusCode.OK)
         trip = 20000
         while True:
             t0 = time.monotonic()
@@ -375,7 +377,10 @@ class ServeGrpcTest(unittest.TestCase):
     def test_queue_full_and_timeout(self):
         trip = self.calibrate_trip()
         # max_queue 1, one runner: one runs, one waits, the others are refused.
-        results = self.concurrently([lambda: self.slow_request(trip, stub=self.server.new_stub()) for _ in range(5)])
+        stubs = [self.server.new_stub() for _ in range(5)]
+        for stub in stubs:  # connected before the calls start
+            self.assertTrue(stub.ServerLive(pb.ServerLiveRequest()).live)
+        results = self.concurrently([lambda stub=stub: self.slow_request(trip, stub=stub) for stub in stubs])
         codes = [r[0] for r in results]
         self.assertIn(grpc.StatusCode.OK, codes)
         self.assertIn(grpc.StatusCode.RESOURCE_EXHAUSTED, codes)
