@@ -4,7 +4,9 @@ request (random inputs; the binary tensor data extension over HTTP,
 raw_input_contents over gRPC) sent in a closed loop by C client processes
 (one connection each) for a fixed number of requests per client, at each
 concurrency. Prints throughput, p50/p99 latency and refusals per transport,
-and the server's peak RSS (VmHWM; one server process per transport).
+the CPU time the server and the clients spent per request (the clients share
+the machine with the server), and the server's peak RSS (VmHWM; one server
+process per transport).
 
   bench/serve/transports.py MODEL.onnx [--build DIR] [--requests N] [--concurrency 1,4,16]
                             [--threads N] [--shape NAME=DIMS]...   (dynamic dimensions not given are 1)
@@ -77,7 +79,7 @@ def http_client(port, body, header_length, n, ready, q):
         c.request("POST", "/v2/models/m/infer", body, headers)
         c.getresponse().read()
     ready.wait()  # every client connected and warm: the clock starts
-    lat, refused = [], 0
+    lat, refused, cpu0 = [], 0, time.process_time()
     for _ in range(n):
         t0 = time.perf_counter()
         c.request("POST", "/v2/models/m/infer", body, headers)
@@ -85,7 +87,7 @@ def http_client(port, body, header_length, n, ready, q):
         r.read()
         lat.append(time.perf_counter() - t0)
         refused += r.status != 200
-    q.put((lat, refused))
+    q.put((lat, refused, time.process_time() - cpu0))
 
 
 def grpc_client(port, stubs_dir, inputs, n, ready, q):
@@ -103,7 +105,7 @@ def grpc_client(port, stubs_dir, inputs, n, ready, q):
     for _ in range(WARMUP):
         stub.ModelInfer(req)
     ready.wait()  # every client connected and warm: the clock starts
-    lat, refused = [], 0
+    lat, refused, cpu0 = [], 0, time.process_time()
     for _ in range(n):
         t0 = time.perf_counter()
         try:
@@ -111,7 +113,7 @@ def grpc_client(port, stubs_dir, inputs, n, ready, q):
         except grpc.RpcError:
             refused += 1
         lat.append(time.perf_counter() - t0)
-    q.put((lat, refused))
+    q.put((lat, refused, time.process_time() - cpu0))
 
 
 def cpu_seconds(pid):
@@ -135,7 +137,7 @@ def level(target, args, c, n, server):
         p.join()
     lat = np.array(sum((r[0] for r in results), [])) * 1000
     return (c * n / took, np.percentile(lat, 50), np.percentile(lat, 99), sum(r[1] for r in results),
-            cpu * 1000 / (c * n))
+            cpu * 1000 / (c * n), sum(r[2] for r in results) * 1000 / (c * n))
 
 
 def main():
@@ -163,8 +165,8 @@ def main():
                                 text=True).stdout.strip()
         print("model %s, %d requests per client per level, server --threads %d, commit %s"
               % (os.path.basename(a.model), a.requests, a.threads, commit))
-        print("%-10s %-5s %10s %9s %9s %8s %18s" % ("transport", "conc", "req/s", "p50 ms", "p99 ms", "refused",
-                                                    "server CPU ms/req"))
+        print("%-10s %-5s %10s %9s %9s %8s %18s %18s" % ("transport", "conc", "req/s", "p50 ms", "p99 ms", "refused",
+                                                         "server CPU ms/req", "client CPU ms/req"))
         for transport in ["http", "grpc"]:
             proc, port, gport = start(spindle, os.path.join(work, "repo"), a.threads, transport == "grpc")
             try:
@@ -176,7 +178,7 @@ def main():
                 else:
                     target, args = grpc_client, (gport, stubs, inputs)
                 for c in levels:
-                    print("%-10s %-5d %10.1f %9.2f %9.2f %8d %18.3f"
+                    print("%-10s %-5d %10.1f %9.2f %9.2f %8d %18.3f %18.3f"
                           % ((transport, c) + level(target, args, c, a.requests, proc.pid)), flush=True)
                 print("%-10s peak RSS %.1f MB (%.1f MB after loading)" % (transport, peak_rss_mb(proc.pid), rss0))
             finally:

@@ -322,6 +322,12 @@ class ServeGrpcTest(unittest.TestCase):
         for request, code, words in cases:
             with self.subTest(words=words):
                 self.assert_refused(request, code, words)
+        # Bytes that are not a ModelInferRequest: refused by gRPC, the server lives on.
+        garbage = self.server.channel.unary_unary("/inference.GRPCInferenceService/ModelInfer")
+        with self.assertRaises(grpc.RpcError) as cm:
+            garbage(b"\x0a\xff\xff\xff\xff\x0f", timeout=60)
+        self.assertIn(cm.exception.code(), (grpc.StatusCode.INTERNAL, grpc.StatusCode.INVALID_ARGUMENT))
+        self.assert_serving()
         # Larger than --max-body-bytes (65536): gRPC refuses the message.
         big = np.zeros((4000, 5), np.float32)
         with self.assertRaises(grpc.RpcError) as cm:
