@@ -291,6 +291,8 @@ class ServeGrpcTest(unittest.TestCase):
             (typed(datatype="FLOAT99"), INVALID, ["FLOAT99"]),
             (typed(shape=[1, 6], fp32_contents=[0] * 6), INVALID, ["[1,6]", "[-1,5]"]),
             (typed(shape=[-1, 5]), INVALID, ["'x'", "negative"]),
+            # 20000 dimensions: refused with a message of bounded size.
+            (typed(shape=[1] * 20000), INVALID, ["'x'", "(20000 dimensions)", "[-1,5]"]),
             (typed(shape=[2, 5]), INVALID, ["'x'", "fp32_contents has 5 elements", "[2,5] holds 10"]),
             (typed(fp32_contents=[], int_contents=[1, 2, 3, 4, 5]), INVALID, ["contents.int_contents", "fp32_contents"]),
             # A huge shape with little data is refused before anything is allocated.

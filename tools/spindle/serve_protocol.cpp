@@ -2,6 +2,7 @@
 // Protocol's REST infer request and response (see serve_protocol.h).
 #include "serve_protocol.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -224,8 +225,11 @@ std::optional<DataType> datatype_from_protocol(std::string_view name) {
 }
 
 std::string shape_text(const Shape& shape) {
+  // A request's shape may have any number of dimensions: messages name 16.
+  constexpr size_t kShown = 16;
   std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += fmt::format("{}{}", i ? "," : "", shape[i]);
+  for (size_t i = 0; i < std::min(shape.size(), kShown); ++i) s += fmt::format("{}{}", i ? "," : "", shape[i]);
+  if (shape.size() > kShown) s += fmt::format(",... ({} dimensions)", shape.size());
   return s + "]";
 }
 

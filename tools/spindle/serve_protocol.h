@@ -31,7 +31,7 @@ std::optional<std::string> protocol_datatype(DataType t);
 std::optional<DataType> datatype_from_protocol(std::string_view name);
 // protocol_datatype, or spindle's name of a type the protocol lacks (messages).
 std::string datatype_text(DataType t);
-// "[1,-1,3]" for messages.
+// "[1,-1,3]" for messages (the first 16 dimensions of a longer shape).
 std::string shape_text(const Shape& shape);
 
 // The checks every transport makes of an infer request; each throws
