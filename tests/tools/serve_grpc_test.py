@@ -25,7 +25,8 @@ from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import serve_test  # noqa: E402  (the HTTP test's models, reference runs and HTTP client)
-from serve_test import binary_body, mlp_graph, reference, save, slow_graph, split_binary, types_graph  # noqa: E402
+from serve_test import (binary_body, mlp_graph, reference, save, scratch_server, slow_graph,  # noqa: E402
+                        split_binary, types_graph)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTO_DIR = os.path.join(HERE, "..", "..", "tools", "spindle", "proto")
@@ -488,46 +489,38 @@ class GrpcThreadsTest(unittest.TestCase):
     thread computes (the runs happen on the model's runner)."""
 
     def test_bounded_threads(self):
-        work = tempfile.mkdtemp(prefix="spindle-serve-grpc-test-")
-        try:
-            generate_stubs(os.path.join(work, "stubs"))
-            repo = os.path.join(work, "repo")
+        def fill(repo):
+            generate_stubs(os.path.join(os.path.dirname(repo), "stubs"))
             save(slow_graph(), os.path.join(repo, "slow", "1", "model.onnx"))
             with open(os.path.join(repo, "slow", "config.json"), "w") as f:
                 json.dump({"max_queue": 64}, f)
-            server = Server(repo, "--threads", "1", "--grpc-threads", "4", "--http-threads", "2")
-            try:
-                def thread_names():
-                    names = []
-                    for t in os.listdir("/proc/%d/task" % server.proc.pid):
-                        with open("/proc/%d/task/%s/comm" % (server.proc.pid, t)) as f:
-                            names.append(f.read().strip())
-                    return names
-                case = ServeGrpcTest("test_queue_full_and_timeout")
-                ServeGrpcTest.server = server
-                trip = case.calibrate_trip()
-                before = thread_names()
-                results = []
-                calls = [threading.Thread(target=lambda: results.append(case.slow_request(trip, stub=server.new_stub())))
-                         for _ in range(10)]
-                for c in calls:
-                    c.start()
-                time.sleep(0.2)
-                busy = thread_names()
-                for c in calls:
-                    c.join()
-                codes = [r[0] for r in results]
-                self.assertIn(grpc.StatusCode.OK, codes)
-                self.assertIn(grpc.StatusCode.RESOURCE_EXHAUSTED, codes)
-                self.assertLessEqual(busy.count("grpcpp_sync_ser"), 4, busy)
-                # gRPC's own threads beyond the call threads: a handful, whatever the load.
-                self.assertLessEqual(len(busy) - len(before), 4 + 2, (before, busy))
-                self.assertEqual(server.stop()[0], 0)
-            finally:
-                if server.proc.poll() is None:
-                    server.proc.kill()
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+        with scratch_server(fill, Server, "--threads", "1", "--grpc-threads", "4", "--http-threads", "2") as server:
+            def thread_names():
+                names = []
+                for t in os.listdir("/proc/%d/task" % server.proc.pid):
+                    with open("/proc/%d/task/%s/comm" % (server.proc.pid, t)) as f:
+                        names.append(f.read().strip())
+                return names
+            case = ServeGrpcTest("test_queue_full_and_timeout")
+            ServeGrpcTest.server = server
+            trip = case.calibrate_trip()
+            before = thread_names()
+            results = []
+            calls = [threading.Thread(target=lambda: results.append(case.slow_request(trip, stub=server.new_stub())))
+                     for _ in range(10)]
+            for c in calls:
+                c.start()
+            time.sleep(0.2)
+            busy = thread_names()
+            for c in calls:
+                c.join()
+            codes = [r[0] for r in results]
+            self.assertIn(grpc.StatusCode.OK, codes)
+            self.assertIn(grpc.StatusCode.RESOURCE_EXHAUSTED, codes)
+            self.assertLessEqual(busy.count("grpcpp_sync_ser"), 4, busy)
+            # gRPC's own threads beyond the call threads: a handful, whatever the load.
+            self.assertLessEqual(len(busy) - len(before), 4 + 2, (before, busy))
+            self.assertEqual(server.stop()[0], 0)
 
 
 if __name__ == "__main__":
