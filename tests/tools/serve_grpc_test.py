@@ -422,7 +422,17 @@ class ServeGrpcTest(unittest.TestCase):
         code, details, _ = self.slow_request(1)
         self.assertEqual(code, grpc.StatusCode.OK, details)
         self.assertLess(time.monotonic() - t0, 5)
+        # A call the client cancels stops its run (unstopped, it would take 12 s or more).
+        future = self.server.stub.ModelInfer.future(pb.ModelInferRequest(model_name="slow", inputs=[
+            tensor("trip", "INT64", [], int64_contents=[trip * 40]), tensor("x", "FP32", [2], fp32_contents=[0, 1])]))
+        time.sleep(0.2)
+        self.assertTrue(future.cancel())
+        t0 = time.monotonic()
+        code, details, _ = self.slow_request(1)
+        self.assertEqual(code, grpc.StatusCode.OK, details)
+        self.assertLess(time.monotonic() - t0, 5)
         text = self.server.request("GET", "/metrics")[2].decode()
+        self.assertRegex(text, r'model="slow",version="1",reason="cancelled"\} 1')
         self.assertRegex(text, r'model="slow",version="1",reason="queue_full"\} [1-9]')
         self.assertRegex(text, r'model="slow",version="1",reason="timeout"\} [3-9]')
         self.assert_serving()
