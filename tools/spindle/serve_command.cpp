@@ -1,15 +1,15 @@
 // serve_command.cpp — spindle serve: the Open Inference Protocol (KServe v2)
-// over HTTP/REST for every model of a repository (docs/serve.md).
+// over HTTP/REST and gRPC for every model of a repository (docs/serve.md).
 //
-//   spindle serve --model-repository DIR [--http-port 8000] [--host 127.0.0.1]
+//   spindle serve --model-repository DIR [--http-port 8000] [--grpc-port N] [--host 127.0.0.1]
 //                 [--max-queue N] [--threads N] [--inter-threads N] [--concurrent-runs N]
-//                 [--http-threads N] [--max-body-bytes N]
+//                 [--http-threads N] [--grpc-threads N] [--max-body-bytes N]
 //
-// HTTP threads parse a request, check it against the model, put it in the
-// model's bounded FIFO queue and wait for its result; the model's runner
-// threads run it on the process's shared intra-op / inter-op pools, at most
-// --concurrent-runs runs at once over all models. SIGTERM or SIGINT: stop
-// accepting connections, answer what is in flight, exit 0.
+// HTTP and gRPC threads parse a request, check it against the model, put it
+// in the model's bounded FIFO queue and wait for its result; the model's
+// runner threads run it on the process's shared intra-op / inter-op pools, at
+// most --concurrent-runs runs at once over all models. SIGTERM or SIGINT:
+// stop accepting connections, answer what is in flight, exit 0.
 #include <malloc.h>
 #include <pthread.h>
 #include <sys/socket.h>
@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "serve_grpc.h"
 #include "serve_models.h"
 #include "serve_protocol.h"
 #include "spindle/version.h"
@@ -39,11 +40,13 @@ struct ServeArgs {
   std::string repository;
   std::string host = "127.0.0.1";
   int port = 8000;
+  int grpc_port = -1;  // -1: no gRPC transport
   int max_queue = 64;
   int threads = 0;
   int inter_threads = 0;
   int concurrent_runs = 1;
   int http_threads = 64;
+  int grpc_threads = 64;
   int64_t max_body_bytes = 64ll << 20;
 };
 
@@ -54,17 +57,6 @@ void reply_json(httplib::Response& res, int status, const nlohmann::json& j) {
 
 void reply_error(httplib::Response& res, int status, const std::string& message) {
   reply_json(res, status, {{"error", message}});
-}
-
-// The model (and version) an URL names, or HttpError 404 naming what is absent.
-std::shared_ptr<serve::ModelVersion> find_model(const serve::Repository& repo, const std::string& name,
-                                                const std::string& version) {
-  if (auto m = repo.find(name, version)) return m;
-  const std::vector<std::string> versions = repo.versions(name);
-  if (versions.empty()) throw HttpError(404, "not_found", fmt::format("unknown model '{}' (not loaded)", name));
-  std::string list;
-  for (const std::string& v : versions) list += fmt::format("{}{}", list.empty() ? "" : ", ", v);
-  throw HttpError(404, "not_found", fmt::format("model '{}' has no version '{}' (loaded versions: {})", name, version, list));
 }
 
 std::optional<int64_t> integer_header(const httplib::Request& req, const char* name) {
@@ -87,33 +79,12 @@ void infer(serve::ModelVersion& m, const httplib::Request& req, httplib::Respons
   serve::InferRequest r =
       serve::parse_infer_request(req.body, integer_header(req, "Inference-Header-Content-Length"), s.inputs(), s.outputs());
   if (auto header = integer_header(req, "Inference-Timeout-Us"); header && *header > 0) r.timeout_us = *header;
-  auto job = std::make_shared<serve::Job>();
-  job->feeds = std::move(r.feeds);
-  job->outputs = r.outputs;
-  if (r.timeout_us) job->deadline = arrived + std::chrono::microseconds(*r.timeout_us);
-  if (!m.enqueue(job))
-    throw HttpError(429, "queue_full",
-                    fmt::format("model '{}' version {}: the request queue is full or the model is unloading; retry later",
-                                m.name(), m.version()));
-  std::unique_lock lock(job->mu);
-  if (job->deadline && !job->cv.wait_until(lock, *job->deadline, [&] { return job->done; })) {
-    lock.unlock();
-    if (m.cancel(job))
-      throw HttpError(504, "timeout",
-                      fmt::format("the request's timeout ({} us) passed while it waited in the queue", *r.timeout_us));
-    job->run_options.terminate = true;  // it is running: stop it between nodes
-    lock.lock();
-  }
-  job->cv.wait(lock, [&] { return job->done; });
-  const Status& st = job->status;
-  if (!st.is_ok()) {
-    if (job->deadline && Clock::now() >= *job->deadline)
-      throw HttpError(504, "timeout", fmt::format("the request's timeout ({} us) passed: {}", *r.timeout_us, st.message()));
-    if (st.code() == StatusCode::kInvalidArgument) throw HttpError(400, "bad_request", st.message());
-    throw HttpError(500, "run_error", st.message());
-  }
+  std::optional<Clock::time_point> deadline;
+  if (r.timeout_us) deadline = arrived + std::chrono::microseconds(*r.timeout_us);
+  const std::vector<Tensor> values =
+      serve::run_request(m, std::move(r.feeds), r.outputs, deadline, r.timeout_us.value_or(0));
   size_t json_length = 0;
-  std::string body = serve::build_infer_response(m.name(), m.version(), r, job->values, json_length);
+  std::string body = serve::build_infer_response(m.name(), m.version(), r, values, json_length);
   if (json_length) {
     res.set_header("Inference-Header-Content-Length", std::to_string(json_length));
     res.set_content(std::move(body), "application/octet-stream");
@@ -165,43 +136,36 @@ void add_routes(httplib::Server& svr, serve::Repository& repo, const std::atomic
     reply_json(res, 200,
                {{"name", "spindle"},
                 {"version", version()},
-                {"extensions", {"binary_tensor_data", "model_repository", "metrics"}}});
+                {"extensions", serve::server_extensions()}});
   });
   const std::string model = R"(/v2/models/([^/]+)(/versions/([^/]+))?)";
   svr.Get(model + "/ready", guarded([&](const httplib::Request& req, httplib::Response& res) {
             auto [name, version] = model_of(req);
-            find_model(repo, name, version);
+            serve::find_model(repo, name, version);
             reply_json(res, draining ? 400 : 200, {{"name", name}, {"ready", !draining}});
           }));
   svr.Get(model, guarded([&](const httplib::Request& req, httplib::Response& res) {
             auto [name, version] = model_of(req);
-            reply_json(res, 200, model_metadata(repo, *find_model(repo, name, version), version.empty()));
+            reply_json(res, 200, model_metadata(repo, *serve::find_model(repo, name, version), version.empty()));
           }));
   svr.Post(model + "/infer", [&](const httplib::Request& req, httplib::Response& res) {
     const Clock::time_point arrived = Clock::now();
     auto [name, version] = model_of(req);
     std::shared_ptr<serve::ModelVersion> m;
     try {
-      m = find_model(repo, name, version);
+      m = serve::find_model(repo, name, version);
     } catch (const HttpError& e) {
       return reply_error(res, e.status, e.what());
     }
-    serve::ModelMetrics& metrics = m->metrics();
-    ++metrics.requests;
     try {
-      infer(*m, req, res, arrived);
-      ++metrics.successes;
+      serve::count_request(m->metrics(), arrived, [&] { infer(*m, req, res, arrived); });
     } catch (const HttpError& e) {
-      metrics.fail(e.reason);
       reply_error(res, e.status, e.what());
     } catch (const Error& e) {
-      metrics.fail("bad_request");
       reply_error(res, 400, e.what());
     } catch (const std::exception& e) {
-      metrics.fail("internal");
       reply_error(res, 500, e.what());
     }
-    metrics.request.observe(std::chrono::duration<double>(Clock::now() - arrived).count());
   });
   svr.Post("/v2/repository/index", guarded([&](const httplib::Request& req, httplib::Response& res) {
              bool ready_only = false;
@@ -289,6 +253,10 @@ void run_server(const ServeArgs& a) {
   const int port = a.port == 0 ? svr.bind_to_any_port(a.host) : (svr.bind_to_port(a.host, a.port) ? a.port : -1);
   if (port < 0) throw Error(StatusCode::kInvalidArgument, fmt::format("cannot listen on {}:{}", a.host, a.port));
 
+  std::unique_ptr<serve::GrpcServer> grpc;
+  if (a.grpc_port >= 0)
+    grpc = std::make_unique<serve::GrpcServer>(repo, draining, a.host, a.grpc_port, a.grpc_threads, a.max_body_bytes);
+
   std::atomic<bool> finished{false};
   std::thread signal_thread([&] {
     int sig = 0;
@@ -296,22 +264,30 @@ void run_server(const ServeArgs& a) {
     if (finished) return;
     std::fprintf(stderr, "spindle serve: %s: draining\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
     draining = true;
+    // Both transports drain at once.
+    std::thread grpc_stop([&] {
+      if (grpc) grpc->shutdown();
+    });
     // stop() before listen_after_bind has started would be lost: repeat.
     while (!finished) {
       svr.stop();
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
+    grpc_stop.join();
   });
   std::string names;
   for (const serve::VersionState& v : repo.index())
     names += fmt::format("{}{}/{}", names.empty() ? "" : ", ", v.name, v.version);
-  std::printf("spindle serve: listening on http://%s:%d (models: %s)\n", a.host.c_str(), port, names.c_str());
+  const std::string grpc_text = grpc ? fmt::format(", gRPC on {}:{}", a.host, grpc->port()) : "";
+  std::printf("spindle serve: listening on http://%s:%d%s (models: %s)\n", a.host.c_str(), port, grpc_text.c_str(),
+              names.c_str());
   std::fflush(stdout);
   // Returns once stopped, after the HTTP threads have answered what they held.
   svr.listen_after_bind();
   finished = true;
   if (!draining) pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
+  grpc.reset();  // (shut down already, unless the HTTP server stopped by itself)
   repo.unload_all();
   std::printf("spindle serve: stopped\n");
   std::fflush(stdout);
@@ -320,11 +296,13 @@ void run_server(const ServeArgs& a) {
 }  // namespace
 
 void add_serve_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("serve", "Serve a model repository over the Open Inference Protocol (KServe v2, HTTP)");
+  auto* cmd = app.add_subcommand("serve", "Serve a model repository over the Open Inference Protocol (KServe v2, HTTP and gRPC)");
   auto a = std::make_shared<ServeArgs>();
   cmd->add_option("--model-repository", a->repository, "directory of <name>/<version>/model.onnx")->required();
   cmd->add_option("--host", a->host, "address to listen on");
   cmd->add_option("--http-port", a->port, "port (0 = any free port, printed at start)")->check(CLI::Range(0, 65535));
+  cmd->add_option("--grpc-port", a->grpc_port, "gRPC port (0 = any free port, printed at start; absent = no gRPC)")
+      ->check(CLI::Range(0, 65535));
   cmd->add_option("--max-queue", a->max_queue, "requests waiting per model version (config.json max_queue overrides)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--threads", a->threads, "intra-op threads of the whole process, counting a caller (0 = physical cores)")
@@ -334,7 +312,11 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--concurrent-runs", a->concurrent_runs, "runs at once over all models")->check(CLI::Range(1, 4096));
   cmd->add_option("--http-threads", a->http_threads, "HTTP connection threads (parse, enqueue, wait; no compute)")
       ->check(CLI::Range(1, 4096));
-  cmd->add_option("--max-body-bytes", a->max_body_bytes, "largest request body (413 past it)")
+  cmd->add_option("--grpc-threads", a->grpc_threads,
+                  "gRPC threads, at most (each takes a call, enqueues it, waits; no compute)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--max-body-bytes", a->max_body_bytes,
+                  "largest request body or gRPC message (413 / RESOURCE_EXHAUSTED past it)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   cmd->callback([a] { run_server(*a); });
 }

@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "serve_protocol.h"
+
 namespace spindle::cli::serve {
 namespace fs = std::filesystem;
 
@@ -364,6 +366,82 @@ std::string Repository::metrics_text() const {
                .text(histograms[h].first, fmt::format("model=\"{}\",version=\"{}\"", label(k.first), label(k.second)));
   }
   return s;
+}
+
+std::shared_ptr<ModelVersion> find_model(const Repository& repo, const std::string& name, const std::string& version) {
+  if (auto m = repo.find(name, version)) return m;
+  const std::vector<std::string> versions = repo.versions(name);
+  if (versions.empty()) throw HttpError(404, "not_found", fmt::format("unknown model '{}' (not loaded)", name));
+  std::string list;
+  for (const std::string& v : versions) list += fmt::format("{}{}", list.empty() ? "" : ", ", v);
+  throw HttpError(404, "not_found",
+                  fmt::format("model '{}' has no version '{}' (loaded versions: {})", name, version, list));
+}
+
+std::vector<Tensor> run_request(ModelVersion& m, Feeds feeds, std::vector<std::string> outputs,
+                                std::optional<Clock::time_point> deadline, int64_t timeout_us,
+                                const std::function<bool()>& abandoned) {
+  auto job = std::make_shared<Job>();
+  job->feeds = std::move(feeds);
+  job->outputs = std::move(outputs);
+  job->deadline = deadline;
+  if (!m.enqueue(job))
+    throw HttpError(429, "queue_full",
+                    fmt::format("model '{}' version {}: the request queue is full or the model is unloading; retry later",
+                                m.name(), m.version()));
+  std::unique_lock lock(job->mu);
+  bool gone = false;
+  if (deadline || abandoned) {
+    for (;;) {
+      Clock::time_point until = deadline ? *deadline : Clock::now() + std::chrono::milliseconds(50);
+      if (abandoned) until = std::min(until, Clock::now() + std::chrono::milliseconds(50));
+      if (job->cv.wait_until(lock, until, [&] { return job->done; })) break;
+      const bool timed_out = deadline && Clock::now() >= *deadline;
+      if (!timed_out && !(abandoned && abandoned())) continue;
+      gone = !timed_out;
+      lock.unlock();
+      if (m.cancel(job)) {
+        if (gone) throw HttpError(499, "cancelled", "the client cancelled the request while it waited in the queue");
+        throw HttpError(504, "timeout",
+                        fmt::format("the request's timeout ({} us) passed while it waited in the queue", timeout_us));
+      }
+      job->run_options.terminate = true;  // it is running: stop it between nodes
+      lock.lock();
+      break;
+    }
+  }
+  job->cv.wait(lock, [&] { return job->done; });
+  const Status& st = job->status;
+  if (!st.is_ok()) {
+    if (gone) throw HttpError(499, "cancelled", fmt::format("the client cancelled the request: {}", st.message()));
+    if (deadline && Clock::now() >= *deadline)
+      throw HttpError(504, "timeout", fmt::format("the request's timeout ({} us) passed: {}", timeout_us, st.message()));
+    if (st.code() == StatusCode::kInvalidArgument) throw HttpError(400, "bad_request", st.message());
+    throw HttpError(500, "run_error", st.message());
+  }
+  return std::move(job->values);
+}
+
+void count_request(ModelMetrics& metrics, Clock::time_point arrived, const std::function<void()>& handle) {
+  ++metrics.requests;
+  auto observe = [&] { metrics.request.observe(std::chrono::duration<double>(Clock::now() - arrived).count()); };
+  try {
+    handle();
+  } catch (const HttpError& e) {
+    metrics.fail(e.reason);
+    observe();
+    throw;
+  } catch (const Error&) {
+    metrics.fail("bad_request");
+    observe();
+    throw;
+  } catch (const std::exception&) {
+    metrics.fail("internal");
+    observe();
+    throw;
+  }
+  ++metrics.successes;
+  observe();
 }
 
 }  // namespace spindle::cli::serve

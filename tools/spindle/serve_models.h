@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -150,5 +151,27 @@ class Repository {
   mutable std::mutex metrics_mu_;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<ModelMetrics>> metrics_;
 };
+
+// What every transport does with a request once parsed. Each throws
+// HttpError (serve_protocol.h) with the status and failure reason.
+//
+// The model (and version; empty = the highest) a request names, or 404
+// naming what is absent and the loaded versions.
+std::shared_ptr<ModelVersion> find_model(const Repository& repo, const std::string& name, const std::string& version);
+
+// Puts a request in the model version's queue and waits for its outputs.
+// `deadline` is the request's timeout (`timeout_us` after its arrival): past
+// it the request leaves the queue, or its run stops between nodes. While it
+// waits, `abandoned` (when given) is asked every 50 ms whether the client has
+// gone; then it is cancelled the same way. Throws 429 (queue full), 504
+// (timeout), 499 (abandoned), 400 (the run refused its inputs), 500.
+std::vector<Tensor> run_request(ModelVersion& m, Feeds feeds, std::vector<std::string> outputs,
+                                std::optional<Clock::time_point> deadline, int64_t timeout_us,
+                                const std::function<bool()>& abandoned = {});
+
+// Calls `handle` for one infer request of a model version and counts it in
+// the version's metrics: a success, or a failure by reason (rethrown), and
+// its end-to-end time from `arrived`.
+void count_request(ModelMetrics& metrics, Clock::time_point arrived, const std::function<void()>& handle);
 
 }  // namespace spindle::cli::serve

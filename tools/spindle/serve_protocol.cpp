@@ -2,6 +2,7 @@
 // Protocol's REST infer request and response (see serve_protocol.h).
 #include "serve_protocol.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -26,8 +27,6 @@ constexpr TypeName kTypes[] = {
 };
 
 HttpError bad(const std::string& message) { return HttpError(400, "bad_request", message); }
-
-std::string type_text(DataType t) { return protocol_datatype(t).value_or(dtype_name(t)); }
 
 // Appends the leaves of a (possibly nested) data array to `out`.
 void flatten(const nlohmann::json& j, std::vector<const nlohmann::json*>& out, const std::string& input, int depth) {
@@ -57,7 +56,7 @@ T json_integer(const nlohmann::json& e, const std::string& input, size_t i, cons
 template <class T>
 void fill_integers(Tensor& t, const std::vector<const nlohmann::json*>& leaves, const std::string& input) {
   T* out = t.mutable_data<T>();
-  const std::string type = type_text(t.dtype());
+  const std::string type = datatype_text(t.dtype());
   for (size_t i = 0; i < leaves.size(); ++i) out[i] = json_integer<T>(*leaves[i], input, i, type.c_str());
 }
 
@@ -112,7 +111,7 @@ void fill_from_json(Tensor& t, const std::vector<const nlohmann::json*>& leaves,
       }
       return;
     }
-    default: throw bad(fmt::format("input '{}': datatype {} is not supported", input, type_text(t.dtype())));
+    default: throw bad(fmt::format("input '{}': datatype {} is not supported", input, datatype_text(t.dtype())));
   }
 }
 
@@ -123,7 +122,7 @@ uint32_t read_u32le(const char* p) {
 }
 
 // BYTES in binary form: each element a 4-byte little-endian length and its bytes.
-void fill_strings_from_binary(Tensor& t, std::string_view bytes, const std::string& input) {
+void fill_strings_from_binary(Tensor& t, std::string_view bytes, const std::string& input, const std::string& what) {
   auto* out = t.mutable_data<std::string>();
   const int64_t n = t.numel();
   size_t pos = 0;
@@ -139,11 +138,10 @@ void fill_strings_from_binary(Tensor& t, std::string_view bytes, const std::stri
     pos += len;
   }
   if (pos != bytes.size())
-    throw bad(fmt::format("input '{}': binary_data_size is {} but its {} BYTES elements take {}", input, bytes.size(),
-                          n, pos));
+    throw bad(fmt::format("input '{}': {} is {} but its {} BYTES elements take {}", input, what, bytes.size(), n, pos));
 }
 
-// Shape from the request, checked against the model's (-1 matches any).
+// Shape from the request, checked against the model's.
 Shape parse_shape(const nlohmann::json& j, const std::string& input, const TensorInfo& info) {
   if (!j.is_array()) throw bad(fmt::format("input '{}': \"shape\" must be an array of integers", input));
   Shape shape;
@@ -153,12 +151,7 @@ Shape parse_shape(const nlohmann::json& j, const std::string& input, const Tenso
                             d.dump()));
     shape.push_back(d.get<int64_t>());
   }
-  bool fits = shape.size() == info.shape.size();
-  for (size_t i = 0; fits && i < shape.size(); ++i) fits = info.shape[i] < 0 || info.shape[i] == shape[i];
-  if (!fits)
-    throw bad(fmt::format("input '{}': shape {} does not match the model's {}", input, shape_text(shape),
-                          shape_text(info.shape)));
-  if (!checked_numel(shape)) throw bad(fmt::format("input '{}': shape {} is too large", input, shape_text(shape)));
+  check_shape(shape, input, info);
   return shape;
 }
 
@@ -217,6 +210,8 @@ nlohmann::json json_data(const Tensor& t) {
 
 }  // namespace
 
+std::string datatype_text(DataType t) { return protocol_datatype(t).value_or(dtype_name(t)); }
+
 std::optional<std::string> protocol_datatype(DataType t) {
   for (const TypeName& n : kTypes)
     if (n.type == t) return std::string(n.name);
@@ -230,9 +225,112 @@ std::optional<DataType> datatype_from_protocol(std::string_view name) {
 }
 
 std::string shape_text(const Shape& shape) {
+  // A request's shape may have any number of dimensions: messages name 16.
+  constexpr size_t kShown = 16;
   std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += fmt::format("{}{}", i ? "," : "", shape[i]);
+  for (size_t i = 0; i < std::min(shape.size(), kShown); ++i) s += fmt::format("{}{}", i ? "," : "", shape[i]);
+  if (shape.size() > kShown) s += fmt::format(",... ({} dimensions)", shape.size());
   return s + "]";
+}
+
+const TensorInfo& check_input(const std::string& name, const std::string& datatype,
+                              const std::vector<TensorInfo>& inputs, std::set<std::string>& seen) {
+  const TensorInfo* info = nullptr;
+  for (const TensorInfo& t : inputs)
+    if (t.name == name) info = &t;
+  if (!info) throw bad(fmt::format("unknown input '{}'; the model's inputs are {}", name, names_of(inputs)));
+  if (!seen.insert(name).second) throw bad(fmt::format("input '{}' is given twice", name));
+  if (info->is_sequence || info->is_optional)
+    throw bad(fmt::format("input '{}' is a sequence or optional value; the protocol carries tensors only", name));
+  const std::string expected = datatype_text(info->dtype);
+  if (datatype != expected)
+    throw bad(fmt::format("input '{}': datatype {} but the model expects {}", name, datatype, expected));
+  return *info;
+}
+
+void check_shape(const Shape& shape, const std::string& input, const TensorInfo& info) {
+  for (int64_t d : shape)
+    if (d < 0)
+      throw bad(fmt::format("input '{}': shape {} has a negative dimension, expected sizes of at least 0", input,
+                            shape_text(shape)));
+  bool fits = shape.size() == info.shape.size();
+  for (size_t i = 0; fits && i < shape.size(); ++i) fits = info.shape[i] < 0 || info.shape[i] == shape[i];
+  if (!fits)
+    throw bad(fmt::format("input '{}': shape {} does not match the model's {}", input, shape_text(shape),
+                          shape_text(info.shape)));
+  if (!checked_numel(shape)) throw bad(fmt::format("input '{}': shape {} is too large", input, shape_text(shape)));
+}
+
+Tensor new_input(const TensorInfo& info, const Shape& shape, const std::string& input) {
+  try {
+    return Tensor(info.dtype, shape);
+  } catch (const Error& e) {
+    throw bad(fmt::format("input '{}': {}", input, e.what()));
+  } catch (const std::bad_alloc&) {
+    throw bad(fmt::format("input '{}': shape {} does not fit in memory", input, shape_text(shape)));
+  }
+}
+
+Tensor tensor_from_bytes(const TensorInfo& info, const Shape& shape, std::string_view bytes, const std::string& input,
+                         const std::string& what) {
+  const int64_t numel = *checked_numel(shape);
+  const uint64_t size = bytes.size();
+  Tensor t;
+  if (info.dtype == DataType::kString) {
+    // Each element takes at least its 4-byte length.
+    if (static_cast<uint64_t>(numel) > size / 4)
+      throw bad(fmt::format("input '{}': {} is {}, too small for the {} BYTES elements of shape {}", input, what, size,
+                            numel, shape_text(shape)));
+    t = new_input(info, shape, input);
+    fill_strings_from_binary(t, bytes, input, what);
+  } else {
+    const auto want = checked_mul(numel, static_cast<int64_t>(dtype_size(info.dtype)));
+    if (!want || size != static_cast<uint64_t>(*want))
+      throw bad(fmt::format("input '{}': {} is {} but shape {} of {} needs {} bytes", input, what, size,
+                            shape_text(shape), datatype_text(info.dtype), want ? std::to_string(*want) : "too many"));
+    t = new_input(info, shape, input);
+    if (size) std::memcpy(t.raw_mutable_data(), bytes.data(), size);
+  }
+  return t;
+}
+
+void check_all_inputs(const std::vector<TensorInfo>& inputs, const std::set<std::string>& seen) {
+  for (const TensorInfo& t : inputs)
+    if (!t.is_optional && !seen.count(t.name))
+      throw bad(fmt::format("missing input '{}' ({} {}); the model's inputs are {}", t.name, datatype_text(t.dtype),
+                            shape_text(t.shape), names_of(inputs)));
+}
+
+void add_output(const std::string& name, const std::vector<TensorInfo>& outputs, std::vector<std::string>& chosen) {
+  bool known = false;
+  for (const TensorInfo& t : outputs) known = known || t.name == name;
+  if (!known) throw bad(fmt::format("unknown output '{}'; the model's outputs are {}", name, names_of(outputs)));
+  for (const std::string& prev : chosen)
+    if (prev == name) throw bad(fmt::format("output '{}' is requested twice", name));
+  chosen.push_back(name);
+}
+
+std::string output_datatype(const Tensor& t, const std::string& name) {
+  if (!t.is_tensor())
+    throw HttpError(500, "run_error",
+                    fmt::format("output '{}' is a sequence or optional value; the protocol carries tensors only", name));
+  const auto datatype = protocol_datatype(t.dtype());
+  if (!datatype)
+    throw HttpError(500, "run_error",
+                    fmt::format("output '{}' has datatype {}, which the protocol lacks", name, dtype_name(t.dtype())));
+  return *datatype;
+}
+
+void append_bytes(std::string& out, const Tensor& t) {
+  if (t.dtype() == DataType::kString) {
+    const auto* s = static_cast<const std::string*>(t.raw_data());
+    for (int64_t k = 0; k < t.numel(); ++k) {
+      append_u32le(out, static_cast<uint32_t>(s[k].size()));
+      out += s[k];
+    }
+  } else {
+    out.append(static_cast<const char*>(t.raw_data()), t.nbytes());
+  }
 }
 
 InferRequest parse_infer_request(std::string_view body, std::optional<int64_t> header_length,
@@ -277,36 +375,16 @@ InferRequest parse_infer_request(std::string_view body, std::optional<int64_t> h
     auto name_it = input.find("name");
     if (name_it == input.end() || !name_it->is_string()) throw bad("an input has no \"name\" string");
     const std::string name = name_it->get<std::string>();
-    const TensorInfo* info = nullptr;
-    for (const TensorInfo& t : inputs)
-      if (t.name == name) info = &t;
-    if (!info) throw bad(fmt::format("unknown input '{}'; the model's inputs are {}", name, names_of(inputs)));
-    if (!seen.insert(name).second) throw bad(fmt::format("input '{}' is given twice", name));
-    if (info->is_sequence || info->is_optional)
-      throw bad(fmt::format("input '{}' is a sequence or optional value; the protocol carries tensors only", name));
     auto dt_it = input.find("datatype");
     if (dt_it == input.end() || !dt_it->is_string()) throw bad(fmt::format("input '{}' has no \"datatype\"", name));
     const std::string datatype = dt_it->get<std::string>();
-    const std::string expected = type_text(info->dtype);
-    if (datatype != expected)
-      throw bad(fmt::format("input '{}': datatype {} but the model expects {}", name, datatype, expected));
+    const TensorInfo* info = &check_input(name, datatype, inputs, seen);
     auto shape_it = input.find("shape");
     if (shape_it == input.end()) throw bad(fmt::format("input '{}' has no \"shape\"", name));
     Shape shape = parse_shape(*shape_it, name, *info);
     const int64_t numel = *checked_numel(shape);
     const nlohmann::json* in_params = parameters_of(input, "input '" + name + "'");
     Tensor t;
-    // Allocated only once the data's size is known to match the shape: a
-    // small request must not make the server allocate a huge tensor.
-    auto allocate = [&] {
-      try {
-        t = Tensor(info->dtype, shape);
-      } catch (const Error& e) {
-        throw bad(fmt::format("input '{}': {}", name, e.what()));
-      } catch (const std::bad_alloc&) {
-        throw bad(fmt::format("input '{}': shape {} does not fit in memory", name, shape_text(shape)));
-      }
-    };
     if (in_params && in_params->contains("binary_data_size")) {
       const auto& s = (*in_params)["binary_data_size"];
       if (!s.is_number_integer() || s.get<int64_t>() < 0)
@@ -316,23 +394,8 @@ InferRequest parse_infer_request(std::string_view body, std::optional<int64_t> h
         throw bad(fmt::format("input '{}': truncated binary data: binary_data_size is {} at offset {} but only {} bytes "
                               "follow the JSON header",
                               name, size, offset, binary.size() - offset));
-      const std::string_view bytes = binary.substr(offset, size);
+      t = tensor_from_bytes(*info, shape, binary.substr(offset, size), name, "binary_data_size");
       offset += size;
-      if (info->dtype == DataType::kString) {
-        // Each element takes at least its 4-byte length.
-        if (static_cast<uint64_t>(numel) > size / 4)
-          throw bad(fmt::format("input '{}': binary_data_size is {}, too small for the {} BYTES elements of shape {}",
-                                name, size, numel, shape_text(shape)));
-        allocate();
-        fill_strings_from_binary(t, bytes, name);
-      } else {
-        const auto want = checked_mul(numel, static_cast<int64_t>(dtype_size(info->dtype)));
-        if (!want || size != static_cast<uint64_t>(*want))
-          throw bad(fmt::format("input '{}': binary_data_size is {} but shape {} of {} needs {} bytes", name, size,
-                                shape_text(shape), datatype, want ? std::to_string(*want) : "too many"));
-        allocate();
-        if (size) std::memcpy(t.raw_mutable_data(), bytes.data(), size);
-      }
     } else {
       auto data_it = input.find("data");
       if (data_it == input.end() || !data_it->is_array())
@@ -342,7 +405,7 @@ InferRequest parse_infer_request(std::string_view body, std::optional<int64_t> h
       if (static_cast<int64_t>(leaves.size()) != numel)
         throw bad(fmt::format("input '{}': {} data elements but shape {} holds {}", name, leaves.size(),
                               shape_text(shape), numel));
-      allocate();
+      t = new_input(*info, shape, name);
       fill_from_json(t, leaves, name);
     }
     r.feeds.emplace_back(name, std::move(t));
@@ -350,10 +413,7 @@ InferRequest parse_infer_request(std::string_view body, std::optional<int64_t> h
   if (offset != binary.size())
     throw bad(fmt::format("{} bytes of binary data follow the JSON header but the inputs' binary_data_size total {}",
                           binary.size(), offset));
-  for (const TensorInfo& t : inputs)
-    if (!t.is_optional && !seen.count(t.name))
-      throw bad(fmt::format("missing input '{}' ({} {}); the model's inputs are {}", t.name, type_text(t.dtype),
-                            shape_text(t.shape), names_of(inputs)));
+  check_all_inputs(inputs, seen);
 
   if (auto out = j.find("outputs"); out != j.end()) {
     if (!out->is_array()) throw bad("\"outputs\" must be an array");
@@ -361,12 +421,7 @@ InferRequest parse_infer_request(std::string_view body, std::optional<int64_t> h
       if (!o.is_object() || !o.contains("name") || !o["name"].is_string())
         throw bad("each of \"outputs\" must be an object with a \"name\"");
       const std::string name = o["name"].get<std::string>();
-      bool known = false;
-      for (const TensorInfo& t : outputs) known = known || t.name == name;
-      if (!known) throw bad(fmt::format("unknown output '{}'; the model's outputs are {}", name, names_of(outputs)));
-      for (const std::string& prev : r.outputs)
-        if (prev == name) throw bad(fmt::format("output '{}' is requested twice", name));
-      r.outputs.push_back(name);
+      add_output(name, outputs, r.outputs);
       const nlohmann::json* op = parameters_of(o, "output '" + name + "'");
       r.binary.push_back(op && op->contains("binary_data") ? bool_parameter(op, "binary_data", "output '" + name + "'")
                                                            : all_binary);
@@ -389,28 +444,13 @@ std::string build_infer_response(const std::string& model, const std::string& ve
   j["outputs"] = nlohmann::json::array();
   std::string binary;
   for (size_t i = 0; i < values.size(); ++i) {
-    const Tensor& t = values[i];
     const std::string& name = request.outputs[i];
-    if (!t.is_tensor())
-      throw HttpError(500, "run_error",
-                      fmt::format("output '{}' is a sequence or optional value; the protocol carries tensors only", name));
-    const auto datatype = protocol_datatype(t.dtype());
-    if (!datatype)
-      throw HttpError(500, "run_error", fmt::format("output '{}' has datatype {}, which the protocol lacks", name,
-                                                    dtype_name(t.dtype())));
-    const Tensor c = t.is_contiguous() ? t : t.clone();
-    nlohmann::json o{{"name", name}, {"datatype", *datatype}, {"shape", c.shape()}};
+    const std::string datatype = output_datatype(values[i], name);
+    const Tensor c = values[i].is_contiguous() ? values[i] : values[i].clone();
+    nlohmann::json o{{"name", name}, {"datatype", datatype}, {"shape", c.shape()}};
     if (request.binary[i]) {
       const size_t before = binary.size();
-      if (c.dtype() == DataType::kString) {
-        const auto* s = static_cast<const std::string*>(c.raw_data());
-        for (int64_t k = 0; k < c.numel(); ++k) {
-          append_u32le(binary, static_cast<uint32_t>(s[k].size()));
-          binary += s[k];
-        }
-      } else {
-        binary.append(static_cast<const char*>(c.raw_data()), c.nbytes());
-      }
+      append_bytes(binary, c);
       o["parameters"] = {{"binary_data_size", binary.size() - before}};
     } else {
       o["data"] = json_data(c);
@@ -428,12 +468,14 @@ std::string build_infer_response(const std::string& model, const std::string& ve
   return body;
 }
 
+std::vector<std::string> server_extensions() { return {"binary_tensor_data", "model_repository", "metrics"}; }
+
 nlohmann::json tensor_metadata(const std::vector<TensorInfo>& infos) {
   nlohmann::json a = nlohmann::json::array();
   for (const TensorInfo& t : infos) {
     nlohmann::json shape = nlohmann::json::array();
     for (int64_t d : t.shape) shape.push_back(d < 0 ? -1 : d);
-    a.push_back({{"name", t.name}, {"datatype", type_text(t.dtype)}, {"shape", shape}});
+    a.push_back({{"name", t.name}, {"datatype", datatype_text(t.dtype)}, {"shape", shape}});
   }
   return a;
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -28,8 +29,36 @@ struct HttpError : std::runtime_error {
 // "FP32", "INT64", "BYTES", ...; nullopt for a type the protocol lacks.
 std::optional<std::string> protocol_datatype(DataType t);
 std::optional<DataType> datatype_from_protocol(std::string_view name);
-// "[1,-1,3]" for messages.
+// protocol_datatype, or spindle's name of a type the protocol lacks (messages).
+std::string datatype_text(DataType t);
+// "[1,-1,3]" for messages (the first 16 dimensions of a longer shape).
 std::string shape_text(const Shape& shape);
+
+// The checks every transport makes of an infer request; each throws
+// HttpError (400) naming what was wrong and what was expected.
+//
+// Input `name` with `datatype`: one of the model's inputs, a tensor, not in
+// `seen` (then added), of the model's datatype. Returns the model's input.
+const TensorInfo& check_input(const std::string& name, const std::string& datatype,
+                              const std::vector<TensorInfo>& inputs, std::set<std::string>& seen);
+// The shape matches the model's (rank; fixed dimensions) and its element count is representable.
+void check_shape(const Shape& shape, const std::string& input, const TensorInfo& info);
+// A tensor of a checked shape; refuses one that does not fit in memory.
+Tensor new_input(const TensorInfo& info, const Shape& shape, const std::string& input);
+// An input from its bytes: row-major, little-endian, BOOL one byte each,
+// BYTES each element a 4-byte little-endian length then its bytes. The size
+// must be the shape's exactly; `what` names it in messages ("binary_data_size").
+Tensor tensor_from_bytes(const TensorInfo& info, const Shape& shape, std::string_view bytes, const std::string& input,
+                         const std::string& what);
+// Every required input of the model is in `seen`.
+void check_all_inputs(const std::vector<TensorInfo>& inputs, const std::set<std::string>& seen);
+// Appends output `name` to `chosen`: one of the model's, not chosen before.
+void add_output(const std::string& name, const std::vector<TensorInfo>& outputs, std::vector<std::string>& chosen);
+
+// The protocol datatype of output `name`; HttpError 500 when the protocol cannot carry it.
+std::string output_datatype(const Tensor& t, const std::string& name);
+// Appends a contiguous tensor's bytes, laid out as tensor_from_bytes reads them.
+void append_bytes(std::string& out, const Tensor& t);
 
 // An infer request, parsed and checked against the model's inputs/outputs.
 struct InferRequest {
@@ -51,6 +80,9 @@ InferRequest parse_infer_request(std::string_view body, std::optional<int64_t> h
 // output is binary (the Inference-Header-Content-Length header), else 0.
 std::string build_infer_response(const std::string& model, const std::string& version, const InferRequest& request,
                                  const std::vector<Tensor>& values, size_t& json_length);
+
+// The protocol extensions the server implements (server metadata).
+std::vector<std::string> server_extensions();
 
 // Model metadata per the protocol: name, versions, platform, inputs, outputs.
 nlohmann::json tensor_metadata(const std::vector<TensorInfo>& infos);
