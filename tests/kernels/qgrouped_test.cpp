@@ -51,7 +51,8 @@ TEST(QGrouped, RowsMatchADirectSumAtEveryLevel) {
   std::vector<Fn> fns = {{&kernels::baseline::qgrouped_row, false, "baseline"}};
   if (detected_isa_level() >= IsaLevel::kAvx512) {
     fns.push_back({&kernels::avx512::qgrouped_row, false, "avx512"});
-    if (kernels::qgrouped_vnni()) fns.push_back({&kernels::avx512::qgrouped_row, true, "avx512-vnni"});
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512vnni")) fns.push_back({&kernels::avx512::qgrouped_row, true, "avx512-vnni"});
   }
   for (const GroupedCase& c : kCases) {
     const int64_t taps = c.k * c.k, OH = out_size(c.H, c), OW = out_size(c.W, c);

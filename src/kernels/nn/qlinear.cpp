@@ -775,14 +775,11 @@ class QLinearConvKernel final : public OpKernel {
       for (int64_t t = 0; t < taps; ++t)
         wt[static_cast<size_t>(t * C + c)] = dw_w_[static_cast<size_t>(c * taps + t)] - w_zp[static_cast<size_t>(c)];
     static const auto dw_fn = SPINDLE_ISA_SELECT(dw_row);
-    // Few channels: the weights, scales and biases repeated along a row, so
-    // that a tap's stride-1 columns and a row's requantization are one run.
-    std::vector<int32_t> w_rows, bias_row(static_cast<size_t>(OW * C));
-    std::vector<double> scale_row(static_cast<size_t>(OW * C));
-    for (int64_t i = 0; i < OW * C; ++i) {
-      bias_row[static_cast<size_t>(i)] = r.bias[static_cast<size_t>(i % C)];
-      scale_row[static_cast<size_t>(i)] = r.scale[static_cast<size_t>(i % C)];
-    }
+    // Few channels: the weights repeated along a row, so that a tap's
+    // stride-1 columns are one run (and the row's requantization one call).
+    const RowRequant rr(ChannelRequant{r.bias.data(), r.scale.data(), r.zp, r.lo, r.hi}, OW, C,
+                        std::is_same_v<T, int8_t>);
+    std::vector<int32_t> w_rows;
     if (g.s[2] == 1 && C < 64) {
       w_rows.resize(static_cast<size_t>(taps * OW * C));
       for (int64_t t = 0; t < taps; ++t)
@@ -793,39 +790,17 @@ class QLinearConvKernel final : public OpKernel {
                  [&](int64_t r0, int64_t r1) {
       int32_t* acc = reinterpret_cast<int32_t*>(scratch_floats(3, static_cast<size_t>(OW * C)));
       DwRow dr;
-      dr.x_signed = X.dtype() == DataType::kInt8;
+      set_row_geometry(dr, X, g);
       dr.x_zp = x_zp;
-      dr.H = H;
-      dr.W = W;
-      dr.C = C;
-      dr.OW = OW;
-      dr.kh = g.k[1];
-      dr.kw = g.k[2];
-      dr.sh = g.s[1];
-      dr.sw = g.s[2];
-      dr.dh = g.d[1];
-      dr.dw = g.d[2];
-      dr.ph = g.pb[1];
-      dr.pw = g.pb[2];
       dr.w = wt.data();
       dr.w_rows = w_rows.empty() ? nullptr : w_rows.data();
       dr.acc = acc;
-      RequantRow rq;
-      rq.acc = acc;
-      rq.n = OW * C;
-      rq.bias = bias_row.data();
-      rq.scale = scale_row.data();
-      rq.zp = r.zp;
-      rq.lo = r.lo;
-      rq.hi = r.hi;
-      rq.y_signed = std::is_same_v<T, int8_t>;
       for (int64_t row = r0; row < r1; ++row) {
         const int64_t n = row / OH;
         dr.x = static_cast<const uint8_t*>(X.raw_data()) + n * H * W * C;
         dr.oh = row % OH;
         dw_fn(dr);
-        rq.y = y + row * OW * C;
-        requant_fn(rq);
+        requant_fn(rr.row(acc, y + row * OW * C));
       }
     });
   }

@@ -30,13 +30,4 @@ QGroupedWeights qgrouped_pack(const int8_t* w, int64_t m, int64_t cg, int64_t ta
   return p;
 }
 
-bool qgrouped_vnni() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512vnni");
-#else
-  return false;
-#endif
-}
-
 }  // namespace spindle::kernels

@@ -54,9 +54,6 @@ struct QGroupedRow {
   int32_t* acc = nullptr;  // [OW][C], written
 };
 
-// The CPU has AVX512-VNNI.
-bool qgrouped_vnni();
-
 }  // namespace spindle::kernels
 
 SPINDLE_ISA_DECLARE(void, qgrouped_row, (const ::spindle::kernels::QGroupedRow& args));
