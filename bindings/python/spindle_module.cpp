@@ -533,7 +533,8 @@ PYBIND11_MODULE(_C, m) {
       })
       .def("register_custom_ops_library", [](PySessionOptions& o, const std::string& path) {
 #ifdef SPINDLE_PYTHON_CUSTOM_OPS
-        if (Status s = capi::register_custom_ops_library(o, path); !s.is_ok()) throw Error(s);
+        // A missing library is NoSuchFile, as a missing model file.
+        if (Status s = capi::register_custom_ops_library(o, path); !s.is_ok()) python::rethrow_load_error(Error(s), path);
 #else
         throw Error(StatusCode::kUnsupported, "register_custom_ops_library: this build of spindle has no ONNX "
                                               "Runtime C API (libonnxruntime) to register '" + path + "' through");

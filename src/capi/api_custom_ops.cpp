@@ -219,7 +219,7 @@ OrtStatus* register_from(const char* fn, OrtSessionOptions* o, const char* path,
   }
   auto reg = reinterpret_cast<RegisterFn>(dlsym(lib->handle, function));
   if (!reg)
-    return make_status(ORT_INVALID_ARGUMENT,
+    return make_status(ORT_FAIL,
                        std::string(fn) + ": '" + (path ? path : "the process") + "' has no function " + function +
                            "(OrtSessionOptions*, const OrtApiBase*); a custom op library exports one (extern \"C\")");
   const size_t before = o->opts.custom_op_domains.size();
