@@ -108,7 +108,12 @@ void infer_output_types(Graph& g, const std::map<std::string, DataType>& outer, 
     std::vector<DataType> in;
     for (int id : n.inputs) in.push_back(id >= 0 ? type[static_cast<size_t>(id)] : DataType::kUndefined);
     if (auto op = kernels::find_custom_op(custom_ops, n.domain, n.op_type, n.opset)) {
-      const std::vector<DataType> declared = op->output_types();
+      std::vector<DataType> declared;
+      try {
+        declared = op->output_types();
+      } catch (const Error&) {
+        // An undeclarable type: creating the node's kernel reports it; the types stay unknown.
+      }
       for (size_t o = 0; o < n.outputs.size(); ++o)
         if (n.outputs[o] >= 0) type[static_cast<size_t>(n.outputs[o])] = kernels::declared_type(declared, o);
       continue;
