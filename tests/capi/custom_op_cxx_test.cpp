@@ -15,17 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "checks.h"
 #include "custom_ops.h"
 
 namespace {
 int failures = 0;
-#define EXPECT(cond)                                                        \
-  do {                                                                      \
-    if (!(cond)) {                                                          \
-      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                           \
-    }                                                                       \
-  } while (0)
 
 const test_ops::ScaledSumOp scaled_sum;
 const test_ops::ParallelIdsOp parallel_ids;

@@ -25,28 +25,11 @@
 #include <unistd.h>
 
 #include "onnxruntime/onnxruntime_c_api.h"
+#include "checks.h"
 
 static const OrtApi* ort;
 static int failures;
 static int on_onnxruntime;
-
-#define CHECK(expr)                                                                              \
-  do {                                                                                           \
-    OrtStatus* st_ = (expr);                                                                     \
-    if (st_) {                                                                                   \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, ort->GetErrorMessage(st_)); \
-      ort->ReleaseStatus(st_);                                                                   \
-      exit(1);                                                                                   \
-    }                                                                                            \
-  } while (0)
-
-#define EXPECT(cond)                                                       \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                          \
-    }                                                                      \
-  } while (0)
 
 /* Expects an error whose message contains `part` (and, on spindle, whose
  * code is `code`); releases it. */

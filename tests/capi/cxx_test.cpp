@@ -18,6 +18,8 @@
 #include <onnxruntime_run_options_config_keys.h>
 #include <onnxruntime_session_options_config_keys.h>
 
+#include "checks.h"
+
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -37,14 +39,6 @@ int failures = 0;
 // A global object built before main: its constructor may run before the C++
 // API's table pointer is initialized, and must still work.
 const Ort::RunOptions global_run_options;
-
-#define EXPECT(cond)                                                       \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                          \
-    }                                                                      \
-  } while (false)
 
 // Runs `body`, which must throw Ort::Exception with `code` and a message.
 template <typename F>
