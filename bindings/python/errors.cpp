@@ -101,7 +101,8 @@ Kind kind_of(StatusCode code) {
 
 void rethrow_load_error(const Error& e, const std::string& origin) {
   const std::string what = e.what();
-  if (e.code() == StatusCode::kNotFound && what.find("model file") != std::string::npos)
+  if (e.code() == StatusCode::kNotFound &&
+      (what.find("model file") != std::string::npos || what.find("library") != std::string::npos))
     throw LoadError(Kind::kNoSuchFile, what);
   if (e.code() == StatusCode::kInvalidArgument) {
     if (what.find("not a valid ONNX model") != std::string::npos || what.find("protobuf") != std::string::npos)

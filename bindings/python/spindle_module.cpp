@@ -41,6 +41,16 @@
 
 namespace py = pybind11;
 
+#ifdef SPINDLE_PYTHON_CUSTOM_OPS
+// Defined by spindle's ONNX Runtime C API (src/capi/api_custom_ops.cpp),
+// which this module compiles in (CMakeLists.txt): a library of ONNX Runtime
+// custom ops registers them through that API's function table, as it does
+// under ONNX Runtime.
+namespace spindle::capi {
+Status register_custom_ops_library(SessionOptions& options, const std::string& path);
+}
+#endif
+
 namespace spindle {
 namespace {
 
@@ -520,6 +530,15 @@ PYBIND11_MODULE(_C, m) {
         auto value = o.config_entry(key);
         if (!value) throw Error(StatusCode::kNotFound, "session config entry '" + key + "' is not set");
         return *value;
+      })
+      .def("register_custom_ops_library", [](PySessionOptions& o, const std::string& path) {
+#ifdef SPINDLE_PYTHON_CUSTOM_OPS
+        // A missing library is NoSuchFile, as a missing model file.
+        if (Status s = capi::register_custom_ops_library(o, path); !s.is_ok()) python::rethrow_load_error(Error(s), path);
+#else
+        throw Error(StatusCode::kUnsupported, "register_custom_ops_library: this build of spindle has no ONNX "
+                                              "Runtime C API (libonnxruntime) to register '" + path + "' through");
+#endif
       });
 
   py::class_<PyRunOptions>(m, "RunOptions")

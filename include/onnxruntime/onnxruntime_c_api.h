@@ -281,8 +281,8 @@ ORT_RUNTIME_CLASS(EpAssignedNode);
 typedef OrtStatus* OrtStatusPtr;
 
 /* Structures used through pointers only; spindle does not read their fields
- * (execution providers other than the CPU, custom operators, the other API
- * tables). */
+ * (execution providers other than the CPU, kernel info and contexts, the
+ * other API tables); struct OrtCustomOp is defined below OrtApi. */
 typedef struct OrtKernelInfo OrtKernelInfo;
 typedef struct OrtKernelContext OrtKernelContext;
 typedef struct OrtCustomOp OrtCustomOp;
@@ -836,6 +836,59 @@ struct OrtApi {
 
   /* ---- added in 1.30 ---- */
   OrtStatusPtr(ORT_API_CALL* KernelContext_GetPreallocatedOutput)(const OrtKernelContext* context, size_t output_index, OrtValue** output) ORT_NOEXCEPT;  /* 425 */
+};
+
+/* ---- custom operators ----
+ * A custom operator is a table of callbacks the library defining it fills
+ * (Ort::CustomOpBase does it for C++). `version` is the ORT_API_VERSION the
+ * library was built with: the runtime calls only the callbacks that existed
+ * at that version (characteristics from 8, input memory type from 11,
+ * variadic arity from 14, the status-returning CreateKernelV2 /
+ * KernelComputeV2 and InferOutputShapeFn from 16, the opset range from 17,
+ * in-place hints from 18, alias maps from 20). The field order is the
+ * binary interface. */
+typedef enum OrtCustomOpInputOutputCharacteristic {
+  INPUT_OUTPUT_REQUIRED = 0,
+  INPUT_OUTPUT_OPTIONAL,
+  INPUT_OUTPUT_VARIADIC,
+} OrtCustomOpInputOutputCharacteristic;
+
+struct OrtCustomOp {
+  uint32_t version;
+  /* Version 1: a kernel per node (returns the kernel, NULL is a failure). */
+  void*(ORT_API_CALL* CreateKernel)(const struct OrtCustomOp* op, const OrtApi* api, const OrtKernelInfo* info);
+  const char*(ORT_API_CALL* GetName)(const struct OrtCustomOp* op);
+  const char*(ORT_API_CALL* GetExecutionProviderType)(const struct OrtCustomOp* op);
+  ONNXTensorElementDataType(ORT_API_CALL* GetInputType)(const struct OrtCustomOp* op, size_t index);
+  size_t(ORT_API_CALL* GetInputTypeCount)(const struct OrtCustomOp* op);
+  ONNXTensorElementDataType(ORT_API_CALL* GetOutputType)(const struct OrtCustomOp* op, size_t index);
+  size_t(ORT_API_CALL* GetOutputTypeCount)(const struct OrtCustomOp* op);
+  void(ORT_API_CALL* KernelCompute)(void* op_kernel, OrtKernelContext* context);
+  void(ORT_API_CALL* KernelDestroy)(void* op_kernel);
+  /* Version 8. */
+  OrtCustomOpInputOutputCharacteristic(ORT_API_CALL* GetInputCharacteristic)(const struct OrtCustomOp* op, size_t index);
+  OrtCustomOpInputOutputCharacteristic(ORT_API_CALL* GetOutputCharacteristic)(const struct OrtCustomOp* op, size_t index);
+  /* Version 11. */
+  OrtMemType(ORT_API_CALL* GetInputMemoryType)(const struct OrtCustomOp* op, size_t index);
+  /* Version 14. */
+  int(ORT_API_CALL* GetVariadicInputMinArity)(const struct OrtCustomOp* op);
+  int(ORT_API_CALL* GetVariadicInputHomogeneity)(const struct OrtCustomOp* op);
+  int(ORT_API_CALL* GetVariadicOutputMinArity)(const struct OrtCustomOp* op);
+  int(ORT_API_CALL* GetVariadicOutputHomogeneity)(const struct OrtCustomOp* op);
+  /* Version 16: status-returning kernel creation and compute (preferred when set). */
+  OrtStatusPtr(ORT_API_CALL* CreateKernelV2)(const struct OrtCustomOp* op, const OrtApi* api, const OrtKernelInfo* info,
+                                             void** kernel);
+  OrtStatusPtr(ORT_API_CALL* KernelComputeV2)(void* op_kernel, OrtKernelContext* context);
+  OrtStatusPtr(ORT_API_CALL* InferOutputShapeFn)(const struct OrtCustomOp* op, OrtShapeInferContext* context);
+  /* Version 17: the opset versions of the domain this definition serves. */
+  int(ORT_API_CALL* GetStartVersion)(const struct OrtCustomOp* op);
+  int(ORT_API_CALL* GetEndVersion)(const struct OrtCustomOp* op);
+  /* Version 18. */
+  size_t(ORT_API_CALL* GetMayInplace)(int** input_index, int** output_index);
+  void(ORT_API_CALL* ReleaseMayInplace)(int* input_index, int* output_index);
+  /* Version 20. */
+  size_t(ORT_API_CALL* GetAliasMap)(int** input_index, int** output_index);
+  void(ORT_API_CALL* ReleaseAliasMap)(int* input_index, int* output_index);
 };
 
 /* Appends the CPU execution provider to a session's options (exported, as

@@ -123,6 +123,7 @@ ORT_CXX_DEFINE_RELEASE(IoBinding)
 ORT_CXX_DEFINE_RELEASE(ArenaCfg)
 ORT_CXX_DEFINE_RELEASE(Status)
 ORT_CXX_DEFINE_RELEASE(KeyValuePairs)
+ORT_CXX_DEFINE_RELEASE(KernelInfo)
 #undef ORT_CXX_DEFINE_RELEASE
 
 namespace detail {
@@ -654,11 +655,155 @@ struct Value : detail::ValueImpl<OrtValue> {
 
 struct IoBinding;
 
-/// A domain of custom operators (spindle: creating one throws ORT_NOT_IMPLEMENTED).
+/// A domain of custom operators: session options take it with Add(domain)
+/// (the operators added must outlive the sessions using them).
 struct CustomOpDomain : detail::Base<OrtCustomOpDomain> {
   explicit CustomOpDomain(std::nullptr_t) {}
   explicit CustomOpDomain(const char* domain);
   void Add(const OrtCustomOp* op);
+};
+
+struct KernelInfo;
+
+namespace detail {
+/// What a custom kernel is told about its node when it is created.
+template <typename T>
+struct KernelInfoImpl : StorageT<T> {
+  using B = StorageT<T>;
+  using B::B;
+
+  KernelInfo Copy() const;
+  /// Attribute `name` as float, int64_t or std::string (throws when missing).
+  template <typename R>
+  R GetAttribute(const char* name) const;
+  /// A list attribute as float or int64_t values.
+  template <typename R>
+  std::vector<R> GetAttributes(const char* name) const;
+
+  size_t GetInputCount() const;
+  size_t GetOutputCount() const;
+  std::string GetInputName(size_t index) const;
+  std::string GetOutputName(size_t index) const;
+  std::string GetNodeName() const;
+};
+}  // namespace detail
+
+using ConstKernelInfo = detail::KernelInfoImpl<detail::Unowned<const OrtKernelInfo>>;
+
+/// An owned copy of a kernel info (KernelInfo::Copy).
+struct KernelInfo : detail::KernelInfoImpl<OrtKernelInfo> {
+  explicit KernelInfo(std::nullptr_t) {}
+  explicit KernelInfo(OrtKernelInfo* info) : detail::KernelInfoImpl<OrtKernelInfo>(info) {}
+  ConstKernelInfo GetConst() const { return ConstKernelInfo{this->p_}; }
+};
+
+/// A custom kernel's view of one compute: inputs, outputs allocated by
+/// shape, and the session's intra-op pool (ParallelFor).
+struct KernelContext {
+  explicit KernelContext(OrtKernelContext* context) : ctx_(context) {}
+  size_t GetInputCount() const;
+  size_t GetOutputCount() const;
+  /// Input `index` (a null value when an optional input is absent).
+  ConstValue GetInput(size_t index) const;
+  /// Allocates output `index` with the given shape.
+  UnownedValue GetOutput(size_t index, const int64_t* dim_values, size_t dim_count) const;
+  UnownedValue GetOutput(size_t index, const std::vector<int64_t>& dims) const;
+  OrtAllocator* GetAllocator(const OrtMemoryInfo& memory_info) const;
+  OrtKernelContext* GetOrtKernelContext() const { return ctx_; }
+  /// Calls fn(usr_data, i) for every i in [0, total), split into at most
+  /// num_batch batches (0: no limit) run on the session's intra-op pool.
+  void ParallelFor(void (*fn)(void*, size_t), size_t total, size_t num_batch, void* usr_data) const;
+
+ private:
+  OrtKernelContext* ctx_;
+};
+
+/// The highest opset version a custom op serves by default.
+constexpr int MAX_CUSTOM_OP_END_VER = 2147483647;
+
+/// Fills an OrtCustomOp from the methods of TOp (the operator) and TKernel
+/// (its kernel). TOp defines GetName(), GetInputTypeCount(), GetInputType(i),
+/// GetOutputTypeCount(), GetOutputType(i) and CreateKernel(api, info)
+/// returning a new TKernel whose Compute(OrtKernelContext*) runs it. With
+/// WithStatus, TOp defines CreateKernelV2(api, info, void** kernel) and
+/// TKernel ComputeV2(OrtKernelContext*), both returning an OrtStatusPtr.
+/// TOp may redefine the other methods below.
+template <typename TOp, typename TKernel, bool WithStatus = false>
+struct CustomOpBase : OrtCustomOp {
+  CustomOpBase() {
+    OrtCustomOp::version = ORT_API_VERSION;
+    OrtCustomOp::GetName = [](const OrtCustomOp* op) { return static_cast<const TOp*>(op)->GetName(); };
+    OrtCustomOp::GetExecutionProviderType = [](const OrtCustomOp* op) {
+      return static_cast<const TOp*>(op)->GetExecutionProviderType();
+    };
+    OrtCustomOp::GetInputTypeCount = [](const OrtCustomOp* op) { return static_cast<const TOp*>(op)->GetInputTypeCount(); };
+    OrtCustomOp::GetInputType = [](const OrtCustomOp* op, size_t i) { return static_cast<const TOp*>(op)->GetInputType(i); };
+    OrtCustomOp::GetOutputTypeCount = [](const OrtCustomOp* op) { return static_cast<const TOp*>(op)->GetOutputTypeCount(); };
+    OrtCustomOp::GetOutputType = [](const OrtCustomOp* op, size_t i) { return static_cast<const TOp*>(op)->GetOutputType(i); };
+    OrtCustomOp::GetInputCharacteristic = [](const OrtCustomOp* op, size_t i) {
+      return static_cast<const TOp*>(op)->GetInputCharacteristic(i);
+    };
+    OrtCustomOp::GetOutputCharacteristic = [](const OrtCustomOp* op, size_t i) {
+      return static_cast<const TOp*>(op)->GetOutputCharacteristic(i);
+    };
+    OrtCustomOp::GetInputMemoryType = [](const OrtCustomOp* op, size_t i) {
+      return static_cast<const TOp*>(op)->GetInputMemoryType(i);
+    };
+    OrtCustomOp::GetVariadicInputMinArity = [](const OrtCustomOp* op) {
+      return static_cast<const TOp*>(op)->GetVariadicInputMinArity();
+    };
+    OrtCustomOp::GetVariadicInputHomogeneity = [](const OrtCustomOp* op) {
+      return static_cast<int>(static_cast<const TOp*>(op)->GetVariadicInputHomogeneity());
+    };
+    OrtCustomOp::GetVariadicOutputMinArity = [](const OrtCustomOp* op) {
+      return static_cast<const TOp*>(op)->GetVariadicOutputMinArity();
+    };
+    OrtCustomOp::GetVariadicOutputHomogeneity = [](const OrtCustomOp* op) {
+      return static_cast<int>(static_cast<const TOp*>(op)->GetVariadicOutputHomogeneity());
+    };
+    if constexpr (WithStatus) {
+      OrtCustomOp::CreateKernel = nullptr;
+      OrtCustomOp::KernelCompute = nullptr;
+      OrtCustomOp::CreateKernelV2 = [](const OrtCustomOp* op, const OrtApi* api, const OrtKernelInfo* info,
+                                       void** kernel) -> OrtStatusPtr {
+        return static_cast<const TOp*>(op)->CreateKernelV2(*api, info, kernel);
+      };
+      OrtCustomOp::KernelComputeV2 = [](void* kernel, OrtKernelContext* context) -> OrtStatusPtr {
+        return static_cast<TKernel*>(kernel)->ComputeV2(context);
+      };
+    } else {
+      OrtCustomOp::CreateKernelV2 = nullptr;
+      OrtCustomOp::KernelComputeV2 = nullptr;
+      OrtCustomOp::CreateKernel = [](const OrtCustomOp* op, const OrtApi* api, const OrtKernelInfo* info) -> void* {
+        return static_cast<const TOp*>(op)->CreateKernel(*api, info);
+      };
+      OrtCustomOp::KernelCompute = [](void* kernel, OrtKernelContext* context) {
+        static_cast<TKernel*>(kernel)->Compute(context);
+      };
+    }
+    OrtCustomOp::KernelDestroy = [](void* kernel) { delete static_cast<TKernel*>(kernel); };
+    OrtCustomOp::InferOutputShapeFn = nullptr;
+    OrtCustomOp::GetStartVersion = [](const OrtCustomOp* op) { return static_cast<const TOp*>(op)->start_ver_; };
+    OrtCustomOp::GetEndVersion = [](const OrtCustomOp* op) { return static_cast<const TOp*>(op)->end_ver_; };
+    OrtCustomOp::GetMayInplace = nullptr;
+    OrtCustomOp::ReleaseMayInplace = nullptr;
+    OrtCustomOp::GetAliasMap = nullptr;
+    OrtCustomOp::ReleaseAliasMap = nullptr;
+  }
+
+  /// NULL: the CPU.
+  const char* GetExecutionProviderType() const { return nullptr; }
+  OrtCustomOpInputOutputCharacteristic GetInputCharacteristic(size_t) const { return INPUT_OUTPUT_REQUIRED; }
+  OrtCustomOpInputOutputCharacteristic GetOutputCharacteristic(size_t) const { return INPUT_OUTPUT_REQUIRED; }
+  OrtMemType GetInputMemoryType(size_t) const { return OrtMemTypeDefault; }
+  int GetVariadicInputMinArity() const { return 1; }
+  bool GetVariadicInputHomogeneity() const { return true; }
+  int GetVariadicOutputMinArity() const { return 1; }
+  bool GetVariadicOutputHomogeneity() const { return true; }
+
+ protected:
+  int start_ver_ = 1;
+  int end_ver_ = MAX_CUSTOM_OP_END_VER;
 };
 
 namespace detail {

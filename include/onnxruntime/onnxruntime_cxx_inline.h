@@ -787,6 +787,120 @@ inline CustomOpDomain::CustomOpDomain(const char* domain) {
 }
 inline void CustomOpDomain::Add(const OrtCustomOp* op) { ThrowOnError(GetApi().CustomOpDomain_Add(p_, op)); }
 
+// ---- custom kernels ----
+namespace detail {
+template <typename T>
+KernelInfo KernelInfoImpl<T>::Copy() const {
+  OrtKernelInfo* copy = nullptr;
+  ThrowOnError(GetApi().CopyKernelInfo(this->p_, &copy));
+  return KernelInfo{copy};
+}
+template <typename T>
+template <typename R>
+R KernelInfoImpl<T>::GetAttribute(const char* name) const {
+  if constexpr (std::is_same_v<R, float>) {
+    float v = 0;
+    ThrowOnError(GetApi().KernelInfoGetAttribute_float(this->p_, name, &v));
+    return v;
+  } else if constexpr (std::is_same_v<R, int64_t>) {
+    int64_t v = 0;
+    ThrowOnError(GetApi().KernelInfoGetAttribute_int64(this->p_, name, &v));
+    return v;
+  } else {
+    static_assert(std::is_same_v<R, std::string>, "GetAttribute takes float, int64_t or std::string");
+    size_t size = 0;
+    ThrowOnError(GetApi().KernelInfoGetAttribute_string(this->p_, name, nullptr, &size));
+    std::string v(size, '\0');
+    ThrowOnError(GetApi().KernelInfoGetAttribute_string(this->p_, name, &v[0], &size));
+    v.resize(size > 0 ? size - 1 : 0);
+    return v;
+  }
+}
+template <typename T>
+template <typename R>
+std::vector<R> KernelInfoImpl<T>::GetAttributes(const char* name) const {
+  size_t size = 0;
+  std::vector<R> v;
+  if constexpr (std::is_same_v<R, float>) {
+    ThrowOnError(GetApi().KernelInfoGetAttributeArray_float(this->p_, name, nullptr, &size));
+    v.resize(size);
+    ThrowOnError(GetApi().KernelInfoGetAttributeArray_float(this->p_, name, v.data(), &size));
+  } else {
+    static_assert(std::is_same_v<R, int64_t>, "GetAttributes takes float or int64_t");
+    ThrowOnError(GetApi().KernelInfoGetAttributeArray_int64(this->p_, name, nullptr, &size));
+    v.resize(size);
+    ThrowOnError(GetApi().KernelInfoGetAttributeArray_int64(this->p_, name, v.data(), &size));
+  }
+  return v;
+}
+template <typename T>
+size_t KernelInfoImpl<T>::GetInputCount() const {
+  size_t n = 0;
+  ThrowOnError(GetApi().KernelInfo_GetInputCount(this->p_, &n));
+  return n;
+}
+template <typename T>
+size_t KernelInfoImpl<T>::GetOutputCount() const {
+  size_t n = 0;
+  ThrowOnError(GetApi().KernelInfo_GetOutputCount(this->p_, &n));
+  return n;
+}
+// Reads a string the C API hands out by size query, then copy.
+template <typename F>
+std::string KernelInfoString(F get) {
+  size_t size = 0;
+  ThrowOnError(get(nullptr, &size));
+  std::string v(size, '\0');
+  ThrowOnError(get(&v[0], &size));
+  v.resize(size > 0 ? size - 1 : 0);
+  return v;
+}
+template <typename T>
+std::string KernelInfoImpl<T>::GetInputName(size_t index) const {
+  return KernelInfoString([&](char* out, size_t* size) { return GetApi().KernelInfo_GetInputName(this->p_, index, out, size); });
+}
+template <typename T>
+std::string KernelInfoImpl<T>::GetOutputName(size_t index) const {
+  return KernelInfoString([&](char* out, size_t* size) { return GetApi().KernelInfo_GetOutputName(this->p_, index, out, size); });
+}
+template <typename T>
+std::string KernelInfoImpl<T>::GetNodeName() const {
+  return KernelInfoString([&](char* out, size_t* size) { return GetApi().KernelInfo_GetNodeName(this->p_, out, size); });
+}
+}  // namespace detail
+
+inline size_t KernelContext::GetInputCount() const {
+  size_t n = 0;
+  ThrowOnError(GetApi().KernelContext_GetInputCount(ctx_, &n));
+  return n;
+}
+inline size_t KernelContext::GetOutputCount() const {
+  size_t n = 0;
+  ThrowOnError(GetApi().KernelContext_GetOutputCount(ctx_, &n));
+  return n;
+}
+inline ConstValue KernelContext::GetInput(size_t index) const {
+  const OrtValue* v = nullptr;
+  ThrowOnError(GetApi().KernelContext_GetInput(ctx_, index, &v));
+  return ConstValue{v};
+}
+inline UnownedValue KernelContext::GetOutput(size_t index, const int64_t* dim_values, size_t dim_count) const {
+  OrtValue* v = nullptr;
+  ThrowOnError(GetApi().KernelContext_GetOutput(ctx_, index, dim_values, dim_count, &v));
+  return UnownedValue{v};
+}
+inline UnownedValue KernelContext::GetOutput(size_t index, const std::vector<int64_t>& dims) const {
+  return GetOutput(index, dims.data(), dims.size());
+}
+inline OrtAllocator* KernelContext::GetAllocator(const OrtMemoryInfo& memory_info) const {
+  OrtAllocator* a = nullptr;
+  ThrowOnError(GetApi().KernelContext_GetAllocator(ctx_, &memory_info, &a));
+  return a;
+}
+inline void KernelContext::ParallelFor(void (*fn)(void*, size_t), size_t total, size_t num_batch, void* usr_data) const {
+  ThrowOnError(GetApi().KernelContext_ParallelFor(ctx_, fn, total, num_batch, usr_data));
+}
+
 // ---- IO binding ----
 inline IoBinding::IoBinding(Session& session) { ThrowOnError(GetApi().CreateIoBinding(session, &this->p_)); }
 

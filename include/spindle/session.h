@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "spindle/custom_op.h"
 #include "spindle/environment.h"
 #include "spindle/model_metadata.h"
 #include "spindle/status.h"
@@ -121,6 +122,9 @@ struct SessionSettings {
   CreateThreadFn custom_create_thread_fn = nullptr;
   JoinThreadFn custom_join_thread_fn = nullptr;
   void* custom_thread_creation_options = nullptr;
+  // Operators defined by the application (spindle/custom_op.h), consulted
+  // before the built-in ones; not part of an options file.
+  CustomOpDomains custom_op_domains;
   // Profiling, as ONNX Runtime's enable_profiling: every run is recorded and
   // InferenceSession::end_profiling() writes them as one Chrome trace file
   // named <profile_file_prefix>_<date>_<time>.json (spindle profile's format).
@@ -181,7 +185,7 @@ struct SessionOptions : SessionSettings {
   // "execution_mode": "sequential" | "parallel", "graph_optimization_level":
   // "disable" | "basic" | "extended" | "all", "config": {KEY: VALUE}}; every
   // field optional. Unknown fields and bad values are errors naming them.
-  // Custom thread callbacks are not part of a file.
+  // Custom thread callbacks and custom operators are not part of a file.
   static SessionOptions from_json(const std::string& json, const std::string& origin = "options");
   static SessionOptions from_file(const std::string& path);
   std::string to_json() const;

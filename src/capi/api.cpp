@@ -3,7 +3,8 @@
 // Each Ort* handle is a small struct holding the spindle object
 // (capi_internal.h); every entry point catches exceptions and turns them
 // into an OrtStatus. The slots are implemented by group in api_env.cpp,
-// api_session_options.cpp, api_session.cpp and api_values.cpp; slots spindle
+// api_session_options.cpp, api_session.cpp, api_values.cpp and
+// api_custom_ops.cpp; slots spindle
 // does not implement answer ORT_NOT_IMPLEMENTED naming the function
 // (docs/capi.md lists the subset).
 #include "capi/capi_internal.h"
@@ -49,6 +50,7 @@ OrtApi make_api() {
   set_session_options_slots(api);
   set_session_slots(api);
   set_value_slots(api);
+  set_custom_op_slots(api);
   return api;
 }
 
@@ -63,11 +65,14 @@ const char* ORT_API_CALL GetVersionString() noexcept { return "1.30.0"; }
 const OrtApiBase g_api_base = {GetApi, GetVersionString};
 
 }  // namespace
+
+const OrtApiBase* api_base() { return &g_api_base; }
+
 }  // namespace spindle::capi
 
 extern "C" {
 
-ORT_EXPORT const OrtApiBase* ORT_API_CALL OrtGetApiBase(void) noexcept { return &spindle::capi::g_api_base; }
+ORT_EXPORT const OrtApiBase* ORT_API_CALL OrtGetApiBase(void) noexcept { return spindle::capi::api_base(); }
 
 ORT_EXPORT OrtStatus* ORT_API_CALL OrtSessionOptionsAppendExecutionProvider_CPU(OrtSessionOptions* options,
                                                                                 int) noexcept {

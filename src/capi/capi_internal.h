@@ -133,6 +133,13 @@ struct OrtModelMetadata {
   spindle::ModelMetadata meta;
 };
 
+// A domain of ONNX Runtime custom ops as added: AddCustomOpDomain turns it
+// into a spindle::CustomOpDomain of adapters (api_custom_ops.cpp).
+struct OrtCustomOpDomain {
+  std::string name;
+  std::vector<const OrtCustomOp*> ops;
+};
+
 
 namespace spindle::capi {
 
@@ -359,5 +366,14 @@ void set_env_slots(OrtApi& api);
 void set_session_options_slots(OrtApi& api);
 void set_session_slots(OrtApi& api);
 void set_value_slots(OrtApi& api);
+void set_custom_op_slots(OrtApi& api);
+
+// The table every caller gets (api.cpp), handed to custom-op libraries.
+const OrtApiBase* api_base();
+
+// Loads a library of ONNX Runtime custom ops and adds the domains its
+// RegisterCustomOps registers to `options` (RegisterCustomOpsLibrary_V2 for
+// spindle's own SessionOptions; the Python module's register_custom_ops_library).
+Status register_custom_ops_library(SessionOptions& options, const std::string& path);
 
 }  // namespace spindle::capi

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "kernels/custom/custom_op_kernel.h"
+
 namespace spindle::exec {
 
 // ---------------------------------------------------------------- Plan
@@ -126,9 +128,46 @@ void inline_constant_captures(const graph::Node& n, const graph::Graph& enclosin
   }
 }
 
+// What a custom op's kernel is told about its node: names, the types known
+// now (graph inputs, constants, the op's declared outputs) and the plain
+// attributes.
+CustomKernelInfo custom_kernel_info(const graph::Graph& g, const graph::Node& n, const CustomOp& op) {
+  CustomKernelInfo info;
+  info.node_name = n.name;
+  info.op_type = n.op_type;
+  info.domain = n.domain;
+  info.opset = n.opset;
+  const size_t own_inputs = n.inputs.size() - n.outer_names.size();
+  for (size_t i = 0; i < own_inputs; ++i) {
+    const int id = n.inputs[i];
+    info.input_names.push_back(id >= 0 ? g.value_name(id) : "");
+    DataType t = DataType::kUndefined;
+    if (const Tensor* c = id >= 0 ? g.initializer(id) : nullptr) t = c->dtype();
+    for (size_t k = 0; k < g.inputs.size() && k < g.input_info.size() && t == DataType::kUndefined; ++k)
+      if (g.inputs[k] == id) t = g.input_info[k].dtype;
+    info.input_types.push_back(t);
+  }
+  const std::vector<DataType> declared = op.output_types();
+  for (size_t o = 0; o < n.outputs.size(); ++o) {
+    info.output_names.push_back(n.outputs[o] >= 0 ? g.value_name(n.outputs[o]) : "");
+    info.output_types.push_back(kernels::declared_type(declared, o));
+  }
+  for (const auto& [name, value] : n.attrs.all()) {
+    std::visit(
+        [&](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_constructible_v<CustomAttribute, V> && !std::is_same_v<V, GraphAttr>)
+            info.attributes.emplace(name, CustomAttribute(v));
+        },
+        value);
+  }
+  return info;
+}
+
 Result<std::shared_ptr<const kernels::Subgraph>> compile_subgraph(const graph::Node& n, const std::string& attr,
                                                                   const graph::Graph& sub, const graph::Graph& enclosing,
-                                                                  graph::OptimizationLevel level, bool prepack) {
+                                                                  graph::OptimizationLevel level, bool prepack,
+                                                                  const CustomOpDomains* custom_ops) {
   graph::Graph g = sub;
   g.metadata.graph_name = fmt::format("{} of {}", attr, n.label());
   if (level != graph::OptimizationLevel::kDisableAll) {
@@ -143,13 +182,14 @@ Result<std::shared_ptr<const kernels::Subgraph>> compile_subgraph(const graph::N
       return internal_error(fmt::format("{}: '{}' reads '{}', which the node does not pass", n.label(), attr, c));
     outer_index.push_back(static_cast<size_t>(it - n.outer_names.begin()));
   }
-  SPINDLE_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Plan::compile(std::move(g), level, prepack));
+  SPINDLE_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Plan::compile(std::move(g), level, prepack, custom_ops));
   return std::shared_ptr<const kernels::Subgraph>(std::make_shared<CompiledSubgraph>(std::move(plan), std::move(outer_index), attr));
 }
 
 }  // namespace
 
-Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationLevel subgraph_level, bool prepack) {
+Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationLevel subgraph_level, bool prepack,
+                                            const CustomOpDomains* custom_ops) {
   auto plan = std::unique_ptr<Plan>(new Plan());
   plan->graph_ = std::move(g);
   const graph::Graph& graph = plan->graph_;
@@ -191,7 +231,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationL
     p.info.prepack = prepack;
     for (const auto& [attr, value] : n.attrs.all())
       if (const auto* ga = std::get_if<GraphAttr>(&value)) {
-        auto sub = compile_subgraph(n, attr, *ga->graph, graph, subgraph_level, prepack);
+        auto sub = compile_subgraph(n, attr, *ga->graph, graph, subgraph_level, prepack, custom_ops);
         if (!sub.is_ok())
           return Status(sub.status().code(), fmt::format("in graph '{}' of node {}: {}", attr, n.label(), sub.status().message()));
         p.info.subgraphs[attr] = std::move(sub).value();
@@ -199,10 +239,12 @@ Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationL
     for (int in : n.inputs) p.info.const_inputs.push_back(in >= 0 ? graph.initializer(in) : nullptr);
     p.inputs = n.inputs;
     p.outputs = n.outputs;
-    const kernels::KernelFactory* factory = registry.find(n.domain, n.op_type, n.opset);
-    if (!factory) return unsupported(fmt::format("no kernel for node {} (opset {})", n.label(), n.opset));
+    auto custom = kernels::find_custom_op(custom_ops, n.domain, n.op_type, n.opset);
+    const kernels::KernelFactory* factory = custom ? nullptr : registry.find(n.domain, n.op_type, n.opset);
+    if (!factory && !custom) return unsupported(fmt::format("no kernel for node {} (opset {})", n.label(), n.opset));
     try {
-      p.kernel = (*factory)(p.info);
+      p.kernel = custom ? kernels::make_custom_kernel(custom, p.info, custom_kernel_info(graph, n, *custom))
+                        : (*factory)(p.info);
     } catch (const Error& e) {
       return Status(e.code(), fmt::format("creating the kernel of node {}: {}", n.label(), e.status().message()));
     } catch (const std::exception& e) {

@@ -48,9 +48,11 @@ class Plan {
   // flow) are optimized at `subgraph_level` and compiled into Subgraphs for
   // their node's kernel.
   // `prepack` is NodeInfo::prepack for every kernel (subgraphs included).
+  // Nodes of `custom_ops` (may be null) get their custom kernel, looked up
+  // before the built-in registry.
   static Result<std::unique_ptr<Plan>> compile(graph::Graph g,
                                                graph::OptimizationLevel subgraph_level = graph::OptimizationLevel::kAll,
-                                               bool prepack = true);
+                                               bool prepack = true, const CustomOpDomains* custom_ops = nullptr);
 
   const graph::Graph& graph() const { return graph_; }
   const std::vector<PlanNode>& nodes() const { return nodes_; }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/attributes.h"
+#include "spindle/custom_op.h"
 #include "spindle/model_metadata.h"
 #include "spindle/status.h"
 #include "spindle/tensor.h"
@@ -128,6 +129,10 @@ struct LoadOptions {
   // signatures (kernels/op_schema.h): arity, attribute names and types.
   bool run_checker = true;
   LoadLimits limits;
+  // Operators defined by the application (SessionOptions::custom_op_domains;
+  // may be null): nodes of theirs are accepted and typed from their
+  // declarations.
+  const CustomOpDomains* custom_ops = nullptr;
 };
 
 // Parses, checks and converts a model; every unsupported operator is listed
@@ -143,7 +148,10 @@ Result<Graph> load_model_file(const std::filesystem::path& path, const LoadOptio
 // the types of values visible from enclosing graphs. Never runs libonnx's
 // shape inference. Types it cannot tell stay kUndefined (taken from the
 // computed tensors at run time).
-void infer_output_types(Graph& g, const std::map<std::string, DataType>& outer);
+// Outputs of custom operators (`custom_ops`, may be null) take their
+// declared types.
+void infer_output_types(Graph& g, const std::map<std::string, DataType>& outer,
+                        const CustomOpDomains* custom_ops = nullptr);
 
 // The training operator Gradient (ai.onnx.preview.training): not a kernel,
 // expanded by the loader into the nodes that compute it (gradient.cpp).

@@ -15,6 +15,7 @@
 #include "graph/onnx_convert.h"
 #include "io/regular_file.h"
 #include "io/tensor_proto.h"
+#include "kernels/custom/custom_op_kernel.h"
 #include "kernels/kernel.h"
 #include "kernels/op_schema.h"
 
@@ -279,6 +280,7 @@ struct GraphBuilder {
   bool release_initializers = false;
   std::vector<std::string> missing;
   std::set<std::string> missing_seen;
+  const CustomOpDomains* custom_ops = nullptr;  // LoadOptions::custom_ops
 
   // A subgraph reads values of enclosing graphs by name: those become
   // `captures`, inputs after its formal ones.
@@ -342,7 +344,8 @@ struct GraphBuilder {
         return invalid_argument(
             fmt::format("{}: node {} uses domain '{}', which the model does not import", origin, n.label(), n.domain));
       n.opset = opset->second;
-      if (!is_gradient_node(n.domain, n.op_type) && !registry.find(n.domain, n.op_type, n.opset)) {
+      if (!is_gradient_node(n.domain, n.op_type) && !registry.find(n.domain, n.op_type, n.opset) &&
+          !kernels::find_custom_op(custom_ops, n.domain, n.op_type, n.opset)) {
         const std::string what = fmt::format("{}{} (opset {})", n.domain.empty() ? "" : n.domain + ".", n.op_type, n.opset);
         if (missing_seen.insert(what).second) missing.push_back(what);
         continue;
@@ -401,7 +404,7 @@ struct GraphBuilder {
         capture(out);
       }
     SPINDLE_RETURN_IF_ERROR(g.topological_sort());
-    infer_output_types(g, outer);
+    infer_output_types(g, outer, custom_ops);
     return Status::ok();
   }
 };
@@ -485,7 +488,7 @@ Result<Graph> convert_model(onnx::ModelProto& model, const std::string& origin, 
   }
   if (!g.opsets.count("")) g.opsets[""] = 1;
   SPINDLE_RETURN_IF_ERROR(options.limits.check(origin, "expanding the model's functions"));
-  GraphBuilder builder{origin, base_dir, g.opsets, options.run_checker, true, {}, {}};
+  GraphBuilder builder{origin, base_dir, g.opsets, options.run_checker, true, {}, {}, options.custom_ops};
   SPINDLE_RETURN_IF_ERROR(builder.build(model.graph(), g, false, {}));
   SPINDLE_RETURN_IF_ERROR(options.limits.check(origin, "loading the model's graph"));
   if (!builder.missing.empty())

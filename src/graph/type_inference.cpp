@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "graph/graph.h"
+#include "kernels/custom/custom_op_kernel.h"
 
 namespace spindle::graph {
 namespace {
@@ -96,7 +97,7 @@ DataType output_type(const Node& n, int o, const std::vector<DataType>& in) {
 
 }  // namespace
 
-void infer_output_types(Graph& g, const std::map<std::string, DataType>& outer) {
+void infer_output_types(Graph& g, const std::map<std::string, DataType>& outer, const CustomOpDomains* custom_ops) {
   std::vector<DataType> type(static_cast<size_t>(g.num_values()), DataType::kUndefined);
   for (int id = 0; id < g.num_values(); ++id)
     if (auto it = outer.find(g.value_name(id)); it != outer.end()) type[static_cast<size_t>(id)] = it->second;
@@ -106,6 +107,17 @@ void infer_output_types(Graph& g, const std::map<std::string, DataType>& outer) 
   for (const Node& n : g.nodes) {
     std::vector<DataType> in;
     for (int id : n.inputs) in.push_back(id >= 0 ? type[static_cast<size_t>(id)] : DataType::kUndefined);
+    if (auto op = kernels::find_custom_op(custom_ops, n.domain, n.op_type, n.opset)) {
+      std::vector<DataType> declared;
+      try {
+        declared = op->output_types();
+      } catch (const Error&) {
+        // An undeclarable type: creating the node's kernel reports it; the types stay unknown.
+      }
+      for (size_t o = 0; o < n.outputs.size(); ++o)
+        if (n.outputs[o] >= 0) type[static_cast<size_t>(n.outputs[o])] = kernels::declared_type(declared, o);
+      continue;
+    }
     for (size_t o = 0; o < n.outputs.size(); ++o)
       if (n.outputs[o] >= 0) {
         try {

@@ -244,6 +244,7 @@ graph::LoadOptions load_options(const SessionOptions& options) {
   graph::LoadOptions lo;
   lo.limits.max_nodes = options.max_graph_nodes.value_or(1'000'000);
   lo.limits.timeout_ms = options.load_timeout_ms;
+  lo.custom_ops = &options.custom_op_domains;
   if (options.load_timeout_ms > 0) lo.limits.deadline = kernels::deadline_after(options.load_timeout_ms);
   return lo;
 }
@@ -345,7 +346,7 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
   if (!stats.is_ok()) throw Error(stats.status().code(), origin + ": " + stats.status().message());
   impl->stats = stats.value();
   auto plan = exec::Plan::compile(std::move(g), static_cast<graph::OptimizationLevel>(options.graph_optimization_level),
-                                  !options.disable_prepacking);
+                                  !options.disable_prepacking, &options.custom_op_domains);
   if (!plan.is_ok()) throw Error(plan.status().code(), origin + ": " + plan.status().message());
   impl->plan = std::move(plan).value();
   if (Status s = load_limits.check(origin, "packing weights"); !s.is_ok()) throw Error(s);

@@ -20,27 +20,10 @@
 #include <string.h>
 
 #include "onnxruntime/onnxruntime_c_api.h"
+#include "checks.h"
 
 static const OrtApi* ort;
 static int failures;
-
-#define CHECK(expr)                                                                              \
-  do {                                                                                           \
-    OrtStatus* st_ = (expr);                                                                     \
-    if (st_) {                                                                                   \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, ort->GetErrorMessage(st_)); \
-      ort->ReleaseStatus(st_);                                                                   \
-      exit(1);                                                                                   \
-    }                                                                                            \
-  } while (0)
-
-#define EXPECT(cond)                                                       \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                          \
-    }                                                                      \
-  } while (0)
 
 /* Expects `st` to be an error with `code` and a message; releases it. */
 static void expect_error(OrtStatus* st, OrtErrorCode code, const char* what, int line) {

@@ -35,6 +35,25 @@ EXPECT_SLOT(KernelContext_GetPreallocatedOutput, 425);
 _Static_assert(sizeof(OrtApi) == 426 * sizeof(void*), "OrtApi of API version 30 has 426 slots");
 _Static_assert(ORT_API_VERSION == 30, "the header describes API version 30");
 
+/* struct OrtCustomOp: a uint32_t version (padded to a pointer), then 25
+ * callbacks in ONNX Runtime's order; libraries fill it by offset. */
+#define OP_FIELD(name) (offsetof(OrtCustomOp, name) / sizeof(void*))
+#define EXPECT_OP_FIELD(name, index) _Static_assert(OP_FIELD(name) == (index), #name " is not field " #index)
+EXPECT_OP_FIELD(CreateKernel, 1);
+EXPECT_OP_FIELD(KernelCompute, 8);
+EXPECT_OP_FIELD(KernelDestroy, 9);
+EXPECT_OP_FIELD(GetInputCharacteristic, 10);
+EXPECT_OP_FIELD(GetInputMemoryType, 12);
+EXPECT_OP_FIELD(GetVariadicOutputHomogeneity, 16);
+EXPECT_OP_FIELD(CreateKernelV2, 17);
+EXPECT_OP_FIELD(KernelComputeV2, 18);
+EXPECT_OP_FIELD(InferOutputShapeFn, 19);
+EXPECT_OP_FIELD(GetStartVersion, 20);
+EXPECT_OP_FIELD(GetEndVersion, 21);
+EXPECT_OP_FIELD(GetMayInplace, 22);
+EXPECT_OP_FIELD(ReleaseAliasMap, 25);
+_Static_assert(sizeof(OrtCustomOp) == 26 * sizeof(void*), "OrtCustomOp of API version 30 has 25 callbacks");
+
 int main(void) {
   /* Every slot of the library's table is set: implemented, or a function
    * answering ORT_NOT_IMPLEMENTED. */

@@ -11,6 +11,12 @@ and model metadata (producer, domain, doc strings, version, custom props):
   b   bool    [batch, 3]  -> b_out = Not(b)
   s   string  [batch]     -> s_out = Identity(s)
 
+custom_ops.onnx, custom_fail.onnx: custom ops of the domain "test.domain"
+(custom_ops.h), opset 1 of it:
+  a, b float32 [n] -> s = ScaledSum(a, b; scale=0.5, mode="diff"),
+                      y, tids = ParallelIds(s; batches=4)
+  x float32 [n]    -> y = FailIf(x)
+
 const.onnx: outputs the caller may write into without harm:
   x float32 [2] -> y = Identity(x) (a feed passed through), w (an initializer)
 
@@ -90,3 +96,25 @@ const_model = helper.make_model(const_graph, opset_imports=[helper.make_opsetid(
 const_model.ir_version = 8
 onnx.checker.check_model(const_model)
 onnx.save(const_model, f"{out_dir}/const.onnx")
+
+custom_opsets = [helper.make_opsetid("", 17), helper.make_opsetid("test.domain", 1)]
+custom_graph = helper.make_graph(
+    [helper.make_node("ScaledSum", ["a", "b"], ["s"], domain="test.domain", scale=0.5, mode="diff"),
+     helper.make_node("ParallelIds", ["s"], ["y", "tids"], domain="test.domain", batches=4)],
+    "capi_custom_ops",
+    [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n"]),
+     helper.make_tensor_value_info("b", TensorProto.FLOAT, ["n"])],
+    [helper.make_tensor_value_info("s", TensorProto.FLOAT, ["n"]),
+     helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"]),
+     helper.make_tensor_value_info("tids", TensorProto.INT64, [4])])
+custom_model = helper.make_model(custom_graph, opset_imports=custom_opsets, producer_name="capi-test")
+custom_model.ir_version = 8
+onnx.save(custom_model, f"{out_dir}/custom_ops.onnx")
+
+fail_graph = helper.make_graph(
+    [helper.make_node("FailIf", ["x"], ["y"], domain="test.domain")], "capi_custom_fail",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])])
+fail_model = helper.make_model(fail_graph, opset_imports=custom_opsets, producer_name="capi-test")
+fail_model.ir_version = 8
+onnx.save(fail_model, f"{out_dir}/custom_fail.onnx")

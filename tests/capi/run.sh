@@ -8,6 +8,9 @@
 #   run.sh onnxruntime  TEST TYPES_MODEL WORKDIR
 #       the same program on ONNX Runtime's libonnxruntime.so.1 (the header's
 #       table layout is ONNX Runtime's); 77 = skipped when it is absent.
+#   run.sh on_onnxruntime  TEST ARGS...
+#       TEST ARGS... --onnxruntime on ONNX Runtime's library (the custom-op
+#       programs); 77 = skipped when it is absent.
 #   run.sh symbols      LIBONNXRUNTIME
 #       the library exports OrtGetApiBase@@VERS_1.30.0 and
 #       OrtSessionOptionsAppendExecutionProvider_CPU@@VERS_1.30.0, nothing else.
@@ -40,6 +43,14 @@ case $1 in
       LD_LIBRARY_PATH=$ort_dir "$test" "$types" --onnxruntime
     fi
     ;;
+  on_onnxruntime)
+    if [[ ! -f $ort_dir/libonnxruntime.so.1 ]]; then
+      echo "skipped: ONNX Runtime's library not found in $ort_dir"
+      exit 77
+    fi
+    shift
+    LD_LIBRARY_PATH=$ort_dir "$@" --onnxruntime
+    ;;
   symbols)
     lib=$2
     exports=$(nm -D --defined-only "$lib" | awk '$2 == "T" || $2 == "W" || $2 == "D" || $2 == "B" {print $3}' | sort)
@@ -56,7 +67,7 @@ case $1 in
     echo "exports: $(echo $exports); SONAME $soname"
     ;;
   *)
-    echo "usage: run.sh c|onnxruntime|symbols ..." >&2
+    echo "usage: run.sh c|onnxruntime|on_onnxruntime|symbols ..." >&2
     exit 2
     ;;
 esac

@@ -175,6 +175,10 @@ class SessionOptions(_C.SessionOptions):
     log_severity_level (0 verbose .. 4 fatal; -1, the default, = the process
         default, see set_default_logger_severity) and logid: what session
         creation logs on stderr and the id tagging it.
+    register_custom_ops_library(path): loads a shared library of ONNX Runtime
+        custom operators and calls its RegisterCustomOps(OrtSessionOptions*,
+        const OrtApiBase*), as ONNX Runtime does; sessions created with these
+        options then run the models using them.
     log_verbosity_level, enable_cpu_mem_arena, enable_mem_pattern,
         enable_mem_reuse: accepted, no effect.
     Only in the Python API: optimized_model_filepath, execution_order,

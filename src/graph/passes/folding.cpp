@@ -96,6 +96,8 @@ Status fold_constants(Graph& g, PassRecord& record, const LoadLimits& limits, bo
     SPINDLE_RETURN_IF_ERROR(limits.check("", "folding constants"));
     const Node& n = g.nodes[i];
     if (!all_inputs_constant(g, n) || n.attrs.has_graph() || is_random(n)) continue;
+    // Operators the application defines (custom ops) run only in a session.
+    if (!kernels::KernelRegistry::global().find(n.domain, n.op_type, n.opset)) continue;
     if (keep_quantized_weights && n.op_type == "DequantizeLinear" && n.domain.empty() && !n.inputs.empty()) {
       const Tensor* q = g.initializer(n.inputs[0]);
       const DataType t = q ? q->dtype() : DataType::kUndefined;

@@ -1,0 +1,539 @@
+// api_custom_ops.cpp — ONNX Runtime's C API over spindle: custom operators.
+//
+// An OrtCustomOp (a table of callbacks filled by the library defining it,
+// usually through Ort::CustomOpBase) becomes a spindle::CustomOp
+// (spindle/custom_op.h) carried by the session options: the session's loader
+// accepts its nodes, and each node's kernel calls the op's CreateKernel /
+// KernelCompute (or the status-returning V2 pair). Only the callbacks that
+// exist at the op's `version` are called. Libraries of custom ops are
+// loaded with dlopen and registered through their RegisterCustomOps.
+#include <dlfcn.h>
+
+#include "capi/capi_internal.h"
+#include "kernels/custom/custom_op_kernel.h"
+#include "spindle/custom_op.h"
+
+// What a custom kernel is told about its node.
+struct OrtKernelInfo {
+  spindle::CustomKernelInfo info;
+};
+
+// One compute of a custom kernel: the node's inputs as values, its outputs
+// once the kernel asked for them by shape.
+struct OrtKernelContext {
+  spindle::CustomKernelContext* ctx;
+  const std::vector<spindle::DataType>* output_types;
+  std::vector<std::unique_ptr<OrtValue>> inputs, outputs;
+};
+
+namespace spindle::capi {
+namespace {
+
+// ---------------------------------------------------------------- the OrtCustomOp versions
+
+// Each callback exists from the API version that added it.
+constexpr uint32_t kCharacteristics = 8, kComputeV2 = 16, kOpsetRange = 17;
+
+spindle::StatusCode code_from_ort(OrtErrorCode code) {
+  switch (code) {
+    case ORT_INVALID_ARGUMENT: return spindle::StatusCode::kInvalidArgument;
+    case ORT_NO_SUCHFILE: return spindle::StatusCode::kNotFound;
+    case ORT_NOT_IMPLEMENTED: return spindle::StatusCode::kUnsupported;
+    case ORT_FAIL: return spindle::StatusCode::kInternal;
+    default: return spindle::StatusCode::kRuntimeError;
+  }
+}
+
+// Throws a custom op's error status as a spindle::Error (and frees it).
+void throw_if_error(OrtStatus* st, const std::string& what) {
+  if (!st) return;
+  const spindle::StatusCode code = code_from_ort(st->code);
+  std::string message = what + ": " + st->message;
+  delete st;
+  throw spindle::Error(code, std::move(message));
+}
+
+std::vector<spindle::DataType> declared_types(const OrtCustomOp* op, bool inputs) {
+  const size_t n = inputs ? op->GetInputTypeCount(op) : op->GetOutputTypeCount(op);
+  std::vector<spindle::DataType> types;
+  for (size_t i = 0; i < n; ++i) {
+    const ONNXTensorElementDataType t = inputs ? op->GetInputType(op, i) : op->GetOutputType(op, i);
+    spindle::DataType d = spindle::DataType::kUndefined;
+    if (t != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED && !dtype_from_ort(t, &d))
+      throw spindle::Error(spindle::StatusCode::kUnsupported,
+                           std::string("custom op ") + op->GetName(op) + ": " + (inputs ? "input " : "output ") +
+                               std::to_string(i) + " has element type " + std::to_string(static_cast<int>(t)) +
+                               ", which spindle does not support");
+    types.push_back(d);
+  }
+  return types;
+}
+
+class KernelAdapter final : public spindle::CustomKernel {
+ public:
+  KernelAdapter(const OrtCustomOp* op, void* kernel, std::vector<spindle::DataType> output_types, std::string label)
+      : op_(op), kernel_(kernel), output_types_(std::move(output_types)), label_(std::move(label)) {}
+  ~KernelAdapter() override {
+    if (op_->KernelDestroy) op_->KernelDestroy(kernel_);
+  }
+  void compute(spindle::CustomKernelContext& ctx) const override {
+    OrtKernelContext c{&ctx, &output_types_, {}, {}};
+    for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+      const spindle::Tensor* t = ctx.input(i);
+      c.inputs.push_back(t ? std::make_unique<OrtValue>(OrtValue{*t}) : nullptr);
+    }
+    c.outputs.resize(ctx.num_outputs());
+    if (op_->version >= kComputeV2 && op_->KernelComputeV2) {
+      throw_if_error(op_->KernelComputeV2(kernel_, &c), label_);
+    } else if (op_->KernelCompute) {
+      op_->KernelCompute(kernel_, &c);
+    } else {
+      throw spindle::Error(spindle::StatusCode::kInvalidArgument, label_ + ": the custom op has no KernelCompute");
+    }
+    for (size_t i = 0; i < c.outputs.size(); ++i)
+      if (!c.outputs[i])
+        throw spindle::Error(spindle::StatusCode::kRuntimeError,
+                             label_ + ": the kernel returned without producing output " + std::to_string(i) +
+                                 " (KernelContext_GetOutput was not called for it)");
+  }
+
+ private:
+  const OrtCustomOp* op_;
+  void* kernel_;
+  std::vector<spindle::DataType> output_types_;
+  std::string label_;
+};
+
+// An OrtCustomOp as a spindle::CustomOp. `library` keeps the shared library
+// defining it loaded for as long as a session or options refer to the op.
+class OpAdapter final : public spindle::CustomOp {
+ public:
+  explicit OpAdapter(const OrtCustomOp* op) : op_(op), name_(op->GetName(op)) {}
+  std::string name() const override { return name_; }
+  std::vector<spindle::DataType> input_types() const override { return declared_types(op_, true); }
+  std::vector<spindle::DataType> output_types() const override { return declared_types(op_, false); }
+  int since_version() const override {
+    return op_->version >= kOpsetRange && op_->GetStartVersion ? op_->GetStartVersion(op_) : 1;
+  }
+  int end_version() const override {
+    return op_->version >= kOpsetRange && op_->GetEndVersion ? op_->GetEndVersion(op_) : INT_MAX;
+  }
+  std::unique_ptr<spindle::CustomKernel> create_kernel(const spindle::CustomKernelInfo& info) const override {
+    const std::string label = "custom op " + (info.domain.empty() ? "" : info.domain + ".") + name_ +
+                              (info.node_name.empty() ? "" : " '" + info.node_name + "'");
+    if (op_->version >= kCharacteristics && op_->GetInputCharacteristic) {
+      const size_t declared = op_->GetInputTypeCount(op_);
+      for (size_t i = 0; i < declared; ++i) {
+        const bool given = i < info.input_names.size() && !info.input_names[i].empty();
+        if (!given && op_->GetInputCharacteristic(op_, i) == INPUT_OUTPUT_REQUIRED)
+          throw spindle::Error(spindle::StatusCode::kInvalidArgument,
+                               label + ": input " + std::to_string(i) + " is required and the node does not give it");
+      }
+    }
+    OrtKernelInfo ki{info};
+    const OrtApi* api = api_base()->GetApi(ORT_API_VERSION);
+    void* kernel = nullptr;
+    if (op_->version >= kComputeV2 && op_->CreateKernelV2) {
+      throw_if_error(op_->CreateKernelV2(op_, api, &ki, &kernel), label);
+    } else if (op_->CreateKernel) {
+      kernel = op_->CreateKernel(op_, api, &ki);
+    } else {
+      throw spindle::Error(spindle::StatusCode::kInvalidArgument, label + ": the custom op has no CreateKernel");
+    }
+    return std::make_unique<KernelAdapter>(op_, kernel, info.output_types, label);
+  }
+
+  std::shared_ptr<void> library;
+
+ private:
+  const OrtCustomOp* op_;
+  std::string name_;
+};
+
+// ---------------------------------------------------------------- domains
+
+OrtStatus* ORT_API_CALL CreateCustomOpDomain(const char* domain, OrtCustomOpDomain** out) noexcept {
+  API_BEGIN
+  CHECK_ARG("CreateCustomOpDomain", domain);
+  CHECK_ARG("CreateCustomOpDomain", out);
+  *out = new OrtCustomOpDomain{domain, {}};
+  API_END
+}
+OrtStatus* ORT_API_CALL CustomOpDomain_Add(OrtCustomOpDomain* d, const OrtCustomOp* op) noexcept {
+  API_BEGIN
+  CHECK_ARG("CustomOpDomain_Add", d);
+  CHECK_ARG("CustomOpDomain_Add", op);
+  if (!op->GetName || !op->GetInputTypeCount || !op->GetInputType || !op->GetOutputTypeCount || !op->GetOutputType)
+    return make_status(ORT_INVALID_ARGUMENT, "CustomOpDomain_Add: the custom op leaves GetName, GetInputType(Count) "
+                                             "or GetOutputType(Count) NULL");
+  d->ops.push_back(op);
+  API_END
+}
+void ORT_API_CALL ReleaseCustomOpDomain(OrtCustomOpDomain* d) noexcept { delete d; }
+
+OrtStatus* ORT_API_CALL AddCustomOpDomain(OrtSessionOptions* o, OrtCustomOpDomain* d) noexcept {
+  API_BEGIN
+  CHECK_ARG("AddCustomOpDomain", o);
+  CHECK_ARG("AddCustomOpDomain", d);
+  auto domain = std::make_shared<spindle::CustomOpDomain>();
+  domain->name = d->name;
+  for (const OrtCustomOp* op : d->ops) {
+    const char* provider = op->GetExecutionProviderType ? op->GetExecutionProviderType(op) : nullptr;
+    if (provider && std::strcmp(provider, "CPUExecutionProvider") != 0)
+      return make_status(ORT_NOT_IMPLEMENTED, std::string("AddCustomOpDomain: custom op ") + op->GetName(op) +
+                                                  " is for execution provider " + provider +
+                                                  "; spindle runs custom ops on the CPU only");
+    domain->ops.push_back(std::make_shared<OpAdapter>(op));
+  }
+  o->opts.custom_op_domains.push_back(std::move(domain));
+  API_END
+}
+
+// ---------------------------------------------------------------- libraries
+
+using RegisterFn = OrtStatus*(ORT_API_CALL*)(OrtSessionOptions*, const OrtApiBase*);
+
+// dlopen's handle, closed with the last op of the library when `owned`.
+struct Library {
+  void* handle = nullptr;
+  bool owned = true;
+  ~Library() {
+    if (owned && handle) dlclose(handle);
+  }
+};
+
+// Loads `path` and calls `function` of it (or, with no path, of the process)
+// on the options; ops the call adds keep the library loaded.
+OrtStatus* register_from(const char* fn, OrtSessionOptions* o, const char* path, const char* function, bool owned,
+                         void** handle_out) {
+  auto lib = std::make_shared<Library>();
+  lib->owned = owned;
+  lib->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib->handle) {
+    const char* err = dlerror();
+    std::error_code ec;
+    if (path && !std::filesystem::exists(path, ec))
+      return make_status(ORT_NO_SUCHFILE, std::string(fn) + ": the custom op library '" + path + "' does not exist");
+    return make_status(ORT_FAIL, std::string(fn) + ": cannot load '" + (path ? path : "the process") +
+                                     "': " + (err ? err : "dlopen failed"));
+  }
+  auto reg = reinterpret_cast<RegisterFn>(dlsym(lib->handle, function));
+  if (!reg)
+    return make_status(ORT_FAIL,
+                       std::string(fn) + ": '" + (path ? path : "the process") + "' has no function " + function +
+                           "(OrtSessionOptions*, const OrtApiBase*); a custom op library exports one (extern \"C\")");
+  const size_t before = o->opts.custom_op_domains.size();
+  if (OrtStatus* st = reg(o, api_base())) {
+    o->opts.custom_op_domains.resize(before);
+    return st;
+  }
+  for (size_t i = before; i < o->opts.custom_op_domains.size(); ++i)
+    for (const auto& op : o->opts.custom_op_domains[i]->ops)
+      if (auto* a = dynamic_cast<const OpAdapter*>(op.get())) const_cast<OpAdapter*>(a)->library = lib;
+  if (handle_out) *handle_out = lib->handle;
+  return nullptr;
+}
+
+OrtStatus* ORT_API_CALL RegisterCustomOpsLibrary(OrtSessionOptions* o, const char* path, void** handle) noexcept {
+  API_BEGIN
+  CHECK_ARG("RegisterCustomOpsLibrary", o);
+  CHECK_ARG("RegisterCustomOpsLibrary", path);
+  CHECK_ARG("RegisterCustomOpsLibrary", handle);
+  // Version 1 hands the handle to the caller, who closes it.
+  return register_from("RegisterCustomOpsLibrary", o, path, "RegisterCustomOps", false, handle);
+  API_END
+}
+OrtStatus* ORT_API_CALL RegisterCustomOpsLibrary_V2(OrtSessionOptions* o, const ORTCHAR_T* path) noexcept {
+  API_BEGIN
+  CHECK_ARG("RegisterCustomOpsLibrary_V2", o);
+  CHECK_ARG("RegisterCustomOpsLibrary_V2", path);
+  return register_from("RegisterCustomOpsLibrary_V2", o, path, "RegisterCustomOps", true, nullptr);
+  API_END
+}
+// A registration function linked into the program (found by name among
+// the process's exported symbols).
+OrtStatus* ORT_API_CALL RegisterCustomOpsUsingFunction(OrtSessionOptions* o, const char* name) noexcept {
+  API_BEGIN
+  CHECK_ARG("RegisterCustomOpsUsingFunction", o);
+  CHECK_ARG("RegisterCustomOpsUsingFunction", name);
+  return register_from("RegisterCustomOpsUsingFunction", o, nullptr, name, true, nullptr);
+  API_END
+}
+
+// ---------------------------------------------------------------- kernel info
+
+OrtStatus* missing_attribute(const char* fn, const OrtKernelInfo* k, const char* name) {
+  return make_status(ORT_FAIL, std::string(fn) + ": node '" + k->info.node_name + "' (" + k->info.op_type +
+                                   ") has no attribute '" + name + "'");
+}
+OrtStatus* wrong_attribute(const char* fn, const OrtKernelInfo* k, const char* name, const char* want) {
+  return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": attribute '" + name + "' of node '" +
+                                               k->info.node_name + "' is not " + want);
+}
+
+template <class T>
+OrtStatus* get_attribute(const char* fn, const OrtKernelInfo* k, const char* name, T* out, const char* want) {
+  CHECK_ARG(fn, k);
+  CHECK_ARG(fn, name);
+  CHECK_ARG(fn, out);
+  const spindle::CustomAttribute* a = k->info.attribute(name);
+  if (!a) return missing_attribute(fn, k, name);
+  const T* v = std::get_if<T>(a);
+  if (!v) return wrong_attribute(fn, k, name, want);
+  *out = *v;
+  return nullptr;
+}
+
+// ONNX Runtime's size protocol: out NULL asks for the size; a buffer too
+// small is an error that still reports the size needed.
+template <class T>
+OrtStatus* copy_out(const char* fn, const T* data, size_t count, T* out, size_t* size) {
+  if (!out) {
+    *size = count;
+    return nullptr;
+  }
+  if (*size < count) {
+    const size_t given = *size;
+    *size = count;
+    return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": the buffer holds " + std::to_string(given) +
+                                                 " elements; " + std::to_string(count) + " are needed");
+  }
+  std::copy(data, data + count, out);
+  *size = count;
+  return nullptr;
+}
+OrtStatus* copy_string_out(const char* fn, const std::string& s, char* out, size_t* size) {
+  return copy_out(fn, s.c_str(), s.size() + 1, out, size);
+}
+
+OrtStatus* ORT_API_CALL KernelInfoGetAttribute_float(const OrtKernelInfo* k, const char* name, float* out) noexcept {
+  return get_attribute("KernelInfoGetAttribute_float", k, name, out, "a float");
+}
+OrtStatus* ORT_API_CALL KernelInfoGetAttribute_int64(const OrtKernelInfo* k, const char* name, int64_t* out) noexcept {
+  return get_attribute("KernelInfoGetAttribute_int64", k, name, out, "an int");
+}
+OrtStatus* ORT_API_CALL KernelInfoGetAttribute_string(const OrtKernelInfo* k, const char* name, char* out,
+                                                      size_t* size) noexcept {
+  API_BEGIN
+  const char* fn = "KernelInfoGetAttribute_string";
+  CHECK_ARG(fn, k);
+  CHECK_ARG(fn, name);
+  CHECK_ARG(fn, size);
+  const spindle::CustomAttribute* a = k->info.attribute(name);
+  if (!a) return missing_attribute(fn, k, name);
+  const auto* v = std::get_if<std::string>(a);
+  if (!v) return wrong_attribute(fn, k, name, "a string");
+  return copy_string_out(fn, *v, out, size);
+  API_END
+}
+template <class T>
+OrtStatus* get_array(const char* fn, const OrtKernelInfo* k, const char* name, T* out, size_t* size, const char* want) {
+  CHECK_ARG(fn, k);
+  CHECK_ARG(fn, name);
+  CHECK_ARG(fn, size);
+  const spindle::CustomAttribute* a = k->info.attribute(name);
+  if (!a) return missing_attribute(fn, k, name);
+  const auto* v = std::get_if<std::vector<T>>(a);
+  if (!v) return wrong_attribute(fn, k, name, want);
+  return copy_out(fn, v->data(), v->size(), out, size);
+}
+OrtStatus* ORT_API_CALL KernelInfoGetAttributeArray_float(const OrtKernelInfo* k, const char* name, float* out,
+                                                          size_t* size) noexcept {
+  return get_array("KernelInfoGetAttributeArray_float", k, name, out, size, "a list of floats");
+}
+OrtStatus* ORT_API_CALL KernelInfoGetAttributeArray_int64(const OrtKernelInfo* k, const char* name, int64_t* out,
+                                                          size_t* size) noexcept {
+  return get_array("KernelInfoGetAttributeArray_int64", k, name, out, size, "a list of ints");
+}
+OrtStatus* ORT_API_CALL KernelInfo_GetInputCount(const OrtKernelInfo* k, size_t* out) noexcept {
+  CHECK_ARG("KernelInfo_GetInputCount", k);
+  CHECK_ARG("KernelInfo_GetInputCount", out);
+  *out = k->info.input_names.size();
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL KernelInfo_GetOutputCount(const OrtKernelInfo* k, size_t* out) noexcept {
+  CHECK_ARG("KernelInfo_GetOutputCount", k);
+  CHECK_ARG("KernelInfo_GetOutputCount", out);
+  *out = k->info.output_names.size();
+  return nullptr;
+}
+OrtStatus* name_at(const char* fn, const OrtKernelInfo* k, const std::vector<std::string>& names, size_t index,
+                   char* out, size_t* size) {
+  CHECK_ARG(fn, k);
+  CHECK_ARG(fn, size);
+  if (index >= names.size()) return index_error(fn, index, names.size());
+  return copy_string_out(fn, names[index], out, size);
+}
+OrtStatus* ORT_API_CALL KernelInfo_GetInputName(const OrtKernelInfo* k, size_t index, char* out, size_t* size) noexcept {
+  API_BEGIN
+  CHECK_ARG("KernelInfo_GetInputName", k);
+  return name_at("KernelInfo_GetInputName", k, k->info.input_names, index, out, size);
+  API_END
+}
+OrtStatus* ORT_API_CALL KernelInfo_GetOutputName(const OrtKernelInfo* k, size_t index, char* out, size_t* size) noexcept {
+  API_BEGIN
+  CHECK_ARG("KernelInfo_GetOutputName", k);
+  return name_at("KernelInfo_GetOutputName", k, k->info.output_names, index, out, size);
+  API_END
+}
+OrtStatus* ORT_API_CALL KernelInfo_GetNodeName(const OrtKernelInfo* k, char* out, size_t* size) noexcept {
+  API_BEGIN
+  CHECK_ARG("KernelInfo_GetNodeName", k);
+  CHECK_ARG("KernelInfo_GetNodeName", size);
+  return copy_string_out("KernelInfo_GetNodeName", k->info.node_name, out, size);
+  API_END
+}
+// The element type known at load (UNDEFINED when it is not); no shape.
+OrtStatus* type_at(const char* fn, const OrtKernelInfo* k, const std::vector<spindle::DataType>& types, size_t index,
+                   OrtTypeInfo** out) {
+  CHECK_ARG(fn, k);
+  CHECK_ARG(fn, out);
+  if (index >= types.size()) return index_error(fn, index, types.size());
+  auto* ti = new OrtTypeInfo;
+  ti->type = ONNX_TYPE_TENSOR;
+  ti->tensor.type = types[index] == spindle::DataType::kUndefined ? ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED
+                                                                  : dtype_to_ort(types[index]);
+  ti->tensor.has_shape = false;
+  *out = ti;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL KernelInfo_GetInputTypeInfo(const OrtKernelInfo* k, size_t index, OrtTypeInfo** out) noexcept {
+  API_BEGIN
+  CHECK_ARG("KernelInfo_GetInputTypeInfo", k);
+  return type_at("KernelInfo_GetInputTypeInfo", k, k->info.input_types, index, out);
+  API_END
+}
+OrtStatus* ORT_API_CALL KernelInfo_GetOutputTypeInfo(const OrtKernelInfo* k, size_t index, OrtTypeInfo** out) noexcept {
+  API_BEGIN
+  CHECK_ARG("KernelInfo_GetOutputTypeInfo", k);
+  return type_at("KernelInfo_GetOutputTypeInfo", k, k->info.output_types, index, out);
+  API_END
+}
+OrtStatus* ORT_API_CALL CopyKernelInfo(const OrtKernelInfo* k, OrtKernelInfo** out) noexcept {
+  API_BEGIN
+  CHECK_ARG("CopyKernelInfo", k);
+  CHECK_ARG("CopyKernelInfo", out);
+  *out = new OrtKernelInfo(*k);
+  API_END
+}
+void ORT_API_CALL ReleaseKernelInfo(OrtKernelInfo* k) noexcept { delete k; }
+
+// ---------------------------------------------------------------- kernel context
+
+OrtStatus* ORT_API_CALL KernelContext_GetInputCount(const OrtKernelContext* c, size_t* out) noexcept {
+  CHECK_ARG("KernelContext_GetInputCount", c);
+  CHECK_ARG("KernelContext_GetInputCount", out);
+  *out = c->inputs.size();
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL KernelContext_GetOutputCount(const OrtKernelContext* c, size_t* out) noexcept {
+  CHECK_ARG("KernelContext_GetOutputCount", c);
+  CHECK_ARG("KernelContext_GetOutputCount", out);
+  *out = c->outputs.size();
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL KernelContext_GetInput(const OrtKernelContext* c, size_t index, const OrtValue** out) noexcept {
+  CHECK_ARG("KernelContext_GetInput", c);
+  CHECK_ARG("KernelContext_GetInput", out);
+  if (index >= c->inputs.size()) return index_error("KernelContext_GetInput", index, c->inputs.size());
+  *out = c->inputs[index].get();  // NULL for an absent optional input
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL KernelContext_GetOutput(OrtKernelContext* c, size_t index, const int64_t* dims, size_t rank,
+                                                OrtValue** out) noexcept {
+  API_BEGIN
+  const char* fn = "KernelContext_GetOutput";
+  CHECK_ARG(fn, c);
+  CHECK_ARG(fn, out);
+  if (rank > 0) CHECK_ARG(fn, dims);
+  if (index >= c->outputs.size()) return index_error(fn, index, c->outputs.size());
+  spindle::Shape shape(dims, dims + rank);
+  for (size_t d = 0; d < rank; ++d)
+    if (shape[d] < 0)
+      return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": output " + std::to_string(index) + ": dimension " +
+                                                   std::to_string(d) + " is " + std::to_string(shape[d]) +
+                                                   "; dimensions are not negative");
+  // Asked again with the same shape: the same value.
+  if (c->outputs[index] && c->outputs[index]->tensor.shape() == shape) {
+    *out = c->outputs[index].get();
+    return nullptr;
+  }
+  spindle::DataType dtype = kernels::declared_type(*c->output_types, index);
+  if (dtype == spindle::DataType::kUndefined) {
+    // An output whose type the op leaves open takes its first input's.
+    for (const auto& in : c->inputs)
+      if (in && in->tensor.defined()) {
+        dtype = in->tensor.dtype();
+        break;
+      }
+  }
+  if (dtype == spindle::DataType::kUndefined)
+    return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": output " + std::to_string(index) +
+                                                 " has no element type: the custom op declares none and the node has "
+                                                 "no input to take it from");
+  spindle::Tensor& t = c->ctx->output(index, dtype, shape);
+  c->outputs[index] = std::make_unique<OrtValue>(OrtValue{t});
+  *out = c->outputs[index].get();
+  API_END
+}
+OrtStatus* ORT_API_CALL KernelContext_GetAllocator(const OrtKernelContext* c, const OrtMemoryInfo* info,
+                                                   OrtAllocator** out) noexcept {
+  CHECK_ARG("KernelContext_GetAllocator", c);
+  CHECK_ARG("KernelContext_GetAllocator", info);
+  CHECK_ARG("KernelContext_GetAllocator", out);
+  if (info->name != "Cpu")
+    return make_status(ORT_INVALID_ARGUMENT, "KernelContext_GetAllocator: memory '" + info->name +
+                                                 "'; spindle has CPU memory only (\"Cpu\")");
+  *out = &g_default_allocator;
+  return nullptr;
+}
+// fn(usr_data, i) for i in [0, total): batches of consecutive indices (at
+// most num_batch, 0 = one per index), each run whole by one thread of the
+// session's intra-op pool (the caller included). The batches depend on
+// total and num_batch only.
+OrtStatus* ORT_API_CALL KernelContext_ParallelFor(const OrtKernelContext* c, void (*fn)(void*, size_t), size_t total,
+                                                  size_t num_batch, void* usr_data) noexcept {
+  API_BEGIN
+  CHECK_ARG("KernelContext_ParallelFor", c);
+  CHECK_ARG("KernelContext_ParallelFor", fn);
+  if (total == 0) return nullptr;
+  const size_t batches = num_batch == 0 ? total : std::min(num_batch, total);
+  auto run_batch = [&](size_t b) {
+    const size_t begin = total / batches * b + std::min(b, total % batches);
+    const size_t end = begin + total / batches + (b < total % batches ? 1 : 0);
+    for (size_t i = begin; i < end; ++i) fn(usr_data, i);
+  };
+  spindle::parallel_for(c->ctx->intra_op_pool(), 0, static_cast<int64_t>(batches), 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) run_batch(static_cast<size_t>(b));
+  });
+  API_END
+}
+
+}  // namespace
+
+void set_custom_op_slots(OrtApi& api) {
+#define SET(name) api.name = name;
+  SET(CreateCustomOpDomain) SET(CustomOpDomain_Add) SET(ReleaseCustomOpDomain) SET(AddCustomOpDomain)
+  SET(RegisterCustomOpsLibrary) SET(RegisterCustomOpsLibrary_V2) SET(RegisterCustomOpsUsingFunction)
+  SET(KernelInfoGetAttribute_float) SET(KernelInfoGetAttribute_int64) SET(KernelInfoGetAttribute_string)
+  SET(KernelInfoGetAttributeArray_float) SET(KernelInfoGetAttributeArray_int64) SET(KernelInfo_GetInputCount)
+  SET(KernelInfo_GetOutputCount) SET(KernelInfo_GetInputName) SET(KernelInfo_GetOutputName) SET(KernelInfo_GetNodeName)
+  SET(KernelInfo_GetInputTypeInfo) SET(KernelInfo_GetOutputTypeInfo) SET(CopyKernelInfo) SET(ReleaseKernelInfo)
+  SET(KernelContext_GetInputCount) SET(KernelContext_GetOutputCount) SET(KernelContext_GetInput)
+  SET(KernelContext_GetOutput) SET(KernelContext_GetAllocator) SET(KernelContext_ParallelFor)
+#undef SET
+}
+
+Status register_custom_ops_library(SessionOptions& options, const std::string& path) {
+  OrtSessionOptions o;
+  o.opts.custom_op_domains = options.custom_op_domains;
+  if (OrtStatus* st = RegisterCustomOpsLibrary_V2(&o, path.c_str())) {
+    Status s(code_from_ort(st->code), st->message);
+    delete st;
+    return s;
+  }
+  options.custom_op_domains = std::move(o.opts.custom_op_domains);
+  return Status::ok();
+}
+
+}  // namespace spindle::capi
