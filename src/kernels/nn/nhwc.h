@@ -19,4 +19,8 @@ void transpose_bytes(ThreadPool* pool, const uint8_t* src, uint8_t* dst, int64_t
 // spindle.MaxPoolNhwc (MaxPool's attributes, 8-bit NHWC in and out).
 void register_nhwc(KernelRegistry& r);
 
+// spindle.QLinearGateMul, in NCHW or NHWC (qlinear_gate.cpp; register_nhwc
+// registers it).
+void register_qlinear_gate(KernelRegistry& r);
+
 }  // namespace spindle::kernels::nn

@@ -151,6 +151,7 @@ void register_nhwc(KernelRegistry& r) {
   r.add("spindle", "FromNhwc", 1, 1, factory_of<NhwcReorderKernel<false>>());
   r.add("spindle", "MaxPoolNhwc", 1, 1, factory_of<MaxPoolNhwcKernel>());
   r.add("spindle", "QLinearLookup", 1, 1, factory_of<LookupKernel>());
+  register_qlinear_gate(r);
 }
 
 }  // namespace spindle::kernels::nn

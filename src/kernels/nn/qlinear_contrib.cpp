@@ -23,6 +23,7 @@
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/nn_util.h"
+#include "kernels/nn/qlinear_params.h"
 #include "primitives/gemm/qgemm.h"
 #include "primitives/quant/requant.h"
 
@@ -30,27 +31,10 @@ namespace spindle::kernels::nn {
 
 namespace {
 
-bool is_q8(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
-
-void require_q8_input(const NodeInfo& node, const Tensor& t, const char* name) {
-  if (!is_q8(t.dtype())) fail(node, fmt::format("input {} is {}, expected uint8 or int8", name, t.describe()));
-}
-
-float scalar_scale(KernelContext& ctx, int index, const char* name) {
-  const Tensor& s = ctx.input(index);
-  if (s.dtype() != DataType::kFloat32 || s.numel() != 1)
-    fail(ctx.node(), fmt::format("input {} is {}, expected one float32 value", name, s.describe()));
-  return s.data<float>()[0];
-}
-
-// An optional scalar zero point of `type` (absent: 0).
-int32_t scalar_zero_point(KernelContext& ctx, int index, const char* name, DataType type) {
-  if (!ctx.has_input(index)) return 0;
-  const Tensor& z = ctx.input(index);
-  if (z.dtype() != type || z.numel() != 1)
-    fail(ctx.node(), fmt::format("input {} is {}, expected one {} value", name, z.describe(), dtype_name(type)));
-  return type == DataType::kUInt8 ? z.data<uint8_t>()[0] : z.data<int8_t>()[0];
-}
+using qparams::is_q8;
+using qparams::require_q8_input;
+using qparams::scalar_scale;
+using qparams::scalar_zero_point;
 
 // QuantizeLinear of one float value, as its kernel computes it.
 template <class Q>

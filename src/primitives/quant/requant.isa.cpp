@@ -74,6 +74,29 @@ void binary(const ::spindle::kernels::QuantRow& p) {
   }
 }
 
+// The float Mul's operands in the unfused order do not matter: a float
+// product is commutative, so gate * DQ(a) gives the Mul's bits.
+template <class Q>
+void gate(const ::spindle::kernels::QuantRow& p) {
+  const Q* __restrict a = static_cast<const Q*>(p.a);
+  Q* __restrict y = static_cast<Q*>(p.y);
+  const int64_t n = p.n;
+  const float sa = p.a_scale, za = p.a_zero, sy = p.y_scale, zy = p.y_zero, lo = p.lo, hi = p.hi;
+  if (p.gate_per_value) {
+    const float* __restrict g = p.gate;
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = g[i] * ((static_cast<float>(a[i]) - za) * sa);
+      y[i] = static_cast<Q>(static_cast<int32_t>(quantize(v / sy, zy, lo, hi)));
+    }
+  } else {
+    const float g = p.gate[0];
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = g * ((static_cast<float>(a[i]) - za) * sa);
+      y[i] = static_cast<Q>(static_cast<int32_t>(quantize(v / sy, zy, lo, hi)));
+    }
+  }
+}
+
 template <class Q>
 void quantize_all(const ::spindle::kernels::QuantRow& p) {
   const float* __restrict a = static_cast<const float*>(p.a);
@@ -129,6 +152,11 @@ void dw_taps(const ::spindle::kernels::DwRow& a) {
 void qlinear_binary_row(const ::spindle::kernels::QuantRow& args) {
   if (args.sign) binary<int8_t>(args);
   else binary<uint8_t>(args);
+}
+
+void qlinear_gate_row(const ::spindle::kernels::QuantRow& args) {
+  if (args.sign) gate<int8_t>(args);
+  else gate<uint8_t>(args);
 }
 
 void quantize_row(const ::spindle::kernels::QuantRow& args) {
