@@ -17,6 +17,7 @@
 
 #include "kernels/nn/nhwc.h"
 #include "kernels/nn/nn_util.h"
+#include "primitives/quant/lookup.h"
 
 namespace spindle::kernels::nn {
 
@@ -138,9 +139,9 @@ class LookupKernel final : public OpKernel {
     const auto* x = static_cast<const uint8_t*>(X.raw_data());
     const auto* t = static_cast<const uint8_t*>(table.raw_data());
     auto* y = static_cast<uint8_t*>(Y.raw_mutable_data());
-    parallel_for(ctx.pool(), 0, n, grain_for_work(n, 1.0), [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) y[i] = t[x[i]];
-    });
+    static const auto lookup_fn = SPINDLE_ISA_SELECT(lookup_bytes);
+    parallel_for(ctx.pool(), 0, n, grain_for_work(n, 1.0),
+                 [&](int64_t i0, int64_t i1) { lookup_fn(x + i0, y + i0, i1 - i0, t); });
   }
 };
 
