@@ -14,7 +14,7 @@
 // reads it (a [N, C, 1, 1] gate has the same bytes either way). The float arithmetic is the unfused one's, value by value
 // (DequantizeLinear, the Mul, QuantizeLinear: primitives/quant/requant.h),
 // so the result has its bits. A G of shape [N or 1, C or 1, 1, ...] (one
-// gate per channel) runs rows of channels (NHWC) or planes (NCHW), split
+// gate per channel) runs rows of pixels' channels (NHWC) or planes (NCHW), split
 // across the pool by shape; other broadcasts expand X and the gates first.
 #include <algorithm>
 #include <limits>
@@ -145,16 +145,26 @@ class QLinearGateMulKernel final : public OpKernel {
       const int64_t N = xl[0], C = xl[1], inner = C > 0 && N > 0 ? total / (N * C) : 0;
       const int64_t gs_n = gp[0] == 1 ? 0 : gp[1], gs_c = gp[1] == 1 ? 0 : 1;
       if (channels_last_) {
-        // Rows of C channels, one per pixel.
-        parallel_for(ctx.pool(), 0, N * inner, grain_for_work(N * inner, static_cast<double>(C)),
-                     [&](int64_t p0, int64_t p1) {
+        // Rows of `reps` pixels of C channels (about 1024 values), the
+        // image's gates repeated along a row.
+        const int64_t reps = std::max<int64_t>(1, 1024 / std::max<int64_t>(C, 1));
+        const int64_t images = gs_n == 0 ? 1 : N;
+        std::vector<float> repeated(static_cast<size_t>(images * reps * C));
+        for (int64_t n = 0; n < images; ++n)
+          for (int64_t k = 0; k < reps * C; ++k)
+            repeated[static_cast<size_t>(n * reps * C + k)] = gates[static_cast<size_t>(n * gs_n + (k % C) * gs_c)];
+        const int64_t runs = ceil_div(inner, reps);  // rows per image
+        parallel_for(ctx.pool(), 0, N * runs, grain_for_work(N * runs, static_cast<double>(reps * C)),
+                     [&](int64_t r0, int64_t r1) {
           QuantRow row = q;
-          row.n = C;
-          row.gate_per_value = gs_c == 1;
-          for (int64_t p = p0; p < p1; ++p) {
-            row.a = x + p * C;
-            row.y = y + p * C;
-            row.gate = gates.data() + (p / inner) * gs_n;
+          row.gate_per_value = true;
+          for (int64_t r = r0; r < r1; ++r) {
+            const int64_t n = r / runs, p0 = (r % runs) * reps, p1 = std::min(inner, p0 + reps);
+            const int64_t at = (n * inner + p0) * C;
+            row.n = (p1 - p0) * C;
+            row.a = x + at;
+            row.y = y + at;
+            row.gate = repeated.data() + (gs_n == 0 ? 0 : n) * reps * C;
             row_fn(row);
           }
         });
