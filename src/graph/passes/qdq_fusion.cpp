@@ -237,6 +237,27 @@ bool constant_rest(const Graph& g, const Node& f) {
   return true;
 }
 
+// A constant `table` as a new initializer named after `base`.
+int add_table(Graph& g, const std::string& base, const Tensor& table) {
+  const int t = fresh_value(g, base);
+  g.initializers[t] = table;
+  return t;
+}
+
+// Node `at` replaced by spindle.`op` (opset 1, the node's name) reading
+// `inputs`, writing `output`.
+void place_spindle_node(Graph& g, size_t at, const char* op, std::vector<int> inputs, int output) {
+  Node n;
+  n.name = g.nodes[at].name;
+  n.op_type = op;
+  n.domain = "spindle";
+  n.opset = 1;
+  n.inputs = std::move(inputs);
+  n.outputs = {output};
+  g.nodes[at] = std::move(n);
+  g.reindex(static_cast<int>(at));
+}
+
 // Removes the DequantizeLinear nodes no one reads any more; returns how many.
 int remove_unread_dequantizes(Graph& g) {
   g.invalidate_uses();
@@ -414,19 +435,10 @@ void fuse_qdq_lookups(Graph& g, PassRecord& record) {
     if (qi < 0) continue;
     const Tensor table = unit_table(g, g.nodes[static_cast<size_t>(d)], f, &g.nodes[static_cast<size_t>(qi)], x.type);
     if (!table.defined()) continue;
-    const int t = fresh_value(g, base_name(g, f) + "/lookup_table");
-    g.initializers[t] = table;
-    Node n;
-    n.name = f.name;
-    n.op_type = "QLinearLookup";
-    n.domain = "spindle";
-    n.opset = 1;
-    n.inputs = {x.data, t};
-    n.outputs = {g.nodes[static_cast<size_t>(qi)].outputs[0]};
+    const int t = add_table(g, base_name(g, f) + "/lookup_table", table);
+    place_spindle_node(g, i, "QLinearLookup", {x.data, t}, g.nodes[static_cast<size_t>(qi)].outputs[0]);
     dead[static_cast<size_t>(qi)] = true;
     dead[static_cast<size_t>(d)] = true;
-    g.nodes[i] = std::move(n);
-    g.reindex(static_cast<int>(i));
     ++record.count;
   }
   g.compact(dead);
@@ -463,19 +475,11 @@ void fuse_qdq_gates(Graph& g, PassRecord& record) {
       if (qi < 0 || y.type != x.type) continue;
       const Tensor table = unit_table(g, g.nodes[static_cast<size_t>(gd)], f, nullptr, gq.type);
       if (!table.defined()) continue;
-      const int t = fresh_value(g, base_name(g, mul) + "/gate_table");
-      g.initializers[t] = table;
-      Node n;
-      n.name = mul.name;
-      n.op_type = "QLinearGateMul";
-      n.domain = "spindle";
-      n.opset = 1;
-      n.inputs = {x.data, x.scale, x.zp, gq.data, t, y.scale, y.zp};
-      n.outputs = {g.nodes[static_cast<size_t>(qi)].outputs[0]};
+      const int t = add_table(g, base_name(g, mul) + "/gate_table", table);
+      place_spindle_node(g, i, "QLinearGateMul", {x.data, x.scale, x.zp, gq.data, t, y.scale, y.zp},
+                         g.nodes[static_cast<size_t>(qi)].outputs[0]);
       dead[static_cast<size_t>(qi)] = true;
       dead[static_cast<size_t>(fi)] = true;
-      g.nodes[i] = std::move(n);
-      g.reindex(static_cast<int>(i));
       ++record.count;
       break;
     }
