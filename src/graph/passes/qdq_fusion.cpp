@@ -459,8 +459,9 @@ void fuse_qdq_gates(Graph& g, PassRecord& record) {
   const size_t count = g.nodes.size();
   for (size_t i = 0; i < count; ++i) {
     const Node& mul = g.nodes[i];
-    if (dead[i] || !is_op(mul, "Mul") || mul.inputs.size() != 2 || mul.outputs.size() != 1 || mul.inputs[0] < 0 ||
-        mul.inputs[1] < 0 || mul.inputs[0] == mul.inputs[1])
+    // (Mul before opset 7 broadcast by its attributes, not numpy's rules.)
+    if (dead[i] || !is_op(mul, "Mul") || mul.opset < 7 || mul.inputs.size() != 2 || mul.outputs.size() != 1 ||
+        mul.inputs[0] < 0 || mul.inputs[1] < 0 || mul.inputs[0] == mul.inputs[1])
       continue;
     for (int k = 0; k < 2; ++k) {
       const int fv = mul.inputs[static_cast<size_t>(k)], xv = mul.inputs[static_cast<size_t>(1 - k)];
