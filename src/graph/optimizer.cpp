@@ -66,6 +66,10 @@ const std::vector<Pass>& table() {
       {{"QLinearLookupFusion", L::kBasic,
         "DequantizeLinear -> unary element-wise op -> QuantizeLinear as one 256-entry table lookup"},
        plain<passes::fuse_qdq_lookups>},
+      {{"QLinearGateMulFusion", L::kBasic,
+        "DequantizeLinear -> unary op -> Mul by a DequantizeLinear (squeeze-excite) -> QuantizeLinear as one "
+        "spindle.QLinearGateMul"},
+       plain<passes::fuse_qdq_gates>},
       {{"ConvBNFusion", L::kExtended, "Conv + constant BatchNormalization as one Conv"}, plain<passes::fold_batchnorms>},
       {{"ConvAffineFusion", L::kExtended, "Conv + constant per-channel Mul / Add folded into its weights and bias"},
        plain<passes::fold_conv_affine>},
@@ -93,7 +97,8 @@ const std::vector<Pass>& table() {
       {{"ConvInputBatchNormFusion", L::kExtended, "a BatchNormalization (+ Relu) read only by a Conv, applied by the Conv"},
        plain<passes::fuse_input_batchnorms>},
       {{"NhwcTransformer", L::kAll,
-        "chains of 8-bit QLinearConv / MaxPool / QLinearAdd / QLinearLookup with their activations in NHWC"},
+        "chains of 8-bit QLinearConv / MaxPool / QLinearAdd / QLinearLookup / QLinearGateMul with their activations in "
+        "NHWC"},
        plain<passes::use_nhwc_layout>},
       {{"NchwcTransformer", L::kAll, "chains of 1x1 / depthwise / grouped Convs in the blocked layout NCHW8c"},
        plain<passes::use_blocked_layout>},

@@ -500,5 +500,118 @@ TEST(QLinearLookupFusion, LookupsStayInsideNhwcChain) {
   }
 }
 
+// ---------------------------------------------------------------- QLinearGateMulFusion
+
+struct GateCase {
+  std::string f;     // the gate's activation
+  Shape x, s;        // the Mul's operands
+  bool gate_first;   // Mul(f, x) or Mul(x, f)
+  bool is_signed;
+};
+
+// x -> Q -> DQ; s -> Q -> DQ -> f; Mul -> Q -> DQ -> y: one
+// spindle.QLinearGateMul whose output bits equal the unfused chain's, at 1
+// and 2 threads.
+void expect_gate_same_bits(const GateCase& c) {
+  ModelBuilder b(20);
+  Shape y = c.x;
+  if (c.s.size() == c.x.size())
+    for (size_t d = 0; d < y.size(); ++d) y[d] = std::max(c.x[d], c.s[d]);
+  b.input("x", c.x).input("s", c.s).output("y", y);
+  act_params_typed(b, "px", 0.04f, c.is_signed ? -5 : 120, c.is_signed);
+  act_params_typed(b, "ps", 0.07f, c.is_signed ? 2 : 128, c.is_signed);
+  act_params_typed(b, "py", 0.03f, c.is_signed ? 1 : 125, c.is_signed);
+  b.node(c.f, {qdq(b, "s", "ps")}, {"g"});
+  const std::string xd = qdq(b, "x", "px");
+  b.node("Mul", c.gate_first ? std::vector<std::string>{"g", xd} : std::vector<std::string>{xd, "g"}, {"m"});
+  b.node("QuantizeLinear", {"m", "py_s", "py_z"}, {"mq"});
+  b.node("DequantizeLinear", {"mq", "py_s", "py_z"}, {"y"});
+  const std::vector<uint8_t> bytes = b.bytes();
+  const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", random_input(c.x, 81, -3.0f, 6.0f)},
+                                                             {"s", random_input(c.s, 82, -6.0f, 6.0f)}};
+  int plain_nodes = 0;
+  const std::vector<float> want = output_without(bytes, feeds, "QLinearGateMulFusion", &plain_nodes);
+  for (int threads : {1, 2}) {
+    auto s = session_with_threads(bytes, threads);
+    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("QLinearGateMulFusion 1")) << c.f;
+    // The activation, the Q and the two DequantizeLinears go.
+    EXPECT_EQ(s->num_nodes(), plain_nodes - 4) << c.f;
+    EXPECT_EQ(s->run(feeds)[0].to_vector<float>(), want) << c.f << " threads " << threads;
+  }
+}
+
+TEST(QLinearGateMulFusion, SqueezeExciteSameBits) {
+  const GateCase cases[] = {
+      {"HardSigmoid", {2, 6, 5, 7}, {2, 6, 1, 1}, true, false},
+      {"Sigmoid", {2, 6, 5, 7}, {2, 6, 1, 1}, false, false},
+      {"Sigmoid", {2, 6, 5, 7}, {1, 6, 1, 1}, true, true},
+      {"HardSigmoid", {2, 6, 5, 7}, {6, 1, 1}, false, true},
+      {"Tanh", {2, 6, 5, 7}, {1, 1, 5, 7}, true, false},
+      {"Sigmoid", {2, 6, 1, 1}, {2, 6, 5, 7}, true, false},
+  };
+  for (const GateCase& c : cases) expect_gate_same_bits(c);
+}
+
+// The activation's output read elsewhere too, or the Mul's: not fused.
+TEST(QLinearGateMulFusion, SharedFloatValueIsNotFused) {
+  for (const char* shared : {"g", "m"}) {
+    ModelBuilder b(20);
+    b.input("x", {1, 4, 3, 3}).input("s", {1, 4, 1, 1}).output("y", {1, 4, 3, 3}).output("z", {});
+    act_params(b, "px", 0.05f, 128);
+    act_params(b, "ps", 0.05f, 128);
+    act_params(b, "py", 0.05f, 10);
+    b.node("Sigmoid", {qdq(b, "s", "ps")}, {"g"});
+    b.node("Mul", {"g", qdq(b, "x", "px")}, {"m"});
+    b.node("QuantizeLinear", {"m", "py_s", "py_z"}, {"mq"});
+    b.node("DequantizeLinear", {"mq", "py_s", "py_z"}, {"y"});
+    b.node("ReduceSum", {shared}, {"z"});
+    ModelBuilder::attr_int(b.proto().mutable_graph()->mutable_node(b.proto().graph().node_size() - 1)[0], "keepdims", 0);
+    auto s = InferenceSession::create_from_bytes(b.bytes(), {});
+    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("QLinearGateMulFusion 0")) << shared;
+  }
+}
+
+// A MobileNetV3-style block: Conv + Relu, the squeeze-excite (global pool,
+// Conv + Relu, Conv, HardSigmoid, Mul) and a 1x1 Conv with QDQ around
+// each: the gate joins the NHWC chain with its X and G from QLinearConvs
+// (NHWC conversions only at the model's ends), same bits as without the
+// fusion and as without the NHWC layout, at 1 and 2 threads.
+TEST(QLinearGateMulFusion, GateStaysInsideNhwcChain) {
+  ModelBuilder b(20);
+  b.input("x", {1, 5, 13, 11}).output("y", {1, 7, 13, 11});
+  const std::pair<float, uint8_t> params[] = {{0.02f, 131}, {0.03f, 0}, {0.025f, 3}, {0.02f, 0}, {0.06f, 128},
+                                              {0.015f, 2},  {0.04f, 128}};
+  for (size_t i = 0; i < std::size(params); ++i) act_params(b, "p" + std::to_string(i), params[i].first, params[i].second);
+  weights(b, {12, 5, 3, 3}, 0, 0.02f, 91, "c1");
+  weights(b, {4, 12, 1, 1}, 0, 0.025f, 92, "f1");
+  weights(b, {12, 4, 1, 1}, 0, 0.02f, 93, "f2");
+  weights(b, {7, 12, 1, 1}, 0, 0.015f, 94, "c2");
+  auto& c1 = b.node("Conv", {qdq(b, "x", "p0"), "c1W", "c1B"}, {"a"});
+  ModelBuilder::attr_ints(c1, "pads", {1, 1, 1, 1});
+  b.node("Relu", {"a"}, {"ar"});
+  const std::string ad = qdq(b, "ar", "p1");
+  b.node("GlobalAveragePool", {ad}, {"gp"});
+  b.node("Conv", {qdq(b, "gp", "p2"), "f1W", "f1B"}, {"e"});
+  b.node("Relu", {"e"}, {"er"});
+  b.node("Conv", {qdq(b, "er", "p3"), "f2W", "f2B"}, {"f"});
+  b.node("HardSigmoid", {qdq(b, "f", "p4")}, {"h"});
+  b.node("Mul", {"h", ad}, {"m"});
+  b.node("Conv", {qdq(b, "m", "p5"), "c2W", "c2B"}, {"c"});
+  b.node("QuantizeLinear", {"c", "p6_s", "p6_z"}, {"cq"});
+  b.node("DequantizeLinear", {"cq", "p6_s", "p6_z"}, {"y"});
+  const std::vector<uint8_t> bytes = b.bytes();
+  const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", random_input({1, 5, 13, 11}, 95, -1.5f, 3.0f)}};
+  const std::vector<float> want = output_without(bytes, feeds, "QLinearGateMulFusion");
+  EXPECT_EQ(output_without(bytes, feeds, "NhwcTransformer"), want);
+  for (int threads : {1, 2}) {
+    auto s = session_with_threads(bytes, threads);
+    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("QLinearGateMulFusion 1"));
+    // Four QLinearConvs and the gate; x in, y out, and the pool's output
+    // (taken back to NCHW after it) into the squeeze Conv.
+    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("NhwcTransformer 5 (3 conversions)"));
+    EXPECT_EQ(s->run(feeds)[0].to_vector<float>(), want) << "threads " << threads;
+  }
+}
+
 }  // namespace
 }  // namespace spindle

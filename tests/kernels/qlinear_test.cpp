@@ -553,5 +553,39 @@ TEST(NhwcKernels, QLinearLookupMapsEachByteThroughTheTable) {
               ::testing::HasSubstr("input X is"));
 }
 
+// QLinearGlobalAveragePool channels_last on ToNhwc(X) equals the NCHW
+// pool: channel counts past one block of the NHWC sums (and ragged), one
+// pixel, uint8 and int8, 1 and 2 threads.
+TEST(NhwcKernels, QLinearGlobalAveragePoolChannelsLastEqualsNchw) {
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+  for (const Shape& s : {Shape{2, 130, 7, 9}, Shape{1, 64, 1, 1}, Shape{3, 5, 4, 6}})
+    for (bool sign : {false, true}) {
+      const size_t n = static_cast<size_t>(s[0] * s[1] * s[2] * s[3]);
+      const Tensor x = sign ? Tensor::from_vector<int8_t>(s, random_ints<int8_t>(n, 53, -128, 127))
+                            : Tensor::from_vector<uint8_t>(s, random_ints<uint8_t>(n, 54, 0, 255));
+      auto zp = [&](int v) {
+        return sign ? Tensor::from_vector<int8_t>({}, {static_cast<int8_t>(v)})
+                    : Tensor::from_vector<uint8_t>({}, {static_cast<uint8_t>(v)});
+      };
+      const std::vector<Tensor> params = {Tensor::from_vector<float>({}, {0.05f}), zp(3),
+                                          Tensor::from_vector<float>({}, {0.04f}), zp(sign ? -2 : 9)};
+      kernels::NodeInfo node;
+      node.op_type = "QLinearGlobalAveragePool";
+      node.domain = "com.microsoft";
+      node.opset = 1;
+      node.num_inputs = 5;
+      const Tensor want = run_kernel_once(node, {x, params[0], params[1], params[2], params[3]})[0];
+      node.attrs.set("channels_last", int64_t{1});
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), pool.get()}) {
+        const Tensor got = run_kernel_once(node, {run_nhwc("ToNhwc", x), params[0], params[1], params[2], params[3]}, p)[0];
+        EXPECT_EQ(got.shape(), (Shape{s[0], 1, 1, s[1]}));
+        EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), static_cast<size_t>(s[0] * s[1])), 0)
+            << shape_to_string(s) << (sign ? " int8" : " uint8");
+      }
+      const std::vector<int64_t> wv = want.to_int64_vector();
+      if (wv.size() > 1) EXPECT_NE(*std::min_element(wv.begin(), wv.end()), *std::max_element(wv.begin(), wv.end()));
+    }
+}
+
 }  // namespace
 }  // namespace spindle

@@ -35,6 +35,9 @@ void fuse_qdq(Graph& g, PassRecord& record, const LoadLimits& limits, Status& st
 // DequantizeLinear -> unary element-wise op -> QuantizeLinear as one
 // spindle.QLinearLookup with a 256-entry table (qdq_fusion.cpp).
 void fuse_qdq_lookups(Graph& g, PassRecord& record);
+// DequantizeLinear -> unary op -> Mul(., DequantizeLinear(x)) -> QuantizeLinear
+// (a squeeze-excite scaling) as one spindle.QLinearGateMul (qdq_fusion.cpp).
+void fuse_qdq_gates(Graph& g, PassRecord& record);
 // attention_fusion.cpp
 void fuse_attention(Graph& g, PassRecord& record);
 // quant_fusion.cpp
@@ -43,7 +46,8 @@ void fuse_dynamic_quantize_matmul(Graph& g, PassRecord& record);
 // spindle.BlockedConv nodes on NCHW8c tensors, with spindle.ReorderToBlocked
 // / ReorderFromBlocked at the chains' ends.
 void use_blocked_layout(Graph& g, PassRecord& record);
-// Chains of 8-bit QLinearConv / MaxPool / QLinearAdd in NHWC (qdq_nhwc.cpp).
+// Chains of 8-bit QLinearConv / MaxPool / QLinearAdd / QLinearLookup /
+// QLinearGateMul in NHWC (qdq_nhwc.cpp).
 void use_nhwc_layout(Graph& g, PassRecord& record);
 
 }  // namespace spindle::graph::passes

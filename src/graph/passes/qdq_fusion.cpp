@@ -203,10 +203,10 @@ bool lookup_op(const Node& n) {
   return false;
 }
 
-// The 256 outputs of the unit DQ -> f -> Q for the input bytes 0..255 (as
-// the input type's codes), run through the float kernels themselves; an
-// undefined tensor when a kernel refuses them.
-Tensor lookup_table(const Graph& g, const Node& dq, const Node& f, const Node& q, DataType x_type) {
+// The 256 outputs of the unit DQ -> f [-> Q] for the input bytes 0..255 (as
+// the input type's codes), run through the float kernels themselves (q
+// null: f's float values); an undefined tensor when a kernel refuses them.
+Tensor unit_table(const Graph& g, const Node& dq, const Node& f, const Node* q, DataType x_type) {
   Tensor codes(x_type, Shape{256});
   auto* c = static_cast<uint8_t*>(codes.raw_mutable_data());
   for (int b = 0; b < 256; ++b) c[b] = static_cast<uint8_t>(b);
@@ -217,13 +217,63 @@ Tensor lookup_table(const Graph& g, const Node& dq, const Node& f, const Node& q
     std::vector<Tensor> fin = {v.at(0)};
     for (size_t s = 1; s < f.inputs.size(); ++s) fin.push_back(constant(f.inputs[s]));
     v = kernels::run_kernel_once(f.op_type, f.opset, f.attrs, std::move(fin));
-    std::vector<Tensor> qin = {v.at(0), constant(q.inputs[1]), constant(q.inputs[2])};
-    v = kernels::run_kernel_once(q.op_type, q.opset, q.attrs, std::move(qin));
+    if (!q) {
+      if (!v.at(0).defined() || v[0].dtype() != DataType::kFloat32 || v[0].numel() != 256) return Tensor();
+      return v[0].reshaped(Shape{256});
+    }
+    std::vector<Tensor> qin = {v.at(0), constant(q->inputs[1]), constant(q->inputs[2])};
+    v = kernels::run_kernel_once(q->op_type, q->opset, q->attrs, std::move(qin));
     if (!v.at(0).defined() || !is_q8(v[0].dtype()) || v[0].numel() != 256) return Tensor();
     return v[0].reshaped(Shape{256});
   } catch (const Error&) {
     return Tensor();
   }
+}
+
+// A lookup op reading only constants besides its input 0.
+bool constant_rest(const Graph& g, const Node& f) {
+  for (size_t s = 1; s < f.inputs.size(); ++s)
+    if (f.inputs[s] >= 0 && !g.is_initializer(f.inputs[s])) return false;
+  return true;
+}
+
+// A constant `table` as a new initializer named after `base`.
+int add_table(Graph& g, const std::string& base, const Tensor& table) {
+  const int t = fresh_value(g, base);
+  g.initializers[t] = table;
+  return t;
+}
+
+// Node `at` replaced by spindle.`op` (opset 1, the node's name) reading
+// `inputs`, writing `output`.
+void place_spindle_node(Graph& g, size_t at, const char* op, std::vector<int> inputs, int output) {
+  Node n;
+  n.name = g.nodes[at].name;
+  n.op_type = op;
+  n.domain = "spindle";
+  n.opset = 1;
+  n.inputs = std::move(inputs);
+  n.outputs = {output};
+  g.nodes[at] = std::move(n);
+  g.reindex(static_cast<int>(at));
+}
+
+// Removes the DequantizeLinear nodes no one reads any more; returns how many.
+int remove_unread_dequantizes(Graph& g) {
+  g.invalidate_uses();
+  std::vector<bool> unread(g.nodes.size(), false);
+  int removed = 0;
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    const Node& n = g.nodes[i];
+    if (!is_op(n, "DequantizeLinear") || n.outputs.size() != 1 || g.is_graph_output(n.outputs[0])) continue;
+    bool read = false;
+    for (int c : g.consumers(n.outputs[0], 2)) read = read || !unread[static_cast<size_t>(c)];
+    if (read) continue;
+    unread[i] = true;
+    ++removed;
+  }
+  g.compact(unread);
+  return removed;
 }
 
 }  // namespace
@@ -354,20 +404,7 @@ void fuse_qdq(Graph& g, PassRecord& record, const LoadLimits& limits, Status& st
     }
   }
   g.compact(dead);
-  // DequantizeLinear nodes no one reads any more.
-  g.invalidate_uses();
-  std::vector<bool> unread(g.nodes.size(), false);
-  int removed = 0;
-  for (size_t i = g.nodes.size(); i-- > 0;) {
-    const Node& n = g.nodes[i];
-    if (!is_op(n, "DequantizeLinear") || n.outputs.size() != 1 || g.is_graph_output(n.outputs[0])) continue;
-    bool read = false;
-    for (int c : g.consumers(n.outputs[0], 2)) read = read || !unread[static_cast<size_t>(c)];
-    if (read) continue;
-    unread[i] = true;
-    ++removed;
-  }
-  g.compact(unread);
+  const int removed = remove_unread_dequantizes(g);
   record.count = convs + adds + pools + gemms + moves;
   record.detail = fmt::format("{} QLinearConv, {} QLinearAdd, {} QLinearGlobalAveragePool, {} QGemm, {} on quantized "
                               "tensors; {} DequantizeLinear removed",
@@ -389,35 +426,69 @@ void fuse_qdq_lookups(Graph& g, PassRecord& record) {
   for (size_t i = 0; i < count; ++i) {
     Node& f = g.nodes[i];
     if (dead[i] || !lookup_op(f)) continue;
-    bool constant_rest = true;
-    for (size_t s = 1; s < f.inputs.size(); ++s)
-      constant_rest = constant_rest && (f.inputs[s] < 0 || g.is_initializer(f.inputs[s]));
-    if (!constant_rest) continue;
+    if (!constant_rest(g, f)) continue;
     TensorQ x, y;
     const int d = dq_of(g, f.inputs[0], dead);
     if (d < 0 || !per_tensor(g, g.nodes[static_cast<size_t>(d)], x)) continue;
     if (single_consumer(g, f.inputs[0]) != static_cast<int>(i)) continue;
     const int qi = q_after(g, f.outputs[0], dead, y);
     if (qi < 0) continue;
-    const Tensor table = lookup_table(g, g.nodes[static_cast<size_t>(d)], f, g.nodes[static_cast<size_t>(qi)], x.type);
+    const Tensor table = unit_table(g, g.nodes[static_cast<size_t>(d)], f, &g.nodes[static_cast<size_t>(qi)], x.type);
     if (!table.defined()) continue;
-    const int t = fresh_value(g, base_name(g, f) + "/lookup_table");
-    g.initializers[t] = table;
-    Node n;
-    n.name = f.name;
-    n.op_type = "QLinearLookup";
-    n.domain = "spindle";
-    n.opset = 1;
-    n.inputs = {x.data, t};
-    n.outputs = {g.nodes[static_cast<size_t>(qi)].outputs[0]};
+    const int t = add_table(g, base_name(g, f) + "/lookup_table", table);
+    place_spindle_node(g, i, "QLinearLookup", {x.data, t}, g.nodes[static_cast<size_t>(qi)].outputs[0]);
     dead[static_cast<size_t>(qi)] = true;
     dead[static_cast<size_t>(d)] = true;
-    g.nodes[i] = std::move(n);
-    g.reindex(static_cast<int>(i));
     ++record.count;
   }
   g.compact(dead);
   if (record.count) g.opsets.emplace("spindle", 1);
+}
+
+// Squeeze-excite scaling between quantized tensors: Mul(f(DQ(g)), DQ(x))
+// -> Q (either operand order), f a unary op of QLinearLookupFusion with
+// constant other inputs, the DequantizeLinears and Q per tensor with
+// constant parameters, x and the output of one type, f's output and the
+// Mul's read by nothing else: one spindle.QLinearGateMul(x, x_scale,
+// x_zero_point, g, table, y_scale, y_zero_point), the table holding
+// f(DQ(b)) for each byte b of g as the float kernels compute it; the kernel
+// then computes the Mul and the Q as their kernels do (the same bits), with
+// any broadcast of g against x.
+void fuse_qdq_gates(Graph& g, PassRecord& record) {
+  std::vector<bool> dead(g.nodes.size(), false);
+  const size_t count = g.nodes.size();
+  for (size_t i = 0; i < count; ++i) {
+    const Node& mul = g.nodes[i];
+    // (Mul before opset 7 broadcast by its attributes, not numpy's rules.)
+    if (dead[i] || !is_op(mul, "Mul") || mul.opset < 7 || mul.inputs.size() != 2 || mul.outputs.size() != 1 ||
+        mul.inputs[0] < 0 || mul.inputs[1] < 0 || mul.inputs[0] == mul.inputs[1])
+      continue;
+    for (int k = 0; k < 2; ++k) {
+      const int fv = mul.inputs[static_cast<size_t>(k)], xv = mul.inputs[static_cast<size_t>(1 - k)];
+      const int fi = g.producer(fv);
+      if (fi < 0 || dead[static_cast<size_t>(fi)] || single_consumer(g, fv) != static_cast<int>(i)) continue;
+      const Node& f = g.nodes[static_cast<size_t>(fi)];
+      if (!lookup_op(f) || !constant_rest(g, f)) continue;
+      TensorQ gq, x, y;
+      const int gd = dq_of(g, f.inputs[0], dead);
+      if (gd < 0 || !per_tensor(g, g.nodes[static_cast<size_t>(gd)], gq) || !activation_dq(g, xv, dead, x)) continue;
+      const int qi = q_after(g, mul.outputs[0], dead, y);
+      if (qi < 0 || y.type != x.type) continue;
+      const Tensor table = unit_table(g, g.nodes[static_cast<size_t>(gd)], f, nullptr, gq.type);
+      if (!table.defined()) continue;
+      const int t = add_table(g, base_name(g, mul) + "/gate_table", table);
+      place_spindle_node(g, i, "QLinearGateMul", {x.data, x.scale, x.zp, gq.data, t, y.scale, y.zp},
+                         g.nodes[static_cast<size_t>(qi)].outputs[0]);
+      dead[static_cast<size_t>(qi)] = true;
+      dead[static_cast<size_t>(fi)] = true;
+      ++record.count;
+      break;
+    }
+  }
+  g.compact(dead);
+  if (!record.count) return;
+  g.opsets.emplace("spindle", 1);
+  remove_unread_dequantizes(g);
 }
 
 }  // namespace spindle::graph::passes

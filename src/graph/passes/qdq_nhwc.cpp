@@ -14,7 +14,13 @@
 //                element-wise, and two rank-4 operands permuted alike
 //                broadcast alike, so it stays as it is;
 //   QLinearLookup  (spindle, QLinearLookupFusion) its X produced by a
-//                member: a byte-wise table lookup, any layout.
+//                member: a byte-wise table lookup, any layout;
+//   QLinearGateMul (spindle, QLinearGateMulFusion) X produced by a member
+//                (rank 4, a QLinearConv's): becomes channels_last = 1, and
+//                gate_channels_last = 1 when a member produces G too (else
+//                G is read as it is); the kernel broadcasts G against X
+//                as the NCHW op would (a squeeze-excite gate [N, C, 1, 1]
+//                scales each pixel's channels).
 // Members joined through their data inputs form a chain. A value entering
 // a chain (a QLinearConv's X from elsewhere) gets one spindle.ToNhwc; a
 // member's output read otherwise (by a float island's DequantizeLinear, a
@@ -39,7 +45,7 @@
 namespace spindle::graph::passes {
 namespace {
 
-enum Kind { kNo = 0, kConv, kAdd, kPool, kLookup };
+enum Kind { kNo = 0, kConv, kAdd, kPool, kLookup, kGate };
 
 bool is_q8(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
 
@@ -53,6 +59,8 @@ Kind member_kind(const Graph& g, const Node& n) {
   if (n.op_type == "QLinearAdd" && n.domain == "com.microsoft")
     return n.inputs.size() >= 8 && n.inputs[3] >= 0 ? kAdd : kNo;
   if (n.op_type == "QLinearLookup" && n.domain == "spindle") return n.inputs.size() == 2 ? kLookup : kNo;
+  if (n.op_type == "QLinearGateMul" && n.domain == "spindle")
+    return n.inputs.size() >= 6 && n.inputs[3] >= 0 && n.attrs.get_int("channels_last", 0) == 0 ? kGate : kNo;
   if (n.op_type == "MaxPool" && n.domain.empty()) {
     if (!n.attrs.has("kernel_shape") || n.attrs.get_ints("kernel_shape").size() != 2) return kNo;
     return n.attrs.get_int("storage_order", 0) == 0 ? kPool : kNo;
@@ -67,11 +75,17 @@ bool is_gap(const Node& n) {
 
 class NhwcLayout {
  public:
-  explicit NhwcLayout(Graph& g) : g_(g), nn_(static_cast<int>(g.nodes.size())), kind_(size(), kNo), parent_(size()) {}
+  explicit NhwcLayout(Graph& g)
+      : g_(g), nn_(static_cast<int>(g.nodes.size())), kind_(size(), kNo), gate_nhwc_(size(), false), parent_(size()) {}
 
   void run(PassRecord& record) {
     for (int i = 0; i < nn_; ++i) kind_[static_cast<size_t>(i)] = member_kind(g_, node(i));
     drop_unfed();
+    for (int i = 0; i < nn_; ++i)
+      if (kind_[static_cast<size_t>(i)] == kGate) {
+        const int p = producer(node(i).inputs[3]);
+        gate_nhwc_[static_cast<size_t>(i)] = p >= 0 && member(p);
+      }
     std::iota(parent_.begin(), parent_.end(), 0);
     for (int i = 0; i < nn_; ++i)
       for (size_t slot : data_slots(i)) {
@@ -114,18 +128,21 @@ class NhwcLayout {
     switch (kind_[static_cast<size_t>(i)]) {
       case kNo: return {};
       case kAdd: return {0, 3};
+      case kGate:  // G in NHWC when a member makes it, else read as it is
+        if (gate_nhwc_[static_cast<size_t>(i)]) return {0, 3};
+        return {0};
       default: return {0};
     }
   }
 
-  // MaxPools, QLinearAdds and lookups whose operands do not all come from members
+  // MaxPools, QLinearAdds, lookups and gates whose operands do not all come from members
   // (their rank and type unknown) are not members, until stable.
   void drop_unfed() {
     for (bool changed = true; changed;) {
       changed = false;
       for (int i = 0; i < nn_; ++i) {
         const Kind k = kind_[static_cast<size_t>(i)];
-        if (k != kAdd && k != kPool && k != kLookup) continue;
+        if (k != kAdd && k != kPool && k != kLookup && k != kGate) continue;
         for (size_t slot : data_slots(i)) {
           const int p = producer(node(i).inputs[slot]);
           if (p < 0 || !member(p)) {
@@ -194,6 +211,10 @@ class NhwcLayout {
         n.domain = "spindle";
         n.opset = 1;
       }
+      if (k == kGate) {
+        n.attrs.set("channels_last", int64_t{1});
+        n.attrs.set("gate_channels_last", int64_t{gate_nhwc_[static_cast<size_t>(i)] ? 1 : 0});
+      }
       ++record.count;
     }
     for (int i : c.members) {
@@ -218,6 +239,7 @@ class NhwcLayout {
   Graph& g_;
   const int nn_;
   std::vector<Kind> kind_;
+  std::vector<bool> gate_nhwc_;     // a QLinearGateMul's G made by a member
   std::vector<int> parent_;         // union-find over members
   std::map<int, Chain> chains_;     // by root
   std::map<int, int> to_nhwc_;      // NCHW value -> its NHWC copy

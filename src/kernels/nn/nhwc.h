@@ -28,4 +28,8 @@ void im2col_u8(const uint8_t* x, int64_t C, int64_t cg, int64_t grp, const Windo
 // spindle.MaxPoolNhwc (MaxPool's attributes, 8-bit NHWC in and out).
 void register_nhwc(KernelRegistry& r);
 
+// spindle.QLinearGateMul, in NCHW or NHWC (qlinear_gate.cpp; register_nhwc
+// registers it).
+void register_qlinear_gate(KernelRegistry& r);
+
 }  // namespace spindle::kernels::nn

@@ -5,7 +5,7 @@
 //   QLinearSigmoid, QLinearLeakyRelu (1): Y = Q(f(DQ(X))), one table of 256
 //     values per node run;
 //   QLinearGlobalAveragePool (1): Y = Q(mean of DQ(X) over each plane), NCHW
-//     or channels_last;
+//     or channels_last (blocks of channels summed a pixel row at a time);
 //   QGemm (1): Y = alpha (A - a_zp)(B - b_zp) a_scale b_scale + C a_scale
 //     b_scale, quantized with y_scale / y_zero_point when given, else float32;
 //     a constant B is packed once for the int8 GEMM (qgemm.h).
@@ -23,6 +23,7 @@
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/nn_util.h"
+#include "kernels/nn/qlinear_params.h"
 #include "primitives/gemm/qgemm.h"
 #include "primitives/quant/requant.h"
 
@@ -30,27 +31,10 @@ namespace spindle::kernels::nn {
 
 namespace {
 
-bool is_q8(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
-
-void require_q8_input(const NodeInfo& node, const Tensor& t, const char* name) {
-  if (!is_q8(t.dtype())) fail(node, fmt::format("input {} is {}, expected uint8 or int8", name, t.describe()));
-}
-
-float scalar_scale(KernelContext& ctx, int index, const char* name) {
-  const Tensor& s = ctx.input(index);
-  if (s.dtype() != DataType::kFloat32 || s.numel() != 1)
-    fail(ctx.node(), fmt::format("input {} is {}, expected one float32 value", name, s.describe()));
-  return s.data<float>()[0];
-}
-
-// An optional scalar zero point of `type` (absent: 0).
-int32_t scalar_zero_point(KernelContext& ctx, int index, const char* name, DataType type) {
-  if (!ctx.has_input(index)) return 0;
-  const Tensor& z = ctx.input(index);
-  if (z.dtype() != type || z.numel() != 1)
-    fail(ctx.node(), fmt::format("input {} is {}, expected one {} value", name, z.describe(), dtype_name(type)));
-  return type == DataType::kUInt8 ? z.data<uint8_t>()[0] : z.data<int8_t>()[0];
-}
+using qparams::is_q8;
+using qparams::require_q8_input;
+using qparams::scalar_scale;
+using qparams::scalar_zero_point;
 
 // QuantizeLinear of one float value, as its kernel computes it.
 template <class Q>
@@ -249,6 +233,33 @@ class QLinearGlobalAveragePoolKernel final : public OpKernel {
       using Q = decltype(tag);
       const Q* x = X.data<Q>();
       Q* y = Y.mutable_data<Q>();
+      auto store = [&](int64_t p, int64_t sum) {
+        const double mean = static_cast<double>(sum - count * zx) * static_cast<double>(sx) / static_cast<double>(count);
+        const double q = std::nearbyint(mean / static_cast<double>(sy)) + zy;
+        const double lo = std::numeric_limits<Q>::min(), hi = std::numeric_limits<Q>::max();
+        y[p] = static_cast<Q>(std::isnan(q) ? 0.0 : std::clamp(q, lo, hi));
+      };
+      // Channels-last with int32 sums exact (count * 255 < 2^31): blocks of
+      // kBlock channels, each summing the pixels' rows of channels
+      // (contiguous, vectorized) instead of one strided channel at a time.
+      constexpr int64_t kBlock = 64;
+      if (channels_last_ && count <= (int64_t{1} << 23)) {
+        const int64_t blocks = ceil_div(C, kBlock);
+        parallel_for(ctx.pool(), 0, N * blocks, grain_for_work(N * blocks, static_cast<double>(count * kBlock) / 16),
+                     [&](int64_t b0, int64_t b1) {
+          for (int64_t b = b0; b < b1; ++b) {
+            const int64_t n = b / blocks, c0 = (b % blocks) * kBlock, width = std::min(kBlock, C - c0);
+            int32_t acc[kBlock] = {};
+            const Q* xn = x + n * count * C + c0;
+            for (int64_t i = 0; i < count; ++i) {
+              const Q* row = xn + i * C;
+              for (int64_t c = 0; c < width; ++c) acc[c] += row[c];
+            }
+            for (int64_t c = 0; c < width; ++c) store(n * C + c0 + c, acc[c]);
+          }
+        });
+        return;
+      }
       parallel_for(ctx.pool(), 0, N * C, grain_for_work(N * C, static_cast<double>(count) / 4), [&](int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p) {
           const int64_t n = p / C, c = p % C;
@@ -260,10 +271,7 @@ class QLinearGlobalAveragePoolKernel final : public OpKernel {
             const Q* xp = x + p * count;
             for (int64_t i = 0; i < count; ++i) sum += xp[i];
           }
-          const double mean = static_cast<double>(sum - count * zx) * static_cast<double>(sx) / static_cast<double>(count);
-          const double q = std::nearbyint(mean / static_cast<double>(sy)) + zy;
-          const double lo = std::numeric_limits<Q>::min(), hi = std::numeric_limits<Q>::max();
-          y[p] = static_cast<Q>(std::isnan(q) ? 0.0 : std::clamp(q, lo, hi));
+          store(p, sum);
         }
       });
     };

@@ -41,6 +41,9 @@ struct QuantRow {
   float a_scale = 1, a_zero = 0, b_scale = 1, b_zero = 0, y_scale = 1, y_zero = 0;
   float lo = 0, hi = 255;   // output range (binary, quantize); lo raised for a fused Relu
   bool multiply = false;    // binary: a * b (else a + b)
+  // gate: y = Q(gate * DQ(a)), gate[i] per value when gate_per_value, else gate[0].
+  const float* gate = nullptr;
+  bool gate_per_value = false;
 };
 
 // One output row of a 2-D depthwise convolution on pixel-major (NHWC)
@@ -66,10 +69,9 @@ SPINDLE_ISA_DECLARE(void, dw_row, (const ::spindle::kernels::DwRow& args));
 SPINDLE_ISA_DECLARE(void, requant_row, (const ::spindle::kernels::RequantRow& args));
 // y = Q(DQ(a) + DQ(b)) or Q(DQ(a) * DQ(b)), same-shaped rows.
 SPINDLE_ISA_DECLARE(void, qlinear_binary_row, (const ::spindle::kernels::QuantRow& args));
+// y = Q(gate * DQ(a)), the gate float32 (a squeeze-excite scale).
+SPINDLE_ISA_DECLARE(void, qlinear_gate_row, (const ::spindle::kernels::QuantRow& args));
 // y = Q(a), a float32.
 SPINDLE_ISA_DECLARE(void, quantize_row, (const ::spindle::kernels::QuantRow& args));
 // y = DQ(a), y float32.
 SPINDLE_ISA_DECLARE(void, dequantize_row, (const ::spindle::kernels::QuantRow& args));
-// y[i] = table[x[i]], i < n: the quantized unary ops as a 256-entry table
-// (spindle.QLinearLookup). With AVX512-VBMI, 64 bytes per two vpermi2b.
-SPINDLE_ISA_DECLARE(void, lookup_bytes, (const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* y));

@@ -141,6 +141,29 @@ void binary(const ::spindle::kernels::QuantRow& p) {
   }
 }
 
+// The float Mul's operands in the unfused order do not matter: a float
+// product is commutative, so gate * DQ(a) gives the Mul's bits.
+template <class Q>
+void gate(const ::spindle::kernels::QuantRow& p) {
+  const Q* __restrict a = static_cast<const Q*>(p.a);
+  Q* __restrict y = static_cast<Q*>(p.y);
+  const int64_t n = p.n;
+  const float sa = p.a_scale, za = p.a_zero, sy = p.y_scale, zy = p.y_zero, lo = p.lo, hi = p.hi;
+  if (p.gate_per_value) {
+    const float* __restrict g = p.gate;
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = g[i] * ((static_cast<float>(a[i]) - za) * sa);
+      y[i] = static_cast<Q>(static_cast<int32_t>(quantize(v / sy, zy, lo, hi)));
+    }
+  } else {
+    const float g = p.gate[0];
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = g * ((static_cast<float>(a[i]) - za) * sa);
+      y[i] = static_cast<Q>(static_cast<int32_t>(quantize(v / sy, zy, lo, hi)));
+    }
+  }
+}
+
 template <class Q>
 void quantize_all(const ::spindle::kernels::QuantRow& p) {
   const float* __restrict a = static_cast<const float*>(p.a);
@@ -198,6 +221,11 @@ void qlinear_binary_row(const ::spindle::kernels::QuantRow& args) {
   else binary<uint8_t>(args);
 }
 
+void qlinear_gate_row(const ::spindle::kernels::QuantRow& args) {
+  if (args.sign) gate<int8_t>(args);
+  else gate<uint8_t>(args);
+}
+
 void quantize_row(const ::spindle::kernels::QuantRow& args) {
   if (args.sign) quantize_all<int8_t>(args);
   else quantize_all<uint8_t>(args);
@@ -216,42 +244,6 @@ void dw_row(const ::spindle::kernels::DwRow& args) {
 void requant_row(const ::spindle::kernels::RequantRow& args) {
   if (args.y_signed) run(args, static_cast<int8_t*>(args.y));
   else run(args, static_cast<uint8_t*>(args.y));
-}
-
-#if defined(__AVX512F__)
-namespace {
-
-bool cpu_has_vbmi() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
-}
-
-// The table in four vectors; vpermi2b picks from two of them by the low 7
-// bits of each byte, the top bit picks between the two results.
-__attribute__((target("avx512vbmi,avx512bw"))) int64_t lookup64(const uint8_t* x, int64_t n, const uint8_t* t,
-                                                                 uint8_t* y) {
-  const __m512i t0 = _mm512_loadu_si512(t), t1 = _mm512_loadu_si512(t + 64);
-  const __m512i t2 = _mm512_loadu_si512(t + 128), t3 = _mm512_loadu_si512(t + 192);
-  int64_t i = 0;
-  for (; i + 64 <= n; i += 64) {
-    const __m512i v = _mm512_loadu_si512(x + i);
-    const __m512i lo = _mm512_permutex2var_epi8(t0, v, t1);
-    const __m512i hi = _mm512_permutex2var_epi8(t2, v, t3);
-    _mm512_storeu_si512(y + i, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi));
-  }
-  return i;
-}
-
-}  // namespace
-#endif
-
-void lookup_bytes(const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* y) {
-  int64_t i = 0;
-#if defined(__AVX512F__)
-  static const bool vbmi = cpu_has_vbmi();
-  if (vbmi) i = lookup64(x, n, table, y);
-#endif
-  for (; i < n; ++i) y[i] = table[x[i]];
 }
 
 }  // namespace spindle::kernels::SPINDLE_ISA_NS
