@@ -13,6 +13,7 @@
 //                     [256] int8 / uint8 -> Y[i] = table[byte of X[i]]: the
 //                     quantized unary ops (QLinearLookupFusion), element-wise.
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "kernels/nn/nhwc.h"
@@ -20,6 +21,73 @@
 #include "primitives/quant/lookup.h"
 
 namespace spindle::kernels::nn {
+
+namespace {
+
+// n bytes, exactly (nothing past dst + n written, nothing past src + n
+// read): fixed-size moves for the short runs of few-channel inputs (a
+// 7x7 stem over 3 channels copies 21 bytes per tap row), memcpy past 32.
+inline void copy_run(uint8_t* dst, const uint8_t* src, int64_t n) {
+  if (n > 32) {
+    std::memcpy(dst, src, static_cast<size_t>(n));
+  } else if (n >= 16) {
+    std::memcpy(dst, src, 16);
+    std::memcpy(dst + n - 16, src + n - 16, 16);
+  } else if (n >= 8) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+  }
+}
+
+inline void fill_run(uint8_t* dst, uint8_t v, int64_t n) {
+  if (n > 32) std::memset(dst, v, static_cast<size_t>(n));
+  else
+    for (int64_t i = 0; i < n; ++i) dst[i] = v;
+}
+
+}  // namespace
+
+void im2col_u8(const uint8_t* x, int64_t C, int64_t cg, int64_t grp, const Window3& g, int64_t p0, int64_t rows,
+               uint8_t pad, uint8_t* col) {
+  const int64_t K = g.k_size() * cg;
+  // One group with adjacent taps: a row of taps inside the input is one
+  // run of bytes.
+  const bool runs = cg == C && g.d[2] == 1;
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t p = p0 + i;
+    const int64_t o2 = p % g.out[2], o1 = (p / g.out[2]) % g.out[1], o0 = p / (g.out[2] * g.out[1]);
+    uint8_t* dst = col + i * K;
+    for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
+      const int64_t ii0 = o0 * g.s[0] - g.pb[0] + k0 * g.d[0];
+      const bool in0 = ii0 >= 0 && ii0 < g.in[0];
+      for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
+        const int64_t ii1 = o1 * g.s[1] - g.pb[1] + k1 * g.d[1];
+        const bool in1 = in0 && ii1 >= 0 && ii1 < g.in[1];
+        const uint8_t* xrow = in1 ? x + (ii0 * g.in[1] + ii1) * g.in[2] * C : x;
+        if (runs) {
+          const int64_t base = o2 * g.s[2] - g.pb[2];
+          const int64_t t0 = in1 ? std::clamp<int64_t>(-base, 0, g.k[2]) : g.k[2];
+          const int64_t t1 = in1 ? std::clamp<int64_t>(g.in[2] - base, t0, g.k[2]) : g.k[2];
+          fill_run(dst, pad, t0 * C);
+          if (t1 > t0) copy_run(dst + t0 * C, xrow + (base + t0) * C, (t1 - t0) * C);
+          fill_run(dst + t1 * C, pad, (g.k[2] - t1) * C);
+          dst += g.k[2] * C;
+          continue;
+        }
+        for (int64_t k2 = 0; k2 < g.k[2]; ++k2, dst += cg) {
+          const int64_t ii2 = o2 * g.s[2] - g.pb[2] + k2 * g.d[2];
+          if (in1 && ii2 >= 0 && ii2 < g.in[2]) copy_run(dst, xrow + ii2 * C + grp * cg, cg);
+          else fill_run(dst, pad, cg);
+        }
+      }
+    }
+  }
+}
 
 void transpose_bytes(ThreadPool* pool, const uint8_t* src, uint8_t* dst, int64_t N, int64_t rows, int64_t cols) {
   // Tiles of 64 columns x all rows: each reads `rows` short runs and writes
