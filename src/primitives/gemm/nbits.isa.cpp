@@ -1,4 +1,4 @@
-// nbits.isa.cpp — nbits_gemv and nbits_dequantize_rows (nbits.h), compiled
+// nbits.isa.cpp — nbits_gemv and nbits_dequantize_panels (nbits.h), compiled
 // once per ISA level. The product walks K in chunks of 16 values (8 bytes of
 // 4-bit values, 16 of 8-bit ones; a block is a whole number of chunks), k
 // going to lane k % 16 of a row's sums; each chunk's values are unpacked and
@@ -240,35 +240,143 @@ void gemv_bits(const NbitsWeights& w, const NbitsGemv& p, int64_t n0, int64_t n1
   }
 }
 
+// Packed panels (nbits_dequantize_panels), any nr: column by column, each
+// chunk's 16 values dequantized, then written down the panel's column.
 template <int BITS>
-void dequantize_rows_bits(const NbitsWeights& w, int64_t n0, int64_t n1, float* dst) {
-  const int64_t K = w.K, bs = w.block_size, chunk_bytes = kChunk * BITS / 8;
-  for (int64_t n = n0; n < n1; ++n) {
-    const uint8_t* row = w.b + n * w.k_blocks * w.blob;
-    float* out = dst + (n - n0) * K;
-    for (int64_t b = 0; b < w.k_blocks; ++b) {
-      const float zero = w.zero[n * w.k_blocks + b], scale = w.scale[n * w.k_blocks + b];
-      const int64_t k0 = b * bs, valid = K - k0 < bs ? K - k0 : bs;
-      const uint8_t* blk = row + b * w.blob;
-      for (int64_t c = 0; c * kChunk < valid; ++c) {
-        const int64_t k = k0 + c * kChunk, v = valid - c * kChunk;
-        if (v >= kChunk) {
-#if defined(__AVX2__) && defined(__FMA__)
-          __m256 w0, w1;
-          dequantize_chunk8x2<BITS>(blk + c * chunk_bytes, _mm256_set1_ps(zero), _mm256_set1_ps(scale), w0, w1);
-          _mm256_storeu_ps(out + k, w0);
-          _mm256_storeu_ps(out + k + 8, w1);
-#else
-          dequantize_chunk<BITS>(blk + c * chunk_bytes, zero, scale, out + k);
-#endif
-        } else {
+void panels_scalar(const NbitsWeights& w, int64_t n0, int64_t n1, int64_t nr, float* dst) {
+  const int64_t K = w.K, bs = w.block_size, chunk_bytes = kChunk * BITS / 8, row_bytes = w.k_blocks * w.blob;
+  for (int64_t c0 = n0; c0 < n1; c0 += nr) {
+    float* panel = dst + (c0 - n0) * K;
+    for (int64_t j = 0; j < nr; ++j) {
+      if (c0 + j >= n1) {
+        for (int64_t k = 0; k < K; ++k) panel[k * nr + j] = 0.0f;
+        continue;
+      }
+      const int64_t n = c0 + j;
+      for (int64_t b = 0; b < w.k_blocks; ++b) {
+        const float zero = w.zero[n * w.k_blocks + b], scale = w.scale[n * w.k_blocks + b];
+        const int64_t k0 = b * bs, valid = K - k0 < bs ? K - k0 : bs;
+        const uint8_t* blk = w.b + n * row_bytes + b * w.blob;
+        for (int64_t c = 0; c * kChunk < valid; ++c) {
           float wv[kChunk];
           dequantize_chunk<BITS>(blk + c * chunk_bytes, zero, scale, wv);
-          for (int64_t j = 0; j < v; ++j) out[k + j] = wv[j];
+          const int64_t k = k0 + c * kChunk, v = valid - c * kChunk < kChunk ? valid - c * kChunk : kChunk;
+          for (int64_t i = 0; i < v; ++i) panel[(k + i) * nr + j] = wv[i];
         }
       }
     }
   }
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+// Packed panels a vector of columns at a time: the 4 bytes of each column
+// holding its next 32 / BITS values are gathered into one 32-bit lane per
+// column (columns row_bytes apart, masked past n1), and each value, lowest
+// bits first, is one row of the panel: (q - zero) * scale with the block's
+// zero points and scales gathered per column. Lanes past n1 gather nothing
+// and hold (0 - 0) * 0 = 0.
+#if defined(__AVX512F__)
+struct ColumnLanes {
+  static constexpr int kL = 16;
+  using V = __m512;
+  using I = __m512i;
+  using M = __mmask16;
+  static M mask(int64_t n) { return static_cast<M>((1u << n) - 1u); }
+  static I index(int64_t stride) {
+    return _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                              _mm512_set1_epi32(static_cast<int>(stride)));
+  }
+  static V gather(M m, I idx, const float* base) { return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, base, 4); }
+  static I gather(M m, I idx, const uint8_t* base) {
+    return _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, idx, base, 1);
+  }
+  template <int BITS>
+  static V value(I g, V z, V s) {
+    const I q = _mm512_and_si512(g, _mm512_set1_epi32((1 << BITS) - 1));
+    return _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(q), z), s);
+  }
+  template <int BITS>
+  static I next(I g) { return _mm512_srli_epi32(g, BITS); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static V zeros() { return _mm512_setzero_ps(); }
+};
+#else
+struct ColumnLanes {
+  static constexpr int kL = 8;
+  using V = __m256;
+  using I = __m256i;
+  using M = __m256i;
+  static M mask(int64_t n) { return simd::tail_mask8(static_cast<int>(n)); }
+  static I index(int64_t stride) {
+    return _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(stride)));
+  }
+  static V gather(M m, I idx, const float* base) {
+    return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), base, idx, _mm256_castsi256_ps(m), 4);
+  }
+  static I gather(M m, I idx, const uint8_t* base) {
+    return _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), reinterpret_cast<const int*>(base), idx, m, 1);
+  }
+  template <int BITS>
+  static V value(I g, V z, V s) {
+    const I q = _mm256_and_si256(g, _mm256_set1_epi32((1 << BITS) - 1));
+    return _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(q), z), s);
+  }
+  template <int BITS>
+  static I next(I g) { return _mm256_srli_epi32(g, BITS); }
+  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static V zeros() { return _mm256_setzero_ps(); }
+};
+#endif
+
+template <int BITS>
+void panels_gather(const NbitsWeights& w, int64_t n0, int64_t n1, int64_t nr, float* dst) {
+  using X = ColumnLanes;
+  constexpr int kPer = 32 / BITS;  // values per gathered 32-bit lane
+  const int64_t K = w.K, bs = w.block_size, row_bytes = w.k_blocks * w.blob;
+  const X::I b_index = X::index(row_bytes), s_index = X::index(w.k_blocks);
+  for (int64_t c0 = n0; c0 < n1; c0 += nr) {
+    float* panel = dst + (c0 - n0) * K;
+    for (int64_t j0 = 0; j0 < nr; j0 += X::kL) {
+      float* out = panel + j0;
+      const int64_t cols = n1 - c0 - j0;
+      if (cols <= 0) {
+        for (int64_t k = 0; k < K; ++k) X::store(out + k * nr, X::zeros());
+        continue;
+      }
+      const X::M m = X::mask(cols < X::kL ? cols : X::kL);
+      const int64_t n = c0 + j0;
+      const uint8_t* col = w.b + n * row_bytes;
+      for (int64_t b = 0; b < w.k_blocks; ++b) {
+        const X::V zv = X::gather(m, s_index, w.zero + n * w.k_blocks + b);
+        const X::V sv = X::gather(m, s_index, w.scale + n * w.k_blocks + b);
+        const int64_t k0 = b * bs, valid = K - k0 < bs ? K - k0 : bs;
+        for (int64_t c = 0; c * kPer < valid; ++c) {
+          X::I g = X::gather(m, b_index, col + b * w.blob + c * 4);
+          float* o = out + (k0 + c * kPer) * nr;
+          const int64_t v = valid - c * kPer < kPer ? valid - c * kPer : kPer;
+          if (v == kPer) {
+            for (int t = 0; t < kPer; ++t, g = X::next<BITS>(g)) X::store(o + t * nr, X::value<BITS>(g, zv, sv));
+          } else {
+            for (int64_t t = 0; t < v; ++t, g = X::next<BITS>(g)) X::store(o + t * nr, X::value<BITS>(g, zv, sv));
+          }
+        }
+      }
+    }
+  }
+}
+#endif
+
+template <int BITS>
+void panels_bits(const NbitsWeights& w, int64_t n0, int64_t n1, int64_t nr, float* dst) {
+#if defined(__AVX2__) && defined(__FMA__)
+  // Gathers index columns in 32 bits; nr a whole number of vectors.
+  constexpr int64_t kIndexMax = int64_t{1} << 31;
+  if (nr % ColumnLanes::kL == 0 && (ColumnLanes::kL - 1) * w.k_blocks * w.blob < kIndexMax) {
+    panels_gather<BITS>(w, n0, n1, nr, dst);
+    return;
+  }
+#endif
+  panels_scalar<BITS>(w, n0, n1, nr, dst);
 }
 
 }  // namespace
@@ -292,9 +400,10 @@ void nbits_split_a(const float* a, int64_t lda, int64_t rows, int64_t K, float* 
   }
 }
 
-void nbits_dequantize_rows(const NbitsWeights& w, int64_t n0, int64_t n1, float* dst) {
-  if (w.bits == 8) dequantize_rows_bits<8>(w, n0, n1, dst);
-  else dequantize_rows_bits<4>(w, n0, n1, dst);
+void nbits_dequantize_panels(const NbitsWeights& w, int64_t n0, int64_t n1, int64_t nr, float* dst) {
+  if (n1 <= n0 || nr <= 0) return;
+  if (w.bits == 8) panels_bits<8>(w, n0, n1, nr, dst);
+  else panels_bits<4>(w, n0, n1, nr, dst);
 }
 
 }  // namespace spindle::kernels::SPINDLE_ISA_NS
