@@ -269,27 +269,32 @@ void panels_scalar(const NbitsWeights& w, int64_t n0, int64_t n1, int64_t nr, fl
 }
 
 #if defined(__AVX2__) && defined(__FMA__)
-// Packed panels a vector of columns at a time: the 4 bytes of each column
-// holding its next 32 / BITS values are gathered into one 32-bit lane per
-// column (columns row_bytes apart, masked past n1), and each value, lowest
-// bits first, is one row of the panel: (q - zero) * scale with the block's
-// zero points and scales gathered per column. Lanes past n1 gather nothing
-// and hold (0 - 0) * 0 = 0.
+// Packed panels a vector of kL columns at a time (kL = 16 at AVX-512, 8 at
+// AVX2), no gathers: each column's next 16 bytes (8 when a block is 8
+// bytes) are loaded, and a 4 x 4 transposition of 32-bit words within the
+// 128-bit lanes turns them into D = bytes / 4 vectors, vector d holding word
+// d of every column (one 32-bit lane per column, in column order). Each
+// word's 32 / BITS values, lowest bits first, are rows of the panel: (q -
+// zero) * scale, with the blocks' zero points and scales transposed
+// beforehand into one vector per block. Columns past n1 load nothing and
+// take zero, scale and codes 0: (0 - 0) * 0 = 0.
 #if defined(__AVX512F__)
 struct ColumnLanes {
   static constexpr int kL = 16;
   using V = __m512;
   using I = __m512i;
-  using M = __mmask16;
-  static M mask(int64_t n) { return static_cast<M>((1u << n) - 1u); }
-  static I index(int64_t stride) {
-    return _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                              _mm512_set1_epi32(static_cast<int>(stride)));
+  // z[g] (g < 4), 128-bit lane l = the bytes of column 4 l + g.
+  static void gather_lanes(const __m128i* x, I* z) {
+    for (int g = 0; g < 4; ++g)
+      z[g] = _mm512_inserti32x4(
+          _mm512_inserti32x4(_mm512_inserti32x4(_mm512_castsi128_si512(x[g]), x[4 + g], 1), x[8 + g], 2), x[12 + g],
+          3);
   }
-  static V gather(M m, I idx, const float* base) { return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, base, 4); }
-  static I gather(M m, I idx, const uint8_t* base) {
-    return _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, idx, base, 1);
-  }
+  static I unpacklo32(I a, I b) { return _mm512_unpacklo_epi32(a, b); }
+  static I unpackhi32(I a, I b) { return _mm512_unpackhi_epi32(a, b); }
+  static I unpacklo64(I a, I b) { return _mm512_unpacklo_epi64(a, b); }
+  static I unpackhi64(I a, I b) { return _mm512_unpackhi_epi64(a, b); }
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
   template <int BITS>
   static V value(I g, V z, V s) {
     const I q = _mm512_and_si512(g, _mm512_set1_epi32((1 << BITS) - 1));
@@ -305,17 +310,14 @@ struct ColumnLanes {
   static constexpr int kL = 8;
   using V = __m256;
   using I = __m256i;
-  using M = __m256i;
-  static M mask(int64_t n) { return simd::tail_mask8(static_cast<int>(n)); }
-  static I index(int64_t stride) {
-    return _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(stride)));
+  static void gather_lanes(const __m128i* x, I* z) {
+    for (int g = 0; g < 4; ++g) z[g] = _mm256_inserti128_si256(_mm256_castsi128_si256(x[g]), x[4 + g], 1);
   }
-  static V gather(M m, I idx, const float* base) {
-    return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), base, idx, _mm256_castsi256_ps(m), 4);
-  }
-  static I gather(M m, I idx, const uint8_t* base) {
-    return _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), reinterpret_cast<const int*>(base), idx, m, 1);
-  }
+  static I unpacklo32(I a, I b) { return _mm256_unpacklo_epi32(a, b); }
+  static I unpackhi32(I a, I b) { return _mm256_unpackhi_epi32(a, b); }
+  static I unpacklo64(I a, I b) { return _mm256_unpacklo_epi64(a, b); }
+  static I unpackhi64(I a, I b) { return _mm256_unpackhi_epi64(a, b); }
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
   template <int BITS>
   static V value(I g, V z, V s) {
     const I q = _mm256_and_si256(g, _mm256_set1_epi32((1 << BITS) - 1));
@@ -328,36 +330,70 @@ struct ColumnLanes {
 };
 #endif
 
-template <int BITS>
-void panels_gather(const NbitsWeights& w, int64_t n0, int64_t n1, int64_t nr, float* dst) {
+// Words 0..3 of `cols` columns' 16 (or, with half, 8) bytes at p, columns
+// stride bytes apart: t[d] lane j = word d of column j (0 past cols).
+inline void load_words(const uint8_t* p, int64_t stride, int64_t cols, bool half, ColumnLanes::I* t) {
   using X = ColumnLanes;
-  constexpr int kPer = 32 / BITS;  // values per gathered 32-bit lane
+  __m128i x[X::kL];
+  for (int j = 0; j < X::kL; ++j) {
+    const uint8_t* q = p + j * stride;
+    x[j] = j >= cols ? _mm_setzero_si128()
+           : half    ? _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q))
+                     : _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+  }
+  X::I z[4];
+  X::gather_lanes(x, z);
+  const X::I a0 = X::unpacklo32(z[0], z[1]), a1 = X::unpackhi32(z[0], z[1]);
+  const X::I a2 = X::unpacklo32(z[2], z[3]), a3 = X::unpackhi32(z[2], z[3]);
+  t[0] = X::unpacklo64(a0, a2);
+  t[1] = X::unpackhi64(a0, a2);
+  t[2] = X::unpacklo64(a1, a3);
+  t[3] = X::unpackhi64(a1, a3);
+}
+
+template <int BITS>
+void panels_vector(const NbitsWeights& w, int64_t n0, int64_t n1, int64_t nr, float* dst) {
+  using X = ColumnLanes;
+  constexpr int kL = X::kL, kPer = 32 / BITS;  // columns per vector, values per 32-bit word
+  constexpr int64_t kBlocksAtOnce = 64;        // zero points and scales transposed per pass
   const int64_t K = w.K, bs = w.block_size, row_bytes = w.k_blocks * w.blob;
-  const X::I b_index = X::index(row_bytes), s_index = X::index(w.k_blocks);
+  const int64_t chunk = w.blob < 16 ? w.blob : 16, words = chunk / 4, chunk_values = chunk * 8 / BITS;
+  alignas(64) float zs[kBlocksAtOnce * kL], ss[kBlocksAtOnce * kL];
   for (int64_t c0 = n0; c0 < n1; c0 += nr) {
     float* panel = dst + (c0 - n0) * K;
-    for (int64_t j0 = 0; j0 < nr; j0 += X::kL) {
+    for (int64_t j0 = 0; j0 < nr; j0 += kL) {
       float* out = panel + j0;
-      const int64_t cols = n1 - c0 - j0;
+      const int64_t n = c0 + j0, left = n1 - n, cols = left < kL ? left : kL;
       if (cols <= 0) {
         for (int64_t k = 0; k < K; ++k) X::store(out + k * nr, X::zeros());
         continue;
       }
-      const X::M m = X::mask(cols < X::kL ? cols : X::kL);
-      const int64_t n = c0 + j0;
       const uint8_t* col = w.b + n * row_bytes;
-      for (int64_t b = 0; b < w.k_blocks; ++b) {
-        const X::V zv = X::gather(m, s_index, w.zero + n * w.k_blocks + b);
-        const X::V sv = X::gather(m, s_index, w.scale + n * w.k_blocks + b);
-        const int64_t k0 = b * bs, valid = K - k0 < bs ? K - k0 : bs;
-        for (int64_t c = 0; c * kPer < valid; ++c) {
-          X::I g = X::gather(m, b_index, col + b * w.blob + c * 4);
-          float* o = out + (k0 + c * kPer) * nr;
-          const int64_t v = valid - c * kPer < kPer ? valid - c * kPer : kPer;
-          if (v == kPer) {
-            for (int t = 0; t < kPer; ++t, g = X::next<BITS>(g)) X::store(o + t * nr, X::value<BITS>(g, zv, sv));
-          } else {
-            for (int64_t t = 0; t < v; ++t, g = X::next<BITS>(g)) X::store(o + t * nr, X::value<BITS>(g, zv, sv));
+      for (int64_t bb = 0; bb < w.k_blocks; bb += kBlocksAtOnce) {
+        const int64_t nb = w.k_blocks - bb < kBlocksAtOnce ? w.k_blocks - bb : kBlocksAtOnce;
+        for (int64_t j = 0; j < kL; ++j)
+          for (int64_t i = 0; i < nb; ++i) {
+            zs[i * kL + j] = j < cols ? w.zero[(n + j) * w.k_blocks + bb + i] : 0.0f;
+            ss[i * kL + j] = j < cols ? w.scale[(n + j) * w.k_blocks + bb + i] : 0.0f;
+          }
+        for (int64_t i = 0; i < nb; ++i) {
+          const int64_t b = bb + i, k0 = b * bs, valid = K - k0 < bs ? K - k0 : bs;
+          const X::V zv = X::load(zs + i * kL), sv = X::load(ss + i * kL);
+          for (int64_t c = 0; c * chunk_values < valid; ++c) {
+            X::I t[4];
+            load_words(col + b * w.blob + c * chunk, row_bytes, cols, chunk == 8, t);
+            for (int64_t d = 0; d < words; ++d) {
+              const int64_t first = c * chunk_values + d * kPer;  // the word's first value in the block
+              if (first >= valid) break;
+              float* o = out + (k0 + first) * nr;
+              X::I g = t[d];
+              if (valid - first >= kPer) {
+                for (int u = 0; u < kPer; ++u, g = X::next<BITS>(g)) X::store(o + u * nr, X::value<BITS>(g, zv, sv));
+              } else {
+                for (int64_t u = 0; u < valid - first; ++u, g = X::next<BITS>(g))
+                  X::store(o + u * nr, X::value<BITS>(g, zv, sv));
+              }
+            }
           }
         }
       }
@@ -369,10 +405,8 @@ void panels_gather(const NbitsWeights& w, int64_t n0, int64_t n1, int64_t nr, fl
 template <int BITS>
 void panels_bits(const NbitsWeights& w, int64_t n0, int64_t n1, int64_t nr, float* dst) {
 #if defined(__AVX2__) && defined(__FMA__)
-  // Gathers index columns in 32 bits; nr a whole number of vectors.
-  constexpr int64_t kIndexMax = int64_t{1} << 31;
-  if (nr % ColumnLanes::kL == 0 && (ColumnLanes::kL - 1) * w.k_blocks * w.blob < kIndexMax) {
-    panels_gather<BITS>(w, n0, n1, nr, dst);
+  if (nr % ColumnLanes::kL == 0) {  // nr a whole number of vectors
+    panels_vector<BITS>(w, n0, n1, nr, dst);
     return;
   }
 #endif
