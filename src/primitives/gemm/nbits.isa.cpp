@@ -302,6 +302,15 @@ struct ColumnLanes {
   }
   template <int BITS>
   static I next(I g) { return _mm512_srli_epi32(g, BITS); }
+  static I high16(I g) { return _mm512_srli_epi32(g, 16); }
+  // (g & mask) | magic, as floats
+  static V and_or(I g, I mask, I magic) { return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(g, mask, magic, 0xEA)); }
+  static I set1(int v) { return _mm512_set1_epi32(v); }
+  static V set1f(float v) { return _mm512_set1_ps(v); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static bool all_equal(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ) == 0xFFFF; }
   static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
   static V zeros() { return _mm512_setzero_ps(); }
 };
@@ -325,6 +334,14 @@ struct ColumnLanes {
   }
   template <int BITS>
   static I next(I g) { return _mm256_srli_epi32(g, BITS); }
+  static I high16(I g) { return _mm256_srli_epi32(g, 16); }
+  static V and_or(I g, I mask, I magic) { return _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(g, mask), magic)); }
+  static I set1(int v) { return _mm256_set1_epi32(v); }
+  static V set1f(float v) { return _mm256_set1_ps(v); }
+  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static bool all_equal(V a, V b) { return _mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_EQ_OQ)) == 0xFF; }
   static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   static V zeros() { return _mm256_setzero_ps(); }
 };
@@ -350,6 +367,48 @@ inline void load_words(const uint8_t* p, int64_t stride, int64_t cols, bool half
   t[2] = X::unpacklo64(a1, a3);
   t[3] = X::unpackhi64(a1, a3);
 }
+
+// A block's values without a shift and a conversion per value: value u of
+// a word's low 16 bits (u < kHalf) is bits [BITS u, BITS u + BITS) as
+// the float 2^23 + q c (c = 2^(BITS u): the masked word with 2^23's
+// exponent), minus 2^23 + zero c, times scale / c. Both terms are exact, so
+// is their difference (q - zero) c, and the product is (q - zero) * scale
+// rounded once: the bits of nbits.h's formula, whenever 2^23 + zero c and
+// scale / c are exact for every c (integral zero points of at most 2^20,
+// scales far from underflow); exact() checks that per block, and a block
+// that fails takes the shift-and-convert form. The high 16 bits are shifted
+// down once.
+template <int BITS>
+struct ScaledBlock {
+  using X = ColumnLanes;
+  static constexpr int kHalf = 16 / BITS;
+  X::V zc[kHalf], sc[kHalf];
+  bool exact = false;
+
+  ScaledBlock(X::V z, X::V s) {
+    const X::V two23 = X::set1f(8388608.0f);
+    for (int u = 0; u < kHalf; ++u) {
+      const float c = static_cast<float>(1 << (BITS * u));
+      zc[u] = X::fma(z, X::set1f(c), two23);
+      sc[u] = X::mul(s, X::set1f(1.0f / c));
+    }
+    constexpr float kLast = static_cast<float>(1 << (BITS * (kHalf - 1)));
+    exact = X::all_equal(X::sub(zc[0], two23), z) && X::all_equal(X::sub(zc[kHalf - 1], two23), X::mul(z, X::set1f(kLast))) &&
+            X::all_equal(X::mul(sc[kHalf - 1], X::set1f(kLast)), s);
+  }
+
+  // Rows o, o + nr, ... of a word's `count` (<= 32 / BITS) values.
+  void emit(X::I g, float* o, int64_t nr, int64_t count) const {
+    const X::I magic = X::set1(0x4B000000);  // 2^23
+    X::I part = g;
+    for (int64_t u = 0; u < count; ++u) {
+      const int h = static_cast<int>(u % kHalf);
+      if (u == kHalf) part = X::high16(g);
+      const X::I mask = X::set1(((1 << BITS) - 1) << (BITS * h));
+      X::store(o + u * nr, X::mul(X::sub(X::and_or(part, mask, magic), zc[h]), sc[h]));
+    }
+  }
+};
 
 template <int BITS>
 void panels_vector(const NbitsWeights& w, int64_t n0, int64_t n1, int64_t nr, float* dst) {
@@ -379,6 +438,7 @@ void panels_vector(const NbitsWeights& w, int64_t n0, int64_t n1, int64_t nr, fl
         for (int64_t i = 0; i < nb; ++i) {
           const int64_t b = bb + i, k0 = b * bs, valid = K - k0 < bs ? K - k0 : bs;
           const X::V zv = X::load(zs + i * kL), sv = X::load(ss + i * kL);
+          const ScaledBlock<BITS> scaled(zv, sv);
           for (int64_t c = 0; c * chunk_values < valid; ++c) {
             X::I t[4];
             load_words(col + b * w.blob + c * chunk, row_bytes, cols, chunk == 8, t);
@@ -387,7 +447,9 @@ void panels_vector(const NbitsWeights& w, int64_t n0, int64_t n1, int64_t nr, fl
               if (first >= valid) break;
               float* o = out + (k0 + first) * nr;
               X::I g = t[d];
-              if (valid - first >= kPer) {
+              if (scaled.exact) {
+                scaled.emit(g, o, nr, valid - first < kPer ? valid - first : kPer);
+              } else if (valid - first >= kPer) {
                 for (int u = 0; u < kPer; ++u, g = X::next<BITS>(g)) X::store(o + u * nr, X::value<BITS>(g, zv, sv));
               } else {
                 for (int64_t u = 0; u < valid - first; ++u, g = X::next<BITS>(g))
