@@ -9,7 +9,6 @@
 //
 //   build/bench/kernels/bench_nbits [--block-size 32]
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +17,7 @@
 #include <random>
 #include <vector>
 
+#include "best_of.h"
 #include "kernels/kernel.h"
 #include "spindle/thread_pool.h"
 #include "spindle/threading_options.h"
@@ -26,23 +26,8 @@ namespace {
 
 using spindle::Tensor;
 using spindle::ThreadPool;
-using Clock = std::chrono::steady_clock;
 
-template <class F>
-double best_seconds(F&& f, int rounds = 5, int calls = 15) {
-  double best = 1e30;
-  for (int r = 0; r < rounds; ++r) {
-    std::vector<double> t;
-    for (int c = 0; c < calls; ++c) {
-      const auto t0 = Clock::now();
-      f();
-      t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-    }
-    std::nth_element(t.begin(), t.begin() + calls / 2, t.end());
-    best = std::min(best, t[static_cast<size_t>(calls / 2)]);
-  }
-  return best;
-}
+using spindle::bench::best_seconds;
 
 double time_kernel(const spindle::kernels::NodeInfo& info, const spindle::kernels::OpKernel& kernel,
                    const std::vector<Tensor>& inputs, ThreadPool* pool) {
