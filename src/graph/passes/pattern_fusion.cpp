@@ -142,6 +142,21 @@ bool reduces_last_axis(const Graph& g, const Node& r) {
   return axes == std::vector<int64_t>{-1};
 }
 
+// The node a normalization fusion puts in place of its chain's last node:
+// `op` over the last axis with epsilon eps, reading `inputs`, writing
+// last's output.
+Node last_axis_norm(const Graph& g, const Node& last, const char* op, int opset, float eps, std::vector<int> inputs) {
+  Node n;
+  n.name = (last.name.empty() ? g.value_name(last.outputs[0]) : last.name) + "/" + op;
+  n.op_type = op;
+  n.opset = opset;
+  n.attrs.set("axis", int64_t{-1});
+  n.attrs.set("epsilon", eps);
+  n.inputs = std::move(inputs);
+  n.outputs = {last.outputs[0]};
+  return n;
+}
+
 }  // namespace
 
 // Erf-form GELU as exporters write it: Div(x, sqrt 2) (or Mul(x, 1/sqrt 2))
@@ -289,15 +304,7 @@ void fuse_layer_norm(Graph& g, PassRecord& record) {
     const int gamma_id = ml.inputs[0] == dv.outputs[0] ? ml.inputs[1] : ml.inputs[0];
     const int beta_id = ab.inputs[0] == ml.outputs[0] ? ab.inputs[1] : ab.inputs[0];
     for (int i : {static_cast<int>(r), sub, pow, var, add_eps, sqrt, div, mul}) dead[static_cast<size_t>(i)] = true;
-    Node ln;
-    ln.name = ab.name.empty() ? g.value_name(ab.outputs[0]) + "/LayerNormalization" : ab.name + "/LayerNormalization";
-    ln.op_type = "LayerNormalization";
-    ln.opset = 17;
-    ln.attrs.set("axis", int64_t{-1});
-    ln.attrs.set("epsilon", eps);
-    ln.inputs = {x, gamma_id, beta_id};
-    ln.outputs = {ab.outputs[0]};
-    ab = std::move(ln);
+    ab = last_axis_norm(g, ab, "LayerNormalization", 17, eps, {x, gamma_id, beta_id});
     g.reindex(add_beta);
     ++record.count;
   }
@@ -354,15 +361,7 @@ void fuse_rms_norm(Graph& g, PassRecord& record) {
     if (!gamma || gamma->rank() != 1) continue;
     const int gamma_id = ml.inputs[0] == norm_out ? ml.inputs[1] : ml.inputs[0];
     for (int i : fused) dead[static_cast<size_t>(i)] = true;
-    Node rn;
-    rn.name = ml.name.empty() ? g.value_name(ml.outputs[0]) + "/RMSNormalization" : ml.name + "/RMSNormalization";
-    rn.op_type = "RMSNormalization";
-    rn.opset = 23;
-    rn.attrs.set("axis", int64_t{-1});
-    rn.attrs.set("epsilon", eps);
-    rn.inputs = {x, gamma_id};
-    rn.outputs = {ml.outputs[0]};
-    ml = std::move(rn);
+    ml = last_axis_norm(g, ml, "RMSNormalization", 23, eps, {x, gamma_id});
     g.reindex(mul);
     ++record.count;
   }
