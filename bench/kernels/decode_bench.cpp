@@ -13,7 +13,6 @@
 //
 //   build/bench/kernels/bench_decode
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -21,6 +20,7 @@
 #include <random>
 #include <vector>
 
+#include "best_of.h"
 #include "kernels/kernel.h"
 #include "spindle/thread_pool.h"
 #include "spindle/threading_options.h"
@@ -29,23 +29,8 @@ namespace {
 
 using spindle::Tensor;
 using spindle::ThreadPool;
-using Clock = std::chrono::steady_clock;
 
-template <class F>
-double best_seconds(F&& f, int rounds = 5, int calls = 15) {
-  double best = 1e30;
-  for (int r = 0; r < rounds; ++r) {
-    std::vector<double> t;
-    for (int c = 0; c < calls; ++c) {
-      const auto t0 = Clock::now();
-      f();
-      t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-    }
-    std::nth_element(t.begin(), t.begin() + calls / 2, t.end());
-    best = std::min(best, t[static_cast<size_t>(calls / 2)]);
-  }
-  return best;
-}
+using spindle::bench::best_seconds;
 
 void stream(ThreadPool* pool, int threads) {
   const size_t n = size_t{64} << 20;  // floats: 256 MB per array

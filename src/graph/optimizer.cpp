@@ -79,6 +79,8 @@ const std::vector<Pass>& table() {
        plain<passes::fuse_gelu_tanh>},
       {{"LayerNormFusion", L::kExtended, "exported layer normalization over the last axis as one LayerNormalization"},
        plain<passes::fuse_layer_norm>},
+      {{"RMSNormFusion", L::kExtended, "exported RMS normalization over the last axis as one RMSNormalization"},
+       plain<passes::fuse_rms_norm>},
       {{"AttentionFusion", L::kExtended, "scaled dot-product attention as one spindle.FusedAttention"},
        plain<passes::fuse_attention>},
       {{"ConvResidualAddFusion", L::kExtended, "Add(Conv(..), r) as Conv(.., r), r added per output block"},

@@ -217,6 +217,73 @@ TEST(Optimizer, ExportedLayerNormAndGeluBecomeOneNodeEach) {
   EXPECT_THAT(summary, ::testing::HasSubstr("LayerNormFusion 1"));
 }
 
+// RMS normalization as LLaMA-style exports write it (Pow 2, ReduceMean over
+// the last axis, Add eps, Sqrt, Div(1, s), Mul x, Mul gamma), with a
+// Reciprocal and operands swapped, and as Div(x, s): each becomes one
+// RMSNormalization. Look-alikes stay: a ReduceMean over axis 1, a Sqrt
+// that is also a graph output, a fourth power instead of a square.
+TEST(Optimizer, ExportedRmsNormBecomesOneRmsNormalization) {
+  ModelBuilder b(14);
+  b.input("x", {2, 3, 8});
+  for (const char* y : {"ya", "yb", "yc", "yd", "ye", "e_s", "yf"}) b.output(y, {2, 3, 8});
+  b.initializer("two", {}, {2.0f});
+  b.initializer("four", {}, {4.0f});
+  b.initializer("eps", {}, {1e-6f});
+  b.initializer("one", {}, {1.0f});
+  b.initializer("gamma", {8}, random_values(8, 23, 0.5f, 1.5f));
+  auto mean = [&](const std::string& in, const std::string& out, std::vector<int64_t> axes) -> auto& {
+    auto& n = b.node("ReduceMean", {in}, {out});
+    ModelBuilder::attr_ints(n, "axes", axes);
+    return n;
+  };
+  // As exported: Div(1, s), Mul(x, r), Mul(n, gamma).
+  b.node("Pow", {"x", "two"}, {"a_p"});
+  mean("a_p", "a_m", {-1});
+  b.node("Add", {"a_m", "eps"}, {"a_e"});
+  b.node("Sqrt", {"a_e"}, {"a_s"});
+  b.node("Div", {"one", "a_s"}, {"a_r"});
+  b.node("Mul", {"x", "a_r"}, {"a_n"});
+  b.node("Mul", {"a_n", "gamma"}, {"ya"});
+  // Reciprocal, operands swapped.
+  b.node("Pow", {"x", "two"}, {"b_p"});
+  mean("b_p", "b_m", {-1});
+  b.node("Add", {"eps", "b_m"}, {"b_e"});
+  b.node("Sqrt", {"b_e"}, {"b_s"});
+  b.node("Reciprocal", {"b_s"}, {"b_r"});
+  b.node("Mul", {"b_r", "x"}, {"b_n"});
+  b.node("Mul", {"gamma", "b_n"}, {"yb"});
+  // Div(x, s).
+  b.node("Pow", {"x", "two"}, {"c_p"});
+  mean("c_p", "c_m", {-1});
+  b.node("Add", {"c_m", "eps"}, {"c_e"});
+  b.node("Sqrt", {"c_e"}, {"c_s"});
+  b.node("Div", {"x", "c_s"}, {"c_n"});
+  b.node("Mul", {"c_n", "gamma"}, {"yc"});
+  // Over axis 1: not RMSNormalization(axis -1).
+  b.node("Pow", {"x", "two"}, {"d_p"});
+  mean("d_p", "d_m", {1});
+  b.node("Add", {"d_m", "eps"}, {"d_e"});
+  b.node("Sqrt", {"d_e"}, {"d_s"});
+  b.node("Div", {"x", "d_s"}, {"d_n"});
+  b.node("Mul", {"d_n", "gamma"}, {"yd"});
+  // The Sqrt also a graph output: it must stay.
+  b.node("Pow", {"x", "two"}, {"e_p"});
+  mean("e_p", "e_m", {-1});
+  b.node("Add", {"e_m", "eps"}, {"e_e"});
+  b.node("Sqrt", {"e_e"}, {"e_s"});
+  b.node("Div", {"x", "e_s"}, {"e_n"});
+  b.node("Mul", {"e_n", "gamma"}, {"ye"});
+  // A fourth power.
+  b.node("Pow", {"x", "four"}, {"f_p"});
+  mean("f_p", "f_m", {-1});
+  b.node("Add", {"f_m", "eps"}, {"f_e"});
+  b.node("Sqrt", {"f_e"}, {"f_s"});
+  b.node("Div", {"x", "f_s"}, {"f_n"});
+  b.node("Mul", {"f_n", "gamma"}, {"yf"});
+  const std::string summary = optimized_matches_plain(b.bytes(), {2, 3, 8}, 3 + 3 * 6);
+  EXPECT_THAT(summary, ::testing::HasSubstr("RMSNormFusion 3"));
+}
+
 // GELU's tanh approximation as PyTorch writes it at opsets before 20
 // (x * x * x, the constants first), as GPT-2-style code writes it
 // (Pow(x, 3), 0.5 * x computed apart) and factored

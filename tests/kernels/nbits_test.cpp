@@ -1,8 +1,10 @@
 // nbits_test.cpp — com.microsoft MatMulNBits (4- and 8-bit block-quantized
 // weights) against an independent reference: the weights dequantized one by
 // one, then the product summed in double. Shapes cover the fused path of
-// few rows (1, 3, batched [2, 5, K] = 10) and the dequantize-then-SGEMM path
-// (37 rows), odd N, K not a multiple of block_size (the last block padded),
+// few rows (1, 3, batched [2, 5, K] = 10) and the prefill path of more rows
+// (17 to 301: B dequantized into the SGEMM's packed panels; one and several
+// column blocks, rows split; block sizes 16 to 128), odd M, N and K, K not a
+// multiple of block_size (the last block padded),
 // packed uint8 and float32 zero points, the default zero point, a bias, and
 // constant weights kept by the kernel (the originals absent at run time).
 // One and two intra-op threads give the same bits. Bad attributes and inputs
@@ -164,7 +166,48 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{{1, 520}, 1500, 520, 32, 4, Zp::kPacked, false},  // several column blocks
                       Case{{3, 90}, 21, 90, 32, 8, Zp::kPacked, true},       // 8 bits
                       Case{{37, 90}, 21, 90, 16, 8, Zp::kNone, false},       // 8 bits, default zero point 128
-                      Case{{100}, 9, 100, 32, 4, Zp::kPacked, false}));      // 1-D A
+                      Case{{100}, 9, 100, 32, 4, Zp::kPacked, false},        // 1-D A
+                      // Prefill (more than 16 rows): B dequantized into the SGEMM's packed panels.
+                      Case{{17, 33}, 35, 33, 16, 4, Zp::kPacked, true},      // 17 rows, blocks of 16, ragged panel
+                      Case{{45, 77}, 67, 77, 32, 4, Zp::kNone, false},       // odd M, N, K; default zero point
+                      Case{{33, 130}, 300, 130, 64, 4, Zp::kPacked, false},  // several column blocks, K % 64 = 2
+                      Case{{29, 300}, 131, 300, 128, 4, Zp::kFloat, true},   // blocks of 128, the last padded
+                      Case{{301, 200}, 40, 200, 64, 4, Zp::kPacked, true},   // one column block, rows split
+                      Case{{3, 7, 96}, 1025, 96, 32, 4, Zp::kNone, true},    // batched A, 21 rows, wide N
+                      Case{{19, 70}, 50, 70, 64, 8, Zp::kPacked, false},     // 8 bits, blocks of 64
+                      Case{{23, 260}, 33, 260, 128, 8, Zp::kFloat, true}));  // 8 bits, blocks of 128
+
+// More than 16 rows run the SGEMM on B dequantized into its packed panels:
+// the same bits as the float MatMul kernel over the weights dequantized in
+// float32 ((q - zero) * scale), at one and two threads.
+TEST(MatMulNBits, PrefillGivesMatMulBitsOverDequantizedWeights) {
+  for (const int64_t bs : {16, 32, 64, 128}) {
+    const int64_t M = 41, N = 70, K = 150;
+    const Quantized q = make_weights(N, K, bs, 4, Zp::kPacked, 5u + static_cast<uint32_t>(bs));
+    std::vector<float> w(static_cast<size_t>(K * N));  // [K, N] for MatMul
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < K; ++k) {
+        const size_t bi = static_cast<size_t>(n * q.k_blocks + k / bs);
+        const uint8_t byte = q.b[bi * static_cast<size_t>(q.blob) + static_cast<size_t>((k % bs) / 2)];
+        const int code = (k % bs) % 2 == 0 ? byte & 0x0F : byte >> 4;
+        w[static_cast<size_t>(k * N + n)] = (static_cast<float>(code) - q.zp_float[bi]) * q.scales[bi];
+      }
+    const Tensor a = Tensor::from_vector<float>({M, K}, activations(static_cast<size_t>(M * K), 3));
+    const std::vector<Tensor> inputs = {a, Tensor::from_vector<uint8_t>({N, q.k_blocks, q.blob}, q.b),
+                                        Tensor::from_vector<float>({N * q.k_blocks}, q.scales),
+                                        Tensor::from_vector<uint8_t>({static_cast<int64_t>(q.zp_packed.size())}, q.zp_packed)};
+    kernels::NodeInfo matmul;
+    matmul.op_type = "MatMul";
+    matmul.opset = 13;
+    matmul.num_inputs = 2;
+    matmul.num_outputs = 1;
+    const auto want = kernels::run_kernel_once(matmul, {a, Tensor::from_vector<float>({K, N}, w)})[0].to_vector<float>();
+    EXPECT_EQ(kernels::run_kernel_once(nbits_node(K, N, bs, 4), inputs)[0].to_vector<float>(), want) << "bs " << bs;
+    auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+    EXPECT_EQ(kernels::run_kernel_once(nbits_node(K, N, bs, 4), inputs, pool.get())[0].to_vector<float>(), want)
+        << "bs " << bs;
+  }
+}
 
 TEST(MatMulNBits, BadAttributesAndInputsGiveClearErrors) {
   const int64_t N = 5, K = 40, bs = 16;

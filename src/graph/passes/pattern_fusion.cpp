@@ -1,5 +1,6 @@
 // pattern_fusion.cpp — exported patterns made one node: erf and tanh GELU,
-// layer normalization before opset 17, MatMul by constant weights + bias.
+// layer normalization before opset 17, RMS normalization, MatMul by constant
+// weights + bias.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -139,6 +140,21 @@ bool reduces_last_axis(const Graph& g, const Node& r) {
     axes = t->to_int64_vector();
   }
   return axes == std::vector<int64_t>{-1};
+}
+
+// The node a normalization fusion puts in place of its chain's last node:
+// `op` over the last axis with epsilon eps, reading `inputs`, writing
+// last's output.
+Node last_axis_norm(const Graph& g, const Node& last, const char* op, int opset, float eps, std::vector<int> inputs) {
+  Node n;
+  n.name = (last.name.empty() ? g.value_name(last.outputs[0]) : last.name) + "/" + op;
+  n.op_type = op;
+  n.opset = opset;
+  n.attrs.set("axis", int64_t{-1});
+  n.attrs.set("epsilon", eps);
+  n.inputs = std::move(inputs);
+  n.outputs = {last.outputs[0]};
+  return n;
 }
 
 }  // namespace
@@ -288,16 +304,65 @@ void fuse_layer_norm(Graph& g, PassRecord& record) {
     const int gamma_id = ml.inputs[0] == dv.outputs[0] ? ml.inputs[1] : ml.inputs[0];
     const int beta_id = ab.inputs[0] == ml.outputs[0] ? ab.inputs[1] : ab.inputs[0];
     for (int i : {static_cast<int>(r), sub, pow, var, add_eps, sqrt, div, mul}) dead[static_cast<size_t>(i)] = true;
-    Node ln;
-    ln.name = ab.name.empty() ? g.value_name(ab.outputs[0]) + "/LayerNormalization" : ab.name + "/LayerNormalization";
-    ln.op_type = "LayerNormalization";
-    ln.opset = 17;
-    ln.attrs.set("axis", int64_t{-1});
-    ln.attrs.set("epsilon", eps);
-    ln.inputs = {x, gamma_id, beta_id};
-    ln.outputs = {ab.outputs[0]};
-    ab = std::move(ln);
+    ab = last_axis_norm(g, ab, "LayerNormalization", 17, eps, {x, gamma_id, beta_id});
     g.reindex(add_beta);
+    ++record.count;
+  }
+  g.compact(dead);
+}
+
+// RMS normalization as exporters write it (LLaMA-style decoders):
+//   s = Sqrt(Add(ReduceMean(Pow(x, 2), -1), eps))
+//   y = Mul(Mul(x, Div(1, s)), gamma), or Reciprocal(s) for Div(1, s), or
+//       Mul(Div(x, s), gamma)
+// (Mul's and Add's operands in either order, each intermediate read once)
+// becomes RMSNormalization(x, gamma, axis -1, epsilon eps), opset 23.
+void fuse_rms_norm(Graph& g, PassRecord& record) {
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (size_t r = 0; r < g.nodes.size(); ++r) {
+    const Node& pw = g.nodes[r];
+    if (pw.op_type != "Pow" || !pw.domain.empty() || dead[r] || pw.inputs.size() != 2 ||
+        !near(single_value(g, pw.inputs[1]), 2.0f))
+      continue;
+    const int x = pw.inputs[0];
+    const int mean = only_reader(g, pw.outputs[0], "ReduceMean", dead);
+    if (mean < 0 || !reduces_last_axis(g, g.nodes[static_cast<size_t>(mean)])) continue;
+    const int mean_out = g.nodes[static_cast<size_t>(mean)].outputs[0];
+    const int add_eps = only_reader(g, mean_out, "Add", dead);
+    if (add_eps < 0) continue;
+    const Node& ae = g.nodes[static_cast<size_t>(add_eps)];
+    const float eps = single_value(g, ae.inputs[0] == mean_out ? ae.inputs[1] : ae.inputs[0]);
+    if (!(eps >= 0)) continue;
+    const int sqrt = only_reader(g, ae.outputs[0], "Sqrt", dead);
+    if (sqrt < 0) continue;
+    const int s = g.nodes[static_cast<size_t>(sqrt)].outputs[0];
+    const int reader = single_consumer(g, s);
+    if (reader < 0 || dead[static_cast<size_t>(reader)]) continue;
+    const Node& rd = g.nodes[static_cast<size_t>(reader)];
+    if (!rd.domain.empty()) continue;
+    std::vector<int> fused = {static_cast<int>(r), mean, add_eps, sqrt, reader};
+    int normalized = reader;  // the node writing x / s
+    if (!(rd.op_type == "Div" && rd.inputs[0] == x && rd.inputs[1] == s)) {
+      const bool inverse = rd.op_type == "Reciprocal" ||
+                           (rd.op_type == "Div" && rd.inputs[1] == s && single_value(g, rd.inputs[0]) == 1.0f);
+      if (!inverse) continue;
+      const int inv = rd.outputs[0];
+      normalized = only_reader(g, inv, "Mul", dead);
+      if (normalized < 0) continue;
+      const Node& mx = g.nodes[static_cast<size_t>(normalized)];
+      if (!((mx.inputs[0] == x && mx.inputs[1] == inv) || (mx.inputs[1] == x && mx.inputs[0] == inv))) continue;
+      fused.push_back(normalized);
+    }
+    const int norm_out = g.nodes[static_cast<size_t>(normalized)].outputs[0];
+    const int mul = only_reader(g, norm_out, "Mul", dead);
+    if (mul < 0) continue;
+    Node& ml = g.nodes[static_cast<size_t>(mul)];
+    const Tensor* gamma = constant_operand(g, ml, norm_out);
+    if (!gamma || gamma->rank() != 1) continue;
+    const int gamma_id = ml.inputs[0] == norm_out ? ml.inputs[1] : ml.inputs[0];
+    for (int i : fused) dead[static_cast<size_t>(i)] = true;
+    ml = last_axis_norm(g, ml, "RMSNormalization", 23, eps, {x, gamma_id});
+    g.reindex(mul);
     ++record.count;
   }
   g.compact(dead);

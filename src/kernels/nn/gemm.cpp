@@ -77,24 +77,6 @@ GemmBlocks decode_blocks(int64_t rows, int64_t N, int64_t K) {
   return b;
 }
 
-// A run-time A read by several column blocks (an encoder's 128 x 384
-// activations times 384 x 1536 weights: 24 column blocks) would be packed
-// again by each of them; it is packed once here instead, its row panels
-// split across the pool, into the calling thread's shared scratch, and each
-// block passes its rows as packed_a (row m0 at shared + m0 * K, m0 a multiple
-// of MR). Null when the blocks do not share rows. The panels hold the same
-// values sgemm would pack, so no bit changes.
-const float* pack_shared_a(KernelContext& ctx, const GemmBlocks& gb, bool trans, int64_t m, int64_t K, float alpha,
-                           const float* a, int64_t lda) {
-  if (gb.n_blocks < 2 || K <= 0 || m <= 0) return nullptr;
-  const int64_t MR = sgemm_mr(), panels = ceil_div(m, MR);
-  float* dst = scratch_floats(kSharedScratchSlot, static_cast<size_t>(panels * MR * K));
-  parallel_for(ctx.pool(), 0, panels, grain_for_work(panels, static_cast<double>(MR * K)), [&](int64_t p0, int64_t p1) {
-    sgemm_pack_a_panels(trans, m, K, alpha, a, lda, p0, p1, dst);
-  });
-  return dst;
-}
-
 // C[i][j] += bias[j] over an m x n block of row stride ldc (still in cache
 // from the SGEMM that wrote it), then the fused activation: the same sums in
 // the same order as MatMul followed by Add, so fusing changes no bit.

@@ -23,9 +23,12 @@
 // rows (decoding a token) is a fused dequantize-and-dot (nbits_gemv) over
 // column blocks of B, groups of 4 rows per block so that each block's
 // weights are unpacked from cache for the later groups; larger products
-// dequantize a panel of B's rows per column block into scratch and run the
-// SGEMM on it. Blocks follow the shape only and each output element is
-// computed by one block in a fixed order, so results do not depend on the
+// pack A once (sgemm.h's panels) and, per column block, dequantize B's
+// columns straight into the SGEMM's packed B panels in scratch (at most
+// kPanelFloats floats: B stays 4-bit, only a block is float at a time) and
+// run the SGEMM on the two pre-packed operands. Blocks follow the shape
+// only and each output element is computed by one block in a fixed order
+// (the SGEMM's k blocks follow K alone), so results do not depend on the
 // thread count.
 #include <algorithm>
 #include <cmath>
@@ -43,8 +46,9 @@ namespace {
 constexpr int64_t kDecodeMaxRows = 16;
 // Column blocks of the fused product: about this many bytes of quantized B each.
 constexpr double kGemvBlockBytes = 64.0 * 1024;
-// Dequantized panel of the SGEMM path: about this many floats.
-constexpr int64_t kPanelFloats = 128 * 1024;
+// Dequantized column block of the SGEMM path: at most about this many floats
+// (packed panels over the whole K, in L2 while the SGEMM reads them).
+constexpr int64_t kPanelFloats = 64 * 1024;
 
 class MatMulNBitsKernel final : public OpKernel {
  public:
@@ -216,23 +220,38 @@ class MatMulNBitsKernel final : public OpKernel {
     });
   }
 
-  // Many rows: per column block, B's rows dequantized into a panel, then SGEMM.
+  // Many rows: A packed once; per column block, B's columns dequantized
+  // straight into the SGEMM's packed panels, which the SGEMM then runs on as
+  // a pre-packed B. Blocks are column-major (all row blocks of a column
+  // block in a row): a thread dequantizes a column block once for its
+  // consecutive row blocks.
   void dequantized_gemm(KernelContext& ctx, const NbitsWeights& w, const float* a, int64_t rows, const float* bias,
                         float* y) const {
-    static const auto dequantize_fn = SPINDLE_ISA_SELECT(nbits_dequantize_rows);
-    const int64_t nt = std::min(N_, std::max<int64_t>(kGemmTileN, kPanelFloats / K_ / kGemmTileN * kGemmTileN));
-    const int64_t blocks = ceil_div(N_, nt);
-    parallel_for(ctx.pool(), 0, blocks, 1, gemm_cost(rows, nt, K_), [&](int64_t b0, int64_t b1) {
-      for (int64_t blk = b0; blk < b1; ++blk) {
-        const int64_t n0 = blk * nt, n1 = std::min(N_, n0 + nt);
-        float* panel = scratch_floats(0, static_cast<size_t>((n1 - n0) * K_));
-        dequantize_fn(w, n0, n1, panel);
-        sgemm(false, true, rows, n1 - n0, K_, 1.0f, a, K_, panel, K_, 0.0f, y + n0, N_);
-        if (bias)
-          for (int64_t i = 0; i < rows; ++i)
-            for (int64_t j = n0; j < n1; ++j) y[i * N_ + j] += bias[j];
-      }
-    });
+    static const auto panels_fn = SPINDLE_ISA_SELECT(nbits_dequantize_panels);
+    const int64_t NR = sgemm_nr();
+    const int64_t max_nt = std::max<int64_t>(kGemmTileN, kPanelFloats / K_ / kGemmTileN * kGemmTileN);
+    const GemmBlocks gb = choose_gemm_blocks(1, rows, N_, K_, max_nt);
+    const int64_t blocks = gb.m_blocks * gb.n_blocks;
+    const float* packed_a = pack_shared_a(ctx, gb, false, rows, K_, 1.0f, a, K_);
+    parallel_for(ctx.pool(), 0, blocks, grain_for_work(blocks, static_cast<double>(gb.mt * gb.nt * K_)),
+                 gemm_cost(gb.mt, gb.nt, K_), [&](int64_t b0, int64_t b1) {
+                   float* panel = scratch_floats(0, static_cast<size_t>(round_up(gb.nt, NR) * K_));
+                   int64_t have = -1;  // the column block in panel
+                   for (int64_t blk = b0; blk < b1; ++blk) {
+                     const int64_t nb = blk / gb.m_blocks;
+                     const int64_t m0 = (blk % gb.m_blocks) * gb.mt, m1 = std::min(rows, m0 + gb.mt);
+                     const int64_t n0 = nb * gb.nt, n1 = std::min(N_, n0 + gb.nt);
+                     if (nb != have) panels_fn(w, n0, n1, NR, panel), have = nb;
+                     SgemmExtras ex;
+                     ex.packed_b = panel;
+                     if (packed_a) ex.packed_a = packed_a + m0 * K_;
+                     float* c = y + m0 * N_ + n0;
+                     sgemm(false, false, m1 - m0, n1 - n0, K_, 1.0f, a + m0 * K_, K_, nullptr, 0, 0.0f, c, N_, ex);
+                     if (bias)
+                       for (int64_t i = 0; i < m1 - m0; ++i)
+                         for (int64_t j = n0; j < n1; ++j) c[i * N_ + j - n0] += bias[j];
+                   }
+                 });
   }
 
   int64_t K_ = 0, N_ = 0, bits_ = 4, block_size_ = 0, k_blocks_ = 0, blob_ = 0, blocks_total_ = 0, b_bytes_ = 0;

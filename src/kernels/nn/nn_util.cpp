@@ -171,6 +171,17 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, double al
   blas_gemm(trans_a, trans_b, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+const float* pack_shared_a(KernelContext& ctx, const GemmBlocks& gb, bool trans, int64_t m, int64_t K, float alpha,
+                           const float* a, int64_t lda) {
+  if (gb.n_blocks < 2 || K <= 0 || m <= 0) return nullptr;
+  const int64_t MR = sgemm_mr(), panels = ceil_div(m, MR);
+  float* dst = scratch_floats(kSharedScratchSlot, static_cast<size_t>(panels * MR * K));
+  parallel_for(ctx.pool(), 0, panels, grain_for_work(panels, static_cast<double>(MR * K)), [&](int64_t p0, int64_t p1) {
+    sgemm_pack_a_panels(trans, m, K, alpha, a, lda, p0, p1, dst);
+  });
+  return dst;
+}
+
 GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t max_nt,
                               int64_t max_blocks) {
   // Tiles are whole register tiles: mt a multiple of the SGEMM's MR, nt of

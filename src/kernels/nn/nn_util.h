@@ -108,6 +108,17 @@ Cost fma_cost(double fma);
 // 960 x 1280 one of MobileNetV3 is 77K cycles of FMAs and ~500K of reading).
 Cost gemm_cost(int64_t m, int64_t n, int64_t k);
 
+// A run-time A read by several column blocks (an encoder's 128 x 384
+// activations times 384 x 1536 weights: 24 column blocks) would be packed
+// again by each of them; it is packed once instead, its row panels split
+// across the pool, into the calling thread's shared scratch (slot
+// kSharedScratchSlot), and each block passes its rows as
+// SgemmExtras::packed_a (row m0 at the result + m0 * K, m0 a multiple of
+// MR). Null when the blocks do not share rows (gb.n_blocks < 2). The panels
+// hold the same values sgemm would pack, so no bit changes.
+const float* pack_shared_a(KernelContext& ctx, const GemmBlocks& gb, bool trans, int64_t m, int64_t K, float alpha,
+                           const float* a, int64_t lda);
+
 // Registration entry points (one per file).
 // Inference BatchNormalization as y = x * a + b per channel: a = scale /
 // sqrt(var + epsilon), b = B - mean * a, for n channels (norm.cpp). The

@@ -55,6 +55,10 @@ SPINDLE_ISA_DECLARE(void, nbits_gemv,
 // A's rows (rows x K, row stride lda) split for NbitsGemv::a_split into dst,
 // rows of stride round_up(K, 32).
 SPINDLE_ISA_DECLARE(void, nbits_split_a, (const float* a, int64_t lda, int64_t rows, int64_t K, float* dst));
-// Dequantizes rows [n0, n1) of B into dst ((n1 - n0) x K floats, row stride K).
-SPINDLE_ISA_DECLARE(void, nbits_dequantize_rows,
-                    (const ::spindle::kernels::NbitsWeights& w, int64_t n0, int64_t n1, float* dst));
+// Columns [n0, n1) of B dequantized into the SGEMM's packed B panels
+// (sgemm.h; nr = sgemm_nr(), the active level's): panel q holds columns
+// n0 + q * nr onwards, w(n, k) at dst[q * K * nr + k * nr + j], j = n - n0 -
+// q * nr, and zeros past n1; round_up(n1 - n0, nr) * K floats. Each value
+// is the (q - zero) * scale of nbits.h.
+SPINDLE_ISA_DECLARE(void, nbits_dequantize_panels,
+                    (const ::spindle::kernels::NbitsWeights& w, int64_t n0, int64_t n1, int64_t nr, float* dst));
