@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -84,8 +85,14 @@ class Writer {
       gp->set_name(g.metadata.graph_name);
       gp->set_doc_string(g.metadata.graph_description);
     }
+    // Initializers nothing reads (the inputs of folded nodes) are left out,
+    // as the session drops them; a subgraph's reads from here are its node's
+    // inputs.
+    std::set<int> read(g.outputs.begin(), g.outputs.end());
+    read.insert(g.inputs.begin(), g.inputs.end());
+    for (const Node& n : g.nodes) read.insert(n.inputs.begin(), n.inputs.end());
     for (const auto& [id, t] : g.initializers)
-      SPINDLE_RETURN_IF_ERROR(tensor_to_proto(t, g.value_name(id), gp->add_initializer()));
+      if (read.count(id)) SPINDLE_RETURN_IF_ERROR(tensor_to_proto(t, g.value_name(id), gp->add_initializer()));
     const size_t formal = g.inputs.size() - g.captures.size();
     for (size_t i = 0; i < formal; ++i) {
       ValueInfo v = g.input_info[i];
