@@ -12,6 +12,7 @@
 #include "session/config_keys.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -159,10 +160,15 @@ const std::vector<KeyRow>& table() {
                  [](SessionSettings& s, const std::string& k, const std::string& v) -> Status {
                    // A plain file name: the loader reads external data only
                    // from inside the model's folder.
-                   const std::filesystem::path p(v);
-                   if (v.empty() || p.has_parent_path() || p.is_absolute() || v == "." || v == "..")
-                     return invalid_argument(fmt::format("{} = '{}': expected a file name without a directory (the "
-                                                         "file is written beside the optimized model)",
+                   const bool plain = !v.empty() && v != "." && v != ".." &&
+                                      std::all_of(v.begin(), v.end(), [](char c) {
+                                        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+                                               c == '-';
+                                      });
+                   if (!plain)
+                     return invalid_argument(fmt::format("{} = '{}': expected a file name without a directory "
+                                                         "(letters, digits, '.', '_', '-'; the file is written beside "
+                                                         "the optimized model)",
                                                          k, v));
                    s.optimized_model_external_file = v;
                    return Status::ok();
