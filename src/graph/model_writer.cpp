@@ -58,7 +58,7 @@ void write_value_info(const ValueInfo& v, onnx::ValueInfoProto* p) {
 Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* p) {
   if (!t.is_tensor())
     return unsupported(fmt::format("constant '{}' is {}, which an ONNX initializer or attribute cannot hold", name,
-                                   t.is_sequence() ? "a sequence" : "an optional"));
+                                   t.is_sequence() ? "a nested sequence" : "an optional"));
   p->set_name(name);
   p->set_data_type(static_cast<int32_t>(t.dtype()));
   for (int64_t d : t.shape()) p->add_dims(d);
@@ -92,7 +92,7 @@ class Writer {
     read.insert(g.inputs.begin(), g.inputs.end());
     for (const Node& n : g.nodes) read.insert(n.inputs.begin(), n.inputs.end());
     for (const auto& [id, t] : g.initializers)
-      if (read.count(id)) SPINDLE_RETURN_IF_ERROR(tensor_to_proto(t, g.value_name(id), gp->add_initializer()));
+      if (read.count(id)) SPINDLE_RETURN_IF_ERROR(constant(t, g.value_name(id), gp));
     const size_t formal = g.inputs.size() - g.captures.size();
     for (size_t i = 0; i < formal; ++i) {
       ValueInfo v = g.input_info[i];
@@ -105,6 +105,31 @@ class Writer {
       write_value_info(v, gp->add_output());
     }
     for (const Node& n : g.nodes) SPINDLE_RETURN_IF_ERROR(node(g, n, gp->add_node()));
+    return Status::ok();
+  }
+
+  // A constant as an initializer; a constant sequence (constant folding
+  // makes them) as a SequenceConstruct of initializers, or SequenceEmpty.
+  Status constant(const Tensor& t, const std::string& name, onnx::GraphProto* gp) {
+    if (!t.is_sequence()) return tensor_to_proto(t, name, gp->add_initializer());
+    onnx::NodeProto* n = gp->add_node();
+    n->set_name(name + "/constant");
+    n->add_output(name);
+    const std::vector<Tensor>& items = t.sequence_items();
+    if (items.empty()) {
+      n->set_op_type("SequenceEmpty");
+      onnx::AttributeProto* dtype = n->add_attribute();
+      dtype->set_name("dtype");
+      dtype->set_type(onnx::AttributeProto::INT);
+      dtype->set_i(static_cast<int32_t>(t.dtype()));
+    } else {
+      n->set_op_type("SequenceConstruct");
+      for (size_t i = 0; i < items.size(); ++i) {
+        const std::string item = fmt::format("{}/item{}", name, i);
+        SPINDLE_RETURN_IF_ERROR(tensor_to_proto(items[i], item, gp->add_initializer()));
+        n->add_input(item);
+      }
+    }
     return Status::ok();
   }
 
@@ -262,14 +287,7 @@ Status write_external(onnx::GraphProto& gp, const std::filesystem::path& path, c
   return Status::ok();
 }
 
-}  // namespace
-
-Status write_model(const Graph& g, const std::filesystem::path& path, const WriteOptions& options) {
-  // Opened first: a path that cannot be written fails before any work.
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out)
-    return invalid_argument(fmt::format("cannot write the optimized model to '{}' (optimized_model_filepath): {}",
-                                        path.string(), system_error_text()));
+Status write_to(std::ofstream& out, const Graph& g, const std::filesystem::path& path, const WriteOptions& options) {
   onnx::ModelProto model;
   Writer writer(g);
   SPINDLE_RETURN_IF_ERROR(writer.graph(g, model.mutable_graph(), false));
@@ -298,6 +316,24 @@ Status write_model(const Graph& g, const std::filesystem::path& path, const Writ
   if (!out)
     return invalid_argument(fmt::format("writing the optimized model to '{}' failed: {}", path.string(), system_error_text()));
   return Status::ok();
+}
+
+}  // namespace
+
+Status write_model(const Graph& g, const std::filesystem::path& path, const WriteOptions& options) {
+  // Opened first: a path that cannot be written fails before any work.
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    return invalid_argument(fmt::format("cannot write the optimized model to '{}' (optimized_model_filepath): {}",
+                                        path.string(), system_error_text()));
+  Status s = write_to(out, g, path, options);
+  if (!s.is_ok()) {
+    // No half-written model is left behind.
+    out.close();
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+  return s;
 }
 
 std::vector<std::string> take_applied_passes(ModelMetadata& metadata) {

@@ -229,6 +229,25 @@ TEST(OptimizedModel, LargeInitializersGoToTheExternalFile) {
   expect_bitwise_equal(original->run(feeds())[0], reloaded->run(feeds())[0]);
 }
 
+TEST(OptimizedModel, FoldedConstantSequenceIsWrittenAsSequenceConstruct) {
+  // SequenceConstruct of two initializers folds into a constant sequence;
+  // SequenceAt reads it at a fed position.
+  ModelBuilder b(13);
+  b.input("i", {}, onnx::TensorProto::INT64).output("y", {2});
+  b.initializer("c0", {2}, {1.5f, 2.5f}).initializer("c1", {2}, {-3.0f, 4.0f});
+  b.node("SequenceConstruct", {"c0", "c1"}, {"seq"});
+  b.node("SequenceAt", {"seq", "i"}, {"y"});
+  const fs::path out = scratch("sequence.onnx");
+  auto original = InferenceSession::create_from_bytes(b.bytes(), options(GraphOptimizationLevel::kBasic, out));
+  auto reloaded = InferenceSession::create(out.string(), options(GraphOptimizationLevel::kBasic));
+  for (int64_t i : {0, 1}) {
+    const Feeds f{{"i", Tensor::scalar<int64_t>(i)}};
+    const Tensor y = reloaded->run(f)[0];
+    expect_bitwise_equal(original->run(f)[0], y);
+    EXPECT_EQ(y.to_vector<float>(), i == 0 ? (std::vector<float>{1.5f, 2.5f}) : (std::vector<float>{-3.0f, 4.0f}));
+  }
+}
+
 TEST(OptimizedModel, ExternalFileNameMustBeAPlainName) {
   SessionOptions o;
   for (const char* bad : {"../w.bin", "/tmp/w.bin", "sub/w.bin", ""}) {
