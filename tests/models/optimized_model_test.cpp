@@ -100,6 +100,8 @@ TEST_P(OptimizedModel, LoadsBackWithBitwiseTheSameOutputs) {
     EXPECT_EQ(0, std::memcmp(a[i].raw_data(), b[i].raw_data(), a[i].nbytes())) << original->outputs()[i].name;
   }
   fs::remove(out);
+  std::error_code ec;
+  fs::remove(dir, ec);  // once empty
 }
 
 }  // namespace

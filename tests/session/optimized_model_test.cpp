@@ -52,10 +52,18 @@ Feeds feeds() {
   return {{"x", Tensor::from_vector<float>({1, 8, 10, 10}, x)}};
 }
 
+// A file in this process's scratch folder, removed when the tests end.
 fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("spindle-optsave-{}", ::getpid());
-  fs::create_directories(dir);
-  return dir / name;
+  struct Folder {
+    fs::path path = fs::temp_directory_path() / fmt::format("spindle-optimized-model-test-{}", ::getpid());
+    Folder() { fs::create_directories(path); }
+    ~Folder() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  };
+  static const Folder folder;
+  return folder.path / name;
 }
 
 SessionOptions options(GraphOptimizationLevel level, const fs::path& out = {}) {
