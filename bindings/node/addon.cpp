@@ -15,7 +15,7 @@
 // options: { intraOpNumThreads, interOpNumThreads, executionMode: 'sequential' |
 // 'parallel', graphOptimizationLevel: 'disabled' | 'basic' | 'extended' | 'all',
 // config: { 'session.intra_op.allow_spinning': '0', ... }, syncRunThresholdUs,
-// logSeverityLevel (0-4), logId }
+// logSeverityLevel (0-4), logId, optimizedModelFilePath }
 // (index.js flattens onnxruntime-node's `extra` object into `config`).
 // A run goes to a libuv worker thread, so several runs overlap, unless the
 // session's recent runs took less than `syncRunThresholdUs` (default
@@ -146,6 +146,7 @@ SessionOptions parse_options(const Napi::Object& o) {
   if (o.Has("logId")) opts.log_id = string_option(o, "logId");
   if (o.Has("enableProfiling")) opts.enable_profiling = o.Get("enableProfiling").ToBoolean();
   if (o.Has("profileFilePrefix")) opts.profile_file_prefix = string_option(o, "profileFilePrefix");
+  if (o.Has("optimizedModelFilePath")) opts.optimized_model_filepath = string_option(o, "optimizedModelFilePath");
   if (o.Has("config")) {
     const Napi::Value cv = o.Get("config");
     if (!cv.IsObject()) throw ArgumentTypeError(std::string("config is ") + js_type_name(cv) + ", expected an object");

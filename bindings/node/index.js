@@ -334,10 +334,7 @@ function nativeOptions(options) {
     if (options.extra === null || typeof options.extra !== 'object') throw invalid('extra must be an object.');
     out.config = flatten(options.extra, '', {});
   }
-  if (options.optimizedModelFilePath !== undefined) {
-    warn(severity, `optimizedModelFilePath '${options.optimizedModelFilePath}' is not written: spindle's optimized ` +
-                   'graph holds fused operators that are not ONNX operators, so it cannot be saved as an ONNX model');
-  }
+  if (options.optimizedModelFilePath !== undefined) out.optimizedModelFilePath = options.optimizedModelFilePath;
   if (options.externalData !== undefined) {
     warn(severity, 'externalData is ignored: spindle reads a model\'s external data files from beside the model file ' +
                    '(or the folder in extra.session.model_external_initializers_file_folder_path)');

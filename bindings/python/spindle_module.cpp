@@ -36,6 +36,7 @@
 #include "errors.h"
 #include "spindle/environment.h"
 #include "spindle/logging.h"
+#include "spindle/random.h"
 #include "spindle/session.h"
 #include "spindle/version.h"
 
@@ -518,6 +519,7 @@ PYBIND11_MODULE(_C, m) {
       .def_readwrite("use_per_session_threads", &SessionOptions::use_per_session_threads)
       .def_readwrite("enable_profiling", &SessionOptions::enable_profiling)
       .def_readwrite("profile_file_prefix", &SessionOptions::profile_file_prefix)
+      .def_readwrite("optimized_model_filepath", &SessionOptions::optimized_model_filepath)
       .def_readwrite("log_severity_level", &SessionOptions::log_severity_level)  // -1: the process default
       .def_readwrite("log_verbosity_level", &PySessionOptions::log_verbosity_level)
       .def_readwrite("logid", &SessionOptions::log_id)
@@ -591,6 +593,7 @@ PYBIND11_MODULE(_C, m) {
       .def("run_async", &PySession::run_async, py::arg("output_names"), py::arg("input_feed"), py::arg("callback"),
            py::arg("user_data") = py::none(), py::arg("run_options") = py::none());
 
+  m.def("_set_seed", [](int64_t seed) { set_random_seed(seed); }, py::arg("seed"));
   m.def("_set_default_log_severity", [](int severity) { set_default_log_severity(static_cast<LogSeverity>(severity)); },
         "The process default of spindle's log (0 verbose .. 4 fatal; checked by set_default_logger_severity)");
   // add_free_dimension_override_by_denotation: the graph inputs' dimension

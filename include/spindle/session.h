@@ -95,6 +95,13 @@ inline constexpr const char* kSetDenormalAsZero = "session.set_denormal_as_zero"
 inline constexpr const char* kForceSpinningStop = "session.force_spinning_stop";  // force_spinning_stop
 // ONNX Runtime's shrinking block sizes; accepted, no effect (docs/options.md).
 inline constexpr const char* kDynamicBlockBase = "session.dynamic_block_base";  // dynamic_block_base
+// With optimized_model_filepath: the file, beside the optimized model,
+// receiving its initializers of at least kOptimizedModelExternalMinBytes
+// bytes (default 1024) instead of the model itself. (ONNX Runtime's keys.)
+inline constexpr const char* kOptimizedModelExternalFile =
+    "session.optimized_model_external_initializers_file_name";  // optimized_model_external_file
+inline constexpr const char* kOptimizedModelExternalMinBytes =
+    "session.optimized_model_external_initializers_min_size_in_bytes";  // optimized_model_external_min_bytes
 // The keys spindle acts on, in table order.
 std::vector<std::string> all();
 // ONNX Runtime keys spindle accepts without acting on them (a one-time
@@ -138,6 +145,13 @@ struct SessionSettings {
   // else warning).
   int log_severity_level = -1;
   std::string log_id;
+  // As ONNX Runtime's optimized_model_filepath: session creation writes the
+  // graph the optimizer produced to this path as an ONNX model (spindle's
+  // fused operators in the "spindle" domains, weights in their original
+  // layout), which spindle loads back without repeating the passes already
+  // applied. Empty: nothing is written. A path that cannot be written fails
+  // session creation naming it.
+  std::string optimized_model_filepath;
 
   // Set by the config keys named in config_keys (or directly).
   std::optional<int64_t> max_tensor_bytes;     // unset = half the physical memory; 0 = no limit
@@ -151,6 +165,8 @@ struct SessionSettings {
   bool set_denormal_as_zero = false;
   bool force_spinning_stop = true;  // ONNX Runtime's default is "0"; see docs/options.md
   int dynamic_block_base = 0;       // accepted, no effect: block boundaries depend on shapes only
+  std::string optimized_model_external_file;       // empty: every initializer inside the optimized model
+  int64_t optimized_model_external_min_bytes = 1024;
   // ONNX Runtime keys accepted without effect, as written (config_entry reads them back).
   std::map<std::string, std::string> inert_config_entries;
 };

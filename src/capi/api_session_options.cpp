@@ -57,6 +57,12 @@ OrtStatus* ORT_API_CALL GetMemPatternEnabled(const OrtSessionOptions* o, int* ou
 }
 OrtStatus* ORT_API_CALL EnableCpuMemArena(OrtSessionOptions* o) noexcept { CHECK_ARG("EnableCpuMemArena", o); o->cpu_arena = true; return nullptr; }
 OrtStatus* ORT_API_CALL DisableCpuMemArena(OrtSessionOptions* o) noexcept { CHECK_ARG("DisableCpuMemArena", o); o->cpu_arena = false; return nullptr; }
+OrtStatus* ORT_API_CALL SetOptimizedModelFilePath(OrtSessionOptions* o, const ORTCHAR_T* path) noexcept {
+  CHECK_ARG("SetOptimizedModelFilePath", o);
+  API_BEGIN
+  o->opts.optimized_model_filepath = path ? path : "";
+  API_END
+}
 OrtStatus* ORT_API_CALL SetSessionLogId(OrtSessionOptions* o, const char* id) noexcept {
   CHECK_ARG("SetSessionLogId", o);
   API_BEGIN
@@ -195,7 +201,7 @@ OrtStatus* ORT_API_CALL SessionOptionsAppendExecutionProvider(OrtSessionOptions*
 
 void set_session_options_slots(OrtApi& api) {
 #define SET(name) api.name = name;
-  SET(CreateSessionOptions) SET(CloneSessionOptions) SET(ReleaseSessionOptions) SET(SetSessionExecutionMode) SET(GetSessionExecutionMode) SET(EnableProfiling) SET(DisableProfiling) SET(EnableMemPattern) SET(DisableMemPattern) SET(GetMemPatternEnabled) SET(EnableCpuMemArena) SET(DisableCpuMemArena) SET(SetSessionLogId) SET(SetSessionLogVerbosityLevel) SET(SetSessionLogSeverityLevel) SET(SetSessionGraphOptimizationLevel) SET(SetIntraOpNumThreads) SET(SetInterOpNumThreads) SET(AddSessionConfigEntry) SET(HasSessionConfigEntry) SET(GetSessionConfigEntry) SET(DisablePerSessionThreads) SET(AddFreeDimensionOverrideByName) SET(SetDeterministicCompute) SET(SessionOptionsSetCustomCreateThreadFn) SET(SessionOptionsSetCustomThreadCreationOptions) SET(SessionOptionsSetCustomJoinThreadFn) SET(SessionOptionsAppendExecutionProvider)
+  SET(CreateSessionOptions) SET(CloneSessionOptions) SET(ReleaseSessionOptions) SET(SetSessionExecutionMode) SET(GetSessionExecutionMode) SET(EnableProfiling) SET(DisableProfiling) SET(SetOptimizedModelFilePath) SET(EnableMemPattern) SET(DisableMemPattern) SET(GetMemPatternEnabled) SET(EnableCpuMemArena) SET(DisableCpuMemArena) SET(SetSessionLogId) SET(SetSessionLogVerbosityLevel) SET(SetSessionLogSeverityLevel) SET(SetSessionGraphOptimizationLevel) SET(SetIntraOpNumThreads) SET(SetInterOpNumThreads) SET(AddSessionConfigEntry) SET(HasSessionConfigEntry) SET(GetSessionConfigEntry) SET(DisablePerSessionThreads) SET(AddFreeDimensionOverrideByName) SET(SetDeterministicCompute) SET(SessionOptionsSetCustomCreateThreadFn) SET(SessionOptionsSetCustomThreadCreationOptions) SET(SessionOptionsSetCustomJoinThreadFn) SET(SessionOptionsAppendExecutionProvider)
 #undef SET
 }
 

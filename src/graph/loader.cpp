@@ -344,13 +344,19 @@ struct GraphBuilder {
         return invalid_argument(
             fmt::format("{}: node {} uses domain '{}', which the model does not import", origin, n.label(), n.domain));
       n.opset = opset->second;
+      // An optimized model's ONNX operator in a fused form (model_writer.h):
+      // checked here, then the operator of its own domain and version.
+      const bool extended = n.domain == kExtendedDomain;
+      if (extended)
+        if (Status s = check_extended_node(np, &n.domain, &n.opset); !s.is_ok())
+          return Status(s.code(), fmt::format("{}: {}", origin, s.message()));
       if (!is_gradient_node(n.domain, n.op_type) && !registry.find(n.domain, n.op_type, n.opset) &&
           !kernels::find_custom_op(custom_ops, n.domain, n.op_type, n.opset)) {
         const std::string what = fmt::format("{}{} (opset {})", n.domain.empty() ? "" : n.domain + ".", n.op_type, n.opset);
         if (missing_seen.insert(what).second) missing.push_back(what);
         continue;
       }
-      if (check_nodes && n.domain.empty())
+      if (check_nodes && n.domain.empty() && !extended)
         if (Status s = check_node(np, n.opset); !s.is_ok()) return Status(s.code(), fmt::format("{}: {}", origin, s.message()));
       std::vector<std::string> outer;  // names the node's subgraphs read from here or above
       std::function<Result<AttrValue>(const onnx::GraphProto&)> load_subgraph =
@@ -364,6 +370,10 @@ struct GraphBuilder {
       auto attrs = attributes_from_proto(np, base_dir, &load_subgraph);
       if (!attrs.is_ok()) return Status(attrs.status().code(), fmt::format("{}: {}", origin, attrs.status().message()));
       n.attrs = std::move(attrs).value();
+      if (extended) {
+        n.attrs.erase(kExtendedDomainAttr);
+        n.attrs.erase(kExtendedOpsetAttr);
+      }
       for (const auto& in : np.input()) n.inputs.push_back(in.empty() ? -1 : g.add_value(in));
       for (const auto& name : outer) n.inputs.push_back(g.add_value(name));
       n.outer_names = std::move(outer);

@@ -12,6 +12,7 @@
 #include "session/config_keys.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -155,6 +156,27 @@ const std::vector<KeyRow>& table() {
     r.push_back(bool_key(config_keys::kSetDenormalAsZero, [](auto& s) -> auto& { return s.set_denormal_as_zero; }));
     r.push_back(bool_key(config_keys::kForceSpinningStop, [](auto& s) -> auto& { return s.force_spinning_stop; }));
     r.push_back(int_key(config_keys::kDynamicBlockBase, 0, 1 << 20, [](auto& s) -> auto& { return s.dynamic_block_base; }));
+    r.push_back({config_keys::kOptimizedModelExternalFile,
+                 [](SessionSettings& s, const std::string& k, const std::string& v) -> Status {
+                   // A plain file name: the loader reads external data only
+                   // from inside the model's folder.
+                   const bool plain = !v.empty() && v != "." && v != ".." &&
+                                      std::all_of(v.begin(), v.end(), [](char c) {
+                                        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+                                               c == '-';
+                                      });
+                   if (!plain)
+                     return invalid_argument(fmt::format("{} = '{}': expected a file name without a directory "
+                                                         "(letters, digits, '.', '_', '-'; the file is written beside "
+                                                         "the optimized model)",
+                                                         k, v));
+                   s.optimized_model_external_file = v;
+                   return Status::ok();
+                 },
+                 [](const SessionSettings& s) { return s.optimized_model_external_file; },
+                 [](const SessionSettings& s) { return s.optimized_model_external_file.empty(); }});
+    r.push_back(int_key(config_keys::kOptimizedModelExternalMinBytes, 0, INT64_MAX,
+                        [](auto& s) -> auto& { return s.optimized_model_external_min_bytes; }));
     return r;
   }();
   return rows;
@@ -180,8 +202,6 @@ const std::vector<std::string>& inert_keys() {
       "session.node_partition_config_file",
       "session.debug_layout_transformation",
       "session.disable_cpu_ep_fallback",
-      "session.optimized_model_external_initializers_file_name",
-      "session.optimized_model_external_initializers_min_size_in_bytes",
       "session.save_external_prepacked_constant_initializers",
       "session.collect_node_memory_stats_to_file",
       "session.disable_model_compile",

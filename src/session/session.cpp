@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "exec/executor.h"
 #include "graph/graph.h"
+#include "graph/model_writer.h"
 #include "session/chrome_trace.h"
 #include "session/denormals.h"
 #include "session/feeds.h"
@@ -318,6 +319,21 @@ void log_created(const InferenceSession::Impl& impl, const std::string& origin, 
                                                      : std::string());
 }
 
+// optimized_model_filepath: the graph as the optimizer left it, before the
+// kernels are created. Weights are still in the graph's layout then (packing
+// happens at kernel creation, which may drop an original it packed), so
+// this is the one place the file is written.
+void write_optimized_model(const graph::Graph& g, const SessionOptions& options, const std::vector<std::string>& applied,
+                           const graph::OptimizerStats& stats) {
+  graph::WriteOptions wo;
+  wo.external_file = options.optimized_model_external_file;
+  wo.external_min_bytes = options.optimized_model_external_min_bytes;
+  wo.applied_passes = applied;
+  for (const graph::PassRecord& r : stats.passes)
+    if (std::find(applied.begin(), applied.end(), r.name) == applied.end()) wo.applied_passes.push_back(r.name);
+  if (Status s = graph::write_model(g, options.optimized_model_filepath, wo); !s.is_ok()) throw Error(s);
+}
+
 std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string& origin, const SessionOptions& options,
                                               SessionThreading threading, const graph::LoadLimits& load_limits,
                                               Environment* env) {
@@ -328,6 +344,8 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
   ThreadingOptions& intra = threading.intra;
   ThreadingOptions& inter = threading.inter;
   if (Status s = session_limits(options, impl->limits); !s.is_ok()) throw Error(s);
+  // A model written by optimized_model_filepath lists the passes it has had.
+  const std::vector<std::string> applied = graph::take_applied_passes(g.metadata);
   impl->metadata = g.metadata;
   for (const auto& v : g.input_info) impl->inputs.push_back(tensor_info(v));
   for (const auto& v : g.output_info) impl->outputs.push_back(tensor_info(v));
@@ -341,10 +359,17 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
   if (impl->limits.max_tensor_bytes || impl->limits.max_run_bytes)
     budget = std::make_shared<MemoryBudget>(impl->limits.max_tensor_bytes, impl->limits.max_run_bytes);
   MemoryBudget::Scope budget_scope(budget ? &budget : nullptr);
+  std::vector<std::string> skipped = options.disabled_optimizers;
+  for (const std::string& name : applied)
+    if (std::find(skipped.begin(), skipped.end(), name) == skipped.end()) skipped.push_back(name);
+  if (!applied.empty())
+    SPINDLE_LOG(impl->logger, kInfo, "{}: the model was optimized when written; not repeated: {}", origin,
+                fmt::join(applied, ", "));
   auto stats = graph::optimize(g, static_cast<graph::OptimizationLevel>(options.graph_optimization_level), load_limits,
-                               options.disabled_optimizers);
+                               skipped);
   if (!stats.is_ok()) throw Error(stats.status().code(), origin + ": " + stats.status().message());
   impl->stats = stats.value();
+  if (!options.optimized_model_filepath.empty()) write_optimized_model(g, options, applied, impl->stats);
   auto plan = exec::Plan::compile(std::move(g), static_cast<graph::OptimizationLevel>(options.graph_optimization_level),
                                   !options.disable_prepacking, &options.custom_op_domains);
   if (!plan.is_ok()) throw Error(plan.status().code(), origin + ": " + plan.status().message());

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "onnxruntime/onnxruntime_c_api.h"
 #include "checks.h"
@@ -702,6 +703,27 @@ int main(int argc, char** argv) {
   run_types(fixed_session, mem, 1);
   ort->ReleaseSession(fixed_session);
   ort->ReleaseSessionOptions(fixed);
+
+  /* The optimized graph written by SetOptimizedModelFilePath loads back and
+   * runs as the original (each library reads the file it wrote). */
+  {
+    char optimized[4096];
+    const char* slash = strrchr(args[0], '/');
+    snprintf(optimized, sizeof optimized, "%.*soptimized-%d.onnx", (int)(slash ? slash - args[0] + 1 : 0), args[0],
+             (int)getpid());
+    OrtSessionOptions* save = NULL;
+    CHECK(ort->CloneSessionOptions(so, &save));
+    CHECK(ort->SetOptimizedModelFilePath(save, optimized));
+    OrtSession* saving = NULL;
+    CHECK(ort->CreateSession(env, args[0], save, &saving));
+    ort->ReleaseSession(saving);
+    ort->ReleaseSessionOptions(save);
+    OrtSession* reloaded = NULL;
+    CHECK(ort->CreateSession(env, optimized, so, &reloaded));
+    run_types(reloaded, mem, 0);
+    ort->ReleaseSession(reloaded);
+    remove(optimized);
+  }
 
   if (n_args == 3) {
     OrtSession* cls = NULL;

@@ -359,17 +359,14 @@ def main():
         assert sess.get_inputs()[0].shape[0] == 1
         close(sess.run(None, cls_feed)[0], list(cls_want.values())[0])
 
-    @step("optimized_model_filepath is accepted")
+    @step("optimized_model_filepath writes a model that loads back")
     def _():
         so = ort.SessionOptions()
         so.optimized_model_filepath = str(tmp / "optimized.onnx")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            sess = ort.InferenceSession(cls_path, so, providers=["CPUExecutionProvider"])
+        sess = ort.InferenceSession(cls_path, so, providers=["CPUExecutionProvider"])
         close(sess.run(None, cls_feed)[0], list(cls_want.values())[0])
-        if not (tmp / "optimized.onnx").exists():
-            return "the file is not written: a documented difference"
-        return None
+        again = ort.InferenceSession(str(tmp / "optimized.onnx"), providers=["CPUExecutionProvider"])
+        close(again.run(None, cls_feed)[0], list(cls_want.values())[0])
 
     @step("enable_profiling, get_profiling_start_time_ns, end_profiling")
     def _():

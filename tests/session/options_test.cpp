@@ -60,6 +60,8 @@ std::map<std::string, Sample> samples() {
       {config_keys::kSetDenormalAsZero, {"True", "1"}},
       {config_keys::kForceSpinningStop, {"0", "0"}},
       {config_keys::kDynamicBlockBase, {"4", "4"}},
+      {config_keys::kOptimizedModelExternalFile, {"weights.bin", "weights.bin"}},
+      {config_keys::kOptimizedModelExternalMinBytes, {"4096", "4096"}},
   };
 }
 

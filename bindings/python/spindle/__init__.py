@@ -136,12 +136,15 @@ def set_default_logger_verbosity(verbosity):
 
 
 def set_seed(seed):
-    """ONNX Runtime's seed for random operators. Kept but unused: spindle's
-    random operators take their node's `seed` attribute, or a fresh random
-    seed per node without one."""
+    """ONNX Runtime's seed for random operators without a `seed` attribute
+    (RandomNormal, RandomUniform, their *Like forms, Bernoulli, Multinomial,
+    training Dropout) in sessions created afterwards: two sessions of a model
+    created after set_seed(s) give the same numbers. The numbers are
+    spindle's generator's, not bitwise ONNX Runtime's."""
     global _seed
-    if not isinstance(seed, int):
-        raise InvalidArgument(f"set_seed({seed!r}): expected an int")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not -2**63 <= seed < 2**63:
+        raise InvalidArgument(f"set_seed({seed!r}): expected an int (64-bit)")
+    _C._set_seed(seed)
     _seed = seed
 
 
@@ -181,18 +184,17 @@ class SessionOptions(_C.SessionOptions):
         options then run the models using them.
     log_verbosity_level, enable_cpu_mem_arena, enable_mem_pattern,
         enable_mem_reuse: accepted, no effect.
-    Only in the Python API: optimized_model_filepath, execution_order,
+    optimized_model_filepath: session creation writes the optimized graph
+        there as an ONNX model (docs/options.md).
+    Only in the Python API: execution_order,
     add_free_dimension_override_by_name, add_free_dimension_override_by_denotation
     (below)."""
 
     # No __dict__: a misspelt option is an AttributeError, as in ONNX Runtime.
-    __slots__ = ("optimized_model_filepath", "execution_order", "_free_dimensions", "_free_denotations")
+    __slots__ = ("execution_order", "_free_dimensions", "_free_denotations")
 
     def __init__(self):
         super().__init__()
-        #: ONNX Runtime writes the optimized graph there; spindle cannot
-        #: serialize its optimized graph, so setting it warns at session creation.
-        self.optimized_model_filepath = ""
         #: Accepted; no effect (see ExecutionOrder).
         self.execution_order = ExecutionOrder.DEFAULT
         self._free_dimensions = {}
@@ -495,9 +497,6 @@ class InferenceSession:
         self._sess_options = sess_options if sess_options is not None else SessionOptions()
         self._profiling_start_ns = time.monotonic_ns() if self._sess_options.enable_profiling else 0
         self._sess = _C.InferenceSession(path_or_bytes, sess_options, **kwargs)
-        if getattr(self._sess_options, "optimized_model_filepath", ""):
-            warnings.warn(f"optimized_model_filepath '{self._sess_options.optimized_model_filepath}' is ignored: "
-                          "spindle cannot write its optimized graph as an ONNX file", stacklevel=2)
         self._free_dims = {}  # input name -> [(axis, dim name, value, the override's method)]
         by_denotation = getattr(self._sess_options, "_free_denotations", {})
         denotations = _C._input_dim_denotations(path_or_bytes) if by_denotation else {}

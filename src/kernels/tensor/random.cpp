@@ -4,9 +4,10 @@
 //
 // Numbers come from a counter-based generator: element i of run r of a
 // kernel is a hash (SplitMix64 finalizer, twice) of (key, r, i), where key is
-// the `seed` attribute's bits, or a std::random_device draw made when the
-// kernel is created if the node has no seed (spindle has no session-level
-// seed). Blocks of elements can be computed by any thread in any order, so
+// the `seed` attribute's bits; without one, the process seed
+// (spindle/random.h, Python's set_seed) mixed with the node's name and
+// operator, or, before any set_random_seed, a std::random_device draw made
+// when the kernel is created. Blocks of elements can be computed by any thread in any order, so
 // the values do not depend on the thread count; a seeded node gives the same
 // sequence of runs in every session (run r of one session gets the r-th set of
 // numbers; concurrent runs of one session take run numbers in the order they
@@ -21,6 +22,7 @@
 #include <random>
 
 #include "kernels/op_schema.h"
+#include "spindle/random.h"
 #include "kernels/tensor/tensor_util.h"
 
 namespace spindle::kernels::tensor {
@@ -41,6 +43,11 @@ class RandomStream {
       const uint64_t bits = int_seed ? static_cast<uint64_t>(node.attrs.get_int("seed"))
                                      : std::bit_cast<uint32_t>(node.attrs.get_float("seed"));
       key_ = mix64(bits ^ 0x5EED5EED5EED5EEDull);
+    } else if (const std::optional<int64_t> seed = random_seed()) {
+      uint64_t h = 0xCBF29CE484222325ull;  // FNV-1a of the node's name and operator
+      for (const std::string* text : {&node.name, &node.op_type})
+        for (char c : *text) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001B3ull;
+      key_ = mix64(static_cast<uint64_t>(*seed) ^ mix64(h));
     } else {
       std::random_device rd;
       key_ = mix64((static_cast<uint64_t>(rd()) << 32) ^ rd());
