@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "primitives/gemm/packing_scope.h"
+
 namespace spindle::exec {
 
 // ---------------------------------------------------------------- Plan
@@ -222,6 +224,11 @@ Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationL
       it = std::next(it);
     }
   }
+  // Kernels packing one constant the same way share one packed copy
+  // (packing_scope.h); a constant leaves the scope before it is freed.
+  kernels::nn::PackingScope packing;
+  for (const auto& [id, t] : plan->graph_.initializers)
+    if (t.defined() && !t.is_sequence() && t.nbytes() > 0) packing.add_source(t.raw_data());
   plan->nodes_.resize(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const graph::Node& n = graph.nodes[i];
@@ -266,6 +273,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationL
       for (const auto& [node, input] : readers[v]) plan->nodes_[node].info.const_inputs[input] = nullptr;
       if (auto t = plan->graph_.initializers.find(in); t != plan->graph_.initializers.end()) {
         const size_t bytes = freed_by_dropping(t->second);
+        if (t->second.defined() && !t->second.is_sequence()) packing.remove_source(t->second.raw_data());
         plan->graph_.initializers.erase(t);
         trimmer.freed(bytes);
       }

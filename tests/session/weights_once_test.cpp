@@ -219,6 +219,39 @@ TEST(WeightsOnce, BlockedConvolutionsHoldWeightsOnlyPacked) {
   EXPECT_EQ(blocked, 4) << "the chain did not take the blocked layout";
 }
 
+// One weight read by three MatMuls and a Gemm (a weight tied across
+// layers): packed once for the MatMuls (same packing), freed, and each
+// product as with the weight kept.
+TEST(WeightsOnce, KernelsReadingOneWeightShareItsPacking) {
+  TestModel t;
+  t.feed("x", {3, 16});
+  t.weight("w", {16, 16}, 23, 0.04f);
+  t.b.node("MatMul", {"x", "w"}, {"h1"});
+  t.b.node("MatMul", {"h1", "w"}, {"h2"});
+  t.b.node("MatMul", {"h2", "w"}, {"y"});
+  ModelBuilder::attr_int(t.b.node("Gemm", {"x", "w"}, {"z"}), "transB", 1);
+  t.output("y", {3, 16});
+  t.output("z", {3, 16});
+  expect_weights_once(t, graph::OptimizationLevel::kBasic);
+  const Outcome o = compile_and_run(t, false, 1, graph::OptimizationLevel::kBasic);
+  ASSERT_EQ(o.outputs.size(), 2u);
+  // The product by hand: y = ((x w) w) w.
+  std::vector<double> h(48);
+  const std::vector<float> w = values(256, 23, 0.04f, 0), x = t.feeds["x"].to_vector<float>();
+  for (int i = 0; i < 48; ++i) h[static_cast<size_t>(i)] = x[static_cast<size_t>(i)];
+  for (int layer = 0; layer < 3; ++layer) {
+    std::vector<double> next(48, 0.0);
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 16; ++c)
+        for (int k = 0; k < 16; ++k)
+          next[static_cast<size_t>(r * 16 + c)] += h[static_cast<size_t>(r * 16 + k)] * w[static_cast<size_t>(k * 16 + c)];
+    h = next;
+  }
+  std::vector<float> y(48);
+  std::memcpy(y.data(), o.outputs[0].data(), sizeof(float) * 48);
+  for (int i = 0; i < 48; ++i) EXPECT_NEAR(y[static_cast<size_t>(i)], h[static_cast<size_t>(i)], 1e-4) << i;
+}
+
 // LSTM and GRU (linear_before_reset 0: R_h apart), forward / bidirectional,
 // batch 2 (packed matrix-vector recurrence) and 6 (GEMM recurrence, R
 // rebuilt from its panels when only those are kept).
