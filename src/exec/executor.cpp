@@ -273,7 +273,9 @@ Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationL
       for (const auto& [node, input] : readers[v]) plan->nodes_[node].info.const_inputs[input] = nullptr;
       if (auto t = plan->graph_.initializers.find(in); t != plan->graph_.initializers.end()) {
         const size_t bytes = freed_by_dropping(t->second);
-        if (t->second.defined() && !t->second.is_sequence()) packing.remove_source(t->second.raw_data());
+        // Storage other values or kernels still hold stays, unchanged: its
+        // packings stay shared (values folded from one weight).
+        if (bytes > 0) packing.remove_source(t->second.raw_data());
         plan->graph_.initializers.erase(t);
         trimmer.freed(bytes);
       }

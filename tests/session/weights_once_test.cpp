@@ -219,15 +219,16 @@ TEST(WeightsOnce, BlockedConvolutionsHoldWeightsOnlyPacked) {
   EXPECT_EQ(blocked, 4) << "the chain did not take the blocked layout";
 }
 
-// One weight read by three MatMuls and a Gemm (a weight tied across
-// layers): packed once for the MatMuls (same packing), freed, and each
-// product as with the weight kept.
+// One weight read by three MatMuls (one through an Identity) and a Gemm (a
+// weight tied across layers): packed once for the MatMuls (same packing),
+// freed, and each product as with the weight kept.
 TEST(WeightsOnce, KernelsReadingOneWeightShareItsPacking) {
   TestModel t;
   t.feed("x", {3, 16});
   t.weight("w", {16, 16}, 23, 0.04f);
+  t.b.node("Identity", {"w"}, {"w_layer2"});  // as exporters tie weights across layers
   t.b.node("MatMul", {"x", "w"}, {"h1"});
-  t.b.node("MatMul", {"h1", "w"}, {"h2"});
+  t.b.node("MatMul", {"h1", "w_layer2"}, {"h2"});
   t.b.node("MatMul", {"h2", "w"}, {"y"});
   ModelBuilder::attr_int(t.b.node("Gemm", {"x", "w"}, {"z"}), "transB", 1);
   t.output("y", {3, 16});
