@@ -609,6 +609,47 @@ TEST(BlockedConv, OneGroup3x3MatchesConv) {
     }
 }
 
+// The packed weights stand in for W when the plan dropped the constant
+// (the kernel then sees W absent): bitwise the outputs of W given, in both
+// modes, an NCHW input included for a W packed for the blocked modes (W
+// rebuilt from that packing, then packed for the NCHW-input mode); the mode
+// W's packing does not serve fails as with W given.
+TEST(BlockedConv, PackedWeightsStandInForAnAbsentW) {
+  auto run = [](const ConvSetup& c, const Tensor& x, bool given) {
+    std::vector<Tensor> in = {x, given ? c.W : Tensor(), c.B};
+    while (!in.back().defined()) in.pop_back();
+    NodeInfo node = spindle_node("BlockedConv", c.attrs, static_cast<int>(in.size()));
+    node.const_inputs = {nullptr, &c.W};
+    return kernels::run_kernel_once(node, in, nullptr)[0];
+  };
+  // Ws both modes take: 1x1 16 -> 16, one group 3x3 16 -> 24.
+  for (const ConvSetup& c : {pointwise(2, 16, 16, 9, 9, true, false, false, kActs[0], 3100),
+                             grouped(2, 16, 24, 1, 9, 9, 3, 3, 1, {1, 1, 1, 1}, true, false, false, kActs[0], 3110)})
+    for (bool nchw_x : {false, true}) {
+      const Tensor x = nchw_x ? c.X : to_blocked(c.X);
+      const Tensor owned = run(c, x, false);
+      EXPECT_TRUE(bitwise_equal(owned, run(c, x, true))) << "W " << shape_to_string(c.W.shape()) << " X " << shape_to_string(x.shape());
+      expect_close(from_blocked(owned), c.reference(), "W absent, X " + shape_to_string(x.shape()));
+    }
+  // A stem's W (3 input channels) serves the NCHW-input mode only.
+  const ConvSetup st = stem(1, 3, 16, 8, 8, 3, 3, 1, 1, {1, 1, 1, 1}, true, false, kStemActs[0], 3120);
+  EXPECT_TRUE(bitwise_equal(run(st, st.X, false), run(st, st.X, true)));
+  const Tensor blocked_x = random_tensor({1, 1, 8, 8, 8}, 3121);
+  std::string given, absent;
+  try {
+    run(st, blocked_x, true);
+  } catch (const Error& e) {
+    given = e.what();
+  }
+  try {
+    run(st, blocked_x, false);
+  } catch (const Error& e) {
+    absent = e.what();
+  }
+  EXPECT_NE(absent.find("16x3x3x3"), std::string::npos) << absent;
+  EXPECT_EQ(absent, given);
+}
+
 TEST(BlockedConv, BadInputsFailNamingThem) {
   const ConvSetup pw = pointwise(1, 16, 8, 4, 4, true, false, false, kActs[0], 60);
   auto run = [&](const ConvSetup& c, std::vector<Tensor> in, Attributes attrs) {

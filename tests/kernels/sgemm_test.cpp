@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kernels/kernel.h"
+#include "primitives/gemm/packing_scope.h"
 #include "primitives/gemm/sgemm.h"
 #include "primitives/gemm/sgemm_isa.h"
 #include "spindle/cpu.h"
@@ -93,6 +94,40 @@ float at_b(const Problem& p, const std::vector<float>& b, int64_t q, int64_t j) 
                << ", expected " << want << " (tolerance " << tol << ", ISA " << isa_level_name(active_isa_level()) << ")";
     }
   return ::testing::AssertionSuccess();
+}
+
+// A PackingScope shares one packed copy between packings of a registered
+// source with the same arguments, and only those: other arguments, an
+// unregistered source, a source removed (its storage about to be freed) and
+// packings outside the scope pack anew.
+TEST(PackingScope, SharesPackingsOfARegisteredSourceOnly) {
+  using kernels::nn::PackingScope;
+  std::vector<float> w(40 * 24), other(40 * 24);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 17) - 8.0f, other[i] = w[i];
+  const PackedMatrix outside = PackedMatrix::pack_b(false, 24, 40, w.data(), 24);
+  {
+    PackingScope scope;
+    scope.add_source(w.data());
+    const PackedMatrix b1 = PackedMatrix::pack_b(false, 24, 40, w.data(), 24);
+    const PackedMatrix b2 = PackedMatrix::pack_b(false, 24, 40, w.data(), 24);
+    EXPECT_EQ(b1.panel(0), b2.panel(0));
+    EXPECT_NE(b1.panel(0), outside.panel(0));
+    EXPECT_EQ(0, std::memcmp(b1.panel(0), outside.panel(0), outside.bytes()));
+    EXPECT_NE(PackedMatrix::pack_b(true, 40, 24, w.data(), 24).panel(0), b1.panel(0));  // other arguments
+    EXPECT_NE(PackedMatrix::pack_b(false, 24, 40, other.data(), 24).panel(0),
+              PackedMatrix::pack_b(false, 24, 40, other.data(), 24).panel(0));  // not registered
+    const PackedMatrix a1 = PackedMatrix::pack_a(false, 40, 24, 1.0f, w.data(), 24);
+    EXPECT_EQ(a1.panel(0), PackedMatrix::pack_a(false, 40, 24, 1.0f, w.data(), 24).panel(0));
+    EXPECT_NE(a1.panel(0), PackedMatrix::pack_a(false, 40, 24, 2.0f, w.data(), 24).panel(0));  // other alpha
+    {
+      PackingScope inner;  // a subgraph's: knows none of the outer sources
+      EXPECT_NE(PackedMatrix::pack_b(false, 24, 40, w.data(), 24).panel(0), b1.panel(0));
+    }
+    EXPECT_EQ(PackedMatrix::pack_b(false, 24, 40, w.data(), 24).panel(0), b1.panel(0));
+    scope.remove_source(w.data());
+    EXPECT_NE(PackedMatrix::pack_b(false, 24, 40, w.data(), 24).panel(0), b1.panel(0));
+  }
+  EXPECT_EQ(PackingScope::current(), nullptr);
 }
 
 TEST(Sgemm, MatchesDoubleReferenceOnRaggedShapes) {

@@ -248,6 +248,13 @@ class BlockedConvKernel final : public OpKernel {
       if (node.prepack) {
         if (blocked_why.empty()) packed_ = std::make_shared<BlockedWeights>(pack(*w));
         else packed_nchw_ = std::make_shared<BlockedWeights>(pack_nchw(*w));
+        // The packed form replaces W (the plan frees the original). A call
+        // in the other mode fails as it would with W given, or, when both
+        // modes take W (the NCHW-input one unpacked for), packs W for it
+        // from the blocked packing, as it would from W.
+        owned_ = true;
+        w_shape_ = w->shape();
+        other_mode_why_ = blocked_why.empty() ? nchw_why : blocked_why;
       }
       oc = w->dim(0);
     }
@@ -257,6 +264,11 @@ class BlockedConvKernel final : public OpKernel {
         fail(node, fmt::format("input B has shape {}, expected {} values (one per output channel)", shape_of(*b), oc));
       bias_.assign(b->data<float>(), b->data<float>() + b->numel());
     }
+  }
+
+  bool owns_constant_input(int i) const override { return i == 1 && owned_; }
+  size_t packed_bytes() const override {
+    return (packed_ ? packed_->w.size() * sizeof(float) : 0) + (packed_nchw_ ? packed_nchw_->w.size() * sizeof(float) : 0);
   }
 
   void compute(KernelContext& ctx) const override {
@@ -269,6 +281,10 @@ class BlockedConvKernel final : public OpKernel {
                              "8) or an NCHW tensor N x C x H x W (rank 4)",
                              shape_of(X)));
     BlockedWeights local;
+    if (!packed_ && owned_ && !ctx.has_input(1))
+      fail_unsupported(node, fmt::format("input X has shape {} (blocked) and W has shape {}, which BlockedConv takes "
+                                         "only with an NCHW input X (rank 4): {}",
+                                         shape_of(X), shape_to_string(w_shape_), other_mode_why_));
     if (!packed_) {
       const Tensor& w = ctx.input(1);
       validate_weights(node, w);
@@ -301,8 +317,12 @@ class BlockedConvKernel final : public OpKernel {
   void compute_nchw(KernelContext& ctx, const Tensor& X) const {
     const NodeInfo& node = ctx.node();
     BlockedWeights local;
+    if (!packed_nchw_ && owned_ && !ctx.has_input(1) && !other_mode_why_.empty())
+      fail_unsupported(node, fmt::format("input X has shape {} (NCHW, rank 4) and W has shape {} with group {}: "
+                                         "BlockedConv takes an NCHW input X only as {}",
+                                         shape_of(X), shape_to_string(w_shape_), group_, other_mode_why_));
     if (!packed_nchw_) {
-      const Tensor& w = ctx.input(1);
+      const Tensor& w = owned_ && !ctx.has_input(1) ? unpack(*packed_, w_shape_) : ctx.input(1);
       validate_weights(node, w);
       const std::string why = nchw_unsupported(w);
       if (!why.empty())
@@ -605,42 +625,59 @@ class BlockedConvKernel final : public OpKernel {
 
   // W packed for a blocked X (blocked_unsupported(w) empty).
   BlockedWeights pack(const Tensor& w) const {
-    BlockedWeights p;
+    BlockedWeights p = layout_of(w.shape());
     const float* src = w.data<float>();
-    p.OC = w.dim(0);
-    p.KH = w.dim(2);
-    p.KW = w.dim(3);
     p.w.resize(static_cast<size_t>(w.numel()));
+    for_each_weight(p, [&](int64_t packed, int64_t onnx) { p.w[static_cast<size_t>(packed)] = src[onnx]; });
+    return p;
+  }
+  // W in its ONNX layout (shape ws) back from the blocked modes' packing: exact.
+  Tensor unpack(const BlockedWeights& p, const Shape& ws) const {
+    Tensor w(DataType::kFloat32, ws);
+    float* dst = w.mutable_data<float>();
+    for_each_weight(p, [&](int64_t packed, int64_t onnx) { dst[onnx] = p.w[static_cast<size_t>(packed)]; });
+    return w;
+  }
+  // The blocked modes' geometry of a W of shape ws (p.w left empty).
+  BlockedWeights layout_of(const Shape& ws) const {
+    BlockedWeights p;
+    p.OC = ws[0];
+    p.KH = ws[2];
+    p.KW = ws[3];
     if (group_ == 1 && p.KH == 1 && p.KW == 1) {
       p.pointwise = true;
-      p.C = w.dim(1);
+      p.C = ws[1];
       split_groups(p);  // KH = KW = 1: [C][mb][8] a group
+    } else if (!(ws[1] == 1 && p.OC == group_)) {
+      p.grouped = true;
+      p.Cg = ws[1];
+      p.Mg = p.OC / group_;
+      p.C = p.Cg * group_;
+    } else {
+      p.C = p.OC;
+    }
+    return p;
+  }
+  // f(index in p.w, index in W's ONNX layout) for every weight.
+  template <class F>
+  static void for_each_weight(const BlockedWeights& p, F&& f) {
+    const int64_t T = p.KH * p.KW;
+    if (p.pointwise) {
       for (size_t g = 0; g < p.mb.size(); ++g)
         for (int64_t ic = 0; ic < p.C; ++ic)
           for (int m = 0; m < p.mb[g]; ++m)
             for (int64_t l = 0; l < kBlock; ++l)
-              p.w[static_cast<size_t>(p.off[g] + (ic * p.mb[g] + m) * kBlock + l)] =
-                  src[((p.ob[g] + m) * kBlock + l) * p.C + ic];
-    } else if (!(w.dim(1) == 1 && p.OC == group_)) {
+              f(p.off[g] + (ic * p.mb[g] + m) * kBlock + l, ((p.ob[g] + m) * kBlock + l) * p.C + ic);
+    } else if (p.grouped) {
       // Grouped: [OC/8][Cg][T][8], lane l of block ob output channel ob * 8 + l.
-      p.grouped = true;
-      p.Cg = w.dim(1);
-      p.Mg = p.OC / group_;
-      p.C = p.Cg * group_;
-      const int64_t T = p.KH * p.KW;
       for (int64_t oc = 0; oc < p.OC; ++oc)
         for (int64_t ic = 0; ic < p.Cg; ++ic)
           for (int64_t t = 0; t < T; ++t)
-            p.w[static_cast<size_t>((((oc / kBlock) * p.Cg + ic) * T + t) * kBlock + oc % kBlock)] =
-                src[(oc * p.Cg + ic) * T + t];
+            f((((oc / kBlock) * p.Cg + ic) * T + t) * kBlock + oc % kBlock, (oc * p.Cg + ic) * T + t);
     } else {
-      p.C = p.OC;
-      const int64_t T = p.KH * p.KW;
       for (int64_t c = 0; c < p.C; ++c)
-        for (int64_t t = 0; t < T; ++t)
-          p.w[static_cast<size_t>(((c / kBlock) * T + t) * kBlock + c % kBlock)] = src[c * T + t];
+        for (int64_t t = 0; t < T; ++t) f(((c / kBlock) * T + t) * kBlock + c % kBlock, c * T + t);
     }
-    return p;
   }
 
   // out = the packed weights with input channel ic's multiplied by s[ic].
@@ -826,6 +863,9 @@ class BlockedConvKernel final : public OpKernel {
   std::vector<int64_t> kernel_shape_, strides_, pads_;
   std::shared_ptr<const BlockedWeights> packed_;       // constant W packed at creation (NodeInfo::prepack)
   std::shared_ptr<const BlockedWeights> packed_nchw_;  // the same for the NCHW-input mode when only it takes W
+  bool owned_ = false;  // the packed form replaces W (one mode takes it): the input is dropped
+  Shape w_shape_;       // W's shape when owned
+  std::string other_mode_why_;  // when owned: why the other mode does not take W
   std::vector<float> bias_;                       // constant B, checked against W when both are constant
 };
 

@@ -62,6 +62,7 @@
 // conv_winograd.cpp, conv_depthwise.cpp, conv_grouped.cpp, conv_taps.cpp,
 // conv_direct1d.cpp), declared with its prepared state in
 // conv/conv_algorithms.h.
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -110,6 +111,11 @@ class ConvKernel final : public OpKernel {
                                          w->rank() == 4 ? w->dim(2) : 0))
         grouped_w_ = conv::prepare_grouped8(*w, group_);
       if (node.prepack && w->rank() == 3 && group_ == 1 && w->dim(2) > 1) direct_w_ = conv::prepare_direct1d(*w);
+      // The packed panels replace W: every path that reads W's own layout
+      // (the matrix-vector product, Winograd's U) reads the panels instead,
+      // and the plan frees the original (owns_constant_input). w_ then
+      // keeps W's shape over no data.
+      if (!packed_w_.empty()) w_ = Tensor::borrow(DataType::kFloat32, w->shape(), nullptr);
     }
     if (const Tensor* b = node.const_input(2)) {
       require_float(node, *b, "B");
@@ -134,6 +140,11 @@ class ConvKernel final : public OpKernel {
                                in_epsilon_, C, in_ab_.data(), in_ab_.data() + C);
       }
     }
+  }
+
+  bool owns_constant_input(int i) const override { return i == 1 && !packed_w_.empty(); }
+  size_t packed_bytes() const override {
+    return packed_w_.bytes() + (direct_w_.w.size() + grouped_w_.w.size()) * sizeof(float) + wino_bytes_.load();
   }
 
   void compute(KernelContext& ctx) const override {
@@ -285,9 +296,16 @@ class ConvKernel final : public OpKernel {
   void run_paths(KernelContext& ctx, const Tensor& X, const Tensor& Wt, const float* bias, float* y, const Epilogue& ep,
                  const Window3& w, const InScale& in_scale) const {
     const int64_t C = X.dim(1), M = Wt.dim(0), G = group_;
-    const ConvArgs a{.ctx = ctx, .x = X.data<float>(), .wd = Wt.data<float>(), .bias = bias, .y = y, .N = X.dim(0),
+    // W packed: the paths read the panels, or W as given where a path reads
+    // its own layout and the plan kept the original (read elsewhere too);
+    // wd null when the panels are the only copy.
+    const float* wd = &Wt != &w_ || packed_w_.empty() ? Wt.data<float>()
+                      : ctx.has_input(1)             ? ctx.input(1).data<float>()
+                                                     : nullptr;
+    const ConvArgs a{.ctx = ctx, .x = X.data<float>(), .wd = wd, .bias = bias, .y = y, .N = X.dim(0),
                      .C = C, .M = M, .G = G, .w = w, .ep = ep};
     if (Wt.dim(1) == 1 && G == C && w.nd <= 2 && !one_channel_1d(w.nd, G, M)) {
+      if (!wd) fail(ctx.node(), "internal: depthwise weights were packed");
       conv::run_depthwise(a);
       return;
     }
@@ -335,17 +353,18 @@ class ConvKernel final : public OpKernel {
                 constant_w, in_scale);
       return;
     }
+    const PackedMatrix* packed = !packed_w_.empty() && constant_w ? &packed_w_ : nullptr;
     if (pointwise && P == 1) {
-      run_gemv(a, in_scale);
+      run_gemv(a, packed, in_scale);
       return;
     }
     if (w.nd == 1 && G == 1 && w.s[2] == 1 && !direct_w_.w.empty() && constant_w && P <= kDirect1dMaxLen) {
       conv::run_direct1d(a, direct_w_);
       return;
     }
-    const PackedMatrix* packed = !packed_w_.empty() && constant_w ? &packed_w_ : nullptr;
     if (winograd_applies(w, G, C, M)) {
-      conv::run_winograd(a, packed ? &wino_ : nullptr);
+      conv::run_winograd(a, packed ? &wino_ : nullptr, packed);
+      if (packed) wino_bytes_.store(wino_.u.bytes());
       return;
     }
     if (!grouped_w_.w.empty() && constant_w && w.nd == 2) {
@@ -388,7 +407,7 @@ class ConvKernel final : public OpKernel {
 
   // 1x1 convolution of a 1x1 input (squeeze-excite blocks): a matrix-vector
   // product on W's ONNX layout, on X multiplied by a fused Mul's scale first.
-  void run_gemv(const ConvArgs& a, const InScale& in_scale) const {
+  void run_gemv(const ConvArgs& a, const PackedMatrix* packed, const InScale& in_scale) const {
     if (in_scale.shift) fail(a.ctx.node(), "internal: a folded BatchNormalization reached the matrix-vector path");
     if (in_scale.s) {  // N x C values: x * s, as the Mul would give them
       const int64_t N = a.N, C = a.C;
@@ -397,10 +416,11 @@ class ConvKernel final : public OpKernel {
         for (int64_t c = 0; c < C; ++c)
           xs[static_cast<size_t>(n * C + c)] = a.x[n * C + c] * in_scale.s[n * in_scale.image_stride + c];
       conv::run_gemv({.ctx = a.ctx, .x = xs.data(), .wd = a.wd, .bias = a.bias, .y = a.y, .N = N, .C = C, .M = a.M,
-                      .G = a.G, .w = a.w, .ep = a.ep});
+                      .G = a.G, .w = a.w, .ep = a.ep},
+                     packed);
       return;
     }
-    conv::run_gemv(a);
+    conv::run_gemv(a, packed);
   }
 
   // Narrow groups of 8 output channels (RegNet's group width 8):
@@ -456,7 +476,9 @@ class ConvKernel final : public OpKernel {
   WindowAttrs attrs_;
   int64_t group_;
   Activation act_;
-  Tensor w_, b_;  // constant W / B (pre-validated), undefined when given at run time
+  // Constant W / B (pre-validated), undefined when given at run time; a
+  // packed W (packed_w_) leaves w_ with its shape and no data.
+  Tensor w_, b_;
   // A folded input BatchNormalization: its epsilon, its Relu, and a (C
   // values) then b (C values) when its parameters are constants, else empty.
   float in_epsilon_ = 1e-5f;
@@ -469,6 +491,7 @@ class ConvKernel final : public OpKernel {
   conv::Grouped8Weights grouped_w_;  // narrow groups of 8 output channels
   // U of w_ for the Winograd path, packed on its first call.
   mutable conv::WinogradWeights wino_;
+  mutable std::atomic<size_t> wino_bytes_{0};  // wino_.u's size once packed
 };
 
 }  // namespace

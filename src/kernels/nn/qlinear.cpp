@@ -514,7 +514,7 @@ class QLinearConvKernel final : public OpKernel {
     w_shape_ = w->shape();
     if (cg == 1 && mg == 1) {  // depthwise
       depthwise_ = true;
-      dw_w_ = widen(*w);
+      dw_w_ = *w;  // as loaded (shares its storage), widened as it is read
       packed_ok_ = true;
       own_w_when_scales_fixed(node);
       return;
@@ -544,7 +544,7 @@ class QLinearConvKernel final : public OpKernel {
 
   bool owns_constant_input(int i) const override { return i == 3 && owns_w_; }
   size_t packed_bytes() const override {
-    size_t b = dw_w_.size() * sizeof(int32_t);
+    size_t b = dw_w_.nbytes();
     for (const QGemmPackedB& p : packed_) b += p.bytes();
     b += grouped_.bytes();
     return b;
@@ -698,6 +698,12 @@ class QLinearConvKernel final : public OpKernel {
     else run(Y.mutable_data<int8_t>());
   }
 
+  // Depthwise weight i, widened.
+  int32_t dw_weight(int64_t i) const {
+    return w_signed_ ? int32_t{static_cast<const int8_t*>(dw_w_.raw_data())[i]}
+                     : int32_t{static_cast<const uint8_t*>(dw_w_.raw_data())[i]};
+  }
+
   template <class T>
   void depthwise(KernelContext& ctx, const Tensor& X, const Window3& g, int32_t x_zp, const std::vector<int32_t>& w_zp,
                  const ConvRequant& r, T* y) const {
@@ -718,7 +724,7 @@ class QLinearConvKernel final : public OpKernel {
           const uint8_t* s = static_cast<const uint8_t*>(xdata) + base;
           for (int64_t i = 0; i < in_size; ++i) xs[static_cast<size_t>(i)] = s[i] - x_zp;
         }
-        for (int64_t t = 0; t < taps; ++t) wc[static_cast<size_t>(t)] = dw_w_[static_cast<size_t>(c * taps + t)] - w_zp[static_cast<size_t>(c)];
+        for (int64_t t = 0; t < taps; ++t) wc[static_cast<size_t>(t)] = dw_weight(c * taps + t) - w_zp[static_cast<size_t>(c)];
         std::fill(acc.begin(), acc.end(), 0);
         for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
           for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
@@ -773,7 +779,7 @@ class QLinearConvKernel final : public OpKernel {
     std::vector<int32_t> wt(static_cast<size_t>(taps * C));  // [tap][channel], w - w_zp
     for (int64_t c = 0; c < C; ++c)
       for (int64_t t = 0; t < taps; ++t)
-        wt[static_cast<size_t>(t * C + c)] = dw_w_[static_cast<size_t>(c * taps + t)] - w_zp[static_cast<size_t>(c)];
+        wt[static_cast<size_t>(t * C + c)] = dw_weight(c * taps + t) - w_zp[static_cast<size_t>(c)];
     static const auto dw_fn = SPINDLE_ISA_SELECT(dw_row);
     // Few channels: the weights repeated along a row, so that a tap's
     // stride-1 columns are one run (and the row's requantization one call).
@@ -938,8 +944,10 @@ class QLinearConvKernel final : public OpKernel {
   bool packed_ok_ = false, depthwise_ = false, w_signed_ = true;
   Shape w_shape_;
   std::vector<QGemmPackedB> packed_;  // one per group
-  std::vector<int32_t> dw_w_;         // depthwise weights, widened
-  QGroupedWeights grouped_;           // narrow square groups (empty: not used)
+  // Depthwise W as loaded (int8 / uint8, [C][taps]); the kernel holds it
+  // once the plan dropped the input.
+  Tensor dw_w_;
+  QGroupedWeights grouped_;  // narrow square groups (empty: not used)
 };
 
 }  // namespace

@@ -134,14 +134,27 @@ class RecurrentKernel final : public OpKernel {
     prepack(node);
   }
 
+  // The packed forms replace constant W and R: the plan frees the
+  // originals, and compute() takes their shapes from w_shape_ / r_shape_.
+  bool owns_constant_input(int i) const override { return (i == 1 && !w_shape_.empty()) || (i == 2 && !r_shape_.empty()); }
+  size_t packed_bytes() const override {
+    size_t b = 0;
+    for (const PackedDir& p : packed_) b += p.w.bytes() + (p.r.size() + p.r_h.size()) * sizeof(float);
+    return b;
+  }
+
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
     const Tensor& X = ctx.input(0);
-    const Tensor& W = ctx.input(1);
-    const Tensor& R = ctx.input(2);
+    // W / R absent: the constants packed at creation, whose originals the plan dropped.
+    const Tensor* W = w_shape_.empty() || ctx.has_input(1) ? &ctx.input(1) : nullptr;
+    const Tensor* R = r_shape_.empty() || ctx.has_input(2) ? &ctx.input(2) : nullptr;
     require_float(node, X, "X");
-    require_float(node, W, "W");
-    require_float(node, R, "R");
+    if (W) require_float(node, *W, "W");
+    if (R) require_float(node, *R, "R");
+    // The packed forms apply when this run's W / R is the constant they were packed from.
+    const bool w_pre = !w_shape_.empty() && (!W || W->data<float>() == const_w_);
+    const bool r_pre = !r_shape_.empty() && (!R || R->data<float>() == const_r_);
     if (X.rank() != 3)
       fail(node, fmt::format("input X has shape {}, expected rank 3 ({})", shape_to_string(X.shape()),
                              layout_ == 0 ? "seq_length x batch_size x input_size"
@@ -155,8 +168,8 @@ class RecurrentKernel final : public OpKernel {
     size_mul(node, TB, GH, "the input projection workspace (seq_length x batch_size x gates x hidden_size)");
     size_mul(node, B, GH, "the recurrent workspace (batch_size x gates x hidden_size)");
     size_mul(node, size_mul(node, TB, D, "seq_length x batch_size x directions"), H, "the output Y");
-    check_shape(node, W, "W", {D, GH, I});
-    check_shape(node, R, "R", {D, GH, H});
+    check_shape(node, W ? W->shape() : w_shape_, "W", {D, GH, I});
+    check_shape(node, R ? R->shape() : r_shape_, "R", {D, GH, H});
     const float* bias = nullptr;
     if (ctx.has_input(3)) {
       require_float(node, ctx.input(3), "B");
@@ -210,12 +223,19 @@ class RecurrentKernel final : public OpKernel {
       x = xt.data();
     }
 
-    const bool w_pre = W.data<float>() == const_w_, r_pre = R.data<float>() == const_r_;
     auto direction = [&](int64_t d, ThreadPool* pool) {
       Direction dir{T, B, I, H, G};
       dir.reverse = reverse_only_ || d == 1;
-      dir.w = W.data<float>() + d * G * H * I;
-      dir.r = R.data<float>() + d * G * H * H;
+      dir.w = W ? W->data<float>() + d * G * H * I : nullptr;  // null: packed_[d].w
+      // R of this direction in its own layout, for the GEMM packing of
+      // larger batches: from the rnn_pack panels when only those are kept.
+      std::vector<float> r_unpacked;
+      if (R) {
+        dir.r = R->data<float>() + d * G * H * H;
+      } else if (B > kMatvecBatch) {
+        r_unpacked = unpack_r(packed_[static_cast<size_t>(d)]);
+        dir.r = r_unpacked.data();
+      }
       dir.wb = bias ? bias + d * 2 * G * H : nullptr;
       dir.rb = bias ? bias + d * 2 * G * H + G * H : nullptr;
       dir.peep = peep ? peep + d * 3 * H : nullptr;
@@ -286,6 +306,27 @@ class RecurrentKernel final : public OpKernel {
     p.r = pack_rows(r, recurrence_rows(), H);
     if (gru_split()) p.r_h = pack_rows(r + 2 * H * H, H, H);
   }
+  // rows x len of R back from rnn_pack panels (every panel but the last
+  // rnn_panel_rows() wide, panel j0 at j0 * len, stored k-major).
+  static void unpack_rows(const float* packed, int64_t rows, int64_t len, float* r) {
+    static const auto size_fn = SPINDLE_ISA_SELECT(rnn_packed_size);
+    static const int64_t panel = SPINDLE_ISA_SELECT(rnn_panel_rows)();
+    const int64_t total = size_fn(rows, len);
+    for (int64_t j0 = 0; j0 < rows; j0 += panel) {
+      const int64_t w = j0 + panel <= rows ? panel : total / len - j0;
+      const float* p = packed + j0 * len;
+      for (int64_t j = j0; j < std::min(rows, j0 + panel); ++j)
+        for (int64_t k = 0; k < len; ++k) r[j * len + k] = p[k * w + (j - j0)];
+    }
+  }
+  // One direction's R [G*H, H] from its packed rows.
+  std::vector<float> unpack_r(const PackedDir& p) const {
+    const int64_t H = hidden_;
+    std::vector<float> r(static_cast<size_t>(gates_of(cell_) * H * H));
+    unpack_rows(p.r.data(), recurrence_rows(), H, r.data());
+    if (gru_split()) unpack_rows(p.r_h.data(), H, H, r.data() + 2 * H * H);
+    return r;
+  }
 
   // Packs constant W and R at kernel creation (per direction), so runs
   // neither pack W for the input projection nor R for the recurrence.
@@ -311,8 +352,8 @@ class RecurrentKernel final : public OpKernel {
       }
       if (pack_r_too) pack_r(r->data<float>() + d * GH * hidden_, p);
     }
-    if (pack_w) const_w_ = w->data<float>();
-    if (pack_r_too) const_r_ = r->data<float>();
+    if (pack_w) const_w_ = w->data<float>(), w_shape_ = w->shape();
+    if (pack_r_too) const_r_ = r->data<float>(), r_shape_ = r->shape();
   }
 
   // Offset of (d, b) in a state tensor of layout 0 [D, B, H] or 1 [B, D, H].
@@ -349,7 +390,7 @@ class RecurrentKernel final : public OpKernel {
                      const int64_t r0 = (b / gb.n_blocks) * gb.mt, r1 = std::min(rows, r0 + gb.mt);
                      const int64_t k0 = (b % gb.n_blocks) * gb.nt, k1 = std::min(GH, k0 + gb.nt);
                      if (dir.w_packed)
-                       sgemm(false, true, r1 - r0, k1 - k0, I, 1.0f, x + r0 * I, I, dir.w + k0 * I, I, 0.0f,
+                       sgemm(false, true, r1 - r0, k1 - k0, I, 1.0f, x + r0 * I, I, dir.w ? dir.w + k0 * I : nullptr, I, 0.0f,
                              xw + r0 * GH + k0, GH, SgemmExtras{.packed_b = dir.w_packed->panel(k0)});
                      else
                        gemm(false, true, r1 - r0, k1 - k0, I, 1.0f, x + r0 * I, I, dir.w + k0 * I, I, 0.0f,
@@ -559,9 +600,11 @@ class RecurrentKernel final : public OpKernel {
   }
 
   static void check_shape(const NodeInfo& node, const Tensor& t, const char* name, const Shape& want) {
-    if (t.shape() != want)
-      fail(node, fmt::format("input {} has shape {}, expected {}", name, shape_to_string(t.shape()),
-                             shape_to_string(want)));
+    check_shape(node, t.shape(), name, want);
+  }
+  static void check_shape(const NodeInfo& node, const Shape& got, const char* name, const Shape& want) {
+    if (got != want)
+      fail(node, fmt::format("input {} has shape {}, expected {}", name, shape_to_string(got), shape_to_string(want)));
   }
 
   // ONNX's defaults in every direction: RNN Tanh; GRU Sigmoid, Tanh; LSTM
@@ -620,8 +663,10 @@ class RecurrentKernel final : public OpKernel {
   bool input_forget_ = false;
   std::vector<Act> acts_;  // per direction: RNN f; GRU f g; LSTM f g h
   std::vector<PackedDir> packed_;  // per direction, when W or R is a constant (else empty)
-  const float* const_w_ = nullptr;  // the constant W packed_[d].w was packed from
-  const float* const_r_ = nullptr;  // the constant R packed_[d].r was packed from
+  const float* const_w_ = nullptr;  // the constant W packed_[d].w was packed from (freed when owned)
+  const float* const_r_ = nullptr;  // the constant R packed_[d].r was packed from (freed when owned)
+  Shape w_shape_;  // the constant W packed_[d].w replaces (empty when W is not packed)
+  Shape r_shape_;  // the constant R packed_[d].r (and r_h) replace
 };
 
 }  // namespace

@@ -3,12 +3,14 @@
 #include "primitives/gemm/sgemm.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <limits>
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "primitives/gemm/packing_scope.h"
 #include "primitives/gemm/sgemm_isa.h"
 #include "primitives/scratch.h"
 #include "spindle/status.h"
@@ -57,8 +59,36 @@ std::shared_ptr<float> alloc_panels(size_t n) {
 }
 }  // namespace
 
+namespace {
+thread_local PackingScope* current_scope = nullptr;
+}  // namespace
+
+PackingScope::PackingScope() : previous_(current_scope) { current_scope = this; }
+PackingScope::~PackingScope() { current_scope = previous_; }
+PackingScope* PackingScope::current() { return current_scope; }
+
+void PackingScope::remove_source(const void* data) {
+  sources_.erase(data);
+  for (auto it = packed_.lower_bound(Key{data, 0, false, 0, 0, 0, 0, 0, 0});
+       it != packed_.end() && std::get<0>(it->first) == data;)
+    it = packed_.erase(it);
+}
+
+const PackedMatrix* PackingScope::find(const Key& key) const {
+  auto it = packed_.find(key);
+  return it == packed_.end() ? nullptr : &it->second;
+}
+
+void PackingScope::remember(const Key& key, const PackedMatrix& packed) {
+  if (sources_.count(std::get<0>(key))) packed_.emplace(key, packed);
+}
+
 PackedMatrix PackedMatrix::pack_a(bool trans, int64_t m, int64_t K, float alpha, const float* a, int64_t lda,
                                   int64_t groups, int64_t group_offset) {
+  PackingScope* scope = PackingScope::current();
+  const PackingScope::Key key{a, 'a', trans, m, K, std::bit_cast<uint32_t>(alpha), lda, groups, group_offset};
+  if (scope)
+    if (const PackedMatrix* done = scope->find(key)) return *done;
   PackedMatrix pm;
   pm.k_ = K;
   pm.tile_ = sgemm_mr();
@@ -71,10 +101,15 @@ PackedMatrix PackedMatrix::pack_a(bool trans, int64_t m, int64_t K, float alpha,
   pm.data_ = alloc_panels(pm.size_);
   for (int64_t g = 0; g < groups; ++g)
     pack_a_fn(trans, m, 0, K, alpha, a + g * group_offset, lda, pm.data_.get() + g * pm.group_stride_, K * pm.tile_);
+  if (scope) scope->remember(key, pm);
   return pm;
 }
 
 PackedMatrix PackedMatrix::pack_b(bool trans, int64_t n, int64_t K, const float* b, int64_t ldb) {
+  PackingScope* scope = PackingScope::current();
+  const PackingScope::Key key{b, 'b', trans, n, K, 0, ldb, 1, 0};
+  if (scope)
+    if (const PackedMatrix* done = scope->find(key)) return *done;
   PackedMatrix pm;
   pm.k_ = K;
   pm.tile_ = sgemm_nr();
@@ -82,6 +117,7 @@ PackedMatrix PackedMatrix::pack_b(bool trans, int64_t n, int64_t K, const float*
   pm.size_ = static_cast<size_t>(pm.group_stride_);
   pm.data_ = alloc_panels(pm.size_);
   pack_b_fn(trans, n, 0, K, b, ldb, pm.data_.get(), K * pm.tile_, nullptr);
+  if (scope) scope->remember(key, pm);
   return pm;
 }
 

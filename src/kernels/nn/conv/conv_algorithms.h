@@ -119,14 +119,21 @@ void run_grouped8(const ConvArgs& a, const Grouped8Weights& gw);
 void run_taps(const ConvArgs& a, const PackedMatrix& packed);
 
 // Winograd F(4x4, 3x3): conv_winograd.cpp. u: the kernel's U of constant
-// weights (packed on the first call), or null to compute U from a.wd.
-void run_winograd(const ConvArgs& a, WinogradWeights* u);
+// weights (packed on the first call, from a.wd, or from w_packed when the
+// kernel holds W only packed and a.wd is null), or null to compute U from
+// a.wd.
+void run_winograd(const ConvArgs& a, WinogradWeights* u, const PackedMatrix* w_packed);
 
 // The GEMM paths: conv_gemm.cpp. packed: W in the SGEMM's A panels per
 // group, or null (run-time weights, or prepacking disabled).
 //
-// 1x1 convolution of a 1x1 input: a matrix-vector product per (batch, group).
-void run_gemv(const ConvArgs& a);
+// 1x1 convolution of a 1x1 input: a matrix-vector product per (batch, group),
+// on a.wd, or on W's A panels (packed) when a.wd is null; the same sums in
+// the same order either way.
+void run_gemv(const ConvArgs& a, const PackedMatrix* packed);
+// W (groups x rows x K, in ONNX layout) back from its A panels: exact, as
+// W was packed with alpha 1.
+std::vector<float> unpack_weights(const PackedMatrix& packed, int64_t groups, int64_t rows);
 // X's positions that a strided 1x1 convolution without pads reads, copied
 // into a buffer the blocks share (kSharedInputSlot); sub is then the
 // window of a stride-1 convolution on it.

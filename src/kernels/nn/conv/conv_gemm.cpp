@@ -5,6 +5,7 @@
 // input of a strided 1x1 convolution.
 #include <cstring>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/nn/conv/conv_algorithms.h"
@@ -246,7 +247,19 @@ constexpr int64_t kPointwiseTapsMaxRows = 48;
 
 
 // 1x1 convolution of a 1x1 input (squeeze-excite blocks): y = W x + b per
-void run_gemv(const ConvArgs& a) {
+std::vector<float> unpack_weights(const PackedMatrix& packed, int64_t groups, int64_t rows) {
+  const int64_t K = packed.k(), MR = sgemm_mr();
+  std::vector<float> w(static_cast<size_t>(groups * rows * K));
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t m = 0; m < rows; ++m) {
+      const float* src = packed.panel(m - m % MR, g) + m % MR;
+      float* dst = w.data() + (g * rows + m) * K;
+      for (int64_t k = 0; k < K; ++k) dst[k] = src[k * MR];
+    }
+  return w;
+}
+
+void run_gemv(const ConvArgs& a, const PackedMatrix* packed) {
   KernelContext& ctx = a.ctx;
   const float* x = a.x;
   const float* wd = a.wd;
@@ -256,6 +269,18 @@ void run_gemv(const ConvArgs& a) {
   const Epilogue& ep = a.ep;
   const int64_t Cg = C / G, Mg = M / G;
   const int64_t rows = N * M;
+  if (!wd && !packed) fail(ctx.node(), "internal: a matrix-vector product without weights");
+  const int64_t MR = sgemm_mr();
+  // Row m of W: Cg weights `step` floats apart, in W's layout or in its panel.
+  auto dot = [&](const float* wr, auto step, const float* xv) {
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t k = 0;
+    for (; k + 8 <= Cg; k += 8)
+      for (int i = 0; i < 8; ++i) acc[i] += wr[(k + i) * step] * xv[k + i];
+    float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; k < Cg; ++k) sum += wr[k * step] * xv[k];
+    return sum;
+  };
   // A row streams Cg weights that nothing else reads in a run (from L3
   // or memory: ~1 cycle a float measured, RegNet's 440 x 110 squeeze-
   // excite convolutions 15 us), so the loop is costed by them and a
@@ -267,14 +292,14 @@ void run_gemv(const ConvArgs& a) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / M, m = r % M, g = m / Mg;
       const float* xv = x + n * C + g * Cg;
-      const float* wr = wd + m * Cg;
       // Eight partial sums in a fixed order (vectorizable).
-      float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      int64_t k = 0;
-      for (; k + 8 <= Cg; k += 8)
-        for (int i = 0; i < 8; ++i) acc[i] += wr[k + i] * xv[k + i];
-      float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-      for (; k < Cg; ++k) sum += wr[k] * xv[k];
+      float sum;
+      if (wd) {
+        sum = dot(wd + m * Cg, std::integral_constant<int64_t, 1>(), xv);
+      } else {
+        const int64_t mg = m % Mg;
+        sum = dot(packed->panel(mg - mg % MR, g) + mg % MR, MR, xv);
+      }
       y[r] = (bias ? bias[m] : 0.0f) + sum;
     }
     if (!ep.empty()) ep.run(y + r0, r1 - r0);
@@ -347,7 +372,7 @@ void run_gemm_blocks(const ConvArgs& args, const PackedMatrix* packed, const Gem
       ex.packed_a = packed ? packed->panel(m0, g) : nullptr;
       ex.row_bias = bias ? bias + g * Mg + m0 : nullptr;
       ep.to_sgemm(yb, ex);
-      const float* a = wd + (g * Mg + m0) * K;
+      const float* a = wd ? wd + (g * Mg + m0) * K : nullptr;  // null: W packed (ex.packed_a)
       if (pointwise && taps_pointwise) {
         // B read in place through one pointer per input plane; the last
         // plane's full-width loads past the input from a padded copy.
@@ -441,8 +466,8 @@ void run_gemm_shared_columns(const ConvArgs& a, const PackedMatrix* packed, bool
                    ex.row_bias = bias ? bias + g * Mg + m0 : nullptr;
                    float* yb = y + (n * M + g * Mg + m0) * P + p0;
                    ep.to_sgemm(yb, ex);
-                   sgemm(false, false, m1 - m0, p1 - p0, K, 1.0f, wd + (g * Mg + m0) * K, K, nullptr, 0, 0.0f, yb,
-                         P, ex);
+                   sgemm(false, false, m1 - m0, p1 - p0, K, 1.0f, wd ? wd + (g * Mg + m0) * K : nullptr, K, nullptr,
+                         0, 0.0f, yb, P, ex);
                  }
                });
 }

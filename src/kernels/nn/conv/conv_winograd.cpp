@@ -174,15 +174,19 @@ void run_shared_v(const WinogradPlan& p) {
 // U = G g G^T is packed into the SGEMM's A panels on the first call with
 // constant weights (WinogradWeights), or computed per call from run-time
 // weights.
-void run_winograd(const ConvArgs& a, WinogradWeights* uw) {
+void run_winograd(const ConvArgs& a, WinogradWeights* uw, const PackedMatrix* w_packed) {
   static const auto weights_fn = SPINDLE_ISA_SELECT(winograd_weights);
   const int64_t C = a.C, M = a.M;
   const Window3& w = a.w;
   std::vector<float> u_run;
   if (uw) {
     std::call_once(uw->once, [&] {
-      std::vector<float> u(static_cast<size_t>(36 * M * C));
-      weights_fn(a.wd, M, C, u.data());
+      std::vector<float> u(static_cast<size_t>(36 * M * C)), w;
+      if (!a.wd) {
+        if (!w_packed) fail(a.ctx.node(), "internal: Winograd weights without W");
+        w = unpack_weights(*w_packed, 1, M);
+      }
+      weights_fn(a.wd ? a.wd : w.data(), M, C, u.data());
       uw->u = PackedMatrix::pack_a(false, M, C, 1.0f, u.data(), C, 36, M * C);
     });
   } else {
