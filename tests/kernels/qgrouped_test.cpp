@@ -139,16 +139,13 @@ TEST(QGrouped, QLinearConvNhwcTakesThePathWithTheReferenceBits) {
     const Tensor want = to_nhwc(kernels::run_kernel_once("QLinearConv", 10, attrs, inputs)[0]);
     kernels::NodeInfo node = testing::spindle_node("QLinearConvNhwc", attrs, 9);
     node.const_inputs = {nullptr, nullptr, nullptr, &w, nullptr, &wzp};
-    // The grouped weights are built beside the GEMM's: their bytes show in
-    // the kernel's packed size, and not when the weights' zero points are not 0.
+    // The grouped weights replace the GEMM's: the kernel's packed size is
+    // theirs (for cg 4 and 8 the GEMM's panels, padded to 16 columns per
+    // group, would be larger).
     const kernels::KernelFactory* factory = kernels::KernelRegistry::global().find("spindle", "QLinearConvNhwc", 1);
     ASSERT_NE(factory, nullptr);
-    const Tensor wzp1 = Tensor::from_vector<int8_t>({c.C}, std::vector<int8_t>(static_cast<size_t>(c.C), 1));
-    kernels::NodeInfo asym = node;
-    asym.const_inputs = {nullptr, nullptr, nullptr, &w, nullptr, &wzp1};
-    const int64_t blocks = (c.C + 15) / 16;
-    EXPECT_EQ((*factory)(node)->packed_bytes() - (*factory)(asym)->packed_bytes(),
-              static_cast<size_t>(blocks * taps * (c.cg / 4) * 64 + c.C * 4));
+    const size_t grouped_bytes = static_cast<size_t>((c.C + 15) / 16 * taps * (c.cg / 4) * 64 + c.C * 4);
+    EXPECT_EQ((*factory)(node)->packed_bytes(), grouped_bytes);
     inputs[0] = to_nhwc(x);
     for (int threads : {1, 3}) {
       auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();

@@ -519,6 +519,18 @@ class QLinearConvKernel final : public OpKernel {
       own_w_when_scales_fixed(node);
       return;
     }
+    // Narrow square groups with int8 weights quantized symmetrically (a
+    // constant zero point 0): the grouped row loop (qgrouped.h) instead of
+    // a GEMM per group, its packing the only copy of W.
+    const Tensor* wzp = node.const_input(5);
+    if (nhwc_ && w_signed_ && w->rank() == 4 && qgrouped_fits(m, cg, group_) && wzp &&
+        wzp->dtype() == DataType::kInt8 && (wzp->numel() == 1 || wzp->numel() == m) &&
+        std::all_of(wzp->data<int8_t>(), wzp->data<int8_t>() + wzp->numel(), [](int8_t z) { return z == 0; })) {
+      grouped_ = qgrouped_pack(static_cast<const int8_t*>(w->raw_data()), m, cg, taps);
+      packed_ok_ = true;
+      own_w_when_scales_fixed(node);
+      return;
+    }
     const int64_t k = cg * taps;
     // Per group: W[g*mg + j][c][t] -> row j of an mg x K matrix in (tap, channel) order.
     std::vector<uint8_t> tmp(static_cast<size_t>(mg * k));
@@ -531,13 +543,6 @@ class QLinearConvKernel final : public OpKernel {
             tmp[static_cast<size_t>(j * k + t * cg + c)] = src[((g * mg + j) * cg + c) * taps + t];
       packed_.push_back(qgemm_pack_b(tmp.data(), w_signed_, k, mg, k, true));
     }
-    // Narrow square groups with int8 weights quantized symmetrically: the
-    // grouped row loop (qgrouped.h) instead of a GEMM per group.
-    const Tensor* wzp = node.const_input(5);
-    if (nhwc_ && w_signed_ && w->rank() == 4 && qgrouped_fits(m, cg, group_) && wzp &&
-        wzp->dtype() == DataType::kInt8 && (wzp->numel() == 1 || wzp->numel() == m) &&
-        std::all_of(wzp->data<int8_t>(), wzp->data<int8_t>() + wzp->numel(), [](int8_t z) { return z == 0; }))
-      grouped_ = qgrouped_pack(static_cast<const int8_t*>(w->raw_data()), m, cg, taps);
     packed_ok_ = true;
     own_w_when_scales_fixed(node);
   }
@@ -690,8 +695,7 @@ class QLinearConvKernel final : public OpKernel {
     auto run = [&](auto* y) {
       if (depthwise_ && nhwc_) depthwise_nhwc(ctx, X, g, x_zp, w_zp, r, y);
       else if (depthwise_) depthwise(ctx, X, g, x_zp, w_zp, r, y);
-      else if (!grouped_.packed.empty() && std::all_of(w_zp.begin(), w_zp.end(), [](int32_t z) { return z == 0; }))
-        qgrouped_conv(ctx, grouped_, X, g, x_zp, ChannelRequant{r.bias.data(), r.scale.data(), r.zp, r.lo, r.hi}, y);
+      else if (!grouped_.packed.empty()) grouped(ctx, X, g, x_zp, w_zp, r, y);
       else gemm_path(ctx, X, g, x_signed, x_zp, w_zp, r, y);
     };
     if (yzp.dtype() == DataType::kUInt8) run(Y.mutable_data<uint8_t>());
@@ -702,6 +706,14 @@ class QLinearConvKernel final : public OpKernel {
   int32_t dw_weight(int64_t i) const {
     return w_signed_ ? int32_t{static_cast<const int8_t*>(dw_w_.raw_data())[i]}
                      : int32_t{static_cast<const uint8_t*>(dw_w_.raw_data())[i]};
+  }
+
+  template <class T>
+  void grouped(KernelContext& ctx, const Tensor& X, const Window3& g, int32_t x_zp, const std::vector<int32_t>& w_zp,
+               const ConvRequant& r, T* y) const {
+    if (!std::all_of(w_zp.begin(), w_zp.end(), [](int32_t z) { return z == 0; }))  // packed for a constant 0
+      fail(ctx.node(), "input w_zero_point is not 0, expected the constant 0 the weights were packed with");
+    qgrouped_conv(ctx, grouped_, X, g, x_zp, ChannelRequant{r.bias.data(), r.scale.data(), r.zp, r.lo, r.hi}, y);
   }
 
   template <class T>
