@@ -157,14 +157,15 @@ CustomKernelInfo custom_kernel_info(const graph::Graph& g, const graph::Node& n,
     info.output_names.push_back(n.outputs[o] >= 0 ? g.value_name(n.outputs[o]) : "");
     info.output_types.push_back(kernels::declared_type(declared, o));
   }
-  for (const auto& [name, value] : n.attrs.all()) {
+  for (const auto& entry : n.attrs.all()) {
+    const std::string& name = entry.first;  // a plain reference: lambdas may not capture structured bindings (clang)
     std::visit(
         [&](const auto& v) {
           using V = std::decay_t<decltype(v)>;
           if constexpr (std::is_constructible_v<CustomAttribute, V> && !std::is_same_v<V, GraphAttr>)
             info.attributes.emplace(name, CustomAttribute(v));
         },
-        value);
+        entry.second);
   }
   return info;
 }
