@@ -282,26 +282,48 @@ struct GraphBuilder {
   std::set<std::string> missing_seen;
   const CustomOpDomains* custom_ops = nullptr;  // LoadOptions::custom_ops
 
+  // Single assignment, as the onnx checker requires: every name of a graph
+  // is an initializer, an input or a node's output, once (an input may also
+  // be an initializer: its default value). What assigned each id:
+  struct Assignments {
+    const std::string& origin;
+    const Graph& g;
+    std::map<int, std::string> by;
+    Status assign(int id, std::string what) {
+      auto [it, fresh] = by.emplace(id, what);
+      if (fresh) return Status::ok();
+      return invalid_argument(fmt::format("{}: '{}' is assigned twice, as {} and as {}; a graph assigns each name once "
+                                          "(single static assignment)",
+                                          origin, g.value_name(id), it->second, what));
+    }
+  };
+
   // A subgraph reads values of enclosing graphs by name: those become
   // `captures`, inputs after its formal ones.
   // `outer`: element types of values visible from enclosing graphs.
   Status build(const onnx::GraphProto& gp, Graph& g, bool subgraph, const std::map<std::string, DataType>& outer) {
     g.base_dir = base_dir;
     g.opsets = opsets;
-    // Single assignment, as the onnx checker requires: every name of this
-    // graph is an initializer, an input or a node's output, once (an input
-    // may also be an initializer: its default value). What assigned each:
-    std::map<int, std::string> assigned;
-    auto assign = [&](int id, std::string what) -> Status {
-      auto [it, fresh] = assigned.emplace(id, what);
-      if (fresh) return Status::ok();
-      return invalid_argument(fmt::format("{}: '{}' is assigned twice, as {} and as {}; a graph assigns each name once "
-                                          "(single static assignment)",
-                                          origin, g.value_name(id), it->second, what));
-    };
+    Assignments assigned{origin, g, {}};
+    SPINDLE_RETURN_IF_ERROR(load_values(gp, g, subgraph, assigned));
+
+    std::map<std::string, DataType> known = outer;  // what this graph's subgraphs can see
+    for (const auto& [id, t] : g.initializers) known[g.value_name(id)] = t.dtype();
+    for (size_t i = 0; i < g.inputs.size(); ++i) known[g.value_name(g.inputs[i])] = g.input_info[i].dtype;
+    for (const auto& np : gp.node()) SPINDLE_RETURN_IF_ERROR(load_node(np, g, known, assigned));
+    if (!missing.empty()) return Status::ok();  // reported by the caller, with every graph's
+    if (Status s = expand_gradients(g); !s.is_ok()) return Status(s.code(), fmt::format("{}: {}", origin, s.message()));
+    SPINDLE_RETURN_IF_ERROR(resolve_captures(g, subgraph));
+    SPINDLE_RETURN_IF_ERROR(g.topological_sort());
+    infer_output_types(g, outer, custom_ops);
+    return Status::ok();
+  }
+
+  // Initializers, inputs and outputs of one graph.
+  Status load_values(const onnx::GraphProto& gp, Graph& g, bool subgraph, Assignments& assigned) {
     for (const auto& init : gp.initializer()) {
       const int id = g.add_value(init.name());
-      SPINDLE_RETURN_IF_ERROR(assign(id, "an initializer"));
+      SPINDLE_RETURN_IF_ERROR(assigned.assign(id, "an initializer"));
       auto t = io::tensor_from_proto(init, base_dir);
       if (!t.is_ok())
         return Status(t.status().code(), fmt::format("{}: initializer '{}': {}", origin, init.name(), t.status().message()));
@@ -315,7 +337,7 @@ struct GraphBuilder {
       return unsupported(fmt::format("{}: sparse initializers are not supported", origin));
     for (const auto& in : gp.input()) {
       const int id = g.add_value(in.name());
-      if (!g.is_initializer(id)) SPINDLE_RETURN_IF_ERROR(assign(id, "a graph input"));
+      if (!g.is_initializer(id)) SPINDLE_RETURN_IF_ERROR(assigned.assign(id, "a graph input"));
       if (!subgraph && g.is_initializer(id)) continue;  // an initializer with a default value: constant here
       g.inputs.push_back(id);
       auto info = value_info(in, "input");
@@ -328,66 +350,68 @@ struct GraphBuilder {
       if (!info.is_ok()) return Status(info.status().code(), fmt::format("{}: {}", origin, info.status().message()));
       g.output_info.push_back(std::move(info).value());
     }
+    return Status::ok();
+  }
 
-    std::map<std::string, DataType> known = outer;  // what this graph's subgraphs can see
-    for (const auto& [id, t] : g.initializers) known[g.value_name(id)] = t.dtype();
-    for (size_t i = 0; i < g.inputs.size(); ++i) known[g.value_name(g.inputs[i])] = g.input_info[i].dtype;
-
+  // One node, its subgraphs built recursively; an operator nobody
+  // implements is recorded in `missing` and skipped.
+  Status load_node(const onnx::NodeProto& np, Graph& g, const std::map<std::string, DataType>& known,
+                   Assignments& assigned) {
+    Node n;
+    n.name = np.name();
+    n.op_type = np.op_type();
+    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    auto opset = opsets.find(n.domain);
+    if (opset == opsets.end())
+      return invalid_argument(
+          fmt::format("{}: node {} uses domain '{}', which the model does not import", origin, n.label(), n.domain));
+    n.opset = opset->second;
+    // An optimized model's ONNX operator in a fused form (model_writer.h):
+    // checked here, then the operator of its own domain and version.
+    const bool extended = n.domain == kExtendedDomain;
+    if (extended)
+      if (Status s = check_extended_node(np, &n.domain, &n.opset); !s.is_ok())
+        return Status(s.code(), fmt::format("{}: {}", origin, s.message()));
     const auto& registry = kernels::KernelRegistry::global();
-    for (const auto& np : gp.node()) {
-      Node n;
-      n.name = np.name();
-      n.op_type = np.op_type();
-      n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
-      auto opset = opsets.find(n.domain);
-      if (opset == opsets.end())
-        return invalid_argument(
-            fmt::format("{}: node {} uses domain '{}', which the model does not import", origin, n.label(), n.domain));
-      n.opset = opset->second;
-      // An optimized model's ONNX operator in a fused form (model_writer.h):
-      // checked here, then the operator of its own domain and version.
-      const bool extended = n.domain == kExtendedDomain;
-      if (extended)
-        if (Status s = check_extended_node(np, &n.domain, &n.opset); !s.is_ok())
-          return Status(s.code(), fmt::format("{}: {}", origin, s.message()));
-      if (!is_gradient_node(n.domain, n.op_type) && !registry.find(n.domain, n.op_type, n.opset) &&
-          !kernels::find_custom_op(custom_ops, n.domain, n.op_type, n.opset)) {
-        const std::string what = fmt::format("{}{} (opset {})", n.domain.empty() ? "" : n.domain + ".", n.op_type, n.opset);
-        if (missing_seen.insert(what).second) missing.push_back(what);
-        continue;
-      }
-      if (check_nodes && n.domain.empty() && !extended)
-        if (Status s = check_node(np, n.opset); !s.is_ok()) return Status(s.code(), fmt::format("{}: {}", origin, s.message()));
-      std::vector<std::string> outer;  // names the node's subgraphs read from here or above
-      std::function<Result<AttrValue>(const onnx::GraphProto&)> load_subgraph =
-          [&](const onnx::GraphProto& sub) -> Result<AttrValue> {
-        auto sg = std::make_shared<Graph>();
-        SPINDLE_RETURN_IF_ERROR(build(sub, *sg, true, known));
-        for (const auto& c : sg->captures)
-          if (std::find(outer.begin(), outer.end(), c) == outer.end()) outer.push_back(c);
-        return AttrValue(GraphAttr{std::move(sg)});
-      };
-      auto attrs = attributes_from_proto(np, base_dir, &load_subgraph);
-      if (!attrs.is_ok()) return Status(attrs.status().code(), fmt::format("{}: {}", origin, attrs.status().message()));
-      n.attrs = std::move(attrs).value();
-      if (extended) {
-        n.attrs.erase(kExtendedDomainAttr);
-        n.attrs.erase(kExtendedOpsetAttr);
-      }
-      for (const auto& in : np.input()) n.inputs.push_back(in.empty() ? -1 : g.add_value(in));
-      for (const auto& name : outer) n.inputs.push_back(g.add_value(name));
-      n.outer_names = std::move(outer);
-      for (const auto& out : np.output()) {
-        n.outputs.push_back(out.empty() ? -1 : g.add_value(out));
-        if (!out.empty()) SPINDLE_RETURN_IF_ERROR(assign(n.outputs.back(), fmt::format("an output of node {}", n.label())));
-      }
-      g.nodes.push_back(std::move(n));
+    if (!is_gradient_node(n.domain, n.op_type) && !registry.find(n.domain, n.op_type, n.opset) &&
+        !kernels::find_custom_op(custom_ops, n.domain, n.op_type, n.opset)) {
+      const std::string what = fmt::format("{}{} (opset {})", n.domain.empty() ? "" : n.domain + ".", n.op_type, n.opset);
+      if (missing_seen.insert(what).second) missing.push_back(what);
+      return Status::ok();
     }
-    if (!missing.empty()) return Status::ok();  // reported by the caller, with every graph's
-    if (Status s = expand_gradients(g); !s.is_ok()) return Status(s.code(), fmt::format("{}: {}", origin, s.message()));
+    if (check_nodes && n.domain.empty() && !extended)
+      if (Status s = check_node(np, n.opset); !s.is_ok()) return Status(s.code(), fmt::format("{}: {}", origin, s.message()));
+    std::vector<std::string> outer;  // names the node's subgraphs read from here or above
+    std::function<Result<AttrValue>(const onnx::GraphProto&)> load_subgraph =
+        [&](const onnx::GraphProto& sub) -> Result<AttrValue> {
+      auto sg = std::make_shared<Graph>();
+      SPINDLE_RETURN_IF_ERROR(build(sub, *sg, true, known));
+      for (const auto& c : sg->captures)
+        if (std::find(outer.begin(), outer.end(), c) == outer.end()) outer.push_back(c);
+      return AttrValue(GraphAttr{std::move(sg)});
+    };
+    auto attrs = attributes_from_proto(np, base_dir, &load_subgraph);
+    if (!attrs.is_ok()) return Status(attrs.status().code(), fmt::format("{}: {}", origin, attrs.status().message()));
+    n.attrs = std::move(attrs).value();
+    if (extended) {
+      n.attrs.erase(kExtendedDomainAttr);
+      n.attrs.erase(kExtendedOpsetAttr);
+    }
+    for (const auto& in : np.input()) n.inputs.push_back(in.empty() ? -1 : g.add_value(in));
+    for (const auto& name : outer) n.inputs.push_back(g.add_value(name));
+    n.outer_names = std::move(outer);
+    for (const auto& out : np.output()) {
+      n.outputs.push_back(out.empty() ? -1 : g.add_value(out));
+      if (!out.empty())
+        SPINDLE_RETURN_IF_ERROR(assigned.assign(n.outputs.back(), fmt::format("an output of node {}", n.label())));
+    }
+    g.nodes.push_back(std::move(n));
+    return Status::ok();
+  }
 
-    // Every value read must be produced, fed or constant; in a subgraph the
-    // others come from enclosing graphs.
+  // Every value read must be produced, fed or constant; in a subgraph the
+  // others come from enclosing graphs and become captures.
+  Status resolve_captures(Graph& g, bool subgraph) {
     std::set<int> available(g.inputs.begin(), g.inputs.end());
     for (const auto& [id, _] : g.initializers) available.insert(id);
     for (const Node& n : g.nodes)
@@ -413,8 +437,6 @@ struct GraphBuilder {
         if (!subgraph) return invalid_argument(fmt::format("{}: graph output '{}' is never produced", origin, g.value_name(out)));
         capture(out);
       }
-    SPINDLE_RETURN_IF_ERROR(g.topological_sort());
-    infer_output_types(g, outer, custom_ops);
     return Status::ok();
   }
 };

@@ -176,19 +176,7 @@ class RecurrentKernel final : public OpKernel {
       check_shape(node, ctx.input(3), "B", {D, size_mul(node, 2, GH, "the bias size")});
       bias = ctx.input(3).data<float>();
     }
-    std::vector<int64_t> lens(static_cast<size_t>(B), T);
-    if (ctx.has_input(4)) {
-      const Tensor& sl = ctx.input(4);
-      if (sl.dtype() != DataType::kInt32)
-        fail(node, fmt::format("input sequence_lens is {}, expected int32", sl.describe()));
-      check_shape(node, sl, "sequence_lens", {B});
-      for (int64_t b = 0; b < B; ++b) {
-        const int64_t v = sl.data<int32_t>()[b];
-        if (v < 0 || v > T)
-          fail(node, fmt::format("sequence_lens[{}] is {}, expected 0..{} (the sequence length)", b, v, T));
-        lens[static_cast<size_t>(b)] = v;
-      }
-    }
+    const std::vector<int64_t> lens = sequence_lens(ctx, B, T);
     const Shape state_shape = layout_ == 0 ? Shape{D, B, H} : Shape{B, D, H};
     const float* h0 = optional_state(ctx, 5, "initial_h", state_shape);
     const float* c0 = cell_ == Cell::kLstm ? optional_state(ctx, 6, "initial_c", state_shape) : nullptr;
@@ -212,16 +200,8 @@ class RecurrentKernel final : public OpKernel {
                     ? ctx.output(2, DataType::kFloat32, state_shape).mutable_data<float>()
                     : nullptr;
 
-    // X in [T, B, I] order.
     std::vector<float> xt;
-    const float* x = X.data<float>();
-    if (layout_ == 1) {
-      xt.resize(static_cast<size_t>(T * B * I));
-      for (int64_t t = 0; t < T; ++t)
-        for (int64_t b = 0; b < B; ++b)
-          std::copy(x + (b * T + t) * I, x + (b * T + t + 1) * I, xt.begin() + (t * B + b) * I);
-      x = xt.data();
-    }
+    const float* x = time_major(X, T, B, I, xt);
 
     auto direction = [&](int64_t d, ThreadPool* pool) {
       Direction dir{T, B, I, H, G};
@@ -266,6 +246,34 @@ class RecurrentKernel final : public OpKernel {
   }
 
  private:
+  // sequence_lens (optional input 4), each checked to be within 0..T.
+  static std::vector<int64_t> sequence_lens(KernelContext& ctx, int64_t B, int64_t T) {
+    std::vector<int64_t> lens(static_cast<size_t>(B), T);
+    if (!ctx.has_input(4)) return lens;
+    const NodeInfo& node = ctx.node();
+    const Tensor& sl = ctx.input(4);
+    if (sl.dtype() != DataType::kInt32) fail(node, fmt::format("input sequence_lens is {}, expected int32", sl.describe()));
+    check_shape(node, sl, "sequence_lens", {B});
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t v = sl.data<int32_t>()[b];
+      if (v < 0 || v > T)
+        fail(node, fmt::format("sequence_lens[{}] is {}, expected 0..{} (the sequence length)", b, v, T));
+      lens[static_cast<size_t>(b)] = v;
+    }
+    return lens;
+  }
+
+  // X in [T, B, I] order: X itself at layout 0, else transposed into `xt`.
+  const float* time_major(const Tensor& X, int64_t T, int64_t B, int64_t I, std::vector<float>& xt) const {
+    const float* x = X.data<float>();
+    if (layout_ == 0) return x;
+    xt.resize(static_cast<size_t>(T * B * I));
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t b = 0; b < B; ++b)
+        std::copy(x + (b * T + t) * I, x + (b * T + t + 1) * I, xt.begin() + (t * B + b) * I);
+    return xt.data();
+  }
+
   struct Direction {
     int64_t T, B, I, H, G;
     bool reverse = false;

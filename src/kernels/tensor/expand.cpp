@@ -105,6 +105,27 @@ class PadKernel final : public OpKernel {
     const NodeInfo& node = ctx.node();
     const Tensor& x = ctx.input(0);
     const size_t es = elem_size(node, x, "data");
+    const std::vector<int64_t> pads = resolve_pads(ctx, x);
+    const std::vector<unsigned char> value = pad_value(ctx, x, es);
+    const Shape out_shape = padded_shape(node, x, pads);
+    // The source maps below are as long as the output dims: allocate the
+    // output (a clean error when it cannot exist) before building them.
+    Tensor& y = ctx.output(0, x.dtype(), out_shape);
+    const int64_t total = size_numel(node, out_shape, "the padded output");
+    if (total == 0) return;
+    const std::vector<std::vector<int64_t>> map = source_maps(node, x, pads, out_shape);
+    if (x.rank() == 0) {
+      std::memcpy(y.raw_mutable_data(), x.raw_data(), es);
+      return;
+    }
+    copy_rows(ctx, x, pads, map, value, y);
+  }
+
+ private:
+  // pads as 2 * rank entries (begins, then ends), from the attribute or the
+  // input, with 18's axes input spread over every dim.
+  std::vector<int64_t> resolve_pads(KernelContext& ctx, const Tensor& x) const {
+    const NodeInfo& node = ctx.node();
     const size_t r = static_cast<size_t>(x.rank());
     std::vector<int64_t> pads = opset_ < 11 ? pads_ : read_int_list(node, ctx.input(1), "pads");
     if (opset_ >= 18 && ctx.has_input(3)) {
@@ -123,21 +144,26 @@ class PadKernel final : public OpKernel {
     if (pads.size() != 2 * r)
       fail(node, fmt::format("pads {} has {} entries, expected {} (begin and end for each dim of {})",
                              dims_string(pads), pads.size(), 2 * r, x.describe()));
-    std::vector<unsigned char> pad_value;
+    return pads;
+  }
+
+  // The bytes of one padding element: constant_value input, value attribute or 0.
+  std::vector<unsigned char> pad_value(KernelContext& ctx, const Tensor& x, size_t es) const {
+    const NodeInfo& node = ctx.node();
     if (opset_ >= 11 && ctx.has_input(2)) {
       const Tensor& v = ctx.input(2);
       if (v.dtype() != x.dtype() || v.numel() != 1)
         fail(node, fmt::format("input constant_value is {}, expected one {} value", v.describe(),
                                dtype_name(x.dtype())));
       const auto* p = static_cast<const unsigned char*>(v.raw_data());
-      pad_value.assign(p, p + es);
-    } else {
-      pad_value = value_bytes(node, x.dtype(), opset_ < 11 ? value_ : 0.0);
+      return {p, p + es};
     }
+    return value_bytes(node, x.dtype(), opset_ < 11 ? value_ : 0.0);
+  }
 
-    // map[i][o] = source index of output coordinate o along dim i, -1 = constant.
+  static Shape padded_shape(const NodeInfo& node, const Tensor& x, const std::vector<int64_t>& pads) {
+    const size_t r = static_cast<size_t>(x.rank());
     Shape out_shape(r);
-    std::vector<std::vector<int64_t>> map(r);
     for (size_t i = 0; i < r; ++i) {
       const int64_t d = x.shape()[i], b = pads[i], e = pads[i + r];
       int64_t o = 0;
@@ -152,11 +178,14 @@ class PadKernel final : public OpKernel {
         fail(node, fmt::format("pads {} are out of the 64-bit range", dims_string(pads)));
       out_shape[i] = o;
     }
-    // The source maps below are as long as the output dims: allocate the
-    // output (a clean error when it cannot exist) before building them.
-    Tensor& y = ctx.output(0, x.dtype(), out_shape);
-    const int64_t total = size_numel(node, out_shape, "the padded output");
-    if (total == 0) return;
+    return out_shape;
+  }
+
+  // map[i][o] = source index of output coordinate o along dim i, -1 = constant.
+  std::vector<std::vector<int64_t>> source_maps(const NodeInfo& node, const Tensor& x, const std::vector<int64_t>& pads,
+                                                const Shape& out_shape) const {
+    const size_t r = static_cast<size_t>(x.rank());
+    std::vector<std::vector<int64_t>> map(r);
     for (size_t i = 0; i < r; ++i) {
       const int64_t d = x.shape()[i], b = pads[i], o = out_shape[i];
       if (mode_ != PadMode::kConstant && d == 0 && o > 0)
@@ -164,34 +193,39 @@ class PadKernel final : public OpKernel {
                                mode_ == PadMode::kEdge ? "edge" : mode_ == PadMode::kWrap ? "wrap" : "reflect", i,
                                x.describe()));
       map[i].resize(static_cast<size_t>(o));
-      for (int64_t j = 0; j < o; ++j) {
-        int64_t s = j - b;
-        if (s < 0 || s >= d) {
-          if (mode_ == PadMode::kConstant) {
-            s = -1;
-          } else if (mode_ == PadMode::kEdge) {
-            s = std::clamp<int64_t>(s, 0, d - 1);
-          } else if (mode_ == PadMode::kWrap) {
-            s = ((s % d) + d) % d;
-          } else if (d == 1) {
-            s = 0;
-          } else {  // reflect without repeating the edge, folding as often as needed
-            const int64_t period = 2 * (d - 1);
-            s %= period;
-            if (s < 0) s += period;
-            if (s >= d) s = period - s;
-          }
-        }
-        map[i][static_cast<size_t>(j)] = s;
-      }
+      for (int64_t j = 0; j < o; ++j) map[i][static_cast<size_t>(j)] = source_index(j - b, d);
     }
-    if (r == 0) {
-      std::memcpy(y.raw_mutable_data(), x.raw_data(), es);
-      return;
+    return map;
+  }
+
+  // The source coordinate of s (a coordinate of the unpadded dim of size d,
+  // possibly outside it) under the mode, -1 for the constant.
+  int64_t source_index(int64_t s, int64_t d) const {
+    if (s >= 0 && s < d) return s;
+    switch (mode_) {
+      case PadMode::kConstant: return -1;
+      case PadMode::kEdge: return std::clamp<int64_t>(s, 0, d - 1);
+      case PadMode::kWrap: return ((s % d) + d) % d;
+      case PadMode::kReflect: break;
     }
+    if (d == 1) return 0;
+    // reflect without repeating the edge, folding as often as needed
+    const int64_t period = 2 * (d - 1);
+    s %= period;
+    if (s < 0) s += period;
+    return s >= d ? period - s : s;
+  }
+
+  // Fills y row by row (rows along the last dim) in parallel.
+  static void copy_rows(KernelContext& ctx, const Tensor& x, const std::vector<int64_t>& pads,
+                        const std::vector<std::vector<int64_t>>& map, const std::vector<unsigned char>& pad_value,
+                        Tensor& y) {
+    const size_t r = static_cast<size_t>(x.rank());
+    const size_t es = dtype_size(x.dtype());
+    const Shape& out_shape = y.shape();
     const Shape xs = contiguous_strides(x.shape());
     const int64_t L = out_shape[r - 1];
-    const int64_t rows = total / L;
+    const int64_t rows = y.numel() / L;
     const std::vector<int64_t>& last = map[r - 1];
     // The middle of each row copied with one memcpy: output [m0, m1) <- source [m0 - b, ...).
     const int64_t b_last = pads[r - 1];
@@ -200,6 +234,12 @@ class PadKernel final : public OpKernel {
     const char* src = static_cast<const char*>(x.raw_data());
     char* dst = static_cast<char*>(y.raw_mutable_data());
     const int64_t esz = static_cast<int64_t>(es);
+    const auto copy_edge = [&](char* out, const char* in, int64_t j0, int64_t j1) {
+      for (int64_t j = j0; j < j1; ++j) {
+        const int64_t s = last[static_cast<size_t>(j)];
+        std::memcpy(out + j * esz, s < 0 ? static_cast<const void*>(pad_value.data()) : in + s * esz, es);
+      }
+    };
     parallel_for(ctx.pool(), rows, copy_cost(static_cast<double>(L * esz)), [&](int64_t r0, int64_t r1) {
       std::vector<int64_t> idx(r, 0);
       int64_t rem = r0;
@@ -220,17 +260,9 @@ class PadKernel final : public OpKernel {
           fill_elements(out, L, pad_value.data(), es);
         } else {
           const char* in = src + off * esz;
-          for (int64_t j = 0; j < m0; ++j) {
-            const int64_t s = last[static_cast<size_t>(j)];
-            if (s < 0) std::memcpy(out + j * esz, pad_value.data(), es);
-            else std::memcpy(out + j * esz, in + s * esz, es);
-          }
+          copy_edge(out, in, 0, m0);
           if (m1 > m0) std::memcpy(out + m0 * esz, in + (m0 - b_last) * esz, static_cast<size_t>((m1 - m0) * esz));
-          for (int64_t j = m1; j < L; ++j) {
-            const int64_t s = last[static_cast<size_t>(j)];
-            if (s < 0) std::memcpy(out + j * esz, pad_value.data(), es);
-            else std::memcpy(out + j * esz, in + s * esz, es);
-          }
+          copy_edge(out, in, m1, L);
         }
         for (size_t k = r - 1; k-- > 0;) {  // next row
           if (++idx[k] < out_shape[k]) break;
@@ -240,7 +272,6 @@ class PadKernel final : public OpKernel {
     });
   }
 
- private:
   int opset_;
   PadMode mode_ = PadMode::kConstant;
   std::vector<int64_t> pads_;
