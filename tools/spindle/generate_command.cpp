@@ -1,14 +1,15 @@
 // generate_command.cpp — spindle generate: greedy decoding with a
 // decoder-only model and its key / value cache.
 //
-//   spindle generate MODEL --prompt-ids 1,2,3 --max-new-tokens N [--json] [threading flags]
+//   spindle generate MODEL --prompt-ids 1,2,3 --max-new-tokens N [--warmup N] [--json] [threading flags]
 //
 // The model's inputs are read from it: input_ids (int64 or int32, batch x
 // sequence), and when present position_ids (the tokens' positions) and
 // attention_mask (ones over past and new tokens); every other input must be a
 // cache input past_key_values.N.key / .value (batch, heads, past, head size),
-// whose output is present.N.key / .value (or present_key_values.N.*). The
-// prompt runs once with an empty cache (prefill); then each step feeds the
+// whose output is present.N.key / .value (or present_key_values.N.*). After
+// --warmup untimed prefills (default 1: first-run allocations and weight
+// packing), the prompt runs once with an empty cache (prefill); then each step feeds the
 // token it chose (the largest logit of the last row, the first on ties) with
 // the previous step's present tensors as the past, handed over without a
 // copy. Prints the generated ids, the prefill time, the median time of one
@@ -31,6 +32,7 @@ struct GenerateArgs {
   std::string model;
   std::string prompt_ids;
   int max_new_tokens = 16;
+  int warmup = 1;
   bool json = false;
   ThreadingFlags threading;
 };
@@ -155,6 +157,7 @@ int64_t greedy_token(const Tensor& logits, const std::string& name) {
 }
 
 void generate_command(const GenerateArgs& a) {
+  if (a.warmup < 0) throw Error(StatusCode::kInvalidArgument, fmt::format("--warmup {}: expected 0 or more", a.warmup));
   if (a.max_new_tokens < 1)
     throw Error(StatusCode::kInvalidArgument, fmt::format("--max-new-tokens {}: expected at least 1", a.max_new_tokens));
   const std::vector<int64_t> prompt = parse_ids(a.prompt_ids);
@@ -183,6 +186,12 @@ void generate_command(const GenerateArgs& a) {
     length += n;
     generated.push_back(greedy_token(out[0], io.logits));
   };
+  for (int i = 0; i < a.warmup; ++i) {  // untimed prefills: first-run allocations and weight packing
+    step(prompt);
+    past.clear();
+    for (const CacheInput& c : io.cache) past.emplace_back(c.dtype, c.empty_shape);
+    generated.clear(), step_ms.clear(), length = 0;
+  }
   step(prompt);
   while (static_cast<int>(generated.size()) < a.max_new_tokens) step({generated.back()});
 
@@ -227,6 +236,7 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("model", args->model, "ONNX decoder model (input_ids, past_key_values.N.key / .value, ...)")->required();
   cmd->add_option("--prompt-ids", args->prompt_ids, "the prompt's token ids, comma-separated (1,2,3)")->required();
   cmd->add_option("--max-new-tokens", args->max_new_tokens, "tokens to generate (the first comes from the prefill)");
+  cmd->add_option("--warmup", args->warmup, "untimed prefills of the prompt first");
   cmd->add_flag("--json", args->json, "print one JSON object (ids, prefill ms, decode p50 ms and tokens/s)");
   add_threading_flags(cmd, args->threading);
   cmd->callback([args] { generate_command(*args); });
