@@ -49,6 +49,16 @@ float dot8(const float* a, const float* b, int64_t n) {
   return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
+// Whether inputs i and j (named a and b) are given; both must be float32, and
+// one without the other is an error.
+bool float_pair(const NodeInfo& node, KernelContext& ctx, int i, int j, const char* a, const char* b) {
+  if (!ctx.has_input(i) && !ctx.has_input(j)) return false;
+  if (!ctx.has_input(i) || !ctx.has_input(j)) fail(node, fmt::format("{} and {} must be given together", a, b));
+  require_float(node, ctx.input(i), a);
+  require_float(node, ctx.input(j), b);
+  return true;
+}
+
 class GroupQueryAttentionKernel final : public OpKernel {
  public:
   explicit GroupQueryAttentionKernel(const NodeInfo& node)
@@ -96,14 +106,11 @@ class GroupQueryAttentionKernel final : public OpKernel {
       }
     }
     if (D < 1) fail(node, fmt::format("input query {} gives a head size of {}", Q.describe(), D));
-    const bool has_past = ctx.has_input(3) || ctx.has_input(4);
+    const bool has_past = float_pair(node, ctx, 3, 4, "past_key", "past_value");
     int64_t P = 0;
     if (has_past) {
-      if (!ctx.has_input(3) || !ctx.has_input(4)) fail(node, "past_key and past_value must be given together");
       const Tensor& pk = ctx.input(3);
       const Tensor& pv = ctx.input(4);
-      require_float(node, pk, "past_key");
-      require_float(node, pv, "past_value");
       P = pk.rank() == 4 ? pk.dim(2) : -1;
       if (pk.shape() != Shape{B, Hkv, P, D} || pv.shape() != pk.shape())
         fail(node, fmt::format("past_key {} and past_value {} must both be {}x{}x(past)x{}", pk.describe(), pv.describe(),
@@ -133,11 +140,10 @@ class GroupQueryAttentionKernel final : public OpKernel {
     const float *cs = nullptr, *sn = nullptr;
     int64_t half = 0;
     if (rotary_) {
-      if (!ctx.has_input(7) || !ctx.has_input(8)) fail(node, "do_rotary = 1 needs the inputs cos_cache and sin_cache");
+      if (!float_pair(node, ctx, 7, 8, "cos_cache", "sin_cache"))
+        fail(node, "do_rotary = 1 needs the inputs cos_cache and sin_cache");
       const Tensor& c = ctx.input(7);
       const Tensor& s = ctx.input(8);
-      require_float(node, c, "cos_cache");
-      require_float(node, s, "sin_cache");
       if (c.rank() != 2 || c.shape() != s.shape() || 2 * c.dim(1) > D || c.dim(1) < 1)
         fail(node, fmt::format("cos_cache {} and sin_cache {} must both be (max position + 1) x (rotary dim / 2), "
                                "the rotary dim at most the head size {}",

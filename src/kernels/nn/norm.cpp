@@ -324,12 +324,11 @@ class SkipSimplifiedLayerNormKernel final : public OpKernel {
 
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
+    for (auto [i, name] : {std::pair{0, "input"}, std::pair{1, "skip"}, std::pair{2, "gamma"}})
+      require_float(node, ctx.input(i), name);
     const Tensor& X = ctx.input(0);
     const Tensor& skip = ctx.input(1);
     const Tensor& gamma = ctx.input(2);
-    require_float(node, X, "input");
-    require_float(node, skip, "skip");
-    require_float(node, gamma, "gamma");
     if (X.rank() < 1 || X.dim(static_cast<int>(X.rank() - 1)) == 0)
       fail(node, fmt::format("input is {}, expected a non-empty last axis (hidden size)", X.describe()));
     const int64_t H = X.dim(static_cast<int>(X.rank() - 1));
