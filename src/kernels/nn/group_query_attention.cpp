@@ -20,7 +20,8 @@
 // the query and the new keys are rotated at positions past_b + i first
 // (rotary_interleaved: pairs (2j, 2j + 1)). Scores are q.k x scale (default
 // 1 / sqrt(head size)), softcapped (softcap x tanh(s / softcap)) when
-// softcap > 0.
+// softcap > 0, then normalized by the vectorized softmax row of
+// primitives/softmax.
 //
 // Query heads read the key / value head they share (head / (num_heads /
 // kv_num_heads)) in present: the repeated heads are never materialized.
@@ -30,10 +31,10 @@
 // smooth_softmax, qk_output and the position_ids / attention_bias /
 // head_sink inputs are refused.
 #include <cmath>
-#include <limits>
 
 #include "kernels/nn/nn_util.h"
 #include "kernels/nn/transformer.h"
+#include "primitives/softmax/softmax_isa.h"
 
 namespace spindle::kernels::nn {
 
@@ -204,9 +205,10 @@ class GroupQueryAttentionKernel final : public OpKernel {
     const float scale = scale_ > 0 ? scale_ : 1.0f / std::sqrt(static_cast<float>(D));
     const int64_t group = Hq / Hkv;
     float* y = Y.mutable_data<float>();
+    static const auto softmax_row = SPINDLE_ISA_SELECT(softmax_row_float);
     const double per_item = static_cast<double>(S) * static_cast<double>(std::min<int64_t>(L, P + S)) * 2.0 * D;
     parallel_for(ctx.pool(), 0, B * Hq, grain_for_work(B * Hq, per_item), [&](int64_t i0, int64_t i1) {
-      std::vector<float> score(static_cast<size_t>(L)), qbuf(static_cast<size_t>(D));
+      std::vector<float> score(static_cast<size_t>(L)), prob(static_cast<size_t>(L)), qbuf(static_cast<size_t>(D));
       for (int64_t item = i0; item < i1; ++item) {
         const int64_t b = item / Hq, h = item % Hq, pb = past[static_cast<size_t>(b)];
         const float* kd = pk + (b * Hkv + h / group) * L * D;
@@ -219,24 +221,16 @@ class GroupQueryAttentionKernel final : public OpKernel {
           }
           const int64_t end = pb + i + 1;
           const int64_t start = window_ > 0 && end > window_ ? end - window_ : 0;
-          float best = -std::numeric_limits<float>::infinity();
           for (int64_t t = start; t < end; ++t) {
-            float s = dot8(qr, kd + t * D, D) * scale;
-            if (softcap_ > 0) s = softcap_ * std::tanh(s / softcap_);
-            score[static_cast<size_t>(t)] = s;
-            best = std::max(best, s);
+            float sc = dot8(qr, kd + t * D, D) * scale;
+            if (softcap_ > 0) sc = softcap_ * std::tanh(sc / softcap_);
+            score[static_cast<size_t>(t)] = sc;
           }
-          double sum = 0;
-          for (int64_t t = start; t < end; ++t) {
-            float& s = score[static_cast<size_t>(t)];
-            s = std::exp(s - best);
-            sum += s;
-          }
-          const float inv = static_cast<float>(1.0 / sum);
+          softmax_row(reduce::SoftmaxKind::kSoftmax, score.data() + start, prob.data() + start, end - start);
           float* yr = y + (b * S + i) * Hq * D + h * D;
           std::fill(yr, yr + D, 0.0f);
           for (int64_t t = start; t < end; ++t) {
-            const float w = score[static_cast<size_t>(t)] * inv;
+            const float w = prob[static_cast<size_t>(t)];
             const float* vr = vd + t * D;
             for (int64_t d = 0; d < D; ++d) yr[d] += w * vr[d];
           }
