@@ -25,13 +25,10 @@ std::vector<float> random_values(size_t n, uint32_t seed) {
   return v;
 }
 
+// A com.microsoft node (opset 1).
 kernels::NodeInfo ms_node(const std::string& op, Attributes attrs, int inputs, int outputs) {
-  kernels::NodeInfo node;
-  node.op_type = op;
+  kernels::NodeInfo node = testing::spindle_node(op, std::move(attrs), inputs);
   node.domain = "com.microsoft";
-  node.opset = 1;
-  node.attrs = std::move(attrs);
-  node.num_inputs = inputs;
   node.num_outputs = outputs;
   return node;
 }
