@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""gen_cases.py — one-node models of the default domain at opsets 18-23, for
-checking spindle against ONNX Runtime (tests/opsets/README.md).
+"""gen_cases.py — one-node models of the default domain at opsets 18-23 (and of
+the com.microsoft operators ONNX Runtime GenAI's decoders use, at opset 23),
+for checking spindle against ONNX Runtime (tests/opsets/README.md).
 
   /usr/bin/python3 tests/opsets/gen_cases.py OUT_DIR
 
@@ -498,9 +499,77 @@ def function_cases():
     return cases
 
 
+def contrib_cases():
+    """com.microsoft operators of decoders exported by ONNX Runtime GenAI's model builder."""
+    ms = 'com.microsoft'
+
+    def caches(positions, half):
+        ang = np.outer(np.arange(positions), 1.0 / 10000 ** (np.arange(half) / half)).astype(np.float32)
+        return np.cos(ang), np.sin(ang)
+
+    def i32(*values):
+        return np.array(values, dtype=np.int32)
+
+    c8, s8 = caches(16, 4)   # head size 8
+    c2, s2 = caches(16, 2)   # rotary dim 4 of head size 8
+    c16, s16 = caches(16, 8)  # head size 16 (ONNX Runtime's rotary GroupQueryAttention needs a multiple
+    # of 16; its rotary dim / 2 a multiple of 8: 16 of head size 32 is partial)
+    one = dict(since=23, until=23, domain=ms)
+    cases = [
+        Case('simplifiedlayernorm', 'SimplifiedLayerNormalization', [('x', f32(2, 3, 16)), ('s', f32(16))],
+             outputs=2, since=23, epsilon=1e-6),
+        Case('ms_skipsimplifiedlayernorm', 'SkipSimplifiedLayerNormalization',
+             [('x', f32(2, 3, 16)), ('skip', f32(2, 3, 16)), ('g', f32(16))], outputs=['y0', '', '', 'y3'], **one,
+             epsilon=1e-6),
+        Case('ms_skipsimplifiedlayernorm_bias', 'SkipSimplifiedLayerNormalization',
+             [('x', f32(2, 3, 16)), ('skip', f32(2, 3, 16)), ('g', f32(16)), ('b', f32(16))], outputs=4, **one),
+        Case('ms_rotaryembedding', 'RotaryEmbedding', [('x', f32(2, 3, 16)), ('p', ints(2, 3, hi=16)), ('c', c8),
+                                                      ('s', s8)], **one, num_heads=2),
+        Case('ms_rotaryembedding_interleaved_start', 'RotaryEmbedding', [('x', f32(1, 3, 16)), ('p', i64(5)),
+                                                                        ('c', c8), ('s', s8)], **one, interleaved=1),
+        Case('ms_rotaryembedding_partial', 'RotaryEmbedding', [('x', f32(2, 3, 16)), ('p', ints(2, 3, hi=16)),
+                                                              ('c', c2), ('s', s2)], **one, num_heads=2,
+             rotary_embedding_dim=4),
+        Case('ms_rotaryembedding_4d', 'RotaryEmbedding', [('x', f32(2, 2, 3, 8)), ('p', ints(2, 3, hi=16)), ('c', c8),
+                                                         ('s', s8)], **one),
+    ]
+    # GroupQueryAttention: 4 query heads sharing 2 key / value heads, head size 8.
+    prompt = [('q', f32(2, 5, 32)), ('k', f32(2, 5, 16)), ('v', f32(2, 5, 16)), ('pk', None), ('pv', None),
+              ('sl', i32(4, 4)), ('t', np.array(5, np.int32))]
+    decode = [('q', f32(2, 1, 32)), ('k', f32(2, 1, 16)), ('v', f32(2, 1, 16)), ('pk', f32(2, 2, 6, 8)),
+              ('pv', f32(2, 2, 6, 8)), ('sl', i32(6, 4)), ('t', np.array(7, np.int32))]
+    step3 = [('q', f32(1, 3, 32)), ('k', f32(1, 3, 16)), ('v', f32(1, 3, 16)), ('pk', f32(1, 2, 4, 8)),
+             ('pv', f32(1, 2, 4, 8)), ('sl', i32(6)), ('t', np.array(7, np.int32))]
+    gqa = dict(outputs=3, num_heads=4, kv_num_heads=2, **one)
+    cases += [
+        Case('ms_gqa_prompt', 'GroupQueryAttention', prompt, **gqa),
+        Case('ms_gqa_decode', 'GroupQueryAttention', decode, **gqa),
+        Case('ms_gqa_three_new_tokens', 'GroupQueryAttention', step3, **gqa),
+        Case('ms_gqa_rotary', 'GroupQueryAttention',
+             [('q', f32(2, 1, 64)), ('k', f32(2, 1, 32)), ('v', f32(2, 1, 32)), ('pk', f32(2, 2, 6, 16)),
+              ('pv', f32(2, 2, 6, 16)), ('sl', i32(6, 4)), ('t', np.array(7, np.int32)), ('c', c16), ('s', s16)],
+             do_rotary=1, **gqa),
+        Case('ms_gqa_rotary_interleaved_partial', 'GroupQueryAttention',
+             [('q', f32(1, 3, 128)), ('k', f32(1, 3, 64)), ('v', f32(1, 3, 64)), ('pk', f32(1, 2, 4, 32)),
+              ('pv', f32(1, 2, 4, 32)), ('sl', i32(6)), ('t', np.array(7, np.int32)), ('c', c16), ('s', s16)],
+             do_rotary=1, rotary_interleaved=1, **gqa),
+        Case('ms_gqa_packed_prompt_rotary', 'GroupQueryAttention',
+             [('qkv', f32(1, 5, 128)), ('k', None), ('v', None), ('pk', None), ('pv', None), ('sl', i32(4)),
+              ('t', np.array(5, np.int32)), ('c', c16), ('s', s16)], do_rotary=1, **gqa),
+        Case('ms_gqa_local_window', 'GroupQueryAttention', step3, local_window_size=2, **gqa),
+        Case('ms_gqa_softcap', 'GroupQueryAttention', step3, softcap=1.5, **gqa),
+        Case('ms_gqa_scale', 'GroupQueryAttention', step3, scale=0.5, **gqa),
+        Case('ms_gqa_mha', 'GroupQueryAttention',
+             [('q', f32(1, 2, 16)), ('k', f32(1, 2, 16)), ('v', f32(1, 2, 16)), ('pk', f32(1, 2, 3, 8)),
+              ('pv', f32(1, 2, 3, 8)), ('sl', i32(4)), ('t', np.array(5, np.int32))], outputs=3, num_heads=2,
+             kv_num_heads=2, **one),
+    ]
+    return cases
+
+
 def all_cases():
     return (unary_cases() + binary_cases() + reduce_cases() + tensor_cases() + nn_cases() + more_cases() +
-            function_cases())
+            function_cases() + contrib_cases())
 
 
 def json_value(v):

@@ -1,4 +1,4 @@
-// spindle — the command-line tool: spindle run | bench | info | tune | profile | serve.
+// spindle — the command-line tool: spindle run | bench | info | tune | profile | generate | serve.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
   spindle::cli::add_model_commands(app);
   spindle::cli::add_profile_command(app);
   spindle::cli::add_tune_command(app);
+  spindle::cli::add_generate_command(app);
   spindle::cli::add_serve_command(app);
 #endif
   // An unknown first word is a mistyped command: say which ones exist.

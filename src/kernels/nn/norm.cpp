@@ -1,6 +1,11 @@
 // norm.cpp — BatchNormalization (inference; opsets 1..17), InstanceNormalization
 // (1..17), LayerNormalization (17, with the optional Mean / InvStdDev
-// outputs), LRN (1..17), GroupNormalization (18, 21) and RMSNormalization (23).
+// outputs), LRN (1..17), GroupNormalization (18, 21), RMSNormalization (23),
+// and the RMS norms ONNX Runtime's model builder writes:
+// SimplifiedLayerNormalization (X, scale -> Y, inv_std_var?) and
+// com.microsoft SkipSimplifiedLayerNormalization (input, skip, gamma, bias?
+// -> output, mean? (zeros: the mean is taken as 0), inv_std_var?,
+// input_skip_bias_sum?), the sum input + skip (+ bias) normalized.
 // BatchNormalization applies the activation the optimizer fused into it
 // (attribute "activation", kernels/math/activation.h) to each plane while it
 // is in cache: BN -> Relu before a Conv (DenseNet) is one pass.
@@ -249,10 +254,13 @@ class InstanceNormKernel final : public OpKernel {
 
 // LayerNormalization, and RMSNormalization (23, `rms`): Y = X /
 // sqrt(mean(X^2) + epsilon) * scale, the mean taken as 0 and no bias.
+// SimplifiedLayerNormalization (`simplified`) is the RMS norm whose second
+// output is the inverse standard deviation.
 class LayerNormKernel final : public OpKernel {
  public:
-  LayerNormKernel(const NodeInfo& node, bool rms)
-      : axis_(node.attrs.get_int("axis", -1)), epsilon_(node.attrs.get_float("epsilon", 1e-5f)), rms_(rms) {
+  LayerNormKernel(const NodeInfo& node, bool rms, bool simplified = false)
+      : axis_(node.attrs.get_int("axis", -1)), epsilon_(node.attrs.get_float("epsilon", 1e-5f)), rms_(rms),
+        simplified_(simplified) {
     const int64_t stash = node.attrs.get_int("stash_type", 1);
     if (stash != 1) fail_unsupported(node, fmt::format("stash_type {} is not supported (only 1 = float32)", stash));
   }
@@ -274,8 +282,9 @@ class LayerNormKernel final : public OpKernel {
     Tensor& Y = ctx.output(0, DataType::kFloat32, X.shape());
     Shape stat_shape(X.shape().begin(), X.shape().begin() + axis);
     stat_shape.resize(static_cast<size_t>(rank), 1);
-    float* mean_out = ctx.wants_output(1) ? ctx.output(1, DataType::kFloat32, stat_shape).mutable_data<float>() : nullptr;
-    float* inv_out = ctx.wants_output(2) ? ctx.output(2, DataType::kFloat32, stat_shape).mutable_data<float>() : nullptr;
+    const int inv_index = simplified_ ? 1 : 2;
+    float* mean_out = !simplified_ && ctx.wants_output(1) ? ctx.output(1, DataType::kFloat32, stat_shape).mutable_data<float>() : nullptr;
+    float* inv_out = ctx.wants_output(inv_index) ? ctx.output(inv_index, DataType::kFloat32, stat_shape).mutable_data<float>() : nullptr;
     if (Y.numel() == 0) return;
     const float* x = X.data<float>();
     float* y = Y.mutable_data<float>();
@@ -302,7 +311,77 @@ class LayerNormKernel final : public OpKernel {
  private:
   int64_t axis_;
   float epsilon_;
-  bool rms_;
+  bool rms_, simplified_;
+};
+
+// com.microsoft SkipSimplifiedLayerNormalization: s = input + skip (+ bias)
+// over the last axis of size H (skip the input's shape, or its last two or
+// one axes), y = s / sqrt(mean(s^2) + epsilon) * gamma. Rows are parallel_for
+// items; a row's statistics are summed as in LayerNormalization.
+class SkipSimplifiedLayerNormKernel final : public OpKernel {
+ public:
+  explicit SkipSimplifiedLayerNormKernel(const NodeInfo& node) : epsilon_(node.attrs.get_float("epsilon", 1e-5f)) {}
+
+  void compute(KernelContext& ctx) const override {
+    const NodeInfo& node = ctx.node();
+    for (auto [i, name] : {std::pair{0, "input"}, std::pair{1, "skip"}, std::pair{2, "gamma"}})
+      require_float(node, ctx.input(i), name);
+    const Tensor& X = ctx.input(0);
+    const Tensor& skip = ctx.input(1);
+    const Tensor& gamma = ctx.input(2);
+    if (X.rank() < 1 || X.dim(static_cast<int>(X.rank() - 1)) == 0)
+      fail(node, fmt::format("input is {}, expected a non-empty last axis (hidden size)", X.describe()));
+    const int64_t H = X.dim(static_cast<int>(X.rank() - 1));
+    const int64_t n = X.numel();
+    // skip: X's shape, or a suffix of it (its rows repeat over the leading axes).
+    bool suffix = skip.rank() >= 1 && skip.rank() <= X.rank();
+    for (int64_t i = 0; suffix && i < skip.rank(); ++i)
+      suffix = skip.dim(static_cast<int>(skip.rank() - 1 - i)) == X.dim(static_cast<int>(X.rank() - 1 - i));
+    if (!suffix)
+      fail(node, fmt::format("input skip is {}, expected input's shape {} or its trailing axes", skip.describe(),
+                             shape_to_string(X.shape())));
+    if (gamma.numel() != H || gamma.rank() != 1)
+      fail(node, fmt::format("input gamma is {}, expected {} values (the hidden size)", gamma.describe(), H));
+    const float* bias = nullptr;
+    if (ctx.has_input(3)) {
+      const Tensor& b = ctx.input(3);
+      require_float(node, b, "bias");
+      if (b.numel() != H || b.rank() != 1)
+        fail(node, fmt::format("input bias is {}, expected {} values (the hidden size)", b.describe(), H));
+      bias = b.data<float>();
+    }
+    Tensor& Y = ctx.output(0, DataType::kFloat32, X.shape());
+    Shape stat_shape = X.shape();
+    stat_shape.back() = 1;
+    float* mean_out = ctx.wants_output(1) ? ctx.output(1, DataType::kFloat32, stat_shape).mutable_data<float>() : nullptr;
+    float* inv_out = ctx.wants_output(2) ? ctx.output(2, DataType::kFloat32, stat_shape).mutable_data<float>() : nullptr;
+    float* sum_out = ctx.wants_output(3) ? ctx.output(3, DataType::kFloat32, X.shape()).mutable_data<float>() : nullptr;
+    if (n == 0) return;
+    const float* x = X.data<float>();
+    const float* sk = skip.data<float>();
+    const int64_t skip_n = skip.numel();
+    const float* g = gamma.data<float>();
+    float* y = Y.mutable_data<float>();
+    const int64_t rows = n / H;
+    parallel_for(ctx.pool(), 0, rows, grain_for_work(rows, 4.0 * static_cast<double>(H)), [&](int64_t r0, int64_t r1) {
+      std::vector<float> local(sum_out ? 0 : static_cast<size_t>(H));
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* xr = x + r * H;
+        const float* sr = sk + (r * H) % skip_n;
+        float* s = sum_out ? sum_out + r * H : local.data();
+        for (int64_t i = 0; i < H; ++i) s[i] = bias ? xr[i] + sr[i] + bias[i] : xr[i] + sr[i];
+        const Moments m = moments(s, H, false);
+        const float inv = static_cast<float>(1.0 / std::sqrt(m.var + epsilon_));
+        float* yr = y + r * H;
+        for (int64_t i = 0; i < H; ++i) yr[i] = s[i] * inv * g[i];
+        if (mean_out) mean_out[r] = 0.0f;
+        if (inv_out) inv_out[r] = inv;
+      }
+    });
+  }
+
+ private:
+  float epsilon_;
 };
 
 // ---------------------------------------------------------------- GroupNormalization
@@ -435,6 +514,14 @@ void register_norm(KernelRegistry& r) {
   r.add("", "RMSNormalization", 23, kMaxOpset, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
     return std::make_unique<LayerNormKernel>(node, true);
   });
+  // ONNX Runtime's RMS norms: SimplifiedLayerNormalization in the default
+  // domain (as ONNX Runtime registers it) and com.microsoft.
+  auto simplified = [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<LayerNormKernel>(node, true, true);
+  };
+  r.add("", "SimplifiedLayerNormalization", 1, kMaxOpset, simplified);
+  r.add("com.microsoft", "SimplifiedLayerNormalization", 1, 1, simplified);
+  r.add("com.microsoft", "SkipSimplifiedLayerNormalization", 1, 1, factory_of<SkipSimplifiedLayerNormKernel>());
 }
 
 }  // namespace spindle::kernels::nn

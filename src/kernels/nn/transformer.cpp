@@ -9,7 +9,7 @@
 // mask is added. A fully masked row gives zeros. One (batch, head, query row)
 // is one parallel_for item; scores accumulate in float per row.
 //
-// RotaryEmbedding rotates the first rotary_embedding_dim values of every
+// RotaryEmbedding (23, and com.microsoft's) rotates the first rotary_embedding_dim values of every
 // head's row by the angle of its token's position: pairs (x[i], x[i + half])
 // or, interleaved, (x[2i], x[2i + 1]) become (c x1 - s x2, s x1 + c x2)
 // with c, s from cos_cache / sin_cache (indexed by position_ids when given,
@@ -23,26 +23,36 @@
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/nn_util.h"
+#include "kernels/nn/transformer.h"
 #include "kernels/op_schema.h"
 
 namespace spindle::kernels::nn {
 
 namespace {
 
+// RotaryEmbedding of the default domain (23: X, cos_cache, sin_cache,
+// position_ids?) or of com.microsoft (`ms`: input, position_ids, cos_cache,
+// sin_cache; position_ids (batch, sequence) or one start position; a 3-D
+// input without num_heads takes the head size from the caches).
 class RotaryEmbeddingKernel final : public OpKernel {
  public:
-  explicit RotaryEmbeddingKernel(const NodeInfo& node)
-      : interleaved_(node.attrs.get_int("interleaved", 0) != 0), num_heads_(node.attrs.get_int("num_heads", 0)),
+  RotaryEmbeddingKernel(const NodeInfo& node, bool ms)
+      : ms_(ms), interleaved_(node.attrs.get_int("interleaved", 0) != 0), num_heads_(node.attrs.get_int("num_heads", 0)),
         rotary_dim_(node.attrs.get_int("rotary_embedding_dim", 0)) {
     if (num_heads_ < 0) fail(node, fmt::format("attribute num_heads is {}, expected >= 0", num_heads_));
     if (rotary_dim_ < 0) fail(node, fmt::format("attribute rotary_embedding_dim is {}, expected >= 0", rotary_dim_));
+    if (ms && node.attrs.get_int("is_packed_batching", 0) != 0)
+      fail_unsupported(node, "attribute is_packed_batching = 1 is not supported");
+    if (ms && node.attrs.get_float("scale", 1.0f) != 1.0f)
+      fail_unsupported(node, fmt::format("attribute scale {} is not supported (only 1)", node.attrs.get_float("scale", 1.0f)));
   }
 
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
     const Tensor& X = ctx.input(0);
-    const Tensor& cos_t = ctx.input(1);
-    const Tensor& sin_t = ctx.input(2);
+    const Tensor& cos_t = ctx.input(ms_ ? 2 : 1);
+    const Tensor& sin_t = ctx.input(ms_ ? 3 : 2);
+    const int pos_index = ms_ ? 1 : 3;
     require_float(node, X, "X");
     require_float(node, cos_t, "cos_cache");
     require_float(node, sin_t, "sin_cache");
@@ -51,8 +61,11 @@ class RotaryEmbeddingKernel final : public OpKernel {
     if (four_d) {
       B = X.dim(0), H = X.dim(1), S = X.dim(2), D = X.dim(3);
     } else if (X.rank() == 3) {
-      if (num_heads_ == 0) fail(node, "input X is 3-D, which needs the num_heads attribute");
-      B = X.dim(0), S = X.dim(1), H = num_heads_;
+      H = num_heads_;
+      if (H == 0 && ms_ && rotary_dim_ == 0 && cos_t.rank() == 2 && cos_t.dim(1) > 0 && X.dim(2) % (2 * cos_t.dim(1)) == 0)
+        H = X.dim(2) / (2 * cos_t.dim(1));
+      if (H == 0) fail(node, "input X is 3-D, which needs the num_heads attribute");
+      B = X.dim(0), S = X.dim(1);
       if (X.dim(2) % H != 0)
         fail(node, fmt::format("input X has hidden size {}, which num_heads {} does not divide", X.dim(2), H));
       D = X.dim(2) / H;
@@ -64,18 +77,25 @@ class RotaryEmbeddingKernel final : public OpKernel {
     if (rdim > D || rdim % 2 != 0)
       fail(node, fmt::format("rotary_embedding_dim {} must be even and at most the head size {}", rdim, D));
     const int64_t half = rdim / 2;
-    const bool has_pos = ctx.has_input(3);
+    const bool has_pos = ctx.has_input(pos_index);
+    if (ms_ && !has_pos) fail(node, "input position_ids is missing");
     std::vector<int64_t> pos;
-    int64_t max_pos = 0;
     if (has_pos) {
-      const Tensor& p = ctx.input(3);
-      if (p.rank() != 2 || p.dim(0) != B || p.dim(1) != S)
-        fail(node, fmt::format("input position_ids is {}, expected {}x{} (batch, sequence)", p.describe(), B, S));
+      const Tensor& p = ctx.input(pos_index);
+      const bool start_only = ms_ && p.numel() == 1;
+      if (!start_only && (p.rank() != 2 || p.dim(0) != B || p.dim(1) != S))
+        fail(node, fmt::format("input position_ids is {}, expected {}x{} (batch, sequence){}", p.describe(), B, S,
+                               ms_ ? " or one start position" : ""));
       pos = p.to_int64_vector();
+      if (start_only) {
+        const int64_t start = pos[0];
+        pos.resize(static_cast<size_t>(B * S));
+        for (int64_t i = 0; i < B * S; ++i) pos[static_cast<size_t>(i)] = start + i % S;
+      }
       if (cos_t.rank() != 2 || cos_t.dim(1) != half || sin_t.shape() != cos_t.shape())
         fail(node, fmt::format("cos_cache {} and sin_cache {} must both be (max position + 1) x {}", cos_t.describe(),
                                sin_t.describe(), half));
-      max_pos = cos_t.dim(0);
+      const int64_t max_pos = cos_t.dim(0);
       for (int64_t v : pos)
         if (v < 0 || v >= max_pos)
           fail(node, fmt::format("position_ids holds {}, outside the {} rows of cos_cache", v, max_pos));
@@ -91,29 +111,18 @@ class RotaryEmbeddingKernel final : public OpKernel {
     const float* cs = cos_t.data<float>();
     const float* sn = sin_t.data<float>();
     const int64_t rows = B * S * H;
-    const bool interleaved = interleaved_;
     parallel_for(ctx.pool(), 0, rows, grain_for_work(rows, static_cast<double>(D)), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t h = r % H, s = (r / H) % S, b = r / (H * S);
         const int64_t off = four_d ? ((b * H + h) * S + s) * D : ((b * S + s) * H + h) * D;
         const int64_t c_row = has_pos ? pos[static_cast<size_t>(b * S + s)] : b * S + s;
-        const float* c = cs + c_row * half;
-        const float* sv = sn + c_row * half;
-        const float* xr = x + off;
-        float* yr = y + off;
-        for (int64_t i = 0; i < half; ++i) {
-          const int64_t i1 = interleaved ? 2 * i : i, i2 = interleaved ? 2 * i + 1 : i + half;
-          const float x1 = xr[i1], x2 = xr[i2];
-          yr[i1] = c[i] * x1 - sv[i] * x2;
-          yr[i2] = sv[i] * x1 + c[i] * x2;
-        }
-        for (int64_t i = rdim; i < D; ++i) yr[i] = xr[i];
+        rotate_row(x + off, y + off, cs + c_row * half, sn + c_row * half, half, D, interleaved_);
       }
     });
   }
 
  private:
-  bool interleaved_;
+  bool ms_, interleaved_;
   int64_t num_heads_, rotary_dim_;
 };
 
@@ -323,7 +332,13 @@ class AttentionKernel final : public OpKernel {
 
 void register_transformer(KernelRegistry& r) {
   r.add("", "Attention", 23, kMaxOpset, factory_of<AttentionKernel>());
-  r.add("", "RotaryEmbedding", 23, kMaxOpset, factory_of<RotaryEmbeddingKernel>());
+  r.add("", "RotaryEmbedding", 23, kMaxOpset, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<RotaryEmbeddingKernel>(node, false);
+  });
+  r.add("com.microsoft", "RotaryEmbedding", 1, 1, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<RotaryEmbeddingKernel>(node, true);
+  });
+  register_group_query_attention(r);
   r.add("", "AffineGrid", 20, kMaxOpset, factory_of<AffineGridKernel>());
 }
 

@@ -1,0 +1,29 @@
+// transformer.h — shared by transformer.cpp (RotaryEmbedding) and
+// group_query_attention.cpp (com.microsoft GroupQueryAttention).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/kernel.h"
+
+namespace spindle::kernels::nn {
+
+// Rotates the first 2 * half values of a head's row x into y by the angles
+// whose cosines / sines are c / s (half values each): pairs (x[i], x[i +
+// half]) or, interleaved, (x[2i], x[2i + 1]) become (c x1 - s x2, s x1 +
+// c x2). Values past 2 * half are copied. x and y may be the same row.
+inline void rotate_row(const float* x, float* y, const float* c, const float* s, int64_t half, int64_t D,
+                       bool interleaved) {
+  for (int64_t i = 0; i < half; ++i) {
+    const int64_t i1 = interleaved ? 2 * i : i, i2 = interleaved ? 2 * i + 1 : i + half;
+    const float x1 = x[i1], x2 = x[i2];
+    y[i1] = c[i] * x1 - s[i] * x2;
+    y[i2] = s[i] * x1 + c[i] * x2;
+  }
+  if (x != y)
+    for (int64_t i = 2 * half; i < D; ++i) y[i] = x[i];
+}
+
+void register_group_query_attention(KernelRegistry& r);  // group_query_attention.cpp
+
+}  // namespace spindle::kernels::nn
