@@ -69,8 +69,21 @@ struct OrtSession {
   std::map<std::string, int64_t> dim_overrides;
 };
 
+struct OrtMapValue;
+
+// A value: a tensor, a sequence of tensors or an optional (`tensor`, as
+// spindle's runs take and give them), or, built through the API only, a map
+// (`map`) or a sequence of maps (`maps`; `tensor` is then undefined).
 struct OrtValue {
   spindle::Tensor tensor;
+  std::shared_ptr<const OrtMapValue> map;
+  std::shared_ptr<const std::vector<OrtValue>> maps;
+};
+
+// A map: 1-D keys (int64 or string) sorted, each once, and 1-D values of
+// the same length.
+struct OrtMapValue {
+  spindle::Tensor keys, values;
 };
 
 struct OrtMemoryInfo {
@@ -95,20 +108,27 @@ struct OrtTensorTypeAndShapeInfo {
 
 struct OrtSequenceTypeInfo;
 struct OrtOptionalTypeInfo;
+struct OrtMapTypeInfo;
 
 // A value's type: a tensor (`tensor`), a sequence (`sequence`: its element
-// type) or an optional (`optional`: what it holds). Immutable once built, so
-// copies share the parts.
+// type), an optional (`optional`: what it holds) or a map (`map`: its key
+// and value types). Immutable once built, so copies share the parts.
 struct OrtTypeInfo {
   ONNXType type = ONNX_TYPE_UNKNOWN;
   OrtTensorTypeAndShapeInfo tensor;
   std::string denotation;
   std::shared_ptr<OrtSequenceTypeInfo> sequence;
   std::shared_ptr<OrtOptionalTypeInfo> optional;
+  std::shared_ptr<OrtMapTypeInfo> map;
 };
 
 struct OrtSequenceTypeInfo {
   OrtTypeInfo element;
+};
+
+struct OrtMapTypeInfo {
+  ONNXTensorElementDataType key = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  OrtTypeInfo value;
 };
 
 struct OrtOptionalTypeInfo {
@@ -209,6 +229,21 @@ inline OrtStatus* from_status(const spindle::Status& s, bool creating = false) {
 #define API_END API_END_CTX(false)
 #define CHECK_ARG(fn, arg) \
   if (!(arg)) return null_argument(fn, #arg)
+
+// ---------------------------------------------------------------- runs
+
+// The feeds and output names of a run (Run, RunAsync, RunWithBinding), checked.
+OrtStatus* prepare_run(const char* fn, OrtSession* session, const char* const* input_names, const OrtValue* const* inputs,
+                       size_t input_len, const char* const* output_names, size_t output_len, OrtValue** outputs,
+                       Feeds& feeds, std::vector<std::string>& names);
+
+// Hands a run's results out: a non-NULL outputs[i] (pre-allocated, or bound)
+// is written in place after all of them are checked (same element type and
+// shape, else nothing is written); a NULL one gets a new value.
+OrtStatus* deliver(const char* fn, const std::vector<std::string>& names, std::vector<Tensor>& results, OrtValue** outputs);
+
+// The error for a value spindle cannot feed to a run (a map), or NULL.
+OrtStatus* feed_error(const char* fn, const char* name, const OrtValue* value);
 
 // ---------------------------------------------------------------- types
 
@@ -367,6 +402,7 @@ void set_session_options_slots(OrtApi& api);
 void set_session_slots(OrtApi& api);
 void set_value_slots(OrtApi& api);
 void set_custom_op_slots(OrtApi& api);
+void set_binding_slots(OrtApi& api);
 
 // The table every caller gets (api.cpp), handed to custom-op libraries.
 const OrtApiBase* api_base();

@@ -20,6 +20,9 @@ custom_ops.onnx, custom_fail.onnx: custom ops of the domain "test.domain"
 const.onnx: outputs the caller may write into without harm:
   x float32 [2] -> y = Identity(x) (a feed passed through), w (an initializer)
 
+bind.onnx: IO bindings (two inputs, two outputs):
+  f float32 [batch, 3] -> f_out = Relu(f) * 2;  i64 int64 [batch, 3] -> i64_out = i64 + 7
+
 seq.onnx: sequences through the API:
   items seq(float32 [n]), x float32 [n] -> joined = SequenceInsert(items, x),
                                            count = SequenceLength(joined)
@@ -74,6 +77,12 @@ model.ir_version = 8
 helper.set_model_props(model, {"purpose": "c-api", "owner": "spindle"})
 onnx.checker.check_model(model)
 onnx.save(model, f"{out_dir}/types.onnx")
+
+bind_graph = helper.make_graph(nodes[:5], "capi_bind", inputs[:2], outputs[:2])
+bind_model = helper.make_model(bind_graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="capi-test")
+bind_model.ir_version = 8
+onnx.checker.check_model(bind_model)
+onnx.save(bind_model, f"{out_dir}/bind.onnx")
 
 seq_type = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, ["n"]))
 seq_graph = helper.make_graph(
