@@ -537,6 +537,16 @@ struct SequenceTypeInfoImpl : StorageT<T> {
 };
 
 template <typename T>
+struct MapTypeInfoImpl : StorageT<T> {
+  using B = StorageT<T>;
+  using B::B;
+  /// Element type of the map's keys.
+  ONNXTensorElementDataType GetMapKeyType() const;
+  /// Type of the map's values.
+  TypeInfo GetMapValueType() const;
+};
+
+template <typename T>
 struct OptionalTypeInfoImpl : StorageT<T> {
   using B = StorageT<T>;
   using B::B;
@@ -552,6 +562,7 @@ struct TypeInfoImpl : StorageT<T> {
   ConstTensorTypeAndShapeInfo GetTensorTypeAndShapeInfo() const;
   SequenceTypeInfoImpl<Unowned<const OrtSequenceTypeInfo>> GetSequenceTypeInfo() const;
   OptionalTypeInfoImpl<Unowned<const OrtOptionalTypeInfo>> GetOptionalTypeInfo() const;
+  MapTypeInfoImpl<Unowned<const OrtMapTypeInfo>> GetMapTypeInfo() const;
   ONNXType GetONNXType() const;
 };
 
@@ -559,6 +570,7 @@ struct TypeInfoImpl : StorageT<T> {
 
 using ConstSequenceTypeInfo = detail::SequenceTypeInfoImpl<detail::Unowned<const OrtSequenceTypeInfo>>;
 using ConstOptionalTypeInfo = detail::OptionalTypeInfoImpl<detail::Unowned<const OrtOptionalTypeInfo>>;
+using ConstMapTypeInfo = detail::MapTypeInfoImpl<detail::Unowned<const OrtMapTypeInfo>>;
 using ConstTypeInfo = detail::TypeInfoImpl<detail::Unowned<const OrtTypeInfo>>;
 
 /// The type of an input, an output or a value (owned).
@@ -650,6 +662,7 @@ struct Value : detail::ValueImpl<OrtValue> {
                             ONNXTensorElementDataType type);
   /// A sequence of the given tensors (copied).
   static Value CreateSequence(const std::vector<Value>& values);
+  /// A map from 1-D keys (int64 or string) and as many values (keys sorted).
   static Value CreateMap(const Value& keys, const Value& values);
 };
 
@@ -904,8 +917,9 @@ struct IoBindingImpl : ConstIoBindingImpl<T> {
 using ConstIoBinding = detail::ConstIoBindingImpl<detail::Unowned<const OrtIoBinding>>;
 using UnownedIoBinding = detail::IoBindingImpl<detail::Unowned<OrtIoBinding>>;
 
-/// Inputs and outputs bound to a session ahead of Run (spindle: creating one
-/// throws ORT_NOT_IMPLEMENTED; docs/capi.md).
+/// Inputs and outputs bound to a session ahead of Run(run_options, binding):
+/// an output bound to a Value is written into it, one bound to a MemoryInfo
+/// is allocated by the run (and then stays bound).
 struct IoBinding : detail::IoBindingImpl<OrtIoBinding> {
   explicit IoBinding(std::nullptr_t) {}
   explicit IoBinding(Session& session);

@@ -431,6 +431,18 @@ TypeInfo SequenceTypeInfoImpl<T>::GetSequenceElementType() const {
   return TypeInfo{out};
 }
 template <typename T>
+ONNXTensorElementDataType MapTypeInfoImpl<T>::GetMapKeyType() const {
+  ONNXTensorElementDataType out;
+  ThrowOnError(GetApi().GetMapKeyType(this->p_, &out));
+  return out;
+}
+template <typename T>
+TypeInfo MapTypeInfoImpl<T>::GetMapValueType() const {
+  OrtTypeInfo* out = nullptr;
+  ThrowOnError(GetApi().GetMapValueType(this->p_, &out));
+  return TypeInfo{out};
+}
+template <typename T>
 TypeInfo OptionalTypeInfoImpl<T>::GetOptionalElementType() const {
   OrtTypeInfo* out = nullptr;
   ThrowOnError(GetApi().GetOptionalContainedTypeInfo(this->p_, &out));
@@ -450,6 +462,13 @@ ConstSequenceTypeInfo TypeInfoImpl<T>::GetSequenceTypeInfo() const {
   ThrowOnError(GetApi().CastTypeInfoToSequenceTypeInfo(this->p_, &out));
   if (out == nullptr) ORT_CXX_API_THROW("the type is not a sequence's", ORT_INVALID_ARGUMENT);
   return ConstSequenceTypeInfo{out};
+}
+template <typename T>
+ConstMapTypeInfo TypeInfoImpl<T>::GetMapTypeInfo() const {
+  const OrtMapTypeInfo* out = nullptr;
+  ThrowOnError(GetApi().CastTypeInfoToMapTypeInfo(this->p_, &out));
+  if (out == nullptr) ORT_CXX_API_THROW("the type is not a map's", ORT_INVALID_ARGUMENT);
+  return ConstMapTypeInfo{out};
 }
 template <typename T>
 ConstOptionalTypeInfo TypeInfoImpl<T>::GetOptionalTypeInfo() const {

@@ -22,6 +22,7 @@ const.onnx: outputs the caller may write into without harm:
 
 bind.onnx: IO bindings (two inputs, two outputs):
   f float32 [batch, 3] -> f_out = Relu(f) * 2;  i64 int64 [batch, 3] -> i64_out = i64 + 7
+relu.onnx: its float part alone (f -> f_out), for the IO-binding sample
 
 seq.onnx: sequences through the API:
   items seq(float32 [n]), x float32 [n] -> joined = SequenceInsert(items, x),
@@ -83,6 +84,11 @@ bind_model = helper.make_model(bind_graph, opset_imports=[helper.make_opsetid(""
 bind_model.ir_version = 8
 onnx.checker.check_model(bind_model)
 onnx.save(bind_model, f"{out_dir}/bind.onnx")
+relu_graph = helper.make_graph(nodes[:3], "capi_relu", inputs[:1], outputs[:1])
+relu_model = helper.make_model(relu_graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="capi-test")
+relu_model.ir_version = 8
+onnx.checker.check_model(relu_model)
+onnx.save(relu_model, f"{out_dir}/relu.onnx")
 
 seq_type = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, ["n"]))
 seq_graph = helper.make_graph(
