@@ -115,6 +115,7 @@ OrtStatus* finish_session(const OrtEnv* env, const OrtSessionOptions* options, O
       opts.custom_thread_creation_options = intern_hooks(options->create_fn, options->join_fn, options->create_options);
     }
   }
+  bind_custom_op_logging(opts);
   auto session = std::make_unique<OrtSession>();
   session->env = env ? env->env : nullptr;
   session->session = make(opts, session->env.get());

@@ -412,4 +412,9 @@ const OrtApiBase* api_base();
 // spindle's own SessionOptions; the Python module's register_custom_ops_library).
 Status register_custom_ops_library(SessionOptions& options, const std::string& path);
 
+// Makes the custom ops of ONNX Runtime's C API in `opts` the session's: their
+// kernels' loggers (KernelInfo_GetLogger, KernelContext_GetLogger) log at
+// opts' severity with its log id. The options the program holds keep theirs.
+void bind_custom_op_logging(SessionOptions& opts);
+
 }  // namespace spindle::capi

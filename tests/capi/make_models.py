@@ -17,6 +17,11 @@ custom_ops.onnx, custom_fail.onnx: custom ops of the domain "test.domain"
                       y, tids = ParallelIds(s; batches=4)
   x float32 [n]    -> y = FailIf(x)
 
+convert.onnx, convert_bad.onnx: a custom op of the domain "infer.domain"
+(custom_infer_test.c) whose output type its InferOutputShapeFn chooses:
+  x float32 [n] -> y = Convert(x; to=7 (int64)), z = Add(y, y) (z's type left to inference)
+  convert_bad.onnx: the same with to=5 (int16), which the inference refuses
+
 const.onnx: outputs the caller may write into without harm:
   x float32 [2] -> y = Identity(x) (a feed passed through), w (an initializer)
 
@@ -133,3 +138,15 @@ fail_graph = helper.make_graph(
 fail_model = helper.make_model(fail_graph, opset_imports=custom_opsets, producer_name="capi-test")
 fail_model.ir_version = 8
 onnx.save(fail_model, f"{out_dir}/custom_fail.onnx")
+
+infer_opsets = [helper.make_opsetid("", 17), helper.make_opsetid("infer.domain", 1)]
+for name, to in (("convert", TensorProto.INT64), ("convert_bad", TensorProto.INT16)):
+    convert_graph = helper.make_graph(
+        [helper.make_node("Convert", ["x"], ["y"], domain="infer.domain", to=to),
+         helper.make_node("Add", ["y", "y"], ["z"])],
+        "capi_" + name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, ["n"]), onnx.ValueInfoProto(name="z")])
+    convert_model = helper.make_model(convert_graph, opset_imports=infer_opsets, producer_name="capi-test")
+    convert_model.ir_version = 8
+    onnx.save(convert_model, f"{out_dir}/{name}.onnx")
