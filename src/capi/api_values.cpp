@@ -368,6 +368,24 @@ OrtStatus* ORT_API_CALL CreateTensorAsOrtValue(OrtAllocator* a, const int64_t* s
   *out = new OrtValue{spindle::Tensor(dt, spindle::Shape(shape, shape + shape_len))};
   API_END
 }
+// Wraps the caller's memory, which `deleter`'s Free releases with the last
+// copy of the value.
+OrtStatus* ORT_API_CALL CreateTensorWithDataAndDeleterAsOrtValue(OrtAllocator* deleter, void* data, size_t data_len,
+                                                                 const int64_t* shape, size_t shape_len,
+                                                                 ONNXTensorElementDataType type, OrtValue** out) noexcept {
+  const char* fn = "CreateTensorWithDataAndDeleterAsOrtValue";
+  CHECK_ARG(fn, deleter);
+  CHECK_ARG(fn, out);
+  if (!deleter->Free) return null_argument(fn, "deleter->Free");
+  const OrtMemoryInfo* info = deleter->Info ? deleter->Info(deleter) : &kCpuInfo;
+  if (OrtStatus* s = CreateTensorWithDataAsOrtValue(info ? info : &kCpuInfo, data, data_len, shape, shape_len, type, out))
+    return s;
+  API_BEGIN
+  (*out)->owner = std::shared_ptr<void>(data, [deleter](void* p) {
+    if (p) deleter->Free(deleter, p);
+  });
+  API_END
+}
 void ORT_API_CALL ReleaseValue(OrtValue* v) noexcept { delete v; }
 
 OrtStatus* ORT_API_CALL IsTensor(const OrtValue* v, int* out) noexcept {
@@ -472,6 +490,31 @@ OrtStatus* ORT_API_CALL GetTensorElementTypeAndShapeDataReference(const OrtValue
   *shape = v->tensor.shape().data();
   *count = v->tensor.shape().size();
   return nullptr;
+}
+
+// The address of one element (its indices, one per dimension).
+OrtStatus* ORT_API_CALL TensorAt(OrtValue* v, const int64_t* location, size_t count, void** out) noexcept {
+  if (OrtStatus* s = tensor_only("TensorAt", v)) return s;
+  CHECK_ARG("TensorAt", out);
+  const spindle::Tensor& t = v->tensor;
+  if (count != t.shape().size())
+    return make_status(ORT_INVALID_ARGUMENT, "TensorAt: " + std::to_string(count) + " indices for a tensor of rank " +
+                                                 std::to_string(t.shape().size()));
+  if (count) CHECK_ARG("TensorAt", location);
+  API_BEGIN
+  const spindle::Tensor c = t.is_contiguous() ? t : t.clone();
+  if (!t.is_contiguous()) v->tensor = c;
+  int64_t offset = 0;
+  for (size_t d = 0; d < count; ++d) {
+    if (location[d] < 0 || location[d] >= t.shape()[d])
+      return make_status(ORT_INVALID_ARGUMENT, "TensorAt: index " + std::to_string(location[d]) + " of dimension " +
+                                                   std::to_string(d) + " is out of range [0, " +
+                                                   std::to_string(t.shape()[d]) + ")");
+    offset = offset * t.shape()[d] + location[d];
+  }
+  const size_t element = t.dtype() == spindle::DataType::kString ? sizeof(std::string) : spindle::dtype_size(t.dtype());
+  *out = static_cast<char*>(v->tensor.raw_mutable_data()) + static_cast<size_t>(offset) * element;
+  API_END
 }
 
 // String tensors: elements are std::string objects in the tensor's buffer.
@@ -777,7 +820,7 @@ const char* ORT_API_CALL GetBuildInfoString() noexcept { return "spindle (ONNX R
 
 void set_value_slots(OrtApi& api) {
 #define SET(name) api.name = name;
-  SET(SessionGetInputCount) SET(GetValueCount) SET(GetValue) SET(CreateValue) SET(SessionGetOutputCount) SET(SessionGetOverridableInitializerCount) SET(SessionGetOverridableInitializerName) SET(SessionGetOverridableInitializerTypeInfo) SET(SessionGetMemoryInfoForInputs) SET(SessionGetMemoryInfoForOutputs) SET(SessionGetInputTypeInfo) SET(SessionGetOutputTypeInfo) SET(SessionGetInputName) SET(SessionGetOutputName) SET(SessionEndProfiling) SET(SessionGetModelMetadata) SET(CreateCpuMemoryInfo) SET(CreateMemoryInfo) SET(ReleaseMemoryInfo) SET(CompareMemoryInfo) SET(MemoryInfoGetName) SET(MemoryInfoGetId) SET(MemoryInfoGetMemType) SET(MemoryInfoGetType) SET(MemoryInfoGetDeviceType) SET(MemoryInfoGetDeviceMemType) SET(MemoryInfoGetVendorId) SET(GetAllocatorWithDefaultOptions) SET(CreateAllocator) SET(ReleaseAllocator) SET(AllocatorAlloc) SET(AllocatorFree) SET(AllocatorGetInfo) SET(CreateTensorWithDataAsOrtValue) SET(CreateTensorAsOrtValue) SET(ReleaseValue) SET(IsTensor) SET(HasValue) SET(GetValueType) SET(GetTensorMutableData) SET(GetTensorData) SET(GetTensorTypeAndShape) SET(GetTypeInfo) SET(GetTensorMemoryInfo) SET(GetTensorSizeInBytes) SET(GetTensorElementTypeAndShapeDataReference) SET(FillStringTensor) SET(FillStringTensorElement) SET(GetResizedStringTensorElementBuffer) SET(GetStringTensorDataLength) SET(GetStringTensorElementLength) SET(GetStringTensorElement) SET(GetStringTensorContent) SET(CreateTensorTypeAndShapeInfo) SET(ReleaseTensorTypeAndShapeInfo) SET(SetTensorElementType) SET(SetDimensions) SET(GetTensorElementType) SET(GetDimensionsCount) SET(GetDimensions) SET(GetSymbolicDimensions) SET(SetSymbolicDimensions) SET(GetTensorShapeElementCount) SET(TensorTypeAndShape_HasShape) SET(CastTypeInfoToTensorInfo) SET(GetOnnxTypeFromTypeInfo) SET(GetDenotationFromTypeInfo) SET(ReleaseTypeInfo) SET(CastTypeInfoToMapTypeInfo) SET(GetMapKeyType) SET(GetMapValueType) SET(CastTypeInfoToSequenceTypeInfo) SET(GetSequenceElementType) SET(CastTypeInfoToOptionalTypeInfo) SET(GetOptionalContainedTypeInfo) SET(CreateKeyValuePairs) SET(AddKeyValuePair) SET(GetKeyValue) SET(GetKeyValuePairs) SET(RemoveKeyValuePair) SET(ReleaseKeyValuePairs) SET(GetAvailableProviders) SET(ReleaseAvailableProviders) SET(GetBuildInfoString)
+  SET(SessionGetInputCount) SET(GetValueCount) SET(GetValue) SET(CreateValue) SET(SessionGetOutputCount) SET(SessionGetOverridableInitializerCount) SET(SessionGetOverridableInitializerName) SET(SessionGetOverridableInitializerTypeInfo) SET(SessionGetMemoryInfoForInputs) SET(SessionGetMemoryInfoForOutputs) SET(SessionGetInputTypeInfo) SET(SessionGetOutputTypeInfo) SET(SessionGetInputName) SET(SessionGetOutputName) SET(SessionEndProfiling) SET(SessionGetModelMetadata) SET(CreateCpuMemoryInfo) SET(CreateMemoryInfo) SET(ReleaseMemoryInfo) SET(CompareMemoryInfo) SET(MemoryInfoGetName) SET(MemoryInfoGetId) SET(MemoryInfoGetMemType) SET(MemoryInfoGetType) SET(MemoryInfoGetDeviceType) SET(MemoryInfoGetDeviceMemType) SET(MemoryInfoGetVendorId) SET(GetAllocatorWithDefaultOptions) SET(CreateAllocator) SET(ReleaseAllocator) SET(AllocatorAlloc) SET(AllocatorFree) SET(AllocatorGetInfo) SET(CreateTensorWithDataAsOrtValue) SET(CreateTensorAsOrtValue) SET(ReleaseValue) SET(CreateTensorWithDataAndDeleterAsOrtValue) SET(TensorAt) SET(IsTensor) SET(HasValue) SET(GetValueType) SET(GetTensorMutableData) SET(GetTensorData) SET(GetTensorTypeAndShape) SET(GetTypeInfo) SET(GetTensorMemoryInfo) SET(GetTensorSizeInBytes) SET(GetTensorElementTypeAndShapeDataReference) SET(FillStringTensor) SET(FillStringTensorElement) SET(GetResizedStringTensorElementBuffer) SET(GetStringTensorDataLength) SET(GetStringTensorElementLength) SET(GetStringTensorElement) SET(GetStringTensorContent) SET(CreateTensorTypeAndShapeInfo) SET(ReleaseTensorTypeAndShapeInfo) SET(SetTensorElementType) SET(SetDimensions) SET(GetTensorElementType) SET(GetDimensionsCount) SET(GetDimensions) SET(GetSymbolicDimensions) SET(SetSymbolicDimensions) SET(GetTensorShapeElementCount) SET(TensorTypeAndShape_HasShape) SET(CastTypeInfoToTensorInfo) SET(GetOnnxTypeFromTypeInfo) SET(GetDenotationFromTypeInfo) SET(ReleaseTypeInfo) SET(CastTypeInfoToMapTypeInfo) SET(GetMapKeyType) SET(GetMapValueType) SET(CastTypeInfoToSequenceTypeInfo) SET(GetSequenceElementType) SET(CastTypeInfoToOptionalTypeInfo) SET(GetOptionalContainedTypeInfo) SET(CreateKeyValuePairs) SET(AddKeyValuePair) SET(GetKeyValue) SET(GetKeyValuePairs) SET(RemoveKeyValuePair) SET(ReleaseKeyValuePairs) SET(GetAvailableProviders) SET(ReleaseAvailableProviders) SET(GetBuildInfoString)
 #undef SET
 }
 

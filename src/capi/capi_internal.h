@@ -49,6 +49,14 @@ struct OrtEnv {
   OrtLoggingLevel level = ORT_LOGGING_LEVEL_WARNING;
   std::string logid;
   bool custom_logger = false;  // set the process's log sink (restored to stderr on release)
+  // Memory (by name) with an allocator registered for sessions to share;
+  // spindle's sessions plan their own memory, so this is bookkeeping only.
+  std::map<std::string, int> shared_allocators;
+};
+
+// An arena configuration (CreateArenaCfg, CreateArenaCfgV2): kept, not acted on.
+struct OrtArenaCfg {
+  std::map<std::string, size_t> values;
 };
 
 struct OrtSessionOptions {
@@ -78,6 +86,9 @@ struct OrtValue {
   spindle::Tensor tensor;
   std::shared_ptr<const OrtMapValue> map;
   std::shared_ptr<const std::vector<OrtValue>> maps;
+  // Memory of the caller's that a deleter frees with the last copy of the
+  // value (CreateTensorWithDataAndDeleterAsOrtValue).
+  std::shared_ptr<void> owner;
 };
 
 // A map: 1-D keys (int64 or string) sorted, each once, and 1-D values of
