@@ -466,6 +466,28 @@ OrtStatus* ORT_API_CALL CopyKernelInfo(const OrtKernelInfo* k, OrtKernelInfo** o
   API_END
 }
 void ORT_API_CALL ReleaseKernelInfo(OrtKernelInfo* k) noexcept { delete k; }
+OrtStatus* ORT_API_CALL KernelInfo_GetOperatorDomain(const OrtKernelInfo* k, char* out, size_t* size) noexcept {
+  API_BEGIN
+  CHECK_ARG("KernelInfo_GetOperatorDomain", k);
+  CHECK_ARG("KernelInfo_GetOperatorDomain", size);
+  return copy_string_out("KernelInfo_GetOperatorDomain", k->info.domain, out, size);
+  API_END
+}
+OrtStatus* ORT_API_CALL KernelInfo_GetOperatorType(const OrtKernelInfo* k, char* out, size_t* size) noexcept {
+  API_BEGIN
+  CHECK_ARG("KernelInfo_GetOperatorType", k);
+  CHECK_ARG("KernelInfo_GetOperatorType", size);
+  return copy_string_out("KernelInfo_GetOperatorType", k->info.op_type, out, size);
+  API_END
+}
+// A CPU allocator of the kernel's own (released with ReleaseAllocator).
+OrtStatus* ORT_API_CALL KernelInfoGetAllocator(const OrtKernelInfo* k, OrtMemType, OrtAllocator** out) noexcept {
+  CHECK_ARG("KernelInfoGetAllocator", k);
+  CHECK_ARG("KernelInfoGetAllocator", out);
+  API_BEGIN
+  *out = new OrtAllocator(make_cpu_allocator());
+  API_END
+}
 
 // ---------------------------------------------------------------- kernel context
 
@@ -706,7 +728,8 @@ void set_custom_op_slots(OrtApi& api) {
   SET(KernelContext_GetOutput) SET(KernelContext_GetAllocator) SET(KernelContext_ParallelFor)
   SET(ShapeInferContext_GetInputCount) SET(ShapeInferContext_GetInputTypeShape) SET(ShapeInferContext_GetAttribute)
   SET(ShapeInferContext_SetOutputTypeShape) SET(ReadOpAttr) SET(KernelInfo_GetLogger) SET(KernelContext_GetLogger)
-  SET(Logger_LogMessage) SET(Logger_GetLoggingSeverityLevel)
+  SET(Logger_LogMessage) SET(Logger_GetLoggingSeverityLevel) SET(KernelInfo_GetOperatorDomain)
+  SET(KernelInfo_GetOperatorType) SET(KernelInfoGetAllocator)
 #undef SET
 }
 

@@ -97,6 +97,28 @@ static OrtStatus* ORT_API_CALL convert_create(const OrtCustomOp* op, const OrtAp
   (void)api;
   ConvertKernel* k = (ConvertKernel*)calloc(1, sizeof(ConvertKernel));
   OrtStatus* st = ort->KernelInfoGetAttribute_int64(info, "to", &k->to);
+  /* The node's operator, by the size protocol: the size first, then the name. */
+  char domain[32] = {0}, type[32] = {0};
+  size_t size = 0;
+  if (!st) st = ort->KernelInfo_GetOperatorDomain(info, NULL, &size);
+  if (!st && size != strlen("infer.domain") + 1) st = ort->CreateStatus(ORT_FAIL, "Convert: the domain's size is wrong");
+  if (!st) st = ort->KernelInfo_GetOperatorDomain(info, domain, &size);
+  size = sizeof type;
+  if (!st) st = ort->KernelInfo_GetOperatorType(info, type, &size);
+  if (!st && (strcmp(domain, "infer.domain") != 0 || strcmp(type, "Convert") != 0))
+    st = ort->CreateStatus(ORT_FAIL, "Convert: the kernel info names another operator");
+  /* The kernel's allocator. */
+  OrtAllocator* allocator = NULL;
+  if (!st) st = ort->KernelInfoGetAllocator(info, OrtMemTypeDefault, &allocator);
+  if (!st) {
+    void* p = allocator->Alloc(allocator, 256);
+    if (!p) st = ort->CreateStatus(ORT_FAIL, "Convert: the kernel's allocator gave NULL");
+    else {
+      memset(p, 1, 256);
+      allocator->Free(allocator, p);
+    }
+    ort->ReleaseAllocator(allocator);
+  }
   if (!st) st = ort->KernelInfo_GetLogger(info, &k->logger);
   if (!st) st = ort->Logger_LogMessage(k->logger, ORT_LOGGING_LEVEL_WARNING, "Convert kernel: created", __FILE__,
                                        __LINE__, "convert_create");
