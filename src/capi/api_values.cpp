@@ -409,8 +409,9 @@ OrtStatus* ORT_API_CALL GetValueType(const OrtValue* v, ONNXType* out) noexcept 
 }
 OrtStatus* tensor_only(const char* fn, const OrtValue* v) {
   if (!v) return null_argument(fn, "value");
+  // ORT_FAIL, as ONNX Runtime's check of the value's kind.
   if (!v->tensor.is_tensor() || !v->tensor.defined())
-    return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": the value is not a tensor");
+    return make_status(ORT_FAIL, std::string(fn) + ": the value is a " + (v->map ? "map" : v->maps ? "sequence of maps" : v->tensor.is_sequence() ? "sequence" : v->tensor.is_optional() ? "optional" : "value without contents") + ", not a tensor");
   return nullptr;
 }
 OrtStatus* ORT_API_CALL GetTensorMutableData(OrtValue* v, void** out) noexcept {

@@ -393,7 +393,7 @@ static void test_maps(OrtEnv* env, const char* bind_model) {
   EXPECT_ERROR(ort->CreateValue(mismatched, 2, ONNX_TYPE_MAP, &bad), ORT_FAIL, NULL);
   EXPECT_ERROR(ort->CreateValue(parts, 1, ONNX_TYPE_MAP, &bad), ORT_FAIL, NULL);
   const void* data = NULL;
-  EXPECT_ERROR(ort->GetTensorData(map, &data), ORT_INVALID_ARGUMENT, NULL);
+  EXPECT_ERROR(ort->GetTensorData(map, &data), ORT_FAIL, NULL);
   /* A map fed where the model takes a tensor. */
   OrtSession* session = NULL;
   CHECK(ort->CreateSession(env, bind_model, NULL, &session));

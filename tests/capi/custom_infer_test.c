@@ -309,6 +309,7 @@ int main(int argc, char** argv) {
   EXPECT(strcmp(last_logid, "convert_session") == 0);
   ort->ReleaseValue(outputs[0]);
   ort->ReleaseValue(outputs[1]);
+  outputs[0] = outputs[1] = NULL;
 
   /* The inference refuses to=int16. As in ONNX Runtime, that error leaves
    * the output's type to the model and the session is created; the kernel
