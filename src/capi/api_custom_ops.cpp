@@ -425,12 +425,17 @@ OrtStatus* ORT_API_CALL KernelInfo_GetOutputName(const OrtKernelInfo* k, size_t 
   return name_at("KernelInfo_GetOutputName", k, k->info.output_names, index, out, size);
   API_END
 }
-OrtStatus* ORT_API_CALL KernelInfo_GetNodeName(const OrtKernelInfo* k, char* out, size_t* size) noexcept {
+// A string of the node (its name, operator, domain) by the size protocol.
+OrtStatus* node_string(const char* fn, const OrtKernelInfo* k, std::string spindle::CustomKernelInfo::*field, char* out,
+                       size_t* size) {
   API_BEGIN
-  CHECK_ARG("KernelInfo_GetNodeName", k);
-  CHECK_ARG("KernelInfo_GetNodeName", size);
-  return copy_string_out("KernelInfo_GetNodeName", k->info.node_name, out, size);
+  CHECK_ARG(fn, k);
+  CHECK_ARG(fn, size);
+  return copy_string_out(fn, k->info.*field, out, size);
   API_END
+}
+OrtStatus* ORT_API_CALL KernelInfo_GetNodeName(const OrtKernelInfo* k, char* out, size_t* size) noexcept {
+  return node_string("KernelInfo_GetNodeName", k, &spindle::CustomKernelInfo::node_name, out, size);
 }
 // The element type known at load (UNDEFINED when it is not); no shape.
 OrtStatus* type_at(const char* fn, const OrtKernelInfo* k, const std::vector<spindle::DataType>& types, size_t index,
@@ -467,18 +472,10 @@ OrtStatus* ORT_API_CALL CopyKernelInfo(const OrtKernelInfo* k, OrtKernelInfo** o
 }
 void ORT_API_CALL ReleaseKernelInfo(OrtKernelInfo* k) noexcept { delete k; }
 OrtStatus* ORT_API_CALL KernelInfo_GetOperatorDomain(const OrtKernelInfo* k, char* out, size_t* size) noexcept {
-  API_BEGIN
-  CHECK_ARG("KernelInfo_GetOperatorDomain", k);
-  CHECK_ARG("KernelInfo_GetOperatorDomain", size);
-  return copy_string_out("KernelInfo_GetOperatorDomain", k->info.domain, out, size);
-  API_END
+  return node_string("KernelInfo_GetOperatorDomain", k, &spindle::CustomKernelInfo::domain, out, size);
 }
 OrtStatus* ORT_API_CALL KernelInfo_GetOperatorType(const OrtKernelInfo* k, char* out, size_t* size) noexcept {
-  API_BEGIN
-  CHECK_ARG("KernelInfo_GetOperatorType", k);
-  CHECK_ARG("KernelInfo_GetOperatorType", size);
-  return copy_string_out("KernelInfo_GetOperatorType", k->info.op_type, out, size);
-  API_END
+  return node_string("KernelInfo_GetOperatorType", k, &spindle::CustomKernelInfo::op_type, out, size);
 }
 // A CPU allocator of the kernel's own (released with ReleaseAllocator).
 OrtStatus* ORT_API_CALL KernelInfoGetAllocator(const OrtKernelInfo* k, OrtMemType, OrtAllocator** out) noexcept {

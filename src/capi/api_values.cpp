@@ -702,11 +702,16 @@ OrtStatus* ORT_API_CALL GetDenotationFromTypeInfo(const OrtTypeInfo* t, const ch
 }
 void ORT_API_CALL ReleaseTypeInfo(OrtTypeInfo* p) noexcept { delete p; }
 // The casts return a part of the type info (released with it); NULL for another kind.
-OrtStatus* ORT_API_CALL CastTypeInfoToMapTypeInfo(const OrtTypeInfo* t, const OrtMapTypeInfo** out) noexcept {
-  CHECK_ARG("CastTypeInfoToMapTypeInfo", t);
-  CHECK_ARG("CastTypeInfoToMapTypeInfo", out);
-  *out = t->type == ONNX_TYPE_MAP ? t->map.get() : nullptr;
+template <class Part>
+OrtStatus* cast_part(const char* fn, const OrtTypeInfo* t, const Part** out, ONNXType kind,
+                     std::shared_ptr<Part> OrtTypeInfo::*part) {
+  CHECK_ARG(fn, t);
+  CHECK_ARG(fn, out);
+  *out = t->type == kind ? (t->*part).get() : nullptr;
   return nullptr;
+}
+OrtStatus* ORT_API_CALL CastTypeInfoToMapTypeInfo(const OrtTypeInfo* t, const OrtMapTypeInfo** out) noexcept {
+  return cast_part("CastTypeInfoToMapTypeInfo", t, out, ONNX_TYPE_MAP, &OrtTypeInfo::map);
 }
 OrtStatus* ORT_API_CALL GetMapKeyType(const OrtMapTypeInfo* m, ONNXTensorElementDataType* out) noexcept {
   CHECK_ARG("GetMapKeyType", m);
@@ -722,10 +727,7 @@ OrtStatus* ORT_API_CALL GetMapValueType(const OrtMapTypeInfo* m, OrtTypeInfo** o
   API_END
 }
 OrtStatus* ORT_API_CALL CastTypeInfoToSequenceTypeInfo(const OrtTypeInfo* t, const OrtSequenceTypeInfo** out) noexcept {
-  CHECK_ARG("CastTypeInfoToSequenceTypeInfo", t);
-  CHECK_ARG("CastTypeInfoToSequenceTypeInfo", out);
-  *out = t->type == ONNX_TYPE_SEQUENCE ? t->sequence.get() : nullptr;
-  return nullptr;
+  return cast_part("CastTypeInfoToSequenceTypeInfo", t, out, ONNX_TYPE_SEQUENCE, &OrtTypeInfo::sequence);
 }
 OrtStatus* ORT_API_CALL GetSequenceElementType(const OrtSequenceTypeInfo* s, OrtTypeInfo** out) noexcept {
   CHECK_ARG("GetSequenceElementType", s);
@@ -735,10 +737,7 @@ OrtStatus* ORT_API_CALL GetSequenceElementType(const OrtSequenceTypeInfo* s, Ort
   API_END
 }
 OrtStatus* ORT_API_CALL CastTypeInfoToOptionalTypeInfo(const OrtTypeInfo* t, const OrtOptionalTypeInfo** out) noexcept {
-  CHECK_ARG("CastTypeInfoToOptionalTypeInfo", t);
-  CHECK_ARG("CastTypeInfoToOptionalTypeInfo", out);
-  *out = t->type == ONNX_TYPE_OPTIONAL ? t->optional.get() : nullptr;
-  return nullptr;
+  return cast_part("CastTypeInfoToOptionalTypeInfo", t, out, ONNX_TYPE_OPTIONAL, &OrtTypeInfo::optional);
 }
 OrtStatus* ORT_API_CALL GetOptionalContainedTypeInfo(const OrtOptionalTypeInfo* o, OrtTypeInfo** out) noexcept {
   CHECK_ARG("GetOptionalContainedTypeInfo", o);

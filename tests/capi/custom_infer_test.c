@@ -336,10 +336,5 @@ int main(int argc, char** argv) {
   ort->ReleaseSessionOptions(options);
   ort->ReleaseCustomOpDomain(domain);
   ort->ReleaseEnv(env);
-  if (failures) {
-    fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  printf("custom_infer_test: all checks passed\n");
-  return 0;
+  return CHECKS_DONE("custom_infer_test");
 }

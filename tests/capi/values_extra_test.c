@@ -191,10 +191,5 @@ int main(int argc, char** argv) {
   test_env_allocators(env, argv[1], mem);
   ort->ReleaseMemoryInfo(mem);
   ort->ReleaseEnv(env);
-  if (failures) {
-    fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  printf("values_extra_test: all checks passed\n");
-  return 0;
+  return CHECKS_DONE("values_extra_test");
 }
