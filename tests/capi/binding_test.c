@@ -199,8 +199,10 @@ static void test_binding(OrtEnv* env, const char* types_model) {
   CHECK(ort->RunWithBinding(session, run_options, binding));
   EXPECT(f_out[3] == 2.0f);
 
-  /* Unknown names. */
+  /* Unknown names: an input when it is bound, an output when the run fetches it. */
   EXPECT_ERROR(ort->BindInput(binding, "no_such_input", f_in), ORT_FAIL, "no_such_input");
+  CHECK(ort->BindOutputToDevice(binding, "no_such_output", mem));
+  EXPECT_ERROR(ort->RunWithBinding(session, run_options, binding), ORT_INVALID_ARGUMENT, "no_such_output");
 
   /* Without outputs nothing runs; without an input the run says which. */
   ort->ClearBoundOutputs(binding);
