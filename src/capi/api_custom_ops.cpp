@@ -555,6 +555,22 @@ OrtStatus* ORT_API_CALL KernelContext_GetAllocator(const OrtKernelContext* c, co
   *out = &g_default_allocator;
   return nullptr;
 }
+// CPU memory the kernel frees with the context's allocator (KernelContext_GetAllocator), as in ONNX Runtime.
+OrtStatus* ORT_API_CALL KernelContext_GetScratchBuffer(const OrtKernelContext* c, const OrtMemoryInfo* info, size_t bytes,
+                                                       void** out) noexcept {
+  CHECK_ARG("KernelContext_GetScratchBuffer", c);
+  CHECK_ARG("KernelContext_GetScratchBuffer", info);
+  CHECK_ARG("KernelContext_GetScratchBuffer", out);
+  if (info->name != "Cpu")
+    return make_status(ORT_INVALID_ARGUMENT, "KernelContext_GetScratchBuffer: memory '" + info->name +
+                                                 "'; spindle has CPU memory only (\"Cpu\")");
+  *out = nullptr;
+  if (bytes == 0) return nullptr;
+  *out = g_default_allocator.Alloc(&g_default_allocator, bytes);
+  if (!*out)
+    return make_status(ORT_FAIL, "KernelContext_GetScratchBuffer: out of memory allocating " + std::to_string(bytes) + " bytes");
+  return nullptr;
+}
 // fn(usr_data, i) for i in [0, total): batches of consecutive indices (at
 // most num_batch, 0 = one per index), each run whole by one thread of the
 // session's intra-op pool (the caller included). The batches depend on
@@ -723,6 +739,7 @@ void set_custom_op_slots(OrtApi& api) {
   SET(KernelInfo_GetInputTypeInfo) SET(KernelInfo_GetOutputTypeInfo) SET(CopyKernelInfo) SET(ReleaseKernelInfo)
   SET(KernelContext_GetInputCount) SET(KernelContext_GetOutputCount) SET(KernelContext_GetInput)
   SET(KernelContext_GetOutput) SET(KernelContext_GetAllocator) SET(KernelContext_ParallelFor)
+  SET(KernelContext_GetScratchBuffer)
   SET(ShapeInferContext_GetInputCount) SET(ShapeInferContext_GetInputTypeShape) SET(ShapeInferContext_GetAttribute)
   SET(ShapeInferContext_SetOutputTypeShape) SET(ReadOpAttr) SET(KernelInfo_GetLogger) SET(KernelContext_GetLogger)
   SET(Logger_LogMessage) SET(Logger_GetLoggingSeverityLevel) SET(KernelInfo_GetOperatorDomain)

@@ -2,7 +2,9 @@
  * type is chosen by its InferOutputShapeFn (through the ShapeInferContext_*
  * slots and ReadOpAttr), and whose kernel logs through the session's logger
  * (KernelInfo_GetLogger, KernelContext_GetLogger, Logger_LogMessage,
- * Logger_GetLoggingSeverityLevel) into the environment's custom logger.
+ * Logger_GetLoggingSeverityLevel) into the environment's custom logger; it
+ * also names its operator (KernelInfo_GetOperatorDomain / Type) and uses
+ * the kernel's allocator and a scratch buffer.
  * The same program runs on ONNX Runtime's own library (ctest
  * capi_custom_infer_on_onnxruntime): what it expects is ONNX Runtime's
  * behaviour.
@@ -145,6 +147,19 @@ static OrtStatus* ORT_API_CALL convert_compute(void* kernel, OrtKernelContext* c
   if ((st = ort->Logger_LogMessage(logger, ORT_LOGGING_LEVEL_WARNING, "Convert kernel: computing", __FILE__, __LINE__,
                                    "convert_compute")))
     return st;
+  /* A scratch buffer, freed through the context's allocator. */
+  OrtMemoryInfo* cpu = NULL;
+  if ((st = ort->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &cpu))) return st;
+  void* scratch = NULL;
+  OrtAllocator* allocator = NULL;
+  st = ort->KernelContext_GetScratchBuffer(ctx, cpu, 128, &scratch);
+  if (!st) st = ort->KernelContext_GetAllocator(ctx, cpu, &allocator);
+  ort->ReleaseMemoryInfo(cpu);
+  if (st) return st;
+  if (!scratch) return ort->CreateStatus(ORT_FAIL, "Convert: no scratch buffer");
+  memset(scratch, 0, 128);
+  allocator->Free(allocator, scratch);
+  ort->ReleaseAllocator(allocator);
   const OrtValue* x = NULL;
   if ((st = ort->KernelContext_GetInput(ctx, 0, &x))) return st;
   OrtTensorTypeAndShapeInfo* info = NULL;
