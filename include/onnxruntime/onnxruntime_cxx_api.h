@@ -678,6 +678,36 @@ struct CustomOpDomain : detail::Base<OrtCustomOpDomain> {
 
 struct KernelInfo;
 
+/// A custom kernel's logger (KernelInfo / KernelContext GetLogger): the
+/// session's log, at its severity and with its log id.
+struct Logger {
+  Logger() = default;
+  explicit Logger(std::nullptr_t) {}
+  explicit Logger(const OrtLogger* logger);
+  OrtLoggingLevel GetLoggingSeverityLevel() const noexcept { return cached_severity_level_; }
+  Status LogMessage(OrtLoggingLevel log_severity_level, const ORTCHAR_T* file_path, int line_number,
+                    const char* func_name, const char* message) const noexcept;
+
+ private:
+  const OrtLogger* logger_ = nullptr;
+  OrtLoggingLevel cached_severity_level_ = ORT_LOGGING_LEVEL_WARNING;
+};
+
+/// Logs `message` when `severity` reaches the logger's level (throws
+/// Ort::Exception when logging fails; the _NOEXCEPT form ignores it).
+#define ORT_CXX_LOG(logger, severity, message)                                                             \
+  do {                                                                                                     \
+    if ((severity) >= (logger).GetLoggingSeverityLevel())                                                  \
+      Ort::ThrowOnError((logger).LogMessage((severity), __FILE__, __LINE__, static_cast<const char*>(__FUNCTION__), \
+                                            (message)));                                                   \
+  } while (false)
+#define ORT_CXX_LOG_NOEXCEPT(logger, severity, message)                                                    \
+  do {                                                                                                     \
+    if ((severity) >= (logger).GetLoggingSeverityLevel())                                                  \
+      static_cast<void>((logger).LogMessage((severity), __FILE__, __LINE__,                                \
+                                            static_cast<const char*>(__FUNCTION__), (message)));           \
+  } while (false)
+
 namespace detail {
 /// What a custom kernel is told about its node when it is created.
 template <typename T>
@@ -698,6 +728,8 @@ struct KernelInfoImpl : StorageT<T> {
   std::string GetInputName(size_t index) const;
   std::string GetOutputName(size_t index) const;
   std::string GetNodeName() const;
+  /// The session's logger, valid for the kernel's lifetime.
+  Logger GetLogger() const;
 };
 }  // namespace detail
 
@@ -723,6 +755,8 @@ struct KernelContext {
   UnownedValue GetOutput(size_t index, const std::vector<int64_t>& dims) const;
   OrtAllocator* GetAllocator(const OrtMemoryInfo& memory_info) const;
   OrtKernelContext* GetOrtKernelContext() const { return ctx_; }
+  /// The session's logger.
+  Logger GetLogger() const;
   /// Calls fn(usr_data, i) for every i in [0, total), split into at most
   /// num_batch batches (0: no limit) run on the session's intra-op pool.
   void ParallelFor(void (*fn)(void*, size_t), size_t total, size_t num_batch, void* usr_data) const;

@@ -886,7 +886,26 @@ template <typename T>
 std::string KernelInfoImpl<T>::GetNodeName() const {
   return KernelInfoString([&](char* out, size_t* size) { return GetApi().KernelInfo_GetNodeName(this->p_, out, size); });
 }
+template <typename T>
+Logger KernelInfoImpl<T>::GetLogger() const {
+  const OrtLogger* out = nullptr;
+  ThrowOnError(GetApi().KernelInfo_GetLogger(this->p_, &out));
+  return Logger{out};
+}
 }  // namespace detail
+
+inline Logger::Logger(const OrtLogger* logger) : logger_(logger) {
+  ThrowOnError(GetApi().Logger_GetLoggingSeverityLevel(logger, &cached_severity_level_));
+}
+inline Status Logger::LogMessage(OrtLoggingLevel log_severity_level, const ORTCHAR_T* file_path, int line_number,
+                                 const char* func_name, const char* message) const noexcept {
+  return Status{GetApi().Logger_LogMessage(logger_, log_severity_level, message, file_path, line_number, func_name)};
+}
+inline Logger KernelContext::GetLogger() const {
+  const OrtLogger* out = nullptr;
+  ThrowOnError(GetApi().KernelContext_GetLogger(ctx_, &out));
+  return Logger{out};
+}
 
 inline size_t KernelContext::GetInputCount() const {
   size_t n = 0;

@@ -9,6 +9,7 @@
 //   custom_op_cxx_test CUSTOM_OPS_MODEL CUSTOM_FAIL_MODEL [--onnxruntime]
 #include <onnxruntime_cxx_api.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -20,6 +21,13 @@
 
 namespace {
 int failures = 0;
+
+// The environment's log: messages of the kernels counted.
+std::atomic<int> computed_messages{0}, hidden_messages{0};
+void ORT_API_CALL log_sink(void*, OrtLoggingLevel, const char*, const char*, const char*, const char* message) {
+  if (std::strstr(message, "ParallelIds: computed")) computed_messages++;
+  if (std::strstr(message, "ParallelIds: below")) hidden_messages++;
+}
 
 const test_ops::ScaledSumOp scaled_sum;
 const test_ops::ParallelIdsOp parallel_ids;
@@ -58,7 +66,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool on_onnxruntime = argc > 3 && std::strcmp(argv[3], "--onnxruntime") == 0;
-  Ort::Env env(ORT_LOGGING_LEVEL_WARNING, "custom_op_cxx_test");
+  Ort::Env env(ORT_LOGGING_LEVEL_WARNING, "custom_op_cxx_test", log_sink, nullptr);
   Ort::CustomOpDomain domain("test.domain");
   domain.Add(&scaled_sum);
   domain.Add(&parallel_ids);
@@ -72,6 +80,8 @@ int main(int argc, char** argv) {
   const std::vector<float> one = run(env, domain, argv[1], 1, a, b);
   const std::vector<float> two = run(env, domain, argv[1], 2, a, b);
   EXPECT(one == two);
+  // Each ParallelIds compute logged once at WARNING; its INFO message is below the session's level.
+  EXPECT(computed_messages.load() == 2 && hidden_messages.load() == 0);
   for (size_t i = 0; i < a.size(); ++i) {
     const float want = 0.5f * (a[i] - b[i]);
     if (one[i] != want || one[a.size() + i] != 2.0f * want) {

@@ -8,7 +8,9 @@
 //   ParallelIds(X; batches: int) -> Y = 2 * X, T: int64 [batches]
 //       Y computed by KernelContext::ParallelFor in `batches` batches; T[b]
 //       is the Linux thread id that ran batch b (each batch also waits 20 ms
-//       so that every pool thread gets a batch). Status-returning callbacks.
+//       so that every pool thread gets a batch), then logs "ParallelIds:
+//       computed" at WARNING through the session's logger (ORT_CXX_LOG).
+//       Status-returning callbacks.
 //   FailIf(X) -> Y = X, or an error status naming the first negative element.
 #pragma once
 
@@ -88,6 +90,8 @@ struct ParallelIdsKernel {
              ctx.GetOutput(1, std::vector<int64_t>{batches_}).GetTensorMutableData<int64_t>(),
              x.GetTensorTypeAndShapeInfo().GetElementCount(), static_cast<size_t>(batches_)};
       ctx.ParallelFor(batch, w.batches, w.batches, &w);
+      ORT_CXX_LOG(ctx.GetLogger(), ORT_LOGGING_LEVEL_WARNING, "ParallelIds: computed");
+      ORT_CXX_LOG(ctx.GetLogger(), ORT_LOGGING_LEVEL_INFO, "ParallelIds: below the session's level");
       return nullptr;
     } catch (const Ort::Exception& e) {
       return status_of(e);
