@@ -13,11 +13,13 @@
 // and detail::XImpl<T> / detail::ConstXImpl<T> hold the methods for them all.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
@@ -708,6 +710,56 @@ struct Logger {
                                             static_cast<const char*>(__FUNCTION__), (message)));           \
   } while (false)
 
+/// What a C++ custom op's `static Ort::Status InferOutputShape(Ort::ShapeInferContext&)`
+/// sees (CustomOpBase installs it as the op's InferOutputShapeFn): its
+/// inputs' shapes (each dimension a number or a symbol; empty when the
+/// runtime does not know the shape), its attributes, and the type and shape
+/// it sets for each output.
+struct ShapeInferContext {
+  struct SymbolicInteger {
+    SymbolicInteger(int64_t i) : i_(i), is_int_(true) {}
+    SymbolicInteger(const char* s) : s_(s), is_int_(false) {}
+    bool IsInt() const { return is_int_; }
+    int64_t AsInt() const { return i_; }
+    const char* AsSym() const { return s_; }
+    bool operator==(const SymbolicInteger& other) const {
+      if (is_int_ != other.is_int_) return false;
+      return is_int_ ? i_ == other.i_ : std::string(s_) == other.s_;
+    }
+    static constexpr int INVALID_INT_DIM = -2;
+
+   private:
+    union {
+      int64_t i_;
+      const char* s_;
+    };
+    bool is_int_;
+  };
+  using Shape = std::vector<SymbolicInteger>;
+  using Ints = std::vector<int64_t>;
+  using Floats = std::vector<float>;
+  using Strings = std::vector<std::string>;
+
+  ShapeInferContext(const OrtApi* ort_api, OrtShapeInferContext* ctx);
+  const Shape& GetInputShape(size_t index) const { return input_shapes_.at(index); }
+  size_t GetInputCount() const { return input_shapes_.size(); }
+  Status SetOutputShape(size_t index, const Shape& shape,
+                        ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
+  int64_t GetAttrInt(const char* attr_name);
+  Ints GetAttrInts(const char* attr_name);
+  float GetAttrFloat(const char* attr_name);
+  Floats GetAttrFloats(const char* attr_name);
+  std::string GetAttrString(const char* attr_name);
+  Strings GetAttrStrings(const char* attr_name);
+
+ private:
+  const OrtOpAttr* GetAttrHdl(const char* attr_name) const;
+  std::vector<char> ReadAttr(const char* attr_name, OrtOpAttrType type) const;
+  const OrtApi* ort_api_;
+  OrtShapeInferContext* ctx_;
+  std::vector<Shape> input_shapes_;
+};
+
 namespace detail {
 /// What a custom kernel is told about its node when it is created.
 template <typename T>
@@ -829,7 +881,7 @@ struct CustomOpBase : OrtCustomOp {
       };
     }
     OrtCustomOp::KernelDestroy = [](void* kernel) { delete static_cast<TKernel*>(kernel); };
-    OrtCustomOp::InferOutputShapeFn = nullptr;
+    SetShapeInferFn<TOp>(0);
     OrtCustomOp::GetStartVersion = [](const OrtCustomOp* op) { return static_cast<const TOp*>(op)->start_ver_; };
     OrtCustomOp::GetEndVersion = [](const OrtCustomOp* op) { return static_cast<const TOp*>(op)->end_ver_; };
     OrtCustomOp::GetMayInplace = nullptr;
@@ -840,6 +892,28 @@ struct CustomOpBase : OrtCustomOp {
 
   /// NULL: the CPU.
   const char* GetExecutionProviderType() const { return nullptr; }
+
+ private:
+  // An op with `static Ort::Status InferOutputShape(Ort::ShapeInferContext&)`
+  // gets it as its InferOutputShapeFn; the others get none.
+  template <typename C>
+  decltype(&C::InferOutputShape) SetShapeInferFn(decltype(&C::InferOutputShape)) {
+    OrtCustomOp::InferOutputShapeFn = [](const OrtCustomOp*, OrtShapeInferContext* ort_ctx) -> OrtStatusPtr {
+      try {
+        ShapeInferContext ctx(&GetApi(), ort_ctx);
+        return C::InferOutputShape(ctx).release();
+      } catch (const Exception& e) {
+        return GetApi().CreateStatus(e.GetOrtErrorCode(), e.what());
+      }
+    };
+    return {};
+  }
+  template <typename C>
+  void SetShapeInferFn(...) {
+    OrtCustomOp::InferOutputShapeFn = nullptr;
+  }
+
+ public:
   OrtCustomOpInputOutputCharacteristic GetInputCharacteristic(size_t) const { return INPUT_OUTPUT_REQUIRED; }
   OrtCustomOpInputOutputCharacteristic GetOutputCharacteristic(size_t) const { return INPUT_OUTPUT_REQUIRED; }
   OrtMemType GetInputMemoryType(size_t) const { return OrtMemTypeDefault; }
