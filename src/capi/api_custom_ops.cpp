@@ -544,26 +544,25 @@ OrtStatus* ORT_API_CALL KernelContext_GetOutput(OrtKernelContext* c, size_t inde
   *out = c->outputs[index].get();
   API_END
 }
+// The checks of a kernel's request for memory: its arguments, CPU memory only.
+OrtStatus* memory_request(const char* fn, const OrtKernelContext* c, const OrtMemoryInfo* info, const void* out) {
+  CHECK_ARG(fn, c);
+  CHECK_ARG(fn, info);
+  CHECK_ARG(fn, out);
+  if (info->name != "Cpu")
+    return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": memory '" + info->name + "'; spindle has CPU memory only (\"Cpu\")");
+  return nullptr;
+}
 OrtStatus* ORT_API_CALL KernelContext_GetAllocator(const OrtKernelContext* c, const OrtMemoryInfo* info,
                                                    OrtAllocator** out) noexcept {
-  CHECK_ARG("KernelContext_GetAllocator", c);
-  CHECK_ARG("KernelContext_GetAllocator", info);
-  CHECK_ARG("KernelContext_GetAllocator", out);
-  if (info->name != "Cpu")
-    return make_status(ORT_INVALID_ARGUMENT, "KernelContext_GetAllocator: memory '" + info->name +
-                                                 "'; spindle has CPU memory only (\"Cpu\")");
+  if (OrtStatus* s = memory_request("KernelContext_GetAllocator", c, info, out)) return s;
   *out = &g_default_allocator;
   return nullptr;
 }
 // CPU memory the kernel frees with the context's allocator (KernelContext_GetAllocator), as in ONNX Runtime.
 OrtStatus* ORT_API_CALL KernelContext_GetScratchBuffer(const OrtKernelContext* c, const OrtMemoryInfo* info, size_t bytes,
                                                        void** out) noexcept {
-  CHECK_ARG("KernelContext_GetScratchBuffer", c);
-  CHECK_ARG("KernelContext_GetScratchBuffer", info);
-  CHECK_ARG("KernelContext_GetScratchBuffer", out);
-  if (info->name != "Cpu")
-    return make_status(ORT_INVALID_ARGUMENT, "KernelContext_GetScratchBuffer: memory '" + info->name +
-                                                 "'; spindle has CPU memory only (\"Cpu\")");
+  if (OrtStatus* s = memory_request("KernelContext_GetScratchBuffer", c, info, out)) return s;
   *out = nullptr;
   if (bytes == 0) return nullptr;
   *out = g_default_allocator.Alloc(&g_default_allocator, bytes);
