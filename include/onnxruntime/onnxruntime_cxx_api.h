@@ -13,11 +13,13 @@
 // and detail::XImpl<T> / detail::ConstXImpl<T> hold the methods for them all.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
@@ -537,6 +539,16 @@ struct SequenceTypeInfoImpl : StorageT<T> {
 };
 
 template <typename T>
+struct MapTypeInfoImpl : StorageT<T> {
+  using B = StorageT<T>;
+  using B::B;
+  /// Element type of the map's keys.
+  ONNXTensorElementDataType GetMapKeyType() const;
+  /// Type of the map's values.
+  TypeInfo GetMapValueType() const;
+};
+
+template <typename T>
 struct OptionalTypeInfoImpl : StorageT<T> {
   using B = StorageT<T>;
   using B::B;
@@ -552,6 +564,7 @@ struct TypeInfoImpl : StorageT<T> {
   ConstTensorTypeAndShapeInfo GetTensorTypeAndShapeInfo() const;
   SequenceTypeInfoImpl<Unowned<const OrtSequenceTypeInfo>> GetSequenceTypeInfo() const;
   OptionalTypeInfoImpl<Unowned<const OrtOptionalTypeInfo>> GetOptionalTypeInfo() const;
+  MapTypeInfoImpl<Unowned<const OrtMapTypeInfo>> GetMapTypeInfo() const;
   ONNXType GetONNXType() const;
 };
 
@@ -559,6 +572,7 @@ struct TypeInfoImpl : StorageT<T> {
 
 using ConstSequenceTypeInfo = detail::SequenceTypeInfoImpl<detail::Unowned<const OrtSequenceTypeInfo>>;
 using ConstOptionalTypeInfo = detail::OptionalTypeInfoImpl<detail::Unowned<const OrtOptionalTypeInfo>>;
+using ConstMapTypeInfo = detail::MapTypeInfoImpl<detail::Unowned<const OrtMapTypeInfo>>;
 using ConstTypeInfo = detail::TypeInfoImpl<detail::Unowned<const OrtTypeInfo>>;
 
 /// The type of an input, an output or a value (owned).
@@ -650,6 +664,7 @@ struct Value : detail::ValueImpl<OrtValue> {
                             ONNXTensorElementDataType type);
   /// A sequence of the given tensors (copied).
   static Value CreateSequence(const std::vector<Value>& values);
+  /// A map from 1-D keys (int64 or string) and as many values (keys sorted).
   static Value CreateMap(const Value& keys, const Value& values);
 };
 
@@ -664,6 +679,86 @@ struct CustomOpDomain : detail::Base<OrtCustomOpDomain> {
 };
 
 struct KernelInfo;
+
+/// A custom kernel's logger (KernelInfo / KernelContext GetLogger): the
+/// session's log, at its severity and with its log id.
+struct Logger {
+  Logger() = default;
+  explicit Logger(std::nullptr_t) {}
+  explicit Logger(const OrtLogger* logger);
+  OrtLoggingLevel GetLoggingSeverityLevel() const noexcept { return cached_severity_level_; }
+  Status LogMessage(OrtLoggingLevel log_severity_level, const ORTCHAR_T* file_path, int line_number,
+                    const char* func_name, const char* message) const noexcept;
+
+ private:
+  const OrtLogger* logger_ = nullptr;
+  OrtLoggingLevel cached_severity_level_ = ORT_LOGGING_LEVEL_WARNING;
+};
+
+/// Logs `message` when `severity` reaches the logger's level (throws
+/// Ort::Exception when logging fails; the _NOEXCEPT form ignores it).
+#define ORT_CXX_LOG(logger, severity, message)                                                             \
+  do {                                                                                                     \
+    if ((severity) >= (logger).GetLoggingSeverityLevel())                                                  \
+      Ort::ThrowOnError((logger).LogMessage((severity), __FILE__, __LINE__, static_cast<const char*>(__FUNCTION__), \
+                                            (message)));                                                   \
+  } while (false)
+#define ORT_CXX_LOG_NOEXCEPT(logger, severity, message)                                                    \
+  do {                                                                                                     \
+    if ((severity) >= (logger).GetLoggingSeverityLevel())                                                  \
+      static_cast<void>((logger).LogMessage((severity), __FILE__, __LINE__,                                \
+                                            static_cast<const char*>(__FUNCTION__), (message)));           \
+  } while (false)
+
+/// What a C++ custom op's `static Ort::Status InferOutputShape(Ort::ShapeInferContext&)`
+/// sees (CustomOpBase installs it as the op's InferOutputShapeFn): its
+/// inputs' shapes (each dimension a number or a symbol; empty when the
+/// runtime does not know the shape), its attributes, and the type and shape
+/// it sets for each output.
+struct ShapeInferContext {
+  struct SymbolicInteger {
+    SymbolicInteger(int64_t i) : i_(i), is_int_(true) {}
+    SymbolicInteger(const char* s) : s_(s), is_int_(false) {}
+    bool IsInt() const { return is_int_; }
+    int64_t AsInt() const { return i_; }
+    const char* AsSym() const { return s_; }
+    bool operator==(const SymbolicInteger& other) const {
+      if (is_int_ != other.is_int_) return false;
+      return is_int_ ? i_ == other.i_ : std::string(s_) == other.s_;
+    }
+    static constexpr int INVALID_INT_DIM = -2;
+
+   private:
+    union {
+      int64_t i_;
+      const char* s_;
+    };
+    bool is_int_;
+  };
+  using Shape = std::vector<SymbolicInteger>;
+  using Ints = std::vector<int64_t>;
+  using Floats = std::vector<float>;
+  using Strings = std::vector<std::string>;
+
+  ShapeInferContext(const OrtApi* ort_api, OrtShapeInferContext* ctx);
+  const Shape& GetInputShape(size_t index) const { return input_shapes_.at(index); }
+  size_t GetInputCount() const { return input_shapes_.size(); }
+  Status SetOutputShape(size_t index, const Shape& shape,
+                        ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
+  int64_t GetAttrInt(const char* attr_name);
+  Ints GetAttrInts(const char* attr_name);
+  float GetAttrFloat(const char* attr_name);
+  Floats GetAttrFloats(const char* attr_name);
+  std::string GetAttrString(const char* attr_name);
+  Strings GetAttrStrings(const char* attr_name);
+
+ private:
+  const OrtOpAttr* GetAttrHdl(const char* attr_name) const;
+  std::vector<char> ReadAttr(const char* attr_name, OrtOpAttrType type) const;
+  const OrtApi* ort_api_;
+  OrtShapeInferContext* ctx_;
+  std::vector<Shape> input_shapes_;
+};
 
 namespace detail {
 /// What a custom kernel is told about its node when it is created.
@@ -685,6 +780,8 @@ struct KernelInfoImpl : StorageT<T> {
   std::string GetInputName(size_t index) const;
   std::string GetOutputName(size_t index) const;
   std::string GetNodeName() const;
+  /// The session's logger, valid for the kernel's lifetime.
+  Logger GetLogger() const;
 };
 }  // namespace detail
 
@@ -710,6 +807,8 @@ struct KernelContext {
   UnownedValue GetOutput(size_t index, const std::vector<int64_t>& dims) const;
   OrtAllocator* GetAllocator(const OrtMemoryInfo& memory_info) const;
   OrtKernelContext* GetOrtKernelContext() const { return ctx_; }
+  /// The session's logger.
+  Logger GetLogger() const;
   /// Calls fn(usr_data, i) for every i in [0, total), split into at most
   /// num_batch batches (0: no limit) run on the session's intra-op pool.
   void ParallelFor(void (*fn)(void*, size_t), size_t total, size_t num_batch, void* usr_data) const;
@@ -782,7 +881,7 @@ struct CustomOpBase : OrtCustomOp {
       };
     }
     OrtCustomOp::KernelDestroy = [](void* kernel) { delete static_cast<TKernel*>(kernel); };
-    OrtCustomOp::InferOutputShapeFn = nullptr;
+    SetShapeInferFn<TOp>(0);
     OrtCustomOp::GetStartVersion = [](const OrtCustomOp* op) { return static_cast<const TOp*>(op)->start_ver_; };
     OrtCustomOp::GetEndVersion = [](const OrtCustomOp* op) { return static_cast<const TOp*>(op)->end_ver_; };
     OrtCustomOp::GetMayInplace = nullptr;
@@ -793,6 +892,28 @@ struct CustomOpBase : OrtCustomOp {
 
   /// NULL: the CPU.
   const char* GetExecutionProviderType() const { return nullptr; }
+
+ private:
+  // An op with `static Ort::Status InferOutputShape(Ort::ShapeInferContext&)`
+  // gets it as its InferOutputShapeFn; the others get none.
+  template <typename C>
+  decltype(&C::InferOutputShape) SetShapeInferFn(decltype(&C::InferOutputShape)) {
+    OrtCustomOp::InferOutputShapeFn = [](const OrtCustomOp*, OrtShapeInferContext* ort_ctx) -> OrtStatusPtr {
+      try {
+        ShapeInferContext ctx(&GetApi(), ort_ctx);
+        return C::InferOutputShape(ctx).release();
+      } catch (const Exception& e) {
+        return GetApi().CreateStatus(e.GetOrtErrorCode(), e.what());
+      }
+    };
+    return {};
+  }
+  template <typename C>
+  void SetShapeInferFn(...) {
+    OrtCustomOp::InferOutputShapeFn = nullptr;
+  }
+
+ public:
   OrtCustomOpInputOutputCharacteristic GetInputCharacteristic(size_t) const { return INPUT_OUTPUT_REQUIRED; }
   OrtCustomOpInputOutputCharacteristic GetOutputCharacteristic(size_t) const { return INPUT_OUTPUT_REQUIRED; }
   OrtMemType GetInputMemoryType(size_t) const { return OrtMemTypeDefault; }
@@ -904,8 +1025,9 @@ struct IoBindingImpl : ConstIoBindingImpl<T> {
 using ConstIoBinding = detail::ConstIoBindingImpl<detail::Unowned<const OrtIoBinding>>;
 using UnownedIoBinding = detail::IoBindingImpl<detail::Unowned<OrtIoBinding>>;
 
-/// Inputs and outputs bound to a session ahead of Run (spindle: creating one
-/// throws ORT_NOT_IMPLEMENTED; docs/capi.md).
+/// Inputs and outputs bound to a session ahead of Run(run_options, binding):
+/// an output bound to a Value is written into it, one bound to a MemoryInfo
+/// is allocated by the run (and then stays bound).
 struct IoBinding : detail::IoBindingImpl<OrtIoBinding> {
   explicit IoBinding(std::nullptr_t) {}
   explicit IoBinding(Session& session);

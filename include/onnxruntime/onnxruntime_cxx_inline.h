@@ -431,6 +431,18 @@ TypeInfo SequenceTypeInfoImpl<T>::GetSequenceElementType() const {
   return TypeInfo{out};
 }
 template <typename T>
+ONNXTensorElementDataType MapTypeInfoImpl<T>::GetMapKeyType() const {
+  ONNXTensorElementDataType out;
+  ThrowOnError(GetApi().GetMapKeyType(this->p_, &out));
+  return out;
+}
+template <typename T>
+TypeInfo MapTypeInfoImpl<T>::GetMapValueType() const {
+  OrtTypeInfo* out = nullptr;
+  ThrowOnError(GetApi().GetMapValueType(this->p_, &out));
+  return TypeInfo{out};
+}
+template <typename T>
 TypeInfo OptionalTypeInfoImpl<T>::GetOptionalElementType() const {
   OrtTypeInfo* out = nullptr;
   ThrowOnError(GetApi().GetOptionalContainedTypeInfo(this->p_, &out));
@@ -450,6 +462,13 @@ ConstSequenceTypeInfo TypeInfoImpl<T>::GetSequenceTypeInfo() const {
   ThrowOnError(GetApi().CastTypeInfoToSequenceTypeInfo(this->p_, &out));
   if (out == nullptr) ORT_CXX_API_THROW("the type is not a sequence's", ORT_INVALID_ARGUMENT);
   return ConstSequenceTypeInfo{out};
+}
+template <typename T>
+ConstMapTypeInfo TypeInfoImpl<T>::GetMapTypeInfo() const {
+  const OrtMapTypeInfo* out = nullptr;
+  ThrowOnError(GetApi().CastTypeInfoToMapTypeInfo(this->p_, &out));
+  if (out == nullptr) ORT_CXX_API_THROW("the type is not a map's", ORT_INVALID_ARGUMENT);
+  return ConstMapTypeInfo{out};
 }
 template <typename T>
 ConstOptionalTypeInfo TypeInfoImpl<T>::GetOptionalTypeInfo() const {
@@ -867,7 +886,122 @@ template <typename T>
 std::string KernelInfoImpl<T>::GetNodeName() const {
   return KernelInfoString([&](char* out, size_t* size) { return GetApi().KernelInfo_GetNodeName(this->p_, out, size); });
 }
+template <typename T>
+Logger KernelInfoImpl<T>::GetLogger() const {
+  const OrtLogger* out = nullptr;
+  ThrowOnError(GetApi().KernelInfo_GetLogger(this->p_, &out));
+  return Logger{out};
+}
 }  // namespace detail
+
+inline ShapeInferContext::ShapeInferContext(const OrtApi* ort_api, OrtShapeInferContext* ctx)
+    : ort_api_(ort_api), ctx_(ctx) {
+  size_t count = 0;
+  ThrowOnError(ort_api_->ShapeInferContext_GetInputCount(ctx_, &count));
+  for (size_t i = 0; i < count; ++i) {
+    OrtTensorTypeAndShapeInfo* info = nullptr;  // the context's
+    ThrowOnError(ort_api_->ShapeInferContext_GetInputTypeShape(ctx_, i, &info));
+    size_t rank = 0;
+    ThrowOnError(ort_api_->GetDimensionsCount(info, &rank));
+    std::vector<int64_t> dims(rank);
+    std::vector<const char*> symbols(rank, nullptr);
+    if (rank) {
+      ThrowOnError(ort_api_->GetDimensions(info, dims.data(), rank));
+      ThrowOnError(ort_api_->GetSymbolicDimensions(info, symbols.data(), rank));
+    }
+    Shape shape;
+    for (size_t d = 0; d < rank; ++d) {
+      if (symbols[d] && *symbols[d])
+        shape.emplace_back(symbols[d]);
+      else
+        shape.emplace_back(dims[d]);
+    }
+    input_shapes_.push_back(std::move(shape));
+  }
+}
+inline Status ShapeInferContext::SetOutputShape(size_t index, const Shape& shape, ONNXTensorElementDataType type) {
+  OrtTensorTypeAndShapeInfo* raw = nullptr;
+  if (OrtStatus* st = ort_api_->CreateTensorTypeAndShapeInfo(&raw)) return Status{st};
+  std::unique_ptr<OrtTensorTypeAndShapeInfo, void (*)(OrtTensorTypeAndShapeInfo*)> info(
+      raw, [](OrtTensorTypeAndShapeInfo* p) { GetApi().ReleaseTensorTypeAndShapeInfo(p); });
+  std::vector<int64_t> dims;
+  std::vector<const char*> symbols;
+  for (const auto& d : shape) {
+    dims.push_back(d.IsInt() ? d.AsInt() : -1);
+    symbols.push_back(d.IsInt() ? "" : d.AsSym());
+  }
+  if (OrtStatus* st = ort_api_->SetTensorElementType(info.get(), type)) return Status{st};
+  if (OrtStatus* st = ort_api_->SetDimensions(info.get(), dims.data(), dims.size())) return Status{st};
+  if (OrtStatus* st = ort_api_->SetSymbolicDimensions(info.get(), symbols.data(), symbols.size())) return Status{st};
+  return Status{ort_api_->ShapeInferContext_SetOutputTypeShape(ctx_, index, info.get())};
+}
+inline const OrtOpAttr* ShapeInferContext::GetAttrHdl(const char* attr_name) const {
+  const OrtOpAttr* attr = nullptr;
+  ThrowOnError(ort_api_->ShapeInferContext_GetAttribute(ctx_, attr_name, &attr));
+  return attr;
+}
+// The attribute's bytes: the size first, then the contents.
+inline std::vector<char> ShapeInferContext::ReadAttr(const char* attr_name, OrtOpAttrType type) const {
+  const OrtOpAttr* attr = GetAttrHdl(attr_name);
+  size_t size = 0;
+  Status probe{ort_api_->ReadOpAttr(attr, type, nullptr, 0, &size)};  // an error that reports the size
+  std::vector<char> bytes(size);
+  if (size) ThrowOnError(ort_api_->ReadOpAttr(attr, type, bytes.data(), bytes.size(), &size));
+  else if (!probe.IsOK()) ThrowOnError(probe);
+  return bytes;
+}
+inline int64_t ShapeInferContext::GetAttrInt(const char* attr_name) {
+  int64_t value = 0;
+  size_t size = 0;
+  ThrowOnError(ort_api_->ReadOpAttr(GetAttrHdl(attr_name), ORT_OP_ATTR_INT, &value, sizeof value, &size));
+  return value;
+}
+inline float ShapeInferContext::GetAttrFloat(const char* attr_name) {
+  float value = 0;
+  size_t size = 0;
+  ThrowOnError(ort_api_->ReadOpAttr(GetAttrHdl(attr_name), ORT_OP_ATTR_FLOAT, &value, sizeof value, &size));
+  return value;
+}
+inline ShapeInferContext::Ints ShapeInferContext::GetAttrInts(const char* attr_name) {
+  std::vector<char> bytes = ReadAttr(attr_name, ORT_OP_ATTR_INTS);
+  Ints out(bytes.size() / sizeof(int64_t));
+  if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(int64_t));
+  return out;
+}
+inline ShapeInferContext::Floats ShapeInferContext::GetAttrFloats(const char* attr_name) {
+  std::vector<char> bytes = ReadAttr(attr_name, ORT_OP_ATTR_FLOATS);
+  Floats out(bytes.size() / sizeof(float));
+  if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(float));
+  return out;
+}
+inline std::string ShapeInferContext::GetAttrString(const char* attr_name) {
+  std::vector<char> bytes = ReadAttr(attr_name, ORT_OP_ATTR_STRING);
+  return std::string(bytes.data(), bytes.size());
+}
+inline ShapeInferContext::Strings ShapeInferContext::GetAttrStrings(const char* attr_name) {
+  std::vector<char> bytes = ReadAttr(attr_name, ORT_OP_ATTR_STRINGS);
+  Strings out;
+  size_t at = 0;
+  while (at < bytes.size()) {
+    const size_t end = std::find(bytes.begin() + static_cast<std::ptrdiff_t>(at), bytes.end(), '\0') - bytes.begin();
+    out.emplace_back(bytes.data() + at, end - at);
+    at = end + 1;
+  }
+  return out;
+}
+
+inline Logger::Logger(const OrtLogger* logger) : logger_(logger) {
+  ThrowOnError(GetApi().Logger_GetLoggingSeverityLevel(logger, &cached_severity_level_));
+}
+inline Status Logger::LogMessage(OrtLoggingLevel log_severity_level, const ORTCHAR_T* file_path, int line_number,
+                                 const char* func_name, const char* message) const noexcept {
+  return Status{GetApi().Logger_LogMessage(logger_, log_severity_level, message, file_path, line_number, func_name)};
+}
+inline Logger KernelContext::GetLogger() const {
+  const OrtLogger* out = nullptr;
+  ThrowOnError(GetApi().KernelContext_GetLogger(ctx_, &out));
+  return Logger{out};
+}
 
 inline size_t KernelContext::GetInputCount() const {
   size_t n = 0;

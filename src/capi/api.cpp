@@ -51,6 +51,7 @@ OrtApi make_api() {
   set_session_slots(api);
   set_value_slots(api);
   set_custom_op_slots(api);
+  set_binding_slots(api);
   return api;
 }
 

@@ -10,12 +10,21 @@
 #include <dlfcn.h>
 
 #include "capi/capi_internal.h"
+#include "common/log.h"
 #include "kernels/custom/custom_op_kernel.h"
 #include "spindle/custom_op.h"
+
+// The log of a session as its custom kernels see it: spindle's log at the
+// session's severity (-1: the process default) with its log id.
+struct OrtLogger {
+  spindle::logging::Logger logger;
+  int severity = -1;
+};
 
 // What a custom kernel is told about its node.
 struct OrtKernelInfo {
   spindle::CustomKernelInfo info;
+  std::shared_ptr<const OrtLogger> logger;
 };
 
 // One compute of a custom kernel: the node's inputs as values, its outputs
@@ -23,7 +32,24 @@ struct OrtKernelInfo {
 struct OrtKernelContext {
   spindle::CustomKernelContext* ctx;
   const std::vector<spindle::DataType>* output_types;
+  const OrtLogger* logger;
   std::vector<std::unique_ptr<OrtValue>> inputs, outputs;
+};
+
+// A node attribute read through ReadOpAttr.
+struct OrtOpAttr {
+  std::string name;
+  spindle::CustomAttribute value;
+};
+
+// One call of an op's InferOutputShapeFn: the node's inputs' types (shapes
+// unknown: spindle infers element types only), its attributes, and the
+// output types the function sets.
+struct OrtShapeInferContext {
+  const spindle::CustomKernelInfo* node;
+  std::vector<std::unique_ptr<OrtTensorTypeAndShapeInfo>> inputs;
+  mutable std::map<std::string, OrtOpAttr> attrs;  // made as they are asked for
+  mutable std::vector<spindle::DataType> outputs;
 };
 
 namespace spindle::capi {
@@ -71,13 +97,14 @@ std::vector<spindle::DataType> declared_types(const OrtCustomOp* op, bool inputs
 
 class KernelAdapter final : public spindle::CustomKernel {
  public:
-  KernelAdapter(const OrtCustomOp* op, void* kernel, std::vector<spindle::DataType> output_types, std::string label)
-      : op_(op), kernel_(kernel), output_types_(std::move(output_types)), label_(std::move(label)) {}
+  KernelAdapter(const OrtCustomOp* op, void* kernel, std::vector<spindle::DataType> output_types, std::string label,
+                std::shared_ptr<const OrtLogger> logger)
+      : op_(op), kernel_(kernel), output_types_(std::move(output_types)), label_(std::move(label)), logger_(std::move(logger)) {}
   ~KernelAdapter() override {
     if (op_->KernelDestroy) op_->KernelDestroy(kernel_);
   }
   void compute(spindle::CustomKernelContext& ctx) const override {
-    OrtKernelContext c{&ctx, &output_types_, {}, {}};
+    OrtKernelContext c{&ctx, &output_types_, logger_.get(), {}, {}};
     for (size_t i = 0; i < ctx.num_inputs(); ++i) {
       const spindle::Tensor* t = ctx.input(i);
       c.inputs.push_back(t ? std::make_unique<OrtValue>(OrtValue{*t}) : nullptr);
@@ -102,13 +129,34 @@ class KernelAdapter final : public spindle::CustomKernel {
   void* kernel_;
   std::vector<spindle::DataType> output_types_;
   std::string label_;
+  std::shared_ptr<const OrtLogger> logger_;
 };
 
 // An OrtCustomOp as a spindle::CustomOp. `library` keeps the shared library
 // defining it loaded for as long as a session or options refer to the op.
-class OpAdapter final : public spindle::CustomOp {
+class OpAdapter final : public spindle::CustomOp, public kernels::CustomTypeInference {
  public:
-  explicit OpAdapter(const OrtCustomOp* op) : op_(op), name_(op->GetName(op)) {}
+  explicit OpAdapter(const OrtCustomOp* op) : op_(op), name_(op->GetName(op)), logger_(std::make_shared<OrtLogger>()) {}
+  // This op as one session's: its kernels log at the session's severity, with its log id.
+  std::shared_ptr<const OpAdapter> for_session(int severity, const std::string& log_id) const {
+    auto copy = std::make_shared<OpAdapter>(*this);
+    copy->logger_ = std::make_shared<OrtLogger>(OrtLogger{spindle::logging::Logger(severity, log_id), severity});
+    return copy;
+  }
+  // The op's InferOutputShapeFn (version 16 and later) on the node's input
+  // types and attributes; nothing when the op has none.
+  std::vector<spindle::DataType> infer_output_types(const spindle::CustomKernelInfo& node) const override {
+    if (op_->version < kComputeV2 || !op_->InferOutputShapeFn) return {};
+    OrtShapeInferContext ctx{&node, {}, {}, std::vector<spindle::DataType>(node.output_names.size(), spindle::DataType::kUndefined)};
+    for (spindle::DataType t : node.input_types) {
+      auto info = std::make_unique<OrtTensorTypeAndShapeInfo>();
+      info->type = t == spindle::DataType::kUndefined ? ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED : dtype_to_ort(t);
+      info->has_shape = false;
+      ctx.inputs.push_back(std::move(info));
+    }
+    throw_if_error(op_->InferOutputShapeFn(op_, &ctx), "custom op " + name_ + ": InferOutputShapeFn");
+    return ctx.outputs;
+  }
   std::string name() const override { return name_; }
   std::vector<spindle::DataType> input_types() const override { return declared_types(op_, true); }
   std::vector<spindle::DataType> output_types() const override { return declared_types(op_, false); }
@@ -130,7 +178,7 @@ class OpAdapter final : public spindle::CustomOp {
                                label + ": input " + std::to_string(i) + " is required and the node does not give it");
       }
     }
-    OrtKernelInfo ki{info};
+    OrtKernelInfo ki{info, logger_};
     const OrtApi* api = api_base()->GetApi(ORT_API_VERSION);
     void* kernel = nullptr;
     if (op_->version >= kComputeV2 && op_->CreateKernelV2) {
@@ -140,7 +188,7 @@ class OpAdapter final : public spindle::CustomOp {
     } else {
       throw spindle::Error(spindle::StatusCode::kInvalidArgument, label + ": the custom op has no CreateKernel");
     }
-    return std::make_unique<KernelAdapter>(op_, kernel, info.output_types, label);
+    return std::make_unique<KernelAdapter>(op_, kernel, info.output_types, label, logger_);
   }
 
   std::shared_ptr<void> library;
@@ -148,6 +196,7 @@ class OpAdapter final : public spindle::CustomOp {
  private:
   const OrtCustomOp* op_;
   std::string name_;
+  std::shared_ptr<const OrtLogger> logger_;
 };
 
 // ---------------------------------------------------------------- domains
@@ -376,12 +425,17 @@ OrtStatus* ORT_API_CALL KernelInfo_GetOutputName(const OrtKernelInfo* k, size_t 
   return name_at("KernelInfo_GetOutputName", k, k->info.output_names, index, out, size);
   API_END
 }
-OrtStatus* ORT_API_CALL KernelInfo_GetNodeName(const OrtKernelInfo* k, char* out, size_t* size) noexcept {
+// A string of the node (its name, operator, domain) by the size protocol.
+OrtStatus* node_string(const char* fn, const OrtKernelInfo* k, std::string spindle::CustomKernelInfo::*field, char* out,
+                       size_t* size) {
   API_BEGIN
-  CHECK_ARG("KernelInfo_GetNodeName", k);
-  CHECK_ARG("KernelInfo_GetNodeName", size);
-  return copy_string_out("KernelInfo_GetNodeName", k->info.node_name, out, size);
+  CHECK_ARG(fn, k);
+  CHECK_ARG(fn, size);
+  return copy_string_out(fn, k->info.*field, out, size);
   API_END
+}
+OrtStatus* ORT_API_CALL KernelInfo_GetNodeName(const OrtKernelInfo* k, char* out, size_t* size) noexcept {
+  return node_string("KernelInfo_GetNodeName", k, &spindle::CustomKernelInfo::node_name, out, size);
 }
 // The element type known at load (UNDEFINED when it is not); no shape.
 OrtStatus* type_at(const char* fn, const OrtKernelInfo* k, const std::vector<spindle::DataType>& types, size_t index,
@@ -417,6 +471,20 @@ OrtStatus* ORT_API_CALL CopyKernelInfo(const OrtKernelInfo* k, OrtKernelInfo** o
   API_END
 }
 void ORT_API_CALL ReleaseKernelInfo(OrtKernelInfo* k) noexcept { delete k; }
+OrtStatus* ORT_API_CALL KernelInfo_GetOperatorDomain(const OrtKernelInfo* k, char* out, size_t* size) noexcept {
+  return node_string("KernelInfo_GetOperatorDomain", k, &spindle::CustomKernelInfo::domain, out, size);
+}
+OrtStatus* ORT_API_CALL KernelInfo_GetOperatorType(const OrtKernelInfo* k, char* out, size_t* size) noexcept {
+  return node_string("KernelInfo_GetOperatorType", k, &spindle::CustomKernelInfo::op_type, out, size);
+}
+// A CPU allocator of the kernel's own (released with ReleaseAllocator).
+OrtStatus* ORT_API_CALL KernelInfoGetAllocator(const OrtKernelInfo* k, OrtMemType, OrtAllocator** out) noexcept {
+  CHECK_ARG("KernelInfoGetAllocator", k);
+  CHECK_ARG("KernelInfoGetAllocator", out);
+  API_BEGIN
+  *out = new OrtAllocator(make_cpu_allocator());
+  API_END
+}
 
 // ---------------------------------------------------------------- kernel context
 
@@ -476,15 +544,30 @@ OrtStatus* ORT_API_CALL KernelContext_GetOutput(OrtKernelContext* c, size_t inde
   *out = c->outputs[index].get();
   API_END
 }
+// The checks of a kernel's request for memory: its arguments, CPU memory only.
+OrtStatus* memory_request(const char* fn, const OrtKernelContext* c, const OrtMemoryInfo* info, const void* out) {
+  CHECK_ARG(fn, c);
+  CHECK_ARG(fn, info);
+  CHECK_ARG(fn, out);
+  if (info->name != "Cpu")
+    return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": memory '" + info->name + "'; spindle has CPU memory only (\"Cpu\")");
+  return nullptr;
+}
 OrtStatus* ORT_API_CALL KernelContext_GetAllocator(const OrtKernelContext* c, const OrtMemoryInfo* info,
                                                    OrtAllocator** out) noexcept {
-  CHECK_ARG("KernelContext_GetAllocator", c);
-  CHECK_ARG("KernelContext_GetAllocator", info);
-  CHECK_ARG("KernelContext_GetAllocator", out);
-  if (info->name != "Cpu")
-    return make_status(ORT_INVALID_ARGUMENT, "KernelContext_GetAllocator: memory '" + info->name +
-                                                 "'; spindle has CPU memory only (\"Cpu\")");
+  if (OrtStatus* s = memory_request("KernelContext_GetAllocator", c, info, out)) return s;
   *out = &g_default_allocator;
+  return nullptr;
+}
+// CPU memory the kernel frees with the context's allocator (KernelContext_GetAllocator), as in ONNX Runtime.
+OrtStatus* ORT_API_CALL KernelContext_GetScratchBuffer(const OrtKernelContext* c, const OrtMemoryInfo* info, size_t bytes,
+                                                       void** out) noexcept {
+  if (OrtStatus* s = memory_request("KernelContext_GetScratchBuffer", c, info, out)) return s;
+  *out = nullptr;
+  if (bytes == 0) return nullptr;
+  *out = g_default_allocator.Alloc(&g_default_allocator, bytes);
+  if (!*out)
+    return make_status(ORT_FAIL, "KernelContext_GetScratchBuffer: out of memory allocating " + std::to_string(bytes) + " bytes");
   return nullptr;
 }
 // fn(usr_data, i) for i in [0, total): batches of consecutive indices (at
@@ -509,6 +592,140 @@ OrtStatus* ORT_API_CALL KernelContext_ParallelFor(const OrtKernelContext* c, voi
   API_END
 }
 
+// ---------------------------------------------------------------- shape inference
+
+OrtStatus* ORT_API_CALL ShapeInferContext_GetInputCount(const OrtShapeInferContext* c, size_t* out) noexcept {
+  CHECK_ARG("ShapeInferContext_GetInputCount", c);
+  CHECK_ARG("ShapeInferContext_GetInputCount", out);
+  *out = c->inputs.size();
+  return nullptr;
+}
+// The context keeps the type and shape (valid during the call; the caller does not release it).
+OrtStatus* ORT_API_CALL ShapeInferContext_GetInputTypeShape(const OrtShapeInferContext* c, size_t index,
+                                                            OrtTensorTypeAndShapeInfo** out) noexcept {
+  CHECK_ARG("ShapeInferContext_GetInputTypeShape", c);
+  CHECK_ARG("ShapeInferContext_GetInputTypeShape", out);
+  if (index >= c->inputs.size()) return index_error("ShapeInferContext_GetInputTypeShape", index, c->inputs.size());
+  *out = c->inputs[index].get();
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL ShapeInferContext_GetAttribute(const OrtShapeInferContext* c, const char* name,
+                                                       const OrtOpAttr** out) noexcept {
+  CHECK_ARG("ShapeInferContext_GetAttribute", c);
+  CHECK_ARG("ShapeInferContext_GetAttribute", name);
+  CHECK_ARG("ShapeInferContext_GetAttribute", out);
+  API_BEGIN
+  const spindle::CustomAttribute* a = c->node->attribute(name);
+  if (!a)
+    return make_status(ORT_INVALID_ARGUMENT, std::string("ShapeInferContext_GetAttribute: node '") + c->node->node_name +
+                                                 "' (" + c->node->op_type + ") has no attribute '" + name + "'");
+  auto it = c->attrs.try_emplace(name, OrtOpAttr{name, *a}).first;
+  *out = &it->second;
+  API_END
+}
+// Only the element type matters to spindle, which infers no shapes.
+OrtStatus* ORT_API_CALL ShapeInferContext_SetOutputTypeShape(const OrtShapeInferContext* c, size_t index,
+                                                             const OrtTensorTypeAndShapeInfo* info) noexcept {
+  CHECK_ARG("ShapeInferContext_SetOutputTypeShape", c);
+  CHECK_ARG("ShapeInferContext_SetOutputTypeShape", info);
+  if (index >= c->outputs.size()) return index_error("ShapeInferContext_SetOutputTypeShape", index, c->outputs.size());
+  spindle::DataType t = spindle::DataType::kUndefined;
+  if (info->type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED && !dtype_from_ort(info->type, &t))
+    return unsupported_type("ShapeInferContext_SetOutputTypeShape", info->type);
+  c->outputs[index] = t;
+  return nullptr;
+}
+
+// Copies `count` elements of `bytes` each into data (ONNX Runtime's size
+// protocol: *out is the size in bytes needed; too small a buffer is an error).
+OrtStatus* read_bytes(const void* from, size_t bytes, void* data, size_t len, size_t* out) {
+  *out = bytes;
+  if (bytes && (!data || len < bytes))
+    return make_status(ORT_INVALID_ARGUMENT, "ReadOpAttr: the buffer holds " + std::to_string(data ? len : 0) +
+                                                 " bytes; the attribute needs " + std::to_string(bytes));
+  if (bytes) std::memcpy(data, from, bytes);
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL ReadOpAttr(const OrtOpAttr* attr, OrtOpAttrType type, void* data, size_t len, size_t* out) noexcept {
+  CHECK_ARG("ReadOpAttr", attr);
+  CHECK_ARG("ReadOpAttr", out);
+  API_BEGIN
+  const auto& v = attr->value;
+  auto wrong = [&](const char* want) {
+    return make_status(ORT_INVALID_ARGUMENT, "ReadOpAttr: attribute '" + attr->name + "' is not " + want);
+  };
+  switch (type) {
+    case ORT_OP_ATTR_INT: {
+      const auto* i = std::get_if<int64_t>(&v);
+      return i ? read_bytes(i, sizeof *i, data, len, out) : wrong("an int");
+    }
+    case ORT_OP_ATTR_FLOAT: {
+      const auto* f = std::get_if<float>(&v);
+      return f ? read_bytes(f, sizeof *f, data, len, out) : wrong("a float");
+    }
+    case ORT_OP_ATTR_INTS: {
+      const auto* i = std::get_if<std::vector<int64_t>>(&v);
+      return i ? read_bytes(i->data(), i->size() * sizeof(int64_t), data, len, out) : wrong("a list of ints");
+    }
+    case ORT_OP_ATTR_FLOATS: {
+      const auto* f = std::get_if<std::vector<float>>(&v);
+      return f ? read_bytes(f->data(), f->size() * sizeof(float), data, len, out) : wrong("a list of floats");
+    }
+    case ORT_OP_ATTR_STRING: {
+      const auto* s = std::get_if<std::string>(&v);
+      return s ? read_bytes(s->data(), s->size(), data, len, out) : wrong("a string");
+    }
+    case ORT_OP_ATTR_STRINGS: {
+      // Each string followed by a NUL.
+      const auto* s = std::get_if<std::vector<std::string>>(&v);
+      if (!s) return wrong("a list of strings");
+      std::string joined;
+      for (const auto& e : *s) joined.append(e).push_back('\0');
+      return read_bytes(joined.data(), joined.size(), data, len, out);
+    }
+    default:
+      return make_status(ORT_NOT_IMPLEMENTED, "ReadOpAttr: attribute type " + std::to_string(static_cast<int>(type)) +
+                                                  " is not supported (int, float, string and their lists are)");
+  }
+  API_END
+}
+
+// ---------------------------------------------------------------- loggers
+
+OrtStatus* ORT_API_CALL KernelInfo_GetLogger(const OrtKernelInfo* k, const OrtLogger** out) noexcept {
+  CHECK_ARG("KernelInfo_GetLogger", k);
+  CHECK_ARG("KernelInfo_GetLogger", out);
+  static const OrtLogger process_default;
+  *out = k->logger ? k->logger.get() : &process_default;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL KernelContext_GetLogger(const OrtKernelContext* c, const OrtLogger** out) noexcept {
+  CHECK_ARG("KernelContext_GetLogger", c);
+  CHECK_ARG("KernelContext_GetLogger", out);
+  static const OrtLogger process_default;
+  *out = c->logger ? c->logger : &process_default;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL Logger_LogMessage(const OrtLogger* logger, OrtLoggingLevel severity, const char* message,
+                                          const ORTCHAR_T* file, int line, const char*) noexcept {
+  CHECK_ARG("Logger_LogMessage", logger);
+  CHECK_ARG("Logger_LogMessage", message);
+  if (severity < ORT_LOGGING_LEVEL_VERBOSE || severity > ORT_LOGGING_LEVEL_FATAL)
+    return make_status(ORT_INVALID_ARGUMENT, "Logger_LogMessage: severity " + std::to_string(static_cast<int>(severity)) +
+                                                 " is not a logging level (0 verbose .. 4 fatal)");
+  API_BEGIN
+  const auto s = static_cast<spindle::LogSeverity>(severity);
+  if (logger->logger.enabled(s)) logger->logger.write(s, message, file ? file : "", line);
+  API_END
+}
+OrtStatus* ORT_API_CALL Logger_GetLoggingSeverityLevel(const OrtLogger* logger, OrtLoggingLevel* out) noexcept {
+  CHECK_ARG("Logger_GetLoggingSeverityLevel", logger);
+  CHECK_ARG("Logger_GetLoggingSeverityLevel", out);
+  *out = static_cast<OrtLoggingLevel>(logger->severity >= 0 ? logger->severity
+                                                            : static_cast<int>(spindle::default_log_severity()));
+  return nullptr;
+}
+
 }  // namespace
 
 void set_custom_op_slots(OrtApi& api) {
@@ -521,7 +738,24 @@ void set_custom_op_slots(OrtApi& api) {
   SET(KernelInfo_GetInputTypeInfo) SET(KernelInfo_GetOutputTypeInfo) SET(CopyKernelInfo) SET(ReleaseKernelInfo)
   SET(KernelContext_GetInputCount) SET(KernelContext_GetOutputCount) SET(KernelContext_GetInput)
   SET(KernelContext_GetOutput) SET(KernelContext_GetAllocator) SET(KernelContext_ParallelFor)
+  SET(KernelContext_GetScratchBuffer)
+  SET(ShapeInferContext_GetInputCount) SET(ShapeInferContext_GetInputTypeShape) SET(ShapeInferContext_GetAttribute)
+  SET(ShapeInferContext_SetOutputTypeShape) SET(ReadOpAttr) SET(KernelInfo_GetLogger) SET(KernelContext_GetLogger)
+  SET(Logger_LogMessage) SET(Logger_GetLoggingSeverityLevel) SET(KernelInfo_GetOperatorDomain)
+  SET(KernelInfo_GetOperatorType) SET(KernelInfoGetAllocator)
 #undef SET
+}
+
+void bind_custom_op_logging(SessionOptions& opts) {
+  for (auto& domain : opts.custom_op_domains) {
+    if (!domain) continue;
+    auto is_adapter = [](const std::shared_ptr<const CustomOp>& op) { return dynamic_cast<const OpAdapter*>(op.get()) != nullptr; };
+    if (std::none_of(domain->ops.begin(), domain->ops.end(), is_adapter)) continue;
+    auto copy = std::make_shared<CustomOpDomain>(*domain);
+    for (auto& op : copy->ops)
+      if (const auto* a = dynamic_cast<const OpAdapter*>(op.get())) op = a->for_session(opts.log_severity_level, opts.log_id);
+    domain = std::move(copy);
+  }
 }
 
 Status register_custom_ops_library(SessionOptions& options, const std::string& path) {

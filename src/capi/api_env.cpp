@@ -183,11 +183,94 @@ OrtStatus* ORT_API_CALL SetGlobalCustomJoinThreadFn(OrtThreadingOptions* tp, Ort
 }
 
 
+// ---------------------------------------------------------------- arenas and shared allocators
+
+constexpr const char* kArenaKeys[] = {"max_mem", "arena_extend_strategy", "initial_chunk_size_bytes",
+                                      "max_dead_bytes_per_chunk", "initial_growth_chunk_size_bytes",
+                                      "max_power_of_two_extend_bytes"};
+
+OrtStatus* ORT_API_CALL CreateArenaCfg(size_t max_mem, int extend_strategy, int initial_chunk, int max_dead,
+                                       OrtArenaCfg** out) noexcept {
+  CHECK_ARG("CreateArenaCfg", out);
+  API_BEGIN
+  auto cfg = std::make_unique<OrtArenaCfg>();
+  cfg->values["max_mem"] = max_mem;
+  // -1: the default (left out).
+  if (extend_strategy >= 0) cfg->values["arena_extend_strategy"] = static_cast<size_t>(extend_strategy);
+  if (initial_chunk >= 0) cfg->values["initial_chunk_size_bytes"] = static_cast<size_t>(initial_chunk);
+  if (max_dead >= 0) cfg->values["max_dead_bytes_per_chunk"] = static_cast<size_t>(max_dead);
+  *out = cfg.release();
+  API_END
+}
+OrtStatus* ORT_API_CALL CreateArenaCfgV2(const char* const* keys, const size_t* values, size_t n, OrtArenaCfg** out) noexcept {
+  CHECK_ARG("CreateArenaCfgV2", out);
+  if (n) {
+    CHECK_ARG("CreateArenaCfgV2", keys);
+    CHECK_ARG("CreateArenaCfgV2", values);
+  }
+  API_BEGIN
+  auto cfg = std::make_unique<OrtArenaCfg>();
+  for (size_t i = 0; i < n; ++i) {
+    if (!keys[i] || std::none_of(std::begin(kArenaKeys), std::end(kArenaKeys), [&](const char* k) { return std::strcmp(k, keys[i]) == 0; })) {
+      std::string known;
+      for (const char* k : kArenaKeys) known += std::string(known.empty() ? "" : ", ") + k;
+      return make_status(ORT_INVALID_ARGUMENT, std::string("CreateArenaCfgV2: unknown key '") + (keys[i] ? keys[i] : "(null)") +
+                                                   "'; the keys are " + known);
+    }
+    cfg->values[keys[i]] = values[i];
+  }
+  *out = cfg.release();
+  API_END
+}
+void ORT_API_CALL ReleaseArenaCfg(OrtArenaCfg* cfg) noexcept { delete cfg; }
+
+// An allocator shared by the environment's sessions: CPU memory only.
+// Registering one again replaces it (as in ONNX Runtime).
+OrtStatus* register_shared(const char* fn, OrtEnv* env, const OrtMemoryInfo* info) {
+  if (!env) return null_argument(fn, "env");
+  if (!info) return null_argument(fn, "mem_info");
+  if (info->name != "Cpu")
+    return make_status(ORT_NOT_IMPLEMENTED, std::string(fn) + ": memory '" + info->name + "'; spindle has CPU memory only");
+  env->shared_allocators[info->name] = 1;
+  return nullptr;
+}
+OrtStatus* ORT_API_CALL CreateAndRegisterAllocator(OrtEnv* env, const OrtMemoryInfo* info, const OrtArenaCfg*) noexcept {
+  API_BEGIN
+  return register_shared("CreateAndRegisterAllocator", env, info);
+  API_END
+}
+OrtStatus* ORT_API_CALL CreateAndRegisterAllocatorV2(OrtEnv* env, const char* provider, const OrtMemoryInfo* info,
+                                                     const OrtArenaCfg*, const char* const*, const char* const*,
+                                                     size_t) noexcept {
+  CHECK_ARG("CreateAndRegisterAllocatorV2", provider);
+  if (std::strcmp(provider, "CPUExecutionProvider") != 0 && std::strcmp(provider, "CPU") != 0)
+    return make_status(ORT_NOT_IMPLEMENTED, std::string("CreateAndRegisterAllocatorV2: provider '") + provider +
+                                                "'; spindle has the CPU provider only");
+  API_BEGIN
+  return register_shared("CreateAndRegisterAllocatorV2", env, info);
+  API_END
+}
+OrtStatus* ORT_API_CALL RegisterAllocator(OrtEnv* env, OrtAllocator* allocator) noexcept {
+  CHECK_ARG("RegisterAllocator", allocator);
+  if (!allocator->Info) return null_argument("RegisterAllocator", "allocator->Info");
+  API_BEGIN
+  return register_shared("RegisterAllocator", env, allocator->Info(allocator));
+  API_END
+}
+OrtStatus* ORT_API_CALL UnregisterAllocator(OrtEnv* env, const OrtMemoryInfo* info) noexcept {
+  CHECK_ARG("UnregisterAllocator", env);
+  CHECK_ARG("UnregisterAllocator", info);
+  API_BEGIN
+  if (!env->shared_allocators.erase(info->name))
+    return make_status(ORT_INVALID_ARGUMENT, "UnregisterAllocator: no allocator is registered for memory '" + info->name + "'");
+  API_END
+}
+
 }  // namespace
 
 void set_env_slots(OrtApi& api) {
 #define SET(name) api.name = name;
-  SET(CreateStatus) SET(GetErrorCode) SET(GetErrorMessage) SET(ReleaseStatus) SET(CreateEnv) SET(CreateEnvWithCustomLogger) SET(CreateEnvWithGlobalThreadPools) SET(CreateEnvWithCustomLoggerAndGlobalThreadPools) SET(CreateEnvWithOptions) SET(ReleaseEnv) SET(EnableTelemetryEvents) SET(DisableTelemetryEvents) SET(SetLanguageProjection) SET(UpdateEnvWithCustomLogLevel) SET(CreateThreadingOptions) SET(ReleaseThreadingOptions) SET(SetGlobalIntraOpNumThreads) SET(SetGlobalInterOpNumThreads) SET(SetGlobalSpinControl) SET(SetGlobalDenormalAsZero) SET(SetGlobalIntraOpThreadAffinity) SET(SetGlobalCustomCreateThreadFn) SET(SetGlobalCustomThreadCreationOptions) SET(SetGlobalCustomJoinThreadFn)
+  SET(CreateStatus) SET(GetErrorCode) SET(GetErrorMessage) SET(ReleaseStatus) SET(CreateEnv) SET(CreateEnvWithCustomLogger) SET(CreateEnvWithGlobalThreadPools) SET(CreateEnvWithCustomLoggerAndGlobalThreadPools) SET(CreateEnvWithOptions) SET(ReleaseEnv) SET(EnableTelemetryEvents) SET(DisableTelemetryEvents) SET(SetLanguageProjection) SET(UpdateEnvWithCustomLogLevel) SET(CreateThreadingOptions) SET(ReleaseThreadingOptions) SET(SetGlobalIntraOpNumThreads) SET(SetGlobalInterOpNumThreads) SET(SetGlobalSpinControl) SET(SetGlobalDenormalAsZero) SET(SetGlobalIntraOpThreadAffinity) SET(SetGlobalCustomCreateThreadFn) SET(SetGlobalCustomThreadCreationOptions) SET(SetGlobalCustomJoinThreadFn) SET(CreateArenaCfg) SET(CreateArenaCfgV2) SET(ReleaseArenaCfg) SET(CreateAndRegisterAllocator) SET(CreateAndRegisterAllocatorV2) SET(RegisterAllocator) SET(UnregisterAllocator)
 #undef SET
 }
 

@@ -2,6 +2,97 @@
 #include "capi/capi_internal.h"
 
 namespace spindle::capi {
+
+OrtStatus* prepare_run(const char* fn, OrtSession* session, const char* const* input_names, const OrtValue* const* inputs,
+                       size_t input_len, const char* const* output_names, size_t output_len, OrtValue** outputs,
+                       spindle::Feeds& feeds, std::vector<std::string>& names) {
+  if (!session) return null_argument(fn, "session");
+  if (input_len && (!input_names || !inputs)) return null_argument(fn, !input_names ? "input_names" : "inputs");
+  if (!output_names) return null_argument(fn, "output_names");
+  if (!outputs) return null_argument(fn, "outputs");
+  if (output_len == 0) return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": output_names_len is 0; name at least one output");
+  feeds.reserve(input_len);
+  for (size_t i = 0; i < input_len; ++i) {
+    if (!input_names[i]) return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": input name " + std::to_string(i) + " is NULL");
+    if (!inputs[i]) return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": input '" + input_names[i] + "' is NULL");
+    if (OrtStatus* s = feed_error(fn, input_names[i], inputs[i])) return s;
+    feeds.emplace_back(input_names[i], inputs[i]->tensor);
+  }
+  // Free dimensions fixed by AddFreeDimensionOverrideByName must be fed at that size.
+  if (!session->dim_overrides.empty()) {
+    for (const auto& [name, tensor] : feeds) {
+      for (const auto& info : session->session->inputs()) {
+        if (info.name != name || !tensor.is_tensor()) continue;
+        for (size_t d = 0; d < info.dim_names.size() && d < tensor.shape().size() && d < info.shape.size(); ++d) {
+          auto it = session->dim_overrides.find(info.dim_names[d]);
+          if (it != session->dim_overrides.end() && info.shape[d] < 0 && tensor.shape()[d] != it->second)
+            return make_status(ORT_INVALID_ARGUMENT,
+                               std::string(fn) + ": input '" + name + "' has " + std::to_string(tensor.shape()[d]) +
+                                   " at dimension " + std::to_string(d) + " ('" + it->first +
+                                   "'), which the session options fix at " + std::to_string(it->second));
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < output_len; ++i) {
+    if (!output_names[i]) return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": output name " + std::to_string(i) + " is NULL");
+    names.emplace_back(output_names[i]);
+  }
+  return nullptr;
+}
+
+OrtStatus* deliver(const char* fn, const std::vector<std::string>& names, std::vector<spindle::Tensor>& results,
+                   OrtValue** outputs) {
+  const size_t n = std::min(names.size(), results.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (!outputs[i]) continue;
+    const spindle::Tensor& r = results[i];
+    const spindle::Tensor& dst = outputs[i]->tensor;
+    if (!dst.is_tensor() || !dst.defined() || !r.is_tensor())
+      return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": the value given for output '" + names[i] + "' is " +
+                                                   (dst.defined() ? dst.describe() : std::string("not a tensor")) +
+                                                   "; the output is " + r.describe());
+    if (dst.dtype() != r.dtype())
+      return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": the value given for output '" + names[i] +
+                                                   "' has element type " + spindle::dtype_name(dst.dtype()) +
+                                                   "; the output's type is " + spindle::dtype_name(r.dtype()));
+    if (dst.shape() != r.shape())
+      return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": the value given for output '" + names[i] +
+                                                   "' has shape " + spindle::shape_to_string(dst.shape()) +
+                                                   "; this run's output has shape " + spindle::shape_to_string(r.shape()));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    spindle::Tensor& r = results[i];
+    if (outputs[i]) {
+      spindle::Tensor& dst = outputs[i]->tensor;
+      if (r.dtype() == spindle::DataType::kString) {
+        const auto* src = static_cast<const std::string*>(r.raw_data());
+        auto* d = static_cast<std::string*>(dst.raw_mutable_data());
+        for (int64_t k = 0; k < r.numel(); ++k) d[k] = src[k];
+      } else {
+        spindle::Tensor c = r.is_contiguous() ? r : r.clone();
+        if (c.nbytes() && c.raw_data() != dst.raw_data()) std::memcpy(dst.raw_mutable_data(), c.raw_data(), c.nbytes());
+      }
+      continue;
+    }
+    // The caller may write into an output: one whose buffer is also held
+    // elsewhere (a constant the session keeps, a feed passed through) is copied.
+    if (r.is_tensor() && r.defined() &&
+        ((r.buffer() && (!r.buffer()->owned() || r.buffer().use_count() > 1)) || !r.is_contiguous()))
+      r = r.clone();
+    outputs[i] = new OrtValue{std::move(r)};
+  }
+  return nullptr;
+}
+
+OrtStatus* feed_error(const char* fn, const char* name, const OrtValue* value) {
+  if (value->map || value->maps)
+    return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": input '" + name + "' is a " +
+                                                 (value->map ? "map" : "sequence of maps") +
+                                                 "; spindle's models take tensors, sequences of tensors and optionals");
+  return nullptr;
+}
+
 namespace {
 
 // ---------------------------------------------------------------- sessions
@@ -24,6 +115,7 @@ OrtStatus* finish_session(const OrtEnv* env, const OrtSessionOptions* options, O
       opts.custom_thread_creation_options = intern_hooks(options->create_fn, options->join_fn, options->create_options);
     }
   }
+  bind_custom_op_logging(opts);
   auto session = std::make_unique<OrtSession>();
   session->env = env ? env->env : nullptr;
   session->session = make(opts, session->env.get());
@@ -58,76 +150,6 @@ OrtStatus* ORT_API_CALL CreateSessionFromArray(const OrtEnv* env, const void* da
   API_END_CTX(true)
 }
 void ORT_API_CALL ReleaseSession(OrtSession* s) noexcept { delete s; }
-
-// The feeds and output names of a run, checked.
-OrtStatus* prepare_run(const char* fn, OrtSession* session, const char* const* input_names, const OrtValue* const* inputs,
-                       size_t input_len, const char* const* output_names, size_t output_len, OrtValue** outputs,
-                       spindle::Feeds& feeds, std::vector<std::string>& names) {
-  if (!session) return null_argument(fn, "session");
-  if (input_len && (!input_names || !inputs)) return null_argument(fn, !input_names ? "input_names" : "inputs");
-  if (!output_names) return null_argument(fn, "output_names");
-  if (!outputs) return null_argument(fn, "outputs");
-  if (output_len == 0) return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": output_names_len is 0; name at least one output");
-  feeds.reserve(input_len);
-  for (size_t i = 0; i < input_len; ++i) {
-    if (!input_names[i]) return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": input name " + std::to_string(i) + " is NULL");
-    if (!inputs[i]) return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": input '" + input_names[i] + "' is NULL");
-    feeds.emplace_back(input_names[i], inputs[i]->tensor);
-  }
-  // Free dimensions fixed by AddFreeDimensionOverrideByName must be fed at that size.
-  if (!session->dim_overrides.empty()) {
-    for (const auto& [name, tensor] : feeds) {
-      for (const auto& info : session->session->inputs()) {
-        if (info.name != name || !tensor.is_tensor()) continue;
-        for (size_t d = 0; d < info.dim_names.size() && d < tensor.shape().size() && d < info.shape.size(); ++d) {
-          auto it = session->dim_overrides.find(info.dim_names[d]);
-          if (it != session->dim_overrides.end() && info.shape[d] < 0 && tensor.shape()[d] != it->second)
-            return make_status(ORT_INVALID_ARGUMENT,
-                               std::string(fn) + ": input '" + name + "' has " + std::to_string(tensor.shape()[d]) +
-                                   " at dimension " + std::to_string(d) + " ('" + it->first +
-                                   "'), which the session options fix at " + std::to_string(it->second));
-        }
-      }
-    }
-  }
-  for (size_t i = 0; i < output_len; ++i) {
-    if (!output_names[i]) return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": output name " + std::to_string(i) + " is NULL");
-    names.emplace_back(output_names[i]);
-  }
-  return nullptr;
-}
-
-// Hands a run's results out. Pre-allocated outputs are filled in place; the
-// others get new values that own their memory (an output passed through
-// from a borrowed feed is copied).
-OrtStatus* deliver(const char* fn, const std::vector<std::string>& names, std::vector<spindle::Tensor>& results,
-                   OrtValue** outputs) {
-  for (size_t i = 0; i < names.size() && i < results.size(); ++i) {
-    spindle::Tensor& r = results[i];
-    if (outputs[i]) {
-      spindle::Tensor& dst = outputs[i]->tensor;
-      if (dst.dtype() != r.dtype() || dst.shape() != r.shape() || !dst.is_tensor() || !r.is_tensor())
-        return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": the value given for output '" + names[i] + "' is " +
-                                                     dst.describe() + "; the output is " + r.describe());
-      if (r.dtype() == spindle::DataType::kString) {
-        const auto* src = static_cast<const std::string*>(r.raw_data());
-        auto* d = static_cast<std::string*>(dst.raw_mutable_data());
-        for (int64_t k = 0; k < r.numel(); ++k) d[k] = src[k];
-      } else {
-        spindle::Tensor c = r.is_contiguous() ? r : r.clone();
-        if (c.nbytes()) std::memcpy(dst.raw_mutable_data(), c.raw_data(), c.nbytes());
-      }
-      continue;
-    }
-    // The caller may write into an output: one whose buffer is also held
-    // elsewhere (a constant the session keeps, a feed passed through) is copied.
-    if (r.is_tensor() && r.defined() &&
-        ((r.buffer() && (!r.buffer()->owned() || r.buffer().use_count() > 1)) || !r.is_contiguous()))
-      r = r.clone();
-    outputs[i] = new OrtValue{std::move(r)};
-  }
-  return nullptr;
-}
 
 OrtStatus* ORT_API_CALL Run(OrtSession* session, const OrtRunOptions* run_options, const char* const* input_names,
                             const OrtValue* const* inputs, size_t input_len, const char* const* output_names,

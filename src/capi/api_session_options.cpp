@@ -197,11 +197,26 @@ OrtStatus* ORT_API_CALL SessionOptionsAppendExecutionProvider(OrtSessionOptions*
 }
 
 
+// The entries added (AddSessionConfigEntry), in a new set of pairs the caller releases.
+OrtStatus* ORT_API_CALL GetSessionOptionsConfigEntries(const OrtSessionOptions* o, OrtKeyValuePairs** out) noexcept {
+  CHECK_ARG("GetSessionOptionsConfigEntries", o);
+  CHECK_ARG("GetSessionOptionsConfigEntries", out);
+  API_BEGIN
+  auto kvps = std::make_unique<OrtKeyValuePairs>();
+  for (const auto& [key, value] : o->entries) {
+    kvps->keys.push_back(key);
+    kvps->values.push_back(value);
+  }
+  kvps->sync();
+  *out = kvps.release();
+  API_END
+}
+
 }  // namespace
 
 void set_session_options_slots(OrtApi& api) {
 #define SET(name) api.name = name;
-  SET(CreateSessionOptions) SET(CloneSessionOptions) SET(ReleaseSessionOptions) SET(SetSessionExecutionMode) SET(GetSessionExecutionMode) SET(EnableProfiling) SET(DisableProfiling) SET(SetOptimizedModelFilePath) SET(EnableMemPattern) SET(DisableMemPattern) SET(GetMemPatternEnabled) SET(EnableCpuMemArena) SET(DisableCpuMemArena) SET(SetSessionLogId) SET(SetSessionLogVerbosityLevel) SET(SetSessionLogSeverityLevel) SET(SetSessionGraphOptimizationLevel) SET(SetIntraOpNumThreads) SET(SetInterOpNumThreads) SET(AddSessionConfigEntry) SET(HasSessionConfigEntry) SET(GetSessionConfigEntry) SET(DisablePerSessionThreads) SET(AddFreeDimensionOverrideByName) SET(SetDeterministicCompute) SET(SessionOptionsSetCustomCreateThreadFn) SET(SessionOptionsSetCustomThreadCreationOptions) SET(SessionOptionsSetCustomJoinThreadFn) SET(SessionOptionsAppendExecutionProvider)
+  SET(CreateSessionOptions) SET(CloneSessionOptions) SET(ReleaseSessionOptions) SET(SetSessionExecutionMode) SET(GetSessionExecutionMode) SET(EnableProfiling) SET(DisableProfiling) SET(SetOptimizedModelFilePath) SET(EnableMemPattern) SET(DisableMemPattern) SET(GetMemPatternEnabled) SET(EnableCpuMemArena) SET(DisableCpuMemArena) SET(SetSessionLogId) SET(SetSessionLogVerbosityLevel) SET(SetSessionLogSeverityLevel) SET(SetSessionGraphOptimizationLevel) SET(SetIntraOpNumThreads) SET(SetInterOpNumThreads) SET(AddSessionConfigEntry) SET(HasSessionConfigEntry) SET(GetSessionConfigEntry) SET(DisablePerSessionThreads) SET(AddFreeDimensionOverrideByName) SET(SetDeterministicCompute) SET(SessionOptionsSetCustomCreateThreadFn) SET(SessionOptionsSetCustomThreadCreationOptions) SET(SessionOptionsSetCustomJoinThreadFn) SET(SessionOptionsAppendExecutionProvider) SET(GetSessionOptionsConfigEntries)
 #undef SET
 }
 

@@ -4,22 +4,104 @@
 namespace spindle::capi {
 namespace {
 
-// ---------------------------------------------------------------- sequences
+// ---------------------------------------------------------------- sequences and maps
+
+// The type of a map value: map(key type, tensor(value type)).
+OrtTypeInfo map_type(const OrtMapValue& m) {
+  OrtTypeInfo t;
+  t.type = ONNX_TYPE_MAP;
+  t.map = std::make_shared<OrtMapTypeInfo>();
+  t.map->key = dtype_to_ort(m.keys.dtype());
+  t.map->value.type = ONNX_TYPE_TENSOR;
+  t.map->value.tensor.type = dtype_to_ort(m.values.dtype());
+  t.map->value.tensor.has_shape = false;
+  return t;
+}
+
+// A map from a keys tensor and a values tensor of as many elements: the keys
+// sorted, a key given twice keeping its first value (as ONNX Runtime's).
+OrtStatus* make_map(const OrtValue* keys_value, const OrtValue* values_value, OrtValue** out) {
+  using spindle::DataType;
+  if (!keys_value || !values_value || !keys_value->tensor.is_tensor() || !keys_value->tensor.defined() ||
+      !values_value->tensor.is_tensor() || !values_value->tensor.defined())
+    return make_status(ORT_FAIL, "CreateValue: a map is built from two tensors, its keys and its values");
+  const spindle::Tensor& keys = keys_value->tensor;
+  const spindle::Tensor& values = values_value->tensor;
+  const DataType kt = keys.dtype(), vt = values.dtype();
+  if (kt != DataType::kInt64 && kt != DataType::kString)
+    return make_status(ORT_FAIL, "CreateValue: map keys are " + std::string(spindle::dtype_name(kt)) + "; they must be int64 or string");
+  if (vt != DataType::kInt64 && vt != DataType::kString && vt != DataType::kFloat32 && vt != DataType::kFloat64)
+    return make_status(ORT_FAIL, "CreateValue: map values are " + std::string(spindle::dtype_name(vt)) +
+                                     "; they must be int64, string, float or double");
+  if (keys.numel() != values.numel())
+    return make_status(ORT_FAIL, "CreateValue: " + std::to_string(keys.numel()) + " keys and " +
+                                     std::to_string(values.numel()) + " values; a map needs as many of each");
+  const auto n = static_cast<size_t>(keys.numel());
+  const spindle::Tensor k = keys.is_contiguous() ? keys : keys.clone();
+  const spindle::Tensor v = values.is_contiguous() ? values : values.clone();
+  auto less = [&](size_t a, size_t b) {
+    if (kt == DataType::kString) return static_cast<const std::string*>(k.raw_data())[a] < static_cast<const std::string*>(k.raw_data())[b];
+    return static_cast<const int64_t*>(k.raw_data())[a] < static_cast<const int64_t*>(k.raw_data())[b];
+  };
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), less);
+  std::vector<size_t> kept;  // of each run of equal keys, the first given
+  for (size_t i = 0; i < n; ++i)
+    if (i == 0 || less(order[i - 1], order[i])) kept.push_back(order[i]);
+  const int64_t m = static_cast<int64_t>(kept.size());
+  spindle::Tensor out_keys(kt, spindle::Shape{m}), out_values(vt, spindle::Shape{m});
+  auto gather = [&](const spindle::Tensor& src, spindle::Tensor& dst) {
+    if (src.dtype() == DataType::kString) {
+      const auto* from = static_cast<const std::string*>(src.raw_data());
+      auto* to = static_cast<std::string*>(dst.raw_mutable_data());
+      for (size_t i = 0; i < kept.size(); ++i) to[i] = from[kept[i]];
+    } else {
+      const size_t es = spindle::dtype_size(src.dtype());
+      for (size_t i = 0; i < kept.size(); ++i)
+        std::memcpy(static_cast<char*>(dst.raw_mutable_data()) + i * es, static_cast<const char*>(src.raw_data()) + kept[i] * es, es);
+    }
+  };
+  gather(k, out_keys);
+  gather(v, out_values);
+  auto value = std::make_unique<OrtValue>();
+  value->map = std::make_shared<const OrtMapValue>(OrtMapValue{std::move(out_keys), std::move(out_values)});
+  *out = value.release();
+  return nullptr;
+}
 
 OrtStatus* ORT_API_CALL GetValueCount(const OrtValue* v, size_t* out) noexcept {
   CHECK_ARG("GetValueCount", v);
   CHECK_ARG("GetValueCount", out);
-  if (!v->tensor.is_sequence())
-    return make_status(ORT_INVALID_ARGUMENT, "GetValueCount: the value is not a sequence (maps are not supported)");
-  *out = v->tensor.sequence_items().size();
+  if (v->map) {
+    *out = 2;  // its keys and its values
+  } else if (v->maps) {
+    *out = v->maps->size();
+  } else if (v->tensor.is_sequence()) {
+    *out = v->tensor.sequence_items().size();
+  } else {
+    return make_status(ORT_INVALID_ARGUMENT, "GetValueCount: the value is neither a sequence nor a map");
+  }
   return nullptr;
 }
 OrtStatus* ORT_API_CALL GetValue(const OrtValue* v, int index, OrtAllocator*, OrtValue** out) noexcept {
   CHECK_ARG("GetValue", v);
   CHECK_ARG("GetValue", out);
-  if (!v->tensor.is_sequence())
-    return make_status(ORT_INVALID_ARGUMENT, "GetValue: the value is not a sequence (maps are not supported)");
   API_BEGIN
+  if (v->map) {
+    if (index != 0 && index != 1)
+      return make_status(ORT_FAIL, "GetValue: index " + std::to_string(index) + " of a map; 0 gives its keys, 1 its values");
+    *out = new OrtValue{(index == 0 ? v->map->keys : v->map->values).clone()};
+    return nullptr;
+  }
+  if (v->maps) {
+    if (index < 0 || static_cast<size_t>(index) >= v->maps->size())
+      return index_error("GetValue", static_cast<size_t>(index), v->maps->size());
+    *out = new OrtValue((*v->maps)[static_cast<size_t>(index)]);
+    return nullptr;
+  }
+  if (!v->tensor.is_sequence())
+    return make_status(ORT_INVALID_ARGUMENT, "GetValue: the value is neither a sequence nor a map");
   const auto& items = v->tensor.sequence_items();
   if (index < 0 || static_cast<size_t>(index) >= items.size()) return index_error("GetValue", static_cast<size_t>(index), items.size());
   *out = new OrtValue{items[static_cast<size_t>(index)]};
@@ -27,11 +109,34 @@ OrtStatus* ORT_API_CALL GetValue(const OrtValue* v, int index, OrtAllocator*, Or
 }
 OrtStatus* ORT_API_CALL CreateValue(const OrtValue* const* in, size_t n, enum ONNXType type, OrtValue** out) noexcept {
   CHECK_ARG("CreateValue", out);
+  if (type == ONNX_TYPE_MAP) {
+    if (n != 2)
+      return make_status(ORT_FAIL, "CreateValue: a map is built from 2 values (keys, values); " + std::to_string(n) + " given");
+    CHECK_ARG("CreateValue", in);
+    API_BEGIN
+    return make_map(in[0], in[1], out);
+    API_END
+  }
   if (type != ONNX_TYPE_SEQUENCE)
-    return make_status(ORT_NOT_IMPLEMENTED, "CreateValue: only sequences (ONNX_TYPE_SEQUENCE) are supported; spindle has no maps");
+    return make_status(ORT_NOT_IMPLEMENTED, "CreateValue: only sequences (ONNX_TYPE_SEQUENCE) and maps (ONNX_TYPE_MAP) can be built");
   if (n == 0) return make_status(ORT_INVALID_ARGUMENT, "CreateValue: a sequence needs at least one tensor (its element type)");
   CHECK_ARG("CreateValue", in);
   API_BEGIN
+  if (in[0] && in[0]->map) {
+    // A sequence of maps of one type (what ZipMap gives).
+    auto maps = std::make_shared<std::vector<OrtValue>>();
+    for (size_t i = 0; i < n; ++i) {
+      if (!in[i] || !in[i]->map || in[i]->map->keys.dtype() != in[0]->map->keys.dtype() ||
+          in[i]->map->values.dtype() != in[0]->map->values.dtype())
+        return make_status(ORT_INVALID_ARGUMENT, "CreateValue: item " + std::to_string(i) +
+                                                     " is not a map of the first item's key and value types");
+      maps->push_back(*in[i]);
+    }
+    auto value = std::make_unique<OrtValue>();
+    value->maps = std::move(maps);
+    *out = value.release();
+    return nullptr;
+  }
   std::vector<spindle::Tensor> items;
   for (size_t i = 0; i < n; ++i) {
     if (!in[i] || !in[i]->tensor.is_tensor() || !in[i]->tensor.defined())
@@ -263,6 +368,24 @@ OrtStatus* ORT_API_CALL CreateTensorAsOrtValue(OrtAllocator* a, const int64_t* s
   *out = new OrtValue{spindle::Tensor(dt, spindle::Shape(shape, shape + shape_len))};
   API_END
 }
+// Wraps the caller's memory, which `deleter`'s Free releases with the last
+// copy of the value.
+OrtStatus* ORT_API_CALL CreateTensorWithDataAndDeleterAsOrtValue(OrtAllocator* deleter, void* data, size_t data_len,
+                                                                 const int64_t* shape, size_t shape_len,
+                                                                 ONNXTensorElementDataType type, OrtValue** out) noexcept {
+  const char* fn = "CreateTensorWithDataAndDeleterAsOrtValue";
+  CHECK_ARG(fn, deleter);
+  CHECK_ARG(fn, out);
+  if (!deleter->Free) return null_argument(fn, "deleter->Free");
+  const OrtMemoryInfo* info = deleter->Info ? deleter->Info(deleter) : &kCpuInfo;
+  if (OrtStatus* s = CreateTensorWithDataAsOrtValue(info ? info : &kCpuInfo, data, data_len, shape, shape_len, type, out))
+    return s;
+  API_BEGIN
+  (*out)->owner = std::shared_ptr<void>(data, [deleter](void* p) {
+    if (p) deleter->Free(deleter, p);
+  });
+  API_END
+}
 void ORT_API_CALL ReleaseValue(OrtValue* v) noexcept { delete v; }
 
 OrtStatus* ORT_API_CALL IsTensor(const OrtValue* v, int* out) noexcept {
@@ -274,20 +397,21 @@ OrtStatus* ORT_API_CALL IsTensor(const OrtValue* v, int* out) noexcept {
 OrtStatus* ORT_API_CALL HasValue(const OrtValue* v, int* out) noexcept {
   CHECK_ARG("HasValue", v);
   CHECK_ARG("HasValue", out);
-  *out = v->tensor.is_optional() ? (v->tensor.optional_value() != nullptr) : v->tensor.defined();
+  *out = v->map || v->maps ? 1 : v->tensor.is_optional() ? (v->tensor.optional_value() != nullptr) : v->tensor.defined();
   return nullptr;
 }
 OrtStatus* ORT_API_CALL GetValueType(const OrtValue* v, ONNXType* out) noexcept {
   CHECK_ARG("GetValueType", v);
   CHECK_ARG("GetValueType", out);
   const auto& t = v->tensor;
-  *out = t.is_optional() ? ONNX_TYPE_OPTIONAL : t.is_sequence() ? ONNX_TYPE_SEQUENCE : t.defined() ? ONNX_TYPE_TENSOR : ONNX_TYPE_UNKNOWN;
+  *out = v->map ? ONNX_TYPE_MAP : v->maps ? ONNX_TYPE_SEQUENCE : t.is_optional() ? ONNX_TYPE_OPTIONAL : t.is_sequence() ? ONNX_TYPE_SEQUENCE : t.defined() ? ONNX_TYPE_TENSOR : ONNX_TYPE_UNKNOWN;
   return nullptr;
 }
 OrtStatus* tensor_only(const char* fn, const OrtValue* v) {
   if (!v) return null_argument(fn, "value");
+  // ORT_FAIL, as ONNX Runtime's check of the value's kind.
   if (!v->tensor.is_tensor() || !v->tensor.defined())
-    return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": the value is not a tensor");
+    return make_status(ORT_FAIL, std::string(fn) + ": the value is a " + (v->map ? "map" : v->maps ? "sequence of maps" : v->tensor.is_sequence() ? "sequence" : v->tensor.is_optional() ? "optional" : "value without contents") + ", not a tensor");
   return nullptr;
 }
 OrtStatus* ORT_API_CALL GetTensorMutableData(OrtValue* v, void** out) noexcept {
@@ -315,7 +439,13 @@ OrtStatus* ORT_API_CALL GetTypeInfo(const OrtValue* v, OrtTypeInfo** out) noexce
   API_BEGIN
   const spindle::Tensor& t = v->tensor;
   auto* ti = new OrtTypeInfo;
-  if (t.is_sequence()) {
+  if (v->map) {
+    *ti = map_type(*v->map);
+  } else if (v->maps) {
+    ti->type = ONNX_TYPE_SEQUENCE;
+    ti->sequence = std::make_shared<OrtSequenceTypeInfo>();
+    ti->sequence->element = map_type(*v->maps->front().map);
+  } else if (t.is_sequence()) {
     *ti = sequence_type(t.dtype());
   } else if (t.is_optional()) {
     ti->type = ONNX_TYPE_OPTIONAL;
@@ -361,6 +491,31 @@ OrtStatus* ORT_API_CALL GetTensorElementTypeAndShapeDataReference(const OrtValue
   *shape = v->tensor.shape().data();
   *count = v->tensor.shape().size();
   return nullptr;
+}
+
+// The address of one element (its indices, one per dimension).
+OrtStatus* ORT_API_CALL TensorAt(OrtValue* v, const int64_t* location, size_t count, void** out) noexcept {
+  if (OrtStatus* s = tensor_only("TensorAt", v)) return s;
+  CHECK_ARG("TensorAt", out);
+  const spindle::Tensor& t = v->tensor;
+  if (count != t.shape().size())
+    return make_status(ORT_INVALID_ARGUMENT, "TensorAt: " + std::to_string(count) + " indices for a tensor of rank " +
+                                                 std::to_string(t.shape().size()));
+  if (count) CHECK_ARG("TensorAt", location);
+  API_BEGIN
+  const spindle::Tensor c = t.is_contiguous() ? t : t.clone();
+  if (!t.is_contiguous()) v->tensor = c;
+  int64_t offset = 0;
+  for (size_t d = 0; d < count; ++d) {
+    if (location[d] < 0 || location[d] >= t.shape()[d])
+      return make_status(ORT_INVALID_ARGUMENT, "TensorAt: index " + std::to_string(location[d]) + " of dimension " +
+                                                   std::to_string(d) + " is out of range [0, " +
+                                                   std::to_string(t.shape()[d]) + ")");
+    offset = offset * t.shape()[d] + location[d];
+  }
+  const size_t element = t.dtype() == spindle::DataType::kString ? sizeof(std::string) : spindle::dtype_size(t.dtype());
+  *out = static_cast<char*>(v->tensor.raw_mutable_data()) + static_cast<size_t>(offset) * element;
+  API_END
 }
 
 // String tensors: elements are std::string objects in the tensor's buffer.
@@ -546,20 +701,33 @@ OrtStatus* ORT_API_CALL GetDenotationFromTypeInfo(const OrtTypeInfo* t, const ch
   return nullptr;
 }
 void ORT_API_CALL ReleaseTypeInfo(OrtTypeInfo* p) noexcept { delete p; }
-// spindle has no map values: a type info is never a map's, so the cast
-// gives NULL, as ONNX Runtime's does for any other kind.
-OrtStatus* ORT_API_CALL CastTypeInfoToMapTypeInfo(const OrtTypeInfo* t, const OrtMapTypeInfo** out) noexcept {
-  CHECK_ARG("CastTypeInfoToMapTypeInfo", t);
-  CHECK_ARG("CastTypeInfoToMapTypeInfo", out);
-  *out = nullptr;
+// The casts return a part of the type info (released with it); NULL for another kind.
+template <class Part>
+OrtStatus* cast_part(const char* fn, const OrtTypeInfo* t, const Part** out, ONNXType kind,
+                     std::shared_ptr<Part> OrtTypeInfo::*part) {
+  CHECK_ARG(fn, t);
+  CHECK_ARG(fn, out);
+  *out = t->type == kind ? (t->*part).get() : nullptr;
   return nullptr;
 }
-// The casts return a part of the type info (released with it); NULL for another kind.
-OrtStatus* ORT_API_CALL CastTypeInfoToSequenceTypeInfo(const OrtTypeInfo* t, const OrtSequenceTypeInfo** out) noexcept {
-  CHECK_ARG("CastTypeInfoToSequenceTypeInfo", t);
-  CHECK_ARG("CastTypeInfoToSequenceTypeInfo", out);
-  *out = t->type == ONNX_TYPE_SEQUENCE ? t->sequence.get() : nullptr;
+OrtStatus* ORT_API_CALL CastTypeInfoToMapTypeInfo(const OrtTypeInfo* t, const OrtMapTypeInfo** out) noexcept {
+  return cast_part("CastTypeInfoToMapTypeInfo", t, out, ONNX_TYPE_MAP, &OrtTypeInfo::map);
+}
+OrtStatus* ORT_API_CALL GetMapKeyType(const OrtMapTypeInfo* m, ONNXTensorElementDataType* out) noexcept {
+  CHECK_ARG("GetMapKeyType", m);
+  CHECK_ARG("GetMapKeyType", out);
+  *out = m->key;
   return nullptr;
+}
+OrtStatus* ORT_API_CALL GetMapValueType(const OrtMapTypeInfo* m, OrtTypeInfo** out) noexcept {
+  CHECK_ARG("GetMapValueType", m);
+  CHECK_ARG("GetMapValueType", out);
+  API_BEGIN
+  *out = new OrtTypeInfo(m->value);
+  API_END
+}
+OrtStatus* ORT_API_CALL CastTypeInfoToSequenceTypeInfo(const OrtTypeInfo* t, const OrtSequenceTypeInfo** out) noexcept {
+  return cast_part("CastTypeInfoToSequenceTypeInfo", t, out, ONNX_TYPE_SEQUENCE, &OrtTypeInfo::sequence);
 }
 OrtStatus* ORT_API_CALL GetSequenceElementType(const OrtSequenceTypeInfo* s, OrtTypeInfo** out) noexcept {
   CHECK_ARG("GetSequenceElementType", s);
@@ -569,10 +737,7 @@ OrtStatus* ORT_API_CALL GetSequenceElementType(const OrtSequenceTypeInfo* s, Ort
   API_END
 }
 OrtStatus* ORT_API_CALL CastTypeInfoToOptionalTypeInfo(const OrtTypeInfo* t, const OrtOptionalTypeInfo** out) noexcept {
-  CHECK_ARG("CastTypeInfoToOptionalTypeInfo", t);
-  CHECK_ARG("CastTypeInfoToOptionalTypeInfo", out);
-  *out = t->type == ONNX_TYPE_OPTIONAL ? t->optional.get() : nullptr;
-  return nullptr;
+  return cast_part("CastTypeInfoToOptionalTypeInfo", t, out, ONNX_TYPE_OPTIONAL, &OrtTypeInfo::optional);
 }
 OrtStatus* ORT_API_CALL GetOptionalContainedTypeInfo(const OrtOptionalTypeInfo* o, OrtTypeInfo** out) noexcept {
   CHECK_ARG("GetOptionalContainedTypeInfo", o);
@@ -655,7 +820,7 @@ const char* ORT_API_CALL GetBuildInfoString() noexcept { return "spindle (ONNX R
 
 void set_value_slots(OrtApi& api) {
 #define SET(name) api.name = name;
-  SET(SessionGetInputCount) SET(GetValueCount) SET(GetValue) SET(CreateValue) SET(SessionGetOutputCount) SET(SessionGetOverridableInitializerCount) SET(SessionGetOverridableInitializerName) SET(SessionGetOverridableInitializerTypeInfo) SET(SessionGetMemoryInfoForInputs) SET(SessionGetMemoryInfoForOutputs) SET(SessionGetInputTypeInfo) SET(SessionGetOutputTypeInfo) SET(SessionGetInputName) SET(SessionGetOutputName) SET(SessionEndProfiling) SET(SessionGetModelMetadata) SET(CreateCpuMemoryInfo) SET(CreateMemoryInfo) SET(ReleaseMemoryInfo) SET(CompareMemoryInfo) SET(MemoryInfoGetName) SET(MemoryInfoGetId) SET(MemoryInfoGetMemType) SET(MemoryInfoGetType) SET(MemoryInfoGetDeviceType) SET(MemoryInfoGetDeviceMemType) SET(MemoryInfoGetVendorId) SET(GetAllocatorWithDefaultOptions) SET(CreateAllocator) SET(ReleaseAllocator) SET(AllocatorAlloc) SET(AllocatorFree) SET(AllocatorGetInfo) SET(CreateTensorWithDataAsOrtValue) SET(CreateTensorAsOrtValue) SET(ReleaseValue) SET(IsTensor) SET(HasValue) SET(GetValueType) SET(GetTensorMutableData) SET(GetTensorData) SET(GetTensorTypeAndShape) SET(GetTypeInfo) SET(GetTensorMemoryInfo) SET(GetTensorSizeInBytes) SET(GetTensorElementTypeAndShapeDataReference) SET(FillStringTensor) SET(FillStringTensorElement) SET(GetResizedStringTensorElementBuffer) SET(GetStringTensorDataLength) SET(GetStringTensorElementLength) SET(GetStringTensorElement) SET(GetStringTensorContent) SET(CreateTensorTypeAndShapeInfo) SET(ReleaseTensorTypeAndShapeInfo) SET(SetTensorElementType) SET(SetDimensions) SET(GetTensorElementType) SET(GetDimensionsCount) SET(GetDimensions) SET(GetSymbolicDimensions) SET(SetSymbolicDimensions) SET(GetTensorShapeElementCount) SET(TensorTypeAndShape_HasShape) SET(CastTypeInfoToTensorInfo) SET(GetOnnxTypeFromTypeInfo) SET(GetDenotationFromTypeInfo) SET(ReleaseTypeInfo) SET(CastTypeInfoToMapTypeInfo) SET(CastTypeInfoToSequenceTypeInfo) SET(GetSequenceElementType) SET(CastTypeInfoToOptionalTypeInfo) SET(GetOptionalContainedTypeInfo) SET(CreateKeyValuePairs) SET(AddKeyValuePair) SET(GetKeyValue) SET(GetKeyValuePairs) SET(RemoveKeyValuePair) SET(ReleaseKeyValuePairs) SET(GetAvailableProviders) SET(ReleaseAvailableProviders) SET(GetBuildInfoString)
+  SET(SessionGetInputCount) SET(GetValueCount) SET(GetValue) SET(CreateValue) SET(SessionGetOutputCount) SET(SessionGetOverridableInitializerCount) SET(SessionGetOverridableInitializerName) SET(SessionGetOverridableInitializerTypeInfo) SET(SessionGetMemoryInfoForInputs) SET(SessionGetMemoryInfoForOutputs) SET(SessionGetInputTypeInfo) SET(SessionGetOutputTypeInfo) SET(SessionGetInputName) SET(SessionGetOutputName) SET(SessionEndProfiling) SET(SessionGetModelMetadata) SET(CreateCpuMemoryInfo) SET(CreateMemoryInfo) SET(ReleaseMemoryInfo) SET(CompareMemoryInfo) SET(MemoryInfoGetName) SET(MemoryInfoGetId) SET(MemoryInfoGetMemType) SET(MemoryInfoGetType) SET(MemoryInfoGetDeviceType) SET(MemoryInfoGetDeviceMemType) SET(MemoryInfoGetVendorId) SET(GetAllocatorWithDefaultOptions) SET(CreateAllocator) SET(ReleaseAllocator) SET(AllocatorAlloc) SET(AllocatorFree) SET(AllocatorGetInfo) SET(CreateTensorWithDataAsOrtValue) SET(CreateTensorAsOrtValue) SET(ReleaseValue) SET(CreateTensorWithDataAndDeleterAsOrtValue) SET(TensorAt) SET(IsTensor) SET(HasValue) SET(GetValueType) SET(GetTensorMutableData) SET(GetTensorData) SET(GetTensorTypeAndShape) SET(GetTypeInfo) SET(GetTensorMemoryInfo) SET(GetTensorSizeInBytes) SET(GetTensorElementTypeAndShapeDataReference) SET(FillStringTensor) SET(FillStringTensorElement) SET(GetResizedStringTensorElementBuffer) SET(GetStringTensorDataLength) SET(GetStringTensorElementLength) SET(GetStringTensorElement) SET(GetStringTensorContent) SET(CreateTensorTypeAndShapeInfo) SET(ReleaseTensorTypeAndShapeInfo) SET(SetTensorElementType) SET(SetDimensions) SET(GetTensorElementType) SET(GetDimensionsCount) SET(GetDimensions) SET(GetSymbolicDimensions) SET(SetSymbolicDimensions) SET(GetTensorShapeElementCount) SET(TensorTypeAndShape_HasShape) SET(CastTypeInfoToTensorInfo) SET(GetOnnxTypeFromTypeInfo) SET(GetDenotationFromTypeInfo) SET(ReleaseTypeInfo) SET(CastTypeInfoToMapTypeInfo) SET(GetMapKeyType) SET(GetMapValueType) SET(CastTypeInfoToSequenceTypeInfo) SET(GetSequenceElementType) SET(CastTypeInfoToOptionalTypeInfo) SET(GetOptionalContainedTypeInfo) SET(CreateKeyValuePairs) SET(AddKeyValuePair) SET(GetKeyValue) SET(GetKeyValuePairs) SET(RemoveKeyValuePair) SET(ReleaseKeyValuePairs) SET(GetAvailableProviders) SET(ReleaseAvailableProviders) SET(GetBuildInfoString)
 #undef SET
 }
 

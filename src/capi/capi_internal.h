@@ -49,6 +49,14 @@ struct OrtEnv {
   OrtLoggingLevel level = ORT_LOGGING_LEVEL_WARNING;
   std::string logid;
   bool custom_logger = false;  // set the process's log sink (restored to stderr on release)
+  // Memory (by name) with an allocator registered for sessions to share;
+  // spindle's sessions plan their own memory, so this is bookkeeping only.
+  std::map<std::string, int> shared_allocators;
+};
+
+// An arena configuration (CreateArenaCfg, CreateArenaCfgV2): kept, not acted on.
+struct OrtArenaCfg {
+  std::map<std::string, size_t> values;
 };
 
 struct OrtSessionOptions {
@@ -69,8 +77,24 @@ struct OrtSession {
   std::map<std::string, int64_t> dim_overrides;
 };
 
+struct OrtMapValue;
+
+// A value: a tensor, a sequence of tensors or an optional (`tensor`, as
+// spindle's runs take and give them), or, built through the API only, a map
+// (`map`) or a sequence of maps (`maps`; `tensor` is then undefined).
 struct OrtValue {
   spindle::Tensor tensor;
+  std::shared_ptr<const OrtMapValue> map;
+  std::shared_ptr<const std::vector<OrtValue>> maps;
+  // Memory of the caller's that a deleter frees with the last copy of the
+  // value (CreateTensorWithDataAndDeleterAsOrtValue).
+  std::shared_ptr<void> owner;
+};
+
+// A map: 1-D keys (int64 or string) sorted, each once, and 1-D values of
+// the same length.
+struct OrtMapValue {
+  spindle::Tensor keys, values;
 };
 
 struct OrtMemoryInfo {
@@ -95,20 +119,27 @@ struct OrtTensorTypeAndShapeInfo {
 
 struct OrtSequenceTypeInfo;
 struct OrtOptionalTypeInfo;
+struct OrtMapTypeInfo;
 
 // A value's type: a tensor (`tensor`), a sequence (`sequence`: its element
-// type) or an optional (`optional`: what it holds). Immutable once built, so
-// copies share the parts.
+// type), an optional (`optional`: what it holds) or a map (`map`: its key
+// and value types). Immutable once built, so copies share the parts.
 struct OrtTypeInfo {
   ONNXType type = ONNX_TYPE_UNKNOWN;
   OrtTensorTypeAndShapeInfo tensor;
   std::string denotation;
   std::shared_ptr<OrtSequenceTypeInfo> sequence;
   std::shared_ptr<OrtOptionalTypeInfo> optional;
+  std::shared_ptr<OrtMapTypeInfo> map;
 };
 
 struct OrtSequenceTypeInfo {
   OrtTypeInfo element;
+};
+
+struct OrtMapTypeInfo {
+  ONNXTensorElementDataType key = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  OrtTypeInfo value;
 };
 
 struct OrtOptionalTypeInfo {
@@ -209,6 +240,21 @@ inline OrtStatus* from_status(const spindle::Status& s, bool creating = false) {
 #define API_END API_END_CTX(false)
 #define CHECK_ARG(fn, arg) \
   if (!(arg)) return null_argument(fn, #arg)
+
+// ---------------------------------------------------------------- runs
+
+// The feeds and output names of a run (Run, RunAsync, RunWithBinding), checked.
+OrtStatus* prepare_run(const char* fn, OrtSession* session, const char* const* input_names, const OrtValue* const* inputs,
+                       size_t input_len, const char* const* output_names, size_t output_len, OrtValue** outputs,
+                       Feeds& feeds, std::vector<std::string>& names);
+
+// Hands a run's results out: a non-NULL outputs[i] (pre-allocated, or bound)
+// is written in place after all of them are checked (same element type and
+// shape, else nothing is written); a NULL one gets a new value.
+OrtStatus* deliver(const char* fn, const std::vector<std::string>& names, std::vector<Tensor>& results, OrtValue** outputs);
+
+// The error for a value spindle cannot feed to a run (a map), or NULL.
+OrtStatus* feed_error(const char* fn, const char* name, const OrtValue* value);
 
 // ---------------------------------------------------------------- types
 
@@ -367,6 +413,7 @@ void set_session_options_slots(OrtApi& api);
 void set_session_slots(OrtApi& api);
 void set_value_slots(OrtApi& api);
 void set_custom_op_slots(OrtApi& api);
+void set_binding_slots(OrtApi& api);
 
 // The table every caller gets (api.cpp), handed to custom-op libraries.
 const OrtApiBase* api_base();
@@ -375,5 +422,10 @@ const OrtApiBase* api_base();
 // RegisterCustomOps registers to `options` (RegisterCustomOpsLibrary_V2 for
 // spindle's own SessionOptions; the Python module's register_custom_ops_library).
 Status register_custom_ops_library(SessionOptions& options, const std::string& path);
+
+// Makes the custom ops of ONNX Runtime's C API in `opts` the session's: their
+// kernels' loggers (KernelInfo_GetLogger, KernelContext_GetLogger) log at
+// opts' severity with its log id. The options the program holds keep theirs.
+void bind_custom_op_logging(SessionOptions& opts);
 
 }  // namespace spindle::capi

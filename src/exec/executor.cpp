@@ -134,8 +134,8 @@ void inline_constant_captures(const graph::Node& n, const graph::Graph& enclosin
 }
 
 // What a custom op's kernel is told about its node: names, the types known
-// now (graph inputs, constants, the op's declared outputs) and the plain
-// attributes.
+// now (graph inputs, constants, the op's declared or inferred outputs) and
+// the plain attributes.
 CustomKernelInfo custom_kernel_info(const graph::Graph& g, const graph::Node& n, const CustomOp& op) {
   CustomKernelInfo info;
   info.node_name = n.name;
@@ -152,21 +152,14 @@ CustomKernelInfo custom_kernel_info(const graph::Graph& g, const graph::Node& n,
       if (g.inputs[k] == id) t = g.input_info[k].dtype;
     info.input_types.push_back(t);
   }
-  const std::vector<DataType> declared = op.output_types();
-  for (size_t o = 0; o < n.outputs.size(); ++o) {
+  for (size_t o = 0; o < n.outputs.size(); ++o)
     info.output_names.push_back(n.outputs[o] >= 0 ? g.value_name(n.outputs[o]) : "");
-    info.output_types.push_back(kernels::declared_type(declared, o));
-  }
-  for (const auto& entry : n.attrs.all()) {
-    const std::string& name = entry.first;  // a plain reference: lambdas may not capture structured bindings (clang)
-    std::visit(
-        [&](const auto& v) {
-          using V = std::decay_t<decltype(v)>;
-          if constexpr (std::is_constructible_v<CustomAttribute, V> && !std::is_same_v<V, GraphAttr>)
-            info.attributes.emplace(name, CustomAttribute(v));
-        },
-        entry.second);
-  }
+  info.attributes = kernels::custom_attributes(n.attrs);
+  // The declared output types, with those the op leaves open inferred from this node.
+  const std::vector<DataType> declared = op.output_types();
+  std::vector<DataType> types;
+  for (size_t o = 0; o < n.outputs.size(); ++o) types.push_back(kernels::declared_type(declared, o));
+  info.output_types = kernels::inferred_output_types(op, info, std::move(types));
   return info;
 }
 

@@ -114,8 +114,25 @@ void infer_output_types(Graph& g, const std::map<std::string, DataType>& outer, 
       } catch (const Error&) {
         // An undeclarable type: creating the node's kernel reports it; the types stay unknown.
       }
+      std::vector<DataType> out;
+      for (size_t o = 0; o < n.outputs.size(); ++o) out.push_back(kernels::declared_type(declared, o));
+      // Outputs the op leaves open: its own inference (ONNX Runtime's InferOutputShapeFn) may know them.
+      if (std::find(out.begin(), out.end(), DataType::kUndefined) != out.end()) {
+        CustomKernelInfo node;
+        node.node_name = n.name;
+        node.op_type = n.op_type;
+        node.domain = n.domain;
+        node.opset = n.opset;
+        for (size_t i = 0; i < n.inputs.size() - n.outer_names.size(); ++i) {
+          node.input_names.push_back(n.inputs[i] >= 0 ? g.value_name(n.inputs[i]) : "");
+          node.input_types.push_back(in[i]);
+        }
+        for (int id : n.outputs) node.output_names.push_back(id >= 0 ? g.value_name(id) : "");
+        node.attributes = kernels::custom_attributes(n.attrs);
+        out = kernels::inferred_output_types(*op, node, std::move(out));
+      }
       for (size_t o = 0; o < n.outputs.size(); ++o)
-        if (n.outputs[o] >= 0) type[static_cast<size_t>(n.outputs[o])] = kernels::declared_type(declared, o);
+        if (n.outputs[o] >= 0) type[static_cast<size_t>(n.outputs[o])] = out[o];
       continue;
     }
     for (size_t o = 0; o < n.outputs.size(); ++o)

@@ -772,8 +772,12 @@ int main(int argc, char** argv) {
     ort->ReleaseValue(bad);
   }
   if (!on_onnxruntime) {
-    OrtIoBinding* binding = NULL;
-    EXPECT_ERROR(ort->CreateIoBinding(session, &binding), ORT_NOT_IMPLEMENTED);
+    OrtAllocator* allocator = NULL;
+    CHECK(ort->GetAllocatorWithDefaultOptions(&allocator));
+    const int64_t dense[1] = {4};
+    OrtValue* sparse = NULL;
+    EXPECT_ERROR(ort->CreateSparseTensorAsOrtValue(allocator, dense, 1, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &sparse),
+                 ORT_NOT_IMPLEMENTED);
   }
 
   ort->ReleaseSession(session);

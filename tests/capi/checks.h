@@ -24,3 +24,9 @@
       failures++;                                                          \
     }                                                                      \
   } while (0)
+
+/* The program's exit status: 1 (and the count on stderr) when a check
+ * failed, else 0 (and "NAME: all checks passed"). */
+#define CHECKS_DONE(name)                                                    \
+  (failures ? (fprintf(stderr, "%d check(s) failed\n", failures), 1)        \
+            : (printf("%s: all checks passed\n", (name)), 0))

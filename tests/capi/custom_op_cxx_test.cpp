@@ -4,11 +4,15 @@
 // a model using them run at 1 and 2 intra-op threads, outputs checked
 // against values computed here (bitwise equal at both counts), an op's
 // error status surfacing as Ort::Exception with its message, and the
-// session usable afterwards.
+// session usable afterwards; a kernel's log messages counted in the
+// environment's custom logger; with CONVERT_MODEL (make_models.py's
+// convert.onnx) an op whose output type only its InferOutputShape
+// (Ort::ShapeInferContext) knows.
 //
-//   custom_op_cxx_test CUSTOM_OPS_MODEL CUSTOM_FAIL_MODEL [--onnxruntime]
+//   custom_op_cxx_test CUSTOM_OPS_MODEL CUSTOM_FAIL_MODEL [CONVERT_MODEL] [--onnxruntime]
 #include <onnxruntime_cxx_api.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -21,9 +25,17 @@
 namespace {
 int failures = 0;
 
+// The environment's log: messages of the kernels counted.
+std::atomic<int> computed_messages{0}, hidden_messages{0};
+void ORT_API_CALL log_sink(void*, OrtLoggingLevel, const char*, const char*, const char*, const char* message) {
+  if (std::strstr(message, "ParallelIds: computed")) computed_messages++;
+  if (std::strstr(message, "ParallelIds: below")) hidden_messages++;
+}
+
 const test_ops::ScaledSumOp scaled_sum;
 const test_ops::ParallelIdsOp parallel_ids;
 const test_ops::FailIfOp fail_if;
+const test_ops::ConvertOp convert;
 
 std::vector<float> run(Ort::Env& env, Ort::CustomOpDomain& domain, const char* model, int threads,
                        const std::vector<float>& a, const std::vector<float>& b) {
@@ -54,11 +66,12 @@ std::vector<float> run(Ort::Env& env, Ort::CustomOpDomain& domain, const char* m
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: custom_op_cxx_test CUSTOM_OPS_MODEL CUSTOM_FAIL_MODEL [--onnxruntime]\n");
+    std::fprintf(stderr, "usage: custom_op_cxx_test CUSTOM_OPS_MODEL CUSTOM_FAIL_MODEL [CONVERT_MODEL] [--onnxruntime]\n");
     return 2;
   }
-  const bool on_onnxruntime = argc > 3 && std::strcmp(argv[3], "--onnxruntime") == 0;
-  Ort::Env env(ORT_LOGGING_LEVEL_WARNING, "custom_op_cxx_test");
+  const bool on_onnxruntime = std::strcmp(argv[argc - 1], "--onnxruntime") == 0;
+  const char* convert_model = argc > 3 && std::strcmp(argv[3], "--onnxruntime") != 0 ? argv[3] : nullptr;
+  Ort::Env env(ORT_LOGGING_LEVEL_WARNING, "custom_op_cxx_test", log_sink, nullptr);
   Ort::CustomOpDomain domain("test.domain");
   domain.Add(&scaled_sum);
   domain.Add(&parallel_ids);
@@ -72,6 +85,8 @@ int main(int argc, char** argv) {
   const std::vector<float> one = run(env, domain, argv[1], 1, a, b);
   const std::vector<float> two = run(env, domain, argv[1], 2, a, b);
   EXPECT(one == two);
+  // Each ParallelIds compute logged once at WARNING; its INFO message is below the session's level.
+  EXPECT(computed_messages.load() == 2 && hidden_messages.load() == 0);
   for (size_t i = 0; i < a.size(); ++i) {
     const float want = 0.5f * (a[i] - b[i]);
     if (one[i] != want || one[a.size() + i] != 2.0f * want) {
@@ -102,6 +117,26 @@ int main(int argc, char** argv) {
   auto y = session.Run(Ort::RunOptions{nullptr}, &in_name, &ok, 1, &out_name, 1);
   const float* out = y[0].GetTensorData<float>();
   EXPECT(out[0] == 5.0f && out[1] == 4.0f);
+
+  // Convert's output type comes from its InferOutputShape (Ort::ShapeInferContext).
+  if (convert_model) {
+    Ort::CustomOpDomain infer_domain("infer.domain");
+    infer_domain.Add(&convert);
+    Ort::SessionOptions convert_options;
+    convert_options.Add(infer_domain);
+    Ort::Session convert_session(env, convert_model, convert_options);
+    EXPECT(convert_session.GetOutputTypeInfo(1).GetTensorTypeAndShapeInfo().GetElementType() ==
+           ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64);
+    float xs[3] = {1.5f, -2.5f, 7.0f};
+    const int64_t n3[1] = {3};
+    auto memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+    Ort::Value xv = Ort::Value::CreateTensor<float>(memory, xs, 3, n3, 1);
+    const char* x_name = "x";
+    const char* z_name = "z";
+    auto z = convert_session.Run(Ort::RunOptions{nullptr}, &x_name, &xv, 1, &z_name, 1);
+    const int64_t* zs = z[0].GetTensorData<int64_t>();
+    EXPECT(zs[0] == 2 && zs[1] == -4 && zs[2] == 14);
+  }
 
   if (failures) {
     std::fprintf(stderr, "%d check(s) failed\n", failures);

@@ -8,7 +8,9 @@
 //   ParallelIds(X; batches: int) -> Y = 2 * X, T: int64 [batches]
 //       Y computed by KernelContext::ParallelFor in `batches` batches; T[b]
 //       is the Linux thread id that ran batch b (each batch also waits 20 ms
-//       so that every pool thread gets a batch). Status-returning callbacks.
+//       so that every pool thread gets a batch), then logs "ParallelIds:
+//       computed" at WARNING through the session's logger (ORT_CXX_LOG).
+//       Status-returning callbacks.
 //   FailIf(X) -> Y = X, or an error status naming the first negative element.
 #pragma once
 
@@ -88,6 +90,8 @@ struct ParallelIdsKernel {
              ctx.GetOutput(1, std::vector<int64_t>{batches_}).GetTensorMutableData<int64_t>(),
              x.GetTensorTypeAndShapeInfo().GetElementCount(), static_cast<size_t>(batches_)};
       ctx.ParallelFor(batch, w.batches, w.batches, &w);
+      ORT_CXX_LOG(ctx.GetLogger(), ORT_LOGGING_LEVEL_WARNING, "ParallelIds: computed");
+      ORT_CXX_LOG(ctx.GetLogger(), ORT_LOGGING_LEVEL_INFO, "ParallelIds: below the session's level");
       return nullptr;
     } catch (const Ort::Exception& e) {
       return status_of(e);
@@ -144,6 +148,60 @@ struct FailIfOp : Ort::CustomOpBase<FailIfOp, FailIfKernel, true> {
   ONNXTensorElementDataType GetInputType(size_t) const { return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT; }
   size_t GetOutputTypeCount() const { return 1; }
   ONNXTensorElementDataType GetOutputType(size_t) const { return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT; }
+};
+
+// Convert(X float; to: int) -> Y of element type `to` (float or int64), in
+// the domain "infer.domain" (make_models.py's convert.onnx): the declared
+// output type is undefined and InferOutputShape chooses it.
+struct ConvertKernel {
+  ConvertKernel(const OrtApi&, const OrtKernelInfo* info) { to_ = Ort::ConstKernelInfo(info).GetAttribute<int64_t>("to"); }
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) {
+    try {
+      Ort::KernelContext ctx(context);
+      Ort::ConstValue x = ctx.GetInput(0);
+      const std::vector<int64_t> shape = x.GetTensorTypeAndShapeInfo().GetShape();
+      const size_t n = x.GetTensorTypeAndShapeInfo().GetElementCount();
+      const float* in = x.GetTensorData<float>();
+      Ort::UnownedValue y = ctx.GetOutput(0, shape);
+      if (y.GetTensorTypeAndShapeInfo().GetElementType() != to_)
+        return Ort::GetApi().CreateStatus(ORT_FAIL, "Convert: the output's type is not 'to'");
+      if (to_ == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) {
+        int64_t* out = y.GetTensorMutableData<int64_t>();
+        for (size_t i = 0; i < n; ++i) out[i] = static_cast<int64_t>(in[i]);
+      } else {
+        float* out = y.GetTensorMutableData<float>();
+        for (size_t i = 0; i < n; ++i) out[i] = in[i];
+      }
+      return nullptr;
+    } catch (const Ort::Exception& e) {
+      return status_of(e);
+    }
+  }
+
+ private:
+  int64_t to_ = 0;
+};
+
+struct ConvertOp : Ort::CustomOpBase<ConvertOp, ConvertKernel, true> {
+  OrtStatusPtr CreateKernelV2(const OrtApi& api, const OrtKernelInfo* info, void** kernel) const {
+    try {
+      *kernel = new ConvertKernel(api, info);
+      return nullptr;
+    } catch (const Ort::Exception& e) {
+      return status_of(e);
+    }
+  }
+  static Ort::Status InferOutputShape(Ort::ShapeInferContext& ctx) {
+    const int64_t to = ctx.GetAttrInt("to");
+    if (to != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT && to != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64)
+      return Ort::Status("Convert: 'to' must be float (1) or int64 (7)", ORT_INVALID_ARGUMENT);
+    return ctx.SetOutputShape(0, ctx.GetInputShape(0), static_cast<ONNXTensorElementDataType>(to));
+  }
+  const char* GetName() const { return "Convert"; }
+  size_t GetInputTypeCount() const { return 1; }
+  ONNXTensorElementDataType GetInputType(size_t) const { return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT; }
+  size_t GetOutputTypeCount() const { return 1; }
+  ONNXTensorElementDataType GetOutputType(size_t) const { return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED; }
 };
 
 }  // namespace test_ops

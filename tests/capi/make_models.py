@@ -17,8 +17,17 @@ custom_ops.onnx, custom_fail.onnx: custom ops of the domain "test.domain"
                       y, tids = ParallelIds(s; batches=4)
   x float32 [n]    -> y = FailIf(x)
 
+convert.onnx, convert_bad.onnx: a custom op of the domain "infer.domain"
+(custom_infer_test.c) whose output type its InferOutputShapeFn chooses:
+  x float32 [n] -> y = Convert(x; to=7 (int64)), z = Add(y, y) (z's type left to inference)
+  convert_bad.onnx: the same with to=5 (int16), which the inference refuses
+
 const.onnx: outputs the caller may write into without harm:
   x float32 [2] -> y = Identity(x) (a feed passed through), w (an initializer)
+
+bind.onnx: IO bindings (two inputs, two outputs):
+  f float32 [batch, 3] -> f_out = Relu(f) * 2;  i64 int64 [batch, 3] -> i64_out = i64 + 7
+relu.onnx: its float part alone (f -> f_out), for the IO-binding sample
 
 seq.onnx: sequences through the API:
   items seq(float32 [n]), x float32 [n] -> joined = SequenceInsert(items, x),
@@ -75,6 +84,17 @@ helper.set_model_props(model, {"purpose": "c-api", "owner": "spindle"})
 onnx.checker.check_model(model)
 onnx.save(model, f"{out_dir}/types.onnx")
 
+bind_graph = helper.make_graph(nodes[:5], "capi_bind", inputs[:2], outputs[:2])
+bind_model = helper.make_model(bind_graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="capi-test")
+bind_model.ir_version = 8
+onnx.checker.check_model(bind_model)
+onnx.save(bind_model, f"{out_dir}/bind.onnx")
+relu_graph = helper.make_graph(nodes[:3], "capi_relu", inputs[:1], outputs[:1])
+relu_model = helper.make_model(relu_graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="capi-test")
+relu_model.ir_version = 8
+onnx.checker.check_model(relu_model)
+onnx.save(relu_model, f"{out_dir}/relu.onnx")
+
 seq_type = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, ["n"]))
 seq_graph = helper.make_graph(
     [helper.make_node("SequenceInsert", ["items", "x"], ["joined"]),
@@ -118,3 +138,15 @@ fail_graph = helper.make_graph(
 fail_model = helper.make_model(fail_graph, opset_imports=custom_opsets, producer_name="capi-test")
 fail_model.ir_version = 8
 onnx.save(fail_model, f"{out_dir}/custom_fail.onnx")
+
+infer_opsets = [helper.make_opsetid("", 17), helper.make_opsetid("infer.domain", 1)]
+for name, to in (("convert", TensorProto.INT64), ("convert_bad", TensorProto.INT16)):
+    convert_graph = helper.make_graph(
+        [helper.make_node("Convert", ["x"], ["y"], domain="infer.domain", to=to),
+         helper.make_node("Add", ["y", "y"], ["z"])],
+        "capi_" + name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, ["n"]), onnx.ValueInfoProto(name="z")])
+    convert_model = helper.make_model(convert_graph, opset_imports=infer_opsets, producer_name="capi-test")
+    convert_model.ir_version = 8
+    onnx.save(convert_model, f"{out_dir}/{name}.onnx")

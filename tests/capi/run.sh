@@ -11,6 +11,10 @@
 #   run.sh on_onnxruntime  TEST ARGS...
 #       TEST ARGS... --onnxruntime on ONNX Runtime's library (the custom-op
 #       programs); 77 = skipped when it is absent.
+#   run.sh sample       SAMPLE WORKDIR [--onnxruntime]
+#       the IO-binding sample on the PP-OCR classifier (WORKDIR/relu.onnx when
+#       it is absent), on spindle's library or with --onnxruntime on ONNX
+#       Runtime's (77 = skipped when it is absent).
 #   run.sh symbols      LIBONNXRUNTIME
 #       the library exports OrtGetApiBase@@VERS_1.30.0 and
 #       OrtSessionOptionsAppendExecutionProvider_CPU@@VERS_1.30.0, nothing else.
@@ -50,6 +54,20 @@ case $1 in
     fi
     shift
     LD_LIBRARY_PATH=$ort_dir "$@" --onnxruntime
+    ;;
+  sample)
+    sample=$2 work=$3
+    model=$cls
+    [[ -f $model ]] || model=$work/relu.onnx
+    if [[ ${4:-} == --onnxruntime ]]; then
+      if [[ ! -f $ort_dir/libonnxruntime.so.1 ]]; then
+        echo "skipped: ONNX Runtime's library not found in $ort_dir"
+        exit 77
+      fi
+      LD_LIBRARY_PATH=$ort_dir "$sample" "$model" --onnxruntime
+    else
+      "$sample" "$model"
+    fi
     ;;
   symbols)
     lib=$2

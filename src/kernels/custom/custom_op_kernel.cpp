@@ -1,6 +1,10 @@
 // custom_op_kernel.cpp — application-defined operators run as kernels.
 #include "kernels/custom/custom_op_kernel.h"
 
+#include <algorithm>
+#include <type_traits>
+#include <variant>
+
 #include <fmt/format.h>
 
 namespace spindle::kernels {
@@ -21,6 +25,37 @@ std::shared_ptr<const CustomOp> find_custom_op(const CustomOpDomains* ops, const
 DataType declared_type(const std::vector<DataType>& types, size_t i) {
   if (types.empty()) return DataType::kUndefined;
   return types[std::min(i, types.size() - 1)];
+}
+
+std::vector<DataType> inferred_output_types(const CustomOp& op, const CustomKernelInfo& node,
+                                            std::vector<DataType> declared) {
+  const auto* inference = dynamic_cast<const CustomTypeInference*>(&op);
+  if (!inference || std::none_of(declared.begin(), declared.end(), [](DataType t) { return t == DataType::kUndefined; }))
+    return declared;
+  std::vector<DataType> inferred;
+  try {
+    inferred = inference->infer_output_types(node);
+  } catch (const Error&) {
+    return declared;  // as ONNX Runtime: the op's refusal leaves the types to the model
+  }
+  for (size_t o = 0; o < declared.size() && o < inferred.size(); ++o)
+    if (declared[o] == DataType::kUndefined) declared[o] = inferred[o];
+  return declared;
+}
+
+std::map<std::string, CustomAttribute> custom_attributes(const Attributes& attrs) {
+  std::map<std::string, CustomAttribute> out;
+  for (const auto& entry : attrs.all()) {
+    const std::string& name = entry.first;  // a plain reference: lambdas may not capture structured bindings (clang)
+    std::visit(
+        [&](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_constructible_v<CustomAttribute, V> && !std::is_same_v<V, GraphAttr>)
+            out.emplace(name, CustomAttribute(v));
+        },
+        entry.second);
+  }
+  return out;
 }
 
 namespace {
