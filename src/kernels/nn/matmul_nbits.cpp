@@ -226,17 +226,28 @@ class MatMulNBitsKernel final : public OpKernel {
                float* y) const {
     static const auto q8_fn = SPINDLE_ISA_SELECT(nbits_gemv_q8);
     static const bool vnni = cpu_has_avx512_vnni();
-    const int64_t ld = k_blocks_ * block_size_;
-    // Scratch: the codes, then the scales and the sums (4-byte aligned: ld is a multiple of 16).
-    const size_t floats = static_cast<size_t>(rows * ld / 4 + 2 * rows * k_blocks_);
+    const int64_t ld = round_up(k_blocks_ * block_size_, 64);
+    // Scratch: the codes, then the scales, the scaled sums, the sums and the lane scales (4-byte aligned).
+    const int64_t steps = ld / 64;
+    const size_t floats = static_cast<size_t>(rows * ld / 4 + 3 * rows * k_blocks_ + rows * steps * 16);
     float* buf = scratch_floats(kSharedScratchSlot, floats);
     auto* q = reinterpret_cast<int8_t*>(buf);
     float* qscale = buf + rows * ld / 4;
-    auto* qsum = reinterpret_cast<int32_t*>(qscale + rows * k_blocks_);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t b = 0; b < k_blocks_; ++b)
-        quantize_block(a + r * K_, b, q + r * ld + b * block_size_, qscale[r * k_blocks_ + b],
-                       qsum[r * k_blocks_ + b]);
+    float* qscaled = qscale + rows * k_blocks_;
+    auto* qsum = reinterpret_cast<int32_t*>(qscaled + rows * k_blocks_);
+    float* lanes = qscaled + 2 * rows * k_blocks_;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t b = 0; b < k_blocks_; ++b) {
+        const int64_t i = r * k_blocks_ + b;
+        quantize_block(a + r * K_, b, q + r * ld + b * block_size_, qscale[i], qsum[i]);
+        qscaled[i] = qscale[i] * static_cast<float>(qsum[i]);
+      }
+      std::memset(q + r * ld + k_blocks_ * block_size_, 0, static_cast<size_t>(ld - k_blocks_ * block_size_));
+      for (int64_t j = 0; j < steps * 16; ++j) {  // 32-bit lane j holds values 4j..4j+3
+        const int64_t b = 4 * j / block_size_;
+        lanes[r * steps * 16 + j] = b < k_blocks_ ? qscale[r * k_blocks_ + b] : 0.0f;
+      }
+    }
     std::vector<int32_t> run_zero;
     const int32_t* zint = zero_int_.data();
     if (!(owned_ && w.zero == zero_.data() && !zero_int_.empty())) {
@@ -245,7 +256,7 @@ class MatMulNBitsKernel final : public OpKernel {
       zint = run_zero.data();
     }
     const int64_t nt = gemv_columns_per_block(), blocks = ceil_div(N_, nt);
-    parallel_for(ctx.pool(), 0, blocks, 1, gemm_cost(rows, nt, K_ / 16), [&](int64_t b0, int64_t b1) {
+    parallel_for(ctx.pool(), 0, blocks, 1, gemm_cost(rows, nt, K_ / 8), [&](int64_t b0, int64_t b1) {
       for (int64_t blk = b0; blk < b1; ++blk) {
         const int64_t n0 = blk * nt, n1 = std::min(N_, n0 + nt);
         for (int64_t r0 = 0; r0 < rows; r0 += kNbitsGemvMaxRows) {
@@ -253,6 +264,8 @@ class MatMulNBitsKernel final : public OpKernel {
           p.q = q + r0 * ld;
           p.scale = qscale + r0 * k_blocks_;
           p.sum = qsum + r0 * k_blocks_;
+          p.scaled_sum = qscaled + r0 * k_blocks_;
+          p.lane_scale = lanes + r0 * steps * 16;
           p.ld = ld;
           p.rows = std::min(kNbitsGemvMaxRows, rows - r0);
           p.zero = zint;

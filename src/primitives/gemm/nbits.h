@@ -57,14 +57,22 @@ struct NbitsGemv {
 //   Y[r][n] = sum over blocks b, in order, of
 //             float(sum_k qa * qb - zero * sum_k qa) * (scale_a * scale_b)
 //
-// with integer zero points (qb the 4-bit code): the integer sums are exact,
-// whatever instructions compute them; the float sum runs over the blocks
-// in order, so results do not depend on which columns a call is given.
+// with integer zero points (qb the 4-bit code). The integer sums are exact,
+// whatever instructions compute them; the float sums run in an order set by
+// the shape (per ISA level), so results do not depend on which columns a
+// call is given. At AVX-512 the zero-point term is summed apart, as
+// sum over b of zero * scale_b * scaled_sum.
 struct NbitsQ8A {
   const int8_t* q = nullptr;     // rows x ld bytes
   const float* scale = nullptr;  // rows x k_blocks
   const int32_t* sum = nullptr;  // rows x k_blocks: sum of the block's q
-  int64_t ld = 0;                // k_blocks * block_size
+  const float* scaled_sum = nullptr;  // rows x k_blocks: scale * sum
+  // rows x (ld / 64) x 16: for each 64 values of a row, each 32-bit lane's
+  // block scale (lane j of step c: value 64c + 4j's block, in the order
+  // the AVX-512 level lays the 4-bit codes out: per 128-bit lane one group
+  // of 32 values (one block of 16 when block_size is 16)).
+  const float* lane_scale = nullptr;
+  int64_t ld = 0;                // round_up(k_blocks * block_size, 64), zeros past the last block
   int64_t rows = 0;              // at most kNbitsGemvMaxRows
   const int32_t* zero = nullptr;  // N * k_blocks integer zero points of B
   const float* bias = nullptr;    // N, or null
