@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "best_of.h"
+#include "nbits_node.h"
 #include "kernels/kernel.h"
 #include "spindle/thread_pool.h"
 #include "spindle/threading_options.h"
@@ -109,17 +110,7 @@ void decode_nbits(ThreadPool* pool, int threads, int64_t M, int64_t K, int64_t N
   const Tensor Bq = Tensor::from_vector<uint8_t>({N, kb, blob}, b);
   const Tensor S = Tensor::from_vector<float>({N * kb}, scales);
   const Tensor Z = Tensor::from_vector<uint8_t>({static_cast<int64_t>(zp.size())}, zp);
-  spindle::kernels::NodeInfo info;
-  info.op_type = "MatMulNBits";
-  info.domain = "com.microsoft";
-  info.opset = 1;
-  info.num_inputs = 4;
-  info.attrs.set("K", K);
-  info.attrs.set("N", N);
-  info.attrs.set("bits", int64_t{4});
-  info.attrs.set("block_size", bs);
-  info.attrs.set("accuracy_level", level);
-  info.const_inputs = {nullptr, &Bq, &S, &Z};
+  const spindle::kernels::NodeInfo info = spindle::bench::nbits_node(K, N, bs, level, Bq, S, Z);
   const auto* factory = spindle::kernels::KernelRegistry::global().find("com.microsoft", "MatMulNBits", 1);
   const double bytes = static_cast<double>(N * kb * (blob + 8));
   const int64_t copies = std::max<int64_t>(1, static_cast<int64_t>((96 << 20) / bytes));

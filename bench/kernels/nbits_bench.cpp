@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "best_of.h"
+#include "nbits_node.h"
 #include "kernels/kernel.h"
 #include "spindle/thread_pool.h"
 #include "spindle/threading_options.h"
@@ -68,17 +69,7 @@ void product(ThreadPool* pool, int threads, int64_t M, int64_t K, int64_t N, int
   const Tensor Bq = Tensor::from_vector<uint8_t>({N, k_blocks, blob}, b);
   const Tensor S = Tensor::from_vector<float>({N * k_blocks}, scales);
   const Tensor Z = Tensor::from_vector<uint8_t>({N * zp_row}, zp);
-  spindle::kernels::NodeInfo q_info;
-  q_info.op_type = "MatMulNBits";
-  q_info.domain = "com.microsoft";
-  q_info.opset = 1;
-  q_info.num_inputs = 4;
-  q_info.attrs.set("K", K);
-  q_info.attrs.set("N", N);
-  q_info.attrs.set("bits", int64_t{4});
-  q_info.attrs.set("block_size", bs);
-  q_info.attrs.set("accuracy_level", level);
-  q_info.const_inputs = {nullptr, &Bq, &S, &Z};
+  const spindle::kernels::NodeInfo q_info = spindle::bench::nbits_node(K, N, bs, level, Bq, S, Z);
   const auto q_kernel = (*spindle::kernels::KernelRegistry::global().find("com.microsoft", "MatMulNBits", 1))(q_info);
   const double tq = time_kernel(q_info, *q_kernel, {A, Tensor(), Tensor(), Tensor()}, pool);
 

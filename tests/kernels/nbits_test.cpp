@@ -112,6 +112,20 @@ void PrintTo(const Case& c, std::ostream* os) {
       << " zp=" << static_cast<int>(c.zp) << " bias=" << c.bias;
 }
 
+// Two threads, and constant weights kept by the kernel (absent at run
+// time): the same bits as y.
+void expect_same_bits_threaded_and_kept(const kernels::NodeInfo& node, const std::vector<Tensor>& inputs,
+                                        const std::vector<float>& y) {
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+  EXPECT_EQ(kernels::run_kernel_once(node, inputs, pool.get())[0].to_vector<float>(), y);
+  kernels::NodeInfo owned = node;
+  owned.const_inputs = {nullptr, &inputs[1], &inputs[2], inputs[3].defined() ? &inputs[3] : nullptr};
+  std::vector<Tensor> dropped = inputs;
+  dropped[1] = dropped[2] = dropped[3] = Tensor();
+  EXPECT_EQ(kernels::run_kernel_once(owned, dropped, pool.get())[0].to_vector<float>(), y);
+  EXPECT_EQ(kernels::run_kernel_once(owned, dropped)[0].to_vector<float>(), y);
+}
+
 class MatMulNBitsCase : public ::testing::TestWithParam<Case> {};
 
 TEST_P(MatMulNBitsCase, MatchesDequantizedReferenceAtAnyThreadCount) {
@@ -146,15 +160,7 @@ TEST_P(MatMulNBitsCase, MatchesDequantizedReferenceAtAnyThreadCount) {
       ASSERT_NEAR(y[static_cast<size_t>(r * c.N + n)], want, 1e-5 * mag + 1e-6) << "at (" << r << ", " << n << ")";
     }
 
-  // Two threads, and constant weights kept by the kernel (absent at run time): same bits.
-  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
-  EXPECT_EQ(kernels::run_kernel_once(node, inputs, pool.get())[0].to_vector<float>(), y);
-  kernels::NodeInfo owned = node;
-  owned.const_inputs = {nullptr, &inputs[1], &inputs[2], inputs[3].defined() ? &inputs[3] : nullptr};
-  std::vector<Tensor> dropped = inputs;
-  dropped[1] = dropped[2] = dropped[3] = Tensor();
-  EXPECT_EQ(kernels::run_kernel_once(owned, dropped, pool.get())[0].to_vector<float>(), y);
-  EXPECT_EQ(kernels::run_kernel_once(owned, dropped)[0].to_vector<float>(), y);
+  expect_same_bits_threaded_and_kept(node, inputs, y);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -269,15 +275,7 @@ TEST_P(MatMulNBitsInt8Case, MatchesInt8ReferenceAtAnyThreadCount) {
   // Not the float product: the int8 rounding of A shows.
   const auto y_float = kernels::run_kernel_once(nbits_node(c.K, c.N, c.bs, 4, 0), inputs)[0].to_vector<float>();
   EXPECT_NE(y_float, y);
-  // Two threads, and constant weights kept by the kernel: the same bits.
-  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
-  EXPECT_EQ(kernels::run_kernel_once(node, inputs, pool.get())[0].to_vector<float>(), y);
-  kernels::NodeInfo owned = node;
-  owned.const_inputs = {nullptr, &inputs[1], &inputs[2], inputs[3].defined() ? &inputs[3] : nullptr};
-  std::vector<Tensor> dropped = inputs;
-  dropped[1] = dropped[2] = dropped[3] = Tensor();
-  EXPECT_EQ(kernels::run_kernel_once(owned, dropped, pool.get())[0].to_vector<float>(), y);
-  EXPECT_EQ(kernels::run_kernel_once(owned, dropped)[0].to_vector<float>(), y);
+  expect_same_bits_threaded_and_kept(node, inputs, y);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -255,27 +255,33 @@ class MatMulNBitsKernel final : public OpKernel {
       for (int64_t i = 0; i < blocks_total_; ++i) run_zero[static_cast<size_t>(i)] = static_cast<int32_t>(w.zero[i]);
       zint = run_zero.data();
     }
+    for_column_blocks(ctx, rows, [&](int64_t n0, int64_t n1, int64_t r0) {
+      NbitsQ8A p;
+      p.q = q + r0 * ld;
+      p.scale = qscale + r0 * k_blocks_;
+      p.sum = qsum + r0 * k_blocks_;
+      p.scaled_sum = qscaled + r0 * k_blocks_;
+      p.lane_scale = lanes + r0 * steps * 16;
+      p.ld = ld;
+      p.rows = std::min(kNbitsGemvMaxRows, rows - r0);
+      p.zero = zint;
+      p.bias = bias;
+      p.y = y + r0 * N_;
+      p.ldy = N_;
+      p.vnni = vnni;
+      q8_fn(w, p, n0, n1);
+    });
+  }
+
+  // fn(n0, n1, r0) for each column block [n0, n1) (gemv_columns_per_block
+  // columns) and each group of kNbitsGemvMaxRows rows from r0, the column
+  // blocks over the intra-op pool.
+  template <class Fn>
+  void for_column_blocks(KernelContext& ctx, int64_t rows, const Fn& fn) const {
     const int64_t nt = gemv_columns_per_block(), blocks = ceil_div(N_, nt);
     parallel_for(ctx.pool(), 0, blocks, 1, gemm_cost(rows, nt, K_ / 8), [&](int64_t b0, int64_t b1) {
-      for (int64_t blk = b0; blk < b1; ++blk) {
-        const int64_t n0 = blk * nt, n1 = std::min(N_, n0 + nt);
-        for (int64_t r0 = 0; r0 < rows; r0 += kNbitsGemvMaxRows) {
-          NbitsQ8A p;
-          p.q = q + r0 * ld;
-          p.scale = qscale + r0 * k_blocks_;
-          p.sum = qsum + r0 * k_blocks_;
-          p.scaled_sum = qscaled + r0 * k_blocks_;
-          p.lane_scale = lanes + r0 * steps * 16;
-          p.ld = ld;
-          p.rows = std::min(kNbitsGemvMaxRows, rows - r0);
-          p.zero = zint;
-          p.bias = bias;
-          p.y = y + r0 * N_;
-          p.ldy = N_;
-          p.vnni = vnni;
-          q8_fn(w, p, n0, n1);
-        }
-      }
+      for (int64_t blk = b0; blk < b1; ++blk)
+        for (int64_t r0 = 0; r0 < rows; r0 += kNbitsGemvMaxRows) fn(blk * nt, std::min(N_, (blk + 1) * nt), r0);
     });
   }
 
@@ -306,7 +312,6 @@ class MatMulNBitsKernel final : public OpKernel {
   void gemv(KernelContext& ctx, const NbitsWeights& w, const float* a, int64_t rows, const float* bias,
             float* y) const {
     static const auto gemv_fn = SPINDLE_ISA_SELECT(nbits_gemv);
-    const int64_t nt = gemv_columns_per_block(), blocks = ceil_div(N_, nt);
     // A split into even and odd values per group of 32 (nbits.h), once for all blocks.
     const float* split = nullptr;
     const int64_t ld_split = round_up(K_, 32);
@@ -316,21 +321,16 @@ class MatMulNBitsKernel final : public OpKernel {
       split_fn(a, K_, rows, K_, buf);
       split = buf;
     }
-    parallel_for(ctx.pool(), 0, blocks, 1, gemm_cost(rows, nt, K_ / 8), [&](int64_t b0, int64_t b1) {
-      for (int64_t blk = b0; blk < b1; ++blk) {
-        const int64_t n0 = blk * nt, n1 = std::min(N_, n0 + nt);
-        for (int64_t r0 = 0; r0 < rows; r0 += kNbitsGemvMaxRows) {
-          NbitsGemv p;
-          p.a = a + r0 * K_;
-          p.lda = K_;
-          if (split) p.a_split = split + r0 * ld_split, p.lda_split = ld_split;
-          p.rows = std::min(kNbitsGemvMaxRows, rows - r0);
-          p.bias = bias;
-          p.y = y + r0 * N_;
-          p.ldy = N_;
-          gemv_fn(w, p, n0, n1);
-        }
-      }
+    for_column_blocks(ctx, rows, [&](int64_t n0, int64_t n1, int64_t r0) {
+      NbitsGemv p;
+      p.a = a + r0 * K_;
+      p.lda = K_;
+      if (split) p.a_split = split + r0 * ld_split, p.lda_split = ld_split;
+      p.rows = std::min(kNbitsGemvMaxRows, rows - r0);
+      p.bias = bias;
+      p.y = y + r0 * N_;
+      p.ldy = N_;
+      gemv_fn(w, p, n0, n1);
     });
   }
 

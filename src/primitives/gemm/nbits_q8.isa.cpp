@@ -22,11 +22,14 @@ using ::spindle::kernels::NbitsWeights;
 
 #if defined(__AVX2__)
 
-inline int32_t hsum8(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+inline int32_t hsum4(__m128i s) {
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
   return _mm_cvtsi128_si32(s);
+}
+
+inline int32_t hsum8(__m256i v) {
+  return hsum4(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
 }
 
 // 16 bytes of 4-bit codes as 32 unsigned bytes: low nibbles, then high ones.
@@ -34,12 +37,6 @@ inline __m256i unpack_codes(const uint8_t* p) {
   const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   const __m128i m = _mm_set1_epi8(0x0F);
   return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(w, 4), m), _mm_and_si128(w, m));
-}
-
-inline int32_t hsum4(__m128i s) {
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-  return _mm_cvtsi128_si32(s);
 }
 
 // 8 bytes of 4-bit codes (a block of 16) as 16 unsigned bytes: low nibbles, then high ones.
