@@ -299,9 +299,12 @@ class MatMulNBitsKernel final : public OpKernel {
     for (int64_t g = 0; g < block_size_; g += 2 * half)
       for (int64_t i = 0; i < 2 * half; ++i) {
         const int64_t k = g + 2 * (i % half) + i / half;  // even k first, then odd
-        float v = k < valid ? std::nearbyint(a[k0 + k] * inv) : 0.0f;
-        v = v > 127.0f ? 127.0f : (v < -127.0f ? -127.0f : v);
-        const auto qv = static_cast<int8_t>(v == v ? v : 0.0f);  // NaN -> 0
+        float v = k < valid ? a[k0 + k] * inv : 0.0f;
+        v = v > 127.0f ? 127.0f : (v < -127.0f ? -127.0f : (v == v ? v : 0.0f));  // NaN -> 0
+        // Round half to even: adding and subtracting 1.5 * 2^23 leaves no
+        // fraction bits (exact for |v| < 2^22), without a library call.
+        v = (v + 12582912.0f) - 12582912.0f;
+        const auto qv = static_cast<int8_t>(v);
         out[g + i] = qv;
         s += qv;
       }
