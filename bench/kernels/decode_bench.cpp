@@ -10,8 +10,12 @@
 // with M = 1, 4 and 16 rows; GB/s counts the packed weights read once per
 // product; the calls cycle through 96 MB of packed copies so the weights
 // come from memory. Best of 5 rounds of the median of 15 calls.
+// nbits: the same products through com.microsoft MatMulNBits (4-bit
+// weights, blocks of 32 with zero points, kept by the kernel), float
+// activations (accuracy_level 0) and int8 ones (4); GB/s counts the bytes a
+// call reads: the 4-bit codes and a 4-byte scale and zero point per block.
 //
-//   build/bench/kernels/bench_decode
+//   build/bench/kernels/bench_decode [--nbits]   (--nbits: copy bandwidth and the MatMulNBits products only)
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -21,6 +25,7 @@
 #include <vector>
 
 #include "best_of.h"
+#include "nbits_node.h"
 #include "kernels/kernel.h"
 #include "spindle/thread_pool.h"
 #include "spindle/threading_options.h"
@@ -91,9 +96,43 @@ void decode(ThreadPool* pool, int threads, int64_t M, int64_t K, int64_t N) {
               static_cast<double>(kernel->packed_bytes()) / s / 1e9);
 }
 
+void decode_nbits(ThreadPool* pool, int threads, int64_t M, int64_t K, int64_t N, int64_t level) {
+  const int64_t bs = 32, kb = (K + bs - 1) / bs, blob = bs / 2;
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<uint8_t> b(static_cast<size_t>(N * kb * blob)), zp(static_cast<size_t>(N * ((kb + 1) / 2)));
+  std::vector<float> scales(static_cast<size_t>(N * kb)), x(static_cast<size_t>(M * K));
+  for (auto& v : b) v = static_cast<uint8_t>(byte(rng));
+  for (auto& v : zp) v = static_cast<uint8_t>(byte(rng));
+  for (auto& v : scales) v = 0.002f * (1.5f + d(rng));
+  for (auto& v : x) v = d(rng);
+  const Tensor Bq = Tensor::from_vector<uint8_t>({N, kb, blob}, b);
+  const Tensor S = Tensor::from_vector<float>({N * kb}, scales);
+  const Tensor Z = Tensor::from_vector<uint8_t>({static_cast<int64_t>(zp.size())}, zp);
+  const spindle::kernels::NodeInfo info = spindle::bench::nbits_node(K, N, bs, level, Bq, S, Z);
+  const auto* factory = spindle::kernels::KernelRegistry::global().find("com.microsoft", "MatMulNBits", 1);
+  const double bytes = static_cast<double>(N * kb * (blob + 8));
+  const int64_t copies = std::max<int64_t>(1, static_cast<int64_t>((96 << 20) / bytes));
+  std::vector<std::unique_ptr<spindle::kernels::OpKernel>> kernels;
+  for (int64_t i = 0; i < copies; ++i) kernels.push_back((*factory)(info));
+  const Tensor A = Tensor::from_vector<float>({M, K}, x);
+  const Tensor inputs[4] = {A, Tensor(), Tensor(), Tensor()};
+  Tensor outputs[1];
+  size_t next = 0;
+  const double s = best_seconds([&] {
+    spindle::kernels::KernelContext ctx(info, std::span<const Tensor>(inputs, 4), std::span<Tensor>(outputs, 1), pool);
+    kernels[next++ % kernels.size()]->compute(ctx);
+  });
+  std::printf("nbits   threads %d  M %2lld K %5lld N %5lld  level %lld  %8.1f us  weights %6.2f GB/s\n", threads,
+              static_cast<long long>(M), static_cast<long long>(K), static_cast<long long>(N),
+              static_cast<long long>(level), s * 1e6, bytes / s / 1e9);
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool nbits_only = argc > 1 && std::strcmp(argv[1], "--nbits") == 0;
   for (int threads : {1, 2}) {
     auto pool = ThreadPool::create(spindle::ThreadingOptions{.num_threads = threads}).value();
     stream(pool.get(), threads);
@@ -101,8 +140,11 @@ int main() {
   const int64_t shapes[][2] = {{512, 512}, {512, 128}, {512, 1408}, {1408, 512}, {512, 8000}};
   for (int threads : {1, 2}) {
     auto pool = ThreadPool::create(spindle::ThreadingOptions{.num_threads = threads}).value();
-    for (int64_t M : {1, 4, 16})
-      for (const auto& kn : shapes) decode(pool.get(), threads, M, kn[0], kn[1]);
+    if (!nbits_only)
+      for (int64_t M : {1, 4, 16})
+        for (const auto& kn : shapes) decode(pool.get(), threads, M, kn[0], kn[1]);
+    for (int64_t level : {0, 4})
+      for (const auto& kn : shapes) decode_nbits(pool.get(), threads, 1, kn[0], kn[1], level);
   }
   return 0;
 }

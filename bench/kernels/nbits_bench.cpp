@@ -7,7 +7,10 @@
 // kernel (best of 5 rounds of the median of 15 calls), the ratio
 // MatMulNBits / MatMul, and the MatMulNBits rate in GFLOP/s.
 //
-//   build/bench/kernels/bench_nbits [--block-size 32]
+// --accuracy-level 4 sets the node's accuracy_level (int8 activations for
+// the products of few rows); --decode runs M = 1 only.
+//
+//   build/bench/kernels/bench_nbits [--block-size 32] [--accuracy-level 4] [--decode]
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "best_of.h"
+#include "nbits_node.h"
 #include "kernels/kernel.h"
 #include "spindle/thread_pool.h"
 #include "spindle/threading_options.h"
@@ -39,7 +43,7 @@ double time_kernel(const spindle::kernels::NodeInfo& info, const spindle::kernel
   });
 }
 
-void product(ThreadPool* pool, int threads, int64_t M, int64_t K, int64_t N, int64_t bs) {
+void product(ThreadPool* pool, int threads, int64_t M, int64_t K, int64_t N, int64_t bs, int64_t level) {
   std::mt19937 rng(static_cast<uint32_t>(K * 7 + N));
   std::uniform_int_distribution<int> code(0, 15);
   std::uniform_real_distribution<float> unit(-1, 1);
@@ -65,16 +69,7 @@ void product(ThreadPool* pool, int threads, int64_t M, int64_t K, int64_t N, int
   const Tensor Bq = Tensor::from_vector<uint8_t>({N, k_blocks, blob}, b);
   const Tensor S = Tensor::from_vector<float>({N * k_blocks}, scales);
   const Tensor Z = Tensor::from_vector<uint8_t>({N * zp_row}, zp);
-  spindle::kernels::NodeInfo q_info;
-  q_info.op_type = "MatMulNBits";
-  q_info.domain = "com.microsoft";
-  q_info.opset = 1;
-  q_info.num_inputs = 4;
-  q_info.attrs.set("K", K);
-  q_info.attrs.set("N", N);
-  q_info.attrs.set("bits", int64_t{4});
-  q_info.attrs.set("block_size", bs);
-  q_info.const_inputs = {nullptr, &Bq, &S, &Z};
+  const spindle::kernels::NodeInfo q_info = spindle::bench::nbits_node(K, N, bs, level, Bq, S, Z);
   const auto q_kernel = (*spindle::kernels::KernelRegistry::global().find("com.microsoft", "MatMulNBits", 1))(q_info);
   const double tq = time_kernel(q_info, *q_kernel, {A, Tensor(), Tensor(), Tensor()}, pool);
 
@@ -95,14 +90,21 @@ void product(ThreadPool* pool, int threads, int64_t M, int64_t K, int64_t N, int
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t bs = 32;
-  for (int i = 1; i + 1 < argc; ++i)
+  int64_t bs = 32, level = 0;
+  bool decode = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--decode") == 0) decode = true;
+    if (i + 1 == argc) break;
     if (std::strcmp(argv[i], "--block-size") == 0) bs = std::atoll(argv[i + 1]);
+    if (std::strcmp(argv[i], "--accuracy-level") == 0) level = std::atoll(argv[i + 1]);
+  }
   const int64_t shapes[][2] = {{512, 512}, {512, 128}, {512, 1408}, {1408, 512}, {512, 8000}};
   for (int threads : {1, 2}) {
     auto pool = ThreadPool::create(spindle::ThreadingOptions{.num_threads = threads}).value();
-    for (int64_t M : {1, 32, 128})
-      for (const auto& kn : shapes) product(pool.get(), threads, M, kn[0], kn[1], bs);
+    for (int64_t M : {1, 32, 128}) {
+      if (decode && M > 1) break;
+      for (const auto& kn : shapes) product(pool.get(), threads, M, kn[0], kn[1], bs, level);
+    }
   }
   return 0;
 }

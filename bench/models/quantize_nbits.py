@@ -15,9 +15,12 @@ byte, the earlier k in the low nibble; zero points packed the same way, each
 column's row padded to a whole byte. Everything else stays float.
 
     /usr/bin/python3 bench/models/quantize_nbits.py IN.onnx OUT.onnx [--block-size 32] [--no-zero-points]
+        [--accuracy-level 0]
 
 --no-zero-points quantizes symmetrically (scale = max|w| / 7, codes around
-the default zero point 8) and writes no zero_points input.
+the default zero point 8) and writes no zero_points input. --accuracy-level
+sets the nodes' accuracy_level attribute (4: int8 activations, as ONNX
+Runtime GenAI's CPU models are written).
 """
 import argparse
 
@@ -66,6 +69,8 @@ def main():
     ap.add_argument("dst")
     ap.add_argument("--block-size", type=int, default=32, help="values per block along K (a power of 2 >= 16)")
     ap.add_argument("--no-zero-points", action="store_true", help="symmetric blocks, no zero_points input")
+    ap.add_argument("--accuracy-level", type=int, default=0, choices=[0, 1, 2, 3, 4],
+                    help="the accuracy_level attribute of the nodes (4: int8 activations)")
     args = ap.parse_args()
     bs = args.block_size
     if bs < 16 or bs & (bs - 1):
@@ -91,7 +96,7 @@ def main():
             done[w.name] = names
         new_nodes.append(helper.make_node("MatMulNBits", [node.input[0]] + done[w.name], list(node.output),
                                           name=(node.name or node.output[0]) + "_Q4", domain="com.microsoft",
-                                          K=K, N=N, bits=4, block_size=bs, accuracy_level=0))
+                                          K=K, N=N, bits=4, block_size=bs, accuracy_level=args.accuracy_level))
         count += 1
     # Float weights nothing reads any more are dropped.
     used = {i for n in new_nodes for i in n.input} | {o.name for o in g.output}
@@ -103,7 +108,7 @@ def main():
     if not any(o.domain == "com.microsoft" for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     onnx.save(model, args.dst)
-    print(f"{count} MatMul -> MatMulNBits (bits 4, block_size {bs}, "
+    print(f"{count} MatMul -> MatMulNBits (bits 4, block_size {bs}, accuracy_level {args.accuracy_level}, "
           f"{'no ' if args.no_zero_points else ''}zero points): {args.dst}")
 
 

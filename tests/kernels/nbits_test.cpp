@@ -7,10 +7,14 @@
 // multiple of block_size (the last block padded),
 // packed uint8 and float32 zero points, the default zero point, a bias, and
 // constant weights kept by the kernel (the originals absent at run time).
-// One and two intra-op threads give the same bits. Bad attributes and inputs
-// give errors naming what was wrong.
+// One and two intra-op threads give the same bits. At accuracy_level 4 a
+// product of few rows quantizes A per block to int8 and takes integer dot
+// products: checked against a reference that quantizes A itself (max|a| /
+// 127, round half to even), sums the integer products and scales per block.
+// Bad attributes and inputs give errors naming what was wrong.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -73,7 +77,7 @@ Quantized make_weights(int64_t N, int64_t K, int64_t bs, int64_t bits, Zp zp, ui
   return q;
 }
 
-kernels::NodeInfo nbits_node(int64_t K, int64_t N, int64_t bs, int64_t bits) {
+kernels::NodeInfo nbits_node(int64_t K, int64_t N, int64_t bs, int64_t bits, int64_t accuracy_level = 0) {
   kernels::NodeInfo node;
   node.op_type = "MatMulNBits";
   node.domain = "com.microsoft";
@@ -84,7 +88,7 @@ kernels::NodeInfo nbits_node(int64_t K, int64_t N, int64_t bs, int64_t bits) {
   node.attrs.set("N", N);
   node.attrs.set("block_size", bs);
   node.attrs.set("bits", bits);
-  node.attrs.set("accuracy_level", int64_t{4});
+  node.attrs.set("accuracy_level", accuracy_level);
   return node;
 }
 
@@ -106,6 +110,20 @@ struct Case {
 void PrintTo(const Case& c, std::ostream* os) {
   *os << "A" << shape_to_string(c.a_shape) << " N=" << c.N << " K=" << c.K << " bs=" << c.bs << " bits=" << c.bits
       << " zp=" << static_cast<int>(c.zp) << " bias=" << c.bias;
+}
+
+// Two threads, and constant weights kept by the kernel (absent at run
+// time): the same bits as y.
+void expect_same_bits_threaded_and_kept(const kernels::NodeInfo& node, const std::vector<Tensor>& inputs,
+                                        const std::vector<float>& y) {
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+  EXPECT_EQ(kernels::run_kernel_once(node, inputs, pool.get())[0].to_vector<float>(), y);
+  kernels::NodeInfo owned = node;
+  owned.const_inputs = {nullptr, &inputs[1], &inputs[2], inputs[3].defined() ? &inputs[3] : nullptr};
+  std::vector<Tensor> dropped = inputs;
+  dropped[1] = dropped[2] = dropped[3] = Tensor();
+  EXPECT_EQ(kernels::run_kernel_once(owned, dropped, pool.get())[0].to_vector<float>(), y);
+  EXPECT_EQ(kernels::run_kernel_once(owned, dropped)[0].to_vector<float>(), y);
 }
 
 class MatMulNBitsCase : public ::testing::TestWithParam<Case> {};
@@ -142,15 +160,7 @@ TEST_P(MatMulNBitsCase, MatchesDequantizedReferenceAtAnyThreadCount) {
       ASSERT_NEAR(y[static_cast<size_t>(r * c.N + n)], want, 1e-5 * mag + 1e-6) << "at (" << r << ", " << n << ")";
     }
 
-  // Two threads, and constant weights kept by the kernel (absent at run time): same bits.
-  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
-  EXPECT_EQ(kernels::run_kernel_once(node, inputs, pool.get())[0].to_vector<float>(), y);
-  kernels::NodeInfo owned = node;
-  owned.const_inputs = {nullptr, &inputs[1], &inputs[2], inputs[3].defined() ? &inputs[3] : nullptr};
-  std::vector<Tensor> dropped = inputs;
-  dropped[1] = dropped[2] = dropped[3] = Tensor();
-  EXPECT_EQ(kernels::run_kernel_once(owned, dropped, pool.get())[0].to_vector<float>(), y);
-  EXPECT_EQ(kernels::run_kernel_once(owned, dropped)[0].to_vector<float>(), y);
+  expect_same_bits_threaded_and_kept(node, inputs, y);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -206,6 +216,97 @@ TEST(MatMulNBits, PrefillGivesMatMulBitsOverDequantizedWeights) {
     auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
     EXPECT_EQ(kernels::run_kernel_once(nbits_node(K, N, bs, 4), inputs, pool.get())[0].to_vector<float>(), want)
         << "bs " << bs;
+  }
+}
+
+// accuracy_level 4, few rows: int8 activations against the 4-bit codes.
+class MatMulNBitsInt8Case : public ::testing::TestWithParam<Case> {};
+
+TEST_P(MatMulNBitsInt8Case, MatchesInt8ReferenceAtAnyThreadCount) {
+  const Case& c = GetParam();
+  const Quantized q = make_weights(c.N, c.K, c.bs, 4, c.zp, 3u + static_cast<uint32_t>(c.N * 7 + c.K));
+  auto a = activations(static_cast<size_t>(shape_numel(c.a_shape)), 5);
+  for (size_t i = 0; i < a.size(); i += 7) a[i] *= 3.0f;  // uneven magnitudes across a block
+  if (a.size() > 40) std::fill(a.begin() + 8, a.begin() + 40, 0.0f);  // an all-zero block (scale 0)
+  const auto bias = activations(static_cast<size_t>(c.N), 2);
+  const int64_t rows = shape_numel(c.a_shape) / c.K, kb = q.k_blocks;
+
+  std::vector<Tensor> inputs = {Tensor::from_vector<float>(c.a_shape, a),
+                                Tensor::from_vector<uint8_t>({c.N, kb, q.blob}, q.b),
+                                Tensor::from_vector<float>({c.N, kb}, q.scales), Tensor(), Tensor(), Tensor()};
+  if (c.zp == Zp::kPacked)
+    inputs[3] = Tensor::from_vector<uint8_t>({static_cast<int64_t>(q.zp_packed.size())}, q.zp_packed);
+  if (c.bias) inputs[5] = Tensor::from_vector<float>({c.N}, bias);
+  const kernels::NodeInfo node = nbits_node(c.K, c.N, c.bs, 4, 4);
+  const auto y = kernels::run_kernel_once(node, inputs)[0].to_vector<float>();
+  ASSERT_EQ(y.size(), static_cast<size_t>(rows * c.N));
+
+  // Reference: A quantized per block, codes read back from B.
+  std::vector<int> qa(static_cast<size_t>(rows * kb * c.bs), 0);
+  std::vector<float> sa(static_cast<size_t>(rows * kb));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < kb; ++b) {
+      float amax = 0.0f;
+      for (int64_t k = b * c.bs; k < std::min(c.K, (b + 1) * c.bs); ++k)
+        amax = std::max(amax, std::fabs(a[static_cast<size_t>(r * c.K + k)]));
+      sa[static_cast<size_t>(r * kb + b)] = amax / 127.0f;
+      for (int64_t k = b * c.bs; k < std::min(c.K, (b + 1) * c.bs); ++k)
+        qa[static_cast<size_t>(r * kb * c.bs + k)] =
+            amax == 0.0f ? 0 : static_cast<int>(std::nearbyint(a[static_cast<size_t>(r * c.K + k)] * (127.0f / amax)));
+    }
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t n = 0; n < c.N; ++n) {
+      double want = c.bias ? bias[static_cast<size_t>(n)] : 0.0, mag = std::abs(want);
+      for (int64_t b = 0; b < kb; ++b) {
+        const size_t bi = static_cast<size_t>(n * kb + b);
+        int64_t dot = 0;
+        for (int64_t j = 0; j < c.bs && b * c.bs + j < c.K; ++j) {
+          const uint8_t byte = q.b[bi * static_cast<size_t>(q.blob) + static_cast<size_t>(j / 2)];
+          const int code = j % 2 == 0 ? byte & 0x0F : byte >> 4;
+          dot += (code - static_cast<int>(q.zp_float[bi])) * qa[static_cast<size_t>(r * kb * c.bs + b * c.bs + j)];
+        }
+        const double t = static_cast<double>(dot) * sa[static_cast<size_t>(r * kb + b)] * q.scales[bi];
+        want += t;
+        mag += std::abs(t);
+      }
+      ASSERT_NEAR(y[static_cast<size_t>(r * c.N + n)], want, 2e-6 * mag + 1e-7) << "at (" << r << ", " << n << ")";
+    }
+
+  // Not the float product: the int8 rounding of A shows.
+  const auto y_float = kernels::run_kernel_once(nbits_node(c.K, c.N, c.bs, 4, 0), inputs)[0].to_vector<float>();
+  EXPECT_NE(y_float, y);
+  expect_same_bits_threaded_and_kept(node, inputs, y);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, MatMulNBitsInt8Case,
+    ::testing::Values(Case{{1, 64}, 32, 64, 32, 4, Zp::kPacked, false},      // whole blocks
+                      Case{{1, 100}, 37, 100, 32, 4, Zp::kPacked, true},     // odd N, last block padded
+                      Case{{3, 100}, 37, 100, 16, 4, Zp::kNone, false},      // blocks of 16, default zero point
+                      Case{{5, 77}, 19, 77, 16, 4, Zp::kPacked, true},       // 5 rows: groups of 4 and 1
+                      Case{{2, 200}, 41, 200, 64, 4, Zp::kNone, true},       // blocks of 64, K % 64 = 8
+                      Case{{1, 300}, 1500, 300, 128, 4, Zp::kPacked, false}, // several column blocks
+                      Case{{2, 8, 130}, 23, 130, 128, 4, Zp::kPacked, true}, // batched A, 16 rows
+                      Case{{1, 520}, 9, 520, 256, 4, Zp::kNone, false}));    // blocks of 256
+
+// accuracy_level 4 with what the int8 path does not cover runs the float
+// product: non-integer float zero points, 8 bits, more than 16 rows.
+TEST(MatMulNBits, Int8LevelFallsBackToFloatWhereNotCovered) {
+  struct Fallback {
+    int64_t rows, bits;
+    Zp zp;
+  };
+  for (const Fallback f : {Fallback{1, 4, Zp::kFloat}, Fallback{2, 8, Zp::kPacked}, Fallback{20, 4, Zp::kPacked}}) {
+    const int64_t N = 13, K = 96, bs = 32;
+    const Quantized q = make_weights(N, K, bs, f.bits, f.zp, 9u);
+    std::vector<Tensor> inputs = {Tensor::from_vector<float>({f.rows, K}, activations(static_cast<size_t>(f.rows * K), 1)),
+                                  Tensor::from_vector<uint8_t>({N, q.k_blocks, q.blob}, q.b),
+                                  Tensor::from_vector<float>({N * q.k_blocks}, q.scales), Tensor()};
+    if (f.zp == Zp::kFloat) inputs[3] = Tensor::from_vector<float>({N * q.k_blocks}, q.zp_float);
+    else inputs[3] = Tensor::from_vector<uint8_t>({static_cast<int64_t>(q.zp_packed.size())}, q.zp_packed);
+    EXPECT_EQ(kernels::run_kernel_once(nbits_node(K, N, bs, f.bits, 4), inputs)[0].to_vector<float>(),
+              kernels::run_kernel_once(nbits_node(K, N, bs, f.bits, 0), inputs)[0].to_vector<float>())
+        << "rows " << f.rows << " bits " << f.bits;
   }
 }
 

@@ -448,6 +448,25 @@ def more_cases():
     ]
 
 
+def nbits_cases():
+    """com.microsoft MatMulNBits (4 bits, uint8 zero points, K not a multiple of the block) at
+    accuracy_level 0 (float A) and 4 (A quantized per block to int8), 3 rows, constant weights."""
+    cases = []
+    K, N = 200, 37
+    for bs in (16, 32, 64, 128):
+        kb = (K + bs - 1) // bs
+        codes = ints(N, kb, bs, hi=16, dtype=np.uint8)
+        b = (codes[..., 0::2] | (codes[..., 1::2] << 4)).astype(np.uint8)
+        scales = rng.uniform(0.001, 0.05, size=(N * kb,)).astype(np.float32)
+        zp = ints(N * ((kb + 1) // 2), hi=256, dtype=np.uint8)
+        for level in (0, 4):
+            cases.append(Case(f'matmulnbits_b{bs}_level{level}', 'MatMulNBits',
+                              [('a', f32(3, K)), ('b', b), ('s', scales), ('z', zp)], consts=['b', 's', 'z'],
+                              since=18, until=18, domain='com.microsoft', K=K, N=N, bits=4, block_size=bs,
+                              accuracy_level=level))
+    return cases
+
+
 def with_defaults(function, defaults):
     """A FunctionProto with attribute defaults (attribute_proto, field 11 of IR 9), which Debian's
     onnx 1.12 cannot write: appended in wire format."""
@@ -569,7 +588,7 @@ def contrib_cases():
 
 def all_cases():
     return (unary_cases() + binary_cases() + reduce_cases() + tensor_cases() + nn_cases() + more_cases() +
-            function_cases() + contrib_cases())
+            function_cases() + contrib_cases() + nbits_cases())
 
 
 def json_value(v):

@@ -13,9 +13,14 @@
 //   Y            float32 [..., N]
 //
 // Attributes K, N, block_size (a power of 2 >= 16) and bits (4 or 8;
-// others are refused) are required or checked; accuracy_level (the
-// precision ONNX Runtime may compute A in) is accepted and ignored: spindle
-// always multiplies float A by the dequantized float weights.
+// others are refused) are required or checked. accuracy_level is the
+// precision A may be computed in: 4 (int8) with 4-bit weights, 32 <=
+// block_size <= 256 and integer zero points makes a product of at most
+// kDecodeMaxRows rows quantize A per block to int8 (symmetric, scale =
+// max|a| / 127, nbits.h's NbitsQ8A) and take integer dot products with the
+// 4-bit codes, scaled to float per block, the arithmetic ONNX Runtime's
+// CPU provider uses at that level; every other case multiplies float A by
+// the dequantized float weights.
 //
 // A constant B, scales and zero points are kept by the kernel at creation in
 // their quantized form (4 bits per weight; the zero points as floats), and
@@ -37,6 +42,7 @@
 
 #include "kernels/nn/nn_util.h"
 #include "primitives/gemm/nbits.h"
+#include "primitives/gemm/qgemm.h"
 #include "primitives/gemm/sgemm.h"
 
 namespace spindle::kernels::nn {
@@ -59,6 +65,7 @@ class MatMulNBitsKernel final : public OpKernel {
     N_ = node.attrs.get_int("N");
     bits_ = node.attrs.get_int("bits", 4);
     block_size_ = node.attrs.get_int("block_size");
+    accuracy_level_ = node.attrs.get_int("accuracy_level", 0);
     constexpr int64_t kMaxDim = int64_t{1} << 40;  // keeps the size arithmetic below far from overflow
     if (K_ < 1 || N_ < 0 || K_ > kMaxDim || N_ > kMaxDim)
       fail(node, fmt::format("attributes K={} and N={}: expected 1 <= K <= 2^40 and 0 <= N <= 2^40", K_, N_));
@@ -82,13 +89,18 @@ class MatMulNBitsKernel final : public OpKernel {
       zero_const_ = true;
     }
     b_.assign(b->data<uint8_t>(), b->data<uint8_t>() + b_bytes_);
+    if (accuracy_level_ == 4 && std::all_of(zero_.begin(), zero_.end(), [](float z) {
+          return z >= 0.0f && z <= 255.0f && z == std::floor(z);
+        }))
+      zero_int_.assign(zero_.begin(), zero_.end());
     scale_.assign(s->data<float>(), s->data<float>() + blocks_total_);
     owned_ = true;
   }
 
   bool owns_constant_input(int i) const override { return owned_ && (i == 1 || i == 2 || (i == 3 && zero_const_)); }
   size_t packed_bytes() const override {
-    return owned_ ? b_.size() + (scale_.size() + zero_.size()) * sizeof(float) : 0;
+    return owned_ ? b_.size() + (scale_.size() + zero_.size()) * sizeof(float) + zero_int_.size() * sizeof(int32_t)
+                  : 0;
   }
 
   void compute(KernelContext& ctx) const override {
@@ -137,7 +149,10 @@ class MatMulNBitsKernel final : public OpKernel {
     Tensor& Y = ctx.output(0, DataType::kFloat32, ys);
     if (Y.numel() == 0) return;
     const int64_t rows = A.numel() / K_;
-    if (rows <= kDecodeMaxRows) gemv(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());
+    if (rows <= kDecodeMaxRows && accuracy_level_ == 4 && bits_ == 4 && block_size_ <= 256 &&
+        integer_zeros(w))
+      gemv_q8(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());
+    else if (rows <= kDecodeMaxRows) gemv(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());
     else dequantized_gemm(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());
   }
 
@@ -184,15 +199,122 @@ class MatMulNBitsKernel final : public OpKernel {
       }
   }
 
-  // Few rows: column blocks of ~kGemvBlockBytes of B, rows in groups of 4.
-  void gemv(KernelContext& ctx, const NbitsWeights& w, const float* a, int64_t rows, const float* bias,
-            float* y) const {
-    static const auto gemv_fn = SPINDLE_ISA_SELECT(nbits_gemv);
+  // Whether every zero point of w is an integer in [0, 255] (always so for
+  // uint8 ones); then zero_int holds them.
+  bool integer_zeros(const NbitsWeights& w) const {
+    if (owned_ && w.zero == zero_.data() && !zero_int_.empty()) return true;
+    for (int64_t i = 0; i < blocks_total_; ++i) {
+      const float z = w.zero[i];
+      if (!(z >= 0.0f && z <= 255.0f) || z != std::floor(z)) return false;
+    }
+    return true;
+  }
+
+  // Column blocks of B as gemv's: about kGemvBlockBytes each, an even count
+  // when there are few. Returns the columns per block.
+  int64_t gemv_columns_per_block() const {
     const double col_bytes = static_cast<double>(k_blocks_ * blob_);
     int64_t want = static_cast<int64_t>(std::ceil(static_cast<double>(N_) * col_bytes / kGemvBlockBytes));
     want = std::clamp<int64_t>(want, 1, 256);
     if (want > 1 && want < 16 && want % 2 != 0) ++want;  // two threads get even shares
-    const int64_t nt = std::max<int64_t>(1, ceil_div(N_, want)), blocks = ceil_div(N_, nt);
+    return std::max<int64_t>(1, ceil_div(N_, want));
+  }
+
+  // Few rows at accuracy_level 4: A quantized per block to int8 once
+  // (NbitsQ8A's layout), then nbits_gemv_q8 over gemv's column blocks.
+  void gemv_q8(KernelContext& ctx, const NbitsWeights& w, const float* a, int64_t rows, const float* bias,
+               float* y) const {
+    static const auto q8_fn = SPINDLE_ISA_SELECT(nbits_gemv_q8);
+    static const bool vnni = cpu_has_avx512_vnni();
+    const int64_t ld = round_up(k_blocks_ * block_size_, 64);
+    // Scratch: the codes, then the scales, the scaled sums, the sums and the lane scales (4-byte aligned).
+    const int64_t steps = ld / 64;
+    const size_t floats = static_cast<size_t>(rows * ld / 4 + 3 * rows * k_blocks_ + rows * steps * 16);
+    float* buf = scratch_floats(kSharedScratchSlot, floats);
+    auto* q = reinterpret_cast<int8_t*>(buf);
+    float* qscale = buf + rows * ld / 4;
+    float* qscaled = qscale + rows * k_blocks_;
+    auto* qsum = reinterpret_cast<int32_t*>(qscaled + rows * k_blocks_);
+    float* lanes = qscaled + 2 * rows * k_blocks_;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t b = 0; b < k_blocks_; ++b) {
+        const int64_t i = r * k_blocks_ + b;
+        quantize_block(a + r * K_, b, q + r * ld + b * block_size_, qscale[i], qsum[i]);
+        qscaled[i] = qscale[i] * static_cast<float>(qsum[i]);
+      }
+      std::memset(q + r * ld + k_blocks_ * block_size_, 0, static_cast<size_t>(ld - k_blocks_ * block_size_));
+      for (int64_t j = 0; j < steps * 16; ++j) {  // 32-bit lane j holds values 4j..4j+3
+        const int64_t b = 4 * j / block_size_;
+        lanes[r * steps * 16 + j] = b < k_blocks_ ? qscale[r * k_blocks_ + b] : 0.0f;
+      }
+    }
+    std::vector<int32_t> run_zero;
+    const int32_t* zint = zero_int_.data();
+    if (!(owned_ && w.zero == zero_.data() && !zero_int_.empty())) {
+      run_zero.resize(static_cast<size_t>(blocks_total_));
+      for (int64_t i = 0; i < blocks_total_; ++i) run_zero[static_cast<size_t>(i)] = static_cast<int32_t>(w.zero[i]);
+      zint = run_zero.data();
+    }
+    for_column_blocks(ctx, rows, [&](int64_t n0, int64_t n1, int64_t r0) {
+      NbitsQ8A p;
+      p.q = q + r0 * ld;
+      p.scale = qscale + r0 * k_blocks_;
+      p.sum = qsum + r0 * k_blocks_;
+      p.scaled_sum = qscaled + r0 * k_blocks_;
+      p.lane_scale = lanes + r0 * steps * 16;
+      p.ld = ld;
+      p.rows = std::min(kNbitsGemvMaxRows, rows - r0);
+      p.zero = zint;
+      p.bias = bias;
+      p.y = y + r0 * N_;
+      p.ldy = N_;
+      p.vnni = vnni;
+      q8_fn(w, p, n0, n1);
+    });
+  }
+
+  // fn(n0, n1, r0) for each column block [n0, n1) (gemv_columns_per_block
+  // columns) and each group of kNbitsGemvMaxRows rows from r0, the column
+  // blocks over the intra-op pool.
+  template <class Fn>
+  void for_column_blocks(KernelContext& ctx, int64_t rows, const Fn& fn) const {
+    const int64_t nt = gemv_columns_per_block(), blocks = ceil_div(N_, nt);
+    parallel_for(ctx.pool(), 0, blocks, 1, gemm_cost(rows, nt, K_ / 8), [&](int64_t b0, int64_t b1) {
+      for (int64_t blk = b0; blk < b1; ++blk)
+        for (int64_t r0 = 0; r0 < rows; r0 += kNbitsGemvMaxRows) fn(blk * nt, std::min(N_, (blk + 1) * nt), r0);
+    });
+  }
+
+  // Block b of row a as int8 (NbitsQ8A): scale = max|a| / 127, q =
+  // round_half_even(a * (127 / max|a|)), groups of min(32, block_size) as
+  // even then odd k.
+  void quantize_block(const float* a, int64_t b, int8_t* out, float& scale, int32_t& sum) const {
+    const int64_t k0 = b * block_size_, valid = std::min(block_size_, K_ - k0);
+    float amax = 0.0f;
+    for (int64_t k = 0; k < valid; ++k) amax = std::max(amax, std::fabs(a[k0 + k]));
+    scale = amax / 127.0f;
+    const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
+    int32_t s = 0;
+    const int64_t half = std::min<int64_t>(block_size_, 32) / 2;
+    for (int64_t g = 0; g < block_size_; g += 2 * half)
+      for (int64_t i = 0; i < 2 * half; ++i) {
+        const int64_t k = g + 2 * (i % half) + i / half;  // even k first, then odd
+        float v = k < valid ? a[k0 + k] * inv : 0.0f;
+        v = v > 127.0f ? 127.0f : (v < -127.0f ? -127.0f : (v == v ? v : 0.0f));  // NaN -> 0
+        // Round half to even: adding and subtracting 1.5 * 2^23 leaves no
+        // fraction bits (exact for |v| < 2^22), without a library call.
+        v = (v + 12582912.0f) - 12582912.0f;
+        const auto qv = static_cast<int8_t>(v);
+        out[g + i] = qv;
+        s += qv;
+      }
+    sum = s;
+  }
+
+  // Few rows: column blocks of ~kGemvBlockBytes of B, rows in groups of 4.
+  void gemv(KernelContext& ctx, const NbitsWeights& w, const float* a, int64_t rows, const float* bias,
+            float* y) const {
+    static const auto gemv_fn = SPINDLE_ISA_SELECT(nbits_gemv);
     // A split into even and odd values per group of 32 (nbits.h), once for all blocks.
     const float* split = nullptr;
     const int64_t ld_split = round_up(K_, 32);
@@ -202,21 +324,16 @@ class MatMulNBitsKernel final : public OpKernel {
       split_fn(a, K_, rows, K_, buf);
       split = buf;
     }
-    parallel_for(ctx.pool(), 0, blocks, 1, gemm_cost(rows, nt, K_ / 8), [&](int64_t b0, int64_t b1) {
-      for (int64_t blk = b0; blk < b1; ++blk) {
-        const int64_t n0 = blk * nt, n1 = std::min(N_, n0 + nt);
-        for (int64_t r0 = 0; r0 < rows; r0 += kNbitsGemvMaxRows) {
-          NbitsGemv p;
-          p.a = a + r0 * K_;
-          p.lda = K_;
-          if (split) p.a_split = split + r0 * ld_split, p.lda_split = ld_split;
-          p.rows = std::min(kNbitsGemvMaxRows, rows - r0);
-          p.bias = bias;
-          p.y = y + r0 * N_;
-          p.ldy = N_;
-          gemv_fn(w, p, n0, n1);
-        }
-      }
+    for_column_blocks(ctx, rows, [&](int64_t n0, int64_t n1, int64_t r0) {
+      NbitsGemv p;
+      p.a = a + r0 * K_;
+      p.lda = K_;
+      if (split) p.a_split = split + r0 * ld_split, p.lda_split = ld_split;
+      p.rows = std::min(kNbitsGemvMaxRows, rows - r0);
+      p.bias = bias;
+      p.y = y + r0 * N_;
+      p.ldy = N_;
+      gemv_fn(w, p, n0, n1);
     });
   }
 
@@ -254,6 +371,8 @@ class MatMulNBitsKernel final : public OpKernel {
                  });
   }
 
+  int64_t accuracy_level_ = 0;
+  std::vector<int32_t> zero_int_;  // when owned_ at accuracy_level 4: zero_ as integers (when they all are)
   int64_t K_ = 0, N_ = 0, bits_ = 4, block_size_ = 0, k_blocks_ = 0, blob_ = 0, blocks_total_ = 0, b_bytes_ = 0;
   bool owned_ = false, zero_const_ = false;
   std::vector<uint8_t> b_;     // constant B as given (quantized), when owned_

@@ -47,8 +47,46 @@ struct NbitsGemv {
   int64_t ldy = 0;
 };
 
+// Int8 activations (accuracy_level 4, 4-bit weights, 16 <= block_size <=
+// 256): each row of A quantized per block of B to int8, symmetric:
+// scale = max|a| / 127, q = round_half_even(a * (127 / max|a|)) (0 when
+// the block is all zeros), stored per group of G = min(32, block_size)
+// values as the G/2 even-k values then the G/2 odd-k ones (the order of a
+// run of B's nibbles, low then high), zeros past K. Then
+//
+//   Y[r][n] = sum over blocks b, in order, of
+//             float(sum_k qa * qb - zero * sum_k qa) * (scale_a * scale_b)
+//
+// with integer zero points (qb the 4-bit code). The integer sums are exact,
+// whatever instructions compute them; the float sums run in an order set by
+// the shape (per ISA level), so results do not depend on which columns a
+// call is given. At AVX-512 the zero-point term is summed apart, as
+// sum over b of zero * scale_b * scaled_sum.
+struct NbitsQ8A {
+  const int8_t* q = nullptr;     // rows x ld bytes
+  const float* scale = nullptr;  // rows x k_blocks
+  const int32_t* sum = nullptr;  // rows x k_blocks: sum of the block's q
+  const float* scaled_sum = nullptr;  // rows x k_blocks: scale * sum
+  // rows x (ld / 64) x 16: for each 64 values of a row, each 32-bit lane's
+  // block scale (lane j of step c: value 64c + 4j's block, in the order
+  // the AVX-512 level lays the 4-bit codes out: per 128-bit lane one group
+  // of 32 values (one block of 16 when block_size is 16)).
+  const float* lane_scale = nullptr;
+  int64_t ld = 0;                // round_up(k_blocks * block_size, 64), zeros past the last block
+  int64_t rows = 0;              // at most kNbitsGemvMaxRows
+  const int32_t* zero = nullptr;  // N * k_blocks integer zero points of B
+  const float* bias = nullptr;    // N, or null
+  float* y = nullptr;             // rows x N, row stride ldy
+  int64_t ldy = 0;
+  bool vnni = false;  // AVX-512 level: the CPU has AVX512-VNNI
+};
+
 }  // namespace spindle::kernels
 
+// Columns [n0, n1) of the int8-activation product (NbitsQ8A); 4-bit B.
+SPINDLE_ISA_DECLARE(void, nbits_gemv_q8,
+                    (const ::spindle::kernels::NbitsWeights& w, const ::spindle::kernels::NbitsQ8A& p, int64_t n0,
+                     int64_t n1));
 SPINDLE_ISA_DECLARE(void, nbits_gemv,
                     (const ::spindle::kernels::NbitsWeights& w, const ::spindle::kernels::NbitsGemv& p, int64_t n0,
                      int64_t n1));

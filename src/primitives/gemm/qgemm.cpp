@@ -24,14 +24,6 @@ namespace {
 using KernelFn = void (*)(const QGemmKernelArgs&);
 using RowSumsFn = void (*)(const uint8_t*, int64_t, uint8_t, int64_t, int64_t, int32_t*);
 
-bool cpu_has_vnni() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512vnni");
-#else
-  return false;
-#endif
-}
 
 struct Level {
   KernelFn kernel;
@@ -57,7 +49,7 @@ const Level& active_level() {
   static const Level level = [] {
     const IsaLevel l = active_isa_level();
     const int n = l == IsaLevel::kAvx512 ? 2 : l == IsaLevel::kAvx2 ? 1 : 0;
-    return level_of(n, n == 2 && cpu_has_vnni());
+    return level_of(n, n == 2 && cpu_has_avx512_vnni());
   }();
   return level;
 }
@@ -170,6 +162,15 @@ DynamicQuantization dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y) {
 }
 
 const char* qgemm_kernel_name() { return active_level().name; }
+
+bool cpu_has_avx512_vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vnni");
+#else
+  return false;
+#endif
+}
 
 void qgemm_at_level(const QGemmArgs& args, int level, bool vnni) { run(args, level_of(level, vnni)); }
 

@@ -82,6 +82,9 @@ DynamicQuantization dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y);
 // "avx512-vnni").
 const char* qgemm_kernel_name();
 
+// Whether the CPU has the AVX512-VNNI instructions.
+bool cpu_has_avx512_vnni();
+
 // For tests and benchmarks: qgemm with the kernels of a given level (0
 // baseline, 1 AVX2, 2 AVX-512; the CPU must have it), and at level 2 with or
 // without the VNNI instructions (the CPU must have them when asked for).

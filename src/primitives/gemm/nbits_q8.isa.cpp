@@ -1,0 +1,246 @@
+// nbits_q8.isa.cpp — nbits_gemv_q8 (nbits.h), compiled once per ISA level:
+// 4-bit weights against int8 activations. A block's integer dot products
+// run per group of 32 values (16 bytes of B; a block of 16 is one group of
+// 16): the low nibbles (even k) and the high nibbles (odd k) side by side as
+// unsigned bytes against the activations in the same order. AVX-512 with VNNI sums them with vpdpbusd,
+// AVX2 with vpmaddubsw then vpmaddwd (no saturation: |q| <= 127, codes <=
+// 15), the baseline in plain loops; the integer sums are exact. AVX2 and
+// the baseline then multiply and add per row, column and block, in block
+// order; AVX-512 keeps 16 float lanes (below). The order of the float sums
+// follows the shape alone, so any split of the columns gives the same bits.
+#include <cstdint>
+
+#include "primitives/gemm/nbits.h"
+#include "primitives/isa/simd.h"
+
+namespace spindle::kernels::SPINDLE_ISA_NS {
+
+namespace {
+
+using ::spindle::kernels::NbitsQ8A;
+using ::spindle::kernels::NbitsWeights;
+
+#if defined(__AVX2__)
+
+inline int32_t hsum4(__m128i s) {
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+inline int32_t hsum8(__m256i v) {
+  return hsum4(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+}
+
+// 16 bytes of 4-bit codes as 32 unsigned bytes: low nibbles, then high ones.
+inline __m256i unpack_codes(const uint8_t* p) {
+  const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i m = _mm_set1_epi8(0x0F);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(w, 4), m), _mm_and_si128(w, m));
+}
+
+// 8 bytes of 4-bit codes (a block of 16) as 16 unsigned bytes: low nibbles, then high ones.
+inline __m128i unpack_codes16(const uint8_t* p) {
+  const __m128i w = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  const __m128i m = _mm_set1_epi8(0x0F);
+  return _mm_unpacklo_epi64(_mm_and_si128(w, m), _mm_and_si128(_mm_srli_epi16(w, 4), m));
+}
+
+template <int R>
+inline void block_dots_madd(const uint8_t* blk, const int8_t* const* a, int64_t bs, int32_t* out) {
+  if (bs == 16) {
+    const __m128i wv = unpack_codes16(blk);
+    for (int r = 0; r < R; ++r) {
+      const __m128i av = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a[r]));
+      out[r] = hsum4(_mm_madd_epi16(_mm_maddubs_epi16(wv, av), _mm_set1_epi16(1)));
+    }
+    return;
+  }
+  const int64_t groups = bs / 32;
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_si256();
+  for (int64_t g = 0; g < groups; ++g) {
+    const __m256i wv = unpack_codes(blk + 16 * g);
+    for (int r = 0; r < R; ++r) {
+      const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[r] + 32 * g));
+      acc[r] = _mm256_add_epi32(acc[r], _mm256_madd_epi16(_mm256_maddubs_epi16(wv, av), ones));
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = hsum8(acc[r]);
+}
+
+
+#else
+
+template <int R>
+inline void block_dots_madd(const uint8_t* blk, const int8_t* const* a, int64_t bs, int32_t* out) {
+  const int64_t half = bs < 32 ? bs / 2 : 16;  // a group is 2 * half values
+  for (int r = 0; r < R; ++r) {
+    int32_t s = 0;
+    for (int64_t g = 0; g < bs / (2 * half); ++g) {
+      const uint8_t* w = blk + half * g;
+      const int8_t* x = a[r] + 2 * half * g;
+      for (int64_t i = 0; i < half; ++i) s += (w[i] & 0x0F) * x[i] + (w[i] >> 4) * x[half + i];
+    }
+    out[r] = s;
+  }
+}
+
+#endif
+
+// Columns [n0, n1) (AVX2 and the baseline): per block, the integer dot
+// products, then the float multiply-add of each row.
+template <int R>
+void columns(const NbitsWeights& w, const NbitsQ8A& p, int64_t n0, int64_t n1) {
+  const int64_t kb = w.k_blocks, bs = w.block_size, row_bytes = kb * w.blob;
+  for (int64_t n = n0; n < n1; ++n) {
+    float acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+    const uint8_t* row = w.b + n * row_bytes;
+    for (int64_t b = 0; b < kb; ++b) {
+      const int8_t* a[R];
+      for (int r = 0; r < R; ++r) a[r] = p.q + r * p.ld + b * bs;
+      int32_t dot[R];
+      block_dots_madd<R>(row + b * w.blob, a, bs, dot);
+      const int32_t z = p.zero[n * kb + b];
+      const float sb = w.scale[n * kb + b];
+      for (int r = 0; r < R; ++r) {
+        const float s = p.scale[r * kb + b] * sb;
+        acc[r] += static_cast<float>(dot[r] - z * p.sum[r * kb + b]) * s;
+      }
+    }
+    for (int r = 0; r < R; ++r) p.y[r * p.ldy + n] = p.bias ? acc[r] + p.bias[n] : acc[r];
+  }
+}
+
+#if defined(__AVX512F__)
+// AVX-512: 64 values (32 bytes of B) per step, across block boundaries:
+// the low and high nibbles of each 16-byte half (a group of 32; for blocks
+// of 16, each 8-byte block as low then high) put in 128-bit lanes in k
+// order, so that the activations load straight. Each 32-bit lane of the
+// dot products belongs to one block; the products are converted to float
+// and multiplied by their lane's scale_a * scale_b (the block scales spread
+// over the lanes) into 16 float sums. The zero points enter as
+// sum over blocks of zero * scale_b * (scale_a * sum qa), 16 blocks per step.
+// Both are reduced at the end, in a fixed order.
+template <bool BLOCKS16>
+inline __m512i codes64(const uint8_t* p, int64_t bytes) {
+  const __m256i w = bytes >= 32 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
+                                : _mm256_maskz_loadu_epi8(static_cast<__mmask32>((1ull << bytes) - 1), p);
+  const __m256i m = _mm256_set1_epi8(0x0F);
+  const __m256i lo = _mm256_and_si256(w, m), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
+  __m512i t;
+  if constexpr (BLOCKS16)  // lanes [block 0, block 2 | block 1, block 3] before the shuffle
+    t = _mm512_inserti64x4(_mm512_zextsi256_si512(_mm256_unpacklo_epi64(lo, hi)), _mm256_unpackhi_epi64(lo, hi), 1);
+  else
+    t = _mm512_inserti64x4(_mm512_zextsi256_si512(lo), hi, 1);
+  return _mm512_shuffle_i64x2(t, t, _MM_SHUFFLE(3, 1, 2, 0));
+}
+
+// The scales of the blocks step c covers, spread over its 16 lanes: PER
+// blocks per step (4: blocks of 16, 2: of 32), or 1: a block of 64 << shift.
+template <int PER>
+inline __m512 lane_scales(const float* s, int64_t c, int64_t kb, int shift) {
+  if constexpr (PER == 1) {
+    return _mm512_set1_ps(s[c >> shift]);
+  } else {
+    const int64_t b0 = c * PER;
+    __m128 v;
+    if (b0 + PER <= kb)
+      v = PER == 4 ? _mm_loadu_ps(s + b0) : _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(s + b0)));
+    else
+      v = _mm_maskz_loadu_ps(static_cast<__mmask8>((1u << (kb - b0)) - 1), s + b0);
+    const __m512i idx = PER == 4 ? _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3)
+                                 : _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    return _mm512_permutexvar_ps(idx, _mm512_zextps128_ps512(v));
+  }
+}
+
+// Sum of 16 lanes in a fixed tree (halves, then quarters, ...).
+inline float reduce16(__m512 v) {
+  const __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+}
+
+inline __m512i dots_madd512(__m512i w, __m512i a) {
+  return _mm512_madd_epi16(_mm512_maddubs_epi16(w, a), _mm512_set1_epi16(1));
+}
+
+__attribute__((target("avx512vnni"), always_inline)) inline __m512i dots_vnni512(__m512i w, __m512i a) {
+  return _mm512_dpbusd_epi32(_mm512_setzero_si512(), w, a);
+}
+
+#define SPINDLE_NBITS_Q8_COLUMNS512(NAME, DOTS, ATTR)                                                  \
+  template <int R, int PER>                                                                             \
+  ATTR void NAME(const NbitsWeights& w, const NbitsQ8A& p, int64_t n0, int64_t n1) {                    \
+    const int64_t kb = w.k_blocks, bs = w.block_size, row_bytes = kb * w.blob, steps = (kb * bs + 63) / 64; \
+    int shift = 0;                                                                                      \
+    while ((int64_t{64} << shift) < bs) ++shift;                                                        \
+    for (int64_t n = n0; n < n1; ++n) {                                                                 \
+      __m512 acc[R], corr[R];                                                                           \
+      for (int r = 0; r < R; ++r) acc[r] = corr[r] = _mm512_setzero_ps();                               \
+      const uint8_t* row = w.b + n * row_bytes;                                                         \
+      const float* sb = w.scale + n * kb;                                                               \
+      for (int64_t c = 0; c < steps; ++c) {                                                             \
+        const __m512i codes = codes64<PER == 4>(row + 32 * c, row_bytes - 32 * c);                      \
+        const __m512 sbv = lane_scales<PER>(sb, c, kb, shift);                                          \
+        for (int r = 0; r < R; ++r) {                                                                   \
+          const __m512i av = _mm512_loadu_si512(p.q + r * p.ld + 64 * c);                               \
+          const __m512 s = _mm512_mul_ps(_mm512_loadu_ps(p.lane_scale + (r * steps + c) * 16), sbv);    \
+          acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(DOTS(codes, av)), s, acc[r]);                     \
+        }                                                                                               \
+      }                                                                                                 \
+      const int32_t* z = p.zero + n * kb;                                                               \
+      for (int64_t b = 0; b < kb; b += 16) {                                                            \
+        const __mmask16 m = kb - b >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (kb - b)) - 1);       \
+        const __m512 zs = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(m, z + b)),         \
+                                        _mm512_maskz_loadu_ps(m, sb + b));                              \
+        for (int r = 0; r < R; ++r)                                                                     \
+          corr[r] = _mm512_fmadd_ps(zs, _mm512_maskz_loadu_ps(m, p.scaled_sum + r * kb + b), corr[r]);  \
+      }                                                                                                 \
+      for (int r = 0; r < R; ++r) {                                                                     \
+        const float v = reduce16(_mm512_sub_ps(acc[r], corr[r]));                                       \
+        p.y[r * p.ldy + n] = p.bias ? v + p.bias[n] : v;                                                \
+      }                                                                                                 \
+    }                                                                                                   \
+  }
+
+SPINDLE_NBITS_Q8_COLUMNS512(columns512, dots_madd512, )
+SPINDLE_NBITS_Q8_COLUMNS512(columns512_vnni, dots_vnni512, __attribute__((target("avx512vnni"))))
+#undef SPINDLE_NBITS_Q8_COLUMNS512
+#endif
+
+template <int R>
+void run_rows(const NbitsWeights& w, const NbitsQ8A& p, int64_t n0, int64_t n1) {
+#if defined(__AVX512F__)
+  const int64_t bs = w.block_size;
+  if (p.vnni) {
+    if (bs == 16) columns512_vnni<R, 4>(w, p, n0, n1);
+    else if (bs == 32) columns512_vnni<R, 2>(w, p, n0, n1);
+    else columns512_vnni<R, 1>(w, p, n0, n1);
+  } else {
+    if (bs == 16) columns512<R, 4>(w, p, n0, n1);
+    else if (bs == 32) columns512<R, 2>(w, p, n0, n1);
+    else columns512<R, 1>(w, p, n0, n1);
+  }
+#else
+  columns<R>(w, p, n0, n1);
+#endif
+}
+
+}  // namespace
+
+void nbits_gemv_q8(const NbitsWeights& w, const NbitsQ8A& p, int64_t n0, int64_t n1) {
+  if (p.rows <= 0 || n1 <= n0) return;
+  switch (p.rows) {
+    case 1: run_rows<1>(w, p, n0, n1); break;
+    case 2: run_rows<2>(w, p, n0, n1); break;
+    case 3: run_rows<3>(w, p, n0, n1); break;
+    default: run_rows<4>(w, p, n0, n1); break;
+  }
+}
+
+}  // namespace spindle::kernels::SPINDLE_ISA_NS
