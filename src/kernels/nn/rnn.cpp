@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <span>
 
 #include "kernels/nn/nn_util.h"
 #include "primitives/gemm/sgemm.h"
@@ -376,16 +377,14 @@ class RecurrentKernel final : public OpKernel {
 
   // Input projections of all steps: xw [T*B, G*H] = X W^T + Wb + Rb (all
   // but GRU's Rb_h), written whole by the GEMM (no zero fill).
-  std::unique_ptr<float[]> project_inputs(ThreadPool* pool, const Direction& dir, const float* x) const {
+  // `bias` is GH zeros of workspace; `xw` has room for T*B*GH.
+  void project_inputs(ThreadPool* pool, const Direction& dir, const float* x, std::span<float> bias, float* xw) const {
     const int64_t T = dir.T, B = dir.B, I = dir.I, H = dir.H, GH = dir.G * H;
     const bool gru_h_bias_apart = cell_ == Cell::kGru;  // Rb_h is scaled by r (lbr) or added after r.H R_h
-    std::vector<float> bias(static_cast<size_t>(GH), 0.0f);
     for (int64_t k = 0; k < GH; ++k) {
       if (dir.wb) bias[static_cast<size_t>(k)] += dir.wb[k];
       if (dir.rb && !(gru_h_bias_apart && k >= 2 * H)) bias[static_cast<size_t>(k)] += dir.rb[k];
     }
-    std::unique_ptr<float[]> xw_buf(new float[static_cast<size_t>(T * B * GH)]);
-    float* const xw = xw_buf.get();
     const int64_t rows = T * B;
     // Blocks split the gate columns first (choose_gemm_blocks): each block
     // reads its columns of W once for all rows. Thin row blocks each
@@ -407,7 +406,6 @@ class RecurrentKernel final : public OpKernel {
                        for (int64_t k = k0; k < k1; ++k) xw[r * GH + k] += bias[static_cast<size_t>(k)];
                    }
                  });
-    return xw_buf;
   }
 
   // out [B, ld] = in [B, H] x R[0:rows_used]^T (`packed`: the same rows in
@@ -511,24 +509,39 @@ class RecurrentKernel final : public OpKernel {
   void run_direction(ThreadPool* pool, const Direction& dir, const float* x, const std::vector<int64_t>& lens,
                      int64_t d, const float* h0, const float* c0, float* y, float* yh, float* yc) const {
     const int64_t T = dir.T, B = dir.B, H = dir.H, G = dir.G, GH = G * H;
-    const std::unique_ptr<float[]> xw_buf = project_inputs(pool, dir, x);
-    float* const xw = xw_buf.get();
+    const bool gru_split = this->gru_split();
+    // Every workspace of the call in one zeroed allocation (a few small
+    // vectors each call cost more in malloc than a short sequence's
+    // compute), each part starting on a 64-byte boundary.
+    const size_t bh = static_cast<size_t>(B * H), gh = static_cast<size_t>(GH);
+    constexpr size_t kAlign = 16;  // floats
+    auto padded = [](size_t n) { return (n + kAlign - 1) / kAlign * kAlign; };
+    const size_t xw_size = static_cast<size_t>(T * B * GH);
+    const size_t zeroed = padded(gh) * 3 + padded(bh) * (gru_split ? 4 : 2) + padded(static_cast<size_t>(B) * gh) +
+                          padded(static_cast<size_t>(H)) * 2;
+    const std::unique_ptr<float[]> ws(new float[zeroed + xw_size + kAlign]);
+    float* next = ws.get() + (kAlign - reinterpret_cast<uintptr_t>(ws.get()) / sizeof(float) % kAlign) % kAlign;
+    std::fill(next, next + zeroed, 0.0f);
+    auto take = [&next, &padded](size_t n) {
+      const std::span<float> s(next, n);
+      next += padded(n);
+      return s;
+    };
+    const std::span<float> bias = take(gh);
+    const std::span<float> h = take(bh), c = take(bh);
+    const std::span<float> hr = take(static_cast<size_t>(B) * gh);  // H_{t-1} R^T
+    const std::span<float> gates = take(gh), tmp = take(static_cast<size_t>(H));
+    const std::span<float> rbh_zeros = take(static_cast<size_t>(H));
+    const std::span<float> rh = take(gru_split ? bh : 0), rhr = take(gru_split ? bh : 0);
+    float* const xw = take(xw_size).data();
+    project_inputs(pool, dir, x, bias, xw);
 
-    std::vector<float> h(static_cast<size_t>(B * H), 0.0f), c(static_cast<size_t>(B * H), 0.0f);
     for (int64_t b = 0; b < B; ++b)
       for (int64_t k = 0; k < H; ++k) {
         if (h0) h[static_cast<size_t>(b * H + k)] = h0[state_at(d, b, B) + k];
         if (c0) c[static_cast<size_t>(b * H + k)] = c0[state_at(d, b, B) + k];
       }
-    const bool gru_split = this->gru_split();
     const int64_t r_rows = recurrence_rows();
-    std::vector<float> hr(static_cast<size_t>(B * GH));  // H_{t-1} R^T
-    std::vector<float> gates(static_cast<size_t>(GH)), tmp(static_cast<size_t>(H));
-    std::vector<float> rh, rhr;
-    if (gru_split) {
-      rh.assign(static_cast<size_t>(B * H), 0.0f);
-      rhr.resize(static_cast<size_t>(B * H));
-    }
     const Act* acts = &acts_[static_cast<size_t>((dir.reverse && dirs_ == 2 ? 1 : 0) * acts_per_dir())];
     auto active = [&](int64_t b, int64_t step) { return step < lens[static_cast<size_t>(b)]; };
     auto time_of = [&](int64_t b, int64_t step) { return dir.reverse ? lens[static_cast<size_t>(b)] - 1 - step : step; };
@@ -541,12 +554,8 @@ class RecurrentKernel final : public OpKernel {
     static const auto gru_h_step = SPINDLE_ISA_SELECT(gru_h_step);
     static const auto rnn_tanh_step = SPINDLE_ISA_SELECT(rnn_tanh_step);
     const bool fused_step = default_activations();
-    std::vector<float> rbh_zeros;
     const float* rbh_or_zeros = dir.rb ? dir.rb + 2 * H : nullptr;
-    if (fused_step && cell_ == Cell::kGru && !rbh_or_zeros) {
-      rbh_zeros.assign(static_cast<size_t>(H), 0.0f);
-      rbh_or_zeros = rbh_zeros.data();
-    }
+    if (fused_step && cell_ == Cell::kGru && !rbh_or_zeros) rbh_or_zeros = rbh_zeros.data();
 
     for (int64_t step = 0; step < T; ++step) {
       recurrence(pool, B, H, h.data(), dir.r, dir.r_packed, dir.r_gemm, r_rows, hr.data(), GH, step % 2 == 1);
