@@ -187,8 +187,15 @@ def in_process(spindle, a, given):
     r = r[0] if isinstance(r, list) else r
     per_s = r.get("throughput_per_s") or 1000.0 / r["latency_ms"]["p50"]
     return "%.1f runs/s (p50 %.2f ms%s), spindle bench --threads %d" % (
-        per_s * rows if a.max_batch_size else per_s, r["latency_ms"]["p50"],
-        ", batch %d: %.1f rows/s" % (rows, per_s * rows) if a.max_batch_size else "", threads)
+        per_s, r["latency_ms"]["p50"], ", batches of %d rows: %.1f rows/s" % (rows, per_s * rows) if a.max_batch_size else "",
+        threads)
+
+
+def batch_runs(port):
+    """{batch size: runs} from the server's metrics."""
+    text = __import__("urllib.request").request.urlopen("http://127.0.0.1:%d/metrics" % port).read().decode()
+    return {int(m.group(1)): int(m.group(2))
+            for m in re.finditer(r'spindle_serve_batch_runs_total\{[^}]*batch_size="(\d+)"\} (\d+)', text)}
 
 
 def main():
@@ -241,8 +248,13 @@ def main():
                 else:
                     target, args = grpc_client, (gport, stubs, inputs)
                 for c in levels:
-                    print("%-10s %-5d %10.1f %9.2f %9.2f %8d %18.3f %18.3f %8d %8d"
-                          % ((transport, c) + level(target, args, c, a.requests, proc.pid)), flush=True)
+                    runs0 = batch_runs(port)
+                    row = level(target, args, c, a.requests, proc.pid)
+                    runs = {k: v - runs0.get(k, 0) for k, v in batch_runs(port).items()}
+                    n_runs = sum(runs.values())
+                    mean = " mean batch %.2f" % (sum(k * v for k, v in runs.items()) / n_runs) if n_runs else ""
+                    print("%-10s %-5d %10.1f %9.2f %9.2f %8d %18.3f %18.3f %8d %8d%s"
+                          % ((transport, c) + row + (mean,)), flush=True)
                 print("%-10s peak RSS %.1f MB (%.1f MB after loading)" % (transport, peak_rss_mb(proc.pid), rss0))
             finally:
                 proc.terminate()
