@@ -186,8 +186,8 @@ def in_process(spindle, a, given):
     r = json.loads(p.stdout)
     r = r[0] if isinstance(r, list) else r
     per_s = r.get("throughput_per_s") or 1000.0 / r["latency_ms"]["p50"]
-    return "%.1f runs/s (p50 %.2f ms%s), spindle bench --threads %d" % (
-        per_s, r["latency_ms"]["p50"], ", batches of %d rows: %.1f rows/s" % (rows, per_s * rows) if a.max_batch_size else "",
+    return "%.1f runs/s (p50 %.2f ms, CPU %.3f ms/run%s), spindle bench --threads %d" % (
+        per_s, r["latency_ms"]["p50"], r["cpu_ms_per_inference"], ", batches of %d rows: %.1f rows/s" % (rows, per_s * rows) if a.max_batch_size else "",
         threads)
 
 
