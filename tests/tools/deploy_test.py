@@ -89,8 +89,7 @@ class DockerfileTest(unittest.TestCase):
         cmd = json_array(text, "CMD")
         self.assertEqual(entry[:2], ["/usr/local/bin/spindle", "serve"])
         args = entry[2:] + cmd
-        work = tempfile.mkdtemp(prefix="spindle-deploy-test-")
-        try:
+        with tempfile.TemporaryDirectory(prefix="spindle-deploy-test-") as work:
             os.makedirs(os.path.join(work, "repo"))
             args[args.index("--model-repository") + 1] = os.path.join(work, "repo")
             # Same flags; ephemeral ports on loopback.
@@ -99,17 +98,12 @@ class DockerfileTest(unittest.TestCase):
             args[args.index("--grpc-port") + 1] = "0"
             proc = subprocess.Popen([SPINDLE, "serve", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             line = proc.stdout.readline()
-            try:
-                self.assertRegex(line, r"listening on http://127\.0\.0\.1:\d+, gRPC on 127\.0\.0\.1:\d+")
-            finally:
-                proc.send_signal(signal.SIGTERM)
-                proc.communicate(timeout=60)
-            self.assertEqual(proc.returncode, 0)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=60)
+        self.assertRegex(line, r"listening on http://127\.0\.0\.1:\d+, gRPC on 127\.0\.0\.1:\d+")
+        self.assertEqual(proc.returncode, 0)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1:
-        SPINDLE = sys.argv[1]
+    SPINDLE = sys.argv[1] if len(sys.argv) > 1 else SPINDLE
     unittest.main(argv=sys.argv[:1], verbosity=2)

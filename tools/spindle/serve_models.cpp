@@ -563,22 +563,19 @@ std::string Repository::metrics_text() const {
   for (const auto& [k, m] : metrics_)
     s += fmt::format("spindle_serve_request_success_total{{model=\"{}\",version=\"{}\"}} {}\n", label(k.first), label(k.second),
                      m->successes.load());
-  s += "# HELP spindle_serve_request_failures_total Failed infer requests by reason.\n"
-       "# TYPE spindle_serve_request_failures_total counter\n";
-  for (const auto& [k, m] : metrics_) {
-    std::lock_guard mlock(m->mu);
-    for (const auto& [reason, n] : m->failures)
-      s += fmt::format("spindle_serve_request_failures_total{{model=\"{}\",version=\"{}\",reason=\"{}\"}} {}\n",
-                       label(k.first), label(k.second), reason, n);
-  }
-  s += "# HELP spindle_serve_batch_runs_total Runs by batch size (rows; dynamic batching).\n"
-       "# TYPE spindle_serve_batch_runs_total counter\n";
-  for (const auto& [k, m] : metrics_) {
-    std::lock_guard mlock(m->mu);
-    for (const auto& [rows, n] : m->batch_runs)
-      s += fmt::format("spindle_serve_batch_runs_total{{model=\"{}\",version=\"{}\",batch_size=\"{}\"}} {}\n",
-                       label(k.first), label(k.second), rows, n);
-  }
+  // Counters under a third label, one line per key of a map in the metrics.
+  auto keyed = [&](const char* metric, const char* help, const char* key_label, const auto ModelMetrics::*counts) {
+    s += fmt::format("# HELP {} {}\n# TYPE {} counter\n", metric, help, metric);
+    for (const auto& [k, m] : metrics_) {
+      std::lock_guard mlock(m->mu);
+      for (const auto& [key, n] : (*m).*counts)
+        s += fmt::format("{}{{model=\"{}\",version=\"{}\",{}=\"{}\"}} {}\n", metric, label(k.first), label(k.second),
+                         key_label, key, n);
+    }
+  };
+  keyed("spindle_serve_request_failures_total", "Failed infer requests by reason.", "reason", &ModelMetrics::failures);
+  keyed("spindle_serve_batch_runs_total", "Runs by batch size (rows; dynamic batching).", "batch_size",
+        &ModelMetrics::batch_runs);
   const std::pair<const char*, Histogram ModelMetrics::*> histograms[] = {
       {"spindle_serve_queue_seconds", &ModelMetrics::queue},
       {"spindle_serve_compute_seconds", &ModelMetrics::compute},
