@@ -14,7 +14,7 @@ packages=(
   clang clang-14 libclang-rt-14-dev
   node-typescript
   libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev wrk
-  libgrpc++-dev protobuf-compiler-grpc python3-grpcio
+  libgrpc++-dev protobuf-compiler-grpc python3-grpcio python3-yaml
 )
 missing=()
 for p in "${packages[@]}"; do

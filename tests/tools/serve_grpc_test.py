@@ -533,6 +533,58 @@ class GrpcThreadsTest(unittest.TestCase):
             self.assertEqual(server.stop()[0], 0)
 
 
+class GrpcBatchingTest(unittest.TestCase):
+    """Dynamic batching over gRPC: concurrent raw calls share runs and each
+    gets the bytes the library computes for it alone, typed calls too."""
+
+    def test_batched_calls_equal_alone(self):
+        def fill(repo):
+            generate_stubs(os.path.join(os.path.dirname(repo), "stubs"))
+            save(serve_test.conv_graph(7), os.path.join(repo, "conv", "1", "model.onnx"))
+            with open(os.path.join(repo, "conv", "config.json"), "w") as f:
+                json.dump({"max_batch_size": 8, "max_queue_delay_us": 300000}, f)
+        with serve_test.scratch_server(fill, Server, "--threads", "2") as server:
+            rng = np.random.default_rng(3)
+            arrays = [rng.standard_normal((1 + i % 2, 3, 6, 6)).astype(np.float32) for i in range(6)]
+            stubs = [server.new_stub() for _ in arrays]
+            for stub in stubs:
+                self.assertTrue(stub.ServerLive(pb.ServerLiveRequest()).live)
+            results = [None] * len(arrays)
+            barrier = threading.Barrier(len(arrays))
+
+            def call(i):
+                if i % 3 == 2:  # typed contents, answered typed
+                    req = pb.ModelInferRequest(model_name="conv", inputs=[
+                        tensor("x", "FP32", arrays[i].shape, fp32_contents=arrays[i].ravel().tolist())])
+                else:
+                    req = raw_request("conv", [("x", "FP32", arrays[i])])
+                barrier.wait()
+                results[i] = stubs[i].ModelInfer(req, timeout=60)
+            threads = [threading.Thread(target=call, args=(i,)) for i in range(len(arrays))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            work = os.path.dirname(server.proc.args[3])
+            for i, r in enumerate(results):
+                self.assertIsNotNone(r, "call %d failed" % i)
+                ref_dir = os.path.join(work, "ref%d" % i)
+                os.makedirs(ref_dir)
+                ref = serve_test.reference(server.proc.args[3] + "/conv/1/model.onnx", {"x": arrays[i]}, ref_dir)
+                for name in ("y", "f"):
+                    if i % 3 == 2:
+                        o = [o for o in r.outputs if o.name == name][0]
+                        got = np.array(o.contents.fp32_contents, np.float32).reshape(list(o.shape))
+                    else:
+                        got = raw_output(r, name, np.float32)
+                    self.assertEqual(got.tobytes(), ref[name].tobytes(), "call %d output %s" % (i, name))
+            status, _, body = server.request("GET", "/metrics")
+            sizes = [int(m) for m in re.findall(r'spindle_serve_batch_runs_total\{model="conv",version="1",'
+                                                r'batch_size="(\d+)"\}', body.decode())]
+            self.assertGreater(max(sizes), 1, body.decode())
+            self.assertEqual(server.stop()[0], 0)
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1:
         SPINDLE = sys.argv[1]

@@ -477,6 +477,170 @@ class InstancesTest(unittest.TestCase):
             self.assertEqual(server.stop()[0], 0)
 
 
+def conv_graph(seed):
+    """x [batch,3,8,8] -> Conv 3x3 -> Relu -> GlobalAveragePool -> Flatten ->
+    MatMul -> Softmax: the kernels whose blocking could follow the batch size."""
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal((8, 3, 3, 3)).astype(np.float32)
+    cb = rng.standard_normal(8).astype(np.float32)
+    fc = rng.standard_normal((8, 5)).astype(np.float32)
+    nodes = [const("w", w), const("cb", cb), const("fc", fc),
+             helper.make_node("Conv", ["x", "w", "cb"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]), helper.make_node("GlobalAveragePool", ["r"], ["g"]),
+             helper.make_node("Flatten", ["g"], ["f"]), helper.make_node("MatMul", ["f", "fc"], ["logits"]),
+             helper.make_node("Softmax", ["logits"], ["y"], axis=1)]
+    vi = helper.make_tensor_value_info
+    return helper.make_graph(nodes, "conv", [vi("x", TensorProto.FLOAT, ["batch", 3, "h", "w"])],
+                             [vi("y", TensorProto.FLOAT, ["batch", 5]), vi("f", TensorProto.FLOAT, ["batch", 8])])
+
+
+def fixed_batch_graph():
+    """Dynamic first dimensions, but a Reshape fixes the batch to one row."""
+    nodes = [const("shape", np.array([1, 4], dtype=np.int64)), helper.make_node("Reshape", ["x", "shape"], ["y"])]
+    vi = helper.make_tensor_value_info
+    return helper.make_graph(nodes, "fixed", [vi("x", TensorProto.FLOAT, ["batch", 4])],
+                             [vi("y", TensorProto.FLOAT, ["batch", 4])])
+
+
+CLS_MODEL = os.path.expanduser("~/.cache/spindle/models/ch_ppocr_mobile_v2.0_cls_infer.onnx")
+
+
+class BatchingTest(unittest.TestCase):
+    """Dynamic batching: concurrent requests run as one batch, and each gets
+    outputs bitwise equal to the library running it alone."""
+
+    def setUp(self):
+        self.work = tempfile.mkdtemp(prefix="spindle-serve-batch-")
+        self.repo = os.path.join(self.work, "repo")
+        config = {"max_batch_size": 8,
+                  "dynamic_batching": {"max_queue_delay_microseconds": 300000, "preferred_batch_size": [8]}}
+        models = {"conv": conv_graph(5), "fixed": fixed_batch_graph(), "mlp": mlp_graph(2)}
+        for name, g in models.items():
+            save(g, os.path.join(self.repo, name, "1", "model.onnx"))
+            with open(os.path.join(self.repo, name, "config.json"), "w") as f:
+                json.dump(config, f)
+        if os.path.exists(CLS_MODEL):
+            os.makedirs(os.path.join(self.repo, "cls", "1"))
+            shutil.copy(CLS_MODEL, os.path.join(self.repo, "cls", "1", "model.onnx"))
+            with open(os.path.join(self.repo, "cls", "config.json"), "w") as f:
+                json.dump(config, f)
+
+    def tearDown(self):
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def concurrent(self, server, model, arrays, out_names):
+        """POSTs one binary request per array at once; [(status, {name: array})]."""
+        results = [None] * len(arrays)
+        barrier = threading.Barrier(len(arrays))
+
+        def one(i):
+            body, headers = binary_body([("x", "FP32", arrays[i])], out_names)
+            barrier.wait()
+            status, h, data = server.request("POST", "/v2/models/%s/infer" % model, body, headers)
+            outs = {}
+            if status == 200:
+                header, blob = split_binary(h, data)
+                at = 0
+                for o in header["outputs"]:
+                    n = o["parameters"]["binary_data_size"]
+                    outs[o["name"]] = np.frombuffer(blob[at:at + n], np.float32).reshape(o["shape"])
+                    at += n
+            results[i] = (status, outs, data if status != 200 else None)
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(len(arrays))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return results
+
+    def batch_runs(self, server, model):
+        status, _, body = server.request("GET", "/metrics")
+        self.assertEqual(status, 200)
+        pattern = r'spindle_serve_batch_runs_total\{model="%s",version="1",batch_size="(\d+)"\} (\d+)' % model
+        return {int(m.group(1)): int(m.group(2)) for m in re.finditer(pattern, body.decode())}
+
+    def check_model(self, server, model, arrays, out_names):
+        results = self.concurrent(server, model, arrays, out_names)
+        runs = self.batch_runs(server, model)
+        self.assertEqual(sum(k * v for k, v in runs.items()), sum(a.shape[0] for a in arrays), runs)
+        self.assertGreater(max(runs), 1, "no request was batched: %s" % runs)
+        for i, (status, outs, err) in enumerate(results):
+            self.assertEqual(status, 200, err)
+            os.makedirs(os.path.join(self.work, "ref%d" % i))
+            ref = reference(os.path.join(self.repo, model, "1", "model.onnx"), {"x": arrays[i]},
+                            os.path.join(self.work, "ref%d" % i))
+            for name in out_names:
+                self.assertEqual(outs[name].shape, ref[name].shape)
+                # Bitwise: the same bytes as the request run alone.
+                self.assertEqual(outs[name].tobytes(), ref[name].tobytes(), "%s request %d output %s" % (model, i, name))
+            shutil.rmtree(os.path.join(self.work, "ref%d" % i))
+        return runs
+
+    def test_batched_outputs_equal_alone(self):
+        rng = np.random.default_rng(11)
+        for threads in ("1", "2"):
+            with self.subTest(threads=threads):
+                server = Server(self.repo, "--threads", threads, "--concurrent-runs", "1")
+                try:
+                    # Rows of 1 and 2: seven requests, ten rows, batches of at most eight.
+                    arrays = [rng.standard_normal((1 + (i % 3 == 2), 3, 8, 8)).astype(np.float32) for i in range(7)]
+                    runs = self.check_model(server, "conv", arrays, ["y", "f"])
+                    self.assertLessEqual(max(runs), 8)
+                    arrays = [rng.standard_normal((1, 5)).astype(np.float32) for _ in range(6)]
+                    self.check_model(server, "mlp", arrays, ["y"])
+                    if os.path.exists(CLS_MODEL):
+                        arrays = [rng.random((1, 3, 48, 192)).astype(np.float32) for _ in range(4)]
+                        self.check_model(server, "cls", arrays, ["softmax_0.tmp_0"])
+                    # Requests of other trailing shapes are not batched together, and still answered.
+                    arrays = [rng.standard_normal((1, 3, 8 + 2 * (i % 2), 8)).astype(np.float32) for i in range(4)]
+                    for status, outs, err in self.concurrent(server, "conv", arrays, ["y"]):
+                        self.assertEqual(status, 200, err)
+                        self.assertEqual(outs["y"].shape, (1, 5))
+                finally:
+                    code, out, err = server.stop()
+                self.assertEqual(code, 0, err)
+
+    def test_batch_fixed_by_graph_falls_back(self):
+        server = Server(self.repo, "--threads", "1")
+        try:
+            arrays = [np.full((1, 4), i, np.float32) for i in range(4)]
+            for i, (status, outs, err) in enumerate(self.concurrent(server, "fixed", arrays, ["y"])):
+                self.assertEqual(status, 200, err)
+                np.testing.assert_array_equal(outs["y"], arrays[i])
+            # Afterwards the version runs requests alone.
+            results = self.concurrent(server, "fixed", arrays, ["y"])
+            self.assertEqual([r[0] for r in results], [200] * 4)
+        finally:
+            code, out, err = server.stop()
+        self.assertEqual(code, 0)
+        self.assertIn("dynamic batching off: a batched run failed", err)
+
+    def test_unbatchable_model_and_bad_config(self):
+        def fill(repo):
+            save(types_graph(), os.path.join(repo, "types", "1", "model.onnx"))
+            with open(os.path.join(repo, "types", "config.json"), "w") as f:
+                json.dump({"max_batch_size": 4}, f)
+        with scratch_server(fill, Server) as server:
+            code, out, err = server.stop()
+            self.assertEqual(code, 0)
+            self.assertIn("model 'types' version 1: dynamic batching off: input 'i64' has no dynamic first dimension", err)
+
+        def fill_bad(repo):
+            save(mlp_graph(1), os.path.join(repo, "mlp", "1", "model.onnx"))
+            with open(os.path.join(repo, "mlp", "config.json"), "w") as f:
+                json.dump({"max_batch_size": 4, "dynamic_batching": {"max_queue_delay_microseconds": -5}}, f)
+        work = tempfile.mkdtemp(prefix="spindle-serve-batch-")
+        try:
+            fill_bad(os.path.join(work, "repo"))
+            p = subprocess.run([SPINDLE, "serve", "--model-repository", os.path.join(work, "repo"), "--http-port", "0"],
+                               capture_output=True, text=True, timeout=60)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn('"max_queue_delay_microseconds" (an integer from 0 to 1000000)', p.stderr)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1:
         SPINDLE = sys.argv[1]

@@ -348,8 +348,12 @@ GrpcServer::GrpcServer(Repository& repo, const std::atomic<bool>& draining, cons
   quota.SetMaxThreads(threads);
   builder.SetResourceQuota(quota);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+  // A call thread that finishes goes back to polling; past MAX_POLLERS polling
+  // threads it exits, and the next burst of calls starts new ones. With a
+  // small MAX_POLLERS every call under load paid a thread start (and the exit
+  // of another): threads may stay polling up to the quota instead.
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, std::min(threads, 2));
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, threads);
   impl_->server = builder.BuildAndStart();
   if (!impl_->server || port_ == 0)
     throw Error(StatusCode::kInvalidArgument, fmt::format("cannot listen on {} (gRPC)", address));

@@ -3,6 +3,7 @@
 #include "serve_models.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -43,6 +44,11 @@ std::string Histogram::text(const std::string& name, const std::string& labels) 
 void ModelMetrics::fail(const std::string& reason) {
   std::lock_guard lock(mu);
   ++failures[reason];
+}
+
+void ModelMetrics::count_batch(int64_t rows) {
+  std::lock_guard lock(mu);
+  ++batch_runs[rows];
 }
 
 void RunSlots::acquire() {
@@ -87,6 +93,35 @@ ModelConfig read_model_config(const std::string& path) {
   };
   take_count("max_queue", c.max_queue, 1);
   take_count("instance_count", c.instances, 1);
+  // Dynamic batching, named as Triton's model configuration names it:
+  // "max_batch_size": N, "dynamic_batching": {"max_queue_delay_microseconds": D,
+  // "preferred_batch_size": [..]}; "max_queue_delay_us" is the short form.
+  take_count("max_batch_size", c.batching.max_batch_size, 0);
+  int delay = 0;
+  take_count("max_queue_delay_us", delay, 0);
+  if (auto it = j.find("dynamic_batching"); it != j.end()) {
+    if (!it->is_object())
+      throw Error(StatusCode::kInvalidArgument,
+                  fmt::format("{}: \"dynamic_batching\" is {}, expected an object", path, it->dump()));
+    for (const auto& [key, v] : it->items()) {
+      if (key == "max_queue_delay_microseconds" && v.is_number_integer() && v.get<int64_t>() >= 0 &&
+          v.get<int64_t>() <= 1000000) {
+        delay = v.get<int>();
+      } else if (key == "preferred_batch_size" && v.is_array() &&
+                 std::all_of(v.begin(), v.end(), [](const nlohmann::json& n) {
+                   return n.is_number_integer() && n.get<int64_t>() >= 1 && n.get<int64_t>() <= 1000000;
+                 })) {
+        for (const auto& n : v) c.batching.preferred_sizes.push_back(n.get<int64_t>());
+      } else {
+        throw Error(StatusCode::kInvalidArgument,
+                    fmt::format("{}: \"dynamic_batching\": \"{}\" is {}; expected \"max_queue_delay_microseconds\" "
+                                "(an integer from 0 to 1000000) or \"preferred_batch_size\" (a list of positive integers)",
+                                path, key, v.dump()));
+      }
+    }
+    j.erase(it);
+  }
+  c.batching.max_queue_delay_us = delay;
   // The rest is an options file (spindle tune --out). Thread settings (counts,
   // spinning, affinities) are the process's: every model shares its pools.
   bool thread_settings = j.contains("intra_op_num_threads") || j.contains("inter_op_num_threads");
@@ -104,14 +139,77 @@ ModelConfig read_model_config(const std::string& path) {
   return c;
 }
 
+namespace {
+// Why a model cannot be batched along its first dimension; empty when it can.
+std::string unbatchable(const InferenceSession& session) {
+  auto check = [](const std::vector<TensorInfo>& infos, const char* kind) -> std::string {
+    for (const TensorInfo& t : infos) {
+      if (t.is_sequence || t.is_optional || t.dtype == DataType::kString)
+        return fmt::format("{} '{}' is not a numeric tensor", kind, t.name);
+      if (t.shape.empty() || t.shape[0] != -1)
+        return fmt::format("{} '{}' has no dynamic first dimension", kind, t.name);
+    }
+    return "";
+  };
+  std::string why = check(session.inputs(), "input");
+  return why.empty() ? check(session.outputs(), "output") : why;
+}
+
+// The rows (first dimension) a request brings to a batch; -1 when its feeds
+// are not tensors sharing one first dimension.
+int64_t batch_rows(const Job& job) {
+  int64_t rows = -1;
+  for (const auto& [name, t] : job.feeds) {
+    if (!t.is_tensor() || t.dtype() == DataType::kString || t.rank() < 1) return -1;
+    if (rows >= 0 && t.dim(0) != rows) return -1;
+    rows = t.dim(0);
+  }
+  return rows;
+}
+
+// Whether two requests can share a run: the same inputs with the same types
+// and trailing dimensions, and the same requested outputs.
+bool compatible(const Job& a, const Job& b) {
+  if (a.outputs != b.outputs || a.feeds.size() != b.feeds.size()) return false;
+  for (size_t i = 0; i < a.feeds.size(); ++i) {
+    const Tensor& x = a.feeds[i].second;
+    const Tensor& y = b.feeds[i].second;
+    if (a.feeds[i].first != b.feeds[i].first || x.dtype() != y.dtype() || x.rank() != y.rank() ||
+        !std::equal(x.shape().begin() + 1, x.shape().end(), y.shape().begin() + 1))
+      return false;
+  }
+  return true;
+}
+
+void finish(Job& job, Status status, std::vector<Tensor> values) {
+  {
+    std::lock_guard lock(job.mu);
+    job.status = std::move(status);
+    job.values = std::move(values);
+    job.done = true;
+  }
+  job.cv.notify_all();
+}
+}  // namespace
+
 ModelVersion::ModelVersion(std::string name, std::string version, std::unique_ptr<InferenceSession> session,
-                           int max_queue, int instances, RunSlots& slots, std::shared_ptr<ModelMetrics> metrics)
+                           int max_queue, int instances, BatchConfig batching, RunSlots& slots,
+                           std::shared_ptr<ModelMetrics> metrics)
     : name_(std::move(name)),
       version_(std::move(version)),
       session_(std::move(session)),
       max_queue_(static_cast<size_t>(max_queue)),
+      batch_config_(std::move(batching)),
       slots_(slots),
       metrics_(std::move(metrics)) {
+  if (batch_config_.max_batch_size > 1) {
+    const std::string why = unbatchable(*session_);
+    if (why.empty())
+      batching_ = true;
+    else
+      std::fprintf(stderr, "spindle serve: model '%s' version %s: dynamic batching off: %s\n", name_.c_str(),
+                   version_.c_str(), why.c_str());
+  }
   for (int i = 0; i < instances; ++i) runners_.emplace_back([this] { runner(); });
 }
 
@@ -151,46 +249,166 @@ void ModelVersion::stop_accepting() {
 
 void ModelVersion::runner() {
   for (;;) {
-    std::shared_ptr<Job> job;
+    std::vector<std::shared_ptr<Job>> batch;
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and every queued job has run
-      job = std::move(queue_.front());
+      batch.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+      if (batching_) gather(lock, batch);
+    }
+    run_batch(batch);
+  }
+}
+
+void ModelVersion::gather(std::unique_lock<std::mutex>& lock, std::vector<std::shared_ptr<Job>>& batch) {
+  const int64_t max_rows = batch_config_.max_batch_size;
+  int64_t rows = batch_rows(*batch[0]);
+  if (rows < 1 || rows >= max_rows) return;
+  const Clock::time_point until = batch[0]->enqueued + std::chrono::microseconds(batch_config_.max_queue_delay_us);
+  const auto& preferred = batch_config_.preferred_sizes;
+  for (;;) {
+    // In arrival order: the first request that does not fit ends the batch.
+    while (!queue_.empty() && rows < max_rows) {
+      const std::shared_ptr<Job>& next = queue_.front();
+      const int64_t r = batch_rows(*next);
+      if (r < 1 || rows + r > max_rows || !compatible(*batch[0], *next)) return;
+      rows += r;
+      batch.push_back(std::move(queue_.front()));
       queue_.pop_front();
     }
-    slots_.acquire();
-    job->started = Clock::now();
-    metrics_->queue.observe(std::chrono::duration<double>(job->started - job->enqueued).count());
-    Status status;
-    std::vector<Tensor> values;
-    const int64_t left_ms =
-        job->deadline ? std::chrono::ceil<std::chrono::milliseconds>(*job->deadline - job->started).count() : 0;
-    if (job->deadline && left_ms <= 0) {
-      status = Status(StatusCode::kCancelled, "the request's timeout passed while it waited in the queue");
-    } else {
-      // Rounded up: a run stopped by its time limit has passed the deadline.
-      job->run_options.timeout_ms = job->deadline ? left_ms : 0;
-      try {
-        values = session_->run(job->feeds, job->outputs, &job->run_options);
-      } catch (const Error& e) {
-        status = e.status();
-      } catch (const std::bad_alloc&) {
-        status = resource_exhausted("out of memory");
-      } catch (const std::exception& e) {
-        status = runtime_error(e.what());
-      }
-      metrics_->compute.observe(std::chrono::duration<double>(Clock::now() - job->started).count());
-    }
-    slots_.release();
-    {
-      std::lock_guard lock(job->mu);
-      job->status = std::move(status);
-      job->values = std::move(values);
-      job->done = true;
-    }
-    job->cv.notify_all();
+    if (rows >= max_rows || stopping_ || std::find(preferred.begin(), preferred.end(), rows) != preferred.end() ||
+        Clock::now() >= until)
+      return;
+    cv_.wait_until(lock, until);
   }
+}
+
+void ModelVersion::run_one(Job& job) {
+  Status status;
+  std::vector<Tensor> values;
+  // Rounded up: a run stopped by its time limit has passed the deadline.
+  const int64_t left_ms =
+      job.deadline ? std::chrono::ceil<std::chrono::milliseconds>(*job.deadline - job.started).count() : 0;
+  job.run_options.timeout_ms = job.deadline ? std::max<int64_t>(left_ms, 1) : 0;
+  try {
+    values = session_->run(job.feeds, job.outputs, &job.run_options);
+  } catch (const Error& e) {
+    status = e.status();
+  } catch (const std::bad_alloc&) {
+    status = resource_exhausted("out of memory");
+  } catch (const std::exception& e) {
+    status = runtime_error(e.what());
+  }
+  finish(job, std::move(status), std::move(values));
+}
+
+bool ModelVersion::run_concatenated(const std::vector<std::shared_ptr<Job>>& jobs, Status& status) {
+  std::vector<int64_t> rows;
+  int64_t total = 0;
+  for (const auto& job : jobs) total += rows.emplace_back(batch_rows(*job));
+  Feeds feeds;
+  for (size_t i = 0; i < jobs[0]->feeds.size(); ++i) {
+    const Tensor& first = jobs[0]->feeds[i].second;
+    Shape shape = first.shape();
+    shape[0] = total;
+    Tensor t(first.dtype(), shape);
+    char* dst = static_cast<char*>(t.raw_mutable_data());
+    for (const auto& job : jobs) {
+      const Tensor& part = job->feeds[i].second;
+      const Tensor c = part.is_contiguous() ? part : part.clone();
+      if (c.nbytes()) std::memcpy(dst, c.raw_data(), c.nbytes());
+      dst += c.nbytes();
+    }
+    feeds.emplace_back(jobs[0]->feeds[i].first, std::move(t));
+  }
+  // The run stops at the last deadline; without one when any request has none.
+  RunOptions options;
+  std::optional<Clock::time_point> last;
+  for (const auto& job : jobs) {
+    if (!job->deadline) {
+      last.reset();
+      break;
+    }
+    last = std::max(last.value_or(*job->deadline), *job->deadline);
+  }
+  if (last) options.timeout_ms = std::max<int64_t>(
+      std::chrono::ceil<std::chrono::milliseconds>(*last - Clock::now()).count(), 1);
+  std::vector<Tensor> values;
+  try {
+    values = session_->run(feeds, jobs[0]->outputs, &options);
+  } catch (const Error& e) {
+    status = e.status();
+    return false;
+  } catch (const std::bad_alloc&) {
+    status = resource_exhausted("out of memory");
+    return false;
+  } catch (const std::exception& e) {
+    status = runtime_error(e.what());
+    return false;
+  }
+  for (Tensor& v : values) {
+    if (!v.is_tensor() || v.rank() < 1 || v.dim(0) != total) {
+      status = invalid_argument(fmt::format("output {} does not have the batch's {} rows", v.describe(), total));
+      return false;
+    }
+    if (!v.is_contiguous()) v = v.clone();
+  }
+  // Each request's outputs are its rows of the batch's, sharing their buffers.
+  std::vector<std::vector<Tensor>> split(jobs.size());
+  for (const Tensor& v : values) {
+    const size_t row_bytes = total ? v.nbytes() / static_cast<size_t>(total) : 0;
+    const size_t base = v.nbytes() ? static_cast<size_t>(static_cast<const char*>(v.raw_data()) -
+                                                         static_cast<const char*>(v.buffer()->data()))
+                                   : 0;
+    int64_t at = 0;
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      Shape shape = v.shape();
+      shape[0] = rows[j];
+      split[j].push_back(row_bytes ? Tensor(v.dtype(), shape, v.buffer(), base + static_cast<size_t>(at) * row_bytes)
+                                   : Tensor(v.dtype(), shape));
+      at += rows[j];
+    }
+  }
+  for (size_t j = 0; j < jobs.size(); ++j) finish(*jobs[j], Status(), std::move(split[j]));
+  return true;
+}
+
+void ModelVersion::run_batch(const std::vector<std::shared_ptr<Job>>& batch) {
+  slots_.acquire();
+  const Clock::time_point started = Clock::now();
+  std::vector<std::shared_ptr<Job>> live;
+  int64_t rows = 0;
+  for (const auto& job : batch) {
+    job->started = started;
+    metrics_->queue.observe(std::chrono::duration<double>(started - job->enqueued).count());
+    if (job->deadline && *job->deadline <= started) {
+      finish(*job, Status(StatusCode::kCancelled, "the request's timeout passed while it waited in the queue"), {});
+      continue;
+    }
+    live.push_back(job);
+    rows += std::max<int64_t>(batch_rows(*job), 0);
+  }
+  if (live.size() == 1) {
+    run_one(*live[0]);
+  } else if (live.size() > 1) {
+    Status status;
+    if (!run_concatenated(live, status)) {
+      // A model whose graph fixes the batch (a Reshape to 1 x ...) fails
+      // batched but not alone: every request runs alone, and batching stops
+      // for this version unless the batched run only ran out of time.
+      if (status.code() != StatusCode::kCancelled && batching_.exchange(false))
+        std::fprintf(stderr, "spindle serve: model '%s' version %s: dynamic batching off: a batched run failed: %s\n",
+                     name_.c_str(), version_.c_str(), status.message().c_str());
+      for (const auto& job : live) run_one(*job);
+    }
+  }
+  if (!live.empty()) {
+    metrics_->compute.observe(std::chrono::duration<double>(Clock::now() - started).count());
+    if (batching_ || live.size() > 1) metrics_->count_batch(rows);
+  }
+  slots_.release();
 }
 
 Repository::Repository(std::string dir, Environment& env, int default_max_queue, int concurrent_runs)
@@ -222,7 +440,7 @@ void Repository::load(const std::string& name) {
       auto session = InferenceSession::create(file.string(), config.options, &env_);
       loaded[std::stoll(v)] = std::make_shared<ModelVersion>(
           name, std::to_string(std::stoll(v)), std::move(session),
-          config.max_queue ? config.max_queue : default_max_queue_, config.instances, slots_,
+          config.max_queue ? config.max_queue : default_max_queue_, config.instances, config.batching, slots_,
           metrics_for(name, std::to_string(std::stoll(v))));
     }
     if (loaded.empty())
@@ -345,14 +563,19 @@ std::string Repository::metrics_text() const {
   for (const auto& [k, m] : metrics_)
     s += fmt::format("spindle_serve_request_success_total{{model=\"{}\",version=\"{}\"}} {}\n", label(k.first), label(k.second),
                      m->successes.load());
-  s += "# HELP spindle_serve_request_failures_total Failed infer requests by reason.\n"
-       "# TYPE spindle_serve_request_failures_total counter\n";
-  for (const auto& [k, m] : metrics_) {
-    std::lock_guard mlock(m->mu);
-    for (const auto& [reason, n] : m->failures)
-      s += fmt::format("spindle_serve_request_failures_total{{model=\"{}\",version=\"{}\",reason=\"{}\"}} {}\n",
-                       label(k.first), label(k.second), reason, n);
-  }
+  // Counters under a third label, one line per key of a map in the metrics.
+  auto keyed = [&](const char* metric, const char* help, const char* key_label, const auto ModelMetrics::*counts) {
+    s += fmt::format("# HELP {} {}\n# TYPE {} counter\n", metric, help, metric);
+    for (const auto& [k, m] : metrics_) {
+      std::lock_guard mlock(m->mu);
+      for (const auto& [key, n] : (*m).*counts)
+        s += fmt::format("{}{{model=\"{}\",version=\"{}\",{}=\"{}\"}} {}\n", metric, label(k.first), label(k.second),
+                         key_label, key, n);
+    }
+  };
+  keyed("spindle_serve_request_failures_total", "Failed infer requests by reason.", "reason", &ModelMetrics::failures);
+  keyed("spindle_serve_batch_runs_total", "Runs by batch size (rows; dynamic batching).", "batch_size",
+        &ModelMetrics::batch_runs);
   const std::pair<const char*, Histogram ModelMetrics::*> histograms[] = {
       {"spindle_serve_queue_seconds", &ModelMetrics::queue},
       {"spindle_serve_compute_seconds", &ModelMetrics::compute},

@@ -47,7 +47,9 @@ struct ModelMetrics {
   std::mutex mu;
   std::map<std::string, uint64_t> failures;  // by reason
   Histogram queue, compute, request;
+  std::map<int64_t, uint64_t> batch_runs;  // runs by batch size (rows), under mu
   void fail(const std::string& reason);
+  void count_batch(int64_t rows);
 };
 
 // Limits compute to a number of runs at once, process-wide (all models).
@@ -78,10 +80,21 @@ struct Job {
   std::vector<Tensor> values;
 };
 
+// Dynamic batching: requests queued together are concatenated along their
+// first dimension, run once and their outputs split back. Off when
+// max_batch_size < 2 or the model lacks a dynamic first dimension on every
+// input and output.
+struct BatchConfig {
+  int max_batch_size = 0;                 // rows per run at most
+  int64_t max_queue_delay_us = 0;         // how long the oldest request waits for others
+  std::vector<int64_t> preferred_sizes;   // a batch of one of these sizes runs at once
+};
+
 struct ModelConfig {
   SessionOptions options;
   int max_queue = 0;  // 0 = the server's --max-queue
   int instances = 1;  // runner threads
+  BatchConfig batching;
 };
 // DIR/<name>/config.json; defaults when the file is absent. Throws Error naming the file.
 ModelConfig read_model_config(const std::string& path);
@@ -89,12 +102,14 @@ ModelConfig read_model_config(const std::string& path);
 class ModelVersion {
  public:
   ModelVersion(std::string name, std::string version, std::unique_ptr<InferenceSession> session, int max_queue,
-               int instances, RunSlots& slots, std::shared_ptr<ModelMetrics> metrics);
+               int instances, BatchConfig batching, RunSlots& slots, std::shared_ptr<ModelMetrics> metrics);
   ~ModelVersion();  // drains the queue, joins the runners
 
   const std::string& name() const { return name_; }
   const std::string& version() const { return version_; }
   const InferenceSession& session() const { return *session_; }
+  // Whether queued requests are batched (the config asks and the model allows).
+  bool batching() const { return batching_; }
   ModelMetrics& metrics() { return *metrics_; }
   // false when the queue is full or the model is being unloaded.
   bool enqueue(const std::shared_ptr<Job>& job);
@@ -105,9 +120,18 @@ class ModelVersion {
 
  private:
   void runner();
+  // Adds to `batch` the requests behind it that fit, waiting up to the delay.
+  void gather(std::unique_lock<std::mutex>& lock, std::vector<std::shared_ptr<Job>>& batch);
+  void run_batch(const std::vector<std::shared_ptr<Job>>& batch);
+  // One run of the jobs' feeds concatenated; false (and nothing set) when the
+  // outputs do not split back along the batch dimension.
+  bool run_concatenated(const std::vector<std::shared_ptr<Job>>& jobs, Status& status);
+  void run_one(Job& job);
   std::string name_, version_;
   std::unique_ptr<InferenceSession> session_;
   size_t max_queue_;
+  BatchConfig batch_config_;
+  std::atomic<bool> batching_{false};
   RunSlots& slots_;
   std::shared_ptr<ModelMetrics> metrics_;
   std::mutex mu_;
