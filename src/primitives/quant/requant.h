@@ -46,8 +46,9 @@ struct QuantRow {
   bool gate_per_value = false;
 };
 
-// One output row of a 2-D depthwise convolution on pixel-major (NHWC)
-// 8-bit input: for each output column ow, acc[ow * C + c] = the sum over
+// The geometry of one output row of a 2-D depthwise convolution on
+// pixel-major (NHWC) 8-bit input (dw_requant_row): for each output column
+// ow, acc[ow * C + c] = the sum over
 // the window's taps inside the input of (x[ih][iw][c] - x_zp) * w[tap][c],
 // exact in int32 (padding adds nothing).
 struct DwRow {
@@ -63,9 +64,23 @@ struct DwRow {
   int32_t* acc = nullptr;       // [OW][C], written
 };
 
+// One output row of DwRow's depthwise convolution requantized as RequantRow
+// does, channel c with bias[c] and scale[c]: y[ow * C + c] (OW * C bytes,
+// int8 when y_signed, else uint8). The same bits as dw_row followed by
+// requant_row; the AVX-512 level keeps each pixel's 16-channel sums in a
+// register (row.acc and row.w_rows unused), the others go through row.acc.
+struct DwRequantRow {
+  DwRow row;
+  const int32_t* bias = nullptr;  // [C]
+  const double* scale = nullptr;  // [C]
+  double zp = 0, lo = 0, hi = 255;
+  void* y = nullptr;
+  bool y_signed = false;
+};
+
 }  // namespace spindle::kernels
 
-SPINDLE_ISA_DECLARE(void, dw_row, (const ::spindle::kernels::DwRow& args));
+SPINDLE_ISA_DECLARE(void, dw_requant_row, (const ::spindle::kernels::DwRequantRow& args));
 SPINDLE_ISA_DECLARE(void, requant_row, (const ::spindle::kernels::RequantRow& args));
 // y = Q(DQ(a) + DQ(b)) or Q(DQ(a) * DQ(b)), same-shaped rows.
 SPINDLE_ISA_DECLARE(void, qlinear_binary_row, (const ::spindle::kernels::QuantRow& args));
