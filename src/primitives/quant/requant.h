@@ -57,7 +57,7 @@ struct DwRow {
   int32_t x_zp = 0;
   int64_t H = 0, W = 0, C = 0, oh = 0, OW = 0;
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;  // kernel, strides, dilations, begin pads
-  const int32_t* w = nullptr;   // [kh * kw][C], the weights' zero points subtracted
+  const int32_t* w = nullptr;   // [kh * kw][C], the weights' zero points subtracted (each in [-255, 255])
   // Optional, for sw == 1: [kh * kw][OW * C], each tap's C weights repeated
   // OW times (a tap's columns are then one run of OW * C values).
   const int32_t* w_rows = nullptr;

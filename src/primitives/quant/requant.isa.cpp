@@ -97,41 +97,56 @@ void dw_fused16(const ::spindle::kernels::DwRequantRow& p) {
   const X* x = static_cast<const X*>(a.x);
   const int64_t C = a.C, W = a.W, KW = a.kw;
   const int32_t* w = a.w;
-  const __m512i xzp = _mm512_set1_epi32(a.x_zp);
+  const __m512i xzp = _mm512_set1_epi32(a.x_zp), low16 = _mm512_set1_epi32(0xFFFF);
   const __m512d zp = _mm512_set1_pd(p.zp), lo = _mm512_set1_pd(p.lo), hi = _mm512_set1_pd(p.hi);
   uint8_t* out = static_cast<uint8_t*>(p.y);
   // The kernel rows inside the input (the same for every pixel of the row).
-  int64_t rows[64];
+  // x_rows: where an input row starts; w_rows: where its kernel row's
+  // weights start.
+  int64_t x_rows[64], w_rows[64];
   int64_t n_rows = 0;
   for (int64_t kh = 0; kh < a.kh && n_rows < 64; ++kh) {
     const int64_t ih = a.oh * a.sh - a.ph + kh * a.dh;
-    if (ih >= 0 && ih < a.H) rows[n_rows++] = kh;
+    if (ih < 0 || ih >= a.H) continue;
+    x_rows[n_rows] = ih * W * C;
+    w_rows[n_rows++] = kh * KW * C;
   }
-  for (int64_t ow = 0; ow < a.OW; ++ow) {
-    const int64_t base = ow * a.sw - a.pw;
-    // Kernel columns inside the input: kw in [kw0, kw1).
-    const int64_t kw0 = base >= 0 ? 0 : std::min(KW, (-base + a.dw - 1) / a.dw);
-    const int64_t kw1 = W - base <= 0 ? 0 : std::min(KW, (W - base + a.dw - 1) / a.dw);
-    for (int64_t c0 = 0; c0 < C; c0 += 16) {
-      const int64_t count = C - c0 < 16 ? C - c0 : 16;
-      const __mmask16 m = count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
+  const int64_t x_step = a.dw * C;
+  const bool all_rows = n_rows == a.kh;
+  for (int64_t c0 = 0; c0 < C; c0 += 16) {
+    const int64_t count = C - c0 < 16 ? C - c0 : 16;
+    const __mmask16 m = count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
+    const __mmask8 m0 = static_cast<__mmask8>(m & 0xFF), m1 = static_cast<__mmask8>(m >> 8);
+    const __m512i bias = _mm512_maskz_loadu_epi32(m, p.bias + c0);
+    const __m512d s0 = _mm512_maskz_loadu_pd(m0, p.scale + c0), s1 = _mm512_maskz_loadu_pd(m1, p.scale + c0 + 8);
+    // A pixel whose every tap is inside the input sums x * w and subtracts
+    // x_zp * (the sum of the weights) once: the same int32.
+    __m512i w_sum = _mm512_setzero_si512();
+    for (int64_t t = 0; t < a.kh * KW; ++t) w_sum = _mm512_add_epi32(w_sum, _mm512_maskz_loadu_epi32(m, w + t * C + c0));
+    const __m512i inside_zp = _mm512_mullo_epi32(w_sum, xzp);
+    for (int64_t ow = 0; ow < a.OW; ++ow) {
+      const int64_t base = ow * a.sw - a.pw;
+      // Kernel columns inside the input: kw in [kw0, kw1).
+      const int64_t kw0 = base >= 0 ? 0 : std::min(KW, (-base + a.dw - 1) / a.dw);
+      const int64_t kw1 = W - base <= 0 ? 0 : std::min(KW, (W - base + a.dw - 1) / a.dw);
+      const bool inside = all_rows && kw0 == 0 && kw1 == KW;
+      // x - x_zp (or x) and w - w_zp lie in [-255, 255]: with w's high 16
+      // bits cleared, the pair product of vpmaddwd is x * w exactly.
       __m512i acc = _mm512_setzero_si512();
-      for (int64_t r = 0; r < n_rows; ++r) {
-        const int64_t kh = rows[r];
-        const int64_t at = ((a.oh * a.sh - a.ph + kh * a.dh) * W + base) * C + c0;  // tap kw: at + kw * dw * C
-        const int32_t* wr = w + kh * KW * C + c0;
-        for (int64_t kw = kw0; kw < kw1; ++kw) {
-          const __m128i xb = _mm_maskz_loadu_epi8(m, x + at + kw * a.dw * C);
+      for (int64_t r = 0; r < n_rows && kw0 < kw1; ++r) {
+        const X* xp = x + x_rows[r] + (base + kw0 * a.dw) * C + c0;
+        const int32_t* wp = w + w_rows[r] + kw0 * C + c0;
+        for (int64_t kw = kw0; kw < kw1; ++kw, xp += x_step, wp += C) {
+          const __m128i xb = _mm_maskz_loadu_epi8(m, xp);
           __m512i xv;
           if constexpr (std::is_same_v<X, int8_t>) xv = _mm512_cvtepi8_epi32(xb);
           else xv = _mm512_cvtepu8_epi32(xb);
-          xv = _mm512_sub_epi32(xv, xzp);
-          acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(xv, _mm512_maskz_loadu_epi32(m, wr + kw * C)));
+          if (!inside) xv = _mm512_sub_epi32(xv, xzp);
+          const __m512i wv = _mm512_and_si512(_mm512_maskz_loadu_epi32(m, wp), low16);
+          acc = _mm512_add_epi32(acc, _mm512_madd_epi16(xv, wv));
         }
       }
-      const __mmask8 m0 = static_cast<__mmask8>(m & 0xFF), m1 = static_cast<__mmask8>(m >> 8);
-      const __m512i bias = _mm512_maskz_loadu_epi32(m, p.bias + c0);
-      const __m512d s0 = _mm512_maskz_loadu_pd(m0, p.scale + c0), s1 = _mm512_maskz_loadu_pd(m1, p.scale + c0 + 8);
+      if (inside) acc = _mm512_sub_epi32(acc, inside_zp);
       const __m256i r0 = one8(_mm512_castsi512_si256(acc), _mm512_castsi512_si256(bias), s0, zp, lo, hi);
       const __m256i r1 = one8(_mm512_maskz_extracti64x4_epi64(0xFF, acc, 1),
                               _mm512_maskz_extracti64x4_epi64(0xFF, bias, 1), s1, zp, lo, hi);
