@@ -15,7 +15,8 @@
 // (DequantizeLinear, the Mul, QuantizeLinear: primitives/quant/requant.h),
 // so the result has its bits. A G of shape [N or 1, C or 1, 1, ...] (one
 // gate per channel) runs rows of pixels' channels (NHWC) or planes (NCHW), split
-// across the pool by shape; other broadcasts expand X and the gates first.
+// across the pool by shape; a G of X's shape and layout (a Swish) runs X's
+// rows with a gate per value; other broadcasts expand X and the gates first.
 #include <algorithm>
 #include <limits>
 #include <type_traits>
@@ -182,6 +183,20 @@ class QLinearGateMulKernel final : public OpKernel {
           }
         });
       }
+      return;
+    }
+    // One gate per value in X's layout (a Swish, X * Sigmoid(X)): the rows
+    // as they are.
+    if (gl == out_l && xl == out_l && gate_last_ == channels_last_) {
+      parallel_for(ctx.pool(), 0, total, grain_for_work(total, 1.0), [&](int64_t i0, int64_t i1) {
+        QuantRow row = q;
+        row.n = i1 - i0;
+        row.a = x + i0;
+        row.y = y + i0;
+        row.gate = gates.data() + i0;
+        row.gate_per_value = true;
+        row_fn(row);
+      });
       return;
     }
     // Any other broadcast: X's values and the gates expanded to the output.
