@@ -122,6 +122,7 @@ const std::vector<std::pair<Shape, Shape>>& shape_cases() {
       {{2, 6, 1, 1}, {2, 6, 5, 7}},       // an output larger than X
       {{1, 40, 33, 29}, {1, 40, 1, 1}},   // several blocks per thread
       {{3, 9, 17}, {3, 9, 1}},            // rank 3
+      {{2, 19, 6, 5}, {2, 19, 6, 5}},     // one gate per value (a Swish), odd channels
   };
   return cases;
 }

@@ -785,20 +785,18 @@ class QLinearConvKernel final : public OpKernel {
   template <class T>
   void depthwise_nhwc(KernelContext& ctx, const Tensor& X, const Window3& g, int32_t x_zp,
                       const std::vector<int32_t>& w_zp, const ConvRequant& r, T* y) const {
-    static const auto requant_fn = SPINDLE_ISA_SELECT(requant_row);
     const int64_t N = X.dim(0), C = X.dim(3), H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
     const int64_t taps = g.k_size();
     std::vector<int32_t> wt(static_cast<size_t>(taps * C));  // [tap][channel], w - w_zp
     for (int64_t c = 0; c < C; ++c)
       for (int64_t t = 0; t < taps; ++t)
         wt[static_cast<size_t>(t * C + c)] = dw_weight(c * taps + t) - w_zp[static_cast<size_t>(c)];
-    static const auto dw_fn = SPINDLE_ISA_SELECT(dw_row);
-    // Few channels: the weights repeated along a row, so that a tap's
-    // stride-1 columns are one run (and the row's requantization one call).
-    const RowRequant rr(ChannelRequant{r.bias.data(), r.scale.data(), r.zp, r.lo, r.hi}, OW, C,
-                        std::is_same_v<T, int8_t>);
+    static const auto dw_fn = SPINDLE_ISA_SELECT(dw_requant_row);
+    // Few channels, below AVX-512 (whose row loop keeps its sums in
+    // registers): the weights repeated along a row, so that a tap's
+    // stride-1 columns are one run.
     std::vector<int32_t> w_rows;
-    if (g.s[2] == 1 && C < 64) {
+    if (g.s[2] == 1 && C < 64 && active_isa_level() != IsaLevel::kAvx512) {
       w_rows.resize(static_cast<size_t>(taps * OW * C));
       for (int64_t t = 0; t < taps; ++t)
         for (int64_t i = 0; i < OW * C; ++i)
@@ -806,19 +804,24 @@ class QLinearConvKernel final : public OpKernel {
     }
     parallel_for(ctx.pool(), 0, N * OH, grain_for_work(N * OH, static_cast<double>(OW * taps * C)),
                  [&](int64_t r0, int64_t r1) {
-      int32_t* acc = reinterpret_cast<int32_t*>(scratch_floats(3, static_cast<size_t>(OW * C)));
-      DwRow dr;
-      set_row_geometry(dr, X, g);
-      dr.x_zp = x_zp;
-      dr.w = wt.data();
-      dr.w_rows = w_rows.empty() ? nullptr : w_rows.data();
-      dr.acc = acc;
+      DwRequantRow dr;
+      set_row_geometry(dr.row, X, g);
+      dr.row.x_zp = x_zp;
+      dr.row.w = wt.data();
+      dr.row.w_rows = w_rows.empty() ? nullptr : w_rows.data();
+      dr.row.acc = reinterpret_cast<int32_t*>(scratch_floats(3, static_cast<size_t>(OW * C)));
+      dr.bias = r.bias.data();
+      dr.scale = r.scale.data();
+      dr.zp = r.zp;
+      dr.lo = r.lo;
+      dr.hi = r.hi;
+      dr.y_signed = std::is_same_v<T, int8_t>;
       for (int64_t row = r0; row < r1; ++row) {
         const int64_t n = row / OH;
-        dr.x = static_cast<const uint8_t*>(X.raw_data()) + n * H * W * C;
-        dr.oh = row % OH;
+        dr.row.x = static_cast<const uint8_t*>(X.raw_data()) + n * H * W * C;
+        dr.row.oh = row % OH;
+        dr.y = y + row * OW * C;
         dw_fn(dr);
-        requant_fn(rr.row(acc, y + row * OW * C));
       }
     });
   }

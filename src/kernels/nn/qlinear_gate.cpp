@@ -15,7 +15,8 @@
 // (DequantizeLinear, the Mul, QuantizeLinear: primitives/quant/requant.h),
 // so the result has its bits. A G of shape [N or 1, C or 1, 1, ...] (one
 // gate per channel) runs rows of pixels' channels (NHWC) or planes (NCHW), split
-// across the pool by shape; other broadcasts expand X and the gates first.
+// across the pool by shape; a G of X's shape and layout (a Swish) runs X's
+// rows with a gate per value; other broadcasts expand X and the gates first.
 #include <algorithm>
 #include <limits>
 #include <type_traits>
@@ -117,12 +118,8 @@ class QLinearGateMulKernel final : public OpKernel {
     Tensor& Y = ctx.output(0, X.dtype(), physical_shape(out_l, channels_last_));
     const int64_t total = Y.numel();
     if (total == 0) return;
-    // The gates, f(DQ(g)), as the float kernels computed them.
     const float* t = table.data<float>();
     const auto* gb = static_cast<const uint8_t*>(G.raw_data());
-    std::vector<float> gates(static_cast<size_t>(G.numel()));
-    for (size_t i = 0; i < gates.size(); ++i) gates[i] = t[gb[i]];
-
     QuantRow q;
     q.sign = X.dtype() == DataType::kInt8;
     q.a_scale = sx;
@@ -134,6 +131,31 @@ class QLinearGateMulKernel final : public OpKernel {
     static const auto row_fn = SPINDLE_ISA_SELECT(qlinear_gate_row);
     const auto* x = static_cast<const uint8_t*>(X.raw_data());
     auto* y = static_cast<uint8_t*>(Y.raw_mutable_data());
+
+    // One gate per value in X's layout (a Swish, X * Sigmoid(X)): X's rows
+    // as they are, each block's gates looked up into the thread's scratch.
+    if (gl == out_l && xl == out_l && gate_last_ == channels_last_) {
+      parallel_for(ctx.pool(), 0, total, grain_for_work(total, 1.0), [&](int64_t i0, int64_t i1) {
+        constexpr int64_t kBlock = 4096;
+        float* ge = scratch_floats(0, static_cast<size_t>(kBlock));
+        QuantRow row = q;
+        row.gate = ge;
+        row.gate_per_value = true;
+        for (int64_t b0 = i0; b0 < i1; b0 += kBlock) {
+          const int64_t n = std::min(kBlock, i1 - b0);
+          for (int64_t i = 0; i < n; ++i) ge[i] = t[gb[b0 + i]];
+          row.n = n;
+          row.a = x + b0;
+          row.y = y + b0;
+          row_fn(row);
+        }
+      });
+      return;
+    }
+
+    // The gates, f(DQ(g)), as the float kernels computed them.
+    std::vector<float> gates(static_cast<size_t>(G.numel()));
+    for (size_t i = 0; i < gates.size(); ++i) gates[i] = t[gb[i]];
 
     // One gate per (n, c): G's logical shape, left-padded, is [N | 1, C | 1, 1, ...].
     const int64_t r = static_cast<int64_t>(xl.size());

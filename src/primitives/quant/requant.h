@@ -46,8 +46,9 @@ struct QuantRow {
   bool gate_per_value = false;
 };
 
-// One output row of a 2-D depthwise convolution on pixel-major (NHWC)
-// 8-bit input: for each output column ow, acc[ow * C + c] = the sum over
+// The geometry of one output row of a 2-D depthwise convolution on
+// pixel-major (NHWC) 8-bit input (dw_requant_row): for each output column
+// ow, acc[ow * C + c] = the sum over
 // the window's taps inside the input of (x[ih][iw][c] - x_zp) * w[tap][c],
 // exact in int32 (padding adds nothing).
 struct DwRow {
@@ -56,16 +57,30 @@ struct DwRow {
   int32_t x_zp = 0;
   int64_t H = 0, W = 0, C = 0, oh = 0, OW = 0;
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;  // kernel, strides, dilations, begin pads
-  const int32_t* w = nullptr;   // [kh * kw][C], the weights' zero points subtracted
+  const int32_t* w = nullptr;   // [kh * kw][C], the weights' zero points subtracted (each in [-255, 255])
   // Optional, for sw == 1: [kh * kw][OW * C], each tap's C weights repeated
   // OW times (a tap's columns are then one run of OW * C values).
   const int32_t* w_rows = nullptr;
   int32_t* acc = nullptr;       // [OW][C], written
 };
 
+// One output row of DwRow's depthwise convolution requantized as RequantRow
+// does, channel c with bias[c] and scale[c]: y[ow * C + c] (OW * C bytes,
+// int8 when y_signed, else uint8). The same bits as dw_row followed by
+// requant_row; the AVX-512 level keeps each pixel's 16-channel sums in a
+// register (row.acc and row.w_rows unused), the others go through row.acc.
+struct DwRequantRow {
+  DwRow row;
+  const int32_t* bias = nullptr;  // [C]
+  const double* scale = nullptr;  // [C]
+  double zp = 0, lo = 0, hi = 255;
+  void* y = nullptr;
+  bool y_signed = false;
+};
+
 }  // namespace spindle::kernels
 
-SPINDLE_ISA_DECLARE(void, dw_row, (const ::spindle::kernels::DwRow& args));
+SPINDLE_ISA_DECLARE(void, dw_requant_row, (const ::spindle::kernels::DwRequantRow& args));
 SPINDLE_ISA_DECLARE(void, requant_row, (const ::spindle::kernels::RequantRow& args));
 // y = Q(DQ(a) + DQ(b)) or Q(DQ(a) * DQ(b)), same-shaped rows.
 SPINDLE_ISA_DECLARE(void, qlinear_binary_row, (const ::spindle::kernels::QuantRow& args));

@@ -1,4 +1,4 @@
-// requant.isa.cpp — requant_row, dw_row and the QDQ rows (requant.h), compiled once per ISA level:
+// requant.isa.cpp — requant_row, dw_requant_row and the QDQ rows (requant.h), compiled once per ISA level:
 // plain loops the compiler vectorizes at the level's width; requant_row has
 // an AVX-512 body (16 values per step, the same double operations in the
 // same order).
@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "primitives/quant/requant.h"
 
@@ -84,6 +85,75 @@ inline void run16(const ::spindle::kernels::RequantRow& a, void* y) {
   int64_t i = 0;
   for (; i + 16 <= a.n; i += 16) step16(a, out, i, 16, zp, lo, hi);
   if (i < a.n) step16(a, out, i, static_cast<int>(a.n - i), zp, lo, hi);
+}
+
+// dw_requant_row, 16 channels of one output pixel per register: each tap
+// inside the input adds (x - x_zp) * w (int32, exact; padding adds
+// nothing), then the sums take step16's double arithmetic with their
+// channels' bias and scale.
+template <class X>
+void dw_fused16(const ::spindle::kernels::DwRequantRow& p) {
+  const ::spindle::kernels::DwRow& a = p.row;
+  const X* x = static_cast<const X*>(a.x);
+  const int64_t C = a.C, W = a.W, KW = a.kw;
+  const int32_t* w = a.w;
+  const __m512i xzp = _mm512_set1_epi32(a.x_zp), low16 = _mm512_set1_epi32(0xFFFF);
+  const __m512d zp = _mm512_set1_pd(p.zp), lo = _mm512_set1_pd(p.lo), hi = _mm512_set1_pd(p.hi);
+  uint8_t* out = static_cast<uint8_t*>(p.y);
+  // The kernel rows inside the input (the same for every pixel of the row).
+  // x_rows: where an input row starts; w_rows: where its kernel row's
+  // weights start.
+  int64_t x_rows[64], w_rows[64];
+  int64_t n_rows = 0;
+  for (int64_t kh = 0; kh < a.kh && n_rows < 64; ++kh) {
+    const int64_t ih = a.oh * a.sh - a.ph + kh * a.dh;
+    if (ih < 0 || ih >= a.H) continue;
+    x_rows[n_rows] = ih * W * C;
+    w_rows[n_rows++] = kh * KW * C;
+  }
+  const int64_t x_step = a.dw * C;
+  const bool all_rows = n_rows == a.kh;
+  for (int64_t c0 = 0; c0 < C; c0 += 16) {
+    const int64_t count = C - c0 < 16 ? C - c0 : 16;
+    const __mmask16 m = count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
+    const __mmask8 m0 = static_cast<__mmask8>(m & 0xFF), m1 = static_cast<__mmask8>(m >> 8);
+    const __m512i bias = _mm512_maskz_loadu_epi32(m, p.bias + c0);
+    const __m512d s0 = _mm512_maskz_loadu_pd(m0, p.scale + c0), s1 = _mm512_maskz_loadu_pd(m1, p.scale + c0 + 8);
+    // A pixel whose every tap is inside the input sums x * w and subtracts
+    // x_zp * (the sum of the weights) once: the same int32.
+    __m512i w_sum = _mm512_setzero_si512();
+    for (int64_t t = 0; t < a.kh * KW; ++t) w_sum = _mm512_add_epi32(w_sum, _mm512_maskz_loadu_epi32(m, w + t * C + c0));
+    const __m512i inside_zp = _mm512_mullo_epi32(w_sum, xzp);
+    for (int64_t ow = 0; ow < a.OW; ++ow) {
+      const int64_t base = ow * a.sw - a.pw;
+      // Kernel columns inside the input: kw in [kw0, kw1).
+      const int64_t kw0 = base >= 0 ? 0 : std::min(KW, (-base + a.dw - 1) / a.dw);
+      const int64_t kw1 = W - base <= 0 ? 0 : std::min(KW, (W - base + a.dw - 1) / a.dw);
+      const bool inside = all_rows && kw0 == 0 && kw1 == KW;
+      // x - x_zp (or x) and w - w_zp lie in [-255, 255]: with w's high 16
+      // bits cleared, the pair product of vpmaddwd is x * w exactly.
+      __m512i acc = _mm512_setzero_si512();
+      for (int64_t r = 0; r < n_rows && kw0 < kw1; ++r) {
+        const X* xp = x + x_rows[r] + (base + kw0 * a.dw) * C + c0;
+        const int32_t* wp = w + w_rows[r] + kw0 * C + c0;
+        for (int64_t kw = kw0; kw < kw1; ++kw, xp += x_step, wp += C) {
+          const __m128i xb = _mm_maskz_loadu_epi8(m, xp);
+          __m512i xv;
+          if constexpr (std::is_same_v<X, int8_t>) xv = _mm512_cvtepi8_epi32(xb);
+          else xv = _mm512_cvtepu8_epi32(xb);
+          if (!inside) xv = _mm512_sub_epi32(xv, xzp);
+          const __m512i wv = _mm512_and_si512(_mm512_maskz_loadu_epi32(m, wp), low16);
+          acc = _mm512_add_epi32(acc, _mm512_madd_epi16(xv, wv));
+        }
+      }
+      if (inside) acc = _mm512_sub_epi32(acc, inside_zp);
+      const __m256i r0 = one8(_mm512_castsi512_si256(acc), _mm512_castsi512_si256(bias), s0, zp, lo, hi);
+      const __m256i r1 = one8(_mm512_maskz_extracti64x4_epi64(0xFF, acc, 1),
+                              _mm512_maskz_extracti64x4_epi64(0xFF, bias, 1), s1, zp, lo, hi);
+      const __m512i both = _mm512_inserti64x4(_mm512_inserti64x4(_mm512_setzero_si512(), r0, 0), r1, 1);
+      _mm_mask_storeu_epi8(out + ow * C + c0, m, _mm512_maskz_cvtepi32_epi8(0xFFFF, both));
+    }
+  }
 }
 #pragma GCC diagnostic pop
 #endif
@@ -214,7 +284,40 @@ void dw_taps(const ::spindle::kernels::DwRow& a) {
   }
 }
 
+// dw_requant_row through row.acc: dw_taps, then each pixel's C sums
+// requantized with their channels' terms.
+template <class X, class T>
+void dw_then_requant(const ::spindle::kernels::DwRequantRow& p) {
+  dw_taps<X>(p.row);
+  const int32_t* __restrict acc = p.row.acc;
+  const int32_t* __restrict bias = p.bias;
+  const double* __restrict scale = p.scale;
+  T* __restrict y = static_cast<T*>(p.y);
+  const int64_t C = p.row.C;
+  const double zp = p.zp, lo = p.lo, hi = p.hi;
+  for (int64_t ow = 0; ow < p.row.OW; ++ow)
+    for (int64_t c = 0; c < C; ++c)
+      y[ow * C + c] = static_cast<T>(static_cast<int32_t>(one(acc[ow * C + c], bias[c], scale[c], zp, lo, hi)));
+}
+
 }  // namespace
+
+void dw_requant_row(const ::spindle::kernels::DwRequantRow& args) {
+#if defined(__AVX512F__)
+  if (args.row.kh <= 64) {
+    if (args.row.x_signed) dw_fused16<int8_t>(args);
+    else dw_fused16<uint8_t>(args);
+    return;
+  }
+#endif
+  if (args.row.x_signed) {
+    if (args.y_signed) dw_then_requant<int8_t, int8_t>(args);
+    else dw_then_requant<int8_t, uint8_t>(args);
+  } else {
+    if (args.y_signed) dw_then_requant<uint8_t, int8_t>(args);
+    else dw_then_requant<uint8_t, uint8_t>(args);
+  }
+}
 
 void qlinear_binary_row(const ::spindle::kernels::QuantRow& args) {
   if (args.sign) binary<int8_t>(args);
@@ -234,11 +337,6 @@ void quantize_row(const ::spindle::kernels::QuantRow& args) {
 void dequantize_row(const ::spindle::kernels::QuantRow& args) {
   if (args.sign) dequantize_all<int8_t>(args);
   else dequantize_all<uint8_t>(args);
-}
-
-void dw_row(const ::spindle::kernels::DwRow& args) {
-  if (args.x_signed) dw_taps<int8_t>(args);
-  else dw_taps<uint8_t>(args);
 }
 
 void requant_row(const ::spindle::kernels::RequantRow& args) {
