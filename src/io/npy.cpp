@@ -302,7 +302,8 @@ Result<Tensor> read_value_file(const std::filesystem::path& path, const TensorIn
       return invalid_argument(fmt::format("{}: input '{}' is {}; give it as a .pb file (an onnx {})", path.string(), info.name,
                                           info.is_optional ? "an optional" : "a sequence",
                                           info.is_optional ? "OptionalProto" : "SequenceProto"));
-    return read_tensor_file(path);
+    SPINDLE_ASSIGN_OR_RETURN(Tensor t, read_tensor_file(path));
+    return as_declared_bfloat16(std::move(t), static_cast<int32_t>(info.dtype));
   }
   onnx::TypeProto type;
   onnx::TypeProto* t = &type;

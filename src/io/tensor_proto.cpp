@@ -215,17 +215,16 @@ DataType declared_dtype(const onnx::TypeProto& type) {
 
 }  // namespace
 
+Tensor as_declared_bfloat16(Tensor t, int32_t declared_elem_type) {
+  if (t.dtype() != DataType::kUInt16 || declared_elem_type != static_cast<int32_t>(DataType::kBFloat16)) return t;
+  const auto offset = static_cast<const char*>(t.raw_data()) - static_cast<const char*>(t.buffer()->data());
+  return Tensor(DataType::kBFloat16, t.shape(), t.buffer(), static_cast<size_t>(offset));
+}
+
 Result<Tensor> read_value_pb(const std::filesystem::path& path, const onnx::TypeProto& type) {
   if (!type.has_optional_type() && !type.has_sequence_type()) {
     SPINDLE_ASSIGN_OR_RETURN(Tensor t, read_tensor_pb(path));
-    // ONNX up to 1.13 wrote bfloat16 test data as UINT16 TensorProtos of the
-    // same bits: read them as the bfloat16 the value is declared to be.
-    if (t.dtype() == DataType::kUInt16 && type.has_tensor_type() &&
-        type.tensor_type().elem_type() == static_cast<int32_t>(DataType::kBFloat16))
-      return Tensor(DataType::kBFloat16, t.shape(), t.buffer(),
-                    static_cast<size_t>(static_cast<const char*>(t.raw_data()) -
-                                        static_cast<const char*>(t.buffer()->data())));
-    return t;
+    return as_declared_bfloat16(std::move(t), type.has_tensor_type() ? type.tensor_type().elem_type() : 0);
   }
   SPINDLE_ASSIGN_OR_RETURN(const std::string bytes, read_whole_file(path, "value file", kMaxProtoFileBytes));
   const DataType dt = declared_dtype(type);

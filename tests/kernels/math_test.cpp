@@ -92,36 +92,61 @@ TEST_P(MathNodeTest, MatchesOnnxReference) { EXPECT_TRUE(testing::run_onnx_node_
 INSTANTIATE_TEST_SUITE_P(MathOnnx, MathNodeTest, ::testing::ValuesIn(kMathNodeTests),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
-// The same node tests through a 3-thread pool (tensors are small, so this
-// mostly checks that the inline path and the pool path agree).
-TEST(Float16Math, BinaryAndVariadicOpsRoundTheFloat32ResultOnce) {
-  // Values whose float16 sum and product need rounding; a broadcast row.
+// float16 / bfloat16 binary and variadic ops: each output element is the
+// float32 result of the widened inputs, rounded once. A is 2x3, B and C a
+// broadcast row of 3.
+struct HalfType {
+  DataType dtype;
+  uint16_t (*to_half)(float);
+  float (*to_float)(uint16_t);
+};
+void check_half_binary_ops(const HalfType& h, std::initializer_list<float> av, std::initializer_list<float> bv,
+                           std::initializer_list<float> cv) {
   std::vector<uint16_t> a, b, c;
-  for (float v : {1.0f, 0.1f, 2049.0f, -3.3f, 65000.0f, 1e-4f}) a.push_back(float_to_float16(v));
-  for (float v : {0.0009765625f, 0.2f, 1.0f}) b.push_back(float_to_float16(v));
-  for (float v : {-0.5f, 7.0f, 0.3f}) c.push_back(float_to_float16(v));
-  Tensor A(DataType::kFloat16, {2, 3}), B(DataType::kFloat16, {3}), C(DataType::kFloat16, {3});
+  for (float v : av) a.push_back(h.to_half(v));
+  for (float v : bv) b.push_back(h.to_half(v));
+  for (float v : cv) c.push_back(h.to_half(v));
+  Tensor A(h.dtype, {2, 3}), B(h.dtype, {3}), C(h.dtype, {3});
   std::memcpy(A.raw_mutable_data(), a.data(), 12);
   std::memcpy(B.raw_mutable_data(), b.data(), 6);
   std::memcpy(C.raw_mutable_data(), c.data(), 6);
   auto expect = [&](const std::string& op, const std::vector<Tensor>& in, auto f) {
     const Tensor y = run_kernel_once(op, 13, {}, in)[0];
-    ASSERT_EQ(y.dtype(), DataType::kFloat16) << op;
+    ASSERT_EQ(y.dtype(), h.dtype) << op;
     ASSERT_EQ(y.shape(), (Shape{2, 3})) << op;
     const auto* got = static_cast<const uint16_t*>(y.raw_data());
     for (size_t i = 0; i < 6; ++i) {
-      const float want = f(float16_to_float(a[i]), float16_to_float(b[i % 3]), float16_to_float(c[i % 3]));
-      EXPECT_EQ(got[i], float_to_float16(want)) << op << " element " << i;
+      const float want = f(h.to_float(a[i]), h.to_float(b[i % 3]), h.to_float(c[i % 3]));
+      EXPECT_EQ(got[i], h.to_half(want)) << op << " element " << i;
     }
   };
   expect("Add", {A, B}, [](float x, float y, float) { return x + y; });
+  expect("Sub", {A, B}, [](float x, float y, float) { return x - y; });
   expect("Mul", {A, B}, [](float x, float y, float) { return x * y; });
   expect("Div", {A, B}, [](float x, float y, float) { return x / y; });
   expect("Max", {A, B, C}, [](float x, float y, float z) { return std::max(std::max(x, y), z); });
   expect("Min", {A, B, C}, [](float x, float y, float z) { return std::min(std::min(x, y), z); });
   expect("Sum", {A, B, C}, [](float x, float y, float z) { return (x + y) + z; });
+  expect("Mean", {A, B, C}, [](float x, float y, float z) { return ((x + y) + z) / 3.0f; });
 }
 
+TEST(Float16Math, BinaryAndVariadicOpsRoundTheFloat32ResultOnce) {
+  // Values whose float16 sum and product need rounding.
+  check_half_binary_ops({DataType::kFloat16, &float_to_float16, &float16_to_float},
+                        {1.0f, 0.1f, 2049.0f, -3.3f, 65000.0f, 1e-4f}, {0.0009765625f, 0.2f, 1.0f}, {-0.5f, 7.0f, 0.3f});
+}
+
+TEST(BFloat16Math, BinaryAndVariadicOpsRoundTheFloat32ResultOnce) {
+  check_half_binary_ops({DataType::kBFloat16, &float_to_bfloat16, &bfloat16_to_float},
+                        {1.0f, 0.1f, 2049.0f, -3.3f, 3e38f, 1e-4f}, {0.0078125f, 0.2f, 1.0f}, {-0.5f, 7.0f, 0.3f});
+  // 1 + 1/128 is exact in bfloat16; 1 + 1/256 is not (a tie, to even 1.0).
+  EXPECT_EQ(float_to_bfloat16(1.0f + 1.0f / 128), 0x3F81);
+  EXPECT_EQ(float_to_bfloat16(1.0f + 1.0f / 256), 0x3F80);
+  EXPECT_EQ(bfloat16_to_float(0x3F81), 1.0f + 1.0f / 128);
+}
+
+// The same node tests through a 3-thread pool (tensors are small, so this
+// mostly checks that the inline path and the pool path agree).
 TEST(MathNodeTestPool, AddBcastAndWhereWithPool) {
   auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 3}).value();
   EXPECT_TRUE(testing::run_onnx_node_test("test_add_bcast", 1e-3, 1e-5, pool.get()));
@@ -729,37 +754,6 @@ TEST(CastBFloat16, RoundsToNearestEvenAndKeepsNaN) {
   auto s = run_kernel_once("Cast", 13, Attributes{{"to", int64_t{8}}}, {h})[0];
   EXPECT_EQ(s.data<std::string>()[1], "-2.5");
   EXPECT_EQ(s.data<std::string>()[5], "NaN");
-}
-
-TEST(BFloat16Math, BinaryAndVariadicOpsRoundTheFloat32ResultOnce) {
-  std::vector<uint16_t> a, b, c;
-  for (float v : {1.0f, 0.1f, 2049.0f, -3.3f, 3e38f, 1e-4f}) a.push_back(float_to_bfloat16(v));
-  for (float v : {0.0078125f, 0.2f, 1.0f}) b.push_back(float_to_bfloat16(v));
-  for (float v : {-0.5f, 7.0f, 0.3f}) c.push_back(float_to_bfloat16(v));
-  Tensor A(DataType::kBFloat16, {2, 3}), B(DataType::kBFloat16, {3}), C(DataType::kBFloat16, {3});
-  std::memcpy(A.raw_mutable_data(), a.data(), 12);
-  std::memcpy(B.raw_mutable_data(), b.data(), 6);
-  std::memcpy(C.raw_mutable_data(), c.data(), 6);
-  auto expect = [&](const std::string& op, const std::vector<Tensor>& in, auto f) {
-    const Tensor y = run_kernel_once(op, 13, {}, in)[0];
-    ASSERT_EQ(y.dtype(), DataType::kBFloat16) << op;
-    ASSERT_EQ(y.shape(), (Shape{2, 3})) << op;
-    const auto* got = static_cast<const uint16_t*>(y.raw_data());
-    for (size_t i = 0; i < 6; ++i) {
-      const float want = f(bfloat16_to_float(a[i]), bfloat16_to_float(b[i % 3]), bfloat16_to_float(c[i % 3]));
-      EXPECT_EQ(got[i], float_to_bfloat16(want)) << op << " element " << i;
-    }
-  };
-  expect("Add", {A, B}, [](float x, float y, float) { return x + y; });
-  expect("Sub", {A, B}, [](float x, float y, float) { return x - y; });
-  expect("Mul", {A, B}, [](float x, float y, float) { return x * y; });
-  expect("Div", {A, B}, [](float x, float y, float) { return x / y; });
-  expect("Max", {A, B, C}, [](float x, float y, float z) { return std::max(std::max(x, y), z); });
-  expect("Sum", {A, B, C}, [](float x, float y, float z) { return (x + y) + z; });
-  expect("Mean", {A, B, C}, [](float x, float y, float z) { return ((x + y) + z) / 3.0f; });
-  // 1 + 1/128 is exact in bfloat16; 1 + 1/256 is not (a tie, to even 1.0).
-  EXPECT_EQ(float_to_bfloat16(1.0f + 1.0f / 128), 0x3F81);
-  EXPECT_EQ(bfloat16_to_float(0x3F81), 1.0f + 1.0f / 128);
 }
 
 // The per-ISA float Add/Sub/Mul/Div/Min/Max of each level this CPU runs give
