@@ -64,7 +64,7 @@ constexpr TypeName kTypes[] = {
     {DataType::kUInt8, "uint8"},     {DataType::kInt16, "int16"},     {DataType::kUInt16, "uint16"},
     {DataType::kInt32, "int32"},     {DataType::kUInt32, "uint32"},   {DataType::kInt64, "int64"},
     {DataType::kUInt64, "uint64"},   {DataType::kBool, "bool"},       {DataType::kFloat16, "float16"},
-    {DataType::kString, "string"},
+    {DataType::kString, "string"},   {DataType::kBFloat16, "bfloat16"},
 };
 
 DataType dtype_of_name(const std::string& name) {
@@ -461,7 +461,9 @@ Napi::Value tensor_to_js(Napi::Env env, const Tensor& t) {
     case DataType::kInt8: data = Napi::Int8Array::New(env, n, buf, 0); break;
     case DataType::kUInt8: case DataType::kBool: data = Napi::Uint8Array::New(env, n, buf, 0); break;
     case DataType::kInt16: data = Napi::Int16Array::New(env, n, buf, 0); break;
-    case DataType::kUInt16: case DataType::kFloat16: data = Napi::Uint16Array::New(env, n, buf, 0); break;
+    case DataType::kUInt16: case DataType::kFloat16: case DataType::kBFloat16:
+      data = Napi::Uint16Array::New(env, n, buf, 0);
+      break;
     case DataType::kInt32: data = Napi::Int32Array::New(env, n, buf, 0); break;
     case DataType::kUInt32: data = Napi::Uint32Array::New(env, n, buf, 0); break;
     case DataType::kInt64: data = Napi::BigInt64Array::New(env, n, buf, 0); break;

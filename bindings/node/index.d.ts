@@ -21,6 +21,8 @@ export declare namespace Tensor {
     string: string[];
     bool: Uint8Array;
     float16: Uint16Array;
+    /** spindle only (onnxruntime-node has no bfloat16): the bits, as for float16 */
+    bfloat16: Uint16Array;
     float64: Float64Array;
     uint32: Uint32Array;
     uint64: BigUint64Array;

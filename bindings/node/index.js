@@ -39,12 +39,14 @@ const addon = loadAddon();
 const ORT_API_VERSION = '1.30.0';
 
 // Tensor types and their typed arrays, as onnxruntime-common maps them
-// (float16 as Uint16Array: Node.js has no Float16Array).
+// (float16 as Uint16Array: Node.js has no Float16Array). bfloat16, which
+// onnxruntime-common leaves out, is spindle's addition: its bits in a
+// Uint16Array, as float16.
 const TYPED = new Map([
   ['float32', Float32Array], ['uint8', Uint8Array], ['int8', Int8Array], ['uint16', Uint16Array],
   ['int16', Int16Array], ['int32', Int32Array], ['bool', Uint8Array], ['float64', Float64Array],
   ['uint32', Uint32Array], ['int4', Uint8Array], ['uint4', Uint8Array], ['int64', BigInt64Array],
-  ['uint64', BigUint64Array], ['float16', Uint16Array],
+  ['uint64', BigUint64Array], ['float16', Uint16Array], ['bfloat16', Uint16Array],
 ]);
 const TYPE_OF_ARRAY = new Map([
   [Float32Array, 'float32'], [Uint8Array, 'uint8'], [Int8Array, 'int8'], [Uint16Array, 'uint16'],
@@ -90,7 +92,7 @@ class Tensor {
         const Typed = TYPED.get(type);
         if (Typed === undefined) throw new TypeError(`Unsupported tensor type: ${type}.`);
         if (Array.isArray(arg1)) {
-          if (type === 'float16' || type === 'uint4' || type === 'int4') {
+          if (type === 'float16' || type === 'bfloat16' || type === 'uint4' || type === 'int4') {
             throw new TypeError(`Creating a ${type} tensor from number array is not supported. Please use ${Typed.name} as data.`);
           }
           data = type === 'int64' || type === 'uint64' ? Typed.from(arg1, BigInt) : Typed.from(arg1);

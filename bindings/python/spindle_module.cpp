@@ -89,8 +89,33 @@ Tensor to_string_tensor(const py::array& a) {
   return t;
 }
 
+// numpy has no bfloat16: ml_dtypes.bfloat16 when ml_dtypes is importable
+// (as JAX and ONNX Runtime's tools use), else None, and bfloat16 values
+// travel as uint16 arrays of their bits.
+py::object bfloat16_numpy_dtype() {
+  static py::object* cached = [] {
+    auto* d = new py::object(py::none());  // kept for the process: no teardown order issue
+    try {
+      *d = py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
+    } catch (const py::error_already_set&) {
+    }
+    return d;
+  }();
+  return *cached;
+}
+py::dtype numpy_dtype(DataType t, const DtypeName& d) {
+  if (t == DataType::kBFloat16) {
+    const py::object bf = bfloat16_numpy_dtype();
+    return bf.is_none() ? py::dtype("uint16") : py::reinterpret_borrow<py::dtype>(bf);
+  }
+  return py::dtype(d.numpy);
+}
+
 // numpy array -> Tensor (borrowed: `keep` holds the array until the run ends).
-Tensor to_tensor(const std::string& name, const py::handle& value, std::vector<py::object>& keep) {
+// `declared` is the model input's element type: a uint16 array given for a
+// bfloat16 input holds the bfloat16 bits.
+Tensor to_tensor(const std::string& name, const py::handle& value, std::vector<py::object>& keep,
+                 DataType declared = DataType::kUndefined) {
   py::array a = py::array::ensure(value);
   if (!a) throw Error(StatusCode::kInvalidArgument, "input '" + name + "' is not convertible to a numpy array");
   const char kind = a.dtype().kind();
@@ -101,20 +126,26 @@ Tensor to_tensor(const std::string& name, const py::handle& value, std::vector<p
   const DtypeName* match = nullptr;
   for (const auto& d : kDtypes)
     if (native.equal(py::dtype(d.numpy))) match = &d;
+  DataType dtype = match ? match->dtype : DataType::kUndefined;
+  const py::object bf = bfloat16_numpy_dtype();
+  if ((!bf.is_none() && a.dtype().equal(bf)) || (dtype == DataType::kUInt16 && declared == DataType::kBFloat16)) {
+    dtype = DataType::kBFloat16;
+    match = by_dtype(DataType::kUInt16);
+  }
   if (!match)
     throw Error(StatusCode::kInvalidArgument,
                 "input '" + name + "' has numpy dtype " + std::string(py::str(a.dtype())) +
                     ", which spindle does not support (expected float32, float64, float16, int8..int64, "
-                    "uint8..uint64, bool or str)");
+                    "uint8..uint64, bool, str, or ml_dtypes.bfloat16 / uint16 bits for bfloat16)");
+  const py::dtype want = dtype == DataType::kBFloat16 ? a.dtype() : py::dtype(match->numpy);
   // Borrowed as is when C-contiguous, aligned and in native byte order;
   // otherwise copied into such an array, never rejected.
-  const bool aligned = reinterpret_cast<uintptr_t>(a.data()) % dtype_size(match->dtype) == 0;
-  const bool usable = (a.flags() & py::array::c_style) && aligned && a.dtype().equal(py::dtype(match->numpy));
-  if (!usable)
-    a = py::module_::import("numpy").attr("require")(a, py::dtype(match->numpy), py::make_tuple("C", "A"));
+  const bool aligned = reinterpret_cast<uintptr_t>(a.data()) % dtype_size(dtype) == 0;
+  const bool usable = (a.flags() & py::array::c_style) && aligned && a.dtype().equal(want);
+  if (!usable) a = py::module_::import("numpy").attr("require")(a, want, py::make_tuple("C", "A"));
   Shape shape(a.shape(), a.shape() + a.ndim());
   keep.push_back(a);
-  return Tensor::borrow(match->dtype, std::move(shape), const_cast<void*>(a.data()));
+  return Tensor::borrow(dtype, std::move(shape), const_cast<void*>(a.data()));
 }
 
 // A list of arrays -> a sequence value of `elem` tensors (ONNX Runtime takes
@@ -124,7 +155,7 @@ Tensor to_sequence(const std::string& name, const py::handle& value, DataType el
     throw Error(StatusCode::kInvalidArgument, "input '" + name + "' is a sequence: expected a list of numpy arrays, got " +
                                                   std::string(py::str(py::type::of(value))));
   std::vector<Tensor> items;
-  for (const auto& item : value) items.push_back(to_tensor(name, item, keep));
+  for (const auto& item : value) items.push_back(to_tensor(name, item, keep, elem));
   DataType dt = elem != DataType::kUndefined ? elem : items.empty() ? DataType::kFloat32 : items[0].dtype();
   for (size_t i = 0; i < items.size(); ++i)
     if (items[i].dtype() != dt)
@@ -160,8 +191,9 @@ py::object to_numpy(Tensor t) {
     }
     return out;
   }
-  const DtypeName* d = by_dtype(t.dtype());
+  const DtypeName* d = by_dtype(t.dtype() == DataType::kBFloat16 ? DataType::kUInt16 : t.dtype());
   if (!d) throw Error(StatusCode::kUnsupported, "an output of dtype " + dtype_name(t.dtype()) + " cannot be returned to numpy");
+  const py::dtype np_dtype = numpy_dtype(t.dtype(), *d);
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
   std::vector<py::ssize_t> strides;
   const auto es = static_cast<py::ssize_t>(dtype_size(t.dtype()));
@@ -170,10 +202,10 @@ py::object to_numpy(Tensor t) {
   // another output) is copied, so writing into the array changes nothing else.
   const std::shared_ptr<Buffer>& b = t.buffer();
   if (!b || !b->owned() || b.use_count() != 1)
-    return py::array(py::dtype(d->numpy), shape, strides, t.raw_data());
+    return py::array(np_dtype, shape, strides, t.raw_data());
   auto* owner = new Tensor(std::move(t));
   py::capsule free_when_done(owner, [](void* p) { delete static_cast<Tensor*>(p); });
-  return py::array(py::dtype(d->numpy), shape, strides, owner->raw_data(), free_when_done);
+  return py::array(np_dtype, shape, strides, owner->raw_data(), free_when_done);
 }
 
 // An input or output as ONNX Runtime's NodeArg: name, shape, type.
@@ -193,6 +225,7 @@ NodeArg node_arg(const TensorInfo& info) {
   }
   const DtypeName* d = by_dtype(info.dtype);
   a.type = d ? d->onnx : info.dtype == DataType::kString ? "tensor(string)" : "tensor(" + dtype_name(info.dtype) + ")";
+  // ("tensor(bfloat16)" from dtype_name, as ONNX Runtime spells it.)
   if (info.is_sequence) a.type = "seq(" + a.type + ")";
   if (info.is_optional) a.type = "optional(" + a.type + ")";
   return a;
@@ -419,13 +452,13 @@ class PySession {
         // None is the empty optional; anything else is what it holds.
         Tensor held;
         if (!v.is_none())
-          held = info->is_sequence ? to_sequence(name, v, info->dtype, keep) : to_tensor(name, v, keep);
+          held = info->is_sequence ? to_sequence(name, v, info->dtype, keep) : to_tensor(name, v, keep, info->dtype);
         const DataType dt = held.defined() ? held.dtype() : info->dtype == DataType::kUndefined ? DataType::kFloat32 : info->dtype;
         feeds.emplace_back(name, Tensor::optional(dt, info->is_sequence, held));
       } else if (info && info->is_sequence) {
         feeds.emplace_back(name, to_sequence(name, v, info->dtype, keep));
       } else {
-        feeds.emplace_back(name, to_tensor(name, v, keep));
+        feeds.emplace_back(name, to_tensor(name, v, keep, info ? info->dtype : DataType::kUndefined));
       }
     }
     return feeds;

@@ -42,12 +42,17 @@ enum class DataType : int32_t {
   kFloat64 = 11,
   kUInt32 = 12,
   kUInt64 = 13,
+  kBFloat16 = 16,
 };
 
 // float16 tensors hold IEEE binary16 bit patterns (uint16_t); conversions
 // round to nearest even.
 float float16_to_float(uint16_t bits);
 uint16_t float_to_float16(float v);
+// bfloat16 tensors hold the upper 16 bits of a binary32 (uint16_t);
+// float -> bfloat16 rounds to nearest even and keeps NaN a (quiet) NaN.
+float bfloat16_to_float(uint16_t bits);
+uint16_t float_to_bfloat16(float v);
 
 size_t dtype_size(DataType t);             // bytes per element; 0 for unsupported
 std::string dtype_name(DataType t);        // "float32", "int64", ...

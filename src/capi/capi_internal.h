@@ -259,7 +259,7 @@ OrtStatus* feed_error(const char* fn, const char* name, const OrtValue* value);
 // ---------------------------------------------------------------- types
 
 inline bool dtype_from_ort(ONNXTensorElementDataType t, spindle::DataType* out) {
-  if (t <= ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED || t > ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64 ||
+  if (t <= ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED || t > ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16 ||
       t == ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX64 || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX128)
     return false;
   *out = static_cast<spindle::DataType>(t);
@@ -270,8 +270,8 @@ inline ONNXTensorElementDataType dtype_to_ort(spindle::DataType t) { return stat
 
 inline OrtStatus* unsupported_type(const char* fn, ONNXTensorElementDataType t) {
   return make_status(ORT_NOT_IMPLEMENTED, std::string(fn) + ": element type " + std::to_string(static_cast<int>(t)) +
-                                              " is not supported (spindle supports float, double, float16, bool, "
-                                              "string and the 8-64 bit integers)");
+                                              " is not supported (spindle supports float, double, float16, bfloat16, "
+                                              "bool, string and the 8-64 bit integers)");
 }
 
 // A graph input's or output's type; dimensions named in `overrides` read

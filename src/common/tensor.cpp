@@ -19,11 +19,29 @@ float float16_to_float(uint16_t bits) {
 
 uint16_t float_to_float16(float v) { return Eigen::numext::bit_cast<uint16_t>(Eigen::half(v)); }
 
+float bfloat16_to_float(uint16_t bits) {
+  uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+uint16_t float_to_bfloat16(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, sizeof u);
+  // NaN stays NaN (quiet, sign kept): truncating could clear every mantissa
+  // bit left and turn it into an infinity, and rounding could carry into it.
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x0040u);
+  // Round to nearest, ties to even: add 0x7fff plus the lowest kept bit.
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
 size_t dtype_size(DataType t) {
   switch (t) {
     case DataType::kFloat32: case DataType::kInt32: case DataType::kUInt32: return 4;
     case DataType::kFloat64: case DataType::kInt64: case DataType::kUInt64: return 8;
-    case DataType::kInt16: case DataType::kUInt16: case DataType::kFloat16: return 2;
+    case DataType::kInt16: case DataType::kUInt16: case DataType::kFloat16: case DataType::kBFloat16: return 2;
     case DataType::kInt8: case DataType::kUInt8: case DataType::kBool: return 1;
     default: return 0;
   }
@@ -34,6 +52,7 @@ std::string dtype_name(DataType t) {
     case DataType::kFloat32: return "float32";
     case DataType::kFloat64: return "float64";
     case DataType::kFloat16: return "float16";
+    case DataType::kBFloat16: return "bfloat16";
     case DataType::kInt64: return "int64";
     case DataType::kInt32: return "int32";
     case DataType::kInt16: return "int16";
@@ -49,7 +68,7 @@ std::string dtype_name(DataType t) {
 }
 
 Result<DataType> dtype_from_name(const std::string& name) {
-  for (int i = 1; i <= 13; ++i) {
+  for (int i = 1; i <= 16; ++i) {
     auto t = static_cast<DataType>(i);
     if (dtype_name(t) == name) return t;
   }

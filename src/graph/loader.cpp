@@ -168,7 +168,7 @@ namespace {
 
 // A graph input or output: a tensor of a supported element type, a sequence
 // of such tensors, an optional of either, or a clear kUnsupported error
-// (maps, sparse tensors, bfloat16...).
+// (maps, sparse tensors, float8...).
 Result<ValueInfo> value_info(const onnx::ValueInfoProto& v, const char* kind) {
   ValueInfo info;
   info.name = v.name();

@@ -19,7 +19,7 @@ namespace {
 DataType attr_dtype(const Node& n, const char* attr, DataType def) {
   if (!n.attrs.has(attr)) return def;
   const int64_t v = n.attrs.get_int(attr);
-  return v >= 1 && v <= 13 ? static_cast<DataType>(v) : DataType::kUndefined;
+  return (v >= 1 && v <= 13) || v == 16 ? static_cast<DataType>(v) : DataType::kUndefined;
 }
 
 // Output `o` of node `n`, given its inputs' types (kUndefined when unknown).

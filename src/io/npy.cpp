@@ -25,6 +25,9 @@ constexpr Descr kDescrs[] = {
     {"<f4", DataType::kFloat32}, {"<f8", DataType::kFloat64}, {"<i8", DataType::kInt64}, {"<i4", DataType::kInt32},
     {"<i2", DataType::kInt16},   {"|i1", DataType::kInt8},    {"|u1", DataType::kUInt8}, {"<u2", DataType::kUInt16},
     {"<u4", DataType::kUInt32},  {"<u8", DataType::kUInt64},  {"|b1", DataType::kBool},  {"<f2", DataType::kFloat16},
+    // bfloat16: numpy has no such type; ml_dtypes.bfloat16 arrays are saved
+    // with this 2-byte void code (and load back as it, to view as bfloat16).
+    {"<V2", DataType::kBFloat16},
 };
 
 // The longest .npy header read (a header of rank ~350,000 at most).
@@ -188,12 +191,13 @@ Result<Tensor> read_npy(const std::filesystem::path& path) {
   }
   DataType dtype = chars >= 0 ? DataType::kString : DataType::kUndefined;
   if (descr == "=f4" || descr == "f4") descr = "<f4";
+  if (descr == "|V2") descr = "<V2";
   for (const Descr& d : kDescrs)
     if (descr == d.code || (descr.size() == 3 && descr[0] == '=' && descr.substr(1) == std::string(d.code).substr(1)))
       dtype = d.dtype;
   if (dtype == DataType::kUndefined)
-    return unsupported(fmt::format("{}: element type '{}' is not supported (expected little-endian numeric, bool or "
-                                   "unicode '<U')",
+    return unsupported(fmt::format("{}: element type '{}' is not supported (expected little-endian numeric, bool, "
+                                   "unicode '<U' or '<V2' for bfloat16)",
                                    where, descr));
   // The sizes the header claims, against what the file holds, before allocating.
   const std::optional<int64_t> numel = checked_numel(h.shape);
@@ -298,7 +302,8 @@ Result<Tensor> read_value_file(const std::filesystem::path& path, const TensorIn
       return invalid_argument(fmt::format("{}: input '{}' is {}; give it as a .pb file (an onnx {})", path.string(), info.name,
                                           info.is_optional ? "an optional" : "a sequence",
                                           info.is_optional ? "OptionalProto" : "SequenceProto"));
-    return read_tensor_file(path);
+    SPINDLE_ASSIGN_OR_RETURN(Tensor t, read_tensor_file(path));
+    return as_declared_bfloat16(std::move(t), static_cast<int32_t>(info.dtype));
   }
   onnx::TypeProto type;
   onnx::TypeProto* t = &type;

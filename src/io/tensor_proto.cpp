@@ -14,8 +14,8 @@ namespace spindle::io {
 
 Result<DataType> dtype_from_onnx(int32_t elem_type) {
   auto t = static_cast<DataType>(elem_type);
-  if (elem_type >= 1 && elem_type <= 13) return t;
-  return unsupported(fmt::format("element type {} ({}) is not supported (expected a numeric, bool or string type)", elem_type,
+  if ((elem_type >= 1 && elem_type <= 13) || elem_type == 16) return t;
+  return unsupported(fmt::format("element type {} ({}) is not supported (expected a numeric, bool or string type; float8, 4-bit and complex types are not)", elem_type,
                                  onnx::TensorProto_DataType_Name(elem_type)));
 }
 
@@ -161,7 +161,9 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::file
     case DataType::kUInt32: copy_field<uint32_t>(t, proto.uint64_data()); break;
     case DataType::kInt32: copy_field<int32_t>(t, proto.int32_data()); break;
     case DataType::kInt16: copy_field<int16_t>(t, proto.int32_data()); break;
-    case DataType::kUInt16: case DataType::kFloat16: copy_field<uint16_t>(t, proto.int32_data()); break;
+    case DataType::kUInt16: case DataType::kFloat16: case DataType::kBFloat16:
+      copy_field<uint16_t>(t, proto.int32_data());
+      break;
     case DataType::kInt8: copy_field<int8_t>(t, proto.int32_data()); break;
     case DataType::kUInt8: copy_field<uint8_t>(t, proto.int32_data()); break;
     case DataType::kBool: copy_field<bool>(t, proto.int32_data()); break;
@@ -213,8 +215,17 @@ DataType declared_dtype(const onnx::TypeProto& type) {
 
 }  // namespace
 
+Tensor as_declared_bfloat16(Tensor t, int32_t declared_elem_type) {
+  if (t.dtype() != DataType::kUInt16 || declared_elem_type != static_cast<int32_t>(DataType::kBFloat16)) return t;
+  const auto offset = static_cast<const char*>(t.raw_data()) - static_cast<const char*>(t.buffer()->data());
+  return Tensor(DataType::kBFloat16, t.shape(), t.buffer(), static_cast<size_t>(offset));
+}
+
 Result<Tensor> read_value_pb(const std::filesystem::path& path, const onnx::TypeProto& type) {
-  if (!type.has_optional_type() && !type.has_sequence_type()) return read_tensor_pb(path);
+  if (!type.has_optional_type() && !type.has_sequence_type()) {
+    SPINDLE_ASSIGN_OR_RETURN(Tensor t, read_tensor_pb(path));
+    return as_declared_bfloat16(std::move(t), type.has_tensor_type() ? type.tensor_type().elem_type() : 0);
+  }
   SPINDLE_ASSIGN_OR_RETURN(const std::string bytes, read_whole_file(path, "value file", kMaxProtoFileBytes));
   const DataType dt = declared_dtype(type);
   if (type.has_sequence_type()) {

@@ -30,5 +30,10 @@ Result<Tensor> read_tensor_pb(const std::filesystem::path& path);
 // SequenceProto for sequence types, an OptionalProto for optional types,
 // else a TensorProto.
 Result<Tensor> read_value_pb(const std::filesystem::path& path, const onnx::TypeProto& type);
+// A uint16 tensor given for a value declared bfloat16 (ONNX element type
+// `declared_elem_type`) holds its bits: ONNX up to 1.13 wrote bfloat16 test
+// data as UINT16 TensorProtos, and numpy without ml_dtypes has only uint16.
+// The same buffer, as bfloat16; any other tensor is returned as it is.
+Tensor as_declared_bfloat16(Tensor t, int32_t declared_elem_type);
 
 }  // namespace spindle::io

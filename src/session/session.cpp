@@ -277,6 +277,15 @@ std::string threads_source(const ThreadingOptions& t, detail::PoolKind kind, boo
   return r.is_ok() ? r.value().num_threads_source : std::string("unresolved");
 }
 
+// A run that did not complete, as ONNX Runtime logs it: a cancelled run
+// (RunOptions::terminate) at warning, any other failure at error.
+void log_run_failure(const InferenceSession::Impl& impl, const Status& status) {
+  if (status.code() == StatusCode::kCancelled)
+    SPINDLE_LOG(impl.logger, kWarning, "run {}: {}", impl.origin, status.message());
+  else
+    SPINDLE_LOG(impl.logger, kError, "run {}: {} ({})", impl.origin, status.message(), status_code_name(status.code()));
+}
+
 // What session creation decided, at info (threads, optimizer) and verbose
 // (each node's kernel).
 void log_created(const InferenceSession::Impl& impl, const std::string& origin, const ThreadingOptions& intra,
@@ -456,15 +465,21 @@ const ModelMetadata& InferenceSession::model_metadata() const { return impl_->me
 
 std::vector<Tensor> InferenceSession::run(const Feeds& feeds, const std::vector<std::string>& output_names,
                                           RunOptions* run_options) {
-  return guard_memory(impl_->origin, [&] {
-    if (!impl_->options.enable_profiling) return impl_->run(feeds, output_names, run_options, nullptr);
-    ProfiledRun r;
-    r.offset_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - impl_->profile_start).count();
-    auto out = impl_->run(feeds, output_names, run_options, &r.profile);
-    std::lock_guard<std::mutex> lock(impl_->profile_mu);
-    impl_->profiled.push_back(std::move(r));
-    return out;
-  });
+  try {
+    return guard_memory(impl_->origin, [&] {
+      if (!impl_->options.enable_profiling) return impl_->run(feeds, output_names, run_options, nullptr);
+      ProfiledRun r;
+      r.offset_us =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - impl_->profile_start).count();
+      auto out = impl_->run(feeds, output_names, run_options, &r.profile);
+      std::lock_guard<std::mutex> lock(impl_->profile_mu);
+      impl_->profiled.push_back(std::move(r));
+      return out;
+    });
+  } catch (const Error& e) {
+    log_run_failure(*impl_, e.status());
+    throw;
+  }
 }
 
 std::string InferenceSession::end_profiling() {
@@ -520,6 +535,7 @@ void InferenceSession::run_async(Feeds feeds, std::vector<std::string> output_na
     } catch (const std::exception& e) {
       status = runtime_error(e.what());
     }
+    if (!status.is_ok()) log_run_failure(*impl, status);
     std::unique_ptr<Impl> adopted;
     {
       // Counted as returned also when the callback throws (which ends the process).

@@ -31,11 +31,13 @@ using ::testing::HasSubstr;
 // explicitly (a missing kernel shows up as a failure).
 //
 // Skipped (not listed):
-//  - float16 / bfloat16 / string dtypes, which spindle does not support:
-//    test_cast_{BFLOAT16_to_FLOAT, DOUBLE_to_FLOAT16, FLOAT16_to_DOUBLE,
-//    FLOAT16_to_FLOAT, FLOAT_to_BFLOAT16, FLOAT_to_FLOAT16, FLOAT_to_STRING,
-//    STRING_to_FLOAT}, the same eight test_castlike_*, test_max_float16,
-//    test_min_float16, test_mod_mixed_sign_float16;
+//  - the float16 / bfloat16 / string casts and float16 ops, run by the
+//    conformance runner on whole models (and by the CastFloat16,
+//    CastBFloat16, Float16Math and BFloat16Math tests below): test_cast_{BFLOAT16_to_FLOAT,
+//    DOUBLE_to_FLOAT16, FLOAT16_to_DOUBLE, FLOAT16_to_FLOAT, FLOAT_to_BFLOAT16,
+//    FLOAT_to_FLOAT16, FLOAT_to_STRING, STRING_to_FLOAT}, the same eight
+//    test_castlike_*, test_max_float16, test_min_float16,
+//    test_mod_mixed_sign_float16;
 //  - *_expanded tests (multi-node function expansions, run elsewhere);
 //  - BitShift (not in spindle's op list), and test_gelu* (not in this
 //    libonnx-testdata, which predates opset 20).
@@ -90,36 +92,61 @@ TEST_P(MathNodeTest, MatchesOnnxReference) { EXPECT_TRUE(testing::run_onnx_node_
 INSTANTIATE_TEST_SUITE_P(MathOnnx, MathNodeTest, ::testing::ValuesIn(kMathNodeTests),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
-// The same node tests through a 3-thread pool (tensors are small, so this
-// mostly checks that the inline path and the pool path agree).
-TEST(Float16Math, BinaryAndVariadicOpsRoundTheFloat32ResultOnce) {
-  // Values whose float16 sum and product need rounding; a broadcast row.
+// float16 / bfloat16 binary and variadic ops: each output element is the
+// float32 result of the widened inputs, rounded once. A is 2x3, B and C a
+// broadcast row of 3.
+struct HalfType {
+  DataType dtype;
+  uint16_t (*to_half)(float);
+  float (*to_float)(uint16_t);
+};
+void check_half_binary_ops(const HalfType& h, std::initializer_list<float> av, std::initializer_list<float> bv,
+                           std::initializer_list<float> cv) {
   std::vector<uint16_t> a, b, c;
-  for (float v : {1.0f, 0.1f, 2049.0f, -3.3f, 65000.0f, 1e-4f}) a.push_back(float_to_float16(v));
-  for (float v : {0.0009765625f, 0.2f, 1.0f}) b.push_back(float_to_float16(v));
-  for (float v : {-0.5f, 7.0f, 0.3f}) c.push_back(float_to_float16(v));
-  Tensor A(DataType::kFloat16, {2, 3}), B(DataType::kFloat16, {3}), C(DataType::kFloat16, {3});
+  for (float v : av) a.push_back(h.to_half(v));
+  for (float v : bv) b.push_back(h.to_half(v));
+  for (float v : cv) c.push_back(h.to_half(v));
+  Tensor A(h.dtype, {2, 3}), B(h.dtype, {3}), C(h.dtype, {3});
   std::memcpy(A.raw_mutable_data(), a.data(), 12);
   std::memcpy(B.raw_mutable_data(), b.data(), 6);
   std::memcpy(C.raw_mutable_data(), c.data(), 6);
   auto expect = [&](const std::string& op, const std::vector<Tensor>& in, auto f) {
     const Tensor y = run_kernel_once(op, 13, {}, in)[0];
-    ASSERT_EQ(y.dtype(), DataType::kFloat16) << op;
+    ASSERT_EQ(y.dtype(), h.dtype) << op;
     ASSERT_EQ(y.shape(), (Shape{2, 3})) << op;
     const auto* got = static_cast<const uint16_t*>(y.raw_data());
     for (size_t i = 0; i < 6; ++i) {
-      const float want = f(float16_to_float(a[i]), float16_to_float(b[i % 3]), float16_to_float(c[i % 3]));
-      EXPECT_EQ(got[i], float_to_float16(want)) << op << " element " << i;
+      const float want = f(h.to_float(a[i]), h.to_float(b[i % 3]), h.to_float(c[i % 3]));
+      EXPECT_EQ(got[i], h.to_half(want)) << op << " element " << i;
     }
   };
   expect("Add", {A, B}, [](float x, float y, float) { return x + y; });
+  expect("Sub", {A, B}, [](float x, float y, float) { return x - y; });
   expect("Mul", {A, B}, [](float x, float y, float) { return x * y; });
   expect("Div", {A, B}, [](float x, float y, float) { return x / y; });
   expect("Max", {A, B, C}, [](float x, float y, float z) { return std::max(std::max(x, y), z); });
   expect("Min", {A, B, C}, [](float x, float y, float z) { return std::min(std::min(x, y), z); });
   expect("Sum", {A, B, C}, [](float x, float y, float z) { return (x + y) + z; });
+  expect("Mean", {A, B, C}, [](float x, float y, float z) { return ((x + y) + z) / 3.0f; });
 }
 
+TEST(Float16Math, BinaryAndVariadicOpsRoundTheFloat32ResultOnce) {
+  // Values whose float16 sum and product need rounding.
+  check_half_binary_ops({DataType::kFloat16, &float_to_float16, &float16_to_float},
+                        {1.0f, 0.1f, 2049.0f, -3.3f, 65000.0f, 1e-4f}, {0.0009765625f, 0.2f, 1.0f}, {-0.5f, 7.0f, 0.3f});
+}
+
+TEST(BFloat16Math, BinaryAndVariadicOpsRoundTheFloat32ResultOnce) {
+  check_half_binary_ops({DataType::kBFloat16, &float_to_bfloat16, &bfloat16_to_float},
+                        {1.0f, 0.1f, 2049.0f, -3.3f, 3e38f, 1e-4f}, {0.0078125f, 0.2f, 1.0f}, {-0.5f, 7.0f, 0.3f});
+  // 1 + 1/128 is exact in bfloat16; 1 + 1/256 is not (a tie, to even 1.0).
+  EXPECT_EQ(float_to_bfloat16(1.0f + 1.0f / 128), 0x3F81);
+  EXPECT_EQ(float_to_bfloat16(1.0f + 1.0f / 256), 0x3F80);
+  EXPECT_EQ(bfloat16_to_float(0x3F81), 1.0f + 1.0f / 128);
+}
+
+// The same node tests through a 3-thread pool (tensors are small, so this
+// mostly checks that the inline path and the pool path agree).
 TEST(MathNodeTestPool, AddBcastAndWhereWithPool) {
   auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 3}).value();
   EXPECT_TRUE(testing::run_onnx_node_test("test_add_bcast", 1e-3, 1e-5, pool.get()));
@@ -445,9 +472,9 @@ TEST(MathErrors, UnsupportedDtypeNamesOpAndDtype) {
   msg = error_of([&] { run_kernel_once("Sqrt", 13, {}, {i}); });
   EXPECT_THAT(msg, HasSubstr("Sqrt"));
   EXPECT_THAT(msg, HasSubstr("int64"));
-  msg = error_of([&] { run_kernel_once("Cast", 13, Attributes{{"to", int64_t{16}}}, {i}); });
+  msg = error_of([&] { run_kernel_once("Cast", 13, Attributes{{"to", int64_t{14}}}, {i}); });
   EXPECT_THAT(msg, HasSubstr("Cast"));
-  EXPECT_THAT(msg, HasSubstr("bfloat16"));
+  EXPECT_THAT(msg, HasSubstr("complex64"));
   auto f = Tensor::from_vector<float>({2}, {1, 2});
   msg = error_of([&] { run_kernel_once("Sub", 14, {}, {f, i}); });
   EXPECT_THAT(msg, HasSubstr("Sub"));
@@ -683,6 +710,50 @@ TEST(CastFloat16, RoundTripsAndRounds) {
   ASSERT_EQ(back.dtype(), DataType::kInt64);
   EXPECT_EQ(back.data<int64_t>()[1], -2);
   EXPECT_EQ(back.data<int64_t>()[2], 65504);
+}
+
+// bfloat16: float32 -> bfloat16 rounds to nearest even (ties to the even
+// mantissa), overflows to infinity, keeps NaN a NaN and -0 a -0; the way
+// back is exact; casts to other types and binary ops go through float32 and
+// round once.
+TEST(CastBFloat16, RoundsToNearestEvenAndKeepsNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // A NaN whose payload sits in the low bits only: truncating would give inf.
+  uint32_t low_nan_bits = 0x7f800001u;
+  float low_nan;
+  std::memcpy(&low_nan, &low_nan_bits, 4);
+  auto x = Tensor::from_vector<float>({9}, {1.0f, -2.5f, 1.0f + 1.0f / 256, 1.0f + 3.0f / 256, 3.4028235e38f, nan,
+                                            low_nan, -0.0f, 0.47892547f});
+  auto h = run_kernel_once("Cast", 13, Attributes{{"to", int64_t{16}}}, {x})[0];
+  ASSERT_EQ(h.dtype(), DataType::kBFloat16);
+  const auto* bits = static_cast<const uint16_t*>(h.raw_data());
+  EXPECT_EQ(bits[0], 0x3F80);  // 1.0
+  EXPECT_EQ(bits[1], 0xC020);  // -2.5
+  EXPECT_EQ(bits[2], 0x3F80);  // 1 + 2^-8: between 1.0 (even) and 1 + 2^-7
+  EXPECT_EQ(bits[3], 0x3F82);  // 1 + 3 * 2^-8: between 1 + 2^-7 and 1 + 2^-6 (even)
+  EXPECT_EQ(bits[4], 0x7F80);  // the largest float rounds up to +inf
+  EXPECT_TRUE((bits[5] & 0x7F80) == 0x7F80 && (bits[5] & 0x7F) != 0);
+  EXPECT_TRUE((bits[6] & 0x7F80) == 0x7F80 && (bits[6] & 0x7F) != 0) << std::hex << bits[6];
+  EXPECT_EQ(bits[7], 0x8000);  // -0
+  EXPECT_EQ(bits[8], 0x3EF5);  // 0x3EF53A... rounds down
+  auto back = run_kernel_once("Cast", 13, Attributes{{"to", int64_t{1}}}, {h})[0];
+  ASSERT_EQ(back.dtype(), DataType::kFloat32);
+  EXPECT_EQ(back.data<float>()[1], -2.5f);
+  EXPECT_EQ(back.data<float>()[3], 1.0f + 2.0f / 128);
+  EXPECT_TRUE(std::isnan(back.data<float>()[6]));
+  EXPECT_TRUE(std::signbit(back.data<float>()[7]));
+  auto i = run_kernel_once("Cast", 13, Attributes{{"to", int64_t{7}}}, {h})[0];
+  EXPECT_EQ(i.data<int64_t>()[1], -2);
+  // float16 <-> bfloat16 and CastLike.
+  auto f16 = run_kernel_once("Cast", 13, Attributes{{"to", int64_t{10}}}, {h})[0];
+  EXPECT_EQ(static_cast<const uint16_t*>(f16.raw_data())[1], 0xC100);  // -2.5 as float16
+  auto like = run_kernel_once("CastLike", 15, {}, {f16, h})[0];
+  ASSERT_EQ(like.dtype(), DataType::kBFloat16);
+  EXPECT_EQ(static_cast<const uint16_t*>(like.raw_data())[1], 0xC020);
+  // Strings.
+  auto s = run_kernel_once("Cast", 13, Attributes{{"to", int64_t{8}}}, {h})[0];
+  EXPECT_EQ(s.data<std::string>()[1], "-2.5");
+  EXPECT_EQ(s.data<std::string>()[5], "NaN");
 }
 
 // The per-ISA float Add/Sub/Mul/Div/Min/Max of each level this CPU runs give

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -21,8 +22,8 @@ namespace spindle::testing {
 
 inline const std::filesystem::path kOnnxNodeTestDir = "/usr/share/libonnx-testdata/data/node";
 
-// Compares two tensors: same dtype and shape; floats (float16/32/64) within
-// atol + rtol*|b| (NaN equals NaN), everything else (strings included)
+// Compares two tensors: same dtype and shape; floats (float16/32/64,
+// bfloat16 with rtol at least 2^-7) within atol + rtol*|b| (NaN equals NaN), everything else (strings included)
 // exactly. The message names how many elements differ and the first one
 // (index, got, expected). Sequences match when they have as many items and
 // each pair matches; optionals when both are empty or both hold matching
@@ -76,11 +77,17 @@ inline ::testing::AssertionResult tensors_close(const Tensor& got, const Tensor&
       case DataType::kUInt64: return static_cast<double>(static_cast<const uint64_t*>(p)[i]);
       case DataType::kBool: return static_cast<const bool*>(p)[i];
       case DataType::kFloat16: return float16_to_float(static_cast<const uint16_t*>(p)[i]);
+      case DataType::kBFloat16: return bfloat16_to_float(static_cast<const uint16_t*>(p)[i]);
       default: return NAN;
     }
   };
   const bool is_float = want.dtype() == DataType::kFloat32 || want.dtype() == DataType::kFloat64 ||
-                        want.dtype() == DataType::kFloat16;
+                        want.dtype() == DataType::kFloat16 || want.dtype() == DataType::kBFloat16;
+  // bfloat16 holds 8 significant bits: values within one unit in the last
+  // place (2^-7 relative) are equal at its precision. ONNX 1.12's expected
+  // bfloat16 values truncate float32 where spindle (as ONNX Runtime and
+  // later ONNX) rounds to nearest even.
+  if (want.dtype() == DataType::kBFloat16) rtol = std::max(rtol, 1.0 / 128);
   // 64-bit integers are compared and shown as integers: a double holds only 53 bits.
   const bool wide_int = want.dtype() == DataType::kInt64 || want.dtype() == DataType::kUInt64;
   auto bits64 = [](const Tensor& t, int64_t i) { return static_cast<const uint64_t*>(t.raw_data())[i]; };

@@ -1,11 +1,12 @@
-// logging_test.cpp — the session log: what creation logs at each severity,
-// the log id, SPINDLE_LOG_LEVEL, the sink and the stderr format.
+// logging_test.cpp — the session log: what creation and failed runs log at
+// each severity, the log id, SPINDLE_LOG_LEVEL, the sink and the stderr format.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <mutex>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,41 @@ TEST(Logging, VerboseLogsThreadsOptimizerAndKernelsWithTheLogId) {
   Tensor x = Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6});
   s->run({{"x", x}});
   EXPECT_EQ(log.messages().size(), before) << log.all();
+}
+
+// log_severity_level filters as ONNX Runtime's does: a session at level L
+// writes exactly the messages of severity >= L. Creation logs at verbose and
+// info, a cancelled run (RunOptions::terminate) at warning and a failed run
+// at error, with the session's log id; fatal (4) writes none of them.
+TEST(Logging, EachSeverityLevelWritesThatSeverityAndAbove) {
+  for (int level = 0; level <= 4; ++level) {
+    LogCapture log;
+    const std::string id = "level-" + std::to_string(level);
+    auto s = InferenceSession::create_from_bytes(matmul_add_model(), options_at(level, id));
+    const Tensor x = Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+    s->run({{"x", x}});
+    RunOptions cancelled;
+    cancelled.terminate = true;
+    EXPECT_THROW(s->run({{"x", x}}, {}, &cancelled), Error);
+    EXPECT_THROW(s->run({{"x", Tensor::from_vector<float>({3}, {1, 2, 3})}}), Error);
+    EXPECT_EQ(s->run({{"x", x}}).size(), 1u);  // still usable
+    std::set<LogSeverity> seen;
+    for (const auto& m : log.messages()) {
+      seen.insert(m.severity);
+      EXPECT_GE(static_cast<int>(m.severity), level) << log.all();
+      EXPECT_EQ(m.log_id, id);
+    }
+    for (int sev = 0; sev <= 3; ++sev)
+      EXPECT_EQ(seen.count(static_cast<LogSeverity>(sev)), sev >= level ? 1u : 0u)
+          << "level " << level << ", severity " << sev << ":\n" << log.all();
+    if (level <= 3) {
+      const auto failed = log.with("run <model bytes>: ");
+      ASSERT_EQ(failed.size(), level <= 2 ? 2u : 1u) << log.all();
+      EXPECT_EQ(failed.back().severity, LogSeverity::kError);
+      EXPECT_THAT(failed.back().message, HasSubstr("INVALID_ARGUMENT"));
+      if (level <= 2) EXPECT_EQ(failed.front().severity, LogSeverity::kWarning);
+    }
+  }
 }
 
 TEST(Logging, WarningLogsNothingWhenASessionIsCreated) {

@@ -4,7 +4,8 @@
 // `spindle bench` over several models and thread counts (the table of
 // scripts/demo.sh), the threading flags reaching the session's options, and
 // hostile files and folders: devices, FIFOs and endless or deeply nested
-// files refused by name, output folders that cannot be created.
+// files refused by name, output folders that cannot be created;
+// --optimized-model and --log-level.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "spindle/io.h"
 #include "session/model_builder.h"
 
 namespace spindle {
@@ -310,6 +312,53 @@ TEST(CliManners, SequenceOutputFolderThatCannotBeCreated) {
   EXPECT_THAT(out, HasSubstr("for the items of a sequence output: File name too long"));
   EXPECT_THAT(out, Not(HasSubstr("filesystem error")));
   fs::remove_all(outdir);
+}
+
+// --optimized-model writes the graph after the optimizer (the constant Add
+// folded away), which `spindle run` loads back to bitwise the same outputs;
+// --log-level sets the session's severity: info shows the session's
+// decisions, error hides them, and a bad level is refused by name.
+TEST(CliManners, OptimizedModelAndLogLevelFlags) {
+  ModelBuilder b;
+  b.input("x", {2, 4}).output("y", {2, 4});
+  b.initializer("c1", {4}, {1, -2, 3, -4});
+  b.initializer("c2", {4}, {0.5f, 0.25f, -8, 2});
+  b.node("Add", {"c1", "c2"}, {"c"});
+  b.node("Add", {"x", "c"}, {"s"});
+  b.node("Relu", {"s"}, {"y"});
+  const fs::path model = temp_dir() / "folded.onnx";
+  const auto bytes = b.bytes();
+  std::ofstream(model, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                               static_cast<std::streamsize>(bytes.size()));
+  const fs::path input = temp_dir() / "folded_x.npy";
+  ASSERT_TRUE(io::write_npy(input, Tensor::from_vector<float>({2, 4}, {1, 2, -3, 4, -5, 6, 7, -8})).is_ok());
+  const fs::path optimized = temp_dir() / "folded.opt.onnx";
+  const fs::path out1 = temp_dir() / "folded_out1", out2 = temp_dir() / "folded_out2";
+  std::string out;
+  ASSERT_EQ(run_cli(fmt::format("run {} --input x={} --output-dir {} --optimized-model {} --log-level info",
+                                model.string(), input.string(), out1.string(), optimized.string()),
+                    &out),
+            0)
+      << out;
+  EXPECT_THAT(out, HasSubstr("[I:spindle"));
+  ASSERT_TRUE(fs::exists(optimized));
+  std::ifstream written(optimized, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(written)), {});
+  EXPECT_EQ(text.find("c1"), std::string::npos) << "the constant Add was not folded";
+  ASSERT_EQ(run_cli(fmt::format("run {} --input x={} --output-dir {} --log-level error", optimized.string(),
+                                input.string(), out2.string()),
+                    &out),
+            0)
+      << out;
+  EXPECT_THAT(out, Not(HasSubstr("[I:spindle")));
+  auto y1 = io::read_tensor_file(out1 / "y.npy"), y2 = io::read_tensor_file(out2 / "y.npy");
+  ASSERT_TRUE(y1.is_ok() && y2.is_ok());
+  EXPECT_EQ(y1.value().to_vector<float>(), (std::vector<float>{2.5f, 0.25f, 0, 2, 0, 4.25f, 2, 0}));
+  EXPECT_EQ(y2.value().to_vector<float>(), y1.value().to_vector<float>());
+  EXPECT_NE(run_cli(fmt::format("run {} --log-level loud", model.string()), &out), 0);
+  EXPECT_THAT(out, HasSubstr("--log-level"));
+  fs::remove_all(out1);
+  fs::remove_all(out2);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "model_common.h"
 #include "spindle/cpu.h"
 #include "spindle/io.h"
+#include "spindle/logging.h"
 #include "spindle/session.h"
 
 namespace spindle::cli {
@@ -47,6 +48,12 @@ void add_threading_flags(CLI::App* cmd, ThreadingFlags& f) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--load-timeout-ms", f.load_timeout_ms, "fail creating the session after this many milliseconds (0 = no limit)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--optimized-model", f.optimized_model,
+                  "write the graph after the optimizer to this .onnx file (loads back with its passes skipped)");
+  cmd->add_option("--log-level", f.log_level, "session log severity: verbose, info, warning, error, fatal or 0-4")
+      ->check([](const std::string& v) {
+        return parse_log_severity(v) ? std::string() : "expected verbose, info, warning, error, fatal or 0-4";
+      });
 }
 
 std::pair<std::string, std::string> split_assignment(const std::string& s, const std::string& flag) {
@@ -80,6 +87,8 @@ SessionOptions session_options(const ThreadingFlags& f) {
   if (f.max_loop_iterations) o.max_loop_iterations = *f.max_loop_iterations;
   if (f.max_graph_nodes) o.max_graph_nodes = *f.max_graph_nodes;
   if (f.load_timeout_ms) o.load_timeout_ms = *f.load_timeout_ms;
+  if (!f.optimized_model.empty()) o.optimized_model_filepath = f.optimized_model;
+  if (!f.log_level.empty()) o.log_severity_level = static_cast<int>(*parse_log_severity(f.log_level));
   for (const auto& c : f.config) {
     auto [k, v] = split_assignment(c, "--config");
     o.add_config_entry(k, v);

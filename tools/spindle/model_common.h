@@ -28,6 +28,8 @@ struct ThreadingFlags {
   std::vector<std::string> config;
   std::optional<int64_t> max_tensor_bytes, max_run_bytes, max_loop_iterations;  // session limits
   std::optional<int64_t> max_graph_nodes, load_timeout_ms;                        // load limits
+  std::string optimized_model;  // write the optimized graph there (optimized_model_filepath)
+  std::string log_level;        // the session's log_severity_level, by name or 0-4
   // Set by add_threading_flags: which flags were given (they override --options).
   CLI::Option* intra_opt = nullptr;
   CLI::Option* inter_opt = nullptr;
@@ -38,7 +40,7 @@ struct ThreadingFlags {
 // --options FILE --intra N --inter N --mode M --spin 0|1 --spin-duration-us N
 // --spin-backoff-max N --affinity S --opt-level L --config K=V, and the run
 // limits --max-tensor-bytes N --max-run-bytes N --max-loop-iterations N, the load limits
-// --max-graph-nodes N --load-timeout-ms N
+// --max-graph-nodes N --load-timeout-ms N, and --optimized-model PATH --log-level L
 void add_threading_flags(CLI::App* cmd, ThreadingFlags& f);
 // The flags set SessionOptions' typed fields directly (--config goes through
 // the config-key table, as add_config_entry does).

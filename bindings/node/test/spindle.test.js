@@ -292,3 +292,30 @@ test('enableProfiling records runs and endProfiling writes a Chrome trace, as on
   const plain = await spindle.InferenceSession.create(model);
   assert.strictEqual(plain.endProfiling(), undefined);  // a no-op, as onnxruntime-node's
 });
+
+test('bfloat16 tensors as Uint16Array bits, both ways; float32 -> bfloat16 rounds to nearest even', async () => {
+  const data = '/usr/share/libonnx-testdata/data/node';
+  const toBf16 = await spindle.InferenceSession.create(path.join(data, 'test_cast_FLOAT_to_BFLOAT16', 'model.onnx'));
+  const x = new Float32Array([0.47892547, 0.48033667, 0.49968487, 0.81910545, 0.47031248, 0.816468, 0.21087195,
+    0.7229038, NaN, Infinity, 1 + 2 ** -8, -Infinity]);
+  const y = (await toBf16.run({ input: new spindle.Tensor('float32', x, [3, 4]) })).output;
+  assert.strictEqual(y.type, 'bfloat16');
+  assert.ok(y.data instanceof Uint16Array);
+  assert.deepStrictEqual(y.dims, [3, 4]);
+  // Expected bits from torch's float32 -> bfloat16 (round to nearest even);
+  // 1 + 2^-8 is a tie that rounds to even 1.0; NaN stays a NaN.
+  const want = [0x3ef5, 0x3ef6, 0x3f00, 0x3f52, 0x3ef1, 0x3f51, 0x3e58, 0x3f39, null, 0x7f80, 0x3f80, 0xff80];
+  want.forEach((w, i) => {
+    if (w === null) assert.ok((y.data[i] & 0x7f80) === 0x7f80 && (y.data[i] & 0x7f) !== 0, `NaN at ${i}`);
+    else assert.strictEqual(y.data[i], w, `element ${i}`);
+  });
+  const toFloat = await spindle.InferenceSession.create(path.join(data, 'test_cast_BFLOAT16_to_FLOAT', 'model.onnx'));
+  const back = (await toFloat.run({ input: new spindle.Tensor('bfloat16', y.data, [3, 4]) })).output;
+  assert.strictEqual(back.type, 'float32');
+  assert.strictEqual(back.data[2], 0.5);
+  assert.strictEqual(back.data[10], 1);
+  assert.ok(Number.isNaN(back.data[8]));
+  assert.throws(() => new spindle.Tensor('bfloat16', [1, 2], [2]), /Creating a bfloat16 tensor from number array is not supported/);
+  await assert.rejects(toFloat.run({ input: new spindle.Tensor('uint16', y.data, [3, 4]) }),
+                       /input 'input' is uint16 3x4, expected element type bfloat16/);
+});

@@ -466,3 +466,63 @@ def test_optional_values_are_none_or_what_they_hold():
     has, same = sess.run(None, {"o": x})
     assert bool(has)
     np.testing.assert_array_equal(same, x)
+
+
+def _bf16_bits_of(values):
+    """float32 -> bfloat16 bits, round to nearest even, NaN kept NaN (by torch)."""
+    torch = pytest.importorskip("torch")
+    return torch.tensor(np.asarray(values, np.float32)).to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
+
+
+def _float_of_bf16_bits(bits):
+    return (np.asarray(bits, np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def test_bfloat16_values_travel_as_uint16_bits_or_ml_dtypes():
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [
+            helper.make_node("Cast", ["h"], ["h_float"], to=TensorProto.FLOAT),
+            helper.make_node("Add", ["h", "h"], ["h_twice"]),
+            helper.make_node("Cast", ["x"], ["x_bf16"], to=TensorProto.BFLOAT16),
+        ],
+        "bf16",
+        [
+            helper.make_tensor_value_info("h", TensorProto.BFLOAT16, [4]),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [6]),
+        ],
+        [
+            helper.make_tensor_value_info("h_float", TensorProto.FLOAT, [4]),
+            helper.make_tensor_value_info("h_twice", TensorProto.BFLOAT16, [4]),
+            helper.make_tensor_value_info("x_bf16", TensorProto.BFLOAT16, [6]),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    sess = spindle.InferenceSession(model.SerializeToString())
+    assert [i.type for i in sess.get_inputs()] == ["tensor(bfloat16)", "tensor(float)"]
+    assert sess.get_outputs()[1].type == "tensor(bfloat16)"
+    # 1.0, -2.5, 3.140625 and a NaN, as bfloat16 bits.
+    h = np.array([0x3F80, 0xC020, 0x4049, 0x7FC1], dtype=np.uint16)
+    # Ties and near-ties: 1 + 2^-8 rounds to even (1.0), 1 + 3 * 2^-8 up,
+    # the largest float32 overflows to inf, NaN stays NaN, -0 stays -0.
+    x = np.array([1 + 2.0**-8, 1 + 3 * 2.0**-8, 3.4028235e38, np.nan, -0.0, 0.47892547], dtype=np.float32)
+    h_float, h_twice, x_bf16 = sess.run(None, {"h": h, "x": x})
+    np.testing.assert_array_equal(h_float[:3], [1.0, -2.5, 3.140625])
+    assert np.isnan(h_float[3])
+    try:
+        import ml_dtypes
+        assert h_twice.dtype == ml_dtypes.bfloat16 and x_bf16.dtype == ml_dtypes.bfloat16
+    except ImportError:
+        assert h_twice.dtype == np.uint16 and x_bf16.dtype == np.uint16
+    twice = _float_of_bf16_bits(h_twice.view(np.uint16))
+    np.testing.assert_array_equal(twice[:3], [2.0, -5.0, 6.28125])
+    assert np.isnan(twice[3])
+    got = x_bf16.view(np.uint16)
+    want = _bf16_bits_of(x)
+    np.testing.assert_array_equal(got[[0, 1, 2, 4, 5]], want[[0, 1, 2, 4, 5]])
+    assert got.tolist()[:3] == [0x3F80, 0x3F82, 0x7F80] and got[4] == 0x8000
+    assert np.isnan(_float_of_bf16_bits(got[3:4])[0])
+    # A uint16 array given for a float input is still refused by dtype.
+    with pytest.raises(Exception, match="uint16"):
+        sess.run(None, {"h": h, "x": h})

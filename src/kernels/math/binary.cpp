@@ -187,12 +187,12 @@ class BinaryKernel final : public OpKernel {
       fail(node, fmt::format("slope {} does not broadcast to X {}", shape_to_string(b.shape()),
                              shape_to_string(a.shape())));
     Tensor& out = ctx.output(0, a.dtype(), out_shape);
-    if (a.dtype() == DataType::kFloat16) {
-      const Tensor af = float16_to_float32(ctx.pool(), a), bf = float16_to_float32(ctx.pool(), b);
+    if (is_half(a.dtype())) {
+      const Tensor af = half_to_float32(ctx.pool(), a), bf = half_to_float32(ctx.pool(), b);
       Tensor of(DataType::kFloat32, out_shape);
       binary_apply<float>(ctx.pool(), op_, c_fmod_, of.mutable_data<float>(), out_shape, af.data<float>(), a.shape(),
                           bf.data<float>(), bs);
-      return float32_to_float16(ctx.pool(), of, out);
+      return float32_to_half(ctx.pool(), of, out);
     }
     auto go = [&](auto tag) {
       using T = decltype(tag);
@@ -306,12 +306,12 @@ class VariadicKernel final : public OpKernel {
     const Shape out_shape = broadcast_shapes(node, shapes);
     const DataType dt = ctx.input(0).dtype();
     Tensor& out = ctx.output(0, dt, out_shape);
-    // float16 inputs are widened to float32 (Sum and Mean accumulate in
-    // float32 and round to float16 once, at the end).
+    // float16 / bfloat16 inputs are widened to float32 (Sum and Mean accumulate in
+    // float32 and round once, at the end).
     std::vector<Tensor> inputs;
     for (int i = 0; i < n; ++i)
-      inputs.push_back(dt == DataType::kFloat16 ? float16_to_float32(ctx.pool(), ctx.input(i)) : ctx.input(i));
-    Tensor wide = dt == DataType::kFloat16 ? Tensor(DataType::kFloat32, out_shape) : out;
+      inputs.push_back(is_half(dt) ? half_to_float32(ctx.pool(), ctx.input(i)) : ctx.input(i));
+    Tensor wide = is_half(dt) ? Tensor(DataType::kFloat32, out_shape) : out;
     dispatch<SPINDLE_NUMERIC_TYPES>(wide.dtype(), node, "input 0", [&](auto tag) {
       using T = decltype(tag);
       T* o = wide.mutable_data<T>();
@@ -331,7 +331,7 @@ class VariadicKernel final : public OpKernel {
         run_unary(pool, o, o, out.numel(), [count](T x) { return static_cast<T>(x / count); }, 4.0);
       }
     });
-    if (dt == DataType::kFloat16) float32_to_float16(ctx.pool(), wide, out);
+    if (is_half(dt)) float32_to_half(ctx.pool(), wide, out);
   }
 
  private:

@@ -1,4 +1,4 @@
-// cast.cpp — Cast and CastLike between float16/32/64, int8..int64,
+// cast.cpp — Cast and CastLike between float16/32/64, bfloat16, int8..int64,
 // uint8..uint64, bool and string. float -> integer truncates toward zero, and
 // NaN / out-of-range values give what ONNX Runtime gives on x86-64
 // (float_to_int.h); any -> bool is x != 0; bool -> numeric is 0 / 1; float16
@@ -6,8 +6,10 @@
 // decimal, floats as the shortest text that reads back to the same value
 // ("0.9767611", "1e-07"), with NaN, INF and -INF as ONNX spells them.
 // String -> numbers: the whole text must be one number ("INF", "+INF",
-// "-inf", "NaN" are floats), else an error names the element. bool <-> string
-// and bfloat16 are refused (kUnsupported naming the dtype).
+// "-inf", "NaN" are floats), else an error names the element. bfloat16 goes
+// through float32 like float16: float32 -> bfloat16 rounds to nearest even
+// and keeps NaN a NaN. bool <-> string is refused (kUnsupported naming the
+// dtypes).
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -77,16 +79,20 @@ T parse_number(const NodeInfo& node, const std::string& text, int64_t index) {
 
 #define SPINDLE_STRING_CAST_TYPES float, double, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
-// string <-> numbers (float16 through float32), one element at a time.
+// string <-> numbers (float16 and bfloat16 through float32), one element at a time.
 void cast_strings(const NodeInfo& node, const Tensor& x, Tensor& out) {
   const int64_t n = x.numel();
   if (x.dtype() == DataType::kString && out.dtype() == DataType::kString) {
     std::copy_n(x.data<std::string>(), n, out.mutable_data<std::string>());
   } else if (x.dtype() == DataType::kString) {
     const std::string* in = x.data<std::string>();
-    if (out.dtype() == DataType::kFloat16) {
+    if (is_half(out.dtype())) {
       auto* o = static_cast<uint16_t*>(out.raw_mutable_data());
-      for (int64_t i = 0; i < n; ++i) o[i] = float_to_float16(parse_number<float>(node, in[i], i));
+      const bool bf16 = out.dtype() == DataType::kBFloat16;
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = parse_number<float>(node, in[i], i);
+        o[i] = bf16 ? float_to_bfloat16(v) : float_to_float16(v);
+      }
       return;
     }
     dispatch<SPINDLE_STRING_CAST_TYPES>(out.dtype(), node, "target", [&](auto tag) {
@@ -96,9 +102,10 @@ void cast_strings(const NodeInfo& node, const Tensor& x, Tensor& out) {
     });
   } else {
     std::string* o = out.mutable_data<std::string>();
-    if (x.dtype() == DataType::kFloat16) {
+    if (is_half(x.dtype())) {
       const auto* in = static_cast<const uint16_t*>(x.raw_data());
-      for (int64_t i = 0; i < n; ++i) o[i] = number_text(float16_to_float(in[i]));
+      const bool bf16 = x.dtype() == DataType::kBFloat16;
+      for (int64_t i = 0; i < n; ++i) o[i] = number_text(bf16 ? bfloat16_to_float(in[i]) : float16_to_float(in[i]));
       return;
     }
     dispatch<SPINDLE_STRING_CAST_TYPES>(x.dtype(), node, "input", [&](auto tag) {
@@ -115,24 +122,25 @@ void cast_any(const NodeInfo& node, ThreadPool* pool, const Tensor& x, Tensor& o
       fail_unsupported(node, fmt::format("cast from {} to {} is not supported", dtype_name(x.dtype()), dtype_name(out.dtype())));
     return cast_strings(node, x, out);
   }
-  if (x.dtype() == DataType::kFloat16) {
-    const Tensor f = float16_to_float32(pool, x);
+  if (is_half(x.dtype())) {
+    const Tensor f = half_to_float32(pool, x);
     if (out.dtype() == DataType::kFloat32) std::memcpy(out.raw_mutable_data(), f.raw_data(), f.nbytes());
+    else if (is_half(out.dtype())) float32_to_half(pool, f, out);
     else cast_tensor(node, pool, f, out);
     return;
   }
-  if (out.dtype() == DataType::kFloat16) {
-    if (x.dtype() == DataType::kFloat32) return float32_to_float16(pool, x, out);
+  if (is_half(out.dtype())) {
+    if (x.dtype() == DataType::kFloat32) return float32_to_half(pool, x, out);
     Tensor f(DataType::kFloat32, x.shape());
     cast_tensor(node, pool, x, f);
-    return float32_to_float16(pool, f, out);
+    return float32_to_half(pool, f, out);
   }
   cast_tensor(node, pool, x, out);
 }
 
 bool castable(DataType t) {
   switch (t) {
-    case DataType::kFloat16:
+    case DataType::kFloat16: case DataType::kBFloat16:
     case DataType::kFloat32: case DataType::kFloat64: case DataType::kInt8: case DataType::kInt16:
     case DataType::kInt32: case DataType::kInt64: case DataType::kUInt8: case DataType::kUInt16:
     case DataType::kUInt32: case DataType::kUInt64: case DataType::kBool: case DataType::kString:
@@ -147,7 +155,6 @@ std::string dtype_label(int64_t v) {
   switch (v) {
     case 14: return "complex64";
     case 15: return "complex128";
-    case 16: return "bfloat16";
     default: return dtype_name(static_cast<DataType>(v));
   }
 }
@@ -199,8 +206,7 @@ class CastKernel final : public OpKernel {
 }  // namespace
 
 void register_cast(KernelRegistry& r) {
-  // Opset 1: `to` is a string; 6+: an int (13 adds bfloat16, which is
-  // refused).
+  // Opset 1: `to` is a string; 6+: an int (13 adds bfloat16).
   auto cast = [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
     return std::make_unique<CastKernel>(target_from_attr(node), false);
   };

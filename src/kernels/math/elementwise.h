@@ -199,18 +199,27 @@ void run_unary(ThreadPool* pool, O* out, const I* in, int64_t n, const Op& op, d
 
 // ------------------------------------------------------------------ float16
 
-// float16 kernels compute in float32 and round back to nearest even: for
-// +, -, *, /, min, max and fmod of float16 values that is the correctly
-// rounded float16 result (float32 holds more than twice float16's bits).
-inline Tensor float16_to_float32(ThreadPool* pool, const Tensor& x) {
+// float16 and bfloat16 ("half" types here) kernels compute in float32 and
+// round back to nearest even: for +, -, *, /, min, max and fmod of float16 or
+// bfloat16 values that is the correctly rounded result (float32 holds more
+// than twice the significand bits of either).
+inline bool is_half(DataType t) { return t == DataType::kFloat16 || t == DataType::kBFloat16; }
+inline Tensor half_to_float32(ThreadPool* pool, const Tensor& x) {
   Tensor f(DataType::kFloat32, x.shape());
-  run_unary(pool, f.mutable_data<float>(), static_cast<const uint16_t*>(x.raw_data()), x.numel(),
-            [](uint16_t h) { return float16_to_float(h); }, 2.0);
+  const auto* in = static_cast<const uint16_t*>(x.raw_data());
+  if (x.dtype() == DataType::kBFloat16)
+    run_unary(pool, f.mutable_data<float>(), in, x.numel(), [](uint16_t h) { return bfloat16_to_float(h); }, 1.0);
+  else
+    run_unary(pool, f.mutable_data<float>(), in, x.numel(), [](uint16_t h) { return float16_to_float(h); }, 2.0);
   return f;
 }
-inline void float32_to_float16(ThreadPool* pool, const Tensor& f, Tensor& out) {
-  run_unary(pool, static_cast<uint16_t*>(out.raw_mutable_data()), f.data<float>(), f.numel(),
-            [](float v) { return float_to_float16(v); }, 2.0);
+// Rounds float32 `f` into `out`, a float16 or bfloat16 tensor of its size.
+inline void float32_to_half(ThreadPool* pool, const Tensor& f, Tensor& out) {
+  auto* o = static_cast<uint16_t*>(out.raw_mutable_data());
+  if (out.dtype() == DataType::kBFloat16)
+    run_unary(pool, o, f.data<float>(), f.numel(), [](float v) { return float_to_bfloat16(v); }, 2.0);
+  else
+    run_unary(pool, o, f.data<float>(), f.numel(), [](float v) { return float_to_float16(v); }, 2.0);
 }
 
 // ------------------------------------------------------------------ dtypes
