@@ -15,6 +15,7 @@ packages=(
   node-typescript
   libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev wrk
   libgrpc++-dev protobuf-compiler-grpc python3-grpcio python3-yaml
+  universal-ctags
 )
 missing=()
 for p in "${packages[@]}"; do

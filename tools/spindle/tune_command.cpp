@@ -238,7 +238,7 @@ void write_plot(const std::string& path, const std::vector<Result>& results, con
   if (!f) throw Error(StatusCode::kRuntimeError, fmt::format("--plot {}: writing failed", path));
 }
 
-void tune_command(const TuneArgs& a) {
+void check_tune_args(const TuneArgs& a) {
   if (a.objective != "latency" && a.objective != "throughput")
     throw Error(StatusCode::kInvalidArgument, fmt::format("--objective {}: expected latency or throughput", a.objective));
   if (a.budget_s < 1)
@@ -251,53 +251,29 @@ void tune_command(const TuneArgs& a) {
     std::ofstream probe(path, std::ios::app);
     if (!probe) throw Error(StatusCode::kInvalidArgument, fmt::format("{} {}: cannot be written", flag, path));
   }
-  const GraphOptimizationLevel level = parse_optimization_level(a.opt_level).value();  // checked by CLI11
+}
+
+// Runs per round: about 0.15 s of work, at least 3. `feeds` gets the inputs.
+int runs_per_round(const TuneArgs& a, GraphOptimizationLevel level, Feeds& feeds) {
   // Load once up front: a model that fails to load fails before any timing.
   SessionOptions probe_opts;
   probe_opts.intra_op.num_threads = 1;
   probe_opts.graph_optimization_level = level;
   auto probe = InferenceSession::create(a.model, probe_opts);
-  Feeds feeds = read_inputs(a.inputs);
+  feeds = read_inputs(a.inputs);
   fill_random_inputs(*probe, feeds, a.shapes);
-  // Runs per round: about 0.15 s of work, at least 3.
   const auto t0 = std::chrono::steady_clock::now();
   probe->run(feeds);
   probe->run(feeds);
   const double one_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 2;
   probe.reset();
-  const int runs = std::clamp(static_cast<int>(0.15 / std::max(one_s, 1e-6)), 3, 200);
+  return std::clamp(static_cast<int>(0.15 / std::max(one_s, 1e-6)), 3, 200);
+}
 
-  const int cores = std::max(1, cpu_topology().default_num_threads);
-  const std::vector<Setting> space = search_space(a, cores);
-  Tuner tuner(a, level);
-  std::vector<Result> results;
-  for (const auto& s : space) results.push_back({s, {}, ""});
-  const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  double best = INFINITY;
-  for (size_t i = 0; i < results.size(); ++i) {
-    Result& r = results[i];
-    progress(i, results.size(), r.setting.describe());
-    if (elapsed() > a.budget_s) {
-      r.note = "skipped (budget)";
-      continue;
-    }
-    r.rounds.push_back(tuner.measure(r.setting, feeds, runs));
-    if (r.rounds[0].p50_ms > 1.3 * best) {
-      r.note = "pruned";
-    } else {
-      for (int k = 0; k < 2 && elapsed() < a.budget_s; ++k) r.rounds.push_back(tuner.measure(r.setting, feeds, runs));
-    }
-    best = std::min(best, r.score());
-  }
-  progress(results.size(), results.size(), "");
-  // The leaders, two more rounds each, interleaved.
-  std::vector<Result*> order;
-  for (auto& r : results)
-    if (!r.rounds.empty()) order.push_back(&r);
-  if (order.empty()) throw Error(StatusCode::kInvalidArgument, "the budget ran out before any setting was measured");
+// The leaders of `order` (sorted by score) measured again; the winner is
+// the setting with the fewest threads within the noise of the best.
+Result* pick_winner(std::vector<Result*>& order, Tuner& tuner, const Feeds& feeds, int runs) {
   auto by_score = [](const Result* x, const Result* y) { return x->score() < y->score(); };
-  std::sort(order.begin(), order.end(), by_score);
   // The leaders get two more rounds each, interleaved, and so does the
   // best of the simplest settings (fewest threads, sequential) when it is
   // not among them: the choice below prefers it within the noise, so it
@@ -327,6 +303,46 @@ void tune_command(const TuneArgs& a) {
         (r->setting.threads() < winner->setting.threads() ||
          (r->setting.threads() == winner->setting.threads() && !r->setting.parallel && winner->setting.parallel)))
       winner = r;
+  return winner;
+}
+
+void tune_command(const TuneArgs& a) {
+  check_tune_args(a);
+  const GraphOptimizationLevel level = parse_optimization_level(a.opt_level).value();  // checked by CLI11
+  Feeds feeds;
+  const int runs = runs_per_round(a, level, feeds);
+  const int cores = std::max(1, cpu_topology().default_num_threads);
+  const std::vector<Setting> space = search_space(a, cores);
+  Tuner tuner(a, level);
+  std::vector<Result> results;
+  for (const auto& s : space) results.push_back({s, {}, ""});
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  double best = INFINITY;
+  for (size_t i = 0; i < results.size(); ++i) {
+    Result& r = results[i];
+    progress(i, results.size(), r.setting.describe());
+    if (elapsed() > a.budget_s) {
+      r.note = "skipped (budget)";
+      continue;
+    }
+    r.rounds.push_back(tuner.measure(r.setting, feeds, runs));
+    if (r.rounds[0].p50_ms > 1.3 * best) {
+      r.note = "pruned";
+    } else {
+      for (int k = 0; k < 2 && elapsed() < a.budget_s; ++k) r.rounds.push_back(tuner.measure(r.setting, feeds, runs));
+    }
+    best = std::min(best, r.score());
+  }
+  progress(results.size(), results.size(), "");
+  // The measured settings, best first.
+  std::vector<Result*> order;
+  for (auto& r : results)
+    if (!r.rounds.empty()) order.push_back(&r);
+  if (order.empty()) throw Error(StatusCode::kInvalidArgument, "the budget ran out before any setting was measured");
+  auto by_score = [](const Result* x, const Result* y) { return x->score() < y->score(); };
+  std::sort(order.begin(), order.end(), by_score);
+  Result* winner = pick_winner(order, tuner, feeds, runs);
   winner->note = "WINNER";
 
   const bool lat = a.objective == "latency";

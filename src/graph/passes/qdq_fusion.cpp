@@ -276,6 +276,132 @@ int remove_unread_dequantizes(Graph& g) {
   return removed;
 }
 
+// Node i becomes `f`, whose output is the QuantizeLinear qi's (and the Relu
+// between them, relu_index, goes with it).
+void replace_unit(Graph& g, size_t i, Node f, int qi, int relu_index, std::vector<bool>& dead) {
+  f.name = g.nodes[i].name;
+  f.outputs = {g.nodes[static_cast<size_t>(qi)].outputs[0]};
+  dead[static_cast<size_t>(qi)] = true;
+  if (relu_index >= 0) dead[static_cast<size_t>(relu_index)] = true;
+  g.nodes[i] = std::move(f);
+  g.reindex(static_cast<int>(i));
+}
+
+// DQ(x), DQ(w) [, DQ(bias)] -> Conv [-> Relu] -> Q as QLinearConv.
+bool fuse_conv(Graph& g, size_t i, std::vector<bool>& dead) {
+  const Node& n = g.nodes[i];
+  if (n.inputs.size() != 2 && n.inputs.size() != 3) return false;
+  TensorQ x, y;
+  WeightQ w;
+  if (!activation_dq(g, n.inputs[0], dead, x) || !weight_dq(g, n.inputs[1], dead, 0, w)) return false;
+  if (w.w->rank() < 3) return false;
+  const int64_t m = w.w->dim(0);
+  int bias = -1;
+  if (n.inputs.size() == 3 && n.inputs[2] >= 0) {
+    bias = bias_dq(g, n.inputs[2], dead, x.s, w.s, m);
+    if (bias < 0) return false;
+  }
+  bool relu = false;
+  int relu_index = -1;
+  const int qi = relu_then_q(g, n.outputs[0], dead, true, relu, relu_index, y);
+  if (qi < 0) return false;
+  Node f;
+  f.op_type = "QLinearConv";
+  f.opset = 10;
+  f.attrs = n.attrs;
+  if (relu) f.attrs.set("activation", std::string("Relu"));
+  f.inputs = {x.data, x.scale, x.zp, w.data, w.scale, zero_point_for(g, w, base_name(g, n)), y.scale, y.zp};
+  if (bias >= 0) f.inputs.push_back(bias);
+  replace_unit(g, i, std::move(f), qi, relu_index, dead);
+  return true;
+}
+
+// DQ(a), DQ(b) -> Add [-> Relu] -> Q as com.microsoft QLinearAdd.
+bool fuse_add(Graph& g, size_t i, std::vector<bool>& dead) {
+  const Node& n = g.nodes[i];
+  if (n.inputs.size() != 2) return false;
+  TensorQ a, b, y;
+  if (!activation_dq(g, n.inputs[0], dead, a) || !activation_dq(g, n.inputs[1], dead, b) || a.type != b.type)
+    return false;
+  bool relu = false;
+  int relu_index = -1;
+  const int qi = relu_then_q(g, n.outputs[0], dead, true, relu, relu_index, y);
+  if (qi < 0 || y.type != a.type) return false;
+  Node f;
+  f.op_type = "QLinearAdd";
+  f.domain = "com.microsoft";
+  f.opset = 1;
+  if (relu) f.attrs.set("activation", std::string("Relu"));
+  f.inputs = {a.data, a.scale, a.zp, b.data, b.scale, b.zp, y.scale, y.zp};
+  replace_unit(g, i, std::move(f), qi, relu_index, dead);
+  return true;
+}
+
+// DQ(x) -> GlobalAveragePool -> Q as com.microsoft QLinearGlobalAveragePool.
+bool fuse_pool(Graph& g, size_t i, std::vector<bool>& dead) {
+  const Node& n = g.nodes[i];
+  if (n.inputs.size() != 1) return false;
+  TensorQ x, y;
+  if (!activation_dq(g, n.inputs[0], dead, x)) return false;
+  const int qi = q_after(g, n.outputs[0], dead, y);
+  if (qi < 0 || y.type != x.type) return false;
+  Node f;
+  f.op_type = "QLinearGlobalAveragePool";
+  f.domain = "com.microsoft";
+  f.opset = 1;
+  f.attrs.set("channels_last", int64_t{0});
+  f.inputs = {x.data, x.scale, x.zp, y.scale, y.zp};
+  replace_unit(g, i, std::move(f), qi, -1, dead);
+  return true;
+}
+
+// DQ(x), DQ(w) [, DQ(bias)] -> Gemm (alpha = beta = 1, A not transposed) -> Q
+// as com.microsoft QGemm.
+bool fuse_gemm(Graph& g, size_t i, std::vector<bool>& dead) {
+  const Node& n = g.nodes[i];
+  if (n.inputs.size() != 2 && n.inputs.size() != 3) return false;
+  if (n.attrs.get_int("transA", 0) != 0 || n.attrs.get_float("alpha", 1.0f) != 1.0f ||
+      n.attrs.get_float("beta", 1.0f) != 1.0f)
+    return false;
+  const bool trans_b = n.attrs.get_int("transB", 0) != 0;
+  TensorQ x, y;
+  WeightQ w;
+  if (!activation_dq(g, n.inputs[0], dead, x) || !weight_dq(g, n.inputs[1], dead, trans_b ? 0 : 1, w)) return false;
+  if (w.w->rank() != 2) return false;
+  const int64_t cols = trans_b ? w.w->dim(0) : w.w->dim(1);
+  int bias = -1;
+  if (n.inputs.size() == 3 && n.inputs[2] >= 0) {
+    bias = bias_dq(g, n.inputs[2], dead, x.s, w.s, cols);
+    if (bias < 0) return false;
+  }
+  const int qi = q_after(g, n.outputs[0], dead, y);
+  if (qi < 0) return false;
+  Node f;
+  f.op_type = "QGemm";
+  f.domain = "com.microsoft";
+  f.opset = 1;
+  f.attrs.set("transB", int64_t{trans_b ? 1 : 0});
+  f.inputs = {x.data, x.scale, x.zp, w.data, w.scale, zero_point_for(g, w, base_name(g, n)), bias, y.scale, y.zp};
+  replace_unit(g, i, std::move(f), qi, -1, dead);
+  return true;
+}
+
+// DQ -> MaxPool / Reshape / Flatten / Transpose / Squeeze / Unsqueeze -> Q
+// with the same quantization: the op moved onto the 8-bit tensor.
+bool move_onto_quantized(Graph& g, size_t i, std::vector<bool>& dead) {
+  Node& n = g.nodes[i];
+  if (n.inputs.empty() || (is_op(n, "MaxPool") && n.attrs.get_int("storage_order", 0) != 0)) return false;
+  TensorQ x, y;
+  if (!activation_dq(g, n.inputs[0], dead, x)) return false;
+  const int qi = q_after(g, n.outputs[0], dead, y);
+  if (qi < 0 || !same(x, y)) return false;
+  n.inputs[0] = x.data;
+  n.outputs[0] = g.nodes[static_cast<size_t>(qi)].outputs[0];
+  dead[static_cast<size_t>(qi)] = true;
+  g.reindex(static_cast<int>(i));
+  return true;
+}
+
 }  // namespace
 
 void fuse_qdq(Graph& g, PassRecord& record, const LoadLimits& limits, Status& status) {
@@ -284,124 +410,19 @@ void fuse_qdq(Graph& g, PassRecord& record, const LoadLimits& limits, Status& st
   const size_t count = g.nodes.size();
   for (size_t i = 0; i < count; ++i) {
     if (dead[i]) continue;
-    Node& n = g.nodes[i];
+    const Node& n = g.nodes[i];
     if (!n.domain.empty() || n.outputs.size() != 1 || n.attrs.has("activation")) {
       // MaxPool with an unused Indices output is handled below too.
       if (!(is_op(n, "MaxPool") && n.outputs.size() == 2 && n.outputs[1] < 0)) continue;
     }
-    const std::string& op = n.op_type;
-    if (op == "Conv" && (n.inputs.size() == 2 || n.inputs.size() == 3)) {
-      TensorQ x, y;
-      WeightQ w;
-      if (!activation_dq(g, n.inputs[0], dead, x) || !weight_dq(g, n.inputs[1], dead, 0, w)) continue;
-      if (w.w->rank() < 3) continue;
-      const int64_t m = w.w->dim(0);
-      int bias = -1;
-      if (n.inputs.size() == 3 && n.inputs[2] >= 0) {
-        bias = bias_dq(g, n.inputs[2], dead, x.s, w.s, m);
-        if (bias < 0) continue;
-      }
-      bool relu = false;
-      int relu_index = -1;
-      const int qi = relu_then_q(g, n.outputs[0], dead, true, relu, relu_index, y);
-      if (qi < 0) continue;
-      const std::string base = base_name(g, n);
-      Node f;
-      f.name = n.name;
-      f.op_type = "QLinearConv";
-      f.opset = 10;
-      f.attrs = n.attrs;
-      if (relu) f.attrs.set("activation", std::string("Relu"));
-      f.inputs = {x.data, x.scale, x.zp, w.data, w.scale, zero_point_for(g, w, base), y.scale, y.zp};
-      if (bias >= 0) f.inputs.push_back(bias);
-      f.outputs = {g.nodes[static_cast<size_t>(qi)].outputs[0]};
-      dead[static_cast<size_t>(qi)] = true;
-      if (relu_index >= 0) dead[static_cast<size_t>(relu_index)] = true;
-      g.nodes[i] = std::move(f);
-      g.reindex(static_cast<int>(i));
-      ++convs;
-    } else if (op == "Add" && n.inputs.size() == 2) {
-      TensorQ a, b, y;
-      if (!activation_dq(g, n.inputs[0], dead, a) || !activation_dq(g, n.inputs[1], dead, b) || a.type != b.type)
-        continue;
-      bool relu = false;
-      int relu_index = -1;
-      const int qi = relu_then_q(g, n.outputs[0], dead, true, relu, relu_index, y);
-      if (qi < 0 || y.type != a.type) continue;
-      Node f;
-      f.name = n.name;
-      f.op_type = "QLinearAdd";
-      f.domain = "com.microsoft";
-      f.opset = 1;
-      if (relu) f.attrs.set("activation", std::string("Relu"));
-      f.inputs = {a.data, a.scale, a.zp, b.data, b.scale, b.zp, y.scale, y.zp};
-      f.outputs = {g.nodes[static_cast<size_t>(qi)].outputs[0]};
-      dead[static_cast<size_t>(qi)] = true;
-      if (relu_index >= 0) dead[static_cast<size_t>(relu_index)] = true;
-      g.nodes[i] = std::move(f);
-      g.reindex(static_cast<int>(i));
-      ++adds;
-    } else if (op == "GlobalAveragePool" && n.inputs.size() == 1) {
-      TensorQ x, y;
-      if (!activation_dq(g, n.inputs[0], dead, x)) continue;
-      const int qi = q_after(g, n.outputs[0], dead, y);
-      if (qi < 0 || y.type != x.type) continue;
-      Node f;
-      f.name = n.name;
-      f.op_type = "QLinearGlobalAveragePool";
-      f.domain = "com.microsoft";
-      f.opset = 1;
-      f.attrs.set("channels_last", int64_t{0});
-      f.inputs = {x.data, x.scale, x.zp, y.scale, y.zp};
-      f.outputs = {g.nodes[static_cast<size_t>(qi)].outputs[0]};
-      dead[static_cast<size_t>(qi)] = true;
-      g.nodes[i] = std::move(f);
-      g.reindex(static_cast<int>(i));
-      ++pools;
-    } else if (op == "Gemm" && (n.inputs.size() == 2 || n.inputs.size() == 3)) {
-      if (n.attrs.get_int("transA", 0) != 0 || n.attrs.get_float("alpha", 1.0f) != 1.0f ||
-          n.attrs.get_float("beta", 1.0f) != 1.0f)
-        continue;
-      const bool trans_b = n.attrs.get_int("transB", 0) != 0;
-      TensorQ x, y;
-      WeightQ w;
-      if (!activation_dq(g, n.inputs[0], dead, x) || !weight_dq(g, n.inputs[1], dead, trans_b ? 0 : 1, w)) continue;
-      if (w.w->rank() != 2) continue;
-      const int64_t cols = trans_b ? w.w->dim(0) : w.w->dim(1);
-      int bias = -1;
-      if (n.inputs.size() == 3 && n.inputs[2] >= 0) {
-        bias = bias_dq(g, n.inputs[2], dead, x.s, w.s, cols);
-        if (bias < 0) continue;
-      }
-      const int qi = q_after(g, n.outputs[0], dead, y);
-      if (qi < 0) continue;
-      const std::string base = base_name(g, n);
-      Node f;
-      f.name = n.name;
-      f.op_type = "QGemm";
-      f.domain = "com.microsoft";
-      f.opset = 1;
-      f.attrs.set("transB", int64_t{trans_b ? 1 : 0});
-      f.inputs = {x.data, x.scale, x.zp, w.data, w.scale, zero_point_for(g, w, base), bias, y.scale, y.zp};
-      f.outputs = {g.nodes[static_cast<size_t>(qi)].outputs[0]};
-      dead[static_cast<size_t>(qi)] = true;
-      g.nodes[i] = std::move(f);
-      g.reindex(static_cast<int>(i));
-      ++gemms;
-    } else if ((op == "MaxPool" || op == "Reshape" || op == "Flatten" || op == "Transpose" || op == "Squeeze" ||
-                op == "Unsqueeze") &&
-               !n.inputs.empty()) {
-      if (op == "MaxPool" && n.attrs.get_int("storage_order", 0) != 0) continue;
-      TensorQ x, y;
-      if (!activation_dq(g, n.inputs[0], dead, x)) continue;
-      const int qi = q_after(g, n.outputs[0], dead, y);
-      if (qi < 0 || !same(x, y)) continue;
-      n.inputs[0] = x.data;
-      n.outputs[0] = g.nodes[static_cast<size_t>(qi)].outputs[0];
-      dead[static_cast<size_t>(qi)] = true;
-      g.reindex(static_cast<int>(i));
-      ++moves;
-    }
+    const std::string op = n.op_type;
+    if (op == "Conv") convs += fuse_conv(g, i, dead);
+    else if (op == "Add") adds += fuse_add(g, i, dead);
+    else if (op == "GlobalAveragePool") pools += fuse_pool(g, i, dead);
+    else if (op == "Gemm") gemms += fuse_gemm(g, i, dead);
+    else if (op == "MaxPool" || op == "Reshape" || op == "Flatten" || op == "Transpose" || op == "Squeeze" ||
+             op == "Unsqueeze")
+      moves += move_onto_quantized(g, i, dead);
   }
   g.compact(dead);
   const int removed = remove_unread_dequantizes(g);

@@ -126,8 +126,27 @@ class FusedAttentionKernel final : public OpKernel {
   }
 
  private:
+  // Everything the fast path reads off the operands' shapes: the views of
+  // Q, K and V through their transposes, the sizes, the lead (batch) dims,
+  // the output's shape and its strides in logical axis order, and each
+  // operand's strides over the lead dims (0 where broadcast).
+  struct Geometry {
+    View q, k, v;
+    int64_t Sq = 0, D = 0, Skv = 0, Dv = 0, rank = 0;
+    Shape lead, y_shape, yl_st, qs, ks, vs, ms;
+    const float* mask = nullptr;
+  };
+
   // The fast path; false (nothing written) when the case is not one it takes.
   bool fast(KernelContext& ctx) const {
+    Geometry g;
+    if (!plan(ctx, g)) return false;
+    Tensor& Y = ctx.output(0, DataType::kFloat32, g.y_shape);
+    run_blocks(ctx, g, Y);
+    return true;
+  }
+
+  bool plan(KernelContext& ctx, Geometry& g) const {
     const Tensor& Q = ctx.input(0);
     const Tensor& K = ctx.input(1);
     const Tensor& V = ctx.input(2);
@@ -135,14 +154,15 @@ class FusedAttentionKernel final : public OpKernel {
     for (const Tensor* t : {&Q, &K, &V})
       if (t->dtype() != DataType::kFloat32 || t->rank() < 2) return false;
     if (has_mask && ctx.input(3).dtype() != DataType::kFloat32) return false;
-    View q, k, v;
+    View &q = g.q, &k = g.k, &v = g.v;
     if (!make_view(Q, q_perm_, q) || !make_view(K, k_perm_, k) || !make_view(V, v_perm_, v)) return false;
-    const int64_t Sq = q.rows(), D = q.cols(), Skv = k.cols(), Dv = v.cols();
+    const int64_t Sq = g.Sq = q.rows(), D = g.D = q.cols(), Skv = g.Skv = k.cols(), Dv = g.Dv = v.cols();
     if (k.rows() != D || v.rows() != Skv) return false;
     // Batch (leading) dims: scores = broadcast(q, k); output = broadcast(scores, v).
     const Shape q_lead(q.shape.begin(), q.shape.end() - 2), k_lead(k.shape.begin(), k.shape.end() - 2),
         v_lead(v.shape.begin(), v.shape.end() - 2);
-    Shape s_lead, lead;
+    Shape s_lead;
+    Shape& lead = g.lead;
     const Shape qk[] = {q_lead, k_lead};
     if (!try_broadcast_shapes(qk, s_lead)) return false;
     const Shape sv[] = {s_lead, v_lead};
@@ -162,18 +182,19 @@ class FusedAttentionKernel final : public OpKernel {
     Shape y_logical = lead;
     y_logical.push_back(Sq);
     y_logical.push_back(Dv);
-    const int64_t rank = static_cast<int64_t>(y_logical.size());
-    Shape y_shape = y_logical;
+    const int64_t rank = g.rank = static_cast<int64_t>(y_logical.size());
+    Shape& y_shape = g.y_shape;
+    y_shape = y_logical;
     if (!out_perm_.empty()) {
       if (!is_permutation(out_perm_, rank)) return false;
       for (size_t i = 0; i < out_perm_.size(); ++i) y_shape[i] = y_logical[static_cast<size_t>(out_perm_[i])];
     }
     if (shape_numel(y_shape) == 0 || Skv == 0 || D == 0) return false;  // empty: the plain nodes say what they make
 
-    Tensor& Y = ctx.output(0, DataType::kFloat32, y_shape);
     // The output's strides seen in logical (untransposed) axis order.
     const Shape y_st = contiguous_strides(y_shape);
-    Shape yl_st(static_cast<size_t>(rank));
+    Shape& yl_st = g.yl_st;
+    yl_st.assign(static_cast<size_t>(rank), 0);
     for (int64_t i = 0; i < rank; ++i)
       yl_st[static_cast<size_t>(out_perm_.empty() ? i : out_perm_[static_cast<size_t>(i)])] = y_st[static_cast<size_t>(i)];
 
@@ -185,21 +206,51 @@ class FusedAttentionKernel final : public OpKernel {
       for (size_t i = 0; i < wl; ++i) s[off + i] = w.shape[i] == 1 ? 0 : w.strides[i];
       return s;
     };
-    const Shape qs = lead_strides(q), ks = lead_strides(k), vs = lead_strides(v);
-    Shape ms;
-    const float* mask = nullptr;
+    g.qs = lead_strides(q), g.ks = lead_strides(k), g.vs = lead_strides(v);
     if (has_mask) {
       const Tensor& M = ctx.input(3);
       Shape full = lead;
       full.push_back(Sq);
       full.push_back(Skv);
-      ms = broadcast_strides(M.shape(), full);
-      mask = M.data<float>();
+      g.ms = broadcast_strides(M.shape(), full);
+      g.mask = M.data<float>();
     }
+    return true;
+  }
 
-    const float* qp = Q.data<float>();
-    const float* kp = K.data<float>();
-    const float* vp = V.data<float>();
+  // K and V of one batch position as sgemm's packed B operands, gathered
+  // (and K scaled) first when they cannot be read in place.
+  void pack_kv(const Geometry& g, const float* kg, const float* vg, const MatArg& km, const MatArg& vm, bool k_copy,
+               bool v_copy, float* gather, float* kpack, float* vpack) const {
+    const int64_t D = g.D, Skv = g.Skv, Dv = g.Dv;
+    if (k_copy) {
+      for (int64_t d = 0; d < D; ++d)
+        for (int64_t j = 0; j < Skv; ++j) {
+          const float x = kg[d * g.k.row_stride() + j * g.k.col_stride()];
+          gather[d * Skv + j] = k_scale_.op == kNoScale ? x : k_scale_.apply(x);
+        }
+      sgemm_pack_b(false, Skv, D, gather, Skv, kpack);
+    } else {
+      sgemm_pack_b(km.trans, Skv, D, kg, km.ld, kpack);
+    }
+    if (v_copy) {
+      for (int64_t j = 0; j < Skv; ++j)
+        for (int64_t d = 0; d < Dv; ++d) gather[j * Dv + d] = vg[j * g.v.row_stride() + d * g.v.col_stride()];
+      sgemm_pack_b(false, Dv, Skv, gather, Dv, vpack);
+    } else {
+      sgemm_pack_b(vm.trans, Dv, Skv, vg, vm.ld, vpack);
+    }
+  }
+
+  void run_blocks(KernelContext& ctx, const Geometry& g, Tensor& Y) const {
+    const View &q = g.q, &k = g.k, &v = g.v;
+    const int64_t Sq = g.Sq, D = g.D, Skv = g.Skv, Dv = g.Dv, rank = g.rank;
+    const Shape &lead = g.lead, &yl_st = g.yl_st, &qs = g.qs, &ks = g.ks, &vs = g.vs, &ms = g.ms;
+    const size_t L = lead.size();
+    const float* mask = g.mask;
+    const float* qp = ctx.input(0).data<float>();
+    const float* kp = ctx.input(1).data<float>();
+    const float* vp = ctx.input(2).data<float>();
     float* yp = Y.mutable_data<float>();
     const int64_t G = shape_numel(lead);
     const int64_t MR = sgemm_mr();
@@ -243,9 +294,9 @@ class FusedAttentionKernel final : public OpKernel {
       kx.packed_b = kpack;
       vx.packed_b = vpack;
       for (int64_t it = i0; it < i1; ++it) {
-        const int64_t g = it / q_blocks, r0 = (it % q_blocks) * mq, m = std::min(mq, Sq - r0);
-        if (g != last_g) {
-          int64_t ko = 0, vo = 0, rem = g;
+        const int64_t bg = it / q_blocks, r0 = (it % q_blocks) * mq, m = std::min(mq, Sq - r0);
+        if (bg != last_g) {
+          int64_t ko = 0, vo = 0, rem = bg;
           qo = mo = yo = 0;
           for (size_t a = L; a-- > 0;) {
             const int64_t idx = rem % lead[a];
@@ -253,26 +304,8 @@ class FusedAttentionKernel final : public OpKernel {
             qo += idx * qs[a], ko += idx * ks[a], vo += idx * vs[a], yo += idx * yl_st[a];
             if (mask) mo += idx * ms[a];
           }
-          const float* kg = kp + ko;
-          if (k_copy) {
-            for (int64_t d = 0; d < D; ++d)
-              for (int64_t j = 0; j < Skv; ++j) {
-                const float x = kg[d * k.row_stride() + j * k.col_stride()];
-                gather[d * Skv + j] = k_scale_.op == kNoScale ? x : k_scale_.apply(x);
-              }
-            sgemm_pack_b(false, Skv, D, gather, Skv, kpack);
-          } else {
-            sgemm_pack_b(km.trans, Skv, D, kg, km.ld, kpack);
-          }
-          const float* vg = vp + vo;
-          if (v_copy) {
-            for (int64_t j = 0; j < Skv; ++j)
-              for (int64_t d = 0; d < Dv; ++d) gather[j * Dv + d] = vg[j * v.row_stride() + d * v.col_stride()];
-            sgemm_pack_b(false, Dv, Skv, gather, Dv, vpack);
-          } else {
-            sgemm_pack_b(vm.trans, Dv, Skv, vg, vm.ld, vpack);
-          }
-          last_g = g;
+          pack_kv(g, kp + ko, vp + vo, km, vm, k_copy, v_copy, gather, kpack, vpack);
+          last_g = bg;
         }
         // This block's query rows.
         MatArg qa{qp + qo + r0 * q.row_stride(), qm.trans, qm.ld};
@@ -304,7 +337,6 @@ class FusedAttentionKernel final : public OpKernel {
             for (int64_t d = 0; d < Dv; ++d) yb[i * y_rs + d * y_cs] = ybuf[i * Dv + d];
       }
     });
-    return true;
   }
 
   // The replaced nodes, one after another.

@@ -82,10 +82,41 @@ class GroupQueryAttentionKernel final : public OpKernel {
     static const char* const kRefused[] = {"position_ids", "attention_bias", "head_sink"};
     for (int i = 9; i < 12; ++i)
       if (ctx.has_input(i)) fail_unsupported(node, fmt::format("input {} is not supported", kRefused[i - 9]));
+    const Dims g = check_inputs(ctx);
+    const int64_t B = g.B, S = g.S, D = g.D, L = g.L, Hq = heads_, Hkv = kv_heads_;
+    Tensor& Y = ctx.output(0, DataType::kFloat32, {B, S, Hq * D});
+    const Shape present_shape{B, Hkv, L, D};
+    Tensor scratch_k, scratch_v;
+    auto present = [&](int i, Tensor& scratch) -> Tensor& {
+      if (ctx.wants_output(i)) return ctx.output(i, DataType::kFloat32, present_shape);
+      scratch = Tensor(DataType::kFloat32, present_shape);
+      return scratch;
+    };
+    float* pk = present(1, scratch_k).mutable_data<float>();
+    float* pv = present(2, scratch_v).mutable_data<float>();
+    if (Y.numel() == 0 && B * Hkv * L * D == 0) return;
+    write_present(ctx, g, pk, pv);
+    attend(ctx, g, pk, pv, Y.mutable_data<float>());
+  }
+
+ private:
+  // The sizes of one call, checked: batch, sequence, head size, past and
+  // present lengths, total_sequence_length, each item's past, the rotary caches.
+  struct Dims {
+    int64_t B, S, D, P, T, L;
+    bool packed, has_past;
+    std::vector<int64_t> past;
+    const float *cs = nullptr, *sn = nullptr;
+    int64_t half = 0;
+  };
+
+  Dims check_inputs(KernelContext& ctx) const {
+    const NodeInfo& node = ctx.node();
+    const int64_t Hq = heads_, Hkv = kv_heads_;
     const Tensor& Q = ctx.input(0);
     require_float(node, Q, "query");
     if (Q.rank() != 3) fail(node, fmt::format("input query is {}, expected 3-D (batch, sequence, hidden)", Q.describe()));
-    const int64_t B = Q.dim(0), S = Q.dim(1), Hq = heads_, Hkv = kv_heads_;
+    const int64_t B = Q.dim(0), S = Q.dim(1);
     const bool packed = !ctx.has_input(1);
     int64_t D;
     if (packed) {
@@ -157,26 +188,31 @@ class GroupQueryAttentionKernel final : public OpKernel {
       cs = c.data<float>(), sn = s.data<float>();
     }
 
-    Tensor& Y = ctx.output(0, DataType::kFloat32, {B, S, Hq * D});
-    const Shape present_shape{B, Hkv, L, D};
-    Tensor scratch_k, scratch_v;
-    auto present = [&](int i, Tensor& scratch) -> Tensor& {
-      if (ctx.wants_output(i)) return ctx.output(i, DataType::kFloat32, present_shape);
-      scratch = Tensor(DataType::kFloat32, present_shape);
-      return scratch;
-    };
-    float* pk = present(1, scratch_k).mutable_data<float>();
-    float* pv = present(2, scratch_v).mutable_data<float>();
-    if (Y.numel() == 0 && B * Hkv * L * D == 0) return;
+    return Dims{B, S, D, P, T, L, packed, has_past, std::move(past), cs, sn, half};
+  }
 
-    const float* q = Q.data<float>();
-    const int64_t q_row = packed ? (Hq + 2 * Hkv) * D : Hq * D;  // one token's values in query
-    const int64_t kv_row = packed ? q_row : Hkv * D;
-    const float* kin = packed ? q + Hq * D : ctx.input(1).data<float>();
-    const float* vin = packed ? q + (Hq + Hkv) * D : ctx.input(2).data<float>();
-    const float* past_k = has_past ? ctx.input(3).data<float>() : nullptr;
-    const float* past_v = has_past ? ctx.input(4).data<float>() : nullptr;
+  // The token rows of query, key and value (possibly packed in query).
+  struct Rows {
+    const float *q, *k, *v;
+    int64_t q_row, kv_row;
+  };
+  Rows rows(KernelContext& ctx, const Dims& g) const {
+    const int64_t Hq = heads_, Hkv = kv_heads_, D = g.D;
+    const float* q = ctx.input(0).data<float>();
+    const int64_t q_row = g.packed ? (Hq + 2 * Hkv) * D : Hq * D;  // one token's values in query
+    return {q, g.packed ? q + Hq * D : ctx.input(1).data<float>(),
+            g.packed ? q + (Hq + Hkv) * D : ctx.input(2).data<float>(), q_row, g.packed ? q_row : Hkv * D};
+  }
 
+  void write_present(KernelContext& ctx, const Dims& g, float* pk, float* pv) const {
+    const int64_t B = g.B, S = g.S, D = g.D, P = g.P, L = g.L, Hkv = kv_heads_, half = g.half;
+    const std::vector<int64_t>& past = g.past;
+    const float *cs = g.cs, *sn = g.sn;
+    const Rows r = rows(ctx, g);
+    const float *kin = r.k, *vin = r.v;
+    const int64_t kv_row = r.kv_row;
+    const float* past_k = g.has_past ? ctx.input(3).data<float>() : nullptr;
+    const float* past_v = g.has_past ? ctx.input(4).data<float>() : nullptr;
     // Present: past rows, then the new (rotated) keys and values, zeros after.
     parallel_for(ctx.pool(), 0, B * Hkv, grain_for_work(B * Hkv, static_cast<double>(L * D)), [&](int64_t i0, int64_t i1) {
       for (int64_t item = i0; item < i1; ++item) {
@@ -202,9 +238,17 @@ class GroupQueryAttentionKernel final : public OpKernel {
       }
     });
 
+  }
+
+  void attend(KernelContext& ctx, const Dims& g, const float* pk, const float* pv, float* y) const {
+    const int64_t B = g.B, S = g.S, D = g.D, P = g.P, L = g.L, Hq = heads_, Hkv = kv_heads_, half = g.half;
+    const std::vector<int64_t>& past = g.past;
+    const float *cs = g.cs, *sn = g.sn;
+    const Rows r = rows(ctx, g);
+    const float* q = r.q;
+    const int64_t q_row = r.q_row;
     const float scale = scale_ > 0 ? scale_ : 1.0f / std::sqrt(static_cast<float>(D));
     const int64_t group = Hq / Hkv;
-    float* y = Y.mutable_data<float>();
     static const auto softmax_row = SPINDLE_ISA_SELECT(softmax_row_float);
     const double per_item = static_cast<double>(S) * static_cast<double>(std::min<int64_t>(L, P + S)) * 2.0 * D;
     parallel_for(ctx.pool(), 0, B * Hq, grain_for_work(B * Hq, per_item), [&](int64_t i0, int64_t i1) {
@@ -239,7 +283,6 @@ class GroupQueryAttentionKernel final : public OpKernel {
     });
   }
 
- private:
   int64_t heads_, kv_heads_, window_;
   float scale_, softcap_;
   bool rotary_, interleaved_;

@@ -826,10 +826,45 @@ class QLinearConvKernel final : public OpKernel {
     });
   }
 
+  // A GEMM block's int32 sums (rows pixels x cols channels from channel m0)
+  // requantized row by row: straight into NHWC output pixels, or through
+  // scratch transposed into the NCHW output planes.
+  template <class T>
+  void store_block(const int32_t* acc, int64_t rows, int64_t cols, int64_t m0, int64_t p0, const ConvRequant& r,
+                   int64_t M, int64_t P, T* yn) const {
+    static const auto requant_fn = SPINDLE_ISA_SELECT(requant_row);
+    T* q = nhwc_ ? nullptr : reinterpret_cast<T*>(scratch_floats(0, static_cast<size_t>((rows * cols + 3) / 4)));
+    RequantRow rq;
+    rq.n = cols;
+    rq.bias = r.bias.data() + m0;
+    rq.scale = r.scale.data() + m0;
+    rq.zp = r.zp;
+    rq.lo = r.lo;
+    rq.hi = r.hi;
+    rq.y_signed = std::is_same_v<T, int8_t>;
+    if (nhwc_) {  // straight into the output pixels
+      for (int64_t i = 0; i < rows; ++i) {
+        rq.acc = acc + i * cols;
+        rq.y = yn + (p0 + i) * M + m0;
+        requant_fn(rq);
+      }
+      return;
+    }
+    for (int64_t i = 0; i < rows; ++i) {
+      rq.acc = acc + i * cols;
+      rq.y = q + i * cols;
+      requant_fn(rq);
+    }
+    for (int64_t j = 0; j < cols; ++j) {
+      T* out = yn + (m0 + j) * P + p0;
+      const T* src = q + j;
+      for (int64_t i = 0; i < rows; ++i) out[i] = src[i * cols];
+    }
+  }
+
   template <class T>
   void gemm_path(KernelContext& ctx, const Tensor& X, const Window3& g, bool x_signed, int32_t x_zp,
                  const std::vector<int32_t>& w_zp, const ConvRequant& r, T* y) const {
-    static const auto requant_fn = SPINDLE_ISA_SELECT(requant_row);
     const int64_t N = X.dim(0), C = X.dim(nhwc_ ? 3 : 1), M = w_shape_[0];
     const int64_t G = group_, cg = C / G, mg = M / G;
     const int64_t taps = g.k_size(), K = cg * taps, P = g.out_size(), in_size = g.in_size();
@@ -915,36 +950,7 @@ class QLinearConvKernel final : public OpKernel {
             args.c = acc;
             args.ldc = cols;
             qgemm(args);
-            // Requantized row by row (pixels), then transposed into the
-            // output planes (channels).
-            T* q = nhwc_ ? nullptr : reinterpret_cast<T*>(scratch_floats(0, static_cast<size_t>((rows * cols + 3) / 4)));
-            const int64_t m0 = grp * mg + c0;
-            RequantRow rq;
-            rq.n = cols;
-            rq.bias = r.bias.data() + m0;
-            rq.scale = r.scale.data() + m0;
-            rq.zp = r.zp;
-            rq.lo = r.lo;
-            rq.hi = r.hi;
-            rq.y_signed = std::is_same_v<T, int8_t>;
-            if (nhwc_) {  // straight into the output pixels
-              for (int64_t i = 0; i < rows; ++i) {
-                rq.acc = acc + i * cols;
-                rq.y = yn + (p0 + i) * M + m0;
-                requant_fn(rq);
-              }
-              continue;
-            }
-            for (int64_t i = 0; i < rows; ++i) {
-              rq.acc = acc + i * cols;
-              rq.y = q + i * cols;
-              requant_fn(rq);
-            }
-            for (int64_t j = 0; j < cols; ++j) {
-              T* out = yn + (m0 + j) * P + p0;
-              const T* src = q + j;
-              for (int64_t i = 0; i < rows; ++i) out[i] = src[i * cols];
-            }
+            store_block(acc, rows, cols, grp * mg + c0, p0, r, M, P, yn);
           }
         });
       }

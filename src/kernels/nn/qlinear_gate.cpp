@@ -128,84 +128,102 @@ class QLinearGateMulKernel final : public OpKernel {
     q.y_zero = static_cast<float>(zy);
     q.lo = q.sign ? -128.0f : 0.0f;
     q.hi = q.sign ? 127.0f : 255.0f;
-    static const auto row_fn = SPINDLE_ISA_SELECT(qlinear_gate_row);
     const auto* x = static_cast<const uint8_t*>(X.raw_data());
     auto* y = static_cast<uint8_t*>(Y.raw_mutable_data());
 
     // One gate per value in X's layout (a Swish, X * Sigmoid(X)): X's rows
     // as they are, each block's gates looked up into the thread's scratch.
     if (gl == out_l && xl == out_l && gate_last_ == channels_last_) {
-      parallel_for(ctx.pool(), 0, total, grain_for_work(total, 1.0), [&](int64_t i0, int64_t i1) {
-        constexpr int64_t kBlock = 4096;
-        float* ge = scratch_floats(0, static_cast<size_t>(kBlock));
-        QuantRow row = q;
-        row.gate = ge;
-        row.gate_per_value = true;
-        for (int64_t b0 = i0; b0 < i1; b0 += kBlock) {
-          const int64_t n = std::min(kBlock, i1 - b0);
-          for (int64_t i = 0; i < n; ++i) ge[i] = t[gb[b0 + i]];
-          row.n = n;
-          row.a = x + b0;
-          row.y = y + b0;
-          row_fn(row);
-        }
-      });
+      per_value(ctx, q, x, y, total, t, gb);
       return;
     }
 
     // The gates, f(DQ(g)), as the float kernels computed them.
     std::vector<float> gates(static_cast<size_t>(G.numel()));
     for (size_t i = 0; i < gates.size(); ++i) gates[i] = t[gb[i]];
+    if (per_channel(ctx, q, x, y, total, gates, xl, gl, out_l)) return;
+    any_broadcast(ctx, q, X, G, out_l, gates, y, total);
+  }
 
+ private:
+  static void per_value(KernelContext& ctx, const QuantRow& q, const uint8_t* x, uint8_t* y, int64_t total,
+                        const float* t, const uint8_t* gb) {
+    static const auto row_fn = SPINDLE_ISA_SELECT(qlinear_gate_row);
+    parallel_for(ctx.pool(), 0, total, grain_for_work(total, 1.0), [&](int64_t i0, int64_t i1) {
+      constexpr int64_t kBlock = 4096;
+      float* ge = scratch_floats(0, static_cast<size_t>(kBlock));
+      QuantRow row = q;
+      row.gate = ge;
+      row.gate_per_value = true;
+      for (int64_t b0 = i0; b0 < i1; b0 += kBlock) {
+        const int64_t n = std::min(kBlock, i1 - b0);
+        for (int64_t i = 0; i < n; ++i) ge[i] = t[gb[b0 + i]];
+        row.n = n;
+        row.a = x + b0;
+        row.y = y + b0;
+        row_fn(row);
+      }
+    });
+  }
+
+  // One gate per (n, c); false when the gate is not of that form.
+  bool per_channel(KernelContext& ctx, const QuantRow& q, const uint8_t* x, uint8_t* y, int64_t total,
+                   const std::vector<float>& gates, const Shape& xl, const Shape& gl, const Shape& out_l) const {
+    static const auto row_fn = SPINDLE_ISA_SELECT(qlinear_gate_row);
     // One gate per (n, c): G's logical shape, left-padded, is [N | 1, C | 1, 1, ...].
     const int64_t r = static_cast<int64_t>(xl.size());
     Shape gp(static_cast<size_t>(r), 1);
     std::copy(gl.begin(), gl.end(), gp.end() - static_cast<int64_t>(gl.size()));
-    bool per_channel = out_l == xl && r >= 2;
-    for (int64_t d = 2; d < r && per_channel; ++d) per_channel = gp[static_cast<size_t>(d)] == 1;
-    if (per_channel) {
-      const int64_t N = xl[0], C = xl[1], inner = C > 0 && N > 0 ? total / (N * C) : 0;
-      const int64_t gs_n = gp[0] == 1 ? 0 : gp[1], gs_c = gp[1] == 1 ? 0 : 1;
-      if (channels_last_) {
-        // Rows of `reps` pixels of C channels (about 1024 values), the
-        // image's gates repeated along a row.
-        const int64_t reps = std::max<int64_t>(1, 1024 / std::max<int64_t>(C, 1));
-        const int64_t images = gs_n == 0 ? 1 : N;
-        std::vector<float> repeated(static_cast<size_t>(images * reps * C));
-        for (int64_t n = 0; n < images; ++n)
-          for (int64_t k = 0; k < reps * C; ++k)
-            repeated[static_cast<size_t>(n * reps * C + k)] = gates[static_cast<size_t>(n * gs_n + (k % C) * gs_c)];
-        const int64_t runs = ceil_div(inner, reps);  // rows per image
-        parallel_for(ctx.pool(), 0, N * runs, grain_for_work(N * runs, static_cast<double>(reps * C)),
-                     [&](int64_t r0, int64_t r1) {
-          QuantRow row = q;
-          row.gate_per_value = true;
-          for (int64_t r = r0; r < r1; ++r) {
-            const int64_t n = r / runs, p0 = (r % runs) * reps, p1 = std::min(inner, p0 + reps);
-            const int64_t at = (n * inner + p0) * C;
-            row.n = (p1 - p0) * C;
-            row.a = x + at;
-            row.y = y + at;
-            row.gate = repeated.data() + (gs_n == 0 ? 0 : n) * reps * C;
-            row_fn(row);
-          }
-        });
-      } else {
-        // Planes of `inner` values, one gate each.
-        parallel_for(ctx.pool(), 0, N * C, grain_for_work(N * C, static_cast<double>(inner)),
-                     [&](int64_t p0, int64_t p1) {
-          QuantRow row = q;
-          row.n = inner;
-          for (int64_t p = p0; p < p1; ++p) {
-            row.a = x + p * inner;
-            row.y = y + p * inner;
-            row.gate = gates.data() + (p / C) * gs_n + (p % C) * gs_c;
-            row_fn(row);
-          }
-        });
-      }
-      return;
+    bool gate_per_channel = out_l == xl && r >= 2;
+    for (int64_t d = 2; d < r && gate_per_channel; ++d) gate_per_channel = gp[static_cast<size_t>(d)] == 1;
+    if (!gate_per_channel) return false;
+    const int64_t N = xl[0], C = xl[1], inner = C > 0 && N > 0 ? total / (N * C) : 0;
+    const int64_t gs_n = gp[0] == 1 ? 0 : gp[1], gs_c = gp[1] == 1 ? 0 : 1;
+    if (channels_last_) {
+      // Rows of `reps` pixels of C channels (about 1024 values), the
+      // image's gates repeated along a row.
+      const int64_t reps = std::max<int64_t>(1, 1024 / std::max<int64_t>(C, 1));
+      const int64_t images = gs_n == 0 ? 1 : N;
+      std::vector<float> repeated(static_cast<size_t>(images * reps * C));
+      for (int64_t n = 0; n < images; ++n)
+        for (int64_t k = 0; k < reps * C; ++k)
+          repeated[static_cast<size_t>(n * reps * C + k)] = gates[static_cast<size_t>(n * gs_n + (k % C) * gs_c)];
+      const int64_t runs = ceil_div(inner, reps);  // rows per image
+      parallel_for(ctx.pool(), 0, N * runs, grain_for_work(N * runs, static_cast<double>(reps * C)),
+                   [&](int64_t r0, int64_t r1) {
+        QuantRow row = q;
+        row.gate_per_value = true;
+        for (int64_t r = r0; r < r1; ++r) {
+          const int64_t n = r / runs, p0 = (r % runs) * reps, p1 = std::min(inner, p0 + reps);
+          const int64_t at = (n * inner + p0) * C;
+          row.n = (p1 - p0) * C;
+          row.a = x + at;
+          row.y = y + at;
+          row.gate = repeated.data() + (gs_n == 0 ? 0 : n) * reps * C;
+          row_fn(row);
+        }
+      });
+    } else {
+      // Planes of `inner` values, one gate each.
+      parallel_for(ctx.pool(), 0, N * C, grain_for_work(N * C, static_cast<double>(inner)),
+                   [&](int64_t p0, int64_t p1) {
+        QuantRow row = q;
+        row.n = inner;
+        for (int64_t p = p0; p < p1; ++p) {
+          row.a = x + p * inner;
+          row.y = y + p * inner;
+          row.gate = gates.data() + (p / C) * gs_n + (p % C) * gs_c;
+          row_fn(row);
+        }
+      });
     }
+    return true;
+  }
+
+  void any_broadcast(KernelContext& ctx, const QuantRow& q, const Tensor& X, const Tensor& G, const Shape& out_l,
+                     const std::vector<float>& gates, uint8_t* y, int64_t total) const {
+    static const auto row_fn = SPINDLE_ISA_SELECT(qlinear_gate_row);
+    const auto* x = static_cast<const uint8_t*>(X.raw_data());
     // Any other broadcast: X's values and the gates expanded to the output.
     const std::vector<int64_t> xo = broadcast_offsets(X.shape(), channels_last_, out_l, channels_last_);
     const std::vector<int64_t> go = broadcast_offsets(G.shape(), gate_last_, out_l, channels_last_);
@@ -226,7 +244,6 @@ class QLinearGateMulKernel final : public OpKernel {
     });
   }
 
- private:
   bool channels_last_, gate_last_;
 };
 

@@ -230,37 +230,13 @@ class AttentionKernel final : public OpKernel {
     const int64_t T = P + Skv;
     // Keys and values as (B, Hkv, T, D / Dv), past first.
     Tensor keys(DataType::kFloat32, {B, Hkv, T, D}), values(DataType::kFloat32, {B, Hkv, T, Dv});
-    auto gather = [&](Tensor& dst, const Tensor& cur, const Tensor* past, int64_t d) {
-      float* o = dst.mutable_data<float>();
-      const float* c = cur.data<float>();
-      for (int64_t b = 0; b < B; ++b)
-        for (int64_t h = 0; h < Hkv; ++h)
-          for (int64_t t = 0; t < T; ++t) {
-            float* row = o + ((b * Hkv + h) * T + t) * d;
-            const float* src = t < P ? past->data<float>() + ((b * Hkv + h) * P + t) * d
-                               : three_d ? c + ((b * Skv + (t - P)) * Hkv + h) * d
-                                         : c + ((b * Hkv + h) * Skv + (t - P)) * d;
-            std::copy(src, src + d, row);
-          }
-    };
-    gather(keys, K, has_past ? &ctx.input(4) : nullptr, D);
-    gather(values, V, has_past ? &ctx.input(5) : nullptr, Dv);
+    concat_past(keys, K, has_past ? &ctx.input(4) : nullptr, three_d, Hkv, P, Skv);
+    concat_past(values, V, has_past ? &ctx.input(5) : nullptr, three_d, Hkv, P, Skv);
     // The mask, broadcast to (B, Hq, Sq, T): additive floats (-inf where a
     // boolean mask is False).
     const Shape full{B, Hq, Sq, T};
-    Shape mask_strides;
     const Tensor* mask = ctx.has_input(3) ? &ctx.input(3) : nullptr;
-    if (mask) {
-      if (mask->dtype() != DataType::kBool && mask->dtype() != DataType::kFloat32)
-        fail_unsupported(node, fmt::format("attn_mask is {}; spindle takes bool or float32 masks", mask->describe()));
-      if (mask->rank() > 4) fail(node, fmt::format("attn_mask {} has rank > 4", mask->describe()));
-      for (int64_t i = 0; i < mask->rank(); ++i) {
-        const int64_t d = mask->dim(static_cast<int>(i)), want = full[static_cast<size_t>(4 - mask->rank() + i)];
-        if (d != 1 && d != want)
-          fail(node, fmt::format("attn_mask {} does not broadcast to {}", mask->describe(), shape_to_string(full)));
-      }
-      mask_strides = broadcast_strides(mask->shape(), full);
-    }
+    const Shape mask_strides = mask ? checked_mask_strides(node, *mask, full) : Shape{};
     Tensor& Y = three_d ? ctx.output(0, DataType::kFloat32, {B, Sq, Hq * Dv}) : ctx.output(0, DataType::kFloat32, {B, Hq, Sq, Dv});
     if (ctx.wants_output(1)) ctx.set_output(1, keys);
     if (ctx.wants_output(2)) ctx.set_output(2, values);
@@ -322,6 +298,38 @@ class AttentionKernel final : public OpKernel {
   }
 
  private:
+  // dst (B, Hkv, P + S, d) = past (B, Hkv, P, d) then cur: (B, Hkv, S, d),
+  // or (B, S, Hkv x d) for 3-D inputs.
+  static void concat_past(Tensor& dst, const Tensor& cur, const Tensor* past, bool three_d, int64_t Hkv, int64_t P,
+                          int64_t S) {
+    const int64_t B = dst.dim(0), T = dst.dim(2), d = dst.dim(3);
+    float* o = dst.mutable_data<float>();
+    const float* c = cur.data<float>();
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < Hkv; ++h)
+        for (int64_t t = 0; t < T; ++t) {
+          float* row = o + ((b * Hkv + h) * T + t) * d;
+          const float* src = t < P ? past->data<float>() + ((b * Hkv + h) * P + t) * d
+                             : three_d ? c + ((b * S + (t - P)) * Hkv + h) * d
+                                       : c + ((b * Hkv + h) * S + (t - P)) * d;
+          std::copy(src, src + d, row);
+        }
+  }
+
+  // attn_mask's strides broadcast to `full` (B, Hq, Sq, T), after checking
+  // its type and that it broadcasts.
+  static Shape checked_mask_strides(const NodeInfo& node, const Tensor& mask, const Shape& full) {
+    if (mask.dtype() != DataType::kBool && mask.dtype() != DataType::kFloat32)
+      fail_unsupported(node, fmt::format("attn_mask is {}; spindle takes bool or float32 masks", mask.describe()));
+    if (mask.rank() > 4) fail(node, fmt::format("attn_mask {} has rank > 4", mask.describe()));
+    for (int64_t i = 0; i < mask.rank(); ++i) {
+      const int64_t d = mask.dim(static_cast<int>(i)), want = full[static_cast<size_t>(4 - mask.rank() + i)];
+      if (d != 1 && d != want)
+        fail(node, fmt::format("attn_mask {} does not broadcast to {}", mask.describe(), shape_to_string(full)));
+    }
+    return broadcast_strides(mask.shape(), full);
+  }
+
   bool causal_;
   int64_t q_heads_, kv_heads_, mode_;
   bool has_scale_;
