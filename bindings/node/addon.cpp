@@ -7,7 +7,8 @@
 //   Session.inputMetadata, Session.outputMetadata -> [{ name, isTensor, type, shape }]
 //     (onnxruntime-node's shape: a dynamic dimension is its name, '' if unnamed)
 //   Session.run(feeds, outputNames, runOptions) -> Promise<{ name: { type, data, dims } }>
-//     runOptions: { timeoutMs, terminate } (RunOptions::timeout_ms / terminate)
+//     runOptions: { timeoutMs, terminate, logSeverityLevel, tag } (RunOptions::timeout_ms /
+//     terminate / log_severity_level / run_tag)
 //   Session.release()   drops the session (runs in flight keep it until they
 //                       end); any later call throws onnxruntime-node's
 //                       'Session already disposed.'
@@ -518,15 +519,20 @@ Napi::Object outputs_to_js(Napi::Env env, const InferenceSession& s, const std::
   return result;
 }
 
-// A run's options as read from JavaScript ({ timeoutMs, terminate }), kept
-// as plain values: RunOptions holds an atomic and is made where the run
-// lives (the stack of a run on the JavaScript thread, the RunWorker).
+// A run's options as read from JavaScript ({ timeoutMs, terminate,
+// logSeverityLevel, tag }, checked by index.js), kept as plain values:
+// RunOptions holds an atomic and is made where the run lives (the stack of a
+// run on the JavaScript thread, the RunWorker).
 struct JsRunOptions {
   int64_t timeout_ms = 0;
   bool terminate = false;
+  int log_severity_level = -1;
+  std::string tag;
   void apply(RunOptions& ro) const {
     ro.timeout_ms = timeout_ms;
     ro.terminate.store(terminate);
+    ro.log_severity_level = log_severity_level;
+    ro.run_tag = tag;
   }
 };
 
@@ -550,6 +556,10 @@ JsRunOptions read_run_options(const Napi::Value& v) {
       throw ArgumentTypeError(std::string("runOptions.terminate is ") + js_type_name(term) + ", expected a boolean");
     r.terminate = term.As<Napi::Boolean>().Value();
   }
+  const Napi::Value sev = o.Get("logSeverityLevel");
+  if (sev.IsNumber()) r.log_severity_level = sev.As<Napi::Number>().Int32Value();
+  const Napi::Value tag = o.Get("tag");
+  if (tag.IsString()) r.tag = tag.As<Napi::String>().Utf8Value();
   return r;
 }
 

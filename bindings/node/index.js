@@ -349,16 +349,19 @@ function nativeOptions(options) {
   return out;
 }
 
-// onnxruntime-node's run options -> the addon's ({ timeoutMs, terminate }):
-// terminate cancels the run, as in onnxruntime-node; timeoutMs (spindle's
-// own) fails a run that takes longer. Values are read once, here, so the
-// addon gets plain numbers and booleans.
+// onnxruntime-node's run options -> the addon's ({ timeoutMs, terminate,
+// logSeverityLevel, tag }): terminate cancels the run, as in
+// onnxruntime-node; logSeverityLevel and tag set what the run logs and under
+// which id; timeoutMs (spindle's own) fails a run that takes longer. Values
+// are read once, here, so the addon gets plain numbers, strings and booleans.
 function checkRunOptions(options) {
-  logSeverity(options.logSeverityLevel, 'runOptions');
+  const out = {};
+  const severity = logSeverity(options.logSeverityLevel, 'runOptions');
+  if (severity !== undefined) out.logSeverityLevel = severity;
   if (options.tag !== undefined && typeof options.tag !== 'string') {
     throw new TypeError('Invalid argument: runOptions.tag must be a string.');
   }
-  const out = {};
+  if (options.tag !== undefined) out.tag = options.tag;
   const { terminate, timeoutMs } = options;
   if (terminate !== undefined) {
     if (typeof terminate !== 'boolean') throw new TypeError('Invalid argument: runOptions.terminate must be a boolean.');

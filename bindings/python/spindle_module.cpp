@@ -234,8 +234,8 @@ NodeArg node_arg(const TensorInfo& info) {
 // ONNX Runtime's verbosity and memory-planning settings, accepted so that
 // existing code runs unchanged: spindle's log has severities only (the
 // session's log_severity_level and logid are SessionOptions' fields), and
-// spindle plans memory per run itself, so they change nothing. A run logs
-// nothing, so RunOptions' log settings change nothing either.
+// spindle plans memory per run itself, so they change nothing. RunOptions'
+// log_severity_level and logid (its run_tag) set what a failed run logs.
 struct PySessionOptions : SessionOptions {
   int log_verbosity_level = 0;
   bool enable_cpu_mem_arena = true;
@@ -245,9 +245,7 @@ struct PySessionOptions : SessionOptions {
 // only_execute_path_to_fetches likewise: spindle always runs only the nodes
 // the requested outputs depend on, whatever its value.
 struct PyRunOptions : RunOptions {
-  int log_severity_level = 2;
   int log_verbosity_level = 0;
-  std::string logid;
   bool only_execute_path_to_fetches = false;
 };
 
@@ -578,9 +576,10 @@ PYBIND11_MODULE(_C, m) {
 
   py::class_<PyRunOptions>(m, "RunOptions")
       .def(py::init<>())
-      .def_readwrite("log_severity_level", &PyRunOptions::log_severity_level)
+      // -1 (the default): the session's severity; logid is the run's tag, as in ONNX Runtime
+      .def_readwrite("log_severity_level", &RunOptions::log_severity_level)
       .def_readwrite("log_verbosity_level", &PyRunOptions::log_verbosity_level)
-      .def_readwrite("logid", &PyRunOptions::logid)
+      .def_readwrite("logid", &RunOptions::run_tag)
       // spindle: always on (a run skips the nodes no requested output needs); the value is kept, not read
       .def_readwrite("only_execute_path_to_fetches", &PyRunOptions::only_execute_path_to_fetches)
       .def_property("terminate", [](const PyRunOptions& r) { return r.terminate.load(); },

@@ -223,6 +223,11 @@ struct RunOptions {
   // A run that takes longer fails with RESOURCE_EXHAUSTED (checked between
   // nodes and Loop/Scan iterations); 0 = no limit.
   int64_t timeout_ms = 0;
+  // What the run logs (a failure at error, a cancellation at warning) is
+  // filtered at this severity (0 verbose .. 4 fatal, ONNX Runtime's
+  // run_log_severity_level); -1: the session's log_severity_level.
+  int log_severity_level = -1;
+  // The run's log id when not empty (else the session's log_id).
   std::string run_tag;
 };
 

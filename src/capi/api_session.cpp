@@ -259,9 +259,9 @@ OrtStatus* ORT_API_CALL CreateRunOptions(OrtRunOptions** out) noexcept {
 }
 void ORT_API_CALL ReleaseRunOptions(OrtRunOptions* p) noexcept { delete p; }
 OrtStatus* ORT_API_CALL RunOptionsSetRunLogVerbosityLevel(OrtRunOptions* r, int v) noexcept { CHECK_ARG("RunOptionsSetRunLogVerbosityLevel", r); r->verbosity = v; return nullptr; }
-OrtStatus* ORT_API_CALL RunOptionsSetRunLogSeverityLevel(OrtRunOptions* r, int v) noexcept { CHECK_ARG("RunOptionsSetRunLogSeverityLevel", r); r->severity = v; return nullptr; }
+OrtStatus* ORT_API_CALL RunOptionsSetRunLogSeverityLevel(OrtRunOptions* r, int v) noexcept { CHECK_ARG("RunOptionsSetRunLogSeverityLevel", r); r->run.log_severity_level = v; return nullptr; }
 OrtStatus* ORT_API_CALL RunOptionsGetRunLogVerbosityLevel(const OrtRunOptions* r, int* out) noexcept { CHECK_ARG("RunOptionsGetRunLogVerbosityLevel", r); CHECK_ARG("RunOptionsGetRunLogVerbosityLevel", out); *out = r->verbosity; return nullptr; }
-OrtStatus* ORT_API_CALL RunOptionsGetRunLogSeverityLevel(const OrtRunOptions* r, int* out) noexcept { CHECK_ARG("RunOptionsGetRunLogSeverityLevel", r); CHECK_ARG("RunOptionsGetRunLogSeverityLevel", out); *out = r->severity; return nullptr; }
+OrtStatus* ORT_API_CALL RunOptionsGetRunLogSeverityLevel(const OrtRunOptions* r, int* out) noexcept { CHECK_ARG("RunOptionsGetRunLogSeverityLevel", r); CHECK_ARG("RunOptionsGetRunLogSeverityLevel", out); *out = r->run.log_severity_level; return nullptr; }
 OrtStatus* ORT_API_CALL RunOptionsSetRunTag(OrtRunOptions* r, const char* tag) noexcept {
   CHECK_ARG("RunOptionsSetRunTag", r);
   API_BEGIN

@@ -105,8 +105,8 @@ struct OrtMemoryInfo {
 };
 
 struct OrtRunOptions {
-  spindle::RunOptions run;
-  int severity = 2, verbosity = 0;
+  spindle::RunOptions run;  // run.log_severity_level: RunOptionsSetRunLogSeverityLevel's (-1: the session's)
+  int verbosity = 0;
   std::map<std::string, std::string> entries;
 };
 

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <system_error>
 
@@ -136,6 +137,11 @@ std::vector<int> InferenceSession::Impl::resolve_outputs(const std::vector<std::
 
 std::vector<Tensor> InferenceSession::Impl::run(const Feeds& feeds, const std::vector<std::string>& output_names,
                                                 RunOptions* ro, RunProfile* profile) {
+  if (ro && (ro->log_severity_level < -1 || ro->log_severity_level > 4))
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("{}: RunOptions log_severity_level is {}, expected -1 (the session's) or 0 (verbose) to 4 "
+                            "(fatal)",
+                            origin, ro->log_severity_level));
   validate_feeds(feeds, inputs, input_index, origin);
   const std::vector<int> wanted = resolve_outputs(output_names);
   const graph::Graph& g = plan->graph();
@@ -278,12 +284,18 @@ std::string threads_source(const ThreadingOptions& t, detail::PoolKind kind, boo
 }
 
 // A run that did not complete, as ONNX Runtime logs it: a cancelled run
-// (RunOptions::terminate) at warning, any other failure at error.
-void log_run_failure(const InferenceSession::Impl& impl, const Status& status) {
+// (RunOptions::terminate) at warning, any other failure at error; at the
+// run's own severity and under its tag when its options set them.
+void log_run_failure(const InferenceSession::Impl& impl, const Status& status, const RunOptions* run) {
+  std::optional<logging::Logger> own;
+  if (run && (run->log_severity_level >= 0 || !run->run_tag.empty()))
+    own.emplace(run->log_severity_level >= 0 ? run->log_severity_level : impl.options.log_severity_level,
+                run->run_tag.empty() ? impl.options.log_id : run->run_tag);
+  const logging::Logger& log = own ? *own : impl.logger;
   if (status.code() == StatusCode::kCancelled)
-    SPINDLE_LOG(impl.logger, kWarning, "run {}: {}", impl.origin, status.message());
+    SPINDLE_LOG(log, kWarning, "run {}: {}", impl.origin, status.message());
   else
-    SPINDLE_LOG(impl.logger, kError, "run {}: {} ({})", impl.origin, status.message(), status_code_name(status.code()));
+    SPINDLE_LOG(log, kError, "run {}: {} ({})", impl.origin, status.message(), status_code_name(status.code()));
 }
 
 // What session creation decided, at info (threads, optimizer) and verbose
@@ -477,7 +489,7 @@ std::vector<Tensor> InferenceSession::run(const Feeds& feeds, const std::vector<
       return out;
     });
   } catch (const Error& e) {
-    log_run_failure(*impl_, e.status());
+    log_run_failure(*impl_, e.status(), run_options);
     throw;
   }
 }
@@ -535,7 +547,7 @@ void InferenceSession::run_async(Feeds feeds, std::vector<std::string> output_na
     } catch (const std::exception& e) {
       status = runtime_error(e.what());
     }
-    if (!status.is_ok()) log_run_failure(*impl, status);
+    if (!status.is_ok()) log_run_failure(*impl, status, run_options);
     std::unique_ptr<Impl> adopted;
     {
       // Counted as returned also when the callback throws (which ends the process).

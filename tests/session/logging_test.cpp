@@ -143,6 +143,45 @@ TEST(Logging, EachSeverityLevelWritesThatSeverityAndAbove) {
   }
 }
 
+// RunOptions::log_severity_level filters what one run logs, over the
+// session's level either way, and run_tag names it; -1 keeps the session's.
+TEST(Logging, RunOptionsSeverityAndTagOverrideTheSessions) {
+  LogCapture log;
+  auto quiet = InferenceSession::create_from_bytes(matmul_add_model(), options_at(4, "quiet-session"));
+  auto loud = InferenceSession::create_from_bytes(matmul_add_model(), options_at(0, "loud-session"));
+  const Tensor bad = Tensor::from_vector<float>({3}, {1, 2, 3});
+  RunOptions verbose_run;
+  verbose_run.log_severity_level = 0;
+  verbose_run.run_tag = "run-7";
+  EXPECT_THROW(quiet->run({{"x", bad}}, {}, &verbose_run), Error);
+  auto failed = log.with("run <model bytes>: ");
+  ASSERT_EQ(failed.size(), 1u) << log.all();
+  EXPECT_EQ(failed[0].severity, LogSeverity::kError);
+  EXPECT_EQ(failed[0].log_id, "run-7");
+
+  RunOptions fatal_run;
+  fatal_run.log_severity_level = 4;
+  EXPECT_THROW(loud->run({{"x", bad}}, {}, &fatal_run), Error);
+  EXPECT_EQ(log.with("run <model bytes>: ").size(), 1u) << log.all();  // nothing new
+
+  RunOptions session_level;  // -1: the session's (0 here), under its log id
+  EXPECT_THROW(loud->run({{"x", bad}}, {}, &session_level), Error);
+  failed = log.with("run <model bytes>: ");
+  ASSERT_EQ(failed.size(), 2u) << log.all();
+  EXPECT_EQ(failed[1].log_id, "loud-session");
+
+  RunOptions out_of_range;
+  out_of_range.log_severity_level = 5;
+  try {
+    loud->run({{"x", Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6})}}, {}, &out_of_range);
+    ADD_FAILURE() << "a run log severity of 5 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(e.status().message(), HasSubstr("log_severity_level is 5, expected -1"));
+  }
+  EXPECT_EQ(loud->run({{"x", Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6})}}).size(), 1u);
+}
+
 TEST(Logging, WarningLogsNothingWhenASessionIsCreated) {
   LogCapture log;
   auto s = InferenceSession::create_from_bytes(matmul_add_model(), options_at(2, "quiet"));

@@ -207,3 +207,22 @@ test('logSeverityLevel and logId reach spindle\'s log of session creation (stder
   assert.doesNotMatch(r.stderr, /\[V:/);
   assert.doesNotMatch(r.stderr, /:quiet\]/);  // env.logLevel 'warning': nothing at creation
 });
+
+test('runOptions.logSeverityLevel and tag set what a failed run logs (stderr)', () => {
+  const { spawnSync } = require('child_process');
+  const script = `const s = require(${JSON.stringify(path.join(__dirname, '..'))});
+    (async () => {
+      const sess = await s.InferenceSession.create(${JSON.stringify(ADD)}, { logSeverityLevel: 4, logId: 'node-session' });
+      const bad = { x: new s.Tensor('float32', new Float32Array(2), [2]), y: new s.Tensor('float32', new Float32Array(2), [2]) };
+      await sess.run(bad).catch(() => console.error('first failed'));
+      await sess.run(bad, { logSeverityLevel: 0, tag: 'node-run' }).catch(() => console.error('second failed'));
+    })();`;
+  const env = { ...process.env };
+  delete env.SPINDLE_LOG_LEVEL;
+  const r = spawnSync(process.execPath, ['-e', script], { env, encoding: 'utf8' });
+  assert.strictEqual(r.status, 0, r.stderr);
+  assert.match(r.stderr, /first failed/);
+  assert.match(r.stderr, /second failed/);
+  assert.doesNotMatch(r.stderr, /:node-session\]/);  // the session's level (fatal) silenced the first
+  assert.match(r.stderr, /\[E:spindle:node-run\] run /);
+});

@@ -515,6 +515,30 @@ def test_default_logger_severity_logs_session_creation_on_stderr(capfd, monkeypa
     assert capfd.readouterr().err == ""
 
 
+def test_run_options_log_severity_and_logid_set_what_a_failed_run_logs(capfd, monkeypatch):
+    monkeypatch.delenv("SPINDLE_LOG_LEVEL", raising=False)
+    model, feeds, _ = reference(CLS)
+    so = spindle.SessionOptions()
+    so.log_severity_level = 4  # the session logs only fatal messages
+    so.logid = "py-session"
+    sess = spindle.InferenceSession(model, so)
+    bad = {"x": np.zeros((1, 2), dtype=np.float32)}
+    capfd.readouterr()
+    with pytest.raises(Exception):
+        sess.run(None, bad)
+    assert capfd.readouterr().err == ""
+    ro = spindle.RunOptions()
+    assert ro.log_severity_level == -1  # the session's, as in ONNX Runtime
+    ro.log_severity_level = 0
+    ro.logid = "py-run"
+    assert ro.run_tag == "py-run"
+    with pytest.raises(Exception):
+        sess.run(None, bad, ro)
+    err = capfd.readouterr().err
+    assert "[E:spindle:py-run] run " in err, err
+    assert sess.run(None, feeds, ro)[0].shape[0] == feeds["x"].shape[0]
+
+
 def test_set_seed_makes_unseeded_random_operators_repeatable():
     from onnx import TensorProto, helper
     nodes = [helper.make_node("RandomNormal", [], ["a"], name="normal", shape=[32, 32]),
