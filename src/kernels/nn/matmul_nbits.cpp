@@ -14,8 +14,8 @@
 //
 // Attributes K, N, block_size (a power of 2 >= 16) and bits (4 or 8;
 // others are refused) are required or checked. accuracy_level is the
-// precision A may be computed in: 4 (int8) with 4-bit weights, 32 <=
-// block_size <= 256 and integer zero points makes a product of at most
+// precision A may be computed in: 4 (int8) with 4-bit weights, block_size
+// <= 256 and integer zero points makes a product of at most
 // kDecodeMaxRows rows quantize A per block to int8 (symmetric, scale =
 // max|a| / 127, nbits.h's NbitsQ8A) and take integer dot products with the
 // 4-bit codes, scaled to float per block, the arithmetic ONNX Runtime's
