@@ -26,7 +26,7 @@ from onnx import TensorProto, helper
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import serve_test  # noqa: E402  (the HTTP test's models, reference runs and HTTP client)
 from serve_test import (binary_body, mlp_graph, reference, save, scratch_server, slow_graph,  # noqa: E402
-                        split_binary, types_graph)
+                        split_binary, types_graph, wait_for_gauge)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTO_DIR = os.path.join(HERE, "..", "..", "tools", "spindle", "proto")
@@ -383,29 +383,36 @@ class ServeGrpcTest(unittest.TestCase):
             t.join()
         return results
 
+    def in_thread(self, fn):
+        out = []
+        t = threading.Thread(target=lambda: out.append(fn()))
+        t.start()
+        return t, out
+
     def test_queue_full_and_timeout(self):
         trip = self.calibrate_trip()
         # max_queue 1, one runner: one runs, one waits, the others are refused.
-        stubs = [self.server.new_stub() for _ in range(5)]
-        for stub in stubs:  # connected before the calls start
-            self.assertTrue(stub.ServerLive(pb.ServerLiveRequest()).live)
-        results = self.concurrently([lambda stub=stub: self.slow_request(trip, stub=stub) for stub in stubs])
-        codes = [r[0] for r in results]
-        self.assertIn(grpc.StatusCode.OK, codes)
-        self.assertIn(grpc.StatusCode.RESOURCE_EXHAUSTED, codes)
-        for code, details, _ in results:
-            if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                self.assertIn("queue is full", details)
+        # Each call starts once the server holds the ones before it (the
+        # gauges at /metrics), the first running ~1.2 s or more.
+        running = self.in_thread(lambda: self.slow_request(trip * 4))
+        wait_for_gauge(self.server, "spindle_serve_requests_in_run", "slow", 1)
+        waiting = self.in_thread(lambda: self.slow_request(trip))
+        wait_for_gauge(self.server, "spindle_serve_queued_requests", "slow", 1)
+        for _ in range(3):
+            code, details, _ = self.slow_request(trip, stub=self.server.new_stub())
+            self.assertEqual(code, grpc.StatusCode.RESOURCE_EXHAUSTED, details)
+            self.assertIn("queue is full", details)
+        for t, out in (running, waiting):
+            t.join()
+            self.assertEqual(out[0][0], grpc.StatusCode.OK, out[0][1])
         # The "timeout" parameter cancels a request waiting in the queue ...
-        first = []
-        t = threading.Thread(target=lambda: first.append(self.slow_request(trip)))
-        t.start()
-        time.sleep(0.05)
+        first = self.in_thread(lambda: self.slow_request(trip * 4))
+        wait_for_gauge(self.server, "spindle_serve_requests_in_run", "slow", 1)
         code, details, _ = self.slow_request(trip, timeout_us=50000)
         self.assertEqual(code, grpc.StatusCode.DEADLINE_EXCEEDED, details)
         self.assertIn("timeout (50000 us) passed while it waited in the queue", details)
-        t.join()
-        self.assertEqual(first[0][0], grpc.StatusCode.OK)
+        first[0].join()
+        self.assertEqual(first[1][0][0], grpc.StatusCode.OK)
         # ... and a running one.
         t0 = time.monotonic()
         code, details, _ = self.slow_request(trip * 20, timeout_us=100000)

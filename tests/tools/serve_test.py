@@ -137,6 +137,25 @@ def reference(model, feeds, work):
     return {f[:-4]: np.load(os.path.join(d, f)) for f in os.listdir(d)}
 
 
+def gauge(server, name, model):
+    """The value of a per-model gauge at /metrics (version 1)."""
+    text = server.request("GET", "/metrics")[2].decode()
+    m = re.search(r'%s\{model="%s",version="1"\} (\d+)' % (name, model), text)
+    if not m:
+        raise AssertionError("no %s for model %s in %s" % (name, model, text))
+    return int(m.group(1))
+
+
+def wait_for_gauge(server, name, model, value):
+    """Polls /metrics until the gauge reads value: a state the server reached
+    (a request running, n requests queued), so that a test waits on it instead of sleeping."""
+    deadline = time.monotonic() + 60
+    while gauge(server, name, model) != value:
+        if time.monotonic() > deadline:
+            raise AssertionError("%s of model %s never reached %d" % (name, model, value))
+        time.sleep(0.01)
+
+
 def binary_body(inputs, outputs=None, **params):
     """The binary tensor data extension: JSON header, then the tensors' bytes."""
     header = {"inputs": [], "parameters": params}
@@ -375,18 +394,29 @@ class ServeTest(unittest.TestCase):
     def test_queue_full_and_timeout(self):
         trip = self.calibrate_trip()
         # max_queue 1, one runner: one runs, one waits, the others are refused.
-        results = self.slow_requests(trip, 5)
-        statuses = sorted(r[0] for r in results)
-        self.assertIn(429, statuses)
-        self.assertIn(200, statuses)
-        for status, body in results:
-            if status == 429:
-                self.assertIn("queue is full", body["error"])
+        # Each request starts once the server holds the ones before it (the
+        # gauges at /metrics), the first running ~1.2 s or more.
+        results = []
+        first = threading.Thread(target=self.slow_request, args=(trip * 4, results))
+        first.start()
+        wait_for_gauge(self.server, "spindle_serve_requests_in_run", "slow", 1)
+        second = threading.Thread(target=self.slow_request, args=(trip, results))
+        second.start()
+        wait_for_gauge(self.server, "spindle_serve_queued_requests", "slow", 1)
+        refused = []
+        for _ in range(3):
+            self.slow_request(trip, refused)
+        self.assertEqual([r[0] for r in refused], [429] * 3, refused)
+        for status, body in refused:
+            self.assertIn("queue is full", body["error"])
+        first.join()
+        second.join()
+        self.assertEqual([r[0] for r in results], [200, 200], results)
         # A timeout cancels a request waiting in the queue, and a running one.
         results = []
-        first = threading.Thread(target=self.slow_request, args=(trip, results))
+        first = threading.Thread(target=self.slow_request, args=(trip * 4, results))
         first.start()
-        time.sleep(0.05)
+        wait_for_gauge(self.server, "spindle_serve_requests_in_run", "slow", 1)
         waiting = []
         self.slow_request(trip, waiting, timeout_us=50000)
         self.assertEqual(waiting[0][0], 504, waiting)
@@ -470,10 +500,23 @@ class InstancesTest(unittest.TestCase):
             trip = case.calibrate_trip()
             results = case.slow_requests(trip, 3)
             self.assertEqual([r[0] for r in results], [200, 200, 200], results)
-            # Five at once: two run, one waits, two find the runners busy and the queue full.
-            results = case.slow_requests(trip, 5)
-            self.assertIn(429, [r[0] for r in results])
-            self.assertEqual(sorted(r[0] for r in results).count(200), 3, results)
+            # Two run, one waits, two more find the runners busy and the queue
+            # full (each sent once the server holds the ones before it).
+            results = []
+            held = [threading.Thread(target=case.slow_request, args=(trip * 4, results)) for _ in range(2)]
+            for t in held:
+                t.start()
+            wait_for_gauge(server, "spindle_serve_requests_in_run", "slow", 2)
+            held.append(threading.Thread(target=case.slow_request, args=(trip, results)))
+            held[-1].start()
+            wait_for_gauge(server, "spindle_serve_queued_requests", "slow", 1)
+            refused = []
+            for _ in range(2):
+                case.slow_request(trip, refused)
+            self.assertEqual([r[0] for r in refused], [429, 429], refused)
+            for t in held:
+                t.join()
+            self.assertEqual([r[0] for r in results], [200] * 3, results)
             self.assertEqual(server.stop()[0], 0)
 
 
@@ -704,18 +747,8 @@ class BatchTimeoutTest(unittest.TestCase):
         t.start()
         return t, out
 
-    def metric(self, name):
-        text = self.server.request("GET", "/metrics")[2].decode()
-        m = re.search(r'%s\{model="slowb",version="1"\} (\d+)' % name, text)
-        self.assertIsNotNone(m, text)
-        return int(m.group(1))
-
     def wait_for_metric(self, name, value):
-        """Polls /metrics until the gauge reads value (a state the server reached)."""
-        deadline = time.monotonic() + 60
-        while self.metric(name) != value:
-            self.assertLess(time.monotonic(), deadline, "%s never reached %d" % (name, value))
-            time.sleep(0.01)
+        wait_for_gauge(self.server, name, "slowb", value)
 
     def batch_runs(self):
         text = self.server.request("GET", "/metrics")[2].decode()
