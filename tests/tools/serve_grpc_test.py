@@ -589,6 +589,44 @@ class GrpcBatchingTest(unittest.TestCase):
             sizes = [int(m) for m in re.findall(r'spindle_serve_batch_runs_total\{model="conv",version="1",'
                                                 r'batch_size="(\d+)"\}', body.decode())]
             self.assertGreater(max(sizes), 1, body.decode())
+            # A request over max_batch_size is refused, as Triton refuses it.
+            with self.assertRaises(grpc.RpcError) as cm:
+                server.stub.ModelInfer(raw_request("conv", [("x", "FP32", np.zeros((9, 3, 6, 6), np.float32))]),
+                                       timeout=60)
+            self.assertEqual(cm.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+            self.assertIn("batch size 9 (the first dimension of its inputs) is more than model 'conv' version 1 "
+                          "takes: max_batch_size 8", cm.exception.details())
+            self.assertEqual(server.stop()[0], 0)
+
+    def test_cancelled_batch_stops(self):
+        """Calls cancelled by their clients while their batch runs: when none
+        is left waiting, the run stops (unstopped it would take hours)."""
+        def fill(repo):
+            generate_stubs(os.path.join(os.path.dirname(repo), "stubs"))
+            save(serve_test.slow_batch_graph(), os.path.join(repo, "slowb", "1", "model.onnx"))
+            with open(os.path.join(repo, "slowb", "config.json"), "w") as f:
+                json.dump({"max_batch_size": 2, "max_queue_delay_us": 1000000}, f)
+
+        def request(trip, first):
+            return raw_request("slowb", [("trip", "INT64", np.array([trip], np.int64)),
+                                         ("x", "FP32", np.array([[first, first + 1]], np.float32))])
+        with serve_test.scratch_server(fill, Server, "--threads", "1") as server:
+            r = server.stub.ModelInfer(request(3, 0), timeout=60)
+            np.testing.assert_array_equal(raw_output(r, "y", np.float32), [[3, 4]])
+            futures = [server.stub.ModelInfer.future(request(10 ** 12, i)) for i in range(2)]
+            wait_for_gauge(server, "spindle_serve_requests_in_run", "slowb", 2)  # one batch of two runs
+            futures[0].cancel()
+            time.sleep(0.5)  # one call left waiting: the run goes on
+            self.assertEqual(serve_test.gauge(server, "spindle_serve_requests_in_run", "slowb"), 2)
+            t0 = time.monotonic()
+            futures[1].cancel()
+            wait_for_gauge(server, "spindle_serve_requests_in_run", "slowb", 0)
+            self.assertLess(time.monotonic() - t0, 10)
+            r = server.stub.ModelInfer(request(5, 1), timeout=60)
+            np.testing.assert_array_equal(raw_output(r, "y", np.float32), [[6, 7]])
+            text = server.request("GET", "/metrics")[2].decode()
+            self.assertRegex(text, r'model="slowb",version="1",reason="cancelled"\} 2')
+            self.assertRegex(text, r'model="slowb",version="1",batch_size="2"\} 1')
             self.assertEqual(server.stop()[0], 0)
 
 
