@@ -60,10 +60,10 @@ def types_graph():
          vi("s_out", TensorProto.STRING, [-1]), vi("d_out", TensorProto.DOUBLE, [-1])])
 
 
-def slow_graph():
-    """y = x + trip, one Add per Loop iteration: as slow as trip asks."""
+def add_one_body():
+    """A Loop body adding one to a carried [2] tensor per iteration."""
     one = numpy_helper.from_array(np.array([1.0, 1.0], dtype=np.float32), "one")
-    body = helper.make_graph(
+    return helper.make_graph(
         [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
          helper.make_node("Constant", [], ["one"], value=one), helper.make_node("Add", ["v_in", "one"], ["v_out"])],
         "body",
@@ -72,6 +72,11 @@ def slow_graph():
          helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [2])],
         [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
          helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [2])])
+
+
+def slow_graph():
+    """y = x + trip, one Add per Loop iteration: as slow as trip asks."""
+    body = add_one_body()
     nodes = [const("cond", np.array(True)), helper.make_node("Loop", ["trip", "cond", "x"], ["y"], body=body)]
     return helper.make_graph(nodes, "slow", [helper.make_tensor_value_info("trip", TensorProto.INT64, []),
                                              helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
@@ -176,7 +181,17 @@ def split_binary(headers, body):
     return json.loads(body[:n]), body[n:]
 
 
-class ServeTest(unittest.TestCase):
+class ClassServerTest(unittest.TestCase):
+    """Tests sharing one server (cls.server) on a repository under cls.work."""
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.server.proc.poll() is None:
+            cls.server.proc.kill()
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+
+class ServeTest(ClassServerTest):
     @classmethod
     def setUpClass(cls):
         cls.work = tempfile.mkdtemp(prefix="spindle-serve-test-")
@@ -191,12 +206,6 @@ class ServeTest(unittest.TestCase):
                        "graph_optimization_level": "all", "config": {"session.intra_op.allow_spinning": "0"},
                        "max_queue": 1, "instance_count": 1}, f)
         cls.server = Server(cls.repo, "--max-body-bytes", "65536", "--threads", "2")
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.server.proc.poll() is None:
-            cls.server.proc.kill()
-        shutil.rmtree(cls.work, ignore_errors=True)
 
     def assert_serving(self):
         status, body = self.server.json("GET", "/v2/health/live")
@@ -687,16 +696,7 @@ class BatchingTest(unittest.TestCase):
 def slow_batch_graph():
     """x [batch,2] + max(trip) (trip [batch]): one Add per Loop iteration,
     max(trip) of them, so as slow as the batch's largest trip asks."""
-    one = numpy_helper.from_array(np.array([1.0, 1.0], dtype=np.float32), "one")
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
-         helper.make_node("Constant", [], ["one"], value=one), helper.make_node("Add", ["v_in", "one"], ["v_out"])],
-        "body",
-        [helper.make_tensor_value_info("iter", TensorProto.INT64, []),
-         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [2])],
-        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [2])])
+    body = add_one_body()
     nodes = [const("cond", np.array(True)), const("zero", np.zeros(2, np.float32)),
              helper.make_node("ReduceMax", ["trip"], ["n"], keepdims=0),
              helper.make_node("Loop", ["n", "cond", "zero"], ["count"], body=body),
@@ -707,7 +707,7 @@ def slow_batch_graph():
                              [vi("y", TensorProto.FLOAT, ["batch", 2])])
 
 
-class BatchTimeoutTest(unittest.TestCase):
+class BatchTimeoutTest(ClassServerTest):
     """Timeouts inside dynamic batching: a request whose deadline passes while
     its batch gathers leaves it, one whose deadline passes while its batch
     runs is answered then while the others go on, a batch whose requests all
@@ -723,12 +723,6 @@ class BatchTimeoutTest(unittest.TestCase):
         with open(os.path.join(cls.repo, "slowb", "config.json"), "w") as f:
             json.dump({"max_batch_size": 4, "max_queue_delay_us": cls.DELAY_US, "max_queue": 8}, f)
         cls.server = Server(cls.repo, "--threads", "1", "--concurrent-runs", "1")
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.server.proc.poll() is None:
-            cls.server.proc.kill()
-        shutil.rmtree(cls.work, ignore_errors=True)
 
     def call(self, trip, first, rows=1, timeout_us=None):
         """(status, body, seconds) of one request: rows of x = [first + i, first + i + 1]."""
