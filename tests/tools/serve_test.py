@@ -513,9 +513,9 @@ class InstancesTest(unittest.TestCase):
             # full (each sent once the server holds the ones before it).
             results = []
             held = [threading.Thread(target=case.slow_request, args=(trip * 4, results)) for _ in range(2)]
-            for t in held:
+            for i, t in enumerate(held):
                 t.start()
-            wait_for_gauge(server, "spindle_serve_requests_in_run", "slow", 2)
+                wait_for_gauge(server, "spindle_serve_requests_in_run", "slow", i + 1)
             held.append(threading.Thread(target=case.slow_request, args=(trip, results)))
             held[-1].start()
             wait_for_gauge(server, "spindle_serve_queued_requests", "slow", 1)
