@@ -423,7 +423,7 @@ void ModelVersion::run_batch(const std::vector<std::shared_ptr<Job>>& batch, Run
     std::vector<std::shared_ptr<Job>> live;
     for (const auto& job : jobs) {
       if (withdrawn(*job))
-        finish(*job, Status(StatusCode::kCancelled, "the request was withdrawn before its run"), {});
+        finish(*job, Status(StatusCode::kCancelled, "the request timed out or was cancelled before its run started"), {});
       else if (job->deadline && *job->deadline <= Clock::now())
         finish(*job, Status(StatusCode::kCancelled, "the request's timeout passed while it waited in the queue"), {});
       else
