@@ -389,8 +389,29 @@ class ServeGrpcTest(unittest.TestCase):
         t.start()
         return t, out
 
+    def failures(self):
+        """The slow model's failures by reason, from /metrics."""
+        text = self.server.request("GET", "/metrics")[2].decode()
+        return {m.group(1): int(m.group(2)) for m in re.finditer(
+            r'spindle_serve_request_failures_total\{model="slow",version="1",reason="(\w+)"\} (\d+)', text)}
+
+    def assert_failed(self, before, **delta):
+        """The failures counted since `before` are exactly `delta` by reason
+        (a call's failure is counted when its handler returns, which may be
+        just after the client has its answer: waits up to 10 s for it)."""
+        deadline = time.monotonic() + 10
+        while True:
+            after = self.failures()
+            got = {k: after.get(k, 0) - before.get(k, 0) for k in set(after) | set(before)}
+            got = {k: v for k, v in got.items() if v}
+            if got == delta or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        self.assertEqual(got, delta)
+
     def test_queue_full_and_timeout(self):
         trip = self.calibrate_trip()
+        before = self.failures()
         # max_queue 1, one runner: one runs, one waits, the others are refused.
         # Each call starts once the server holds the ones before it (the
         # gauges at /metrics), the first running ~1.2 s or more.
@@ -405,7 +426,9 @@ class ServeGrpcTest(unittest.TestCase):
         for t, out in (running, waiting):
             t.join()
             self.assertEqual(out[0][0], grpc.StatusCode.OK, out[0][1])
+        self.assert_failed(before, queue_full=3)
         # The "timeout" parameter cancels a request waiting in the queue ...
+        before = self.failures()
         first = self.in_thread(lambda: self.slow_request(trip * 4))
         wait_for_gauge(self.server, "spindle_serve_requests_in_run", "slow", 1)
         code, details, _ = self.slow_request(trip, timeout_us=50000)
@@ -418,8 +441,12 @@ class ServeGrpcTest(unittest.TestCase):
         code, details, _ = self.slow_request(trip * 20, timeout_us=100000)
         self.assertEqual(code, grpc.StatusCode.DEADLINE_EXCEEDED, details)
         self.assertLess(time.monotonic() - t0, 5)
+        self.assert_failed(before, timeout=2)
         # The call's own deadline stops the run the same way (the client
-        # sees DEADLINE_EXCEEDED; the server is free again soon after).
+        # sees DEADLINE_EXCEEDED; the server is free again soon after). The
+        # server counts a timeout, or a cancel when the client's own cancel
+        # at its deadline (its clock) comes before the server's deadline.
+        before = self.failures()
         with self.assertRaises(grpc.RpcError) as cm:
             self.infer(pb.ModelInferRequest(model_name="slow", inputs=[
                 tensor("trip", "INT64", [], int64_contents=[trip * 20]), tensor("x", "FP32", [2], fp32_contents=[0, 1])]),
@@ -429,19 +456,24 @@ class ServeGrpcTest(unittest.TestCase):
         code, details, _ = self.slow_request(1)
         self.assertEqual(code, grpc.StatusCode.OK, details)
         self.assertLess(time.monotonic() - t0, 5)
+        deadline = time.monotonic() + 10
+        while sum(self.failures().values()) == sum(before.values()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        after = self.failures()
+        self.assertEqual(sum(after.values()) - sum(before.values()), 1, (before, after))
+        self.assertEqual(after.get("timeout", 0) + after.get("cancelled", 0),
+                         before.get("timeout", 0) + before.get("cancelled", 0) + 1, (before, after))
         # A call the client cancels stops its run (unstopped, it would take 12 s or more).
+        before = self.failures()
         future = self.server.stub.ModelInfer.future(pb.ModelInferRequest(model_name="slow", inputs=[
             tensor("trip", "INT64", [], int64_contents=[trip * 40]), tensor("x", "FP32", [2], fp32_contents=[0, 1])]))
-        time.sleep(0.2)
+        wait_for_gauge(self.server, "spindle_serve_requests_in_run", "slow", 1)
         self.assertTrue(future.cancel())
         t0 = time.monotonic()
         code, details, _ = self.slow_request(1)
         self.assertEqual(code, grpc.StatusCode.OK, details)
         self.assertLess(time.monotonic() - t0, 5)
-        text = self.server.request("GET", "/metrics")[2].decode()
-        self.assertRegex(text, r'model="slow",version="1",reason="cancelled"\} 1')
-        self.assertRegex(text, r'model="slow",version="1",reason="queue_full"\} [1-9]')
-        self.assertRegex(text, r'model="slow",version="1",reason="timeout"\} [3-9]')
+        self.assert_failed(before, cancelled=1)
         self.assert_serving()
 
     def test_concurrent_clients_both_transports(self):
