@@ -438,6 +438,8 @@ void ModelVersion::run_batch(const std::vector<std::shared_ptr<Job>>& batch, Run
   const std::vector<std::shared_ptr<Job>> live = live_jobs(batch);
   int64_t rows = 0;
   for (const auto& job : live) rows += std::max<int64_t>(batch_rows(*job), 0);
+  // Counted before the run: a client that has its outputs sees its batch counted.
+  if (batching_ && !live.empty()) metrics_->count_batch(rows);
   if (live.size() == 1) {
     run_one(*live[0], control.options);
   } else if (live.size() > 1) {
@@ -461,10 +463,7 @@ void ModelVersion::run_batch(const std::vector<std::shared_ptr<Job>>& batch, Run
       }
     }
   }
-  if (!live.empty()) {
-    metrics_->compute.observe(std::chrono::duration<double>(Clock::now() - started).count());
-    if (batching_ || live.size() > 1) metrics_->count_batch(rows);
-  }
+  if (!live.empty()) metrics_->compute.observe(std::chrono::duration<double>(Clock::now() - started).count());
   slots_.release();
 }
 
