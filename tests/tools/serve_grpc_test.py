@@ -26,7 +26,7 @@ from onnx import TensorProto, helper
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import serve_test  # noqa: E402  (the HTTP test's models, reference runs and HTTP client)
 from serve_test import (binary_body, mlp_graph, reference, save, scratch_server, slow_graph,  # noqa: E402
-                        split_binary, types_graph)
+                        split_binary, types_graph, wait_for_gauge)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTO_DIR = os.path.join(HERE, "..", "..", "tools", "spindle", "proto")
@@ -383,36 +383,70 @@ class ServeGrpcTest(unittest.TestCase):
             t.join()
         return results
 
+    def in_thread(self, fn):
+        out = []
+        t = threading.Thread(target=lambda: out.append(fn()))
+        t.start()
+        return t, out
+
+    def failures(self):
+        """The slow model's failures by reason, from /metrics."""
+        text = self.server.request("GET", "/metrics")[2].decode()
+        return {m.group(1): int(m.group(2)) for m in re.finditer(
+            r'spindle_serve_request_failures_total\{model="slow",version="1",reason="(\w+)"\} (\d+)', text)}
+
+    def assert_failed(self, before, **delta):
+        """The failures counted since `before` are exactly `delta` by reason
+        (a call's failure is counted when its handler returns, which may be
+        just after the client has its answer: waits up to 10 s for it)."""
+        deadline = time.monotonic() + 10
+        while True:
+            after = self.failures()
+            got = {k: after.get(k, 0) - before.get(k, 0) for k in set(after) | set(before)}
+            got = {k: v for k, v in got.items() if v}
+            if got == delta or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        self.assertEqual(got, delta)
+
     def test_queue_full_and_timeout(self):
         trip = self.calibrate_trip()
+        before = self.failures()
         # max_queue 1, one runner: one runs, one waits, the others are refused.
-        stubs = [self.server.new_stub() for _ in range(5)]
-        for stub in stubs:  # connected before the calls start
-            self.assertTrue(stub.ServerLive(pb.ServerLiveRequest()).live)
-        results = self.concurrently([lambda stub=stub: self.slow_request(trip, stub=stub) for stub in stubs])
-        codes = [r[0] for r in results]
-        self.assertIn(grpc.StatusCode.OK, codes)
-        self.assertIn(grpc.StatusCode.RESOURCE_EXHAUSTED, codes)
-        for code, details, _ in results:
-            if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                self.assertIn("queue is full", details)
+        # Each call starts once the server holds the ones before it (the
+        # gauges at /metrics), the first running ~1.2 s or more.
+        running = self.in_thread(lambda: self.slow_request(trip * 4))
+        wait_for_gauge(self.server, "spindle_serve_requests_in_run", "slow", 1)
+        waiting = self.in_thread(lambda: self.slow_request(trip))
+        wait_for_gauge(self.server, "spindle_serve_queued_requests", "slow", 1)
+        for _ in range(3):
+            code, details, _ = self.slow_request(trip, stub=self.server.new_stub())
+            self.assertEqual(code, grpc.StatusCode.RESOURCE_EXHAUSTED, details)
+            self.assertIn("queue is full", details)
+        for t, out in (running, waiting):
+            t.join()
+            self.assertEqual(out[0][0], grpc.StatusCode.OK, out[0][1])
+        self.assert_failed(before, queue_full=3)
         # The "timeout" parameter cancels a request waiting in the queue ...
-        first = []
-        t = threading.Thread(target=lambda: first.append(self.slow_request(trip)))
-        t.start()
-        time.sleep(0.05)
+        before = self.failures()
+        first = self.in_thread(lambda: self.slow_request(trip * 4))
+        wait_for_gauge(self.server, "spindle_serve_requests_in_run", "slow", 1)
         code, details, _ = self.slow_request(trip, timeout_us=50000)
         self.assertEqual(code, grpc.StatusCode.DEADLINE_EXCEEDED, details)
         self.assertIn("timeout (50000 us) passed while it waited in the queue", details)
-        t.join()
-        self.assertEqual(first[0][0], grpc.StatusCode.OK)
+        first[0].join()
+        self.assertEqual(first[1][0][0], grpc.StatusCode.OK)
         # ... and a running one.
         t0 = time.monotonic()
         code, details, _ = self.slow_request(trip * 20, timeout_us=100000)
         self.assertEqual(code, grpc.StatusCode.DEADLINE_EXCEEDED, details)
         self.assertLess(time.monotonic() - t0, 5)
+        self.assert_failed(before, timeout=2)
         # The call's own deadline stops the run the same way (the client
-        # sees DEADLINE_EXCEEDED; the server is free again soon after).
+        # sees DEADLINE_EXCEEDED; the server is free again soon after). The
+        # server counts a timeout, or a cancel when the client's own cancel
+        # at its deadline (its clock) comes before the server's deadline.
+        before = self.failures()
         with self.assertRaises(grpc.RpcError) as cm:
             self.infer(pb.ModelInferRequest(model_name="slow", inputs=[
                 tensor("trip", "INT64", [], int64_contents=[trip * 20]), tensor("x", "FP32", [2], fp32_contents=[0, 1])]),
@@ -422,19 +456,24 @@ class ServeGrpcTest(unittest.TestCase):
         code, details, _ = self.slow_request(1)
         self.assertEqual(code, grpc.StatusCode.OK, details)
         self.assertLess(time.monotonic() - t0, 5)
+        deadline = time.monotonic() + 10
+        while sum(self.failures().values()) == sum(before.values()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        after = self.failures()
+        self.assertEqual(sum(after.values()) - sum(before.values()), 1, (before, after))
+        self.assertEqual(after.get("timeout", 0) + after.get("cancelled", 0),
+                         before.get("timeout", 0) + before.get("cancelled", 0) + 1, (before, after))
         # A call the client cancels stops its run (unstopped, it would take 12 s or more).
+        before = self.failures()
         future = self.server.stub.ModelInfer.future(pb.ModelInferRequest(model_name="slow", inputs=[
             tensor("trip", "INT64", [], int64_contents=[trip * 40]), tensor("x", "FP32", [2], fp32_contents=[0, 1])]))
-        time.sleep(0.2)
+        wait_for_gauge(self.server, "spindle_serve_requests_in_run", "slow", 1)
         self.assertTrue(future.cancel())
         t0 = time.monotonic()
         code, details, _ = self.slow_request(1)
         self.assertEqual(code, grpc.StatusCode.OK, details)
         self.assertLess(time.monotonic() - t0, 5)
-        text = self.server.request("GET", "/metrics")[2].decode()
-        self.assertRegex(text, r'model="slow",version="1",reason="cancelled"\} 1')
-        self.assertRegex(text, r'model="slow",version="1",reason="queue_full"\} [1-9]')
-        self.assertRegex(text, r'model="slow",version="1",reason="timeout"\} [3-9]')
+        self.assert_failed(before, cancelled=1)
         self.assert_serving()
 
     def test_concurrent_clients_both_transports(self):
@@ -582,6 +621,44 @@ class GrpcBatchingTest(unittest.TestCase):
             sizes = [int(m) for m in re.findall(r'spindle_serve_batch_runs_total\{model="conv",version="1",'
                                                 r'batch_size="(\d+)"\}', body.decode())]
             self.assertGreater(max(sizes), 1, body.decode())
+            # A request over max_batch_size is refused, as Triton refuses it.
+            with self.assertRaises(grpc.RpcError) as cm:
+                server.stub.ModelInfer(raw_request("conv", [("x", "FP32", np.zeros((9, 3, 6, 6), np.float32))]),
+                                       timeout=60)
+            self.assertEqual(cm.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+            self.assertIn("batch size 9 (the first dimension of its inputs) is more than model 'conv' version 1 "
+                          "takes: max_batch_size 8", cm.exception.details())
+            self.assertEqual(server.stop()[0], 0)
+
+    def test_cancelled_batch_stops(self):
+        """Calls cancelled by their clients while their batch runs: when none
+        is left waiting, the run stops (unstopped it would take hours)."""
+        def fill(repo):
+            generate_stubs(os.path.join(os.path.dirname(repo), "stubs"))
+            save(serve_test.slow_batch_graph(), os.path.join(repo, "slowb", "1", "model.onnx"))
+            with open(os.path.join(repo, "slowb", "config.json"), "w") as f:
+                json.dump({"max_batch_size": 2, "max_queue_delay_us": 1000000}, f)
+
+        def request(trip, first):
+            return raw_request("slowb", [("trip", "INT64", np.array([trip], np.int64)),
+                                         ("x", "FP32", np.array([[first, first + 1]], np.float32))])
+        with serve_test.scratch_server(fill, Server, "--threads", "1") as server:
+            r = server.stub.ModelInfer(request(3, 0), timeout=60)
+            np.testing.assert_array_equal(raw_output(r, "y", np.float32), [[3, 4]])
+            futures = [server.stub.ModelInfer.future(request(10 ** 12, i)) for i in range(2)]
+            wait_for_gauge(server, "spindle_serve_requests_in_run", "slowb", 2)  # one batch of two runs
+            futures[0].cancel()
+            time.sleep(0.5)  # one call left waiting: the run goes on
+            self.assertEqual(serve_test.gauge(server, "spindle_serve_requests_in_run", "slowb"), 2)
+            t0 = time.monotonic()
+            futures[1].cancel()
+            wait_for_gauge(server, "spindle_serve_requests_in_run", "slowb", 0)
+            self.assertLess(time.monotonic() - t0, 10)
+            r = server.stub.ModelInfer(request(5, 1), timeout=60)
+            np.testing.assert_array_equal(raw_output(r, "y", np.float32), [[6, 7]])
+            text = server.request("GET", "/metrics")[2].decode()
+            self.assertRegex(text, r'model="slowb",version="1",reason="cancelled"\} 2')
+            self.assertRegex(text, r'model="slowb",version="1",batch_size="2"\} 1')
             self.assertEqual(server.stop()[0], 0)
 
 

@@ -60,10 +60,10 @@ def types_graph():
          vi("s_out", TensorProto.STRING, [-1]), vi("d_out", TensorProto.DOUBLE, [-1])])
 
 
-def slow_graph():
-    """y = x + trip, one Add per Loop iteration: as slow as trip asks."""
+def add_one_body():
+    """A Loop body adding one to a carried [2] tensor per iteration."""
     one = numpy_helper.from_array(np.array([1.0, 1.0], dtype=np.float32), "one")
-    body = helper.make_graph(
+    return helper.make_graph(
         [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
          helper.make_node("Constant", [], ["one"], value=one), helper.make_node("Add", ["v_in", "one"], ["v_out"])],
         "body",
@@ -72,6 +72,11 @@ def slow_graph():
          helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [2])],
         [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
          helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [2])])
+
+
+def slow_graph():
+    """y = x + trip, one Add per Loop iteration: as slow as trip asks."""
+    body = add_one_body()
     nodes = [const("cond", np.array(True)), helper.make_node("Loop", ["trip", "cond", "x"], ["y"], body=body)]
     return helper.make_graph(nodes, "slow", [helper.make_tensor_value_info("trip", TensorProto.INT64, []),
                                              helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
@@ -137,6 +142,25 @@ def reference(model, feeds, work):
     return {f[:-4]: np.load(os.path.join(d, f)) for f in os.listdir(d)}
 
 
+def gauge(server, name, model):
+    """The value of a per-model gauge at /metrics (version 1)."""
+    text = server.request("GET", "/metrics")[2].decode()
+    m = re.search(r'%s\{model="%s",version="1"\} (\d+)' % (name, model), text)
+    if not m:
+        raise AssertionError("no %s for model %s in %s" % (name, model, text))
+    return int(m.group(1))
+
+
+def wait_for_gauge(server, name, model, value):
+    """Polls /metrics until the gauge reads value: a state the server reached
+    (a request running, n requests queued), so that a test waits on it instead of sleeping."""
+    deadline = time.monotonic() + 60
+    while gauge(server, name, model) != value:
+        if time.monotonic() > deadline:
+            raise AssertionError("%s of model %s never reached %d" % (name, model, value))
+        time.sleep(0.01)
+
+
 def binary_body(inputs, outputs=None, **params):
     """The binary tensor data extension: JSON header, then the tensors' bytes."""
     header = {"inputs": [], "parameters": params}
@@ -157,7 +181,17 @@ def split_binary(headers, body):
     return json.loads(body[:n]), body[n:]
 
 
-class ServeTest(unittest.TestCase):
+class ClassServerTest(unittest.TestCase):
+    """Tests sharing one server (cls.server) on a repository under cls.work."""
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.server.proc.poll() is None:
+            cls.server.proc.kill()
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+
+class ServeTest(ClassServerTest):
     @classmethod
     def setUpClass(cls):
         cls.work = tempfile.mkdtemp(prefix="spindle-serve-test-")
@@ -172,12 +206,6 @@ class ServeTest(unittest.TestCase):
                        "graph_optimization_level": "all", "config": {"session.intra_op.allow_spinning": "0"},
                        "max_queue": 1, "instance_count": 1}, f)
         cls.server = Server(cls.repo, "--max-body-bytes", "65536", "--threads", "2")
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.server.proc.poll() is None:
-            cls.server.proc.kill()
-        shutil.rmtree(cls.work, ignore_errors=True)
 
     def assert_serving(self):
         status, body = self.server.json("GET", "/v2/health/live")
@@ -345,17 +373,6 @@ class ServeTest(unittest.TestCase):
             req["parameters"] = {"timeout": timeout_us}
         results.append(self.server.json("POST", "/v2/models/slow/infer", req))
 
-    def slow_requests(self, trip, n):
-        """n slow requests sent 20 ms apart, all in flight together; their (status, body)."""
-        results = []
-        threads = [threading.Thread(target=self.slow_request, args=(trip, results)) for _ in range(n)]
-        for t in threads:
-            t.start()
-            time.sleep(0.02)
-        for t in threads:
-            t.join()
-        return results
-
     def calibrate_trip(self):
         """A trip count whose run takes at least ~0.3 s here (after a warm-up
         run: a first run's own cost must not pass for the trip's)."""
@@ -375,18 +392,29 @@ class ServeTest(unittest.TestCase):
     def test_queue_full_and_timeout(self):
         trip = self.calibrate_trip()
         # max_queue 1, one runner: one runs, one waits, the others are refused.
-        results = self.slow_requests(trip, 5)
-        statuses = sorted(r[0] for r in results)
-        self.assertIn(429, statuses)
-        self.assertIn(200, statuses)
-        for status, body in results:
-            if status == 429:
-                self.assertIn("queue is full", body["error"])
+        # Each request starts once the server holds the ones before it (the
+        # gauges at /metrics), the first running ~1.2 s or more.
+        results = []
+        first = threading.Thread(target=self.slow_request, args=(trip * 4, results))
+        first.start()
+        wait_for_gauge(self.server, "spindle_serve_requests_in_run", "slow", 1)
+        second = threading.Thread(target=self.slow_request, args=(trip, results))
+        second.start()
+        wait_for_gauge(self.server, "spindle_serve_queued_requests", "slow", 1)
+        refused = []
+        for _ in range(3):
+            self.slow_request(trip, refused)
+        self.assertEqual([r[0] for r in refused], [429] * 3, refused)
+        for status, body in refused:
+            self.assertIn("queue is full", body["error"])
+        first.join()
+        second.join()
+        self.assertEqual([r[0] for r in results], [200, 200], results)
         # A timeout cancels a request waiting in the queue, and a running one.
         results = []
-        first = threading.Thread(target=self.slow_request, args=(trip, results))
+        first = threading.Thread(target=self.slow_request, args=(trip * 4, results))
         first.start()
-        time.sleep(0.05)
+        wait_for_gauge(self.server, "spindle_serve_requests_in_run", "slow", 1)
         waiting = []
         self.slow_request(trip, waiting, timeout_us=50000)
         self.assertEqual(waiting[0][0], 504, waiting)
@@ -468,12 +496,23 @@ class InstancesTest(unittest.TestCase):
             ServeTest.server = server
             case = ServeTest("test_queue_full_and_timeout")
             trip = case.calibrate_trip()
-            results = case.slow_requests(trip, 3)
-            self.assertEqual([r[0] for r in results], [200, 200, 200], results)
-            # Five at once: two run, one waits, two find the runners busy and the queue full.
-            results = case.slow_requests(trip, 5)
-            self.assertIn(429, [r[0] for r in results])
-            self.assertEqual(sorted(r[0] for r in results).count(200), 3, results)
+            # Two run, one waits, two more find the runners busy and the queue
+            # full (each sent once the server holds the ones before it).
+            results = []
+            held = [threading.Thread(target=case.slow_request, args=(trip * 4, results)) for _ in range(2)]
+            for i, t in enumerate(held):
+                t.start()
+                wait_for_gauge(server, "spindle_serve_requests_in_run", "slow", i + 1)
+            held.append(threading.Thread(target=case.slow_request, args=(trip, results)))
+            held[-1].start()
+            wait_for_gauge(server, "spindle_serve_queued_requests", "slow", 1)
+            refused = []
+            for _ in range(2):
+                case.slow_request(trip, refused)
+            self.assertEqual([r[0] for r in refused], [429, 429], refused)
+            for t in held:
+                t.join()
+            self.assertEqual([r[0] for r in results], [200] * 3, results)
             self.assertEqual(server.stop()[0], 0)
 
 
@@ -639,6 +678,138 @@ class BatchingTest(unittest.TestCase):
             self.assertIn('"max_queue_delay_microseconds" (an integer from 0 to 1000000)', p.stderr)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def slow_batch_graph():
+    """x [batch,2] + max(trip) (trip [batch]): one Add per Loop iteration,
+    max(trip) of them, so as slow as the batch's largest trip asks."""
+    body = add_one_body()
+    nodes = [const("cond", np.array(True)), const("zero", np.zeros(2, np.float32)),
+             helper.make_node("ReduceMax", ["trip"], ["n"], keepdims=0),
+             helper.make_node("Loop", ["n", "cond", "zero"], ["count"], body=body),
+             helper.make_node("Add", ["x", "count"], ["y"])]
+    vi = helper.make_tensor_value_info
+    return helper.make_graph(nodes, "slow_batch", [vi("trip", TensorProto.INT64, ["batch"]),
+                                                   vi("x", TensorProto.FLOAT, ["batch", 2])],
+                             [vi("y", TensorProto.FLOAT, ["batch", 2])])
+
+
+class BatchTimeoutTest(ClassServerTest):
+    """Timeouts inside dynamic batching: a request whose deadline passes while
+    its batch gathers leaves it, one whose deadline passes while its batch
+    runs is answered then while the others go on, a batch whose requests all
+    timed out stops, and a request over max_batch_size is refused."""
+
+    DELAY_US = 1000000
+
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp(prefix="spindle-serve-batch-timeout-")
+        cls.repo = os.path.join(cls.work, "repo")
+        save(slow_batch_graph(), os.path.join(cls.repo, "slowb", "1", "model.onnx"))
+        with open(os.path.join(cls.repo, "slowb", "config.json"), "w") as f:
+            json.dump({"max_batch_size": 4, "max_queue_delay_us": cls.DELAY_US, "max_queue": 8}, f)
+        cls.server = Server(cls.repo, "--threads", "1", "--concurrent-runs", "1")
+
+    def call(self, trip, first, rows=1, timeout_us=None):
+        """(status, body, seconds) of one request: rows of x = [first + i, first + i + 1]."""
+        x = np.array([[first + i, first + i + 1] for i in range(rows)], np.float32)
+        req = {"inputs": [{"name": "trip", "shape": [rows], "datatype": "INT64", "data": [trip] * rows},
+                          {"name": "x", "shape": [rows, 2], "datatype": "FP32", "data": x.ravel().tolist()}]}
+        if timeout_us:
+            req["parameters"] = {"timeout": timeout_us}
+        t0 = time.monotonic()
+        status, body = self.server.json("POST", "/v2/models/slowb/infer", req)
+        return status, body, time.monotonic() - t0
+
+    def in_thread(self, *args, **kw):
+        out = []
+        t = threading.Thread(target=lambda: out.append(self.call(*args, **kw)))
+        t.start()
+        return t, out
+
+    def wait_for_metric(self, name, value):
+        wait_for_gauge(self.server, name, "slowb", value)
+
+    def batch_runs(self):
+        text = self.server.request("GET", "/metrics")[2].decode()
+        return {int(m.group(1)): int(m.group(2)) for m in re.finditer(
+            r'spindle_serve_batch_runs_total\{model="slowb",version="1",batch_size="(\d+)"\} (\d+)', text)}
+
+    def check_long(self, result, trip, first):
+        status, body, _ = result
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body["outputs"][0]["data"], [first + trip, first + 1 + trip])
+
+    def calibrate_trip(self):
+        """A trip count whose run takes at least ~1 s here: four rows, a full
+        batch, run at once (after a warm-up run)."""
+        self.assertEqual(self.call(1, 0, rows=4)[0], 200)
+        trip = 20000
+        while True:
+            status, body, took = self.call(trip, 0, rows=4)
+            self.assertEqual(status, 200, body)
+            self.assertEqual(body["outputs"][0]["data"][:2], [float(trip), float(trip + 1)])
+            if took > 1 or trip > 10 ** 9:
+                return trip
+            trip *= 2
+
+    def test_timeouts_in_batches(self):
+        trip = self.calibrate_trip() * 4  # a batch run of ~4 s or more (the calibration runs under load too)
+        # A request whose deadline passes while its batch runs is answered at
+        # its deadline; the three others of the batch get their outputs.
+        runs_of_four = self.batch_runs().get(4, 0)
+        longs = [self.in_thread(trip, 10 * i) for i in range(3)]
+        self.wait_for_metric("spindle_serve_queued_requests", 3)
+        short = self.call(trip, 100, timeout_us=300000)  # the fourth row: the batch runs at once
+        for t, _ in longs:
+            t.join()
+        self.assertEqual(short[0], 504, short[1])
+        self.assertIn("timeout (300000 us) passed while its batch ran", short[1]["error"])
+        for i, (_, out) in enumerate(longs):
+            self.check_long(out[0], trip, 10 * i)
+            self.assertGreater(out[0][2], short[2] + 0.5, "the short request was answered at the batch's end")
+        self.assertEqual(self.batch_runs().get(4), runs_of_four + 1, self.batch_runs())
+        # A request whose deadline passes while its batch gathers leaves it at
+        # its deadline (the batch waits 1 s for more rows); the batch runs without it.
+        runs_of_two = self.batch_runs().get(2, 0)
+        longs = [self.in_thread(trip, 10 * i) for i in range(2)]
+        self.wait_for_metric("spindle_serve_queued_requests", 2)
+        short = self.call(trip, 100, timeout_us=100000)
+        self.assertEqual(short[0], 504, short[1])
+        self.assertIn("timeout (100000 us) passed while it waited in the queue", short[1]["error"])
+        self.assertLess(short[2], 0.6)  # not at the batch's start, 1 s after the first request came
+        for i, (t, out) in enumerate(longs):
+            t.join()
+            self.check_long(out[0], trip, 10 * i)
+        self.assertEqual(self.batch_runs().get(2), runs_of_two + 1, self.batch_runs())
+        self.assertNotIn(3, self.batch_runs())
+        # When every request of a running batch has timed out, the run stops
+        # (it would take 40 s or more): the model is free again soon after.
+        timed = [self.in_thread(trip * 10, 10 * i, timeout_us=3000000) for i in range(3)]
+        self.wait_for_metric("spindle_serve_queued_requests", 3)
+        last = self.call(trip * 10, 100, timeout_us=500000)
+        self.assertEqual(last[0], 504, last[1])
+        for t, out in timed:
+            t.join()
+            self.assertEqual(out[0][0], 504, out[0][1])
+            self.assertLess(out[0][2], 10)
+        t0 = time.monotonic()
+        self.wait_for_metric("spindle_serve_requests_in_run", 0)
+        status, body, _ = self.call(1, 0, rows=4)
+        self.assertEqual(status, 200, body)
+        self.assertLess(time.monotonic() - t0, 5)
+        text = self.server.request("GET", "/metrics")[2].decode()
+        self.assertRegex(text, r'model="slowb",version="1",reason="timeout"\} 6')
+
+    def test_over_max_batch_size(self):
+        status, body, _ = self.call(1, 0, rows=5)
+        self.assertEqual(status, 400, body)
+        self.assertIn("batch size 5 (the first dimension of its inputs) is more than model 'slowb' version 1 takes: "
+                      "max_batch_size 4", body["error"])
+        status, body, _ = self.call(1, 0, rows=4)
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body["outputs"][0]["data"][-2:], [4.0, 5.0])
 
 
 if __name__ == "__main__":

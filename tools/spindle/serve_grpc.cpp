@@ -229,8 +229,12 @@ void infer(ModelVersion& m, const inference::ModelInferRequest& req, inference::
       timeout_us = std::chrono::duration_cast<std::chrono::microseconds>(call_deadline - arrived).count();
     }
   }
-  const std::vector<Tensor> values =
-      run_request(m, std::move(feeds), outputs, deadline, timeout_us, [&ctx] { return ctx.IsCancelled(); });
+  // gRPC also marks a call cancelled when its deadline passes: that is the
+  // request's timeout (504 / DEADLINE_EXCEEDED, counted so), not the client leaving.
+  const auto abandoned = [&ctx] {
+    return ctx.IsCancelled() && std::chrono::system_clock::now() < ctx.deadline();
+  };
+  const std::vector<Tensor> values = run_request(m, std::move(feeds), outputs, deadline, timeout_us, abandoned);
 
   res.set_model_name(m.name());
   res.set_model_version(m.version());

@@ -202,13 +202,15 @@ ModelVersion::ModelVersion(std::string name, std::string version, std::unique_pt
       batch_config_(std::move(batching)),
       slots_(slots),
       metrics_(std::move(metrics)) {
-  if (batch_config_.max_batch_size > 1) {
+  if (batch_config_.max_batch_size > 0) {
     const std::string why = unbatchable(*session_);
-    if (why.empty())
-      batching_ = true;
-    else
+    if (why.empty()) {
+      max_rows_ = batch_config_.max_batch_size;
+      batching_ = max_rows_ > 1;
+    } else if (batch_config_.max_batch_size > 1) {
       std::fprintf(stderr, "spindle serve: model '%s' version %s: dynamic batching off: %s\n", name_.c_str(),
                    version_.c_str(), why.c_str());
+    }
   }
   for (int i = 0; i < instances; ++i) runners_.emplace_back([this] { runner(); });
 }
@@ -229,17 +231,35 @@ bool ModelVersion::enqueue(const std::shared_ptr<Job>& job) {
     if (!accepting_ || queue_.size() >= max_queue_) return false;
     job->enqueued = Clock::now();
     queue_.push_back(job);
+    ++metrics_->queued;
   }
   cv_.notify_one();
   return true;
 }
 
-bool ModelVersion::cancel(const std::shared_ptr<Job>& job) {
+ModelVersion::Withdrawn ModelVersion::withdraw(const std::shared_ptr<Job>& job) {
   std::lock_guard lock(mu_);
-  auto it = std::find(queue_.begin(), queue_.end(), job);
-  if (it == queue_.end()) return false;
-  queue_.erase(it);
-  return true;
+  if (job->withdrawn) return Withdrawn::kWaiting;
+  job->withdrawn = true;
+  switch (job->stage) {
+    case Job::Stage::kQueued:
+      if (auto it = std::find(queue_.begin(), queue_.end(), job); it != queue_.end()) queue_.erase(it);
+      --metrics_->queued;
+      return Withdrawn::kWaiting;
+    case Job::Stage::kGathered:
+      --metrics_->queued;
+      return Withdrawn::kWaiting;  // the runner leaves it out of the batch
+    case Job::Stage::kRunning:
+      break;
+  }
+  if (--job->run->waiting > 0) return Withdrawn::kRunning;
+  job->run->options.terminate = true;
+  return Withdrawn::kRunStopped;
+}
+
+bool ModelVersion::withdrawn(const Job& job) {
+  std::lock_guard lock(mu_);
+  return job.withdrawn;
 }
 
 void ModelVersion::stop_accepting() {
@@ -250,31 +270,49 @@ void ModelVersion::stop_accepting() {
 void ModelVersion::runner() {
   for (;;) {
     std::vector<std::shared_ptr<Job>> batch;
+    auto control = std::make_shared<RunControl>();
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and every queued job has run
       batch.push_back(std::move(queue_.front()));
       queue_.pop_front();
+      batch[0]->stage = Job::Stage::kGathered;
       if (batching_) gather(lock, batch);
+      // Requests withdrawn while the batch gathered have had their answer.
+      std::erase_if(batch, [](const std::shared_ptr<Job>& job) { return job->withdrawn; });
+      if (batch.empty()) continue;
+      for (const auto& job : batch) {
+        job->stage = Job::Stage::kRunning;
+        job->run = control;
+      }
+      control->waiting = static_cast<int>(batch.size());
+      metrics_->queued -= static_cast<int64_t>(batch.size());
+      metrics_->in_run += static_cast<int64_t>(batch.size());
     }
-    run_batch(batch);
+    run_batch(batch, *control);
+    metrics_->in_run -= static_cast<int64_t>(batch.size());
   }
 }
 
 void ModelVersion::gather(std::unique_lock<std::mutex>& lock, std::vector<std::shared_ptr<Job>>& batch) {
   const int64_t max_rows = batch_config_.max_batch_size;
-  int64_t rows = batch_rows(*batch[0]);
-  if (rows < 1 || rows >= max_rows) return;
+  if (const int64_t first = batch_rows(*batch[0]); first < 1 || first >= max_rows) return;
   const Clock::time_point until = batch[0]->enqueued + std::chrono::microseconds(batch_config_.max_queue_delay_us);
   const auto& preferred = batch_config_.preferred_sizes;
   for (;;) {
+    // A request withdrawn while it waited here leaves room for others.
+    std::erase_if(batch, [](const std::shared_ptr<Job>& job) { return job->withdrawn; });
+    if (batch.empty()) return;
+    int64_t rows = 0;
+    for (const auto& job : batch) rows += batch_rows(*job);
     // In arrival order: the first request that does not fit ends the batch.
     while (!queue_.empty() && rows < max_rows) {
       const std::shared_ptr<Job>& next = queue_.front();
       const int64_t r = batch_rows(*next);
       if (r < 1 || rows + r > max_rows || !compatible(*batch[0], *next)) return;
       rows += r;
+      next->stage = Job::Stage::kGathered;
       batch.push_back(std::move(queue_.front()));
       queue_.pop_front();
     }
@@ -285,15 +323,15 @@ void ModelVersion::gather(std::unique_lock<std::mutex>& lock, std::vector<std::s
   }
 }
 
-void ModelVersion::run_one(Job& job) {
+void ModelVersion::run_one(Job& job, RunOptions& options) {
   Status status;
   std::vector<Tensor> values;
   // Rounded up: a run stopped by its time limit has passed the deadline.
   const int64_t left_ms =
-      job.deadline ? std::chrono::ceil<std::chrono::milliseconds>(*job.deadline - job.started).count() : 0;
-  job.run_options.timeout_ms = job.deadline ? std::max<int64_t>(left_ms, 1) : 0;
+      job.deadline ? std::chrono::ceil<std::chrono::milliseconds>(*job.deadline - Clock::now()).count() : 0;
+  options.timeout_ms = job.deadline ? std::max<int64_t>(left_ms, 1) : 0;
   try {
-    values = session_->run(job.feeds, job.outputs, &job.run_options);
+    values = session_->run(job.feeds, job.outputs, &options);
   } catch (const Error& e) {
     status = e.status();
   } catch (const std::bad_alloc&) {
@@ -304,7 +342,8 @@ void ModelVersion::run_one(Job& job) {
   finish(job, std::move(status), std::move(values));
 }
 
-bool ModelVersion::run_concatenated(const std::vector<std::shared_ptr<Job>>& jobs, Status& status) {
+bool ModelVersion::run_concatenated(const std::vector<std::shared_ptr<Job>>& jobs, RunOptions& options,
+                                    Status& status) {
   std::vector<int64_t> rows;
   int64_t total = 0;
   for (const auto& job : jobs) total += rows.emplace_back(batch_rows(*job));
@@ -324,7 +363,7 @@ bool ModelVersion::run_concatenated(const std::vector<std::shared_ptr<Job>>& job
     feeds.emplace_back(jobs[0]->feeds[i].first, std::move(t));
   }
   // The run stops at the last deadline; without one when any request has none.
-  RunOptions options;
+  options.timeout_ms = 0;
   std::optional<Clock::time_point> last;
   for (const auto& job : jobs) {
     if (!job->deadline) {
@@ -375,39 +414,56 @@ bool ModelVersion::run_concatenated(const std::vector<std::shared_ptr<Job>>& job
   return true;
 }
 
-void ModelVersion::run_batch(const std::vector<std::shared_ptr<Job>>& batch) {
+void ModelVersion::run_batch(const std::vector<std::shared_ptr<Job>>& batch, RunControl& control) {
   slots_.acquire();
   const Clock::time_point started = Clock::now();
-  std::vector<std::shared_ptr<Job>> live;
-  int64_t rows = 0;
+  // The requests still waiting for their outputs; the others are answered
+  // already and get no run (finished here so that nothing waits on them).
+  auto live_jobs = [&](const std::vector<std::shared_ptr<Job>>& jobs) {
+    std::vector<std::shared_ptr<Job>> live;
+    for (const auto& job : jobs) {
+      if (withdrawn(*job))
+        finish(*job, Status(StatusCode::kCancelled, "the request timed out or was cancelled before its run started"), {});
+      else if (job->deadline && *job->deadline <= Clock::now())
+        finish(*job, Status(StatusCode::kCancelled, "the request's timeout passed while it waited in the queue"), {});
+      else
+        live.push_back(job);
+    }
+    return live;
+  };
   for (const auto& job : batch) {
     job->started = started;
     metrics_->queue.observe(std::chrono::duration<double>(started - job->enqueued).count());
-    if (job->deadline && *job->deadline <= started) {
-      finish(*job, Status(StatusCode::kCancelled, "the request's timeout passed while it waited in the queue"), {});
-      continue;
-    }
-    live.push_back(job);
-    rows += std::max<int64_t>(batch_rows(*job), 0);
   }
+  const std::vector<std::shared_ptr<Job>> live = live_jobs(batch);
+  int64_t rows = 0;
+  for (const auto& job : live) rows += std::max<int64_t>(batch_rows(*job), 0);
+  // Counted before the run: a client that has its outputs sees its batch counted.
+  if (batching_ && !live.empty()) metrics_->count_batch(rows);
   if (live.size() == 1) {
-    run_one(*live[0]);
+    run_one(*live[0], control.options);
   } else if (live.size() > 1) {
     Status status;
-    if (!run_concatenated(live, status)) {
-      // A model whose graph fixes the batch (a Reshape to 1 x ...) fails
-      // batched but not alone: every request runs alone, and batching stops
-      // for this version unless the batched run only ran out of time.
-      if (status.code() != StatusCode::kCancelled && batching_.exchange(false))
-        std::fprintf(stderr, "spindle serve: model '%s' version %s: dynamic batching off: a batched run failed: %s\n",
-                     name_.c_str(), version_.c_str(), status.message().c_str());
-      for (const auto& job : live) run_one(*job);
+    if (!run_concatenated(live, control.options, status)) {
+      // Stopped (every request withdrawn, or every deadline passed): each
+      // request gets the run's error. Otherwise a model whose graph fixes the
+      // batch (a Reshape to 1 x ...) fails batched but not alone: batching
+      // stops for this version and every request runs alone.
+      const bool out_of_time = std::all_of(live.begin(), live.end(), [](const std::shared_ptr<Job>& job) {
+        return job->deadline && *job->deadline <= Clock::now();
+      });
+      if (status.code() == StatusCode::kCancelled || out_of_time) {
+        for (const auto& job : live) finish(*job, status, {});
+      } else {
+        if (batching_.exchange(false))
+          std::fprintf(stderr,
+                       "spindle serve: model '%s' version %s: dynamic batching off: a batched run failed: %s\n",
+                       name_.c_str(), version_.c_str(), status.message().c_str());
+        for (const auto& job : live_jobs(live)) run_one(*job, control.options);
+      }
     }
   }
-  if (!live.empty()) {
-    metrics_->compute.observe(std::chrono::duration<double>(Clock::now() - started).count());
-    if (batching_ || live.size() > 1) metrics_->count_batch(rows);
-  }
+  if (!live.empty()) metrics_->compute.observe(std::chrono::duration<double>(Clock::now() - started).count());
   slots_.release();
 }
 
@@ -563,6 +619,16 @@ std::string Repository::metrics_text() const {
   for (const auto& [k, m] : metrics_)
     s += fmt::format("spindle_serve_request_success_total{{model=\"{}\",version=\"{}\"}} {}\n", label(k.first), label(k.second),
                      m->successes.load());
+  const std::pair<const char*, std::atomic<int64_t> ModelMetrics::*> gauges[] = {
+      {"spindle_serve_queued_requests", &ModelMetrics::queued}, {"spindle_serve_requests_in_run", &ModelMetrics::in_run}};
+  const char* gauge_help[] = {"Requests waiting for a run: in the queue, or in a batch being gathered.",
+                              "Requests in a run, or about to start one."};
+  for (size_t g = 0; g < std::size(gauges); ++g) {
+    s += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", gauges[g].first, gauge_help[g], gauges[g].first);
+    for (const auto& [k, m] : metrics_)
+      s += fmt::format("{}{{model=\"{}\",version=\"{}\"}} {}\n", gauges[g].first, label(k.first), label(k.second),
+                       ((*m).*gauges[g].second).load());
+  }
   // Counters under a third label, one line per key of a map in the metrics.
   auto keyed = [&](const char* metric, const char* help, const char* key_label, const auto ModelMetrics::*counts) {
     s += fmt::format("# HELP {} {}\n# TYPE {} counter\n", metric, help, metric);
@@ -608,6 +674,11 @@ std::vector<Tensor> run_request(ModelVersion& m, Feeds feeds, std::vector<std::s
   job->feeds = std::move(feeds);
   job->outputs = std::move(outputs);
   job->deadline = deadline;
+  if (const int64_t rows = batch_rows(*job); m.max_rows() > 0 && rows > m.max_rows())
+    throw HttpError(400, "bad_request",
+                    fmt::format("the request's batch size {} (the first dimension of its inputs) is more than model "
+                                "'{}' version {} takes: max_batch_size {}; send at most {} rows per request",
+                                rows, m.name(), m.version(), m.max_rows(), m.max_rows()));
   if (!m.enqueue(job))
     throw HttpError(429, "queue_full",
                     fmt::format("model '{}' version {}: the request queue is full or the model is unloading; retry later",
@@ -623,13 +694,20 @@ std::vector<Tensor> run_request(ModelVersion& m, Feeds feeds, std::vector<std::s
       if (!timed_out && !(abandoned && abandoned())) continue;
       gone = !timed_out;
       lock.unlock();
-      if (m.cancel(job)) {
+      const ModelVersion::Withdrawn w = m.withdraw(job);
+      if (w == ModelVersion::Withdrawn::kWaiting) {
         if (gone) throw HttpError(499, "cancelled", "the client cancelled the request while it waited in the queue");
         throw HttpError(504, "timeout",
                         fmt::format("the request's timeout ({} us) passed while it waited in the queue", timeout_us));
       }
-      job->run_options.terminate = true;  // it is running: stop it between nodes
-      lock.lock();
+      if (w == ModelVersion::Withdrawn::kRunning) {
+        if (gone) throw HttpError(499, "cancelled", "the client cancelled the request while its batch ran");
+        throw HttpError(504, "timeout",
+                        fmt::format("the request's timeout ({} us) passed while its batch ran; the batch's other "
+                                    "requests go on",
+                                    timeout_us));
+      }
+      lock.lock();  // its run stops between nodes: wait for it
       break;
     }
   }

@@ -44,6 +44,9 @@ class Histogram {
 
 struct ModelMetrics {
   std::atomic<uint64_t> requests{0}, successes{0};
+  // Gauges: requests waiting for a run (in the queue, or in a batch being
+  // gathered); requests in a run (or about to start one).
+  std::atomic<int64_t> queued{0}, in_run{0};
   std::mutex mu;
   std::map<std::string, uint64_t> failures;  // by reason
   Histogram queue, compute, request;
@@ -65,13 +68,23 @@ class RunSlots {
   int free_;
 };
 
+// One run of a model version, for one request or a batch of them.
+struct RunControl {
+  RunOptions options;
+  int waiting = 0;  // requests whose clients still wait for this run (under the version's mutex)
+};
+
 // One request in a model's queue.
 struct Job {
   Feeds feeds;
   std::vector<std::string> outputs;
   std::optional<Clock::time_point> deadline;
-  RunOptions run_options;
   Clock::time_point enqueued, started;
+  // Under the model version's mutex: where the request is, whether its client
+  // stopped waiting (timeout, cancel), and its run once it has one.
+  enum class Stage { kQueued, kGathered, kRunning } stage = Stage::kQueued;
+  bool withdrawn = false;
+  std::shared_ptr<RunControl> run;
   // Set by the runner when done.
   std::mutex mu;
   std::condition_variable cv;
@@ -110,11 +123,20 @@ class ModelVersion {
   const InferenceSession& session() const { return *session_; }
   // Whether queued requests are batched (the config asks and the model allows).
   bool batching() const { return batching_; }
+  // The rows (first dimension) a request may bring at most: the config's
+  // max_batch_size for a model whose inputs all have a dynamic first
+  // dimension; 0 = no limit.
+  int64_t max_rows() const { return max_rows_; }
   ModelMetrics& metrics() { return *metrics_; }
   // false when the queue is full or the model is being unloaded.
   bool enqueue(const std::shared_ptr<Job>& job);
-  // Removes a job still waiting in the queue; false when a runner took it.
-  bool cancel(const std::shared_ptr<Job>& job);
+  // What withdraw() did with a request whose client stopped waiting.
+  enum class Withdrawn {
+    kWaiting,     // it left the queue, or the batch being gathered
+    kRunning,     // its run goes on for the other requests of its batch
+    kRunStopped,  // it was the last request its run served: the run is told to stop
+  };
+  Withdrawn withdraw(const std::shared_ptr<Job>& job);
   // Stops accepting; the queued jobs still run. The destructor waits for them.
   void stop_accepting();
 
@@ -122,16 +144,18 @@ class ModelVersion {
   void runner();
   // Adds to `batch` the requests behind it that fit, waiting up to the delay.
   void gather(std::unique_lock<std::mutex>& lock, std::vector<std::shared_ptr<Job>>& batch);
-  void run_batch(const std::vector<std::shared_ptr<Job>>& batch);
+  void run_batch(const std::vector<std::shared_ptr<Job>>& batch, RunControl& control);
   // One run of the jobs' feeds concatenated; false (and nothing set) when the
-  // outputs do not split back along the batch dimension.
-  bool run_concatenated(const std::vector<std::shared_ptr<Job>>& jobs, Status& status);
-  void run_one(Job& job);
+  // run fails or its outputs do not split back along the batch dimension.
+  bool run_concatenated(const std::vector<std::shared_ptr<Job>>& jobs, RunOptions& options, Status& status);
+  void run_one(Job& job, RunOptions& options);
+  bool withdrawn(const Job& job);
   std::string name_, version_;
   std::unique_ptr<InferenceSession> session_;
   size_t max_queue_;
   BatchConfig batch_config_;
   std::atomic<bool> batching_{false};
+  int64_t max_rows_ = 0;
   RunSlots& slots_;
   std::shared_ptr<ModelMetrics> metrics_;
   std::mutex mu_;
@@ -185,10 +209,13 @@ std::shared_ptr<ModelVersion> find_model(const Repository& repo, const std::stri
 
 // Puts a request in the model version's queue and waits for its outputs.
 // `deadline` is the request's timeout (`timeout_us` after its arrival): past
-// it the request leaves the queue, or its run stops between nodes. While it
+// it the request leaves the queue (or the batch being gathered); running in
+// a batch it is answered at once and the batch goes on for the others; its
+// run stops between nodes when no request of it is left waiting. While it
 // waits, `abandoned` (when given) is asked every 50 ms whether the client has
-// gone; then it is cancelled the same way. Throws 429 (queue full), 504
-// (timeout), 499 (abandoned), 400 (the run refused its inputs), 500.
+// gone; then it is cancelled the same way. Throws 400 (more rows than the
+// model's max_batch_size, or inputs the run refused), 429 (queue full), 504
+// (timeout), 499 (abandoned), 500.
 std::vector<Tensor> run_request(ModelVersion& m, Feeds feeds, std::vector<std::string> outputs,
                                 std::optional<Clock::time_point> deadline, int64_t timeout_us,
                                 const std::function<bool()>& abandoned = {});
