@@ -70,6 +70,22 @@ Problem make(std::mt19937& rng, int64_t m, int64_t n, int64_t k, bool as, bool b
   return p;
 }
 
+// The problem's operands for qgemm, columns [c0, c1); no output set.
+QGemmArgs args_for(const Problem& p, const QGemmPackedB& packed, int64_t c0, int64_t c1) {
+  QGemmArgs args;
+  args.a = p.a.data();
+  args.a_signed = p.a_signed;
+  args.lda = p.k;
+  args.a_zero_point = p.za;
+  args.m = p.m;
+  args.b = &packed;
+  args.b_zero_points = p.zb.data();
+  args.per_column_b_zero_points = p.per_column;
+  args.col_begin = c0;
+  args.col_end = c1;
+  return args;
+}
+
 // The requantizing epilogue's definition (requant.h) written out per
 // element: clamp(round_half_even((acc + bias) * scale) + zp, lo, hi) in double.
 int32_t requantized(int32_t acc, int32_t bias, double scale, double zp, double lo, double hi) {
@@ -102,17 +118,7 @@ void check_requant(const Problem& p, const Level& lv, int64_t step, const QGemmP
   const int64_t ldy = p.n + 3;
   std::vector<uint8_t> y(static_cast<size_t>(p.m * ldy), 0xA5);
   for (int64_t c0 = 0; c0 < p.n; c0 += step) {
-    QGemmArgs args;
-    args.a = p.a.data();
-    args.a_signed = p.a_signed;
-    args.lda = p.k;
-    args.a_zero_point = p.za;
-    args.m = p.m;
-    args.b = &packed;
-    args.b_zero_points = p.zb.data();
-    args.per_column_b_zero_points = p.per_column;
-    args.col_begin = c0;
-    args.col_end = std::min(p.n, c0 + step);
+    QGemmArgs args = args_for(p, packed, c0, std::min(p.n, c0 + step));
     args.requant = &rq;
     args.yq = y.data() + c0;
     args.ldyq = ldy;
@@ -140,17 +146,7 @@ void check(const Problem& p, const Level& lv, int64_t step) {
   for (int64_t j = 0; j < p.n; ++j) scale[j] = 0.001f * static_cast<float>(j + 1), bias[j] = 0.5f * static_cast<float>(j) - 3.0f;
   for (int64_t c0 = 0; c0 < p.n; c0 += step) {
     const int64_t c1 = std::min(p.n, c0 + step);
-    QGemmArgs args;
-    args.a = p.a.data();
-    args.a_signed = p.a_signed;
-    args.lda = p.k;
-    args.a_zero_point = p.za;
-    args.m = p.m;
-    args.b = &packed;
-    args.b_zero_points = p.zb.data();
-    args.per_column_b_zero_points = p.per_column;
-    args.col_begin = c0;
-    args.col_end = c1;
+    QGemmArgs args = args_for(p, packed, c0, c1);
     args.c = c.data() + c0;
     args.ldc = p.n;
     qgemm_at_level(args, lv.level, lv.vnni);

@@ -56,18 +56,8 @@ TEST(RequantRow, EveryLevelMatchesTheDefinition) {
       const double lo = relu ? zp : y_signed ? -128 : 0, hi = y_signed ? 127 : 255;
       for (const auto& [fn, name] : levels()) {
         std::vector<uint8_t> y(static_cast<size_t>(n + 1), 0x3C);
-        RequantRow rq;
-        rq.acc = acc.data();
-        rq.n = n;
-        rq.bias = bias.data();
-        rq.scale = scale.data();
-        rq.per_value = per_value;
-        rq.zp = zp;
-        rq.lo = lo;
-        rq.hi = hi;
-        rq.y = y.data();
-        rq.y_signed = y_signed;
-        fn(rq);
+        fn(RequantRow{.acc = acc.data(), .n = n, .bias = bias.data(), .scale = scale.data(), .per_value = per_value,
+                      .zp = zp, .lo = lo, .hi = hi, .y = y.data(), .y_signed = y_signed});
         for (int64_t i = 0; i < n; ++i) {
           const int64_t t = per_value ? i : 0;
           const int32_t want = defined(acc[i], bias[t], scale[t], zp, lo, hi);
