@@ -1,7 +1,8 @@
 // qgemm_test.cpp — the 8-bit integer GEMM (primitives/gemm/qgemm.h) at every
 // ISA level this CPU runs (AVX-512 with and without VNNI), against the
 // scalar formula: random and edge shapes, int8 / uint8 A and B, per-tensor
-// and per-column zero points, column ranges, the dequantizing epilogue.
+// and per-column zero points, column ranges, the dequantizing and the
+// requantizing epilogues.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -69,8 +70,74 @@ Problem make(std::mt19937& rng, int64_t m, int64_t n, int64_t k, bool as, bool b
   return p;
 }
 
+// The problem's operands for qgemm, columns [c0, c1); no output set.
+QGemmArgs args_for(const Problem& p, const QGemmPackedB& packed, int64_t c0, int64_t c1) {
+  QGemmArgs args;
+  args.a = p.a.data();
+  args.a_signed = p.a_signed;
+  args.lda = p.k;
+  args.a_zero_point = p.za;
+  args.m = p.m;
+  args.b = &packed;
+  args.b_zero_points = p.zb.data();
+  args.per_column_b_zero_points = p.per_column;
+  args.col_begin = c0;
+  args.col_end = c1;
+  return args;
+}
+
+// The requantizing epilogue's definition (requant.h) written out per
+// element: clamp(round_half_even((acc + bias) * scale) + zp, lo, hi) in double.
+int32_t requantized(int32_t acc, int32_t bias, double scale, double zp, double lo, double hi) {
+  const double v = std::nearbyint((static_cast<double>(acc) + static_cast<double>(bias)) * scale) + zp;
+  return static_cast<int32_t>(std::clamp(v, lo, hi));
+}
+
+// The problem requantized at a level over column blocks of `step` columns,
+// against requantized(): per-column scales (every fourth 0.5, where odd sums
+// tie), biases, a zero point, int8 or uint8 output, a Relu's raised lower
+// bound; the output's row stride wider than n, its padding untouched.
+void check_requant(const Problem& p, const Level& lv, int64_t step, const QGemmPackedB& packed) {
+  int64_t big = 1;
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t j = 0; j < p.n; ++j) big = std::max<int64_t>(big, std::abs(int64_t{p.want(i, j)}));
+  const bool y_signed = p.a_signed != p.per_column, relu = p.b_signed;
+  std::vector<double> scale(static_cast<size_t>(p.n));
+  std::vector<int32_t> bias(static_cast<size_t>(p.n));
+  for (int64_t j = 0; j < p.n; ++j) {
+    scale[j] = j % 4 == 0 ? 0.5 : static_cast<double>(static_cast<float>(150.0 * (1 + j % 5) / (3.0 * big)));
+    bias[j] = static_cast<int32_t>(j * 37 % 201) - 100;
+  }
+  RequantRow rq;
+  rq.bias = bias.data();
+  rq.scale = scale.data();
+  rq.zp = y_signed ? -5 : 131;
+  rq.lo = relu ? rq.zp : y_signed ? -128 : 0;
+  rq.hi = y_signed ? 127 : 255;
+  rq.y_signed = y_signed;
+  const int64_t ldy = p.n + 3;
+  std::vector<uint8_t> y(static_cast<size_t>(p.m * ldy), 0xA5);
+  for (int64_t c0 = 0; c0 < p.n; c0 += step) {
+    QGemmArgs args = args_for(p, packed, c0, std::min(p.n, c0 + step));
+    args.requant = &rq;
+    args.yq = y.data() + c0;
+    args.ldyq = ldy;
+    qgemm_at_level(args, lv.level, lv.vnni);
+  }
+  for (int64_t i = 0; i < p.m; ++i) {
+    for (int64_t j = 0; j < p.n; ++j) {
+      const int32_t want = requantized(p.want(i, j), bias[j], scale[j], rq.zp, rq.lo, rq.hi);
+      const uint8_t b = y[i * ldy + j];
+      ASSERT_EQ(y_signed ? int32_t{static_cast<int8_t>(b)} : int32_t{b}, want)
+          << lv.name << " requantized m=" << p.m << " n=" << p.n << " k=" << p.k << " at (" << i << ", " << j << ")";
+    }
+    for (int64_t j = p.n; j < ldy; ++j) ASSERT_EQ(y[i * ldy + j], 0xA5) << "padding written at row " << i;
+  }
+}
+
 // Runs the problem at a level over column blocks [c0, c1) of `step` columns
-// and checks every element (int32, and the float epilogue).
+// and checks every element (int32, the float epilogue and the requantizing
+// one).
 void check(const Problem& p, const Level& lv, int64_t step) {
   const QGemmPackedB packed = qgemm_pack_b(p.b.data(), p.b_signed, p.k, p.n, p.n);
   ASSERT_EQ(step % packed.panel_columns, 0);
@@ -79,17 +146,7 @@ void check(const Problem& p, const Level& lv, int64_t step) {
   for (int64_t j = 0; j < p.n; ++j) scale[j] = 0.001f * static_cast<float>(j + 1), bias[j] = 0.5f * static_cast<float>(j) - 3.0f;
   for (int64_t c0 = 0; c0 < p.n; c0 += step) {
     const int64_t c1 = std::min(p.n, c0 + step);
-    QGemmArgs args;
-    args.a = p.a.data();
-    args.a_signed = p.a_signed;
-    args.lda = p.k;
-    args.a_zero_point = p.za;
-    args.m = p.m;
-    args.b = &packed;
-    args.b_zero_points = p.zb.data();
-    args.per_column_b_zero_points = p.per_column;
-    args.col_begin = c0;
-    args.col_end = c1;
+    QGemmArgs args = args_for(p, packed, c0, c1);
     args.c = c.data() + c0;
     args.ldc = p.n;
     qgemm_at_level(args, lv.level, lv.vnni);
@@ -111,6 +168,7 @@ void check(const Problem& p, const Level& lv, int64_t step) {
       const float wy = prod + bias[j];
       ASSERT_EQ(y[i * p.n + j], wy) << lv.name << " dequantized at (" << i << ", " << j << ")";
     }
+  check_requant(p, lv, step, packed);
 }
 
 TEST(QGemm, RandomShapesEveryLevelAndSignedness) {

@@ -826,35 +826,10 @@ class QLinearConvKernel final : public OpKernel {
     });
   }
 
-  // A GEMM block's int32 sums (rows pixels x cols channels from channel m0)
-  // requantized row by row: straight into NHWC output pixels, or through
-  // scratch transposed into the NCHW output planes.
+  // A GEMM block's requantized rows (rows pixels x cols channels from
+  // channel m0, in scratch) transposed into the NCHW output planes.
   template <class T>
-  void store_block(const int32_t* acc, int64_t rows, int64_t cols, int64_t m0, int64_t p0, const ConvRequant& r,
-                   int64_t M, int64_t P, T* yn) const {
-    static const auto requant_fn = SPINDLE_ISA_SELECT(requant_row);
-    T* q = nhwc_ ? nullptr : reinterpret_cast<T*>(scratch_floats(0, static_cast<size_t>((rows * cols + 3) / 4)));
-    RequantRow rq;
-    rq.n = cols;
-    rq.bias = r.bias.data() + m0;
-    rq.scale = r.scale.data() + m0;
-    rq.zp = r.zp;
-    rq.lo = r.lo;
-    rq.hi = r.hi;
-    rq.y_signed = std::is_same_v<T, int8_t>;
-    if (nhwc_) {  // straight into the output pixels
-      for (int64_t i = 0; i < rows; ++i) {
-        rq.acc = acc + i * cols;
-        rq.y = yn + (p0 + i) * M + m0;
-        requant_fn(rq);
-      }
-      return;
-    }
-    for (int64_t i = 0; i < rows; ++i) {
-      rq.acc = acc + i * cols;
-      rq.y = q + i * cols;
-      requant_fn(rq);
-    }
+  static void store_planes(const T* q, int64_t rows, int64_t cols, int64_t m0, int64_t p0, int64_t P, T* yn) {
     for (int64_t j = 0; j < cols; ++j) {
       T* out = yn + (m0 + j) * P + p0;
       const T* src = q + j;
@@ -934,8 +909,18 @@ class QLinearConvKernel final : public OpKernel {
               a = col + (grp * chunk_rows + (p0 - q0)) * K;
               lda = K;
             }
-            const int64_t cols = c1 - c0;
-            int32_t* acc = reinterpret_cast<int32_t*>(scratch_floats(2, static_cast<size_t>(rows * cols)));
+            const int64_t cols = c1 - c0, m0 = grp * mg + c0;
+            // Requantized in qgemm's epilogue: straight into the NHWC output
+            // pixels, or into scratch transposed into the NCHW planes.
+            T* q = nhwc_ ? yn + p0 * M + m0
+                         : reinterpret_cast<T*>(scratch_floats(2, static_cast<size_t>((rows * cols + 3) / 4)));
+            RequantRow rq;
+            rq.bias = r.bias.data() + grp * mg;  // qgemm indexes them by the group's column
+            rq.scale = r.scale.data() + grp * mg;
+            rq.zp = r.zp;
+            rq.lo = r.lo;
+            rq.hi = r.hi;
+            rq.y_signed = std::is_same_v<T, int8_t>;
             QGemmArgs args;
             args.a = a;
             args.a_signed = x_signed;
@@ -947,10 +932,11 @@ class QLinearConvKernel final : public OpKernel {
             args.per_column_b_zero_points = true;
             args.col_begin = c0;
             args.col_end = c1;
-            args.c = acc;
-            args.ldc = cols;
+            args.requant = &rq;
+            args.yq = q;
+            args.ldyq = nhwc_ ? M : cols;
             qgemm(args);
-            store_block(acc, rows, cols, grp * mg + c0, p0, r, M, P, yn);
+            if (!nhwc_) store_planes(q, rows, cols, m0, p0, P, yn);
           }
         });
       }

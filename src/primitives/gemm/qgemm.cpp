@@ -112,6 +112,15 @@ void run(const QGemmArgs& args, const Level& level) {
     p.scale = args.per_column_scale ? args.scale + args.col_begin : args.scale;
     p.bias = args.bias ? args.bias + args.col_begin : nullptr;
   }
+  RequantRow rq;
+  if (args.requant) {  // the columns from col_begin on
+    rq = *args.requant;
+    rq.bias += args.col_begin;
+    rq.scale += args.col_begin;
+    p.requant = &rq;
+    p.yq = static_cast<uint8_t*>(args.yq);
+    p.ldyq = args.ldyq;
+  }
   p.vnni = level.vnni;
   level.kernel(p);
 }

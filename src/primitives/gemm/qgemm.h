@@ -23,6 +23,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "primitives/quant/requant.h"
+
 namespace spindle::kernels::nn {
 
 // B (K x n) in the layout of the active ISA level's micro-kernel.
@@ -62,6 +64,15 @@ struct QGemmArgs {
   const float* scale = nullptr;
   bool per_column_scale = false;
   const float* bias = nullptr;
+  // Optional requantizing epilogue (QLinearConv's). When requant is set, c
+  // and y are not written and instead C[i][j] goes through requant_row's
+  // arithmetic (primitives/quant/requant.h) with requant->bias[j] and
+  // requant->scale[j] (indexed by B's column, as scale and bias above) into
+  // the 8-bit yq[i * ldyq + (j - col_begin)] (int8 when requant->y_signed).
+  // The same bits as c followed by requant_row, without the int32 pass.
+  const RequantRow* requant = nullptr;
+  void* yq = nullptr;
+  int64_t ldyq = 0;
 };
 
 // C for rows [0, m) and columns [col_begin, col_end).

@@ -10,7 +10,8 @@
 // (sign-extended) go through pmaddwd, whose pair sums (at most 2 * 255 * 128)
 // cannot saturate, unlike pmaddubsw's. The register tile is MR rows x NP
 // panels of 16 columns; the tile's sums go through a small buffer to the
-// epilogue (zero-point terms, then int32 or the dequantized float).
+// epilogue (zero-point terms, then int32, the dequantized float or the
+// requantized 8-bit values).
 #include <immintrin.h>
 
 #include <cstdint>
@@ -318,6 +319,11 @@ void qgemm_kernel(const QGemmKernelArgs& p) {
   const int max_np = 1;
 #endif
   alignas(64) int32_t tile[kMaxMr * 64];
+  RequantRow rq;  // requantizing epilogue: one row of the tile at a time
+  if (p.requant) {
+    rq = *p.requant;
+    rq.per_value = true;
+  }
   for (int64_t p0 = 0; p0 < panels;) {
     const int64_t left = panels - p0;
     const int np = left >= 4 && max_np >= 4 ? 4 : left >= 2 && max_np >= 2 ? 2 : 1;
@@ -329,8 +335,18 @@ void qgemm_kernel(const QGemmKernelArgs& p) {
       for (int r = 0; r < mr; ++r) {
         const int64_t i = i0 + r;
         const uint32_t rt = static_cast<uint32_t>(p.row_terms[i]);
-        const int32_t* t = tile + r * 64 - j0;
-        if (p.y) {
+        int32_t* t = tile + r * 64 - j0;
+        if (p.requant) {  // the corrected sums in place, then requantized from the tile
+          for (int64_t j = j0; j < j1; ++j)
+            t[j] = static_cast<int32_t>(static_cast<uint32_t>(t[j]) + static_cast<uint32_t>(p.col_terms[j]) -
+                                        static_cast<uint32_t>(p.zb[j]) * rt);
+          rq.acc = t + j0;
+          rq.n = j1 - j0;
+          rq.bias = p.requant->bias + j0;
+          rq.scale = p.requant->scale + j0;
+          rq.y = p.yq + i * p.ldyq + j0;
+          requant_row(rq);
+        } else if (p.y) {
           float* y = p.y + i * p.ldy;
           if (p.per_column_scale) {
             for (int64_t j = j0; j < j1; ++j) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "primitives/isa/dispatch.h"
+#include "primitives/quant/requant.h"
 
 namespace spindle::kernels {
 
@@ -24,7 +25,12 @@ inline constexpr int64_t kQGemmPanel = 16;
 //   v = dot(a'[i], b'[j]) - zb[j] * row_terms[i] + col_terms[j]   (int32, wrapping)
 // stored as c[i * ldc + j], or, when y is set, as float:
 //   y[i * ldy + j] = float(v) * scale[per_column_scale ? j : 0]  (+ bias[j])
-// two roundings, a multiply then an add, as Cast, Mul and Add compute them.
+// two roundings, a multiply then an add, as Cast, Mul and Add compute them;
+// or, when requant is set, requantized to 8 bits as requant_row (requant.h)
+// computes it, column j with requant->bias[j] and requant->scale[j]:
+//   yq[i * ldyq + j] (bytes: int8 when requant->y_signed, else uint8)
+// straight from the register tile's sums (requant's acc, n, y and per_value
+// are not read).
 struct QGemmKernelArgs {
   const uint8_t* a = nullptr;
   int64_t lda = 0;
@@ -42,6 +48,9 @@ struct QGemmKernelArgs {
   const float* scale = nullptr;
   bool per_column_scale = false;
   const float* bias = nullptr;  // n, or null
+  const RequantRow* requant = nullptr;
+  uint8_t* yq = nullptr;
+  int64_t ldyq = 0;
   bool vnni = false;  // avx512 level only: the CPU has AVX512-VNNI
 };
 

@@ -41,15 +41,21 @@ inline double one(int32_t acc, int32_t bias, double scale, double zp, double lo,
 inline __m512d vmax(__m512d a, __m512d b) { return _mm512_mask_max_pd(b, 0xFF, a, b); }
 inline __m512d vmin(__m512d a, __m512d b) { return _mm512_mask_min_pd(b, 0xFF, a, b); }
 
-// Eight values of one(): vmax / vmin return their second operand for a
-// NaN, so a NaN product becomes -2^40 and then lo, as one() gives.
+// Eight values of one(), in fewer steps with the same results: the product
+// is clamped to [lo - zp, hi - zp] (integers) before the rounding instead of
+// the sum after it. Rounding is monotone and keeps integers, so
+// round(clamp(v, a, b)) = clamp(round(v), a, b), and adding zp (exact) moves
+// the bounds to [lo, hi]; past +-2^40 both saturate alike. vmax returns its
+// second operand for a NaN product: lo - zp, hence lo, as one() gives. In
+// that range v + 1.5 * 2^52 rounds v half to even, and subtracting
+// 1.5 * 2^52 - zp leaves round(v) + zp, both steps exact.
 inline __m256i one8(__m256i acc, __m256i bias, __m512d scale, __m512d zp, __m512d lo, __m512d hi) {
-  const __m512d bound = _mm512_set1_pd(kBound), magic = _mm512_set1_pd(kMagic);
+  const __m512d magic = _mm512_set1_pd(kMagic);
+  const __m512d lo_z = _mm512_sub_pd(lo, zp), hi_z = _mm512_sub_pd(hi, zp), magic_z = _mm512_sub_pd(magic, zp);
   __m512d v =
       _mm512_mul_pd(_mm512_add_pd(_mm512_maskz_cvtepi32_pd(0xFF, acc), _mm512_maskz_cvtepi32_pd(0xFF, bias)), scale);
-  v = vmin(vmax(v, _mm512_sub_pd(_mm512_setzero_pd(), bound)), bound);
-  __m512d r = _mm512_add_pd(_mm512_sub_pd(_mm512_add_pd(v, magic), magic), zp);
-  r = vmin(vmax(r, lo), hi);
+  v = vmin(vmax(v, lo_z), hi_z);
+  const __m512d r = _mm512_sub_pd(_mm512_add_pd(v, magic), magic_z);
   return _mm512_maskz_cvttpd_epi32(0xFF, r);
 }
 
