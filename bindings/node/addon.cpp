@@ -420,12 +420,19 @@ Tensor take_feed(JsFeed& f, bool borrow) {
   return t;
 }
 
+// Outputs up to this size are copied into memory V8 allocates, larger ones
+// handed over. A handed-over buffer is freed by its finalizer, at the
+// collector's pace: the many small buffers of a fast model's runs then go
+// back to malloc in batches, and its heap shrinks and grows (heap search
+// and page faults cost such a run more than the copy).
+constexpr size_t kCopiedOutputBytes = 64 << 10;
+
 // The output's bytes as an ArrayBuffer: the runtime's own buffer when this
-// tensor is its only holder (the ArrayBuffer's finalizer then releases it),
-// else a copy.
+// tensor is its only holder and is large (the ArrayBuffer's finalizer then
+// releases it), else a copy.
 Napi::ArrayBuffer output_bytes(Napi::Env env, const Tensor& t) {
   const std::shared_ptr<Buffer>& b = t.buffer();
-  if (b && b->owned() && b.use_count() == 1 && t.nbytes() > 0) {
+  if (b && b->owned() && b.use_count() == 1 && t.nbytes() > kCopiedOutputBytes) {
     auto* hold = new std::shared_ptr<Buffer>(b);
     return Napi::ArrayBuffer::New(
         env, const_cast<void*>(t.raw_data()), t.nbytes(),
