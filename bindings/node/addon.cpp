@@ -305,6 +305,25 @@ Napi::Value Session::metadata(const Napi::CallbackInfo& info, bool inputs) {
   return a;
 }
 
+// The property names of a tensor object, made once per environment (a
+// worker thread has its own) and kept in an array (Node-API references hold
+// objects only): a name made from a C string on every run is looked up in
+// V8's string table each time.
+struct TensorKeys {
+  Napi::Value type, data, dims;
+  static TensorKeys of(Napi::Env env) {
+    const Napi::Array a = env.GetInstanceData<Napi::ObjectReference>()->Value().As<Napi::Array>();
+    return {a.Get(0u), a.Get(1u), a.Get(2u)};
+  }
+  static void install(Napi::Env env) {
+    Napi::Array a = Napi::Array::New(env, 3);
+    a.Set(0u, Napi::String::New(env, "type"));
+    a.Set(1u, Napi::String::New(env, "data"));
+    a.Set(2u, Napi::String::New(env, "dims"));
+    env.SetInstanceData(new Napi::ObjectReference(Napi::Persistent(a.As<Napi::Object>())));  // deleted with the environment
+  }
+};
+
 // A feed after the first phase of run()'s conversion (see the file comment):
 // every JavaScript read done, no pointer into JavaScript memory taken yet.
 struct JsFeed {
@@ -324,13 +343,14 @@ JsFeed read_feed(const std::string& name, const Napi::Value& v) {
   JsFeed f;
   f.name = name;
   // No ToString(): it would call the object's toString.
-  const Napi::Value type = o.Get("type");
+  const TensorKeys keys = TensorKeys::of(v.Env());
+  const Napi::Value type = o.Get(keys.type);
   if (!type.IsString())
     throw ArgumentTypeError("feed '" + name + "' has a `type` that is " + js_type_name(type) +
                             ", expected a string such as 'float32'");
   f.dtype = dtype_of_name(type.As<Napi::String>().Utf8Value());
-  const Napi::Value data = o.Get("data");
-  const Napi::Value dims_v = o.Get("dims");
+  const Napi::Value data = o.Get(keys.data);
+  const Napi::Value dims_v = o.Get(keys.dims);
   const bool is_string = f.dtype == DataType::kString;
   if (!(is_string ? data.IsArray() : data.IsTypedArray()) || !dims_v.IsArray())
     throw ArgumentTypeError("feed '" + name + "' needs " + (is_string ? "an array of strings" : "a typed array") +
@@ -448,16 +468,17 @@ Napi::Value tensor_to_js(Napi::Env env, const Tensor& t) {
   if (!t.is_tensor())
     throw Error(StatusCode::kUnsupported, "an output is a " + t.describe() +
                                               "; the Node.js binding returns tensors only (the Python one returns lists)");
+  const TensorKeys keys = TensorKeys::of(env);
   Napi::Object o = Napi::Object::New(env);
-  o.Set("type", name_of_dtype(t.dtype()));
+  o.Set(keys.type, name_of_dtype(t.dtype()));
   Napi::Array dims = Napi::Array::New(env, t.shape().size());
   for (size_t i = 0; i < t.shape().size(); ++i) dims.Set(static_cast<uint32_t>(i), static_cast<double>(t.shape()[i]));
-  o.Set("dims", dims);
+  o.Set(keys.dims, dims);
   if (t.dtype() == DataType::kString) {
     Napi::Array a = Napi::Array::New(env, static_cast<size_t>(t.numel()));
     const std::string* s = t.data<std::string>();
     for (int64_t i = 0; i < t.numel(); ++i) a.Set(static_cast<uint32_t>(i), Napi::String::New(env, s[i]));
-    o.Set("data", a);
+    o.Set(keys.data, a);
     return o;
   }
   Napi::ArrayBuffer buf = output_bytes(env, t);
@@ -478,7 +499,7 @@ Napi::Value tensor_to_js(Napi::Env env, const Tensor& t) {
     case DataType::kUInt64: data = Napi::BigUint64Array::New(env, n, buf, 0); break;
     default: throw Error(StatusCode::kUnsupported, "an output of dtype " + dtype_name(t.dtype()) + " cannot be returned");
   }
-  o.Set("data", data);
+  o.Set(keys.data, data);
   return o;
 }
 
@@ -720,6 +741,7 @@ Napi::Value create_session(const Napi::CallbackInfo& info) {
 }  // namespace
 
 Napi::Object init(Napi::Env env, Napi::Object exports) {
+  TensorKeys::install(env);
   Napi::Function cls = Session::define(env);
   Session::constructor = new Napi::FunctionReference(Napi::Persistent(cls));
   exports.Set("Session", cls);
