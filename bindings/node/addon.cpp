@@ -208,7 +208,6 @@ std::vector<Tensor> timed_run(InferenceSession& s, const Feeds& feeds, const std
 
 class Session : public Napi::ObjectWrap<Session> {
  public:
-  static Napi::FunctionReference* constructor;
 
   static Napi::Function define(Napi::Env env) {
     return DefineClass(env, "Session",
@@ -272,7 +271,6 @@ class Session : public Napi::ObjectWrap<Session> {
   std::shared_ptr<RunClock> clock_ = std::make_shared<RunClock>();
   int64_t sync_threshold_ns_ = 0;
 };
-Napi::FunctionReference* Session::constructor = nullptr;
 
 // [{ name, isTensor, type, shape }]; a sequence or optional value is not a
 // tensor (isTensor false and nothing else, as onnxruntime-node reports it).
@@ -308,7 +306,8 @@ Napi::Value Session::metadata(const Napi::CallbackInfo& info, bool inputs) {
 // The property names of a tensor object, made once per environment (a
 // worker thread has its own) and kept in an array (Node-API references hold
 // objects only): a name made from a C string on every run is looked up in
-// V8's string table each time.
+// V8's string table each time. Slot 3 of the array holds the environment's
+// Session class (init puts it there).
 struct TensorKeys {
   Napi::Value type, data, dims;
   static TensorKeys of(Napi::Env env) {
@@ -521,7 +520,9 @@ class CreateWorker : public Napi::AsyncWorker {
     }
   }
   void OnOK() override {
-    Napi::Object obj = Session::constructor->New({});
+    // The Session class of this environment (a worker thread has its own).
+    const Napi::Array per_env = Env().GetInstanceData<Napi::ObjectReference>()->Value().As<Napi::Array>();
+    Napi::Object obj = per_env.Get(3u).As<Napi::Function>().New({});
     Session::Unwrap(obj)->set(std::move(session_), sync_threshold_us_);
     deferred_.Resolve(obj);
   }
@@ -743,7 +744,7 @@ Napi::Value create_session(const Napi::CallbackInfo& info) {
 Napi::Object init(Napi::Env env, Napi::Object exports) {
   TensorKeys::install(env);
   Napi::Function cls = Session::define(env);
-  Session::constructor = new Napi::FunctionReference(Napi::Persistent(cls));
+  env.GetInstanceData<Napi::ObjectReference>()->Value().Set(3u, cls);
   exports.Set("Session", cls);
   exports.Set("createSession", Napi::Function::New(env, create_session));
   exports.Set("version", Napi::String::New(env, spindle::version()));
