@@ -208,7 +208,6 @@ std::vector<Tensor> timed_run(InferenceSession& s, const Feeds& feeds, const std
 
 class Session : public Napi::ObjectWrap<Session> {
  public:
-  static Napi::FunctionReference* constructor;
 
   static Napi::Function define(Napi::Env env) {
     return DefineClass(env, "Session",
@@ -272,7 +271,6 @@ class Session : public Napi::ObjectWrap<Session> {
   std::shared_ptr<RunClock> clock_ = std::make_shared<RunClock>();
   int64_t sync_threshold_ns_ = 0;
 };
-Napi::FunctionReference* Session::constructor = nullptr;
 
 // [{ name, isTensor, type, shape }]; a sequence or optional value is not a
 // tensor (isTensor false and nothing else, as onnxruntime-node reports it).
@@ -305,6 +303,26 @@ Napi::Value Session::metadata(const Napi::CallbackInfo& info, bool inputs) {
   return a;
 }
 
+// The property names of a tensor object, made once per environment (a
+// worker thread has its own) and kept in an array (Node-API references hold
+// objects only): a name made from a C string on every run is looked up in
+// V8's string table each time. Slot 3 of the array holds the environment's
+// Session class (init puts it there).
+struct TensorKeys {
+  Napi::Value type, data, dims;
+  static TensorKeys of(Napi::Env env) {
+    const Napi::Array a = env.GetInstanceData<Napi::ObjectReference>()->Value().As<Napi::Array>();
+    return {a.Get(0u), a.Get(1u), a.Get(2u)};
+  }
+  static void install(Napi::Env env) {
+    Napi::Array a = Napi::Array::New(env, 3);
+    a.Set(0u, Napi::String::New(env, "type"));
+    a.Set(1u, Napi::String::New(env, "data"));
+    a.Set(2u, Napi::String::New(env, "dims"));
+    env.SetInstanceData(new Napi::ObjectReference(Napi::Persistent(a.As<Napi::Object>())));  // deleted with the environment
+  }
+};
+
 // A feed after the first phase of run()'s conversion (see the file comment):
 // every JavaScript read done, no pointer into JavaScript memory taken yet.
 struct JsFeed {
@@ -324,13 +342,14 @@ JsFeed read_feed(const std::string& name, const Napi::Value& v) {
   JsFeed f;
   f.name = name;
   // No ToString(): it would call the object's toString.
-  const Napi::Value type = o.Get("type");
+  const TensorKeys keys = TensorKeys::of(v.Env());
+  const Napi::Value type = o.Get(keys.type);
   if (!type.IsString())
     throw ArgumentTypeError("feed '" + name + "' has a `type` that is " + js_type_name(type) +
                             ", expected a string such as 'float32'");
   f.dtype = dtype_of_name(type.As<Napi::String>().Utf8Value());
-  const Napi::Value data = o.Get("data");
-  const Napi::Value dims_v = o.Get("dims");
+  const Napi::Value data = o.Get(keys.data);
+  const Napi::Value dims_v = o.Get(keys.dims);
   const bool is_string = f.dtype == DataType::kString;
   if (!(is_string ? data.IsArray() : data.IsTypedArray()) || !dims_v.IsArray())
     throw ArgumentTypeError("feed '" + name + "' needs " + (is_string ? "an array of strings" : "a typed array") +
@@ -420,12 +439,19 @@ Tensor take_feed(JsFeed& f, bool borrow) {
   return t;
 }
 
+// Outputs up to this size are copied into memory V8 allocates, larger ones
+// handed over. A handed-over buffer is freed by its finalizer, at the
+// collector's pace: the many small buffers of a fast model's runs then go
+// back to malloc in batches, and its heap shrinks and grows (heap search
+// and page faults cost such a run more than the copy).
+constexpr size_t kCopiedOutputBytes = 64 << 10;
+
 // The output's bytes as an ArrayBuffer: the runtime's own buffer when this
-// tensor is its only holder (the ArrayBuffer's finalizer then releases it),
-// else a copy.
+// tensor is its only holder and is large (the ArrayBuffer's finalizer then
+// releases it), else a copy.
 Napi::ArrayBuffer output_bytes(Napi::Env env, const Tensor& t) {
   const std::shared_ptr<Buffer>& b = t.buffer();
-  if (b && b->owned() && b.use_count() == 1 && t.nbytes() > 0) {
+  if (b && b->owned() && b.use_count() == 1 && t.nbytes() > kCopiedOutputBytes) {
     auto* hold = new std::shared_ptr<Buffer>(b);
     return Napi::ArrayBuffer::New(
         env, const_cast<void*>(t.raw_data()), t.nbytes(),
@@ -441,16 +467,17 @@ Napi::Value tensor_to_js(Napi::Env env, const Tensor& t) {
   if (!t.is_tensor())
     throw Error(StatusCode::kUnsupported, "an output is a " + t.describe() +
                                               "; the Node.js binding returns tensors only (the Python one returns lists)");
+  const TensorKeys keys = TensorKeys::of(env);
   Napi::Object o = Napi::Object::New(env);
-  o.Set("type", name_of_dtype(t.dtype()));
+  o.Set(keys.type, name_of_dtype(t.dtype()));
   Napi::Array dims = Napi::Array::New(env, t.shape().size());
   for (size_t i = 0; i < t.shape().size(); ++i) dims.Set(static_cast<uint32_t>(i), static_cast<double>(t.shape()[i]));
-  o.Set("dims", dims);
+  o.Set(keys.dims, dims);
   if (t.dtype() == DataType::kString) {
     Napi::Array a = Napi::Array::New(env, static_cast<size_t>(t.numel()));
     const std::string* s = t.data<std::string>();
     for (int64_t i = 0; i < t.numel(); ++i) a.Set(static_cast<uint32_t>(i), Napi::String::New(env, s[i]));
-    o.Set("data", a);
+    o.Set(keys.data, a);
     return o;
   }
   Napi::ArrayBuffer buf = output_bytes(env, t);
@@ -471,7 +498,7 @@ Napi::Value tensor_to_js(Napi::Env env, const Tensor& t) {
     case DataType::kUInt64: data = Napi::BigUint64Array::New(env, n, buf, 0); break;
     default: throw Error(StatusCode::kUnsupported, "an output of dtype " + dtype_name(t.dtype()) + " cannot be returned");
   }
-  o.Set("data", data);
+  o.Set(keys.data, data);
   return o;
 }
 
@@ -493,7 +520,9 @@ class CreateWorker : public Napi::AsyncWorker {
     }
   }
   void OnOK() override {
-    Napi::Object obj = Session::constructor->New({});
+    // The Session class of this environment (a worker thread has its own).
+    const Napi::Array per_env = Env().GetInstanceData<Napi::ObjectReference>()->Value().As<Napi::Array>();
+    Napi::Object obj = per_env.Get(3u).As<Napi::Function>().New({});
     Session::Unwrap(obj)->set(std::move(session_), sync_threshold_us_);
     deferred_.Resolve(obj);
   }
@@ -713,8 +742,9 @@ Napi::Value create_session(const Napi::CallbackInfo& info) {
 }  // namespace
 
 Napi::Object init(Napi::Env env, Napi::Object exports) {
+  TensorKeys::install(env);
   Napi::Function cls = Session::define(env);
-  Session::constructor = new Napi::FunctionReference(Napi::Persistent(cls));
+  env.GetInstanceData<Napi::ObjectReference>()->Value().Set(3u, cls);
   exports.Set("Session", cls);
   exports.Set("createSession", Napi::Function::New(env, create_session));
   exports.Set("version", Napi::String::New(env, spindle::version()));

@@ -103,12 +103,36 @@ py::object bfloat16_numpy_dtype() {
   }();
   return *cached;
 }
+// The numpy dtype of each kDtypes entry, made once: building a dtype from
+// its name on every call costs more than a small model's run takes to feed.
+const py::dtype& cached_dtype(const DtypeName& d) {
+  static const std::vector<py::dtype>* cached = [] {
+    auto* v = new std::vector<py::dtype>;  // kept for the process, as bfloat16_numpy_dtype's
+    for (const auto& e : kDtypes) v->push_back(py::dtype(e.numpy));
+    return v;
+  }();
+  return (*cached)[static_cast<size_t>(&d - kDtypes)];
+}
+
 py::dtype numpy_dtype(DataType t, const DtypeName& d) {
   if (t == DataType::kBFloat16) {
     const py::object bf = bfloat16_numpy_dtype();
-    return bf.is_none() ? py::dtype("uint16") : py::reinterpret_borrow<py::dtype>(bf);
+    return bf.is_none() ? cached_dtype(*by_dtype(DataType::kUInt16)) : py::reinterpret_borrow<py::dtype>(bf);
   }
-  return py::dtype(d.numpy);
+  return cached_dtype(d);
+}
+
+// The kDtypes entry a numpy dtype stands for, compared in native byte order
+// ('q' and 'l', '>f4' and '<f4' name the same element type); null if none.
+// A dtype in native order (nearly every array) matches without making the
+// native-order copy of it.
+const DtypeName* match_dtype(const py::dtype& dt) {
+  for (const auto& d : kDtypes)
+    if (dt.equal(cached_dtype(d))) return &d;
+  const py::dtype native = dt.attr("newbyteorder")("=");
+  for (const auto& d : kDtypes)
+    if (native.equal(cached_dtype(d))) return &d;
+  return nullptr;
 }
 
 // numpy array -> Tensor (borrowed: `keep` holds the array until the run ends).
@@ -120,12 +144,7 @@ Tensor to_tensor(const std::string& name, const py::handle& value, std::vector<p
   if (!a) throw Error(StatusCode::kInvalidArgument, "input '" + name + "' is not convertible to a numpy array");
   const char kind = a.dtype().kind();
   if (kind == 'U' || kind == 'S' || kind == 'O') return to_string_tensor(a);
-  // Matched by equality in native byte order: 'q' and 'l', '>f4' and '<f4'
-  // name the same element type.
-  const py::object native = a.dtype().attr("newbyteorder")("=");
-  const DtypeName* match = nullptr;
-  for (const auto& d : kDtypes)
-    if (native.equal(py::dtype(d.numpy))) match = &d;
+  const DtypeName* match = match_dtype(a.dtype());
   DataType dtype = match ? match->dtype : DataType::kUndefined;
   const py::object bf = bfloat16_numpy_dtype();
   if ((!bf.is_none() && a.dtype().equal(bf)) || (dtype == DataType::kUInt16 && declared == DataType::kBFloat16)) {
@@ -137,7 +156,7 @@ Tensor to_tensor(const std::string& name, const py::handle& value, std::vector<p
                 "input '" + name + "' has numpy dtype " + std::string(py::str(a.dtype())) +
                     ", which spindle does not support (expected float32, float64, float16, int8..int64, "
                     "uint8..uint64, bool, str, or ml_dtypes.bfloat16 / uint16 bits for bfloat16)");
-  const py::dtype want = dtype == DataType::kBFloat16 ? a.dtype() : py::dtype(match->numpy);
+  const py::dtype want = dtype == DataType::kBFloat16 ? a.dtype() : cached_dtype(*match);
   // Borrowed as is when C-contiguous, aligned and in native byte order;
   // otherwise copied into such an array, never rejected.
   const bool aligned = reinterpret_cast<uintptr_t>(a.data()) % dtype_size(dtype) == 0;

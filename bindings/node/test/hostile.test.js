@@ -287,3 +287,67 @@ test('run options: timeoutMs and terminate are checked', async () => {
   await assert.rejects(s._native.run(raw, undefined, { terminate: 'yes' }), { name: 'TypeError', message: /runOptions.terminate is a string/ });
   await checkAdd(s);
 });
+
+// y = x + x, float32 [N]: a computed output of any size.
+const doubleModel = () =>
+  model(graph('double', [node('Add', ['x', 'x'], ['y'])], [value('x', FLOAT, ['N'])], [value('y', FLOAT, ['N'])]));
+const ramp = (n, k) => Float32Array.from({ length: n }, (_, i) => (i % 977) + k);
+
+test('outputs held across runs keep their values: small (copied) and large (handed over), shapes changing', async () => {
+  require('v8').setFlagsFromString('--expose-gc');
+  const gc = require('vm').runInNewContext('gc');
+  // 16 floats are copied out of the runtime's buffer, 64Ki floats (256 KiB) handed over.
+  const sizes = [16, 65536, 3, 65536, 16];
+  for (const syncRunThresholdUs of [1e9, 0]) {
+    const s = await spindle.InferenceSession.create(doubleModel(), { syncRunThresholdUs });
+    await s.run({ x: new spindle.Tensor('float32', ramp(4, 0), [4]) });  // timed once
+    const held = [];
+    for (let k = 0; k < sizes.length; k++) {
+      const n = sizes[k];
+      const y = (await s.run({ x: new spindle.Tensor('float32', ramp(n, k), [n]) })).y;
+      assert.deepStrictEqual(y.dims, [n]);
+      held.push({ y, k });
+      // A failed run in between (a feed whose data and dims disagree) changes nothing held.
+      await assert.rejects(s.run({ x: { type: 'float32', data: new Float32Array(5), dims: [6] } }), /feed 'x' has 20 bytes/);
+      gc();
+    }
+    // Overlapping runs of one session (on workers when syncRunThresholdUs is 0).
+    const many = await Promise.all(sizes.map((n, k) => s.run({ x: new spindle.Tensor('float32', ramp(n, 10 + k), [n]) })));
+    many.forEach((r, k) => assert.deepStrictEqual(r.y.data, ramp(sizes[k], 10 + k).map((v) => 2 * v)));
+    for (const { y, k } of held) assert.deepStrictEqual(y.data, ramp(sizes[k], k).map((v) => 2 * v));
+    held[0].y.data.fill(-1);  // writing into a held output changes no later run
+    const again = (await s.run({ x: new spindle.Tensor('float32', ramp(16, 0), [16]) })).y;
+    assert.deepStrictEqual(again.data, ramp(16, 0).map((v) => 2 * v));
+  }
+});
+
+test('the package in worker threads (an environment each) runs next to the main thread', async () => {
+  const { Worker } = require('worker_threads');
+  const bytes = doubleModel();
+  const code = `
+    const { parentPort, workerData } = require('worker_threads');
+    const spindle = require(workerData.pkg);
+    (async () => {
+      const s = await spindle.InferenceSession.create(workerData.bytes);
+      let ok = true;
+      for (let i = 0; i < 200; i++) {
+        const n = i % 2 ? 65536 : 16;
+        const x = Float32Array.from({ length: n }, (_, j) => j + i);
+        const y = (await s.run({ x: new spindle.Tensor('float32', x, [n]) })).y.data;
+        for (let j = 0; j < n; j += 97) if (y[j] !== 2 * x[j]) ok = false;
+      }
+      parentPort.postMessage(ok);
+    })().catch((e) => parentPort.postMessage(String(e)));`;
+  const pkg = path.join(__dirname, '..');
+  const workers = [0, 1].map(() => new Promise((resolve, reject) => {
+    const w = new Worker(code, { eval: true, workerData: { pkg, bytes } });
+    w.once('message', resolve);
+    w.once('error', reject);
+  }));
+  const s = await spindle.InferenceSession.create(doubleModel());
+  for (let i = 0; i < 200; i++) {
+    const y = (await s.run({ x: new spindle.Tensor('float32', ramp(16, i), [16]) })).y;
+    assert.deepStrictEqual(y.data, ramp(16, i).map((v) => 2 * v));
+  }
+  assert.deepStrictEqual(await Promise.all(workers), [true, true]);
+});

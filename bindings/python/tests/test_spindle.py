@@ -526,3 +526,32 @@ def test_bfloat16_values_travel_as_uint16_bits_or_ml_dtypes():
     # A uint16 array given for a float input is still refused by dtype.
     with pytest.raises(Exception, match="uint16"):
         sess.run(None, {"h": h, "x": h})
+
+
+def test_every_dtype_spelling_and_byte_order_feeds_its_element_type(tmp_path):
+    """A feed's numpy dtype is matched in native byte order: 'q' and 'l', '<i8' and '>i8' all
+    feed an int64 input, each array read as its values say (also in a loop, as a model fed per
+    call sees it, and after a refused feed)."""
+    from onnx import TensorProto, helper
+    types = {"i64": (TensorProto.INT64, np.int64), "f32": (TensorProto.FLOAT, np.float32),
+             "u16": (TensorProto.UINT16, np.uint16), "b": (TensorProto.BOOL, np.bool_)}
+    graph = helper.make_graph(
+        [helper.make_node("Identity", [k], [k + "_out"]) for k in types], "g",
+        [helper.make_tensor_value_info(k, t, ["n"]) for k, (t, _) in types.items()],
+        [helper.make_tensor_value_info(k + "_out", t, ["n"]) for k, (t, _) in types.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    (tmp_path / "ids.onnx").write_bytes(model.SerializeToString())
+    sess = spindle.InferenceSession(str(tmp_path / "ids.onnx"))
+    values = np.array([1, -2, 300, 70000], dtype=np.int64)
+    spellings = {"i64": ["q", "l", "<i8", ">i8", "int64"], "f32": ["f", "<f4", ">f4", "float32"],
+                 "u16": ["H", "<u2", ">u2"], "b": ["?", "bool"]}
+    for _ in range(3):
+        for i in range(max(len(s) for s in spellings.values())):
+            feed = {k: (values % 1000 if k == "u16" else values).astype(s[i % len(s)]) for k, s in spellings.items()}
+            outs = sess.run(None, feed)
+            for (k, (_, want)), out in zip(types.items(), outs):
+                assert out.dtype == want, (k, feed[k].dtype, out.dtype)
+                np.testing.assert_array_equal(out, feed[k].astype(want))
+        with pytest.raises(ValueError, match=r"input 'i64' is float32"):
+            sess.run(None, {**feed, "i64": values.astype(np.float32)})
