@@ -1076,6 +1076,33 @@ TEST(NnPool, AveragePoolExcludesPaddingUnlessAsked) {
   EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{0.25f, 0.75f, 1, 2.5f}));
 }
 
+// Pools size their outputs as ONNX Runtime does ((in + pads - kernel) /
+// stride + 1, rounded toward zero), so an input narrower than the kernel gets
+// clipped windows or an empty output; Conv refuses it, as both ONNX Runtime
+// and the specification do. The shapes are what ONNX Runtime 1.30 gives.
+TEST(NnPool, InputsNarrowerThanTheKernelGiveClippedWindowsOrNoOutput) {
+  const Tensor X = Tensor::from_vector<float>({1, 1, 2, 1}, {1, 5});
+  const auto pool = [&](const char* op, int64_t k, int64_t s, const char* auto_pad = "NOTSET") {
+    return kernels::run_kernel_once(op, 18, {{"kernel_shape", std::vector<int64_t>{1, k}},
+                                             {"strides", std::vector<int64_t>{1, s}},
+                                             {"auto_pad", std::string(auto_pad)}},
+                                    {X})[0];
+  };
+  for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) {
+    for (auto [k, s] : {std::pair<int64_t, int64_t>{2, 2}, {3, 3}, {4, 4}, {2, 4}}) {
+      const Tensor y = pool(op, k, s);
+      ASSERT_EQ(y.shape(), (Shape{1, 1, 2, 1})) << op << " k " << k << " s " << s;
+      EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{1, 5})) << op << " k " << k << " s " << s;
+    }
+    for (auto [k, s] : {std::pair<int64_t, int64_t>{2, 1}, {3, 2}, {4, 3}})
+      EXPECT_EQ(pool(op, k, s).shape(), (Shape{1, 1, 2, 0})) << op << " k " << k << " s " << s;
+    EXPECT_EQ(pool(op, 3, 3, "VALID").shape(), (Shape{1, 1, 2, 1})) << op;
+    testing::expect_error(op, 18, {{"kernel_shape", std::vector<int64_t>{1, 3}}}, {X}, {"smaller than the"});
+  }
+  const Tensor W = Tensor::from_vector<float>({1, 1, 1, 2}, {1, 1});
+  testing::expect_error("Conv", 18, {{"strides", std::vector<int64_t>{1, 2}}}, {X, W}, {"smaller than the"});
+}
+
 TEST(NnNorm, BatchNormSpatialZeroUsesPerFeatureParameters) {
   // Opset 7, spatial = 0: parameters have shape C x H x W.
   const Tensor X = random_tensor({2, 2, 1, 3}, 51);

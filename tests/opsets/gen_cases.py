@@ -232,6 +232,13 @@ def nn_cases():
         Case('lppool', 'LpPool', [('x', img)], kernel_shape=[2, 2], p=2),
         Case('lppool_ceil', 'LpPool', [('x', img)], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1),
         Case('lppool_dilated', 'LpPool', [('x', img)], kernel_shape=[2, 2], dilations=[2, 2], p=1),
+        # Inputs narrower than the kernel: the windows are clipped, as ONNX Runtime sizes them.
+        Case('maxpool_narrow', 'MaxPool', [('x', f32(1, 2, 5, 1))], kernel_shape=[2, 2], strides=[2, 2]),
+        Case('maxpool_narrow_valid', 'MaxPool', [('x', f32(1, 2, 5, 1))], kernel_shape=[1, 3], strides=[1, 3],
+             auto_pad='VALID'),
+        Case('averagepool_narrow', 'AveragePool', [('x', f32(1, 2, 5, 2))], kernel_shape=[2, 3], strides=[2, 3],
+             ceil_mode=1),
+        Case('lppool_narrow', 'LpPool', [('x', f32(1, 2, 5, 1))], kernel_shape=[2, 2], strides=[2, 2]),
         Case('globalaveragepool', 'GlobalAveragePool', [('x', img)]),
         Case('globalmaxpool', 'GlobalMaxPool', [('x', img)]),
         Case('globallppool', 'GlobalLpPool', [('x', img)]),

@@ -143,6 +143,7 @@ class NhwcReorderKernel final : public OpKernel {
 class MaxPoolNhwcKernel final : public OpKernel {
  public:
   explicit MaxPoolNhwcKernel(const NodeInfo& node) : a_(WindowAttrs::parse(node, true, true)) {
+    a_.clipped_windows = true;
     if (a_.kernel_shape.size() != 2)
       fail(node, fmt::format("attribute kernel_shape has {} values, expected 2 (a 2-D pool)", a_.kernel_shape.size()));
   }

@@ -66,6 +66,14 @@ WindowAttrs WindowAttrs::parse(const NodeInfo& node, bool has_dilations, bool ha
   return a;
 }
 
+namespace {
+// Windows of a pool whose padded input is shorter than its kernel by -span
+// (span < 0): (span / stride) + 1 in C++'s division, which rounds toward
+// zero, as ONNX Runtime sizes them. A span shorter than the stride gives one
+// window, clipped to the input; a negative count is refused by the caller.
+int64_t clipped_windows(int64_t span, int64_t stride) { return span / stride + 1; }
+}  // namespace
+
 Window3 forward_window(const NodeInfo& node, const WindowAttrs& a, const Shape& x_shape,
                        const std::vector<int64_t>& kernel) {
   const int64_t rank = static_cast<int64_t>(x_shape.size());
@@ -106,6 +114,7 @@ Window3 forward_window(const NodeInfo& node, const WindowAttrs& a, const Shape& 
                                 ? size_add(node, std::max<int64_t>(0, a.pads[static_cast<size_t>(i)]),
                                            std::max<int64_t>(0, a.pads[static_cast<size_t>(i + nd)]), "the padded input")
                                 : 0;
+    const int64_t stride = w.s[j];
     w.s[j] = std::min(w.s[j], size_add(node, size_add(node, w.in[j], pads_in, "the padded input"), 1, "the padded input"));
     switch (a.auto_pad) {
       case AutoPad::kNotSet: {
@@ -114,7 +123,7 @@ Window3 forward_window(const NodeInfo& node, const WindowAttrs& a, const Shape& 
         const int64_t span =
             size_add(node, size_add(node, w.in[j], w.pb[j], "the padded input"), w.pe[j], "the padded input") - dk;
         if (span < 0) {
-          w.out[j] = 0;
+          w.out[j] = a.clipped_windows ? clipped_windows(span, stride) : 0;
         } else if (a.ceil_mode) {
           w.out[j] = ceil_div(span, w.s[j]) + 1;
           // The last window must start inside the input or the left padding.
@@ -126,7 +135,9 @@ Window3 forward_window(const NodeInfo& node, const WindowAttrs& a, const Shape& 
       }
       case AutoPad::kValid:
         w.pb[j] = w.pe[j] = 0;
-        w.out[j] = w.in[j] < dk ? 0 : (w.in[j] - dk) / w.s[j] + 1;
+        w.out[j] = w.in[j] >= dk          ? (w.in[j] - dk) / w.s[j] + 1
+                   : a.clipped_windows ? clipped_windows(w.in[j] - dk, stride)
+                                       : 0;
         break;
       case AutoPad::kSameUpper:
       case AutoPad::kSameLower: {
@@ -139,7 +150,7 @@ Window3 forward_window(const NodeInfo& node, const WindowAttrs& a, const Shape& 
         break;
       }
     }
-    if (w.out[j] <= 0 && w.in[j] > 0)
+    if (w.out[j] < 0 || (w.out[j] == 0 && w.in[j] > 0 && !a.clipped_windows))
       fail(node, fmt::format("input X of shape {} is smaller than the (dilated, padded) kernel {} in spatial dim {}",
                              shape_to_string(x_shape), shape_to_string(kernel), i));
   }

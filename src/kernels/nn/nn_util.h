@@ -50,6 +50,12 @@ struct WindowAttrs {
   std::vector<int64_t> strides, dilations, pads;
   AutoPad auto_pad = AutoPad::kNotSet;
   bool ceil_mode = false;
+  // Pools size their outputs as ONNX Runtime does: (in + pads - kernel) /
+  // stride + 1 in integers, so a window that starts inside the input may end
+  // past its padding (a 2x2 / 2 MaxPool over width 1 gives width 1, its
+  // window clipped) and the output may be empty. Conv keeps the rule of the
+  // ONNX specification: an input smaller than the padded kernel is an error.
+  bool clipped_windows = false;
   static WindowAttrs parse(const NodeInfo& node, bool has_dilations, bool has_ceil_mode);
 };
 

@@ -91,6 +91,7 @@ class PoolKernel final : public OpKernel {
                      (kind == PoolKind::kLp && node.opset >= 18);
     const bool ceil_mode = kind != PoolKind::kLp ? node.opset >= 10 : node.opset >= 18;
     a_.window = WindowAttrs::parse(node, dil, ceil_mode);
+    a_.window.clipped_windows = true;
     if (a_.window.kernel_shape.empty()) fail(node, "attribute kernel_shape is required");
     a_.count_include_pad = kind == PoolKind::kAverage && node.attrs.get_int("count_include_pad", 0) != 0;
     if (kind == PoolKind::kLp) a_.p = node.attrs.get_float("p", 2.0f);
