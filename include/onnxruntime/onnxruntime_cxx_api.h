@@ -378,6 +378,10 @@ struct SessionOptionsImpl : ConstSessionOptionsImpl<T> {
   /// Fixes the symbolic dimension named dim_name to dim_value.
   SessionOptionsImpl& AddFreeDimensionOverrideByName(const char* dim_name, int64_t dim_value);
   SessionOptionsImpl& AddFreeDimensionOverride(const char* dim_denotation, int64_t dim_value);
+  /// The session uses ort_val (which must outlive it) in place of the model's initializer `name`.
+  SessionOptionsImpl& AddInitializer(const char* name, const OrtValue* ort_val);
+  /// The same for each name and value (the values must outlive the session).
+  SessionOptionsImpl& AddExternalInitializers(const std::vector<std::string>& names, const std::vector<Value>& ort_values);
   SessionOptionsImpl& AppendExecutionProvider(const std::string& provider_name,
                                               const std::unordered_map<std::string, std::string>& provider_options = {});
   SessionOptionsImpl& SetCustomCreateThreadFn(OrtCustomCreateThreadFn ort_custom_create_thread_fn);
@@ -771,9 +775,13 @@ struct KernelInfoImpl : StorageT<T> {
   /// Attribute `name` as float, int64_t or std::string (throws when missing).
   template <typename R>
   R GetAttribute(const char* name) const;
-  /// A list attribute as float or int64_t values.
+  /// A list attribute as float, int64_t or std::string values.
   template <typename R>
   std::vector<R> GetAttributes(const char* name) const;
+  /// A tensor attribute as a new value.
+  Value GetTensorAttribute(const char* name, OrtAllocator* allocator) const;
+  /// Input `index` when it is a constant initializer (*is_constant 1), else an empty value.
+  ConstValue GetTensorConstantInput(size_t index, int* is_constant) const;
 
   size_t GetInputCount() const;
   size_t GetOutputCount() const;
