@@ -126,6 +126,8 @@ ORT_CXX_DEFINE_RELEASE(ArenaCfg)
 ORT_CXX_DEFINE_RELEASE(Status)
 ORT_CXX_DEFINE_RELEASE(KeyValuePairs)
 ORT_CXX_DEFINE_RELEASE(KernelInfo)
+ORT_CXX_DEFINE_RELEASE(OpAttr)
+ORT_CXX_DEFINE_RELEASE(Op)
 #undef ORT_CXX_DEFINE_RELEASE
 
 namespace detail {
@@ -800,6 +802,29 @@ struct KernelInfo : detail::KernelInfoImpl<OrtKernelInfo> {
   explicit KernelInfo(std::nullptr_t) {}
   explicit KernelInfo(OrtKernelInfo* info) : detail::KernelInfoImpl<OrtKernelInfo>(info) {}
   ConstKernelInfo GetConst() const { return ConstKernelInfo{this->p_}; }
+};
+
+/// An attribute of an operator made with Op::Create.
+struct OpAttr : detail::Base<OrtOpAttr> {
+  OpAttr() = default;
+  explicit OpAttr(OrtOpAttr* p) : detail::Base<OrtOpAttr>(p) {}
+  /// data: one int64_t or float (INT, FLOAT), len of them (INTS, FLOATS), len characters (STRING) or len C strings (STRINGS).
+  OpAttr(const char* name, const void* data, int len, OrtOpAttrType type);
+};
+
+/// A built-in operator run from inside a custom kernel.
+struct Op : detail::Base<OrtOp> {
+  explicit Op(std::nullptr_t) {}
+  explicit Op(OrtOp* p) : detail::Base<OrtOp>(p) {}
+  static Op Create(const OrtKernelInfo* info, const char* op_name, const char* domain, int version,
+                   const char** type_constraint_names, const ONNXTensorElementDataType* type_constraint_values,
+                   size_t type_constraint_count, const OpAttr* attr_values, size_t attr_count, size_t input_count,
+                   size_t output_count);
+  /// Computes the operator on the inputs into the outputs (values of the kernel's context).
+  void Invoke(const OrtKernelContext* context, const Value* input_values, size_t input_count, Value* output_values,
+              size_t output_count);
+  void Invoke(const OrtKernelContext* context, const OrtValue* const* input_values, size_t input_count,
+              OrtValue* const* output_values, size_t output_count);
 };
 
 /// A custom kernel's view of one compute: inputs, outputs allocated by

@@ -1148,4 +1148,33 @@ void IoBindingImpl<T>::SynchronizeOutputs() {
 }
 }  // namespace detail
 
+// ---- operators run from custom kernels ----
+inline OpAttr::OpAttr(const char* name, const void* data, int len, OrtOpAttrType type) {
+  ThrowOnError(GetApi().CreateOpAttr(name, data, len, type, &p_));
+}
+inline Op Op::Create(const OrtKernelInfo* info, const char* op_name, const char* domain, int version,
+                     const char** type_constraint_names, const ONNXTensorElementDataType* type_constraint_values,
+                     size_t type_constraint_count, const OpAttr* attr_values, size_t attr_count, size_t input_count,
+                     size_t output_count) {
+  static_assert(sizeof(OpAttr) == sizeof(OrtOpAttr*), "OpAttr is one pointer wide");
+  OrtOp* op = nullptr;
+  ThrowOnError(GetApi().CreateOp(info, op_name, domain, version, type_constraint_names, type_constraint_values,
+                                 static_cast<int>(type_constraint_count),
+                                 reinterpret_cast<const OrtOpAttr* const*>(attr_values), static_cast<int>(attr_count),
+                                 static_cast<int>(input_count), static_cast<int>(output_count), &op));
+  return Op{op};
+}
+inline void Op::Invoke(const OrtKernelContext* context, const Value* input_values, size_t input_count,
+                       Value* output_values, size_t output_count) {
+  static_assert(sizeof(Value) == sizeof(OrtValue*), "Value is one pointer wide");
+  ThrowOnError(GetApi().InvokeOp(context, p_, reinterpret_cast<const OrtValue* const*>(input_values),
+                                 static_cast<int>(input_count), reinterpret_cast<OrtValue* const*>(output_values),
+                                 static_cast<int>(output_count)));
+}
+inline void Op::Invoke(const OrtKernelContext* context, const OrtValue* const* input_values, size_t input_count,
+                       OrtValue* const* output_values, size_t output_count) {
+  ThrowOnError(GetApi().InvokeOp(context, p_, input_values, static_cast<int>(input_count), output_values,
+                                 static_cast<int>(output_count)));
+}
+
 }  // namespace Ort

@@ -12,7 +12,11 @@
 // an error naming it. The program also runs on ONNX Runtime's library
 // (ctest capi_kernel_info_on_onnxruntime).
 //
-//   kernel_info_test KINFO_MODEL KINFO_INPUT_MODEL [--onnxruntime]
+// With KOP_MODEL, the op Leaky(x; alpha) runs the built-in LeakyRelu from
+// inside its kernel (Ort::OpAttr, Ort::Op::Create, Ort::Op::Invoke:
+// CreateOpAttr, CreateOp, InvokeOp), checked at 1 and 2 threads.
+//
+//   kernel_info_test KINFO_MODEL KINFO_INPUT_MODEL [KOP_MODEL] [--onnxruntime]
 #include <onnxruntime_cxx_api.h>
 
 #include <cstdio>
@@ -92,6 +96,49 @@ struct OffsetOp : Ort::CustomOpBase<OffsetOp, OffsetKernel, true> {
 };
 const OffsetOp offset_op;
 
+// Leaky(x; alpha: float) runs the built-in LeakyRelu (opset 16) on its
+// input through Ort::Op, made once at kernel creation.
+struct LeakyKernel {
+  LeakyKernel(const OrtApi&, const OrtKernelInfo* info) {
+    const float alpha = Ort::ConstKernelInfo(info).GetAttribute<float>("alpha");
+    Ort::OpAttr attrs[] = {Ort::OpAttr("alpha", &alpha, 1, ORT_OP_ATTR_FLOAT)};
+    const char* type_names[] = {"T"};
+    const ONNXTensorElementDataType type_values[] = {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT};
+    op_ = Ort::Op::Create(info, "LeakyRelu", "", 16, type_names, type_values, 1, attrs, 1, 1, 1);
+  }
+  OrtStatusPtr ComputeV2(OrtKernelContext* context) {
+    try {
+      Ort::KernelContext ctx(context);
+      Ort::ConstValue x = ctx.GetInput(0);
+      Ort::UnownedValue y = ctx.GetOutput(0, x.GetTensorTypeAndShapeInfo().GetShape());
+      const OrtValue* in[] = {x};
+      OrtValue* out[] = {y};
+      op_.Invoke(context, in, 1, out, 1);
+    } catch (const Ort::Exception& e) {
+      return Ort::GetApi().CreateStatus(ORT_FAIL, e.what());
+    }
+    return nullptr;
+  }
+  Ort::Op op_{nullptr};
+};
+
+struct LeakyOp : Ort::CustomOpBase<LeakyOp, LeakyKernel, true> {
+  OrtStatusPtr CreateKernelV2(const OrtApi& api, const OrtKernelInfo* info, void** kernel) const {
+    try {
+      *kernel = new LeakyKernel(api, info);
+    } catch (const Ort::Exception& e) {
+      return Ort::GetApi().CreateStatus(ORT_FAIL, e.what());
+    }
+    return nullptr;
+  }
+  const char* GetName() const { return "Leaky"; }
+  size_t GetInputTypeCount() const { return 1; }
+  ONNXTensorElementDataType GetInputType(size_t) const { return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT; }
+  size_t GetOutputTypeCount() const { return 1; }
+  ONNXTensorElementDataType GetOutputType(size_t) const { return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT; }
+};
+const LeakyOp leaky_op;
+
 std::vector<float> run(Ort::Env& env, Ort::CustomOpDomain& domain, const char* model, int threads, bool feed_k) {
   Ort::SessionOptions options;
   options.SetIntraOpNumThreads(threads);
@@ -117,7 +164,7 @@ bool equal(const std::vector<float>& a, const std::vector<float>& b) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: kernel_info_test KINFO_MODEL KINFO_INPUT_MODEL [--onnxruntime]\n");
+    std::fprintf(stderr, "usage: kernel_info_test KINFO_MODEL KINFO_INPUT_MODEL [KOP_MODEL] [--onnxruntime]\n");
     return 2;
   }
   Ort::Env env(ORT_LOGGING_LEVEL_ERROR, "kernel_info");
@@ -142,5 +189,28 @@ int main(int argc, char** argv) {
   EXPECT(seen.k_constant == 0);
   EXPECT(seen.k.empty());
   EXPECT(equal(fed, std::vector<float>({1 + 0.5f - 2, 2 + 0.25f - 4, 3 + 0.125f - 6})));
+
+  if (argc > 3 && std::strcmp(argv[3], "--onnxruntime") != 0) {  // KOP_MODEL: y = Leaky(x; alpha = 0.25)
+    Ort::CustomOpDomain leaky_domain("info.domain");
+    leaky_domain.Add(&leaky_op);
+    auto memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+    std::vector<float> x(1000);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.37f - 150.0f;
+    std::vector<float> expected_y(x.size());
+    for (size_t i = 0; i < x.size(); ++i) expected_y[i] = x[i] >= 0 ? x[i] : x[i] * 0.25f;
+    for (int threads : {1, 2}) {
+      Ort::SessionOptions options;
+      options.SetIntraOpNumThreads(threads);
+      options.Add(leaky_domain);
+      Ort::Session session(env, argv[3], options);
+      const int64_t shape[] = {static_cast<int64_t>(x.size())};
+      Ort::Value input = Ort::Value::CreateTensor<float>(memory, x.data(), x.size(), shape, 1);
+      const char* in_names[] = {"x"};
+      const char* out_names[] = {"y"};
+      auto out = session.Run(Ort::RunOptions{nullptr}, in_names, &input, 1, out_names, 1);
+      const float* y = out[0].GetTensorData<float>();
+      EXPECT(equal(std::vector<float>(y, y + x.size()), expected_y));
+    }
+  }
   return CHECKS_DONE("kernel_info_test");
 }

@@ -37,6 +37,8 @@ kinfo.onnx, kinfo_input.onnx: a custom op reading its node at creation
 (kernel_info_test.cpp), in the domain "info.domain":
   x float32 [3] -> y = Offset(x, k; bias = tensor [0.5, 0.25, 0.125], tags = ["a", "b"])
   kinfo.onnx: k = [10, 20, 30] an initializer; kinfo_input.onnx: k a graph input
+kop.onnx: x float32 [n] -> y = Leaky(x; alpha = 0.25) (domain "info.domain"),
+  a custom op running the built-in LeakyRelu inside its kernel
 
 seq.onnx: sequences through the API:
   items seq(float32 [n]), x float32 [n] -> joined = SequenceInsert(items, x),
@@ -191,3 +193,12 @@ for name, k_constant in (("kinfo", True), ("kinfo_input", False)):
                                     opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("info.domain", 1)])
     kinfo_model.ir_version = 8
     onnx.save(kinfo_model, f"{out_dir}/{name}.onnx")
+
+kop_graph = helper.make_graph(
+    [helper.make_node("Leaky", ["x"], ["y"], domain="info.domain", alpha=0.25)], "capi_kop",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])])
+kop_model = helper.make_model(kop_graph, producer_name="capi-test",
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("info.domain", 1)])
+kop_model.ir_version = 8
+onnx.save(kop_model, f"{out_dir}/kop.onnx")
