@@ -126,6 +126,8 @@ ORT_CXX_DEFINE_RELEASE(ArenaCfg)
 ORT_CXX_DEFINE_RELEASE(Status)
 ORT_CXX_DEFINE_RELEASE(KeyValuePairs)
 ORT_CXX_DEFINE_RELEASE(KernelInfo)
+ORT_CXX_DEFINE_RELEASE(OpAttr)
+ORT_CXX_DEFINE_RELEASE(Op)
 #undef ORT_CXX_DEFINE_RELEASE
 
 namespace detail {
@@ -378,6 +380,10 @@ struct SessionOptionsImpl : ConstSessionOptionsImpl<T> {
   /// Fixes the symbolic dimension named dim_name to dim_value.
   SessionOptionsImpl& AddFreeDimensionOverrideByName(const char* dim_name, int64_t dim_value);
   SessionOptionsImpl& AddFreeDimensionOverride(const char* dim_denotation, int64_t dim_value);
+  /// The session uses ort_val (which must outlive it) in place of the model's initializer `name`.
+  SessionOptionsImpl& AddInitializer(const char* name, const OrtValue* ort_val);
+  /// The same for each name and value (the values must outlive the session).
+  SessionOptionsImpl& AddExternalInitializers(const std::vector<std::string>& names, const std::vector<Value>& ort_values);
   SessionOptionsImpl& AppendExecutionProvider(const std::string& provider_name,
                                               const std::unordered_map<std::string, std::string>& provider_options = {});
   SessionOptionsImpl& SetCustomCreateThreadFn(OrtCustomCreateThreadFn ort_custom_create_thread_fn);
@@ -771,9 +777,13 @@ struct KernelInfoImpl : StorageT<T> {
   /// Attribute `name` as float, int64_t or std::string (throws when missing).
   template <typename R>
   R GetAttribute(const char* name) const;
-  /// A list attribute as float or int64_t values.
+  /// A list attribute as float, int64_t or std::string values.
   template <typename R>
   std::vector<R> GetAttributes(const char* name) const;
+  /// A tensor attribute as a new value.
+  Value GetTensorAttribute(const char* name, OrtAllocator* allocator) const;
+  /// Input `index` when it is a constant initializer (*is_constant 1), else an empty value.
+  ConstValue GetTensorConstantInput(size_t index, int* is_constant) const;
 
   size_t GetInputCount() const;
   size_t GetOutputCount() const;
@@ -792,6 +802,29 @@ struct KernelInfo : detail::KernelInfoImpl<OrtKernelInfo> {
   explicit KernelInfo(std::nullptr_t) {}
   explicit KernelInfo(OrtKernelInfo* info) : detail::KernelInfoImpl<OrtKernelInfo>(info) {}
   ConstKernelInfo GetConst() const { return ConstKernelInfo{this->p_}; }
+};
+
+/// An attribute of an operator made with Op::Create.
+struct OpAttr : detail::Base<OrtOpAttr> {
+  OpAttr() = default;
+  explicit OpAttr(OrtOpAttr* p) : detail::Base<OrtOpAttr>(p) {}
+  /// data: one int64_t or float (INT, FLOAT), len of them (INTS, FLOATS), len characters (STRING) or len C strings (STRINGS).
+  OpAttr(const char* name, const void* data, int len, OrtOpAttrType type);
+};
+
+/// A built-in operator run from inside a custom kernel.
+struct Op : detail::Base<OrtOp> {
+  explicit Op(std::nullptr_t) {}
+  explicit Op(OrtOp* p) : detail::Base<OrtOp>(p) {}
+  static Op Create(const OrtKernelInfo* info, const char* op_name, const char* domain, int version,
+                   const char** type_constraint_names, const ONNXTensorElementDataType* type_constraint_values,
+                   size_t type_constraint_count, const OpAttr* attr_values, size_t attr_count, size_t input_count,
+                   size_t output_count);
+  /// Computes the operator on the inputs into the outputs (values of the kernel's context).
+  void Invoke(const OrtKernelContext* context, const Value* input_values, size_t input_count, Value* output_values,
+              size_t output_count);
+  void Invoke(const OrtKernelContext* context, const OrtValue* const* input_values, size_t input_count,
+              OrtValue* const* output_values, size_t output_count);
 };
 
 /// A custom kernel's view of one compute: inputs, outputs allocated by

@@ -195,6 +195,7 @@ ORT_CXX_SO_SETTER(AddFreeDimensionOverrideByName, (const char* name, int64_t val
                   AddFreeDimensionOverrideByName(this->p_, name, value))
 ORT_CXX_SO_SETTER(AddFreeDimensionOverride, (const char* denotation, int64_t value),
                   AddFreeDimensionOverride(this->p_, denotation, value))
+ORT_CXX_SO_SETTER(AddInitializer, (const char* name, const OrtValue* value), AddInitializer(this->p_, name, value))
 ORT_CXX_SO_SETTER(SetCustomCreateThreadFn, (OrtCustomCreateThreadFn fn),
                   SessionOptionsSetCustomCreateThreadFn(this->p_, fn))
 ORT_CXX_SO_SETTER(SetCustomThreadCreationOptions, (void* options),
@@ -205,6 +206,23 @@ ORT_CXX_SO_SETTER(RegisterCustomOpsLibrary, (const ORTCHAR_T* library_name),
 ORT_CXX_SO_SETTER(RegisterCustomOpsUsingFunction, (const char* function_name),
                   RegisterCustomOpsUsingFunction(this->p_, function_name))
 #undef ORT_CXX_SO_SETTER
+
+template <typename T>
+SessionOptionsImpl<T>& SessionOptionsImpl<T>::AddExternalInitializers(const std::vector<std::string>& names,
+                                                                     const std::vector<Value>& ort_values) {
+  if (names.size() != ort_values.size())
+    ORT_CXX_API_THROW("AddExternalInitializers: there must be as many values as names", ORT_INVALID_ARGUMENT);
+  std::vector<const char*> name_ptrs;
+  std::vector<const OrtValue*> value_ptrs;
+  name_ptrs.reserve(names.size());
+  value_ptrs.reserve(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    name_ptrs.push_back(names[i].c_str());
+    value_ptrs.push_back(ort_values[i]);
+  }
+  ThrowOnError(GetApi().AddExternalInitializers(this->p_, name_ptrs.data(), value_ptrs.data(), names.size()));
+  return *this;
+}
 
 template <typename T>
 SessionOptionsImpl<T>& SessionOptionsImpl<T>::AppendExecutionProvider(
@@ -844,13 +862,34 @@ std::vector<R> KernelInfoImpl<T>::GetAttributes(const char* name) const {
     ThrowOnError(GetApi().KernelInfoGetAttributeArray_float(this->p_, name, nullptr, &size));
     v.resize(size);
     ThrowOnError(GetApi().KernelInfoGetAttributeArray_float(this->p_, name, v.data(), &size));
+  } else if constexpr (std::is_same_v<R, std::string>) {
+    AllocatorWithDefaultOptions allocator;
+    char** strings = nullptr;
+    ThrowOnError(GetApi().KernelInfoGetAttributeArray_string(this->p_, name, allocator, &strings, &size));
+    for (size_t i = 0; i < size; ++i) {
+      v.emplace_back(strings[i]);
+      allocator.Free(strings[i]);
+    }
+    allocator.Free(strings);
   } else {
-    static_assert(std::is_same_v<R, int64_t>, "GetAttributes takes float or int64_t");
+    static_assert(std::is_same_v<R, int64_t>, "GetAttributes takes float, int64_t or std::string");
     ThrowOnError(GetApi().KernelInfoGetAttributeArray_int64(this->p_, name, nullptr, &size));
     v.resize(size);
     ThrowOnError(GetApi().KernelInfoGetAttributeArray_int64(this->p_, name, v.data(), &size));
   }
   return v;
+}
+template <typename T>
+Value KernelInfoImpl<T>::GetTensorAttribute(const char* name, OrtAllocator* allocator) const {
+  OrtValue* out = nullptr;
+  ThrowOnError(GetApi().KernelInfoGetAttribute_tensor(this->p_, name, allocator, &out));
+  return Value{out};
+}
+template <typename T>
+ConstValue KernelInfoImpl<T>::GetTensorConstantInput(size_t index, int* is_constant) const {
+  const OrtValue* out = nullptr;
+  ThrowOnError(GetApi().KernelInfoGetConstantInput_tensor(this->p_, index, is_constant, &out));
+  return ConstValue{out};
 }
 template <typename T>
 size_t KernelInfoImpl<T>::GetInputCount() const {
@@ -1108,5 +1147,34 @@ void IoBindingImpl<T>::SynchronizeOutputs() {
   ThrowOnError(GetApi().SynchronizeBoundOutputs(this->p_));
 }
 }  // namespace detail
+
+// ---- operators run from custom kernels ----
+inline OpAttr::OpAttr(const char* name, const void* data, int len, OrtOpAttrType type) {
+  ThrowOnError(GetApi().CreateOpAttr(name, data, len, type, &p_));
+}
+inline Op Op::Create(const OrtKernelInfo* info, const char* op_name, const char* domain, int version,
+                     const char** type_constraint_names, const ONNXTensorElementDataType* type_constraint_values,
+                     size_t type_constraint_count, const OpAttr* attr_values, size_t attr_count, size_t input_count,
+                     size_t output_count) {
+  static_assert(sizeof(OpAttr) == sizeof(OrtOpAttr*), "OpAttr is one pointer wide");
+  OrtOp* op = nullptr;
+  ThrowOnError(GetApi().CreateOp(info, op_name, domain, version, type_constraint_names, type_constraint_values,
+                                 static_cast<int>(type_constraint_count),
+                                 reinterpret_cast<const OrtOpAttr* const*>(attr_values), static_cast<int>(attr_count),
+                                 static_cast<int>(input_count), static_cast<int>(output_count), &op));
+  return Op{op};
+}
+inline void Op::Invoke(const OrtKernelContext* context, const Value* input_values, size_t input_count,
+                       Value* output_values, size_t output_count) {
+  static_assert(sizeof(Value) == sizeof(OrtValue*), "Value is one pointer wide");
+  ThrowOnError(GetApi().InvokeOp(context, p_, reinterpret_cast<const OrtValue* const*>(input_values),
+                                 static_cast<int>(input_count), reinterpret_cast<OrtValue* const*>(output_values),
+                                 static_cast<int>(output_count)));
+}
+inline void Op::Invoke(const OrtKernelContext* context, const OrtValue* const* input_values, size_t input_count,
+                       OrtValue* const* output_values, size_t output_count) {
+  ThrowOnError(GetApi().InvokeOp(context, p_, input_values, static_cast<int>(input_count), output_values,
+                                 static_cast<int>(output_count)));
+}
 
 }  // namespace Ort

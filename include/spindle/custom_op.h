@@ -33,7 +33,8 @@
 namespace spindle {
 
 // A node attribute as a custom kernel sees it: int, float, string and their
-// lists (tensor and graph attributes are not passed).
+// lists (tensor attributes are in CustomKernelInfo::tensor_attributes; graph
+// attributes are not passed).
 using CustomAttribute = std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
                                      std::vector<std::string>>;
 
@@ -46,6 +47,11 @@ struct CustomKernelInfo {
   // Element types known when the model is loaded (kUndefined when not).
   std::vector<DataType> input_types, output_types;
   std::map<std::string, CustomAttribute> attributes;
+  // The node's tensor-valued attributes by name.
+  std::map<std::string, Tensor> tensor_attributes;
+  // Input i's value when it is a constant (an initializer) as the kernel is
+  // created; an undefined Tensor for the others.
+  std::vector<Tensor> constant_inputs;
   // The attribute, or null when the node does not have it.
   const CustomAttribute* attribute(const std::string& name) const {
     auto it = attributes.find(name);

@@ -152,6 +152,15 @@ struct SessionSettings {
   // applied. Empty: nothing is written. A path that cannot be written fails
   // session creation naming it.
   std::string optimized_model_filepath;
+  // Initializers supplied by the program (ONNX Runtime's AddInitializer,
+  // AddExternalInitializers): each replaces the main graph's initializer of
+  // that name, which must have the same element type and shape (else
+  // creation fails naming it); a name the model has no initializer of is
+  // left unused (one set may serve several models). The tensor is shared, not copied: one
+  // over the caller's memory (Tensor::borrow) reads it for the session's
+  // lifetime, so that memory must outlive the session. Not part of
+  // an options file.
+  std::map<std::string, Tensor> initializers;
 
   // Set by the config keys named in config_keys (or directly).
   std::optional<int64_t> max_tensor_bytes;     // unset = half the physical memory; 0 = no limit

@@ -52,6 +52,7 @@ OrtApi make_api() {
   set_value_slots(api);
   set_custom_op_slots(api);
   set_binding_slots(api);
+  set_op_slots(api);
   return api;
 }
 

@@ -10,47 +10,10 @@
 #include <dlfcn.h>
 
 #include "capi/capi_internal.h"
+#include "capi/custom_kernel.h"
 #include "common/log.h"
 #include "kernels/custom/custom_op_kernel.h"
 #include "spindle/custom_op.h"
-
-// The log of a session as its custom kernels see it: spindle's log at the
-// session's severity (-1: the process default) with its log id.
-struct OrtLogger {
-  spindle::logging::Logger logger;
-  int severity = -1;
-};
-
-// What a custom kernel is told about its node.
-struct OrtKernelInfo {
-  spindle::CustomKernelInfo info;
-  std::shared_ptr<const OrtLogger> logger;
-};
-
-// One compute of a custom kernel: the node's inputs as values, its outputs
-// once the kernel asked for them by shape.
-struct OrtKernelContext {
-  spindle::CustomKernelContext* ctx;
-  const std::vector<spindle::DataType>* output_types;
-  const OrtLogger* logger;
-  std::vector<std::unique_ptr<OrtValue>> inputs, outputs;
-};
-
-// A node attribute read through ReadOpAttr.
-struct OrtOpAttr {
-  std::string name;
-  spindle::CustomAttribute value;
-};
-
-// One call of an op's InferOutputShapeFn: the node's inputs' types (shapes
-// unknown: spindle infers element types only), its attributes, and the
-// output types the function sets.
-struct OrtShapeInferContext {
-  const spindle::CustomKernelInfo* node;
-  std::vector<std::unique_ptr<OrtTensorTypeAndShapeInfo>> inputs;
-  mutable std::map<std::string, OrtOpAttr> attrs;  // made as they are asked for
-  mutable std::vector<spindle::DataType> outputs;
-};
 
 namespace spindle::capi {
 namespace {
@@ -103,6 +66,7 @@ class KernelAdapter final : public spindle::CustomKernel {
   ~KernelAdapter() override {
     if (op_->KernelDestroy) op_->KernelDestroy(kernel_);
   }
+  std::shared_ptr<const std::vector<OrtValue>> constants;  // what KernelInfoGetConstantInput_tensor handed out
   void compute(spindle::CustomKernelContext& ctx) const override {
     OrtKernelContext c{&ctx, &output_types_, logger_.get(), {}, {}};
     for (size_t i = 0; i < ctx.num_inputs(); ++i) {
@@ -178,7 +142,9 @@ class OpAdapter final : public spindle::CustomOp, public kernels::CustomTypeInfe
                                label + ": input " + std::to_string(i) + " is required and the node does not give it");
       }
     }
-    OrtKernelInfo ki{info, logger_};
+    auto constants = std::make_shared<std::vector<OrtValue>>();
+    for (const spindle::Tensor& t : info.constant_inputs) constants->push_back(OrtValue{t});
+    OrtKernelInfo ki{info, logger_, constants};
     const OrtApi* api = api_base()->GetApi(ORT_API_VERSION);
     void* kernel = nullptr;
     if (op_->version >= kComputeV2 && op_->CreateKernelV2) {
@@ -188,7 +154,9 @@ class OpAdapter final : public spindle::CustomOp, public kernels::CustomTypeInfe
     } else {
       throw spindle::Error(spindle::StatusCode::kInvalidArgument, label + ": the custom op has no CreateKernel");
     }
-    return std::make_unique<KernelAdapter>(op_, kernel, info.output_types, label, logger_);
+    auto adapter = std::make_unique<KernelAdapter>(op_, kernel, info.output_types, label, logger_);
+    adapter->constants = std::move(constants);
+    return adapter;
   }
 
   std::shared_ptr<void> library;
@@ -393,6 +361,67 @@ OrtStatus* ORT_API_CALL KernelInfoGetAttributeArray_float(const OrtKernelInfo* k
 OrtStatus* ORT_API_CALL KernelInfoGetAttributeArray_int64(const OrtKernelInfo* k, const char* name, int64_t* out,
                                                           size_t* size) noexcept {
   return get_array("KernelInfoGetAttributeArray_int64", k, name, out, size, "a list of ints");
+}
+// A tensor attribute as a new value the caller releases (ReleaseValue); the
+// allocator is not needed: spindle's values hold their own memory.
+OrtStatus* ORT_API_CALL KernelInfoGetAttribute_tensor(const OrtKernelInfo* k, const char* name, OrtAllocator*,
+                                                      OrtValue** out) noexcept {
+  const char* fn = "KernelInfoGetAttribute_tensor";
+  CHECK_ARG(fn, k);
+  CHECK_ARG(fn, name);
+  CHECK_ARG(fn, out);
+  API_BEGIN
+  auto it = k->info.tensor_attributes.find(name);
+  if (it == k->info.tensor_attributes.end()) {
+    if (k->info.attribute(name)) return wrong_attribute(fn, k, name, "a tensor");
+    return missing_attribute(fn, k, name);
+  }
+  *out = new OrtValue{it->second.clone()};
+  API_END
+}
+// A list of strings in memory from `allocator`: the array and each string,
+// which the caller frees with it.
+OrtStatus* ORT_API_CALL KernelInfoGetAttributeArray_string(const OrtKernelInfo* k, const char* name, OrtAllocator* allocator,
+                                                           char*** out, size_t* size) noexcept {
+  const char* fn = "KernelInfoGetAttributeArray_string";
+  CHECK_ARG(fn, k);
+  CHECK_ARG(fn, name);
+  CHECK_ARG(fn, allocator);
+  CHECK_ARG(fn, out);
+  CHECK_ARG(fn, size);
+  API_BEGIN
+  const spindle::CustomAttribute* a = k->info.attribute(name);
+  if (!a) return missing_attribute(fn, k, name);
+  const auto* v = std::get_if<std::vector<std::string>>(a);
+  if (!v) return wrong_attribute(fn, k, name, "a list of strings");
+  auto** array = static_cast<char**>(allocator->Alloc(allocator, std::max<size_t>(v->size(), 1) * sizeof(char*)));
+  if (!array) throw std::bad_alloc();
+  size_t done = 0;
+  try {
+    for (; done < v->size(); ++done) array[done] = copy_string(allocator, (*v)[done]);
+  } catch (...) {
+    for (size_t i = 0; i < done; ++i) allocator->Free(allocator, array[i]);
+    allocator->Free(allocator, array);
+    throw;
+  }
+  *out = array;
+  *size = v->size();
+  API_END
+}
+// Input `index` when the model makes it a constant (an initializer): the
+// value belongs to the kernel info (and the kernel made from it).
+OrtStatus* ORT_API_CALL KernelInfoGetConstantInput_tensor(const OrtKernelInfo* k, size_t index, int* is_constant,
+                                                          const OrtValue** out) noexcept {
+  const char* fn = "KernelInfoGetConstantInput_tensor";
+  CHECK_ARG(fn, k);
+  CHECK_ARG(fn, is_constant);
+  CHECK_ARG(fn, out);
+  const size_t count = k->info.input_names.size();
+  if (index >= count) return index_error(fn, index, count);
+  const OrtValue* v = k->constants && index < k->constants->size() ? &(*k->constants)[index] : nullptr;
+  *is_constant = v && v->tensor.defined() ? 1 : 0;
+  *out = *is_constant ? v : nullptr;
+  return nullptr;
 }
 OrtStatus* ORT_API_CALL KernelInfo_GetInputCount(const OrtKernelInfo* k, size_t* out) noexcept {
   CHECK_ARG("KernelInfo_GetInputCount", k);
@@ -734,6 +763,7 @@ void set_custom_op_slots(OrtApi& api) {
   SET(RegisterCustomOpsLibrary) SET(RegisterCustomOpsLibrary_V2) SET(RegisterCustomOpsUsingFunction)
   SET(KernelInfoGetAttribute_float) SET(KernelInfoGetAttribute_int64) SET(KernelInfoGetAttribute_string)
   SET(KernelInfoGetAttributeArray_float) SET(KernelInfoGetAttributeArray_int64) SET(KernelInfo_GetInputCount)
+  SET(KernelInfoGetAttribute_tensor) SET(KernelInfoGetAttributeArray_string) SET(KernelInfoGetConstantInput_tensor)
   SET(KernelInfo_GetOutputCount) SET(KernelInfo_GetInputName) SET(KernelInfo_GetOutputName) SET(KernelInfo_GetNodeName)
   SET(KernelInfo_GetInputTypeInfo) SET(KernelInfo_GetOutputTypeInfo) SET(CopyKernelInfo) SET(ReleaseKernelInfo)
   SET(KernelContext_GetInputCount) SET(KernelContext_GetOutputCount) SET(KernelContext_GetInput)

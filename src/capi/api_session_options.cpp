@@ -196,6 +196,42 @@ OrtStatus* ORT_API_CALL SessionOptionsAppendExecutionProvider(OrtSessionOptions*
                                               "' is not available; spindle runs on the CPU only");
 }
 
+// An initializer the program supplies for `name`: a tensor value, a name not
+// given before (the session checks it against the model's initializer).
+OrtStatus* initializer_check(const char* fn, const OrtSessionOptions* o, const char* name, const OrtValue* val) {
+  if (!name) return null_argument(fn, "name");
+  if (!val) return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": the value for '" + name + "' is NULL");
+  if (val->map || val->maps || !val->tensor.is_tensor() || !val->tensor.defined())
+    return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": the value for '" + name + "' is not a tensor");
+  if (o->opts.initializers.count(name))
+    return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": a value for the initializer '" + name + "' was already added");
+  return nullptr;
+}
+// Shared, not copied: the caller's buffer must outlive the sessions (as ONNX Runtime documents).
+OrtStatus* ORT_API_CALL AddInitializer(OrtSessionOptions* o, const char* name, const OrtValue* val) noexcept {
+  CHECK_ARG("AddInitializer", o);
+  API_BEGIN
+  if (OrtStatus* s = initializer_check("AddInitializer", o, name, val)) return s;
+  o->opts.initializers.emplace(name, val->tensor);
+  API_END
+}
+// Copied when added: the caller may free the values once the session exists
+// (ONNX Runtime copies them at creation).
+OrtStatus* ORT_API_CALL AddExternalInitializers(OrtSessionOptions* o, const char* const* names, const OrtValue* const* values,
+                                                size_t n) noexcept {
+  CHECK_ARG("AddExternalInitializers", o);
+  if (n && !names) return null_argument("AddExternalInitializers", "initializer_names");
+  if (n && !values) return null_argument("AddExternalInitializers", "initializers");
+  API_BEGIN
+  std::map<std::string, spindle::Tensor> added;
+  for (size_t i = 0; i < n; ++i) {
+    if (OrtStatus* s = initializer_check("AddExternalInitializers", o, names[i], values[i])) return s;
+    if (!added.emplace(names[i], values[i]->tensor.clone()).second)
+      return make_status(ORT_INVALID_ARGUMENT, std::string("AddExternalInitializers: '") + names[i] + "' is named twice");
+  }
+  o->opts.initializers.merge(added);
+  API_END
+}
 
 // The entries added (AddSessionConfigEntry), in a new set of pairs the caller releases.
 OrtStatus* ORT_API_CALL GetSessionOptionsConfigEntries(const OrtSessionOptions* o, OrtKeyValuePairs** out) noexcept {
@@ -216,7 +252,7 @@ OrtStatus* ORT_API_CALL GetSessionOptionsConfigEntries(const OrtSessionOptions* 
 
 void set_session_options_slots(OrtApi& api) {
 #define SET(name) api.name = name;
-  SET(CreateSessionOptions) SET(CloneSessionOptions) SET(ReleaseSessionOptions) SET(SetSessionExecutionMode) SET(GetSessionExecutionMode) SET(EnableProfiling) SET(DisableProfiling) SET(SetOptimizedModelFilePath) SET(EnableMemPattern) SET(DisableMemPattern) SET(GetMemPatternEnabled) SET(EnableCpuMemArena) SET(DisableCpuMemArena) SET(SetSessionLogId) SET(SetSessionLogVerbosityLevel) SET(SetSessionLogSeverityLevel) SET(SetSessionGraphOptimizationLevel) SET(SetIntraOpNumThreads) SET(SetInterOpNumThreads) SET(AddSessionConfigEntry) SET(HasSessionConfigEntry) SET(GetSessionConfigEntry) SET(DisablePerSessionThreads) SET(AddFreeDimensionOverrideByName) SET(SetDeterministicCompute) SET(SessionOptionsSetCustomCreateThreadFn) SET(SessionOptionsSetCustomThreadCreationOptions) SET(SessionOptionsSetCustomJoinThreadFn) SET(SessionOptionsAppendExecutionProvider) SET(GetSessionOptionsConfigEntries)
+  SET(CreateSessionOptions) SET(CloneSessionOptions) SET(ReleaseSessionOptions) SET(SetSessionExecutionMode) SET(GetSessionExecutionMode) SET(EnableProfiling) SET(DisableProfiling) SET(SetOptimizedModelFilePath) SET(EnableMemPattern) SET(DisableMemPattern) SET(GetMemPatternEnabled) SET(EnableCpuMemArena) SET(DisableCpuMemArena) SET(SetSessionLogId) SET(SetSessionLogVerbosityLevel) SET(SetSessionLogSeverityLevel) SET(SetSessionGraphOptimizationLevel) SET(SetIntraOpNumThreads) SET(SetInterOpNumThreads) SET(AddSessionConfigEntry) SET(HasSessionConfigEntry) SET(GetSessionConfigEntry) SET(DisablePerSessionThreads) SET(AddFreeDimensionOverrideByName) SET(SetDeterministicCompute) SET(SessionOptionsSetCustomCreateThreadFn) SET(SessionOptionsSetCustomThreadCreationOptions) SET(SessionOptionsSetCustomJoinThreadFn) SET(SessionOptionsAppendExecutionProvider) SET(GetSessionOptionsConfigEntries) SET(AddInitializer) SET(AddExternalInitializers)
 #undef SET
 }
 

@@ -414,6 +414,7 @@ void set_session_slots(OrtApi& api);
 void set_value_slots(OrtApi& api);
 void set_custom_op_slots(OrtApi& api);
 void set_binding_slots(OrtApi& api);
+void set_op_slots(OrtApi& api);
 
 // The table every caller gets (api.cpp), handed to custom-op libraries.
 const OrtApiBase* api_base();

@@ -134,8 +134,8 @@ void inline_constant_captures(const graph::Node& n, const graph::Graph& enclosin
 }
 
 // What a custom op's kernel is told about its node: names, the types known
-// now (graph inputs, constants, the op's declared or inferred outputs) and
-// the plain attributes.
+// now (graph inputs, constants, the op's declared or inferred outputs), the
+// attributes and the constant inputs.
 CustomKernelInfo custom_kernel_info(const graph::Graph& g, const graph::Node& n, const CustomOp& op) {
   CustomKernelInfo info;
   info.node_name = n.name;
@@ -146,15 +146,18 @@ CustomKernelInfo custom_kernel_info(const graph::Graph& g, const graph::Node& n,
   for (size_t i = 0; i < own_inputs; ++i) {
     const int id = n.inputs[i];
     info.input_names.push_back(id >= 0 ? g.value_name(id) : "");
-    DataType t = DataType::kUndefined;
-    if (const Tensor* c = id >= 0 ? g.initializer(id) : nullptr) t = c->dtype();
+    const Tensor* constant = id >= 0 ? g.initializer(id) : nullptr;
+    DataType t = constant ? constant->dtype() : DataType::kUndefined;
     for (size_t k = 0; k < g.inputs.size() && k < g.input_info.size() && t == DataType::kUndefined; ++k)
       if (g.inputs[k] == id) t = g.input_info[k].dtype;
     info.input_types.push_back(t);
+    info.constant_inputs.push_back(constant ? *constant : Tensor());
   }
   for (size_t o = 0; o < n.outputs.size(); ++o)
     info.output_names.push_back(n.outputs[o] >= 0 ? g.value_name(n.outputs[o]) : "");
   info.attributes = kernels::custom_attributes(n.attrs);
+  for (const auto& [name, value] : n.attrs.all())
+    if (const Tensor* t = std::get_if<Tensor>(&value)) info.tensor_attributes.emplace(name, *t);
   // The declared output types, with those the op leaves open inferred from this node.
   const std::vector<DataType> declared = op.output_types();
   std::vector<DataType> types;

@@ -256,6 +256,22 @@ graph::LoadOptions load_options(const SessionOptions& options) {
   return lo;
 }
 
+// SessionOptions::initializers in place of the main graph's initializers of
+// those names (names the model does not have are left unused); a different
+// element type or shape fails.
+void replace_initializers(graph::Graph& g, const SessionOptions& options, const std::string& origin) {
+  for (const auto& [name, t] : options.initializers) {
+    const int id = g.value_id(name);
+    const Tensor* model = id < 0 ? nullptr : g.initializer(id);
+    if (!model) continue;
+    if (!t.is_tensor() || !t.defined() || t.dtype() != model->dtype() || t.shape() != model->shape())
+      throw Error(StatusCode::kInvalidArgument,
+                  fmt::format("{}: the initializer '{}' supplied in the session options is {}; the model's is {}", origin,
+                              name, t.defined() ? t.describe() : std::string("undefined"), model->describe()));
+    g.initializers[id] = t;
+  }
+}
+
 // The session's threading options, resolved once, before the model is read
 // (bad options fail first).
 struct SessionThreading {
@@ -454,6 +470,7 @@ std::unique_ptr<InferenceSession> InferenceSession::create(const std::string& mo
     const graph::LoadOptions lo = load_options(options);
     auto g = graph::load_model_file(model_path, lo);
     if (!g.is_ok()) throw Error(g.status());
+    replace_initializers(g.value(), options, model_path);
     return std::unique_ptr<InferenceSession>(
         new InferenceSession(build(std::move(g).value(), model_path, options, std::move(threading), lo.limits, env)));
   });
@@ -466,6 +483,7 @@ std::unique_ptr<InferenceSession> InferenceSession::create_from_bytes(std::span<
     const graph::LoadOptions lo = load_options(options);
     auto g = graph::load_model_bytes(model, "<model bytes>", options.external_data_dir, lo);
     if (!g.is_ok()) throw Error(g.status());
+    replace_initializers(g.value(), options, "<model bytes>");
     return std::unique_ptr<InferenceSession>(
         new InferenceSession(build(std::move(g).value(), "<model bytes>", options, std::move(threading), lo.limits, env)));
   });

@@ -29,6 +29,17 @@ bind.onnx: IO bindings (two inputs, two outputs):
   f float32 [batch, 3] -> f_out = Relu(f) * 2;  i64 int64 [batch, 3] -> i64_out = i64 + 7
 relu.onnx: its float part alone (f -> f_out), for the IO-binding sample
 
+init.onnx: initializers the program supplies (AddInitializer,
+AddExternalInitializers); w's data is external, in init.weights:
+  x float32 [3] -> y = x * w + b   (w = [1, 2, 3], b = [0.5, 0.5, 0.5])
+
+kinfo.onnx, kinfo_input.onnx: a custom op reading its node at creation
+(kernel_info_test.cpp), in the domain "info.domain":
+  x float32 [3] -> y = Offset(x, k; bias = tensor [0.5, 0.25, 0.125], tags = ["a", "b"])
+  kinfo.onnx: k = [10, 20, 30] an initializer; kinfo_input.onnx: k a graph input
+kop.onnx: x float32 [n] -> y = Leaky(x; alpha = 0.25) (domain "info.domain"),
+  a custom op running the built-in LeakyRelu inside its kernel
+
 seq.onnx: sequences through the API:
   items seq(float32 [n]), x float32 [n] -> joined = SequenceInsert(items, x),
                                            count = SequenceLength(joined)
@@ -150,3 +161,44 @@ for name, to in (("convert", TensorProto.INT64), ("convert_bad", TensorProto.INT
     convert_model = helper.make_model(convert_graph, opset_imports=infer_opsets, producer_name="capi-test")
     convert_model.ir_version = 8
     onnx.save(convert_model, f"{out_dir}/{name}.onnx")
+
+w_init = numpy_helper.from_array(np.array([1, 2, 3], dtype=np.float32), "w")
+with open(f"{out_dir}/init.weights", "wb") as f:
+    f.write(w_init.raw_data)
+w_init.ClearField("raw_data")
+w_init.data_location = TensorProto.EXTERNAL
+for key, value in (("location", "init.weights"), ("offset", "0"), ("length", "12")):
+    entry = w_init.external_data.add()
+    entry.key, entry.value = key, value
+init_graph = helper.make_graph(
+    [helper.make_node("Mul", ["x", "w"], ["xw"]), helper.make_node("Add", ["xw", "b"], ["y"])], "capi_init",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
+    [w_init, numpy_helper.from_array(np.full(3, 0.5, dtype=np.float32), "b")])
+init_model = helper.make_model(init_graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="capi-test")
+init_model.ir_version = 8
+onnx.save(init_model, f"{out_dir}/init.onnx")
+
+for name, k_constant in (("kinfo", True), ("kinfo_input", False)):
+    k_info = helper.make_tensor_value_info("k", TensorProto.FLOAT, [3])
+    kinfo_graph = helper.make_graph(
+        [helper.make_node("Offset", ["x", "k"], ["y"], domain="info.domain",
+                          bias=numpy_helper.from_array(np.array([0.5, 0.25, 0.125], dtype=np.float32), "bias"),
+                          tags=["a", "b"])],
+        "capi_" + name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])] + ([] if k_constant else [k_info]),
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
+        [numpy_helper.from_array(np.array([10, 20, 30], dtype=np.float32), "k")] if k_constant else [])
+    kinfo_model = helper.make_model(kinfo_graph, producer_name="capi-test",
+                                    opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("info.domain", 1)])
+    kinfo_model.ir_version = 8
+    onnx.save(kinfo_model, f"{out_dir}/{name}.onnx")
+
+kop_graph = helper.make_graph(
+    [helper.make_node("Leaky", ["x"], ["y"], domain="info.domain", alpha=0.25)], "capi_kop",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])])
+kop_model = helper.make_model(kop_graph, producer_name="capi-test",
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("info.domain", 1)])
+kop_model.ir_version = 8
+onnx.save(kop_model, f"{out_dir}/kop.onnx")
