@@ -112,10 +112,13 @@ void PrintTo(const Case& c, std::ostream* os) {
       << " zp=" << static_cast<int>(c.zp) << " bias=" << c.bias;
 }
 
-// Two threads, and constant weights kept by the kernel (absent at run
-// time): the same bits as y.
+// Two and three threads (column blocks not a multiple of the thread count),
+// and constant weights kept by the kernel (absent at run time): the same
+// bits as y.
 void expect_same_bits_threaded_and_kept(const kernels::NodeInfo& node, const std::vector<Tensor>& inputs,
                                         const std::vector<float>& y) {
+  auto three = ThreadPool::create(ThreadingOptions{.num_threads = 3}).value();
+  EXPECT_EQ(kernels::run_kernel_once(node, inputs, three.get())[0].to_vector<float>(), y) << "3 threads";
   auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
   EXPECT_EQ(kernels::run_kernel_once(node, inputs, pool.get())[0].to_vector<float>(), y);
   kernels::NodeInfo owned = node;
@@ -174,6 +177,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{{37, 200}, 67, 200, 32, 4, Zp::kPacked, true},    // many rows: dequantize + SGEMM
                       Case{{37, 40}, 300, 40, 128, 4, Zp::kNone, false},     // one padded block, many columns
                       Case{{1, 520}, 1500, 520, 32, 4, Zp::kPacked, false},  // several column blocks
+                      Case{{1, 512}, 4001, 512, 32, 4, Zp::kPacked, true},   // decode, split over threads
                       Case{{3, 90}, 21, 90, 32, 8, Zp::kPacked, true},       // 8 bits
                       Case{{37, 90}, 21, 90, 16, 8, Zp::kNone, false},       // 8 bits, default zero point 128
                       Case{{100}, 9, 100, 32, 4, Zp::kPacked, false},        // 1-D A
@@ -286,6 +290,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{{5, 77}, 19, 77, 16, 4, Zp::kPacked, true},       // 5 rows: groups of 4 and 1
                       Case{{2, 200}, 41, 200, 64, 4, Zp::kNone, true},       // blocks of 64, K % 64 = 8
                       Case{{1, 300}, 1500, 300, 128, 4, Zp::kPacked, false}, // several column blocks
+                      Case{{1, 512}, 4001, 512, 32, 4, Zp::kPacked, true},   // decode, split over threads
                       Case{{2, 8, 130}, 23, 130, 128, 4, Zp::kPacked, true}, // batched A, 16 rows
                       Case{{1, 520}, 9, 520, 256, 4, Zp::kNone, false}));    // blocks of 256
 

@@ -275,11 +275,15 @@ class MatMulNBitsKernel final : public OpKernel {
 
   // fn(n0, n1, r0) for each column block [n0, n1) (gemv_columns_per_block
   // columns) and each group of kNbitsGemvMaxRows rows from r0, the column
-  // blocks over the intra-op pool.
+  // blocks over the intra-op pool as one run of consecutive blocks per
+  // thread: each thread streams one contiguous panel of B once. The blocks
+  // and each column's arithmetic follow the shape alone, so grouping them
+  // changes no output bit.
   template <class Fn>
   void for_column_blocks(KernelContext& ctx, int64_t rows, const Fn& fn) const {
     const int64_t nt = gemv_columns_per_block(), blocks = ceil_div(N_, nt);
-    parallel_for(ctx.pool(), 0, blocks, 1, gemm_cost(rows, nt, K_ / 8), [&](int64_t b0, int64_t b1) {
+    const int64_t grain = ceil_div(blocks, int64_t{ctx.pool() ? ctx.pool()->dop() : 1});
+    parallel_for(ctx.pool(), 0, blocks, grain, gemm_cost(rows, nt, K_ / 8), [&](int64_t b0, int64_t b1) {
       for (int64_t blk = b0; blk < b1; ++blk)
         for (int64_t r0 = 0; r0 < rows; r0 += kNbitsGemvMaxRows) fn(blk * nt, std::min(N_, (blk + 1) * nt), r0);
     });
