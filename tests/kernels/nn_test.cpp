@@ -740,16 +740,33 @@ INSTANTIATE_TEST_SUITE_P(
 // One block per ~2M multiply-adds (two from 1.5M), from the work alone;
 // counts below 16 are even, so two threads split a node's blocks evenly.
 TEST(NnBlocks, SmallBlockCountsAreEven) {
-  using kernels::nn::blocks_for_work;
+  using kernels::nn::blocks_for_cost;
+  using kernels::nn::fma_cost;
   constexpr double kBlock = 2.0 * 1024 * 1024;
-  EXPECT_EQ(blocks_for_work(0), 1);
-  EXPECT_EQ(blocks_for_work(0.5 * kBlock), 1);
-  EXPECT_EQ(blocks_for_work(0.8 * kBlock), 2);  // most of a block is two
-  EXPECT_EQ(blocks_for_work(1.5 * kBlock), 2);
-  EXPECT_EQ(blocks_for_work(2.5 * kBlock), 4);
-  EXPECT_EQ(blocks_for_work(4.0 * kBlock), 4);
-  EXPECT_EQ(blocks_for_work(14.5 * kBlock), 16);
-  EXPECT_EQ(blocks_for_work(16.5 * kBlock), 17);  // larger counts as the work gives them
+  EXPECT_EQ(blocks_for_cost(0, fma_cost(kBlock)), 1);
+  EXPECT_EQ(blocks_for_cost(1, fma_cost(0.5 * kBlock)), 1);
+  EXPECT_EQ(blocks_for_cost(1, fma_cost(0.8 * kBlock)), 2);  // most of a block is two
+  EXPECT_EQ(blocks_for_cost(3, fma_cost(0.5 * kBlock)), 2);
+  EXPECT_EQ(blocks_for_cost(5, fma_cost(0.5 * kBlock)), 4);
+  EXPECT_EQ(blocks_for_cost(1, fma_cost(4.0 * kBlock)), 4);
+  EXPECT_EQ(blocks_for_cost(29, fma_cost(0.5 * kBlock)), 16);
+  EXPECT_EQ(blocks_for_cost(33, fma_cost(0.5 * kBlock)), 17);  // larger counts as the work gives them
+  // A GEMM's bytes count too: gemm_cost of a 1 x 1280 x 960 layer is mostly
+  // reading its 4.9 MB of B (569K cycles), so it is split though its FMAs
+  // are ~1.2M.
+  EXPECT_EQ(blocks_for_cost(1, kernels::nn::gemm_cost(1, 1280, 960)), 6);  // 4.3 blocks
+}
+
+// ops_cost is the kernels' per-item cost for loops that are not a packed
+// GEMM: grain_for_cost groups ~64K operations into a block, whatever the
+// per-item size, and one item of 64K or more is a block of its own.
+TEST(NnBlocks, OpsCostGrainHoldsAbout64KOperations) {
+  using kernels::nn::ops_cost;
+  EXPECT_EQ(grain_for_cost(ops_cost(1.0)), 65536);
+  EXPECT_EQ(grain_for_cost(ops_cost(256.0)), 256);
+  EXPECT_EQ(grain_for_cost(ops_cost(1000.0)), 66);  // ceil(65536 / 1000)
+  EXPECT_EQ(grain_for_cost(ops_cost(65536.0)), 1);
+  EXPECT_EQ(grain_for_cost(ops_cost(1e9)), 1);
 }
 
 // ---------------------------------------------------------------- fused activations

@@ -274,7 +274,7 @@ class FusedAttentionKernel final : public OpKernel {
     const bool y_copy = !as_matrix(nullptr, Sq, Dv, y_rs, y_cs, ym) || ym.trans;
 
     const int64_t NR = sgemm_nr();
-    parallel_for(ctx.pool(), 0, items, grain_for_work(items, work), gemm_cost(mq, Skv + Dv, D),
+    parallel_for(ctx.pool(), 0, items, grain_for_cost(ops_cost(work)), gemm_cost(mq, Skv + Dv, D),
                  [&](int64_t i0, int64_t i1) {
       // Per thread: the block's scores, probabilities, scaled Q rows and
       // (when written through a transpose) output rows; a gathered K or V

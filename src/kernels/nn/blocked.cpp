@@ -163,7 +163,7 @@ class ReorderKernel final : public OpKernel {
     const float* x = X.data<float>();
     float* y = Y.mutable_data<float>();
     const int64_t items = N * Cb;
-    parallel_for(ctx.pool(), 0, items, grain_for_work(items, static_cast<double>(P * kBlock)),
+    parallel_for(ctx.pool(), 0, items, grain_for_cost(ops_cost(static_cast<double>(P * kBlock))),
                  [&](int64_t i0, int64_t i1) {
                    for (int64_t i = i0; i < i1; ++i) fn(x + i * kBlock * P, P, y + i * kBlock * P);
                  });
@@ -185,7 +185,7 @@ class BlockedGlobalAveragePoolKernel final : public OpKernel {
     const float* x = X.data<float>();
     float* y = Y.mutable_data<float>();
     const int64_t items = N * Cb;
-    parallel_for(ctx.pool(), 0, items, grain_for_work(items, static_cast<double>(P * kBlock)),
+    parallel_for(ctx.pool(), 0, items, grain_for_cost(ops_cost(static_cast<double>(P * kBlock))),
                  [&](int64_t i0, int64_t i1) {
                    for (int64_t i = i0; i < i1; ++i) gap(x + i * kBlock * P, P, y + i * kBlock);
                  });
@@ -465,7 +465,7 @@ class BlockedConvKernel final : public OpKernel {
       // Strided 1x1: the pixels it reads, gathered into [N][C/8][OH][OW][8].
       float* xg = scratch_floats(kSharedInputSlot, static_cast<size_t>(N * Cb * OH * OW * kBlock));
       const int64_t planes = N * Cb;
-      parallel_for(ctx.pool(), 0, planes, grain_for_work(planes, static_cast<double>(OH * OW * kBlock)),
+      parallel_for(ctx.pool(), 0, planes, grain_for_cost(ops_cost(static_cast<double>(OH * OW * kBlock))),
                    [&](int64_t i0, int64_t i1) {
                      for (int64_t i = i0; i < i1; ++i) {
                        float* __restrict d = xg + i * OH * OW * kBlock;
@@ -737,7 +737,7 @@ class BlockedConvKernel final : public OpKernel {
     // multiply-add count would assume (it is bound by loads), so every
     // loop of more than one block takes the pool's threads, as Conv's
     // depthwise path does.
-    parallel_for(ctx.pool(), 0, items, grain_for_work(items, row_work * static_cast<double>(band_rows)),
+    parallel_for(ctx.pool(), 0, items, grain_for_cost(ops_cost(row_work * static_cast<double>(band_rows))),
                  [&](int64_t i0, int64_t i1) {
                    for (int64_t i = i0; i < i1; ++i) {
                      const int64_t band = i % nbands, nc = i / nbands, n = nc / Cb, cb = nc % Cb;
@@ -764,7 +764,7 @@ class BlockedConvKernel final : public OpKernel {
     const int64_t nbands = ceil_div(OH, band_rows);
     const int64_t items = r.N * OCb * nbands;
     const int64_t in_plane = r.H * r.W * kBlock, out_plane = OH * OW * kBlock;
-    parallel_for(ctx.pool(), 0, items, grain_for_work(items, row_work * static_cast<double>(band_rows)),
+    parallel_for(ctx.pool(), 0, items, grain_for_cost(ops_cost(row_work * static_cast<double>(band_rows))),
                  gemm_cost(kBlock, band_rows * OW, red), [&](int64_t i0, int64_t i1) {
                    for (int64_t i = i0; i < i1; ++i) {
                      const int64_t band = i % nbands, nb = i / nbands, n = nb / OCb, ob = nb % OCb;
@@ -785,7 +785,7 @@ class BlockedConvKernel final : public OpKernel {
   // input chunk. Input channels in kc blocks (<= 256 channels, equal sizes)
   // so a group's weight panel stays in L1; chunks of pc pixels so the
   // chunk's kc input channels stay in L2 (~256 KB), made smaller (down to
-  // 24 pixels) when there would be fewer blocks than blocks_for_work asks.
+  // 24 pixels) when there would be fewer blocks than blocks_for_cost asks.
   void run_pointwise(KernelContext& ctx, const BlockedWeights& p, const Run& r) const {
     static const auto block_fn = SPINDLE_ISA_SELECT(blocked_pw_block);
     const int64_t P = r.OH * r.OW, cin = p.C, OCb = p.OC / kBlock;
@@ -793,7 +793,7 @@ class BlockedConvKernel final : public OpKernel {
     const int64_t kc = round_up(ceil_div(cin, kblocks), kBlock);
     const int64_t groups = static_cast<int64_t>(p.mb.size());
     int64_t pc = std::max<int64_t>(24, 65536 / kc / 24 * 24);
-    const int64_t wanted = blocks_for_work(static_cast<double>(r.N * P) * static_cast<double>(cin * p.OC));
+    const int64_t wanted = blocks_for_cost(r.N * P, fma_cost(static_cast<double>(cin * p.OC)));
     if (r.N * groups * ceil_div(P, pc) < wanted)
       pc = std::min(pc, std::max<int64_t>(24, round_up(ceil_div(P, ceil_div(wanted, r.N * groups)), 8)));
     const int64_t chunks = ceil_div(P, pc);
@@ -802,7 +802,7 @@ class BlockedConvKernel final : public OpKernel {
     // The GEMM's cost model (multiply-adds plus the bytes streamed), as
     // Conv's GEMM path uses: at peak-FMA cost alone a 7x7 layer of 60-70 us
     // looked too small for a second thread.
-    parallel_for(ctx.pool(), 0, items, grain_for_work(items, item_work),
+    parallel_for(ctx.pool(), 0, items, grain_for_cost(ops_cost(item_work)),
                  gemm_cost(3 * kBlock, std::min(P, pc), cin),
                  [&](int64_t i0, int64_t i1) {
                    for (int64_t i = i0; i < i1; ++i) {
@@ -839,7 +839,7 @@ class BlockedConvKernel final : public OpKernel {
     const int64_t nbands = ceil_div(OH, band_rows);
     const int64_t items = r.N * nbands * groups;
     const int64_t in_image = p.C * r.H * r.W, out_plane = OH * OW * kBlock;
-    parallel_for(ctx.pool(), 0, items, grain_for_work(items, row_work * static_cast<double>(band_rows)),
+    parallel_for(ctx.pool(), 0, items, grain_for_cost(ops_cost(row_work * static_cast<double>(band_rows))),
                  gemm_cost(widest, band_rows * OW, red), [&](int64_t i0, int64_t i1) {
                    for (int64_t i = i0; i < i1; ++i) {
                      const int64_t g = i % groups, band = (i / groups) % nbands, n = i / (groups * nbands);

@@ -104,7 +104,7 @@ class Col2ImKernel final : public OpKernel {
         }
     }
     const double plane_work = static_cast<double>(K) * static_cast<double>(L) + static_cast<double>(P);
-    parallel_for(ctx.pool(), 0, N * C, grain_for_work(N * C, plane_work), [&](int64_t p0, int64_t p1) {
+    parallel_for(ctx.pool(), 0, N * C, grain_for_cost(ops_cost(plane_work)), [&](int64_t p0, int64_t p1) {
       std::vector<int64_t> kidx(nd), bidx(nd);
       for (int64_t plane = p0; plane < p1; ++plane) {
         float* out = y + plane * P;

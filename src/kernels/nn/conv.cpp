@@ -385,8 +385,8 @@ class ConvKernel final : public OpKernel {
     // (large outputs: 56x56, 112x112): keep every row in one block, so each
     // tile's im2col is built once and used by all rows while it is in L2.
     if (!pointwise && gb.m_blocks > 1 && N * G * gb.n_blocks > 1 &&
-        2 * N * G * gb.n_blocks >= blocks_for_work(static_cast<double>(N * G) * static_cast<double>(Mg) *
-                                                   static_cast<double>(P) * static_cast<double>(K))) {
+        2 * N * G * gb.n_blocks >=
+            blocks_for_cost(N * G * Mg, fma_cost(static_cast<double>(P) * static_cast<double>(K)))) {
       gb.mt = Mg;
       gb.m_blocks = 1;
     }

@@ -123,7 +123,7 @@ class ConvTransposeKernel final : public OpKernel {
     // Channels per block: large problems are split into several blocks.
     const double work_per_channel =
         static_cast<double>(kk * P_in) * static_cast<double>(std::max<int64_t>(Cg, 1));
-    const int64_t want = blocks_for_work(static_cast<double>(N * G * Mg) * work_per_channel);
+    const int64_t want = blocks_for_cost(N * G * Mg, fma_cost(work_per_channel));
     const int64_t ct = std::max<int64_t>(1, ceil_div(Mg, std::max<int64_t>(1, ceil_div(want, N * G))));
     const int64_t ctiles = ceil_div(Mg, ct);
     const int64_t blocks = N * G * ctiles;
@@ -132,7 +132,7 @@ class ConvTransposeKernel final : public OpKernel {
     // col2im adds it to the output planes.
     const int64_t chunk_rows =
         std::clamp<int64_t>(65536 / std::max<int64_t>(ct * kk * IW, 1), 1, std::max<int64_t>(in_rows, 1));
-    parallel_for(ctx.pool(), 0, blocks, grain_for_work(blocks, work_per_channel * static_cast<double>(ct)),
+    parallel_for(ctx.pool(), 0, blocks, grain_for_cost(ops_cost(work_per_channel * static_cast<double>(ct))),
                  [&](int64_t b0, int64_t b1) {
                    for (int64_t b = b0; b < b1; ++b) {
                      const int64_t ng = b / ctiles, n = ng / G, g = ng % G;
@@ -180,13 +180,13 @@ class ConvTransposeKernel final : public OpKernel {
     }
     // Chunks: columns (rows x chunk floats) near 256 KB, and enough blocks.
     int64_t chunk = std::clamp<int64_t>(65536 / std::max<int64_t>(rows * IW, 1), 1, IH);
-    const double total = static_cast<double>(N * G) * static_cast<double>(rows * P_in) * static_cast<double>(Cg);
-    const int64_t want = blocks_for_work(total);
+    const Cost image_cost = fma_cost(static_cast<double>(rows * P_in) * static_cast<double>(Cg));
+    const int64_t want = blocks_for_cost(N * G, image_cost);
     if (N * G * ceil_div(IH, chunk) < want) chunk = std::max<int64_t>(1, ceil_div(IH, ceil_div(want, N * G)));
     const int64_t nchunks = ceil_div(IH, chunk);
     const int64_t blocks = N * G * nchunks;
     const double block_work = static_cast<double>(rows * chunk * IW * std::max<int64_t>(Cg, 1));
-    parallel_for(ctx.pool(), 0, blocks, grain_for_work(blocks, block_work), [&](int64_t b0, int64_t b1) {
+    parallel_for(ctx.pool(), 0, blocks, grain_for_cost(ops_cost(block_work)), [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
         const int64_t ng = b / nchunks, n = ng / G, g = ng % G;
         const int64_t r0 = (b % nchunks) * chunk, r1 = std::min(IH, r0 + chunk), len = (r1 - r0) * IW;

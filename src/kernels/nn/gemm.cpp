@@ -180,7 +180,7 @@ class MatMulKernel final : public OpKernel {
     const int64_t blocks = gb_batches * per_batch;
     const float* shared_a = gb_batches == 1 ? pack_shared_a(ctx, gb, false, rows, K, 1.0f, a, K) : nullptr;
     parallel_for(ctx.pool(), 0, blocks,
-                 grain_for_work(blocks, static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1))),
+                 grain_for_cost(ops_cost(static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1)))),
                  gemm_cost(gb.mt, gb.nt, K),
                  [&](int64_t b0, int64_t b1) {
                    for (int64_t blk = b0; blk < b1; ++blk) {
@@ -272,7 +272,7 @@ class GemmKernel final : public OpKernel {
     const int64_t lda = A.dim(1), ldb = b_shape[1];
     const float* shared_a = pack_shared_a(ctx, gb, trans_a_, M, K, alpha_, a, lda);
     parallel_for(ctx.pool(), 0, blocks,
-                 grain_for_work(blocks, static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1))),
+                 grain_for_cost(ops_cost(static_cast<double>(gb.mt * gb.nt * std::max<int64_t>(K, 1)))),
                  gemm_cost(gb.mt, gb.nt, K),
                  [&](int64_t b0, int64_t b1) {
                    for (int64_t blk = b0; blk < b1; ++blk) {

@@ -214,7 +214,7 @@ class GroupQueryAttentionKernel final : public OpKernel {
     const float* past_k = g.has_past ? ctx.input(3).data<float>() : nullptr;
     const float* past_v = g.has_past ? ctx.input(4).data<float>() : nullptr;
     // Present: past rows, then the new (rotated) keys and values, zeros after.
-    parallel_for(ctx.pool(), 0, B * Hkv, grain_for_work(B * Hkv, static_cast<double>(L * D)), [&](int64_t i0, int64_t i1) {
+    parallel_for(ctx.pool(), 0, B * Hkv, grain_for_cost(ops_cost(static_cast<double>(L * D))), [&](int64_t i0, int64_t i1) {
       for (int64_t item = i0; item < i1; ++item) {
         const int64_t b = item / Hkv, h = item % Hkv, pb = past[static_cast<size_t>(b)];
         float* kd = pk + item * L * D;
@@ -251,7 +251,7 @@ class GroupQueryAttentionKernel final : public OpKernel {
     const int64_t group = Hq / Hkv;
     static const auto softmax_row = SPINDLE_ISA_SELECT(softmax_row_float);
     const double per_item = static_cast<double>(S) * static_cast<double>(std::min<int64_t>(L, P + S)) * 2.0 * D;
-    parallel_for(ctx.pool(), 0, B * Hq, grain_for_work(B * Hq, per_item), [&](int64_t i0, int64_t i1) {
+    parallel_for(ctx.pool(), 0, B * Hq, grain_for_cost(ops_cost(per_item)), [&](int64_t i0, int64_t i1) {
       std::vector<float> score(static_cast<size_t>(L)), prob(static_cast<size_t>(L)), qbuf(static_cast<size_t>(D));
       for (int64_t item = i0; item < i1; ++item) {
         const int64_t b = item / Hq, h = item % Hq, pb = past[static_cast<size_t>(b)];

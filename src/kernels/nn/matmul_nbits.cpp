@@ -354,7 +354,7 @@ class MatMulNBitsKernel final : public OpKernel {
     const GemmBlocks gb = choose_gemm_blocks(1, rows, N_, K_, max_nt);
     const int64_t blocks = gb.m_blocks * gb.n_blocks;
     const float* packed_a = pack_shared_a(ctx, gb, false, rows, K_, 1.0f, a, K_);
-    parallel_for(ctx.pool(), 0, blocks, grain_for_work(blocks, static_cast<double>(gb.mt * gb.nt * K_)),
+    parallel_for(ctx.pool(), 0, blocks, grain_for_cost(ops_cost(static_cast<double>(gb.mt * gb.nt * K_))),
                  gemm_cost(gb.mt, gb.nt, K_), [&](int64_t b0, int64_t b1) {
                    float* panel = scratch_floats(0, static_cast<size_t>(round_up(gb.nt, NR) * K_));
                    int64_t have = -1;  // the column block in panel

@@ -95,7 +95,7 @@ void transpose_bytes(ThreadPool* pool, const uint8_t* src, uint8_t* dst, int64_t
   constexpr int64_t kTile = 64;
   const int64_t tiles = ceil_div(cols, kTile);
   if (N <= 0 || rows <= 0 || cols <= 0) return;
-  parallel_for(pool, 0, N * tiles, grain_for_work(N * tiles, static_cast<double>(kTile * rows) / 4),
+  parallel_for(pool, 0, N * tiles, grain_for_cost(ops_cost(static_cast<double>(kTile * rows) / 4)),
                [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t n = b / tiles, j0 = (b % tiles) * kTile, j1 = std::min(cols, j0 + kTile);
@@ -167,7 +167,7 @@ class MaxPoolNhwcKernel final : public OpKernel {
     const T* x = X.data<T>();
     T* y = Y.mutable_data<T>();
     const double taps = static_cast<double>(std::min(w.k[1], H) * std::min(w.k[2], W));
-    parallel_for(ctx.pool(), 0, N * OH, grain_for_work(N * OH, static_cast<double>(OW * C) * taps),
+    parallel_for(ctx.pool(), 0, N * OH, grain_for_cost(ops_cost(static_cast<double>(OW * C) * taps)),
                  [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t n = r / OH, oh = r % OH;
@@ -209,7 +209,7 @@ class LookupKernel final : public OpKernel {
     const auto* t = static_cast<const uint8_t*>(table.raw_data());
     auto* y = static_cast<uint8_t*>(Y.raw_mutable_data());
     static const auto lookup_fn = SPINDLE_ISA_SELECT(lookup_bytes);
-    parallel_for(ctx.pool(), 0, n, grain_for_work(n, 1.0),
+    parallel_for(ctx.pool(), 0, n, grain_for_cost(ops_cost(1.0)),
                  [&](int64_t i0, int64_t i1) { lookup_fn(x + i0, y + i0, i1 - i0, t); });
   }
 };

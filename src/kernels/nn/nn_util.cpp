@@ -14,27 +14,25 @@ namespace spindle::kernels::nn {
 
 namespace {
 
-// Work (in multiply-adds) a parallel_for block should at least hold so that
-// the dispatch cost (a few microseconds) stays small; ~64K FMAs is ~10 us of
-// scalar-ish work. No benchmark measures it alone (bench/kernels has the GEMM
-// only); the conv and pool layers are measured end to end by bench/models.
-constexpr double kMinBlockWork = 65536.0;
+// Cycles of an ops_cost operation: 65536 of them fill the pool's 20000-cycle
+// block (kBlockCycles), ~10 us of scalar-ish work. A power-of-two fraction,
+// so ops_cost's grains are exact. No benchmark measures it alone
+// (bench/kernels has the GEMM only); the conv and pool layers are measured end
+// to end by bench/models.
+constexpr double kCyclesPerOp = 20000.0 / 65536.0;
 
-// Work per parallel block: ~2M FMAs, 20-40 us on one core, so a 2..4-thread
+// Compute per parallel GEMM block: ~2M FMAs (131072 cycles at
+// kFmaPerCycle), 20-40 us on one core, so a 2..4-thread
 // pool gets several blocks per thread on the OCR models' convolutions while
 // each block stays large enough for the GEMM to run near peak. The count is
 // not capped: choose_gemm_blocks bounds the tiles from below instead (two
 // register tiles), and constant weights are pre-packed, so a block's setup
 // is its share of im2col / B packing only.
-constexpr double kBlockWork = 2.0 * 1024 * 1024;
+constexpr double kGemmBlockCycles = 131072.0;
 
 // Multiply-adds per cycle of the packed GEMM kernels on one core (two FMA
 // pipes of 8 floats; Zen 4 runs AVX-512 at the same rate).
 constexpr double kFmaPerCycle = 16.0;
-
-// An m x n x k GEMM's work in multiply-add equivalents: gemm_cost's cycles
-// times kFmaPerCycle.
-double gemm_work(int64_t m, int64_t n, int64_t k) { return cycles_of(1, gemm_cost(m, n, k)) * kFmaPerCycle; }
 
 }  // namespace
 
@@ -187,7 +185,7 @@ const float* pack_shared_a(KernelContext& ctx, const GemmBlocks& gb, bool trans,
   if (gb.n_blocks < 2 || K <= 0 || m <= 0) return nullptr;
   const int64_t MR = sgemm_mr(), panels = ceil_div(m, MR);
   float* dst = scratch_floats(kSharedScratchSlot, static_cast<size_t>(panels * MR * K));
-  parallel_for(ctx.pool(), 0, panels, grain_for_work(panels, static_cast<double>(MR * K)), [&](int64_t p0, int64_t p1) {
+  parallel_for(ctx.pool(), 0, panels, grain_for_cost(ops_cost(static_cast<double>(MR * K))), [&](int64_t p0, int64_t p1) {
     sgemm_pack_a_panels(trans, m, K, alpha, a, lda, p0, p1, dst);
   });
   return dst;
@@ -204,7 +202,7 @@ GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, 
   batches = std::max<int64_t>(batches, 1);
   b.mt = M;
   b.nt = std::min(N, std::max<int64_t>(max_nt / NR * NR, NR));
-  int64_t want = blocks_for_work(static_cast<double>(batches) * gemm_work(M, N, K));
+  int64_t want = blocks_for_cost(batches, gemm_cost(M, N, K));
   if (max_blocks > 0) want = std::min(want, max_blocks);
   b.n_blocks = ceil_div(N, b.nt);
   // Even tiles: 3025 columns under a 3008-column cap are 1536 + 1489, not
@@ -230,12 +228,13 @@ GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, 
   return b;
 }
 
-int64_t blocks_for_work(double total_fma) {
-  const int64_t n = std::max<int64_t>(static_cast<int64_t>(std::ceil(total_fma / kBlockWork)), 1);
+int64_t blocks_for_cost(int64_t n, const Cost& per_item) {
+  const double cycles = cycles_of(n, per_item);
+  const int64_t blocks = std::max<int64_t>(static_cast<int64_t>(std::ceil(cycles / kGemmBlockCycles)), 1);
   // Work of most of a block is still two: DenseNet's 3x3 128 -> 32 at 7x7
-  // (1.8M) ran on one thread for 85 us at intra 2, in two blocks 53 us.
-  if (n == 1 && total_fma >= 0.75 * kBlockWork) return 2;
-  return n > 1 && n < 16 && n % 2 != 0 ? n + 1 : n;
+  // (1.8M FMAs) ran on one thread for 85 us at intra 2, in two blocks 53 us.
+  if (blocks == 1 && cycles >= 0.75 * kGemmBlockCycles) return 2;
+  return blocks > 1 && blocks < 16 && blocks % 2 != 0 ? blocks + 1 : blocks;
 }
 
 Cost fma_cost(double fma) { return Cost{0, 0, fma / kFmaPerCycle}; }
@@ -245,11 +244,7 @@ Cost gemm_cost(int64_t m, int64_t n, int64_t k) {
   return Cost{4.0 * dk * dn, 4.0 * dm * dn, dm * dn * dk / kFmaPerCycle};
 }
 
-int64_t grain_for_work(int64_t n, double work_per_item) {
-  if (work_per_item <= 0) return std::max<int64_t>(n, 1);
-  const int64_t g = static_cast<int64_t>(std::ceil(kMinBlockWork / work_per_item));
-  return std::clamp<int64_t>(g, 1, std::max<int64_t>(n, 1));
-}
+Cost ops_cost(double ops) { return Cost{0, 0, ops * kCyclesPerOp}; }
 
 
 }  // namespace spindle::kernels::nn

@@ -22,6 +22,7 @@
 
 #include "kernels/kernel.h"
 #include "primitives/scratch.h"  // ceil_div, round_up, scratch_floats
+#include "threading/cost.h"  // grain_for_cost, cycles_of
 
 namespace spindle::kernels::nn {
 
@@ -94,16 +95,25 @@ struct GemmBlocks {
 GemmBlocks choose_gemm_blocks(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t max_nt,
                               int64_t max_blocks = 0);
 
-// Number of parallel blocks for a problem of `total_fma` multiply-adds: about
-// one per 2M FMAs (20-40 us on one core; two from 1.5M), from the work size
-// alone, and an even number below 16: 3 blocks on 2 threads leave one thread a third of
-// the node idle (MobileNetV3 at intra 2: 0.96x with even counts, 1.00-1.01x
-// at intra 1; docs/benchmarks.md).
-int64_t blocks_for_work(double total_fma);
+// Loops are sized in one vocabulary, the pool's Cost (threading/cost.h): a
+// kernel states what one item of its loop costs and takes its grain from
+// grain_for_cost, or, for a GEMM-like loop that picks its own tiles, its block
+// count from blocks_for_cost. Partitions follow the shape only, so results are
+// bitwise identical for any thread count.
 
-// Per-block grain for parallel_for over `n` items of `work_per_item` FMAs:
-// items are grouped so a block has at least ~kMinBlockWork of work.
-int64_t grain_for_work(int64_t n, double work_per_item);
+// Number of parallel blocks for `n` items of `per_item` (a GEMM or a
+// convolution that tiles its work itself): about one per 131K cycles of
+// compute (2M FMAs at fma_cost's rate, 20-40 us on one core; two from 0.75 of
+// that), from the work size alone, and an even number below 16: 3 blocks on
+// 2 threads leave one thread a third of the node idle (MobileNetV3 at intra 2:
+// 0.96x with even counts, 1.00-1.01x at intra 1; docs/benchmarks.md).
+int64_t blocks_for_cost(int64_t n, const Cost& per_item);
+
+// Cost of `ops` operations of a kernel loop body that is not a packed GEMM (a
+// pooling compare, a depthwise tap, a normalized element, a copied float):
+// about 3.3 per cycle, so grain_for_cost(ops_cost(w)) gives a block ~64K of
+// them (the block of kBlockCycles, threading/thread_pool.cpp).
+Cost ops_cost(double ops);
 
 // Cost of `fma` multiply-adds of vectorized compute (e.g. one GEMM block)
 // for parallel_for's cost overload, which runs a loop too small to pay for

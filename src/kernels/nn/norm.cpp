@@ -158,7 +158,7 @@ class BatchNormKernel final : public OpKernel {
     const float* b = ab + per;
     const int64_t planes = N * C;
     static const auto affine_fn = SPINDLE_ISA_SELECT(affine_activation);
-    parallel_for(ctx.pool(), 0, planes, grain_for_work(planes, static_cast<double>(inner)), [&](int64_t p0, int64_t p1) {
+    parallel_for(ctx.pool(), 0, planes, grain_for_cost(ops_cost(static_cast<double>(inner))), [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const float* xp = x + p * inner;
         float* yp = y + p * inner;
@@ -180,7 +180,7 @@ class BatchNormKernel final : public OpKernel {
   // channel summed in index order (the same for any thread count).
   static std::vector<float> channel_mean_var(ThreadPool* pool, const float* x, int64_t N, int64_t C, int64_t inner) {
     std::vector<float> out(static_cast<size_t>(2 * C));
-    parallel_for(pool, 0, C, 1, [&](int64_t c0, int64_t c1) {
+    parallel_for(pool, 0, C, grain_for_cost(ops_cost(2.0 * static_cast<double>(N * inner))), [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
         double sum = 0, sq = 0;
         for (int64_t n = 0; n < N; ++n)
@@ -233,7 +233,7 @@ class InstanceNormKernel final : public OpKernel {
     const float* s = S.data<float>();
     const float* b = B.data<float>();
     float* y = Y.mutable_data<float>();
-    parallel_for(ctx.pool(), 0, N * C, grain_for_work(N * C, 3.0 * static_cast<double>(inner)), [&](int64_t p0, int64_t p1) {
+    parallel_for(ctx.pool(), 0, N * C, grain_for_cost(ops_cost(3.0 * static_cast<double>(inner))), [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const float* xp = x + p * inner;
         float* yp = y + p * inner;
@@ -290,7 +290,7 @@ class LayerNormKernel final : public OpKernel {
     float* y = Y.mutable_data<float>();
     const float* sc = scale.data();
     const float* bi = bias.empty() ? nullptr : bias.data();
-    parallel_for(ctx.pool(), 0, rows, grain_for_work(rows, 3.0 * static_cast<double>(cols)), [&](int64_t r0, int64_t r1) {
+    parallel_for(ctx.pool(), 0, rows, grain_for_cost(ops_cost(3.0 * static_cast<double>(cols))), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const float* xr = x + r * cols;
         float* yr = y + r * cols;
@@ -363,7 +363,7 @@ class SkipSimplifiedLayerNormKernel final : public OpKernel {
     const float* g = gamma.data<float>();
     float* y = Y.mutable_data<float>();
     const int64_t rows = n / H;
-    parallel_for(ctx.pool(), 0, rows, grain_for_work(rows, 4.0 * static_cast<double>(H)), [&](int64_t r0, int64_t r1) {
+    parallel_for(ctx.pool(), 0, rows, grain_for_cost(ops_cost(4.0 * static_cast<double>(H))), [&](int64_t r0, int64_t r1) {
       std::vector<float> local(sum_out ? 0 : static_cast<size_t>(H));
       for (int64_t r = r0; r < r1; ++r) {
         const float* xr = x + r * H;
@@ -424,7 +424,7 @@ class GroupNormKernel final : public OpKernel {
     const float* sc = scale.data<float>();
     const float* bi = bias.data<float>();
     const int64_t planes = N * groups_;
-    parallel_for(ctx.pool(), 0, planes, grain_for_work(planes, 3.0 * static_cast<double>(len)), [&](int64_t p0, int64_t p1) {
+    parallel_for(ctx.pool(), 0, planes, grain_for_cost(ops_cost(3.0 * static_cast<double>(len))), [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const float* xp = x + p * len;
         float* yp = y + p * len;
@@ -476,7 +476,7 @@ class LrnKernel final : public OpKernel {
     const float k = alpha_ / static_cast<float>(size_);
     // size comes from the model: multiplied in double (2^62 overflowed int64, fuzz_graph).
     const double work = static_cast<double>(inner) * static_cast<double>(size_);
-    parallel_for(ctx.pool(), 0, N * C, grain_for_work(N * C, work), [&](int64_t p0, int64_t p1) {
+    parallel_for(ctx.pool(), 0, N * C, grain_for_cost(ops_cost(work)), [&](int64_t p0, int64_t p1) {
       float* sq = scratch_floats(2, static_cast<size_t>(inner));
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t n = p / C, c = p % C;

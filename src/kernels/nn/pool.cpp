@@ -122,7 +122,7 @@ class PoolKernel final : public OpKernel {
     // (in doubles: a model's kernel_shape may multiply past int64).
     double taps = 1;
     for (int j = 0; j < 3; ++j) taps *= static_cast<double>(std::min(w.k[j], w.in[j]));
-    const int64_t grain = grain_for_work(planes, static_cast<double>(w.out_size()) * taps);
+    const int64_t grain = grain_for_cost(ops_cost(static_cast<double>(w.out_size()) * taps));
     switch (X.dtype()) {
       case DataType::kInt8: run<int8_t>(ctx, X, Y, idx, w, t, planes, grain); break;
       case DataType::kUInt8: run<uint8_t>(ctx, X, Y, idx, w, t, planes, grain); break;
@@ -359,7 +359,7 @@ class GlobalPoolKernel final : public OpKernel {
     float* y = Y.mutable_data<float>();
     if (planes == 0) return;
     if (n == 0) fail(node, fmt::format("input X has shape {} with an empty spatial extent", shape_to_string(X.shape())));
-    parallel_for(ctx.pool(), 0, planes, grain_for_work(planes, static_cast<double>(n)), [&](int64_t p0, int64_t p1) {
+    parallel_for(ctx.pool(), 0, planes, grain_for_cost(ops_cost(static_cast<double>(n))), [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const float* v = x + p * n;
         if (kind_ == PoolKind::kMax) {

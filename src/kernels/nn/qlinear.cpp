@@ -221,7 +221,7 @@ struct IntMatMul {
     const Shape a_str = broadcast_strides(a_batch, batch), b_str = broadcast_strides(b_batch, batch);
     acc.assign(out_shape);
     const int64_t rows = batches * M;
-    parallel_for(ctx.pool(), 0, rows, grain_for_work(rows, 2.0 * static_cast<double>(K * N)), [&](int64_t r0, int64_t r1) {
+    parallel_for(ctx.pool(), 0, rows, grain_for_cost(ops_cost(2.0 * static_cast<double>(K * N))), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t bi = r / M, m = r % M;
         int64_t a_off = 0, b_off = 0, rem = bi;
@@ -422,7 +422,7 @@ struct IntConv {
     planes = N * M;
     plane = planes > 0 ? total / planes : 0;
     acc.assign(out_shape);
-    parallel_for(ctx.pool(), 0, planes, grain_for_work(planes, 2.0 * static_cast<double>(plane * wk)),
+    parallel_for(ctx.pool(), 0, planes, grain_for_cost(ops_cost(2.0 * static_cast<double>(plane * wk))),
                  [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t n = p / M, m = p % M, c0 = (m / mg) * cg;
@@ -724,7 +724,7 @@ class QLinearConvKernel final : public OpKernel {
     const int64_t taps = g.k_size(), P = g.out_size(), in_size = g.in_size();
     const bool x_signed = X.dtype() == DataType::kInt8;
     const void* xdata = X.raw_data();
-    parallel_for(ctx.pool(), 0, N * C, grain_for_work(N * C, static_cast<double>(P * taps)), [&](int64_t p0, int64_t p1) {
+    parallel_for(ctx.pool(), 0, N * C, grain_for_cost(ops_cost(static_cast<double>(P * taps))), [&](int64_t p0, int64_t p1) {
       std::vector<int32_t> xs(static_cast<size_t>(in_size)), acc(static_cast<size_t>(P)), wc(static_cast<size_t>(taps));
       for (int64_t plane = p0; plane < p1; ++plane) {
         const int64_t c = plane % C;
@@ -802,7 +802,7 @@ class QLinearConvKernel final : public OpKernel {
         for (int64_t i = 0; i < OW * C; ++i)
           w_rows[static_cast<size_t>(t * OW * C + i)] = wt[static_cast<size_t>(t * C + i % C)];
     }
-    parallel_for(ctx.pool(), 0, N * OH, grain_for_work(N * OH, static_cast<double>(OW * taps * C)),
+    parallel_for(ctx.pool(), 0, N * OH, grain_for_cost(ops_cost(static_cast<double>(OW * taps * C))),
                  [&](int64_t r0, int64_t r1) {
       DwRequantRow dr;
       set_row_geometry(dr.row, X, g);
@@ -862,7 +862,7 @@ class QLinearConvKernel final : public OpKernel {
     // output channels are split only when that leaves half the blocks, in
     // whole 4-panel tiles when there are enough channels (narrower tiles
     // load a B vector for fewer products).
-    const int64_t want = blocks_for_work(static_cast<double>(chunk) * static_cast<double>(M * K));
+    const int64_t want = blocks_for_cost(chunk, fma_cost(static_cast<double>(M * K)));
     const int64_t pb_max = std::clamp<int64_t>((262144 / std::max<int64_t>(K, 1)) / 6 * 6, 24, 192);
     const int64_t pb = std::min(chunk, std::min(pb_max, std::max<int64_t>(24, ceil_div(chunk * G, want) / 6 * 6)));
     const int64_t row_blocks = ceil_div(chunk, pb);
@@ -884,7 +884,7 @@ class QLinearConvKernel final : public OpKernel {
       for (int64_t q0 = 0; q0 < P; q0 += chunk) {
         const int64_t chunk_rows = std::min(chunk, P - q0);
         if (!pointwise)
-          parallel_for(ctx.pool(), 0, G * chunk_rows, grain_for_work(G * chunk_rows, static_cast<double>(K) / 8),
+          parallel_for(ctx.pool(), 0, G * chunk_rows, grain_for_cost(ops_cost(static_cast<double>(K) / 8)),
                        [&](int64_t r0, int64_t r1) {
             for (int64_t r = r0; r < r1;) {
               const int64_t grp = r / chunk_rows, i0 = r % chunk_rows, i1 = std::min(chunk_rows, i0 + (r1 - r));

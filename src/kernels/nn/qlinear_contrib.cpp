@@ -102,7 +102,7 @@ class QLinearBinaryKernel final : public OpKernel {
         return q < floor ? floor : q;
       };
       const int64_t total = shape_numel(out_shape);
-      const int64_t grain = 16384;
+      const int64_t grain = grain_for_cost(ops_cost(4.0));  // an element: dequantize, op, requantize
       if (A.shape() == B.shape() && std::isfinite(sc) && sc != 0.0f) {
         // The same float operations in a loop the compiler vectorizes: the
         // quotient is rounded half to even by adding and subtracting 1.5 *
@@ -193,7 +193,7 @@ class QLinearUnaryKernel final : public OpKernel {
       }
       const Q* x = X.data<Q>();
       Q* y = Y.mutable_data<Q>();
-      parallel_for(ctx.pool(), 0, X.numel(), 65536, [&](int64_t i0, int64_t i1) {
+      parallel_for(ctx.pool(), 0, X.numel(), grain_for_cost(ops_cost(1.0)), [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) y[i] = table[index_of(x[i])];
       });
     };
@@ -245,7 +245,7 @@ class QLinearGlobalAveragePoolKernel final : public OpKernel {
       constexpr int64_t kBlock = 64;
       if (channels_last_ && count <= (int64_t{1} << 23)) {
         const int64_t blocks = ceil_div(C, kBlock);
-        parallel_for(ctx.pool(), 0, N * blocks, grain_for_work(N * blocks, static_cast<double>(count * kBlock) / 16),
+        parallel_for(ctx.pool(), 0, N * blocks, grain_for_cost(ops_cost(static_cast<double>(count * kBlock) / 16)),
                      [&](int64_t b0, int64_t b1) {
           for (int64_t b = b0; b < b1; ++b) {
             const int64_t n = b / blocks, c0 = (b % blocks) * kBlock, width = std::min(kBlock, C - c0);
@@ -260,7 +260,7 @@ class QLinearGlobalAveragePoolKernel final : public OpKernel {
         });
         return;
       }
-      parallel_for(ctx.pool(), 0, N * C, grain_for_work(N * C, static_cast<double>(count) / 4), [&](int64_t p0, int64_t p1) {
+      parallel_for(ctx.pool(), 0, N * C, grain_for_cost(ops_cost(static_cast<double>(count) / 4)), [&](int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p) {
           const int64_t n = p / C, c = p % C;
           int64_t sum = 0;

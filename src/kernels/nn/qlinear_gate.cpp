@@ -149,7 +149,7 @@ class QLinearGateMulKernel final : public OpKernel {
   static void per_value(KernelContext& ctx, const QuantRow& q, const uint8_t* x, uint8_t* y, int64_t total,
                         const float* t, const uint8_t* gb) {
     static const auto row_fn = SPINDLE_ISA_SELECT(qlinear_gate_row);
-    parallel_for(ctx.pool(), 0, total, grain_for_work(total, 1.0), [&](int64_t i0, int64_t i1) {
+    parallel_for(ctx.pool(), 0, total, grain_for_cost(ops_cost(1.0)), [&](int64_t i0, int64_t i1) {
       constexpr int64_t kBlock = 4096;
       float* ge = scratch_floats(0, static_cast<size_t>(kBlock));
       QuantRow row = q;
@@ -189,7 +189,7 @@ class QLinearGateMulKernel final : public OpKernel {
         for (int64_t k = 0; k < reps * C; ++k)
           repeated[static_cast<size_t>(n * reps * C + k)] = gates[static_cast<size_t>(n * gs_n + (k % C) * gs_c)];
       const int64_t runs = ceil_div(inner, reps);  // rows per image
-      parallel_for(ctx.pool(), 0, N * runs, grain_for_work(N * runs, static_cast<double>(reps * C)),
+      parallel_for(ctx.pool(), 0, N * runs, grain_for_cost(ops_cost(static_cast<double>(reps * C))),
                    [&](int64_t r0, int64_t r1) {
         QuantRow row = q;
         row.gate_per_value = true;
@@ -205,7 +205,7 @@ class QLinearGateMulKernel final : public OpKernel {
       });
     } else {
       // Planes of `inner` values, one gate each.
-      parallel_for(ctx.pool(), 0, N * C, grain_for_work(N * C, static_cast<double>(inner)),
+      parallel_for(ctx.pool(), 0, N * C, grain_for_cost(ops_cost(static_cast<double>(inner))),
                    [&](int64_t p0, int64_t p1) {
         QuantRow row = q;
         row.n = inner;
@@ -233,7 +233,7 @@ class QLinearGateMulKernel final : public OpKernel {
       xe[static_cast<size_t>(i)] = x[xo[static_cast<size_t>(i)]];
       ge[static_cast<size_t>(i)] = gates[static_cast<size_t>(go[static_cast<size_t>(i)])];
     }
-    parallel_for(ctx.pool(), 0, total, grain_for_work(total, 1.0), [&](int64_t i0, int64_t i1) {
+    parallel_for(ctx.pool(), 0, total, grain_for_cost(ops_cost(1.0)), [&](int64_t i0, int64_t i1) {
       QuantRow row = q;
       row.n = i1 - i0;
       row.a = xe.data() + i0;

@@ -41,7 +41,7 @@ void qgrouped_conv(KernelContext& ctx, const QGroupedWeights& w, const Tensor& X
   const int64_t N = X.dim(0), H = X.dim(1), W = X.dim(2), C = X.dim(3), OH = g.out[1], OW = g.out[2];
   const RowRequant rr(r, OW, C, std::is_same_v<T, int8_t>);
   const auto* xdata = static_cast<const uint8_t*>(X.raw_data());
-  parallel_for(ctx.pool(), 0, N * OH, grain_for_work(N * OH, static_cast<double>(OW * C * w.taps * w.cg) / 16),
+  parallel_for(ctx.pool(), 0, N * OH, grain_for_cost(ops_cost(static_cast<double>(OW * C * w.taps * w.cg) / 16)),
                [&](int64_t r0, int64_t r1) {
     int32_t* acc = reinterpret_cast<int32_t*>(scratch_floats(3, static_cast<size_t>(OW * C)));
     QGroupedRow a;

@@ -421,7 +421,7 @@ class ResizeKernel final : public OpKernel {
       for (int64_t j = 0; j < inner && repeat > 0; ++j)
         if (last.off[static_cast<size_t>(j)] != j / repeat) repeat = 0;
     }
-    parallel_for(ctx.pool(), 0, rows, grain_for_work(rows, row_work), [&](int64_t r0, int64_t r1) {
+    parallel_for(ctx.pool(), 0, rows, grain_for_cost(ops_cost(row_work)), [&](int64_t r0, int64_t r1) {
       std::vector<int64_t> pos(rank > 0 ? rank - 1 : 0);
       std::vector<int64_t> coff(static_cast<size_t>(outer_taps));
       std::vector<float> cw(static_cast<size_t>(outer_taps));

@@ -240,7 +240,10 @@ class RecurrentKernel final : public OpKernel {
     if (D == 1) {
       direction(0, ctx.pool());  // the projection GEMM splits across the pool
     } else {
-      parallel_for(ctx.pool(), 0, D, 1, [&](int64_t d0, int64_t d1) {
+      // A direction is its projection and its steps: T * B * G * H * (I + H)
+      // multiply-adds; small ones run both on one thread.
+      const Cost dir_cost = fma_cost(static_cast<double>(T * B * G * H) * static_cast<double>(I + H));
+      parallel_for(ctx.pool(), 0, D, grain_for_cost(dir_cost), [&](int64_t d0, int64_t d1) {
         for (int64_t d = d0; d < d1; ++d) direction(d, ctx.pool());
       });
     }

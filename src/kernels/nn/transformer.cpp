@@ -111,7 +111,7 @@ class RotaryEmbeddingKernel final : public OpKernel {
     const float* cs = cos_t.data<float>();
     const float* sn = sin_t.data<float>();
     const int64_t rows = B * S * H;
-    parallel_for(ctx.pool(), 0, rows, grain_for_work(rows, static_cast<double>(D)), [&](int64_t r0, int64_t r1) {
+    parallel_for(ctx.pool(), 0, rows, grain_for_cost(ops_cost(static_cast<double>(D))), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t h = r % H, s = (r / H) % S, b = r / (H * S);
         const int64_t off = four_d ? ((b * H + h) * S + s) * D : ((b * S + s) * H + h) * D;
@@ -154,7 +154,7 @@ class AffineGridKernel final : public OpKernel {
     const float* t = theta.data<float>();
     float* g = G.mutable_data<float>();
     const int64_t points = Dd * Hh * Ww;
-    parallel_for(ctx.pool(), 0, N, grain_for_work(N, 6.0 * static_cast<double>(points)), [&](int64_t n0, int64_t n1) {
+    parallel_for(ctx.pool(), 0, N, grain_for_cost(ops_cost(6.0 * static_cast<double>(points))), [&](int64_t n0, int64_t n1) {
       for (int64_t n = n0; n < n1; ++n) {
         const float* m = t + n * dims * (dims + 1);
         float* o = g + n * points * dims;
@@ -247,7 +247,7 @@ class AttentionKernel final : public OpKernel {
     const float* vd = values.data<float>();
     float* y = Y.mutable_data<float>();
     const int64_t group = Hq / Hkv, rows = B * Hq * Sq;
-    parallel_for(ctx.pool(), 0, rows, grain_for_work(rows, static_cast<double>(T * (D + Dv))), [&](int64_t r0, int64_t r1) {
+    parallel_for(ctx.pool(), 0, rows, grain_for_cost(ops_cost(static_cast<double>(T * (D + Dv)))), [&](int64_t r0, int64_t r1) {
       std::vector<float> score(static_cast<size_t>(T));
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t i = r % Sq, h = (r / Sq) % Hq, b = r / (Sq * Hq), hk = h / group;

@@ -75,7 +75,7 @@ void run_depthwise_blocks(KernelContext& ctx, const float* x, const float* wd, c
   const int64_t in_plane = w.in_size(), out_plane = w.out_size();
   const int64_t buf_rows = depthwise_block_rows(band_rows, w.k[1], w.s[1], w.d[1]);
   const Activation* act = ep.res ? nullptr : ep.act;
-  parallel_for(ctx.pool(), 0, items, grain_for_work(items, static_cast<double>(kDwLanes * band_rows * OW * T)),
+  parallel_for(ctx.pool(), 0, items, grain_for_cost(ops_cost(static_cast<double>(kDwLanes * band_rows * OW * T))),
                [&](int64_t i0, int64_t i1) {
                  float* in_buf = scratch_floats(0, static_cast<size_t>(buf_rows * Wp * kDwLanes));
                  float* out_buf = scratch_floats(2, static_cast<size_t>((OW + 8) * kDwLanes));
@@ -120,7 +120,7 @@ void run_depthwise_planes(KernelContext& ctx, const float* x, const float* wd, c
   const int64_t nbands = ceil_div(OH, band_rows);
   const int64_t m_first = c_first * mult, planes = M - m_first;  // output planes of an image from m_first on
   const int64_t items = N * planes * nbands;
-  const int64_t grain = grain_for_work(items, row_work * static_cast<double>(band_rows));
+  const int64_t grain = grain_for_cost(ops_cost(row_work * static_cast<double>(band_rows)));
   parallel_for(ctx.pool(), 0, items, grain, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t n = i / (planes * nbands), m = m_first + (i / nbands) % planes, band = i % nbands;

@@ -49,7 +49,7 @@ void run_direct1d(const ConvArgs& a, const Direct1dWeights& dw) {
   // worker (an audio front end's 64 -> 64 channels over 128 steps, ~35 us)
   // run on the caller (threads_for_cost); the blocks stay the same.
   const double item_work = static_cast<double>(R * P * CK);
-  parallel_for(ctx.pool(), 0, items, grain_for_work(items, item_work), fma_cost(item_work),
+  parallel_for(ctx.pool(), 0, items, grain_for_cost(ops_cost(item_work)), fma_cost(item_work),
                [&](int64_t i0, int64_t i1) {
                  for (int64_t i = i0; i < i1; ++i) {
                    const int64_t n = i / blocks_per_n, b = i % blocks_per_n, m0 = b * R;

@@ -318,7 +318,7 @@ const float* subsample_input(const ConvArgs& a, Window3& sub) {
   const int64_t in_plane = w.in_size(), H = w.in[1], W = w.in[2], OD = w.out[0], OH = w.out[1], OW = w.out[2];
   float* xs = scratch_floats(kSharedInputSlot, static_cast<size_t>(N * C * P));
   const int64_t planes = N * C;
-  parallel_for(ctx.pool(), 0, planes, grain_for_work(planes, static_cast<double>(P)), [&](int64_t i0, int64_t i1) {
+  parallel_for(ctx.pool(), 0, planes, grain_for_cost(ops_cost(static_cast<double>(P))), [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       float* __restrict d = xs + i * P;
       for (int64_t od = 0; od < OD; ++od)
@@ -359,7 +359,7 @@ void run_gemm_blocks(const ConvArgs& args, const PackedMatrix* packed, const Gem
   // row panels that read it (16 / 24 rows at 112x112 / 56x56: 0.88x).
   const bool taps_pointwise = pointwise && packed && !in_scale.s && K <= kSgemmKC && Mg <= kPointwiseTapsMaxRows &&
                               taps_rows_share_l1_sets(K, P);
-  parallel_for(ctx.pool(), 0, blocks, grain_for_work(blocks, block_work), gemm_cost(gb.mt, gb.nt, K), [&](int64_t b0, int64_t b1) {
+  parallel_for(ctx.pool(), 0, blocks, grain_for_cost(ops_cost(block_work)), gemm_cost(gb.mt, gb.nt, K), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t ng = b / per_ng, rem = b % per_ng;
       const int64_t n = ng / G, g = ng % G;
@@ -431,7 +431,7 @@ void run_gemm_shared_columns(const ConvArgs& a, const PackedMatrix* packed, bool
   const int64_t chunk_c = std::clamp<int64_t>(32768 / std::max<int64_t>(w.k_size() * std::min(P, tile), 1), 1, Cg);
   const int64_t chunks = ceil_div(Cg, chunk_c);
   const int64_t items = N * G * tiles * chunks;
-  parallel_for(ctx.pool(), 0, items, grain_for_work(items, static_cast<double>(chunk_c * w.k_size() * tile)),
+  parallel_for(ctx.pool(), 0, items, grain_for_cost(ops_cost(static_cast<double>(chunk_c * w.k_size() * tile))),
                [&](int64_t i0, int64_t i1) {
                  for (int64_t i = i0; i < i1; ++i) {
                    const int64_t ch = i % chunks, t = (i / chunks) % tiles, ng = i / (chunks * tiles);
@@ -453,7 +453,7 @@ void run_gemm_shared_columns(const ConvArgs& a, const PackedMatrix* packed, bool
   const GemmBlocks gb = choose_gemm_blocks(N * G, Mg, P, K, P);
   const int64_t per_block = gb.m_blocks * gb.n_blocks;
   const int64_t blocks = N * G * per_block;
-  parallel_for(ctx.pool(), 0, blocks, grain_for_work(blocks, static_cast<double>(gb.mt * gb.nt * K)),
+  parallel_for(ctx.pool(), 0, blocks, grain_for_cost(ops_cost(static_cast<double>(gb.mt * gb.nt * K))),
                gemm_cost(gb.mt, gb.nt, K), [&](int64_t b0, int64_t b1) {
                  for (int64_t b = b0; b < b1; ++b) {
                    const int64_t ng = b / per_block, rem = b % per_block;

@@ -41,12 +41,12 @@ void run_grouped8(const ConvArgs& a, const Grouped8Weights& gw) {
   const int64_t H = w.in[1], W = w.in[2], KH = w.k[1], KW = w.k[2], in_plane = w.in_size();
   const int64_t sh = w.s[1], sw = w.s[2], dh = w.d[1], dw = w.d[2];
   const int64_t WP = (OW - 1) * sw + (KW - 1) * dw + 1;
-  const double total = static_cast<double>(N * M) * static_cast<double>(P) * static_cast<double>(Cg * KH * KW);
-  const int64_t bands = std::clamp<int64_t>(ceil_div(blocks_for_work(total), N * G), 1, OH);
+  const Cost plane_cost = fma_cost(static_cast<double>(P) * static_cast<double>(Cg * KH * KW));
+  const int64_t bands = std::clamp<int64_t>(ceil_div(blocks_for_cost(N * M, plane_cost), N * G), 1, OH);
   const int64_t band_rows = ceil_div(OH, bands), nbands = ceil_div(OH, band_rows);
   const int64_t items = N * G * nbands;
   parallel_for(ctx.pool(), 0, items,
-               grain_for_work(items, static_cast<double>(Mg * band_rows * OW) * static_cast<double>(Cg * KH * KW)),
+               grain_for_cost(ops_cost(static_cast<double>(Mg * band_rows * OW) * static_cast<double>(Cg * KH * KW))),
                [&](int64_t i0, int64_t i1) {
                  for (int64_t i = i0; i < i1; ++i) {
                    const int64_t ng = i / nbands, n = ng / G, g = ng % G;

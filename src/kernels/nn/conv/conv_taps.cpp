@@ -26,13 +26,13 @@ void run_taps(const ConvArgs& a, const PackedMatrix& packed) {
   const Epilogue& ep = a.ep;
   const int64_t Cg = C / G, Mg = M / G, OH = w.out[1], OW = w.out[2], P = w.out_size(), K = Cg * w.k_size();
   const int64_t KH = w.k[1], KW = w.k[2], in_plane = w.in_size();
-  const double total = static_cast<double>(N * G * Mg) * static_cast<double>(P) * static_cast<double>(K);
-  const int64_t bands = std::clamp<int64_t>(ceil_div(blocks_for_work(total), N * G), 1, OH);
+  const Cost plane_cost = fma_cost(static_cast<double>(P) * static_cast<double>(K));
+  const int64_t bands = std::clamp<int64_t>(ceil_div(blocks_for_cost(N * G * Mg, plane_cost), N * G), 1, OH);
   const int64_t band_rows = ceil_div(OH, bands), nbands = ceil_div(OH, band_rows);
   const int64_t items = N * G * nbands;
   const int64_t NR = sgemm_nr();
   parallel_for(ctx.pool(), 0, items,
-               grain_for_work(items, static_cast<double>(Mg * band_rows * OW) * static_cast<double>(K)),
+               grain_for_cost(ops_cost(static_cast<double>(Mg * band_rows * OW) * static_cast<double>(K))),
                [&](int64_t i0, int64_t i1) {
                  const float* taps[kSgemmKC];
                  for (int64_t i = i0; i < i1; ++i) {
