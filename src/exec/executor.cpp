@@ -403,15 +403,6 @@ Frame::Frame(const Plan& plan)
 
 void Frame::begin_run(const NodeSubset* subset) {
   subset_ = subset;
-  // Output buffers whose last holder besides this list has let go come back.
-  size_t kept = 0;
-  for (std::shared_ptr<Buffer>& b : lent_) {
-    if (b.use_count() == 1)
-      recycle_buffer(std::move(b));
-    else
-      lent_[kept++] = std::move(b);
-  }
-  lent_.resize(kept);
   const auto& uses = subset ? subset->value_uses : plan_.value_uses();
   for (size_t v = 0; v < uses.size(); ++v) uses_[v].store(uses[v], std::memory_order_relaxed);
   const auto& nodes = plan_.nodes();
@@ -420,14 +411,6 @@ void Frame::begin_run(const NodeSubset* subset) {
 
 void Frame::end_run() {
   const graph::Graph& g = plan_.graph();
-  for (int id : g.outputs) {
-    const std::shared_ptr<Buffer>& b = values_[static_cast<size_t>(id)].buffer();
-    // Owned by the runtime, not an initializer's, and held by the caller too.
-    if (!b || !b->owned() || b->holds_strings() || b.use_count() < 2 || g.is_initializer(id)) continue;
-    if (std::find(lent_.begin(), lent_.end(), b) != lent_.end()) continue;  // an output named twice
-    if (lent_.size() >= max_cached_) lent_.erase(lent_.begin());
-    lent_.push_back(b);
-  }
   for (size_t v = 0; v < values_.size(); ++v)
     if (values_[v].defined() && !g.is_initializer(static_cast<int>(v))) recycle(std::move(values_[v]));
 }
@@ -441,10 +424,6 @@ void Frame::release_use(int value) {
 void Frame::recycle(Tensor t) {
   std::shared_ptr<Buffer> b = t.buffer();
   t = Tensor();
-  recycle_buffer(std::move(b));
-}
-
-void Frame::recycle_buffer(std::shared_ptr<Buffer> b) {
   // Not when still shared (a view, an output, a sequence item), borrowed, or
   // holding std::string objects.
   if (!b || !b->owned() || b->holds_strings() || b.use_count() != 1) return;

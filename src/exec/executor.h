@@ -113,7 +113,6 @@ class Frame {
 
  private:
   void recycle(Tensor t);
-  void recycle_buffer(std::shared_ptr<Buffer> b);
   const Plan& plan_;
   const NodeSubset* subset_ = nullptr;
   std::vector<Tensor> values_;
@@ -128,11 +127,6 @@ class Frame {
   // caller let go of) and would pile up run after run: the cache holds at
   // most one buffer per value of the plan (and 16), the smallest dropped first.
   size_t max_cached_ = 16;
-  // Buffers of graph outputs handed to the caller, oldest first (at most
-  // max_cached_): each one the caller has let go of by the next run goes to
-  // the cache, so a model whose outputs are large (a decoder's present K/V)
-  // does not take fresh pages from the system on every run.
-  std::vector<std::shared_ptr<Buffer>> lent_;
   kernels::OutputAllocator allocator_;
 };
 

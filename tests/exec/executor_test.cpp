@@ -111,45 +111,6 @@ TEST_P(InterOpSizes, ErrorIsRethrownAfterEveryTaskEndedAndThePoolStaysUsable) {
   }
 }
 
-// The outputs' buffers go back to the frame's cache at the next run once the
-// caller has let go of them (a decoder's present K/V would otherwise take
-// fresh pages from the system on every run), and never while it holds them:
-// held outputs keep their values through later runs.
-TEST(Executor, OutputBuffersComeBackOnlyOnceTheCallerLetsGo) {
-  auto plan = wide_plan();
-  const graph::Graph& g = plan->graph();
-  Frame frame(*plan);
-  auto run = [&] {
-    frame.begin_run();
-    frame.values()[static_cast<size_t>(g.value_id("x"))] = x_feed();
-    frame.values()[static_cast<size_t>(g.value_id("shape"))] = Tensor::from_vector<int64_t>({2}, {64, 64});
-    run_sequential(*plan, frame, nullptr, {});
-    std::vector<Tensor> out;
-    for (int id : g.outputs) out.push_back(frame.values()[static_cast<size_t>(id)]);
-    frame.end_run();
-    return out;
-  };
-  std::vector<Tensor> held = run();
-  std::vector<std::vector<float>> values;
-  for (const Tensor& t : held) values.push_back(t.to_vector<float>());
-  for (int rep = 0; rep < 4; ++rep) {
-    const size_t before = frame.cached_buffers();
-    std::vector<Tensor> next = run();  // its begin_run finds every held output still held
-    EXPECT_GE(frame.cached_buffers(), before);
-    for (size_t i = 0; i < next.size(); ++i)
-      for (const Tensor& h : held) EXPECT_NE(next[i].raw_data(), h.raw_data()) << "output " << i << ", rep " << rep;
-  }
-  for (size_t i = 0; i < held.size(); ++i) EXPECT_EQ(held[i].to_vector<float>(), values[i]) << "output " << i;
-  frame.begin_run();  // takes back the last run's outputs, let go of above
-  frame.end_run();
-  held.clear();
-  // y0 and r = Reshape(y0) share one buffer: kBranches buffers come back.
-  const size_t before = frame.cached_buffers();
-  frame.begin_run();
-  EXPECT_EQ(frame.cached_buffers(), before + static_cast<size_t>(kBranches));
-  frame.end_run();
-}
-
 // Buffers that reach a frame from outside (here the feed x, a fresh tensor
 // every run that the frame ends up owning alone; in sessions an If branch's
 // outputs) are recycled into its cache; the cache stays bounded instead of
