@@ -151,6 +151,13 @@ def gauge(server, name, model):
     return int(m.group(1))
 
 
+def failures(server, model, reason):
+    """The server's count of failed requests of a model for one reason."""
+    text = server.request("GET", "/metrics")[2].decode()
+    m = re.search(r'spindle_serve_request_failures_total\{model="%s",version="1",reason="%s"\} (\d+)' % (model, reason), text)
+    return int(m.group(1)) if m else 0
+
+
 def wait_for_gauge(server, name, model, value):
     """Polls /metrics until the gauge reads value: a state the server reached
     (a request running, n requests queued), so that a test waits on it instead of sleeping."""
@@ -429,6 +436,32 @@ class ServeTest(ClassServerTest):
         text = self.server.request("GET", "/metrics")[2].decode()
         self.assertRegex(text, r'reason="queue_full"\} [1-9]')
         self.assertRegex(text, r'reason="timeout"\} [2-9]')
+        self.assert_serving()
+
+    def test_client_that_disconnects_cancels_its_request(self):
+        """A client that closes its connection while its request waits in the
+        queue or runs cancels it: the run stops (unstopped it would take 12 s
+        or more) and the server counts a cancel."""
+        trip = self.calibrate_trip()
+        body = json.dumps({"inputs": [{"name": "trip", "shape": [], "datatype": "INT64", "data": [trip * 40]},
+                                      {"name": "x", "shape": [2], "datatype": "FP32", "data": [0, 1]}]}).encode()
+        before = failures(self.server, "slow", "cancelled")
+        running = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=60)
+        running.request("POST", "/v2/models/slow/infer", body=body)
+        wait_for_gauge(self.server, "spindle_serve_requests_in_run", "slow", 1)
+        queued = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=60)
+        queued.request("POST", "/v2/models/slow/infer", body=body)
+        wait_for_gauge(self.server, "spindle_serve_queued_requests", "slow", 1)
+        t0 = time.monotonic()
+        queued.close()
+        wait_for_gauge(self.server, "spindle_serve_queued_requests", "slow", 0)
+        running.close()
+        wait_for_gauge(self.server, "spindle_serve_requests_in_run", "slow", 0)
+        self.assertLess(time.monotonic() - t0, 5)
+        self.assertEqual(failures(self.server, "slow", "cancelled"), before + 2)
+        after = []
+        self.slow_request(1, after)
+        self.assertEqual(after[0][0], 200, after)
         self.assert_serving()
 
     def test_port_in_use(self):

@@ -11,13 +11,16 @@
 // most --concurrent-runs runs at once over all models. SIGTERM or SIGINT:
 // stop accepting connections, answer what is in flight, exit 0.
 #include <malloc.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <signal.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <thread>
 
 #include <fmt/format.h>
@@ -73,7 +76,55 @@ std::optional<int64_t> integer_header(const httplib::Request& req, const char* n
   return n;
 }
 
-// Runs one infer request through the model's queue; fills `res`.
+// The numeric address and port of one end of a socket, as the HTTP library
+// writes them into a request.
+bool socket_end(int fd, bool peer, std::string& ip, int& port) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  auto* a = reinterpret_cast<sockaddr*>(&addr);
+  if ((peer ? getpeername(fd, a, &len) : getsockname(fd, a, &len)) != 0) return false;
+  if (addr.ss_family != AF_INET && addr.ss_family != AF_INET6) return false;
+  char host[NI_MAXHOST], serv[NI_MAXSERV];
+  if (getnameinfo(a, len, host, sizeof(host), serv, sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV) != 0) return false;
+  ip = host;
+  port = std::atoi(serv);
+  return true;
+}
+
+// The descriptor of the connection a request came on, or -1. cpp-httplib
+// 0.11 does not tell a handler whether its client is still there, but a TCP
+// connection is named by its two ends, which the request carries: the one
+// socket of this process with both is the request's (it stays open until the
+// handler returns).
+int connection_socket(const httplib::Request& req) {
+  if (req.remote_port < 0 || req.local_port < 0) return -1;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    int fd = -1;
+    try {
+      fd = std::stoi(entry.path().filename().string());
+    } catch (const std::exception&) {
+      continue;
+    }
+    std::string ip;
+    int port = -1;
+    if (!socket_end(fd, false, ip, port) || port != req.local_port || ip != req.local_addr) continue;
+    if (socket_end(fd, true, ip, port) && port == req.remote_port && ip == req.remote_addr) return fd;
+  }
+  return -1;
+}
+
+// Whether the client closed (or reset) the connection: a read that would
+// not block finds its end. Bytes waiting (a pipelined next request) are left
+// for the HTTP library.
+bool client_gone(int fd) {
+  char c;
+  const ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+// Runs one infer request through the model's queue; fills `res`. A client
+// that closes its connection while the request waits or runs cancels it.
 void infer(serve::ModelVersion& m, const httplib::Request& req, httplib::Response& res, Clock::time_point arrived) {
   const InferenceSession& s = m.session();
   serve::InferRequest r =
@@ -81,8 +132,11 @@ void infer(serve::ModelVersion& m, const httplib::Request& req, httplib::Respons
   if (auto header = integer_header(req, "Inference-Timeout-Us"); header && *header > 0) r.timeout_us = *header;
   std::optional<Clock::time_point> deadline;
   if (r.timeout_us) deadline = arrived + std::chrono::microseconds(*r.timeout_us);
+  const int fd = connection_socket(req);
+  std::function<bool()> abandoned;
+  if (fd >= 0) abandoned = [fd] { return client_gone(fd); };
   const std::vector<Tensor> values =
-      serve::run_request(m, std::move(r.feeds), r.outputs, deadline, r.timeout_us.value_or(0));
+      serve::run_request(m, std::move(r.feeds), r.outputs, deadline, r.timeout_us.value_or(0), abandoned);
   size_t json_length = 0;
   std::string body = serve::build_infer_response(m.name(), m.version(), r, values, json_length);
   if (json_length) {
