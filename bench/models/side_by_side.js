@@ -29,24 +29,6 @@ const spindle = require(path.join(__dirname, '..', '..', 'bindings', 'node'));
 
 const median = (a) => { const s = a.slice().sort((x, y) => x - y); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 
-function inputs(metas, shapes, symbols, intHi) {
-  const out = {};
-  metas.forEach((m, k) => {
-    const dims = shapes.get(m.name) || m.shape.map((d) => (typeof d === 'number' && d > 0 ? d
-                                                           : symbols.has(d) ? symbols.get(d) : 1));
-    const n = dims.reduce((a, b) => a * b, 1);
-    const u = c.uniformFloat32(n, k, 0, 1);
-    let data;
-    if (m.type === 'float32') data = u;
-    else if (m.type === 'int64') data = BigInt64Array.from(u, (v) => BigInt(Math.floor(v * intHi)));
-    else if (m.type === 'int32') data = Int32Array.from(u, (v) => Math.floor(v * intHi));
-    else if (m.type === 'bool') data = Uint8Array.from(u, (v) => (v < 0.5 ? 1 : 0));
-    else c.die(`input '${m.name}' has type ${m.type}; float32, int64, int32 and bool are generated`);
-    out[m.name] = { type: m.type, data, dims };
-  });
-  return out;
-}
-
 async function timeSide(session, feeds, runs) {
   const times = [];
   const cpu0 = process.cpuUsage();
@@ -74,13 +56,8 @@ async function main() {
   const extra = opts.disable ? { optimization: { disable_specified_optimizers: opts.disable } } : undefined;
   const s = await spindle.InferenceSession.create(model, { intraOpNumThreads: intra, executionMode: 'sequential', extra });
   const shapes = c.parseShapeArgs(opts.shape);
-  const symbols = new Map();
-  for (const d of opts.dim || []) {
-    const m = /^([^=]+)=(\d+)$/.exec(d);
-    if (!m) c.die(`--dim '${d}': expected SYMBOL=N (a symbolic dimension's name and a size >= 0)`);
-    symbols.set(m[1], Number(m[2]));
-  }
-  const raw = inputs(c.inputMetadata(o), shapes, symbols, intHi);
+  const symbols = c.parseDimSymbols(opts.dim);
+  const raw = c.randomFeeds(c.inputMetadata(o), shapes, symbols, intHi);
   for (const spec of opts.value || []) {
     const m = /^([^=]+)=(-?[0-9.e+-]+)$/.exec(spec);
     if (!m || !raw[m[1]]) c.die(`--value '${spec}': expected NAME=V with NAME one of the model's inputs`);

@@ -193,6 +193,40 @@ function makeInputs(ort, resolved, seed, range = [0, 1]) {
   return feeds;
 }
 
+// --dim SYMBOL=N arguments as a Map from symbolic dimension to size.
+function parseDimSymbols(list) {
+  const symbols = new Map();
+  for (const d of list || []) {
+    const m = /^([^=]+)=(\d+)$/.exec(d);
+    if (!m) die(`--dim '${d}': expected SYMBOL=N (a symbolic dimension's name and a size >= 0)`);
+    symbols.set(m[1], Number(m[2]));
+  }
+  return symbols;
+}
+
+// Deterministic raw feeds ({type, data, dims} per input name, for either
+// runtime's Tensor) from input metadata: each input's shape from `shapes`
+// (name -> dims), else its static dimensions with symbolic ones from
+// `symbols` (others 1); float32 uniform in [0, 1), integers in [0, intHi),
+// bools about half set. Input k uses seed k.
+function randomFeeds(metas, shapes, symbols, intHi) {
+  const out = {};
+  metas.forEach((m, k) => {
+    const dims = shapes.get(m.name) || m.shape.map((d) => (typeof d === 'number' && d > 0 ? d
+                                                           : symbols.has(d) ? symbols.get(d) : 1));
+    const n = dims.reduce((a, b) => a * b, 1);
+    const u = uniformFloat32(n, k, 0, 1);
+    let data;
+    if (m.type === 'float32') data = u;
+    else if (m.type === 'int64') data = BigInt64Array.from(u, (v) => BigInt(Math.floor(v * intHi)));
+    else if (m.type === 'int32') data = Int32Array.from(u, (v) => Math.floor(v * intHi));
+    else if (m.type === 'bool') data = Uint8Array.from(u, (v) => (v < 0.5 ? 1 : 0));
+    else die(`input '${m.name}' has type ${m.type}; float32, int64, int32 and bool are generated`);
+    out[m.name] = { type: m.type, data, dims };
+  });
+  return out;
+}
+
 // ORT tensor type -> NumPy descr.
 const NPY_DESCR = {
   float32: '<f4',
@@ -278,6 +312,8 @@ module.exports = {
   resolveInputShapes,
   inputMetadata,
   makeInputs,
+  parseDimSymbols,
+  randomFeeds,
   npyDescr,
   npyBytes,
   writeNpy,
