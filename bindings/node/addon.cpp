@@ -439,12 +439,16 @@ Tensor take_feed(JsFeed& f, bool borrow) {
   return t;
 }
 
-// Outputs up to this size are copied into memory V8 allocates, larger ones
-// handed over. A handed-over buffer is freed by its finalizer, at the
-// collector's pace: the many small buffers of a fast model's runs then go
-// back to malloc in batches, and its heap shrinks and grows (heap search
-// and page faults cost such a run more than the copy).
-constexpr size_t kCopiedOutputBytes = 64 << 10;
+// Outputs up to this size are copied into memory V8 allocates (as
+// onnxruntime-node copies every output), larger ones handed over. A
+// handed-over buffer is freed by its finalizer, at the collector's pace: the
+// buffers of a model's runs then go back to malloc in batches, its heap
+// shrinks and grows, and every run takes fresh pages from the system. A page
+// fault costs more than copying its 4 KB (on the 2-core VM, a decode step
+// with 2 MB of present K/V outputs in a loop: 510 faults and 17.1 ms a run
+// handed over, 51 faults and 6.8 ms copied), so only outputs too large to
+// hold twice are handed over.
+constexpr size_t kCopiedOutputBytes = size_t{64} << 20;
 
 // The output's bytes as an ArrayBuffer: the runtime's own buffer when this
 // tensor is its only holder and is large (the ArrayBuffer's finalizer then
