@@ -72,8 +72,8 @@ struct ThreadingOptions {
   // Idle workers spin before they park. false = park at once.
   bool allow_spinning = true;
 
-  // The spin window; unset = kDefaultSpinDuration; 0 = no spinning. The pool
-  // calibrates how many pause iterations fit in it when it is created.
+  // The spin window; unset = kDefaultSpinDuration (1 ms in a run, intra-op
+  // pool); 0 = no spinning. The pool calibrates its pauses at creation.
   std::optional<std::chrono::microseconds> spin_duration;
 
   // Cap of the exponential pause backoff per spin iteration (1, 2, 4, ...).

@@ -200,8 +200,9 @@ std::string describe_pool(const ThreadingOptions& options, detail::PoolKind kind
   } else {
     s += fmt::format("    spinning: on, window {} us{} = {} pauses of {:.1f} ns, backoff max {}\n",
                      o.spin_duration.value_or(kDefaultSpinDuration).count(),
-                     o.spin_duration ? "" : " (default)", spin.pause_budget, detail::calibrate_pause_ns(),
-                     spin.backoff_max);
+                     o.spin_duration ? "" : fmt::format(" (default; {} us while a run is active)",
+                                                        detail::kInRunSpinDuration.count()),
+                     spin.pause_budget, detail::calibrate_pause_ns(), spin.backoff_max);
   }
   if (options.numa_node >= 0) s += fmt::format("    NUMA node: {}\n", options.numa_node);
   if (options.create_thread) s += "    threads created through custom create/join callbacks\n";

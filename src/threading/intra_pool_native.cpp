@@ -212,7 +212,9 @@ struct alignas(64) Worker {
 class NativeIntraPool final : public IntraPoolImpl {
  public:
   explicit NativeIntraPool(ResolvedPool r)
-      : IntraPoolImpl(std::move(r)), spin_(make_spin_policy(resolved().options)),
+      : IntraPoolImpl(std::move(r)),
+        spin_(make_spin_policy(resolved().options)),
+        in_run_spin_(make_in_run_spin_policy(resolved().options)),
         workers_(static_cast<size_t>(resolved().num_workers())) {}
 
   Status start() {
@@ -442,9 +444,15 @@ class NativeIntraPool final : public IntraPoolImpl {
   // Whether the next loop is likely to come within the spin window: when
   // the measured gap is longer, spinning would only burn CPU, so the worker
   // parks at once (a wake-up then costs a futex call, which the gap dwarfs).
-  bool next_loop_soon() const {
+  bool next_loop_soon(const SpinPolicy& spin) const {
     const int64_t avg = gap_ns_.load(std::memory_order_relaxed);
-    return avg < 0 || avg <= spin_.window.count();
+    return avg < 0 || avg <= spin.window.count();
+  }
+
+  // The window for a worker going idle now: the in-run one while a run is
+  // active (make_in_run_spin_policy), else the pool's.
+  const SpinPolicy& current_spin() const {
+    return active_runs_.load(std::memory_order_relaxed) > 0 ? in_run_spin_ : spin_;
   }
 
   // Spins for the window (cut short when the last run ends, skipped when
@@ -456,7 +464,8 @@ class NativeIntraPool final : public IntraPoolImpl {
     };
     int polls = 0;
     for (;;) {
-      bool got = next_loop_soon() ? spin_until(spin_, assigned, [&] {
+      const SpinPolicy& spin = current_spin();
+      bool got = next_loop_soon(spin) ? spin_until(spin, assigned, [&] {
         if (++polls % kStepOffPolls == 0) step_off_waker_cpu(w);
         return stop_.load(std::memory_order_relaxed) || (runs_used_.load(std::memory_order_relaxed) && runs_over());
       }) : assigned();
@@ -491,6 +500,7 @@ class NativeIntraPool final : public IntraPoolImpl {
   }
 
   SpinPolicy spin_;
+  SpinPolicy in_run_spin_;
   std::vector<Worker> workers_;
   std::array<Job, kJobs> jobs_;
   std::atomic<bool> stop_{false};

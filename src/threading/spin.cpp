@@ -39,4 +39,11 @@ SpinPolicy make_spin_policy(const ThreadingOptions& options) {
   return p;
 }
 
+SpinPolicy make_in_run_spin_policy(const ThreadingOptions& options) {
+  if (options.spin_duration) return make_spin_policy(options);
+  ThreadingOptions in_run = options;
+  in_run.spin_duration = kInRunSpinDuration;
+  return make_spin_policy(in_run);
+}
+
 }  // namespace spindle::detail

@@ -45,6 +45,17 @@ struct SpinPolicy {
 // From resolved options (allow_spinning, spin_duration, spin_backoff_max).
 SpinPolicy make_spin_policy(const ThreadingOptions& options);
 
+// The window of an intra-op worker while a run is active, when the options
+// leave spin_duration unset (an explicit window is kept as given, in and out
+// of runs). Inside a run the caller is busy between parallel loops (a decode
+// step's attention, norms and small ops, 100-300 us between its matrix
+// products), so a worker that parks after the default 100 us is woken by
+// nearly every product, and one that waits longer finds the next loop.
+// After the run the pool cuts any window to 100 us (intra_pool_native.cpp),
+// so an idle process burns no more than with the default window.
+inline constexpr std::chrono::microseconds kInRunSpinDuration{1000};
+SpinPolicy make_in_run_spin_policy(const ThreadingOptions& options);
+
 // Spins until done() is true (returns true) or the budget is spent or
 // give_up() is true (returns false).
 inline constexpr int64_t kClockCheckPauses = 4096;

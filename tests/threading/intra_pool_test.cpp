@@ -437,6 +437,37 @@ TEST(IntraPoolSpin, WorkerSpinsOnlyWhenTheNextLoopIsLikelySoon) {
   EXPECT_GT(dense, 0.8) << "the worker parked although loops come back to back";
 }
 
+// With the window left to its default, a worker waits through gaps of a few
+// hundred microseconds between a run's loops (a decode step's serial ops
+// between its matrix products) instead of parking after each loop and being
+// woken by the next; outside runs, and with a window given explicitly, it
+// parks as before. Loops 400 us apart inside a run: the worker is busy (on
+// CPU) for most of that time with the default window and rarely with an
+// explicit 100 us one.
+TEST(IntraPoolSpin, DefaultWindowCoversGapsBetweenTheLoopsOfARun) {
+  SPINDLE_REQUIRE_NATIVE_BACKEND();
+  auto worker_cpu_over_gaps = [](std::unique_ptr<ThreadPool> pool) {
+    const int worker = pool->worker_tids().at(0);
+    ThreadPool::RunScope run(pool.get());
+    auto loop_then_gap = [&] {
+      pool->parallel_for(0, 64, 1, [](int64_t, int64_t) {});
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(400);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    };
+    for (int i = 0; i < 20; ++i) loop_then_gap();  // the gap measured
+    const double before = thread_cpu_ms(worker);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 100; ++i) loop_then_gap();
+    const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return (thread_cpu_ms(worker) - before) / wall;
+  };
+  const double by_default = worker_cpu_over_gaps(make_pool(2));
+  const double explicit_100us = worker_cpu_over_gaps(make_spinning_pool(std::chrono::microseconds(100)));
+  EXPECT_GT(by_default, 0.5) << "the worker parked between a run's loops 400 us apart";
+  EXPECT_GT(by_default, 2 * explicit_100us) << "an explicit 100 us window spun through 400 us gaps";
+}
+
 // A 1 s window, cut when the run ends: 5 ms later the workers burn less than
 // 5 ms of CPU over 100 ms (the 100 us grace itself is below what this
 // measures; bench/threading idle_burn and `spindle bench --pause-every`
