@@ -1,6 +1,6 @@
 // qdepthwise_test.cpp — the depthwise int8 convolution on NHWC input
 // (dw_requant_row, primitives/quant/requant.h): the row at every ISA level
-// against a direct sum requantized in double, and QLinearConvNhwc with
+// against a direct sum requantized in float32, and QLinearConvNhwc with
 // depthwise weights against the reference QLinearConv (weights given at run
 // time), bitwise, at 1 and 3 threads.
 #include <gtest/gtest.h>
@@ -62,15 +62,15 @@ TEST(QDepthwise, RowsMatchADirectSumRequantizedAtEveryLevel) {
     const int64_t OH = out_size(c.H, c.kh, c, c.pads[0] + c.pads[2]), OW = out_size(c.W, c.kw, c, c.pads[1] + c.pads[3]);
     const std::vector<uint8_t> x = random_bytes(static_cast<size_t>(c.H * c.W * c.C), 7);
     std::vector<int32_t> w(static_cast<size_t>(taps * c.C)), bias(static_cast<size_t>(c.C));
-    std::vector<double> scale(static_cast<size_t>(c.C));
+    std::vector<float> scale(static_cast<size_t>(c.C));
     std::mt19937 rng(9);
     for (auto& v : w) v = static_cast<int32_t>(rng() % 511) - 255;  // w - w_zp spans both types' range
     for (int64_t m = 0; m < c.C; ++m) {
       bias[static_cast<size_t>(m)] = static_cast<int32_t>(rng() % 40001) - 20000;
-      scale[static_cast<size_t>(m)] = 0.0001 * static_cast<double>(m + 1) + 0.00003;
+      scale[static_cast<size_t>(m)] = 0.0001f * static_cast<float>(m + 1) + 0.00003f;
     }
     const int32_t x_zp = c.x_signed ? -9 : 140;
-    const double zp = c.y_signed ? -3 : 120, lo = c.y_signed ? -128 : 0, hi = c.y_signed ? 127 : 255;
+    const float zp = c.y_signed ? -3 : 120, lo = c.y_signed ? -128 : 0, hi = c.y_signed ? 127 : 255;
     for (int64_t oh = 0; oh < OH; ++oh) {
       std::vector<uint8_t> want(static_cast<size_t>(OW * c.C));
       for (int64_t ow = 0; ow < OW; ++ow)
@@ -83,9 +83,11 @@ TEST(QDepthwise, RowsMatchADirectSumRequantizedAtEveryLevel) {
               s += (value(x[static_cast<size_t>((ih * c.W + iw) * c.C + m)], c.x_signed) - x_zp) *
                    w[static_cast<size_t>((i * c.kw + j) * c.C + m)];
             }
-          const double v = std::nearbyint((static_cast<double>(s) + bias[static_cast<size_t>(m)]) *
-                                          scale[static_cast<size_t>(m)]) + zp;
-          want[static_cast<size_t>(ow * c.C + m)] = static_cast<uint8_t>(static_cast<int32_t>(std::clamp(v, lo, hi)));
+          // requant.h's definition: the product in float32.
+          const float f = static_cast<float>(s + bias[static_cast<size_t>(m)]) * scale[static_cast<size_t>(m)];
+          const double v = std::nearbyint(static_cast<double>(f)) + zp;
+          want[static_cast<size_t>(ow * c.C + m)] =
+              static_cast<uint8_t>(static_cast<int32_t>(std::clamp(v, double{lo}, double{hi})));
         }
       for (const auto& [fn, name] : fns) {
         std::vector<uint8_t> got(static_cast<size_t>(OW * c.C) + 1, 0xA5);  // one guard byte past the row

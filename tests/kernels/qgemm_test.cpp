@@ -87,10 +87,11 @@ QGemmArgs args_for(const Problem& p, const QGemmPackedB& packed, int64_t c0, int
 }
 
 // The requantizing epilogue's definition (requant.h) written out per
-// element: clamp(round_half_even((acc + bias) * scale) + zp, lo, hi) in double.
-int32_t requantized(int32_t acc, int32_t bias, double scale, double zp, double lo, double hi) {
-  const double v = std::nearbyint((static_cast<double>(acc) + static_cast<double>(bias)) * scale) + zp;
-  return static_cast<int32_t>(std::clamp(v, lo, hi));
+// element: clamp(round_half_even(float(acc + bias) * scale) + zp, lo, hi),
+// the product in float32.
+int32_t requantized(int32_t acc, int32_t bias, float scale, float zp, float lo, float hi) {
+  const float v = static_cast<float>(acc + bias) * scale;
+  return static_cast<int32_t>(std::clamp(std::nearbyint(static_cast<double>(v)) + zp, double{lo}, double{hi}));
 }
 
 // The problem requantized at a level over column blocks of `step` columns,
@@ -102,10 +103,10 @@ void check_requant(const Problem& p, const Level& lv, int64_t step, const QGemmP
   for (int64_t i = 0; i < p.m; ++i)
     for (int64_t j = 0; j < p.n; ++j) big = std::max<int64_t>(big, std::abs(int64_t{p.want(i, j)}));
   const bool y_signed = p.a_signed != p.per_column, relu = p.b_signed;
-  std::vector<double> scale(static_cast<size_t>(p.n));
+  std::vector<float> scale(static_cast<size_t>(p.n));
   std::vector<int32_t> bias(static_cast<size_t>(p.n));
   for (int64_t j = 0; j < p.n; ++j) {
-    scale[j] = j % 4 == 0 ? 0.5 : static_cast<double>(static_cast<float>(150.0 * (1 + j % 5) / (3.0 * big)));
+    scale[j] = j % 4 == 0 ? 0.5f : static_cast<float>(150.0 * (1 + j % 5) / (3.0 * big));
     bias[j] = static_cast<int32_t>(j * 37 % 201) - 100;
   }
   RequantRow rq;

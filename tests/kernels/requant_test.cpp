@@ -1,7 +1,8 @@
 // requant_test.cpp — requant_row (primitives/quant/requant.h) at every ISA
-// level this CPU runs, against its definition written out per element:
-// clamp(round_half_even((acc + bias) * scale) + zp, lo, hi) in double, a NaN
-// product giving lo. Ties (scale 0.5 and 0.25 on odd sums), saturation both
+// level this CPU runs, against its definition written out per element, ONNX
+// Runtime's arithmetic: clamp(round_half_even(float(acc + bias) * scale) +
+// zp, lo, hi) with the sum wrapping in int32 and the product in float32, a
+// NaN product giving lo. Ties (scale 0.5 and 0.25 on odd sums), saturation both
 // ways (int32 extremes, huge scales), infinite and NaN scales, int8 and
 // uint8 outputs, a Relu's raised lower bound, per-value and per-row terms,
 // lengths around the vector widths.
@@ -30,10 +31,11 @@ std::vector<std::pair<RowFn, const char*>> levels() {
   return fns;
 }
 
-int32_t defined(int32_t acc, int32_t bias, double scale, double zp, double lo, double hi) {
-  const double v = (static_cast<double>(acc) + static_cast<double>(bias)) * scale;
+int32_t defined(int32_t acc, int32_t bias, float scale, float zp, float lo, float hi) {
+  const int32_t sum = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias));
+  const float v = static_cast<float>(sum) * scale;
   if (std::isnan(v)) return static_cast<int32_t>(lo);
-  return static_cast<int32_t>(std::clamp(std::nearbyint(v) + zp, lo, hi));
+  return static_cast<int32_t>(std::clamp(std::nearbyint(static_cast<double>(v)) + zp, double{lo}, double{hi}));
 }
 
 TEST(RequantRow, EveryLevelMatchesTheDefinition) {
@@ -41,19 +43,19 @@ TEST(RequantRow, EveryLevelMatchesTheDefinition) {
   std::uniform_int_distribution<int32_t> small(-3000, 3000), any(std::numeric_limits<int32_t>::min(),
                                                                   std::numeric_limits<int32_t>::max());
   std::uniform_real_distribution<float> sd(1e-4f, 0.2f);
-  const double specials[] = {0.5, 0.25, 1e30, -0.5, std::numeric_limits<double>::infinity(), std::nan(""), 0.0};
+  const float specials[] = {0.5f, 0.25f, 1e30f, -0.5f, std::numeric_limits<float>::infinity(), std::nanf(""), 0.0f};
   for (int64_t n : {1, 7, 8, 15, 16, 17, 31, 64, 100}) {
     for (int variant = 0; variant < 8; ++variant) {
       const bool y_signed = variant & 1, relu = variant & 2, per_value = !(variant & 4);
       std::vector<int32_t> acc(static_cast<size_t>(n)), bias(static_cast<size_t>(n));
-      std::vector<double> scale(static_cast<size_t>(n));
+      std::vector<float> scale(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i) {
         acc[i] = i % 9 == 4 ? any(rng) : small(rng);
         bias[i] = i % 5 == 1 ? any(rng) / 2 : small(rng);
-        scale[i] = i % 6 == 2 ? specials[(i / 6 + variant) % 7] : static_cast<double>(sd(rng));
+        scale[i] = i % 6 == 2 ? specials[(i / 6 + variant) % 7] : sd(rng);
       }
-      const double zp = y_signed ? -7 : 129;
-      const double lo = relu ? zp : y_signed ? -128 : 0, hi = y_signed ? 127 : 255;
+      const float zp = y_signed ? -7 : 129;
+      const float lo = relu ? zp : y_signed ? -128 : 0, hi = y_signed ? 127 : 255;
       for (const auto& [fn, name] : levels()) {
         std::vector<uint8_t> y(static_cast<size_t>(n + 1), 0x3C);
         fn(RequantRow{.acc = acc.data(), .n = n, .bias = bias.data(), .scale = scale.data(), .per_value = per_value,

@@ -80,14 +80,19 @@ int32_t output_zero_point(const NodeInfo& node, const Tensor& yzp) {
   return widen(yzp)[0];
 }
 
-// Writes acc * scale + zp, rounded half to even and saturated, as T.
-// `scale` is computed in float32 (as the scales are); the product with the
-// accumulator in double, as numpy promotes int32 * float32.
+// Writes acc + bias requantized as requant_row does (primitives/quant/
+// requant.h, ONNX Runtime's arithmetic): the int32 sum (wrapping) to float,
+// times the float32 scale, clamped to T's range less zp (a NaN product to its
+// low end), rounded half to even, plus zp.
 template <class T>
-T requantize(int64_t acc, float scale, int32_t zp) {
-  const double v = std::nearbyint(static_cast<double>(acc) * static_cast<double>(scale)) + zp;
-  const double lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
-  return static_cast<T>(std::min(hi, std::max(lo, v)));
+T requantize(int32_t acc, int32_t bias, float scale, int32_t zp) {
+  const int32_t sum = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias));
+  const float lo_z = static_cast<float>(std::numeric_limits<T>::min() - zp);
+  const float hi_z = static_cast<float>(std::numeric_limits<T>::max() - zp);
+  float v = static_cast<float>(sum) * scale;
+  v = v > lo_z ? v : lo_z;
+  v = v < hi_z ? v : hi_z;
+  return static_cast<T>(static_cast<int32_t>(std::nearbyint(v)) + zp);
 }
 
 // ---------------------------------------------------------------- MatMul
@@ -284,7 +289,8 @@ class QLinearMatMulKernel final : public OpKernel {
       using T = std::remove_pointer_t<decltype(y)>;
       for (int64_t i = 0; i < static_cast<int64_t>(mm.acc.size()); ++i) {
         const int64_t m = (i / N) % M, n = i % N;
-        y[i] = requantize<T>(mm.acc[static_cast<size_t>(i)], sa[static_cast<size_t>(m)] * sb[static_cast<size_t>(n)] / sy[0], zp);
+        y[i] = requantize<T>(mm.acc[static_cast<size_t>(i)], 0, sa[static_cast<size_t>(m)] * sb[static_cast<size_t>(n)] / sy[0],
+                             zp);
       }
     };
     if (yzp.dtype() == DataType::kUInt8) write(Y.mutable_data<uint8_t>());
@@ -477,11 +483,12 @@ class ConvIntegerKernel final : public OpKernel {
 // ---------------------------------------------------------------- QLinearConv on qgemm
 
 // The per-output-channel terms of a QLinearConv: scale x_scale * w_scale[m] /
-// y_scale (float32, as the reference), bias, clamp bounds.
+// y_scale (float32, in that order, as ONNX Runtime computes it), bias, clamp
+// bounds.
 struct ConvRequant {
-  std::vector<double> scale;
+  std::vector<float> scale;
   std::vector<int32_t> bias;
-  double zp = 0, lo = 0, hi = 0;
+  float zp = 0, lo = 0, hi = 0;
   bool finite = true;  // every scale is finite (else the reference path runs)
 };
 
@@ -493,7 +500,7 @@ struct ConvRequant {
 // channel per group) run a direct integer loop instead. The int32
 // accumulators are requantized as the reference does, so the results are
 // the reference's bit for bit (integer arithmetic is exact; the epilogue is
-// the same double arithmetic).
+// the same float arithmetic, ONNX Runtime's).
 class QLinearConvKernel final : public OpKernel {
  public:
   QLinearConvKernel(const NodeInfo& node, bool nhwc)
@@ -617,10 +624,10 @@ class QLinearConvKernel final : public OpKernel {
     const std::vector<float> sy = scales(ctx, 6, "y_scale", 1, "one value");
     ConvRequant r;
     const int32_t zp = output_zero_point(node, yzp);
-    r.zp = zp;
-    r.lo = yzp.dtype() == DataType::kUInt8 ? 0.0 : -128.0;
-    r.hi = yzp.dtype() == DataType::kUInt8 ? 255.0 : 127.0;
-    if (relu_) r.lo = std::max(r.lo, static_cast<double>(zp));
+    r.zp = static_cast<float>(zp);
+    r.lo = yzp.dtype() == DataType::kUInt8 ? 0.0f : -128.0f;
+    r.hi = yzp.dtype() == DataType::kUInt8 ? 255.0f : 127.0f;
+    if (relu_) r.lo = std::max(r.lo, static_cast<float>(zp));
     r.scale.resize(static_cast<size_t>(M));
     for (int64_t m = 0; m < M; ++m) {
       const float s = sx[0] * sw[static_cast<size_t>(m)] / sy[0];
@@ -649,11 +656,11 @@ class QLinearConvKernel final : public OpKernel {
       using T = std::remove_pointer_t<decltype(y)>;
       for (int64_t p = 0; p < conv.planes; ++p) {
         const int64_t m = p % conv.M;
-        const float scale = static_cast<float>(r.scale[static_cast<size_t>(m)]);
-        const int64_t b = r.bias[static_cast<size_t>(m)];
+        const float scale = r.scale[static_cast<size_t>(m)];
+        const int32_t b = r.bias[static_cast<size_t>(m)];
         for (int64_t i = 0; i < conv.plane; ++i) {
           const int64_t at = p * conv.plane + i;
-          T v = requantize<T>(conv.acc[static_cast<size_t>(at)] + b, scale, static_cast<int32_t>(r.zp));
+          T v = requantize<T>(conv.acc[static_cast<size_t>(at)], b, scale, static_cast<int32_t>(r.zp));
           if (relu_ && v < static_cast<T>(r.zp)) v = static_cast<T>(r.zp);
           y[at] = v;
         }

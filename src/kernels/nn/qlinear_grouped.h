@@ -15,11 +15,11 @@
 namespace spindle::kernels::nn {
 
 // The requantization QLinearConv applies to every output channel m:
-// y = clamp(round_half_even((acc + bias[m]) * scale[m]) + zp, lo, hi).
+// requant_row's (primitives/quant/requant.h) with bias[m] and scale[m].
 struct ChannelRequant {
   const int32_t* bias = nullptr;  // M
-  const double* scale = nullptr;  // M
-  double zp = 0, lo = 0, hi = 255;
+  const float* scale = nullptr;   // M
+  float zp = 0, lo = 0, hi = 255;
 };
 
 // The requantization of an output row of OW pixels x C channels as one
@@ -32,7 +32,7 @@ class RowRequant {
  private:
   ChannelRequant r_;
   std::vector<int32_t> bias_;
-  std::vector<double> scale_;
+  std::vector<float> scale_;
   bool y_signed_;
 };
 

@@ -1,12 +1,12 @@
 // requant.h — the requantization of int32 accumulators to 8 bits that
-// QLinearConv computes (requant.isa.cpp, per ISA level):
+// QLinearConv computes (requant.isa.cpp, per ISA level), in float32 as ONNX
+// Runtime's requantization does:
 //
-//   y = clamp(round_half_even((double(acc) + double(bias)) * scale) + zp, lo, hi)
+//   y = clamp(round_half_even(float(acc + bias) * scale), lo - zp, hi - zp) + zp
 //
-// in double, as the reference QLinearConv (kernels/nn/qlinear.cpp) computes
-// it, so the results are its bits. The rounding adds and subtracts 1.5 * 2^52
-// after clamping the product to +-2^40 (exact below 2^51; anything larger
-// saturates the same way); a NaN product gives lo, as the reference's clamp.
+// acc + bias wraps in int32; float() rounds to nearest even; the clamp comes
+// before the rounding (its bounds are integers, so clamping first or after
+// gives the same integer), and a NaN product gives lo - zp, hence lo.
 #pragma once
 
 #include <cstdint>
@@ -20,9 +20,9 @@ struct RequantRow {
   int64_t n = 0;
   // Per value (n entries) when per_value, else one value for the row.
   const int32_t* bias = nullptr;
-  const double* scale = nullptr;
+  const float* scale = nullptr;
   bool per_value = true;
-  double zp = 0, lo = 0, hi = 255;  // lo / hi: the output type's range (lo raised for a fused Relu)
+  float zp = 0, lo = 0, hi = 255;  // lo / hi: the output type's range (lo raised for a fused Relu)
   void* y = nullptr;                // n bytes: uint8, or int8 when y_signed
   bool y_signed = false;
 };
@@ -72,8 +72,8 @@ struct DwRow {
 struct DwRequantRow {
   DwRow row;
   const int32_t* bias = nullptr;  // [C]
-  const double* scale = nullptr;  // [C]
-  double zp = 0, lo = 0, hi = 255;
+  const float* scale = nullptr;  // [C]
+  float zp = 0, lo = 0, hi = 255;
   void* y = nullptr;
   bool y_signed = false;
 };

@@ -1,7 +1,7 @@
 // requant.isa.cpp — requant_row, dw_requant_row and the QDQ rows (requant.h), compiled once per ISA level:
-// plain loops the compiler vectorizes at the level's width; requant_row has
-// an AVX-512 body (16 values per step, the same double operations in the
-// same order).
+// plain loops the compiler vectorizes at the level's width; requant_row and
+// dw_requant_row have an AVX-512 body (16 values per step, the same float
+// operations in the same order).
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -16,18 +16,20 @@ namespace spindle::kernels::SPINDLE_ISA_NS {
 
 namespace {
 
-constexpr double kMagic = 6755399441055744.0;  // 1.5 * 2^52
-constexpr double kBound = 1099511627776.0;     // 2^40
+constexpr float kMagicF = 12582912.0f;  // 1.5 * 2^23
+constexpr float kBoundF = 4194304.0f;   // 2^22
 
-// The reference's order: max(lo, v) then min(hi, .), so a NaN gives lo.
-inline double one(int32_t acc, int32_t bias, double scale, double zp, double lo, double hi) {
-  double v = (static_cast<double>(acc) + static_cast<double>(bias)) * scale;
-  v = v < -kBound ? -kBound : v;
-  v = v > kBound ? kBound : v;
-  double r = (v + kMagic) - kMagic + zp;
-  r = lo < r ? r : lo;
-  r = r < hi ? r : hi;
-  return r;
+// requant.h's definition for one value. The int32 sum wraps (unsigned
+// arithmetic); v > lo_z ? v : lo_z keeps lo_z for a NaN product, as MAXPS
+// does; the clamped product lies within +-510, where adding and subtracting
+// 1.5 * 2^23 rounds it half to even exactly.
+inline int32_t one(int32_t acc, int32_t bias, float scale, float zp, float lo, float hi) {
+  const int32_t sum = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias));
+  const float lo_z = lo - zp, hi_z = hi - zp;
+  float v = static_cast<float>(sum) * scale;
+  v = v > lo_z ? v : lo_z;
+  v = v < hi_z ? v : hi_z;
+  return static_cast<int32_t>((v + kMagicF) - kMagicF + zp);
 }
 
 // Every field copied to a local and the pointers restricted: the byte
@@ -37,66 +39,55 @@ inline double one(int32_t acc, int32_t bias, double scale, double zp, double lo,
 // pass an "undefined" vector that -Wmaybe-uninitialized flags.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// a > b ? a : b and a < b ? a : b (NaN: b).
-inline __m512d vmax(__m512d a, __m512d b) { return _mm512_mask_max_pd(b, 0xFF, a, b); }
-inline __m512d vmin(__m512d a, __m512d b) { return _mm512_mask_min_pd(b, 0xFF, a, b); }
-
-// Eight values of one(), in fewer steps with the same results: the product
-// is clamped to [lo - zp, hi - zp] (integers) before the rounding instead of
-// the sum after it. Rounding is monotone and keeps integers, so
-// round(clamp(v, a, b)) = clamp(round(v), a, b), and adding zp (exact) moves
-// the bounds to [lo, hi]; past +-2^40 both saturate alike. vmax returns its
-// second operand for a NaN product: lo - zp, hence lo, as one() gives. In
-// that range v + 1.5 * 2^52 rounds v half to even, and subtracting
-// 1.5 * 2^52 - zp leaves round(v) + zp, both steps exact.
-inline __m256i one8(__m256i acc, __m256i bias, __m512d scale, __m512d zp, __m512d lo, __m512d hi) {
-  const __m512d magic = _mm512_set1_pd(kMagic);
-  const __m512d lo_z = _mm512_sub_pd(lo, zp), hi_z = _mm512_sub_pd(hi, zp), magic_z = _mm512_sub_pd(magic, zp);
-  __m512d v =
-      _mm512_mul_pd(_mm512_add_pd(_mm512_maskz_cvtepi32_pd(0xFF, acc), _mm512_maskz_cvtepi32_pd(0xFF, bias)), scale);
-  v = vmin(vmax(v, lo_z), hi_z);
-  const __m512d r = _mm512_sub_pd(_mm512_add_pd(v, magic), magic_z);
-  return _mm512_maskz_cvttpd_epi32(0xFF, r);
+// 16 values of one(): the same float operations. MAXPS returns its second
+// operand for a NaN, so a NaN product gives lo - zp; the conversion rounds
+// half to even whatever MXCSR says.
+inline __m512i one16(__m512i acc, __m512i bias, __m512 scale, __m512 lo_z, __m512 hi_z, __m512i zp) {
+  __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, bias)), scale);
+  v = _mm512_min_ps(_mm512_max_ps(v, lo_z), hi_z);
+  return _mm512_add_epi32(_mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
 }
+
+// The clamp bounds and zero point of one(), in registers.
+struct Bounds16 {
+  __m512 lo_z, hi_z;
+  __m512i zp;
+  Bounds16(float zp_f, float lo, float hi)
+      : lo_z(_mm512_set1_ps(lo - zp_f)), hi_z(_mm512_set1_ps(hi - zp_f)),
+        zp(_mm512_set1_epi32(static_cast<int32_t>(zp_f))) {}
+};
 
 // 16 values from i (the first `count` of them when count < 16: masked
 // loads and stores, nothing past them touched).
-inline void step16(const ::spindle::kernels::RequantRow& a, uint8_t* out, int64_t i, int count, __m512d zp,
-                   __m512d lo, __m512d hi) {
+inline void step16(const ::spindle::kernels::RequantRow& a, uint8_t* out, int64_t i, int count, const Bounds16& b) {
   const __mmask16 m = count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
-  const __mmask8 m0 = static_cast<__mmask8>(m & 0xFF), m1 = static_cast<__mmask8>(m >> 8);
   const __m512i acc = _mm512_maskz_loadu_epi32(m, a.acc + i);
   __m512i bias;
-  __m512d s0, s1;
+  __m512 scale;
   if (a.per_value) {
     bias = _mm512_maskz_loadu_epi32(m, a.bias + i);
-    s0 = _mm512_maskz_loadu_pd(m0, a.scale + i);
-    s1 = _mm512_maskz_loadu_pd(m1, a.scale + i + 8);
+    scale = _mm512_maskz_loadu_ps(m, a.scale + i);
   } else {
     bias = _mm512_set1_epi32(a.bias[0]);
-    s0 = s1 = _mm512_set1_pd(a.scale[0]);
+    scale = _mm512_set1_ps(a.scale[0]);
   }
-  const __m256i r0 = one8(_mm512_castsi512_si256(acc), _mm512_castsi512_si256(bias), s0, zp, lo, hi);
-  const __m256i r1 = one8(_mm512_maskz_extracti64x4_epi64(0xFF, acc, 1), _mm512_maskz_extracti64x4_epi64(0xFF, bias, 1),
-                          s1, zp, lo, hi);
   // Every value is inside the output type's range: truncating to bytes is exact.
-  const __m512i both = _mm512_inserti64x4(_mm512_inserti64x4(_mm512_setzero_si512(), r0, 0), r1, 1);
-  _mm_mask_storeu_epi8(out + i, m, _mm512_maskz_cvtepi32_epi8(0xFFFF, both));
+  _mm_mask_storeu_epi8(out + i, m, _mm512_cvtepi32_epi8(one16(acc, bias, scale, b.lo_z, b.hi_z, b.zp)));
 }
 
 // Every value into y.
 inline void run16(const ::spindle::kernels::RequantRow& a, void* y) {
-  const __m512d zp = _mm512_set1_pd(a.zp), lo = _mm512_set1_pd(a.lo), hi = _mm512_set1_pd(a.hi);
+  const Bounds16 b(a.zp, a.lo, a.hi);
   uint8_t* out = static_cast<uint8_t*>(y);
   int64_t i = 0;
-  for (; i + 16 <= a.n; i += 16) step16(a, out, i, 16, zp, lo, hi);
-  if (i < a.n) step16(a, out, i, static_cast<int>(a.n - i), zp, lo, hi);
+  for (; i + 16 <= a.n; i += 16) step16(a, out, i, 16, b);
+  if (i < a.n) step16(a, out, i, static_cast<int>(a.n - i), b);
 }
 
 // dw_requant_row, 16 channels of one output pixel per register: each tap
 // inside the input adds (x - x_zp) * w (int32, exact; padding adds
-// nothing), then the sums take step16's double arithmetic with their
-// channels' bias and scale.
+// nothing), then the sums take one16's arithmetic with their channels' bias
+// and scale.
 template <class X>
 void dw_fused16(const ::spindle::kernels::DwRequantRow& p) {
   const ::spindle::kernels::DwRow& a = p.row;
@@ -104,7 +95,7 @@ void dw_fused16(const ::spindle::kernels::DwRequantRow& p) {
   const int64_t C = a.C, W = a.W, KW = a.kw;
   const int32_t* w = a.w;
   const __m512i xzp = _mm512_set1_epi32(a.x_zp), low16 = _mm512_set1_epi32(0xFFFF);
-  const __m512d zp = _mm512_set1_pd(p.zp), lo = _mm512_set1_pd(p.lo), hi = _mm512_set1_pd(p.hi);
+  const Bounds16 b(p.zp, p.lo, p.hi);
   uint8_t* out = static_cast<uint8_t*>(p.y);
   // The kernel rows inside the input (the same for every pixel of the row).
   // x_rows: where an input row starts; w_rows: where its kernel row's
@@ -122,9 +113,8 @@ void dw_fused16(const ::spindle::kernels::DwRequantRow& p) {
   for (int64_t c0 = 0; c0 < C; c0 += 16) {
     const int64_t count = C - c0 < 16 ? C - c0 : 16;
     const __mmask16 m = count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
-    const __mmask8 m0 = static_cast<__mmask8>(m & 0xFF), m1 = static_cast<__mmask8>(m >> 8);
     const __m512i bias = _mm512_maskz_loadu_epi32(m, p.bias + c0);
-    const __m512d s0 = _mm512_maskz_loadu_pd(m0, p.scale + c0), s1 = _mm512_maskz_loadu_pd(m1, p.scale + c0 + 8);
+    const __m512 scale = _mm512_maskz_loadu_ps(m, p.scale + c0);
     // A pixel whose every tap is inside the input sums x * w and subtracts
     // x_zp * (the sum of the weights) once: the same int32.
     __m512i w_sum = _mm512_setzero_si512();
@@ -153,11 +143,7 @@ void dw_fused16(const ::spindle::kernels::DwRequantRow& p) {
         }
       }
       if (inside) acc = _mm512_sub_epi32(acc, inside_zp);
-      const __m256i r0 = one8(_mm512_castsi512_si256(acc), _mm512_castsi512_si256(bias), s0, zp, lo, hi);
-      const __m256i r1 = one8(_mm512_maskz_extracti64x4_epi64(0xFF, acc, 1),
-                              _mm512_maskz_extracti64x4_epi64(0xFF, bias, 1), s1, zp, lo, hi);
-      const __m512i both = _mm512_inserti64x4(_mm512_inserti64x4(_mm512_setzero_si512(), r0, 0), r1, 1);
-      _mm_mask_storeu_epi8(out + ow * C + c0, m, _mm512_maskz_cvtepi32_epi8(0xFFFF, both));
+      _mm_mask_storeu_epi8(out + ow * C + c0, m, _mm512_cvtepi32_epi8(one16(acc, bias, scale, b.lo_z, b.hi_z, b.zp)));
     }
   }
 }
@@ -171,21 +157,18 @@ void run(const ::spindle::kernels::RequantRow& a, T* __restrict y) {
 #else
   const int32_t* __restrict acc = a.acc;
   const int64_t n = a.n;
-  const double zp = a.zp, lo = a.lo, hi = a.hi;
+  const float zp = a.zp, lo = a.lo, hi = a.hi;
   if (a.per_value) {
     const int32_t* __restrict bias = a.bias;
-    const double* __restrict scale = a.scale;
-    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(static_cast<int32_t>(one(acc[i], bias[i], scale[i], zp, lo, hi)));
+    const float* __restrict scale = a.scale;
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(one(acc[i], bias[i], scale[i], zp, lo, hi));
   } else {
     const int32_t bias = a.bias[0];
-    const double scale = a.scale[0];
-    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(static_cast<int32_t>(one(acc[i], bias, scale, zp, lo, hi)));
+    const float scale = a.scale[0];
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(one(acc[i], bias, scale, zp, lo, hi));
   }
 #endif
 }
-
-constexpr float kMagicF = 12582912.0f;  // 1.5 * 2^23
-constexpr float kBoundF = 4194304.0f;   // 2^22
 
 inline float quantize(float d, float zero, float lo, float hi) {
   float c = d < -kBoundF ? -kBoundF : d;
@@ -297,13 +280,12 @@ void dw_then_requant(const ::spindle::kernels::DwRequantRow& p) {
   dw_taps<X>(p.row);
   const int32_t* __restrict acc = p.row.acc;
   const int32_t* __restrict bias = p.bias;
-  const double* __restrict scale = p.scale;
+  const float* __restrict scale = p.scale;
   T* __restrict y = static_cast<T*>(p.y);
   const int64_t C = p.row.C;
-  const double zp = p.zp, lo = p.lo, hi = p.hi;
+  const float zp = p.zp, lo = p.lo, hi = p.hi;
   for (int64_t ow = 0; ow < p.row.OW; ++ow)
-    for (int64_t c = 0; c < C; ++c)
-      y[ow * C + c] = static_cast<T>(static_cast<int32_t>(one(acc[ow * C + c], bias[c], scale[c], zp, lo, hi)));
+    for (int64_t c = 0; c < C; ++c) y[ow * C + c] = static_cast<T>(one(acc[ow * C + c], bias[c], scale[c], zp, lo, hi));
 }
 
 }  // namespace
