@@ -289,6 +289,25 @@ TEST(QLinearContrib, QGemmMatchesIntegerProductAndBias) {
   EXPECT_EQ(got[0].to_vector<float>(), want);
 }
 
+TEST(QLinearContrib, QGemmQuantizedOutputRoundsAsOnnxRuntime) {
+  // The same product with y_scale 0.5 and y_zero_point 100: column scales
+  // 0.5 * 1 / 0.5 = 1 and 0.5 * 0.25 / 0.5 = 0.25 on acc + bias = 29, -66, 1,
+  // 6; -16.5 and 1.5 round half to even.
+  kernels::NodeInfo node;
+  node.domain = "com.microsoft";
+  node.op_type = "QGemm";
+  node.opset = 1;
+  node.num_inputs = 9;
+  node.attrs.set("transB", int64_t{1});
+  const Tensor a = Tensor::from_vector<uint8_t>({2, 3}, {10, 12, 20, 11, 10, 9});
+  const Tensor b = Tensor::from_vector<int8_t>({2, 3}, {1, -2, 3, 4, 5, -6});
+  const auto got = run_kernel_once(node, {a, Tensor::from_vector<float>({}, {0.5f}), Tensor::from_vector<uint8_t>({}, {10}), b,
+                                          Tensor::from_vector<float>({2}, {1.0f, 0.25f}), Tensor::from_vector<int8_t>({2}, {0, 1}),
+                                          Tensor::from_vector<int32_t>({2}, {3, -4}), Tensor::from_vector<float>({}, {0.5f}),
+                                          Tensor::from_vector<uint8_t>({}, {100})});
+  EXPECT_EQ(got[0].to_vector<uint8_t>(), (std::vector<uint8_t>{129, 84, 101, 102}));
+}
+
 // The 8-bit GEMM path (2-D B, one A zero point): every signedness, per-tensor
 // and per-column B zero points, B as a run-time input and as a constant
 // packed when the kernel is created, one and three threads: each element is

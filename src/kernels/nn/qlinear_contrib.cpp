@@ -344,11 +344,22 @@ class QGemmKernel final : public OpKernel {
       if (!is_q8(out_type)) fail(node, fmt::format("input y_zero_point is {}, expected uint8 or int8", ctx.input(8).describe()));
       zy = scalar_zero_point(ctx, 8, "y_zero_point", out_type);
     }
-    // Per column: the factor from the accumulator to the output.
-    std::vector<double> scale(static_cast<size_t>(N));
+    // Per column: the factor from the accumulator to the output (float32, as
+    // ONNX Runtime computes it). A quantized output is requantized in
+    // qgemm's epilogue with requant_row's arithmetic (ONNX Runtime's).
+    std::vector<float> scale(static_cast<size_t>(N));
     for (int64_t j = 0; j < N; ++j) {
       const float s = alpha_ * sa * bs.data<float>()[bs.numel() == 1 ? 0 : j];
-      scale[static_cast<size_t>(j)] = quantized ? static_cast<double>(s / sy) : static_cast<double>(s);
+      scale[static_cast<size_t>(j)] = quantized ? s / sy : s;
+    }
+    RequantRow rq;
+    if (quantized) {
+      rq.bias = bias.data();
+      rq.scale = scale.data();
+      rq.zp = static_cast<float>(zy);
+      rq.lo = out_type == DataType::kUInt8 ? 0.0f : -128.0f;
+      rq.hi = out_type == DataType::kUInt8 ? 255.0f : 127.0f;
+      rq.y_signed = out_type == DataType::kInt8;
     }
     QGemmPackedB local;
     const QGemmPackedB* packed = &packed_;
@@ -375,7 +386,6 @@ class QGemmKernel final : public OpKernel {
         const int64_t r0 = (blk / col_blocks) * mt, rows = std::min(mt, M - r0);
         const int64_t c0 = (blk % col_blocks) * nt, c1 = std::min(N, c0 + nt), cols = c1 - c0;
         if (rows <= 0 || cols <= 0) continue;
-        int32_t* acc = reinterpret_cast<int32_t*>(scratch_floats(2, static_cast<size_t>(rows * cols)));
         QGemmArgs args;
         args.a = a + r0 * K;
         args.a_signed = A.dtype() == DataType::kInt8;
@@ -387,23 +397,23 @@ class QGemmKernel final : public OpKernel {
         args.per_column_b_zero_points = true;
         args.col_begin = c0;
         args.col_end = c1;
+        if (quantized) {
+          args.requant = &rq;
+          args.yq = static_cast<uint8_t*>(Y.raw_mutable_data()) + r0 * N + c0;
+          args.ldyq = N;
+          qgemm(args);
+          continue;
+        }
+        int32_t* acc = reinterpret_cast<int32_t*>(scratch_floats(2, static_cast<size_t>(rows * cols)));
         args.c = acc;
         args.ldc = cols;
         qgemm(args);
         for (int64_t i = 0; i < rows; ++i)
           for (int64_t j = 0; j < cols; ++j) {
             const int64_t col = c0 + j;
-            const double v = (static_cast<double>(acc[i * cols + j]) + bias[static_cast<size_t>(col)]) * scale[static_cast<size_t>(col)];
-            const int64_t at = (r0 + i) * N + col;
-            if (!quantized) {
-              Y.mutable_data<float>()[at] = static_cast<float>(v);
-            } else {
-              const double q = std::nearbyint(v) + zy;
-              const double lo = out_type == DataType::kUInt8 ? 0.0 : -128.0, hi = out_type == DataType::kUInt8 ? 255.0 : 127.0;
-              const double c = std::isnan(q) ? lo : std::clamp(q, lo, hi);
-              if (out_type == DataType::kUInt8) Y.mutable_data<uint8_t>()[at] = static_cast<uint8_t>(c);
-              else Y.mutable_data<int8_t>()[at] = static_cast<int8_t>(c);
-            }
+            const double v = (static_cast<double>(acc[i * cols + j]) + bias[static_cast<size_t>(col)]) *
+                             static_cast<double>(scale[static_cast<size_t>(col)]);
+            Y.mutable_data<float>()[(r0 + i) * N + col] = static_cast<float>(v);
           }
       }
     });
