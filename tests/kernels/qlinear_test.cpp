@@ -270,19 +270,30 @@ TEST(QLinearContrib, AddMulSigmoidLeakyReluMatchTheComposedOps) {
             composed("LeakyRelu", {a}, {0.05f}, {128}, 0.04f, 30, alpha));
 }
 
-TEST(QLinearContrib, QGemmMatchesIntegerProductAndBias) {
-  // A 2x3 uint8 (zp 10), B^T 2x3 int8 (transB), bias; float output without y_scale.
+// com.microsoft QGemm (transB) on A 2x3 uint8 (zp 10, scale 0.5), B^T 2x3
+// int8 (scales 1 and 0.25, zero points 0 and 1) and bias (3, -4), plus
+// `more` inputs (y_scale, y_zero_point).
+std::vector<Tensor> run_qgemm(std::vector<Tensor> more) {
   kernels::NodeInfo node;
   node.domain = "com.microsoft";
   node.op_type = "QGemm";
   node.opset = 1;
-  node.num_inputs = 7;
+  node.num_inputs = 7 + static_cast<int>(more.size());
   node.attrs.set("transB", int64_t{1});
-  const Tensor a = Tensor::from_vector<uint8_t>({2, 3}, {10, 12, 20, 11, 10, 9});
-  const Tensor b = Tensor::from_vector<int8_t>({2, 3}, {1, -2, 3, 4, 5, -6});
-  const auto got = run_kernel_once(node, {a, Tensor::from_vector<float>({}, {0.5f}), Tensor::from_vector<uint8_t>({}, {10}), b,
-                                          Tensor::from_vector<float>({2}, {1.0f, 0.25f}), Tensor::from_vector<int8_t>({2}, {0, 1}),
-                                          Tensor::from_vector<int32_t>({2}, {3, -4})});
+  std::vector<Tensor> inputs = {Tensor::from_vector<uint8_t>({2, 3}, {10, 12, 20, 11, 10, 9}),
+                                Tensor::from_vector<float>({}, {0.5f}),
+                                Tensor::from_vector<uint8_t>({}, {10}),
+                                Tensor::from_vector<int8_t>({2, 3}, {1, -2, 3, 4, 5, -6}),
+                                Tensor::from_vector<float>({2}, {1.0f, 0.25f}),
+                                Tensor::from_vector<int8_t>({2}, {0, 1}),
+                                Tensor::from_vector<int32_t>({2}, {3, -4})};
+  for (Tensor& t : more) inputs.push_back(std::move(t));
+  return run_kernel_once(node, inputs);
+}
+
+TEST(QLinearContrib, QGemmMatchesIntegerProductAndBias) {
+  // Float output without y_scale.
+  const auto got = run_qgemm({});
   // A - 10 = [[0, 2, 10], [1, 0, -1]]; B^T - zp = [[1, -2, 3], [3, 4, -7]].
   const std::vector<int32_t> acc = {26, -62, -2, 10};
   const std::vector<float> want = {(26 + 3) * 0.5f, (-62 - 4) * 0.125f, (acc[2] + 3) * 0.5f, (acc[3] - 4) * 0.125f};
@@ -293,18 +304,7 @@ TEST(QLinearContrib, QGemmQuantizedOutputRoundsAsOnnxRuntime) {
   // The same product with y_scale 0.5 and y_zero_point 100: column scales
   // 0.5 * 1 / 0.5 = 1 and 0.5 * 0.25 / 0.5 = 0.25 on acc + bias = 29, -66, 1,
   // 6; -16.5 and 1.5 round half to even.
-  kernels::NodeInfo node;
-  node.domain = "com.microsoft";
-  node.op_type = "QGemm";
-  node.opset = 1;
-  node.num_inputs = 9;
-  node.attrs.set("transB", int64_t{1});
-  const Tensor a = Tensor::from_vector<uint8_t>({2, 3}, {10, 12, 20, 11, 10, 9});
-  const Tensor b = Tensor::from_vector<int8_t>({2, 3}, {1, -2, 3, 4, 5, -6});
-  const auto got = run_kernel_once(node, {a, Tensor::from_vector<float>({}, {0.5f}), Tensor::from_vector<uint8_t>({}, {10}), b,
-                                          Tensor::from_vector<float>({2}, {1.0f, 0.25f}), Tensor::from_vector<int8_t>({2}, {0, 1}),
-                                          Tensor::from_vector<int32_t>({2}, {3, -4}), Tensor::from_vector<float>({}, {0.5f}),
-                                          Tensor::from_vector<uint8_t>({}, {100})});
+  const auto got = run_qgemm({Tensor::from_vector<float>({}, {0.5f}), Tensor::from_vector<uint8_t>({}, {100})});
   EXPECT_EQ(got[0].to_vector<uint8_t>(), (std::vector<uint8_t>{129, 84, 101, 102}));
 }
 
