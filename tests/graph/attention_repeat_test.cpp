@@ -7,6 +7,7 @@
 
 #include <random>
 
+#include "../kernels/onnx_node_runner.h"
 #include "../session/model_builder.h"
 #include "spindle/session.h"
 
@@ -81,11 +82,16 @@ std::vector<Tensor> run(const std::vector<uint8_t>& bytes, const Feeds& feeds, i
   return session->run(feeds);
 }
 
-// Runs the model unoptimized and optimized at 1, 2 and 3 threads: the same
-// bits (the fused node does the unfused nodes' operations in their order,
-// on the shared heads read in place). The optimized graph has `want_nodes`.
+// Runs the model unoptimized and optimized at 1, 2 and 3 threads: the
+// optimized results have the same bits at every thread count and those of
+// the unfused graph (the fused node does the unfused nodes' operations in
+// their order, on the shared heads read in place), except for one query
+// row, computed by dot products of its own: there within 1e-5. The
+// optimized graph has `want_nodes`.
 void expect_fused_bits(const std::vector<uint8_t>& bytes, const Feeds& feeds, int64_t want_nodes) {
   const auto want = run(bytes, feeds, 1, false);
+  const bool one_row = feeds[0].second.dim(2) == 1;
+  std::vector<Tensor> first;
   for (int threads : {1, 2, 3}) {
     std::string summary;
     int64_t nodes = 0;
@@ -93,8 +99,14 @@ void expect_fused_bits(const std::vector<uint8_t>& bytes, const Feeds& feeds, in
     EXPECT_THAT(summary, ::testing::HasSubstr("AttentionFusion 1"));
     EXPECT_EQ(nodes, want_nodes) << summary;
     ASSERT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i)
-      EXPECT_EQ(got[i].to_vector<float>(), want[i].to_vector<float>()) << "output " << i << ", " << threads << " threads";
+    if (first.empty()) first = got;
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i].to_vector<float>(), first[i].to_vector<float>()) << "output " << i << ", " << threads << " threads";
+      if (one_row)
+        EXPECT_TRUE(testing::tensors_close(got[i], want[i], 1e-5, 1e-5)) << "output " << i;
+      else
+        EXPECT_EQ(got[i].to_vector<float>(), want[i].to_vector<float>()) << "output " << i << ", " << threads << " threads";
+    }
   }
 }
 

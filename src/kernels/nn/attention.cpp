@@ -11,7 +11,15 @@
 // v_perm, out_perm (the absorbed Transposes' perm), q_scale_op, k_scale_op,
 // s_scale_op (1 = Mul, 2 = Div by the float q_scale / k_scale / s_scale),
 // softmax_axis and softmax_opset. Inputs: Q, K, V, and the mask when the
-// chain had the Add.
+// chain had the Add. When K and / or V reached the chain through
+// Unsqueeze(axis) -> Expand(e) -> Reshape(r) (grouped-query attention's
+// repeated KV heads), k_repeat_axis / v_repeat_axis hold the axis and
+// inputs 4, 5 (K) and 6, 7 (V) the e and r shapes (input 3, the mask, may
+// then be absent). When e broadcasts only the new axis (to n) and r merges
+// it with the axis before, the fast path reads the stored heads in place
+// (head h of the repeated axis is stored head h / n) and packs each stored
+// head once for all the heads sharing it; else the fallback runs the three
+// nodes.
 //
 // The fast path (float32, ranks >= 2, Softmax over the last axis, a mask
 // that does not widen the scores) reads Q, K and V in place through the
@@ -176,8 +184,72 @@ class FusedAttentionKernel final : public OpKernel {
     Geometry g;
     if (!plan(ctx, g)) return false;
     Tensor& Y = ctx.output(0, DataType::kFloat32, g.y_shape);
-    run_blocks(ctx, g, Y);
+    // One query row (a decode step) over K rows and V rows stored with unit
+    // element stride: no packing, dot products straight over the K rows.
+    if (g.Sq == 1 && k_scale_.op == kNoScale && (g.k.row_stride() == 1 || g.D == 1) &&
+        (g.v.col_stride() == 1 || g.Dv == 1))
+      run_one_row(ctx, g, Y);
+    else
+      run_blocks(ctx, g, Y);
     return true;
+  }
+
+  // Sq == 1: per batch position, scores s_j = (q . K row j) [scale] [+ mask]
+  // (the dot product in 8 interleaved partial sums added in a fixed order),
+  // the softmax row, then y = sum_j p_j V row j in key order. Each batch
+  // position is one thread's, so the bits do not depend on the thread count.
+  void run_one_row(KernelContext& ctx, const Geometry& g, Tensor& Y) const {
+    const int64_t D = g.D, Skv = g.Skv, Dv = g.Dv, rank = g.rank;
+    const Shape &lead = g.lead, &yl_st = g.yl_st;
+    const size_t L = lead.size();
+    const float* qp = ctx.input(0).data<float>();
+    const float* kp = ctx.input(1).data<float>();
+    const float* vp = ctx.input(2).data<float>();
+    float* yp = Y.mutable_data<float>();
+    const int64_t q_cs = g.q.col_stride(), k_rs = g.k.col_stride(), v_rs = g.v.row_stride();
+    const int64_t y_cs = yl_st[static_cast<size_t>(rank - 1)];
+    const double work = static_cast<double>(Skv) * static_cast<double>(D + Dv + 8);
+    parallel_for(ctx.pool(), 0, shape_numel(lead), grain_for_cost(ops_cost(work)), ops_cost(work),
+                 [&](int64_t i0, int64_t i1) {
+      float* S = scratch_floats(0, static_cast<size_t>(2 * Skv + D + Dv));
+      float* P = S + Skv;
+      float* qv = P + Skv;
+      float* acc = qv + D;
+      static const auto softmax_row = SPINDLE_ISA_SELECT(softmax_row_float);
+      for (int64_t it = i0; it < i1; ++it) {
+        int64_t qo = 0, ko = 0, vo = 0, yo = 0, mo = 0, rem = it;
+        for (size_t a = L; a-- > 0;) {
+          const int64_t idx = rem % lead[a];
+          rem /= lead[a];
+          qo += idx * g.qs[a], ko += idx / g.kd[a] * g.ks[a], vo += idx / g.vd[a] * g.vs[a], yo += idx * yl_st[a];
+          if (g.mask) mo += idx * g.ms[a];
+        }
+        for (int64_t d = 0; d < D; ++d) {
+          const float x = qp[qo + d * q_cs];
+          qv[d] = q_scale_.op == kNoScale ? x : q_scale_.apply(x);
+        }
+        for (int64_t j = 0; j < Skv; ++j) {
+          const float* kr = kp + ko + j * k_rs;
+          float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+          int64_t d = 0;
+          for (; d + 8 <= D; d += 8)
+            for (int l = 0; l < 8; ++l) part[l] += qv[d + l] * kr[d + l];
+          for (; d < D; ++d) part[d & 7] += qv[d] * kr[d];
+          float x = ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
+          if (s_scale_.op != kNoScale) x = s_scale_.apply(x);
+          if (g.mask) x = x + g.mask[mo + j * g.ms[L + 1]];
+          S[j] = x;
+        }
+        softmax_row(reduce::SoftmaxKind::kSoftmax, S, P, Skv);
+        std::fill(acc, acc + Dv, 0.0f);
+        for (int64_t j = 0; j < Skv; ++j) {
+          const float* vr = vp + vo + j * v_rs;
+          const float pj = P[j];
+          for (int64_t d = 0; d < Dv; ++d) acc[d] += pj * vr[d];
+        }
+        for (int64_t d = 0; d < Dv; ++d) yp[yo + d * y_cs] = acc[d];
+      }
+    });
   }
 
   // Input i (Q 0, K 1, V 2) as the chain reads it: through the repeated
