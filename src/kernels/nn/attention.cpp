@@ -40,6 +40,11 @@
 #include "primitives/gemm/sgemm.h"
 #include "primitives/softmax/softmax_isa.h"
 
+SPINDLE_ISA_DECLARE(void, attention_row_scores,
+                    (const float* q, const float* k, int64_t k_rs, int64_t D, int64_t Skv, float* s));
+SPINDLE_ISA_DECLARE(void, attention_row_values,
+                    (const float* p, const float* v, int64_t v_rs, int64_t Skv, int64_t Dv, float* y));
+
 namespace spindle::kernels::nn {
 
 namespace {
@@ -195,8 +200,9 @@ class FusedAttentionKernel final : public OpKernel {
   }
 
   // Sq == 1: per batch position, scores s_j = (q . K row j) [scale] [+ mask]
-  // (the dot product in 8 interleaved partial sums added in a fixed order),
-  // the softmax row, then y = sum_j p_j V row j in key order. Each batch
+  // (attention_row.isa.cpp: the dot product in 8 partial sums added in a
+  // fixed order), the softmax row, then y = sum_j p_j V row j in key order
+  // (D == 1 / Dv == 1 read through the gathered row). Each batch
   // position is one thread's, so the bits do not depend on the thread count.
   void run_one_row(KernelContext& ctx, const Geometry& g, Tensor& Y) const {
     const int64_t D = g.D, Skv = g.Skv, Dv = g.Dv, rank = g.rank;
@@ -216,6 +222,8 @@ class FusedAttentionKernel final : public OpKernel {
       float* qv = P + Skv;
       float* acc = qv + D;
       static const auto softmax_row = SPINDLE_ISA_SELECT(softmax_row_float);
+      static const auto row_scores = SPINDLE_ISA_SELECT(attention_row_scores);
+      static const auto row_values = SPINDLE_ISA_SELECT(attention_row_values);
       for (int64_t it = i0; it < i1; ++it) {
         int64_t qo = 0, ko = 0, vo = 0, yo = 0, mo = 0, rem = it;
         for (size_t a = L; a-- > 0;) {
@@ -228,25 +236,15 @@ class FusedAttentionKernel final : public OpKernel {
           const float x = qp[qo + d * q_cs];
           qv[d] = q_scale_.op == kNoScale ? x : q_scale_.apply(x);
         }
+        row_scores(qv, kp + ko, k_rs, D, Skv, S);
         for (int64_t j = 0; j < Skv; ++j) {
-          const float* kr = kp + ko + j * k_rs;
-          float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-          int64_t d = 0;
-          for (; d + 8 <= D; d += 8)
-            for (int l = 0; l < 8; ++l) part[l] += qv[d + l] * kr[d + l];
-          for (; d < D; ++d) part[d & 7] += qv[d] * kr[d];
-          float x = ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
+          float x = S[j];
           if (s_scale_.op != kNoScale) x = s_scale_.apply(x);
           if (g.mask) x = x + g.mask[mo + j * g.ms[L + 1]];
           S[j] = x;
         }
         softmax_row(reduce::SoftmaxKind::kSoftmax, S, P, Skv);
-        std::fill(acc, acc + Dv, 0.0f);
-        for (int64_t j = 0; j < Skv; ++j) {
-          const float* vr = vp + vo + j * v_rs;
-          const float pj = P[j];
-          for (int64_t d = 0; d < Dv; ++d) acc[d] += pj * vr[d];
-        }
+        row_values(P, vp + vo, v_rs, Skv, Dv, acc);
         for (int64_t d = 0; d < Dv; ++d) yp[yo + d * y_cs] = acc[d];
       }
     });
