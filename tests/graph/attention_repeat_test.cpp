@@ -24,7 +24,7 @@ std::vector<float> random_values(size_t n, uint32_t seed) {
   return v;
 }
 
-constexpr int64_t B = 2, H = 6, Hkv = 2, D = 8;
+constexpr int64_t B = 2, H = 6, Hkv = 2, D = 12;  // D: one 8-lane step and a tail
 
 // Inputs q [B, H, Sq, D], k / v [B, Hkv, Skv, D], the V chain's Expand and
 // Reshape shapes ve / vr (so they are known only at run time); K's are

@@ -6,7 +6,8 @@
 //     a time.
 //   attention_row_values: y = sum_j p_j v_j over value rows v_j = v + j * v_rs,
 //     in key order.
-// The order of the operations is fixed by the loops, not by the vector width.
+// The order of the operations is fixed by the loops at each ISA level (fused
+// multiply-adds from AVX2 up), whatever the thread count.
 #include <cstdint>
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -22,58 +23,39 @@ inline float lanes_sum(const float* p) {
   return ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]));
 }
 
+// Adds the tail d in [D8, D) of four key rows kr to their lanes a and
+// writes the four sums to s.
+inline void finish_rows(const float* q, const float* const* kr, int64_t D8, int64_t D, float (*a)[8], float* s) {
+  for (int r = 0; r < 4; ++r) {
+    for (int64_t d = D8; d < D; ++d) a[r][d % 8] += q[d] * kr[r][d];
+    s[r] = lanes_sum(a[r]);
+  }
+}
+
 }  // namespace
 
 void attention_row_scores(const float* q, const float* k, int64_t k_rs, int64_t D, int64_t Skv, float* s) {
   const int64_t D8 = D - D % 8;
   int64_t j = 0;
-#if defined(__AVX2__) && defined(__FMA__)
-  // The same lanes in one 8-float vector per key row.
   for (; j + 4 <= Skv; j += 4) {
-    const float* k0 = k + j * k_rs;
-    const float* k1 = k0 + k_rs;
-    const float* k2 = k1 + k_rs;
-    const float* k3 = k2 + k_rs;
-    __m256 v0 = _mm256_setzero_ps(), v1 = _mm256_setzero_ps(), v2 = _mm256_setzero_ps(), v3 = _mm256_setzero_ps();
+    const float* kr[4] = {k + j * k_rs, k + (j + 1) * k_rs, k + (j + 2) * k_rs, k + (j + 3) * k_rs};
+    float a[4][8];
+#if defined(__AVX2__) && defined(__FMA__)
+    // The lanes as one 8-float vector per key row.
+    __m256 v[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t d = 0; d < D8; d += 8) {
       const __m256 x = _mm256_loadu_ps(q + d);
-      v0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k0 + d), v0);
-      v1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k1 + d), v1);
-      v2 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k2 + d), v2);
-      v3 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k3 + d), v3);
+      for (int r = 0; r < 4; ++r) v[r] = _mm256_fmadd_ps(x, _mm256_loadu_ps(kr[r] + d), v[r]);
     }
-    float a0[8], a1[8], a2[8], a3[8];
-    _mm256_storeu_ps(a0, v0), _mm256_storeu_ps(a1, v1), _mm256_storeu_ps(a2, v2), _mm256_storeu_ps(a3, v3);
-    for (int64_t d = D8; d < D; ++d) {
-      a0[d % 8] += q[d] * k0[d];
-      a1[d % 8] += q[d] * k1[d];
-      a2[d % 8] += q[d] * k2[d];
-      a3[d % 8] += q[d] * k3[d];
-    }
-    s[j] = lanes_sum(a0), s[j + 1] = lanes_sum(a1), s[j + 2] = lanes_sum(a2), s[j + 3] = lanes_sum(a3);
-  }
-#endif
-  for (; j + 4 <= Skv; j += 4) {
-    const float* k0 = k + j * k_rs;
-    const float* k1 = k0 + k_rs;
-    const float* k2 = k1 + k_rs;
-    const float* k3 = k2 + k_rs;
-    float a0[8] = {}, a1[8] = {}, a2[8] = {}, a3[8] = {};
+    for (int r = 0; r < 4; ++r) _mm256_storeu_ps(a[r], v[r]);
+#else
+    for (int r = 0; r < 4; ++r)
+      for (int l = 0; l < 8; ++l) a[r][l] = 0.0f;
     for (int64_t d = 0; d < D8; d += 8)
-      for (int l = 0; l < 8; ++l) {
-        const float x = q[d + l];
-        a0[l] += x * k0[d + l];
-        a1[l] += x * k1[d + l];
-        a2[l] += x * k2[d + l];
-        a3[l] += x * k3[d + l];
-      }
-    for (int64_t d = D8; d < D; ++d) {
-      a0[d % 8] += q[d] * k0[d];
-      a1[d % 8] += q[d] * k1[d];
-      a2[d % 8] += q[d] * k2[d];
-      a3[d % 8] += q[d] * k3[d];
-    }
-    s[j] = lanes_sum(a0), s[j + 1] = lanes_sum(a1), s[j + 2] = lanes_sum(a2), s[j + 3] = lanes_sum(a3);
+      for (int r = 0; r < 4; ++r)
+        for (int l = 0; l < 8; ++l) a[r][l] += q[d + l] * kr[r][d + l];
+#endif
+    finish_rows(q, kr, D8, D, a, s + j);
   }
   for (; j < Skv; ++j) {
     const float* k0 = k + j * k_rs;
