@@ -134,6 +134,21 @@ TEST(AttentionRepeat, RunTimeShapesThatAreNoHeadRepeatRunTheNodes) {
   expect_fused_bits(gqa_model(Sq, Skv), f, 1);
 }
 
+// A hostile Expand shape (a repeat count no tensor can hold) fails with an
+// error naming the fused node, and the session keeps working.
+TEST(AttentionRepeat, HugeRepeatCountFailsCleanly) {
+  const int64_t Sq = 2, Skv = 4, n = H / Hkv;
+  auto session = InferenceSession::create_from_bytes(gqa_model(Sq, Skv), {});
+  try {
+    session->run(gqa_feeds(Sq, Skv, {B, Hkv, int64_t{1} << 61, Skv, D}, {B, H, Skv, D}, 77));
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("FusedAttention"));
+  }
+  const Feeds ok = gqa_feeds(Sq, Skv, {B, Hkv, n, Skv, D}, {B, H, Skv, D}, 78);
+  EXPECT_TRUE(testing::tensors_close(session->run(ok)[0], run(gqa_model(Sq, Skv), ok, 1, false)[0], 1e-5, 1e-5));
+}
+
 // K repeated along axis 1 (the heads' copies outside the KV heads): the
 // node's run-time check refuses the in-place read, the results are the
 // unfused graph's. A second reader of the expanded K keeps K's chain.

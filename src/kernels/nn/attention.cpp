@@ -33,6 +33,8 @@
 // bits of the unfused chain at any thread count. Any other case (a rank-1
 // operand, another Softmax axis, a broadcast that widens, other types) runs
 // the replaced nodes one after another, with their checks and messages.
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "kernels/broadcast.h"
@@ -116,7 +118,8 @@ bool repeated_shape(const Shape& x, int64_t axis, const Tensor& e, const Tensor&
   for (int64_t i = 0; i <= xr; ++i)
     if (i != a && ep[i] != 1 && ep[i] != expanded[static_cast<size_t>(i)]) return false;
   n = ep[a], h = a - 1;
-  if (n < 1) return false;
+  // n within what a tensor of x's elements repeated n times can count.
+  if (n < 1 || n > std::numeric_limits<int64_t>::max() / std::max<int64_t>(shape_numel(x), 1)) return false;
   out = x;
   out[static_cast<size_t>(h)] *= n;
   int inferred = 0;
