@@ -81,7 +81,8 @@ const std::vector<Pass>& table() {
        plain<passes::fuse_layer_norm>},
       {{"RMSNormFusion", L::kExtended, "exported RMS normalization over the last axis as one RMSNormalization"},
        plain<passes::fuse_rms_norm>},
-      {{"AttentionFusion", L::kExtended, "scaled dot-product attention as one spindle.FusedAttention"},
+      {{"AttentionFusion", L::kExtended, "scaled dot-product attention as one spindle.FusedAttention, K / V heads repeated by Unsqueeze -> Expand -> "
+        "Reshape read in place"},
        plain<passes::fuse_attention>},
       {{"ConvResidualAddFusion", L::kExtended, "Add(Conv(..), r) as Conv(.., r), r added per output block"},
        plain<passes::fuse_residual_adds>},

@@ -27,8 +27,54 @@ struct AttentionChain {
   std::vector<int64_t> q_perm, k_perm, v_perm, out_perm;
   int64_t q_op = 0, k_op = 0, s_op = 0;
   float q_c = 1, k_c = 1, s_c = 1;
+  // K / V through Unsqueeze -> Expand -> Reshape (heads repeated): the
+  // Unsqueeze axis (0 when absent), the Expand and Reshape shape values.
+  int64_t k_rep_axis = 0, v_rep_axis = 0;
+  int k_expand = -1, k_reshape = -1, v_expand = -1, v_reshape = -1;
   std::vector<int> nodes;  // absorbed, except the last
 };
+
+// The heads repeated as exporters write grouped-query attention's repeat_kv:
+// x [.., Hkv, S, D] -> Unsqueeze(axis a) -> Expand [.., Hkv, n, S, D] ->
+// Reshape [.., Hkv * n, S, D], `value` (the Reshape's output) read only by
+// node `reader`, each intermediate read only by the next. The shapes may be
+// computed at run time: FusedAttention checks there that the Expand
+// broadcasts only the new axis and the Reshape merges exactly it with the
+// one before (else it runs the three nodes). Gives x, else -1.
+int repeated_heads(const Graph& g, int value, int reader, const std::vector<bool>& dead, int64_t& axis, int& expand,
+                   int& reshape, std::vector<int>& nodes) {
+  auto producer_of = [&](int v, int r, const char* op) {
+    const int p = g.producer(v);
+    if (p < 0 || dead[static_cast<size_t>(p)] || single_consumer(g, v) != r) return -1;
+    const Node& n = g.nodes[static_cast<size_t>(p)];
+    return n.op_type == op && n.domain.empty() && n.outputs.size() == 1 ? p : -1;
+  };
+  const int r = producer_of(value, reader, "Reshape");
+  if (r < 0) return -1;
+  const Node& rn = g.nodes[static_cast<size_t>(r)];
+  if (rn.inputs.size() != 2 || rn.inputs[1] < 0 || rn.attrs.get_int("allowzero", 0) != 0) return -1;
+  const int e = producer_of(rn.inputs[0], r, "Expand");
+  if (e < 0) return -1;
+  const Node& en = g.nodes[static_cast<size_t>(e)];
+  if (en.inputs.size() != 2 || en.inputs[1] < 0) return -1;
+  const int u = producer_of(en.inputs[0], e, "Unsqueeze");
+  if (u < 0) return -1;
+  const Node& un = g.nodes[static_cast<size_t>(u)];
+  std::vector<int64_t> axes;
+  if (un.inputs.size() == 2) {
+    const Tensor* t = g.initializer(un.inputs[1]);
+    if (!t || t->dtype() != DataType::kInt64 || t->rank() > 1) return -1;
+    axes.assign(t->data<int64_t>(), t->data<int64_t>() + t->numel());
+  } else if (un.inputs.size() == 1) {
+    axes = un.attrs.get_ints("axes", {});
+  }
+  if (axes.size() != 1 || un.inputs[0] < 0 || g.is_initializer(un.inputs[0])) return -1;
+  axis = axes[0];
+  expand = en.inputs[1];
+  reshape = rn.inputs[1];
+  nodes.insert(nodes.end(), {r, e, u});
+  return un.inputs[0];
+}
 
 // Node `n` computes Mul(x, c) / Mul(c, x) / Div(x, c) for a float scalar
 // constant c (rank <= 1, so it changes no shape): its x, else -1.
@@ -132,8 +178,16 @@ bool match_attention(const Graph& g, size_t softmax, const std::vector<bool>& de
   a.nodes.push_back(mm1);
   a.nodes.push_back(static_cast<int>(softmax));
   a.q = operand_source(g, m1.inputs[0], mm1, dead, a.q_perm, &a.q_op, &a.q_c, a.nodes);
+  size_t before = a.nodes.size();
   a.k = operand_source(g, m1.inputs[1], mm1, dead, a.k_perm, &a.k_op, &a.k_c, a.nodes);
+  const int reader_k = a.nodes.size() > before ? a.nodes.back() : mm1;
+  const int k_in = repeated_heads(g, a.k, reader_k, dead, a.k_rep_axis, a.k_expand, a.k_reshape, a.nodes);
+  if (k_in >= 0) a.k = k_in;
+  before = a.nodes.size();
   a.v = operand_source(g, m2.inputs[1], mm2, dead, a.v_perm, nullptr, nullptr, a.nodes);
+  const int reader_v = a.nodes.size() > before ? a.nodes.back() : mm2;
+  const int v_in = repeated_heads(g, a.v, reader_v, dead, a.v_rep_axis, a.v_expand, a.v_reshape, a.nodes);
+  if (v_in >= 0) a.v = v_in;
   last = mm2;
   const int t = only_reader(g, m2.outputs[0], "Transpose", dead);
   if (t >= 0 && g.nodes[static_cast<size_t>(t)].attrs.has("perm")) {
@@ -162,7 +216,11 @@ void fuse_attention(Graph& g, PassRecord& record) {
     f.domain = "spindle";
     f.opset = 1;
     f.inputs = {a.q, a.k, a.v};
-    if (a.mask >= 0) f.inputs.push_back(a.mask);
+    if (a.mask >= 0 || a.k_expand >= 0 || a.v_expand >= 0) f.inputs.push_back(a.mask);
+    if (a.k_expand >= 0 || a.v_expand >= 0)
+      f.inputs.insert(f.inputs.end(), {a.k_expand, a.k_reshape, a.v_expand, a.v_reshape});
+    if (a.k_expand >= 0) f.attrs.set("k_repeat_axis", a.k_rep_axis);
+    if (a.v_expand >= 0) f.attrs.set("v_repeat_axis", a.v_rep_axis);
     f.outputs = {out.outputs[0]};
     for (auto [name, perm] : {std::pair{"q_perm", &a.q_perm}, {"k_perm", &a.k_perm}, {"v_perm", &a.v_perm},
                               {"out_perm", &a.out_perm}})

@@ -11,7 +11,15 @@
 // v_perm, out_perm (the absorbed Transposes' perm), q_scale_op, k_scale_op,
 // s_scale_op (1 = Mul, 2 = Div by the float q_scale / k_scale / s_scale),
 // softmax_axis and softmax_opset. Inputs: Q, K, V, and the mask when the
-// chain had the Add.
+// chain had the Add. When K and / or V reached the chain through
+// Unsqueeze(axis) -> Expand(e) -> Reshape(r) (grouped-query attention's
+// repeated KV heads), k_repeat_axis / v_repeat_axis hold the axis and
+// inputs 4, 5 (K) and 6, 7 (V) the e and r shapes (input 3, the mask, may
+// then be absent). When e broadcasts only the new axis (to n) and r merges
+// it with the axis before, the fast path reads the stored heads in place
+// (head h of the repeated axis is stored head h / n) and packs each stored
+// head once for all the heads sharing it; else the fallback runs the three
+// nodes.
 //
 // The fast path (float32, ranks >= 2, Softmax over the last axis, a mask
 // that does not widen the scores) reads Q, K and V in place through the
@@ -25,12 +33,19 @@
 // bits of the unfused chain at any thread count. Any other case (a rank-1
 // operand, another Softmax axis, a broadcast that widens, other types) runs
 // the replaced nodes one after another, with their checks and messages.
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/nn_util.h"
 #include "primitives/gemm/sgemm.h"
 #include "primitives/softmax/softmax_isa.h"
+
+SPINDLE_ISA_DECLARE(void, attention_row_scores,
+                    (const float* q, const float* k, int64_t k_rs, int64_t D, int64_t Skv, float* s));
+SPINDLE_ISA_DECLARE(void, attention_row_values,
+                    (const float* p, const float* v, int64_t v_rs, int64_t Skv, int64_t Dv, float* y));
 
 namespace spindle::kernels::nn {
 
@@ -44,10 +59,11 @@ struct Scale {
   float apply(float x) const { return op == kMulScale ? x * c : x / c; }
 };
 
-// The logical operand (after its Transpose) of a rank >= 2 tensor: shape and
-// element strides.
+// The logical operand (after its Transpose) of a rank >= 2 tensor: shape,
+// element strides, and per axis the divisor of the index before its stride
+// applies (n on a head axis repeated n times, else 1).
 struct View {
-  Shape shape, strides;
+  Shape shape, strides, div;
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
   int64_t rows() const { return shape[shape.size() - 2]; }
   int64_t cols() const { return shape[shape.size() - 1]; }
@@ -66,23 +82,55 @@ bool is_permutation(const std::vector<int64_t>& perm, int64_t rank) {
   return true;
 }
 
-// `t` read through Transpose(perm) (no perm: as it is). False when perm is
-// not a permutation of t's axes (the fallback's Transpose then says so).
-bool make_view(const Tensor& t, const std::vector<int64_t>& perm, View& v) {
-  const Shape st = contiguous_strides(t.shape());
+// A tensor of `shape` with element strides `st` and index divisors `div`
+// read through Transpose(perm) (no perm: as it is). False when perm is not a
+// permutation of its axes (the fallback's Transpose then says so).
+bool make_view(const Shape& shape, const Shape& st, const Shape& div, const std::vector<int64_t>& perm, View& v) {
   if (perm.empty()) {
-    v.shape = t.shape();
-    v.strides = st;
+    v.shape = shape, v.strides = st, v.div = div;
     return true;
   }
-  if (!is_permutation(perm, t.rank())) return false;
-  v.shape.clear();
-  v.strides.clear();
+  if (!is_permutation(perm, static_cast<int64_t>(shape.size()))) return false;
+  v.shape.clear(), v.strides.clear(), v.div.clear();
   for (int64_t p : perm) {
-    v.shape.push_back(t.dim(p));
+    v.shape.push_back(shape[static_cast<size_t>(p)]);
     v.strides.push_back(st[static_cast<size_t>(p)]);
+    v.div.push_back(div[static_cast<size_t>(p)]);
   }
   return true;
+}
+
+// The shape of Reshape(Expand(Unsqueeze(x, axis), e), r) when the Expand
+// broadcasts only the new axis (to n) and the Reshape merges it with the
+// axis before: x's shape with that axis (h) n times larger. False for any
+// other Expand or Reshape (then the nodes themselves run).
+bool repeated_shape(const Shape& x, int64_t axis, const Tensor& e, const Tensor& r, Shape& out, int64_t& h,
+                    int64_t& n) {
+  const int64_t xr = static_cast<int64_t>(x.size());
+  const int64_t a = axis < 0 ? axis + xr + 1 : axis;
+  if (a < 1 || a > xr || e.dtype() != DataType::kInt64 || r.dtype() != DataType::kInt64 || e.rank() != 1 ||
+      r.rank() != 1 || e.numel() != xr + 1 || r.numel() != xr)
+    return false;
+  const int64_t* ep = e.data<int64_t>();
+  const int64_t* rp = r.data<int64_t>();
+  Shape expanded = x;
+  expanded.insert(expanded.begin() + a, ep[a]);
+  for (int64_t i = 0; i <= xr; ++i)
+    if (i != a && ep[i] != 1 && ep[i] != expanded[static_cast<size_t>(i)]) return false;
+  n = ep[a], h = a - 1;
+  // n within what a tensor of x's elements repeated n times can count.
+  if (n < 1 || n > std::numeric_limits<int64_t>::max() / std::max<int64_t>(shape_numel(x), 1)) return false;
+  out = x;
+  out[static_cast<size_t>(h)] *= n;
+  int inferred = 0;
+  for (int64_t i = 0; i < xr; ++i) {
+    const int64_t want = out[static_cast<size_t>(i)];
+    if (rp[i] == -1)
+      ++inferred;
+    else if (rp[i] != want && !(rp[i] == 0 && expanded[static_cast<size_t>(i)] == want))
+      return false;
+  }
+  return inferred == 0 || (inferred == 1 && shape_numel(out) > 0);
 }
 
 // A matrix operand for sgemm: op(M) with M at `p`, leading dimension ld.
@@ -115,6 +163,8 @@ class FusedAttentionKernel final : public OpKernel {
         k_scale_{node.attrs.get_int("k_scale_op", kNoScale), node.attrs.get_float("k_scale", 1.0f)},
         s_scale_{node.attrs.get_int("s_scale_op", kNoScale), node.attrs.get_float("s_scale", 1.0f)},
         softmax_axis_(node.attrs.get_int("softmax_axis", -1)),
+        k_rep_(node.attrs.has("k_repeat_axis")), v_rep_(node.attrs.has("v_repeat_axis")),
+        k_rep_axis_(node.attrs.get_int("k_repeat_axis", 0)), v_rep_axis_(node.attrs.get_int("v_repeat_axis", 0)),
         softmax_opset_(static_cast<int>(node.attrs.get_int("softmax_opset", 13))) {
     for (const Scale* s : {&q_scale_, &k_scale_, &s_scale_})
       if (s->op < kNoScale || s->op > kDivScale)
@@ -133,7 +183,7 @@ class FusedAttentionKernel final : public OpKernel {
   struct Geometry {
     View q, k, v;
     int64_t Sq = 0, D = 0, Skv = 0, Dv = 0, rank = 0;
-    Shape lead, y_shape, yl_st, qs, ks, vs, ms;
+    Shape lead, y_shape, yl_st, qs, ks, vs, ms, kd, vd;
     const float* mask = nullptr;
   };
 
@@ -142,8 +192,87 @@ class FusedAttentionKernel final : public OpKernel {
     Geometry g;
     if (!plan(ctx, g)) return false;
     Tensor& Y = ctx.output(0, DataType::kFloat32, g.y_shape);
-    run_blocks(ctx, g, Y);
+    // One query row (a decode step) over K rows and V rows stored with unit
+    // element stride: no packing, dot products straight over the K rows.
+    if (g.Sq == 1 && k_scale_.op == kNoScale && (g.k.row_stride() == 1 || g.D == 1) &&
+        (g.v.col_stride() == 1 || g.Dv == 1))
+      run_one_row(ctx, g, Y);
+    else
+      run_blocks(ctx, g, Y);
     return true;
+  }
+
+  // Sq == 1: per batch position, scores s_j = (q . K row j) [scale] [+ mask]
+  // (attention_row.isa.cpp: the dot product in 8 partial sums added in a
+  // fixed order), the softmax row, then y = sum_j p_j V row j in key order
+  // (D == 1 / Dv == 1 read through the gathered row). Each batch
+  // position is one thread's, so the bits do not depend on the thread count.
+  void run_one_row(KernelContext& ctx, const Geometry& g, Tensor& Y) const {
+    const int64_t D = g.D, Skv = g.Skv, Dv = g.Dv, rank = g.rank;
+    const Shape &lead = g.lead, &yl_st = g.yl_st;
+    const size_t L = lead.size();
+    const float* qp = ctx.input(0).data<float>();
+    const float* kp = ctx.input(1).data<float>();
+    const float* vp = ctx.input(2).data<float>();
+    float* yp = Y.mutable_data<float>();
+    const int64_t q_cs = g.q.col_stride(), k_rs = g.k.col_stride(), v_rs = g.v.row_stride();
+    const int64_t y_cs = yl_st[static_cast<size_t>(rank - 1)];
+    const double work = static_cast<double>(Skv) * static_cast<double>(D + Dv + 8);
+    parallel_for(ctx.pool(), 0, shape_numel(lead), grain_for_cost(ops_cost(work)), ops_cost(work),
+                 [&](int64_t i0, int64_t i1) {
+      float* S = scratch_floats(0, static_cast<size_t>(2 * Skv + D + Dv));
+      float* P = S + Skv;
+      float* qv = P + Skv;
+      float* acc = qv + D;
+      static const auto softmax_row = SPINDLE_ISA_SELECT(softmax_row_float);
+      static const auto row_scores = SPINDLE_ISA_SELECT(attention_row_scores);
+      static const auto row_values = SPINDLE_ISA_SELECT(attention_row_values);
+      for (int64_t it = i0; it < i1; ++it) {
+        int64_t qo = 0, ko = 0, vo = 0, yo = 0, mo = 0, rem = it;
+        for (size_t a = L; a-- > 0;) {
+          const int64_t idx = rem % lead[a];
+          rem /= lead[a];
+          qo += idx * g.qs[a], ko += idx / g.kd[a] * g.ks[a], vo += idx / g.vd[a] * g.vs[a], yo += idx * yl_st[a];
+          if (g.mask) mo += idx * g.ms[a];
+        }
+        for (int64_t d = 0; d < D; ++d) {
+          const float x = qp[qo + d * q_cs];
+          qv[d] = q_scale_.op == kNoScale ? x : q_scale_.apply(x);
+        }
+        row_scores(qv, kp + ko, k_rs, D, Skv, S);
+        for (int64_t j = 0; j < Skv; ++j) {
+          float x = S[j];
+          if (s_scale_.op != kNoScale) x = s_scale_.apply(x);
+          if (g.mask) x = x + g.mask[mo + j * g.ms[L + 1]];
+          S[j] = x;
+        }
+        softmax_row(reduce::SoftmaxKind::kSoftmax, S, P, Skv);
+        row_values(P, vp + vo, v_rs, Skv, Dv, acc);
+        for (int64_t d = 0; d < Dv; ++d) yp[yo + d * y_cs] = acc[d];
+      }
+    });
+  }
+
+  // Input i (Q 0, K 1, V 2) as the chain reads it: through the repeated
+  // heads' Unsqueeze / Expand / Reshape when absorbed (their shapes are
+  // inputs 4, 5 for K and 6, 7 for V), then its Transpose. The repeated
+  // axis is read in place (head h of the n-fold axis is stored head h / n)
+  // and must end up a batch axis.
+  bool operand_view(KernelContext& ctx, int i, bool rep, int64_t rep_axis, const std::vector<int64_t>& perm,
+                    View& v) const {
+    const Tensor& t = ctx.input(i);
+    const Shape st = contiguous_strides(t.shape());
+    Shape div(t.shape().size(), 1);
+    if (!rep) return make_view(t.shape(), st, div, perm, v);
+    const int e = i == 1 ? 4 : 6;
+    Shape shape;
+    int64_t h = 0, n = 1;
+    if (!ctx.has_input(e) || !ctx.has_input(e + 1) ||
+        !repeated_shape(t.shape(), rep_axis, ctx.input(e), ctx.input(e + 1), shape, h, n))
+      return false;
+    div[static_cast<size_t>(h)] = n;
+    if (!make_view(shape, st, div, perm, v)) return false;
+    return v.div[v.div.size() - 1] == 1 && v.div[v.div.size() - 2] == 1;
   }
 
   bool plan(KernelContext& ctx, Geometry& g) const {
@@ -155,7 +284,9 @@ class FusedAttentionKernel final : public OpKernel {
       if (t->dtype() != DataType::kFloat32 || t->rank() < 2) return false;
     if (has_mask && ctx.input(3).dtype() != DataType::kFloat32) return false;
     View &q = g.q, &k = g.k, &v = g.v;
-    if (!make_view(Q, q_perm_, q) || !make_view(K, k_perm_, k) || !make_view(V, v_perm_, v)) return false;
+    if (!operand_view(ctx, 0, false, 0, q_perm_, q) || !operand_view(ctx, 1, k_rep_, k_rep_axis_, k_perm_, k) ||
+        !operand_view(ctx, 2, v_rep_, v_rep_axis_, v_perm_, v))
+      return false;
     const int64_t Sq = g.Sq = q.rows(), D = g.D = q.cols(), Skv = g.Skv = k.cols(), Dv = g.Dv = v.cols();
     if (k.rows() != D || v.rows() != Skv) return false;
     // Batch (leading) dims: scores = broadcast(q, k); output = broadcast(scores, v).
@@ -200,13 +331,17 @@ class FusedAttentionKernel final : public OpKernel {
 
     // Per-operand strides over the output's lead dims (0 where broadcast).
     const size_t L = lead.size();
-    auto lead_strides = [&](const View& w) {
+    auto lead_strides = [&](const View& w, Shape* div) {
       Shape s(L, 0);
+      if (div) div->assign(L, 1);
       const size_t wl = w.shape.size() - 2, off = L - wl;
-      for (size_t i = 0; i < wl; ++i) s[off + i] = w.shape[i] == 1 ? 0 : w.strides[i];
+      for (size_t i = 0; i < wl; ++i) {
+        s[off + i] = w.shape[i] == 1 ? 0 : w.strides[i];
+        if (div) (*div)[off + i] = w.div[i];
+      }
       return s;
     };
-    g.qs = lead_strides(q), g.ks = lead_strides(k), g.vs = lead_strides(v);
+    g.qs = lead_strides(q, nullptr), g.ks = lead_strides(k, &g.kd), g.vs = lead_strides(v, &g.vd);
     if (has_mask) {
       const Tensor& M = ctx.input(3);
       Shape full = lead;
@@ -220,9 +355,8 @@ class FusedAttentionKernel final : public OpKernel {
 
   // K and V of one batch position as sgemm's packed B operands, gathered
   // (and K scaled) first when they cannot be read in place.
-  void pack_kv(const Geometry& g, const float* kg, const float* vg, const MatArg& km, const MatArg& vm, bool k_copy,
-               bool v_copy, float* gather, float* kpack, float* vpack) const {
-    const int64_t D = g.D, Skv = g.Skv, Dv = g.Dv;
+  void pack_k(const Geometry& g, const float* kg, const MatArg& km, bool k_copy, float* gather, float* kpack) const {
+    const int64_t D = g.D, Skv = g.Skv;
     if (k_copy) {
       for (int64_t d = 0; d < D; ++d)
         for (int64_t j = 0; j < Skv; ++j) {
@@ -233,6 +367,10 @@ class FusedAttentionKernel final : public OpKernel {
     } else {
       sgemm_pack_b(km.trans, Skv, D, kg, km.ld, kpack);
     }
+  }
+
+  void pack_v(const Geometry& g, const float* vg, const MatArg& vm, bool v_copy, float* gather, float* vpack) const {
+    const int64_t Skv = g.Skv, Dv = g.Dv;
     if (v_copy) {
       for (int64_t j = 0; j < Skv; ++j)
         for (int64_t d = 0; d < Dv; ++d) gather[j * Dv + d] = vg[j * g.v.row_stride() + d * g.v.col_stride()];
@@ -245,7 +383,8 @@ class FusedAttentionKernel final : public OpKernel {
   void run_blocks(KernelContext& ctx, const Geometry& g, Tensor& Y) const {
     const View &q = g.q, &k = g.k, &v = g.v;
     const int64_t Sq = g.Sq, D = g.D, Skv = g.Skv, Dv = g.Dv, rank = g.rank;
-    const Shape &lead = g.lead, &yl_st = g.yl_st, &qs = g.qs, &ks = g.ks, &vs = g.vs, &ms = g.ms;
+    const Shape &lead = g.lead, &yl_st = g.yl_st, &qs = g.qs, &ks = g.ks, &vs = g.vs, &ms = g.ms, &kd = g.kd,
+                &vd = g.vd;
     const size_t L = lead.size();
     const float* mask = g.mask;
     const float* qp = ctx.input(0).data<float>();
@@ -288,7 +427,7 @@ class FusedAttentionKernel final : public OpKernel {
       float* gather = ybuf + mq * Dv;
       float* kpack = scratch_floats(1, static_cast<size_t>(round_up(Skv, NR) * D));
       float* vpack = scratch_floats(2, static_cast<size_t>(round_up(Dv, NR) * Skv));
-      int64_t last_g = -1;
+      int64_t last_g = -1, last_ko = -1, last_vo = -1;
       int64_t qo = 0, mo = 0, yo = 0;
       SgemmExtras kx, vx;
       kx.packed_b = kpack;
@@ -301,11 +440,13 @@ class FusedAttentionKernel final : public OpKernel {
           for (size_t a = L; a-- > 0;) {
             const int64_t idx = rem % lead[a];
             rem /= lead[a];
-            qo += idx * qs[a], ko += idx * ks[a], vo += idx * vs[a], yo += idx * yl_st[a];
+            qo += idx * qs[a], ko += idx / kd[a] * ks[a], vo += idx / vd[a] * vs[a], yo += idx * yl_st[a];
             if (mask) mo += idx * ms[a];
           }
-          pack_kv(g, kp + ko, vp + vo, km, vm, k_copy, v_copy, gather, kpack, vpack);
-          last_g = bg;
+          // Batch positions sharing K / V (repeated heads) pack them once.
+          if (ko != last_ko) pack_k(g, kp + ko, km, k_copy, gather, kpack);
+          if (vo != last_vo) pack_v(g, vp + vo, vm, v_copy, gather, vpack);
+          last_g = bg, last_ko = ko, last_vo = vo;
         }
         // This block's query rows.
         MatArg qa{qp + qo + r0 * q.row_stride(), qm.trans, qm.ld};
@@ -360,9 +501,18 @@ class FusedAttentionKernel final : public OpKernel {
       if (s.op == kNoScale) return t;
       return one(s.op == kMulScale ? "Mul" : "Div", 14, {}, {std::move(t), Tensor::scalar<float>(s.c)});
     };
+    auto repeat = [&](int i, bool rep, int64_t axis) {
+      if (!rep) return ctx.input(i);
+      const int e = i == 1 ? 4 : 6;
+      if (!ctx.has_input(e) || !ctx.has_input(e + 1))
+        fail(node, fmt::format("inputs {} and {} (the repeated heads' Expand and Reshape shapes) are required", e, e + 1));
+      Tensor t = one("Unsqueeze", 13, {}, {ctx.input(i), Tensor::from_vector<int64_t>({1}, {axis})});
+      t = one("Expand", 13, {}, {std::move(t), ctx.input(e)});
+      return one("Reshape", 14, {}, {std::move(t), ctx.input(e + 1)});
+    };
     Tensor q = scale(transpose(ctx.input(0), q_perm_), q_scale_);
-    Tensor k = scale(transpose(ctx.input(1), k_perm_), k_scale_);
-    Tensor v = transpose(ctx.input(2), v_perm_);
+    Tensor k = scale(transpose(repeat(1, k_rep_, k_rep_axis_), k_perm_), k_scale_);
+    Tensor v = transpose(repeat(2, v_rep_, v_rep_axis_), v_perm_);
     Tensor s = scale(one("MatMul", 13, {}, {std::move(q), std::move(k)}), s_scale_);
     if (ctx.has_input(3)) s = one("Add", 14, {}, {std::move(s), ctx.input(3)});
     Attributes sa;
@@ -374,6 +524,8 @@ class FusedAttentionKernel final : public OpKernel {
   std::vector<int64_t> q_perm_, k_perm_, v_perm_, out_perm_;
   Scale q_scale_, k_scale_, s_scale_;
   int64_t softmax_axis_;
+  bool k_rep_, v_rep_;
+  int64_t k_rep_axis_, v_rep_axis_;
   int softmax_opset_;
 };
 
