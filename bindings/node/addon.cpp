@@ -45,6 +45,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -266,8 +267,19 @@ class Session : public Napi::ObjectWrap<Session> {
     return a;
   }
   Napi::Value run(const Napi::CallbackInfo& info);
+  // The output names as JavaScript strings, made at the first run.
+  Napi::Array output_keys(Napi::Env env) {
+    if (output_keys_.IsEmpty()) {
+      Napi::Array a = Napi::Array::New(env);
+      uint32_t i = 0;
+      for (const auto& out : live().outputs()) a.Set(i++, out.name);
+      output_keys_ = Napi::Persistent(a.As<Napi::Object>());
+    }
+    return output_keys_.Value().As<Napi::Array>();
+  }
 
   std::shared_ptr<InferenceSession> session_;
+  Napi::ObjectReference output_keys_;
   std::shared_ptr<RunClock> clock_ = std::make_shared<RunClock>();
   int64_t sync_threshold_ns_ = 0;
 };
@@ -303,22 +315,32 @@ Napi::Value Session::metadata(const Napi::CallbackInfo& info, bool inputs) {
   return a;
 }
 
-// The property names of a tensor object, made once per environment (a
-// worker thread has its own) and kept in an array (Node-API references hold
-// objects only): a name made from a C string on every run is looked up in
-// V8's string table each time. Slot 3 of the array holds the environment's
-// Session class (init puts it there).
+// The property names of a tensor object and the tensor type names, made once
+// per environment (a worker thread has its own) and kept in an array
+// (Node-API references hold objects only): a name made from a C string on
+// every run is looked up in V8's string table each time. Slot 3 of the array
+// holds the environment's Session class (init puts it there), slots from 4
+// the names of kTypes in order. A run fetches the keys once (of()).
 struct TensorKeys {
+  static constexpr uint32_t kTypeNames = 4;
   Napi::Value type, data, dims;
+  Napi::Array all;
   static TensorKeys of(Napi::Env env) {
     const Napi::Array a = env.GetInstanceData<Napi::ObjectReference>()->Value().As<Napi::Array>();
-    return {a.Get(0u), a.Get(1u), a.Get(2u)};
+    return {a.Get(0u), a.Get(1u), a.Get(2u), a};
+  }
+  // The tensor type name of `t` as a JavaScript string.
+  Napi::Value type_name(DataType t) const {
+    for (uint32_t i = 0; i < std::size(kTypes); ++i)
+      if (kTypes[i].dtype == t) return all.Get(kTypeNames + i);
+    return Napi::String::New(all.Env(), "unknown");
   }
   static void install(Napi::Env env) {
-    Napi::Array a = Napi::Array::New(env, 3);
+    Napi::Array a = Napi::Array::New(env, kTypeNames + std::size(kTypes));
     a.Set(0u, Napi::String::New(env, "type"));
     a.Set(1u, Napi::String::New(env, "data"));
     a.Set(2u, Napi::String::New(env, "dims"));
+    for (uint32_t i = 0; i < std::size(kTypes); ++i) a.Set(kTypeNames + i, Napi::String::New(env, kTypes[i].name));
     env.SetInstanceData(new Napi::ObjectReference(Napi::Persistent(a.As<Napi::Object>())));  // deleted with the environment
   }
 };
@@ -336,13 +358,12 @@ struct JsFeed {
 
 // Phase one: reads a { type, data, dims } object. Getters may run here, so
 // nothing read before stays valid unless it is a copy or a handle.
-JsFeed read_feed(const std::string& name, const Napi::Value& v) {
+JsFeed read_feed(const TensorKeys& keys, const std::string& name, const Napi::Value& v) {
   if (!v.IsObject()) throw ArgumentTypeError("feed '" + name + "' is " + js_type_name(v) + ", expected a Tensor");
   const Napi::Object o = v.As<Napi::Object>();
   JsFeed f;
   f.name = name;
   // No ToString(): it would call the object's toString.
-  const TensorKeys keys = TensorKeys::of(v.Env());
   const Napi::Value type = o.Get(keys.type);
   if (!type.IsString())
     throw ArgumentTypeError("feed '" + name + "' has a `type` that is " + js_type_name(type) +
@@ -446,30 +467,73 @@ Tensor take_feed(JsFeed& f, bool borrow) {
 // and page faults cost such a run more than the copy).
 constexpr size_t kCopiedOutputBytes = 64 << 10;
 
-// The output's bytes as an ArrayBuffer: the runtime's own buffer when this
-// tensor is its only holder and is large (the ArrayBuffer's finalizer then
-// releases it), else a copy.
-Napi::ArrayBuffer output_bytes(Napi::Env env, const Tensor& t) {
+// Whether an output's buffer is handed over to its ArrayBuffer (the
+// runtime's own buffer, this tensor its only holder, and large; the
+// ArrayBuffer's finalizer then releases it) rather than copied.
+bool handed_over(const Tensor& t) {
   const std::shared_ptr<Buffer>& b = t.buffer();
-  if (b && b->owned() && b.use_count() == 1 && t.nbytes() > kCopiedOutputBytes) {
-    auto* hold = new std::shared_ptr<Buffer>(b);
-    return Napi::ArrayBuffer::New(
-        env, const_cast<void*>(t.raw_data()), t.nbytes(),
-        [](Napi::Env, void*, std::shared_ptr<Buffer>* h) { delete h; }, hold);
+  return b && b->owned() && b.use_count() == 1 && t.nbytes() > kCopiedOutputBytes;
+}
+
+// The copied outputs of a run share one ArrayBuffer, each at an offset
+// aligned for any element type: one allocation (and one free at garbage
+// collection) a run rather than one per output.
+constexpr size_t kOutputAlign = 8;
+size_t aligned_up(size_t n) { return (n + kOutputAlign - 1) / kOutputAlign * kOutputAlign; }
+
+struct CopiedOutputs {
+  Napi::ArrayBuffer buffer;
+  size_t offset = 0;
+  static CopiedOutputs of(Napi::Env env, const std::vector<Tensor>& outputs) {
+    size_t total = 0;
+    for (const Tensor& t : outputs)
+      if (t.is_tensor() && t.dtype() != DataType::kString && !handed_over(t)) total += aligned_up(t.nbytes());
+    return {Napi::ArrayBuffer::New(env, total), 0};
   }
-  Napi::ArrayBuffer buf = Napi::ArrayBuffer::New(env, t.nbytes());
-  if (t.nbytes()) std::memcpy(buf.Data(), t.raw_data(), t.nbytes());
-  return buf;
+};
+
+// The output's bytes: an ArrayBuffer and the byte offset they start at.
+std::pair<Napi::ArrayBuffer, size_t> output_bytes(Napi::Env env, const Tensor& t, CopiedOutputs& copied) {
+  if (handed_over(t)) {
+    auto* hold = new std::shared_ptr<Buffer>(t.buffer());
+    return {Napi::ArrayBuffer::New(
+                env, const_cast<void*>(t.raw_data()), t.nbytes(),
+                [](Napi::Env, void*, std::shared_ptr<Buffer>* h) { delete h; }, hold),
+            0};
+  }
+  const size_t at = copied.offset;
+  if (t.nbytes()) std::memcpy(static_cast<uint8_t*>(copied.buffer.Data()) + at, t.raw_data(), t.nbytes());
+  copied.offset += aligned_up(t.nbytes());
+  return {copied.buffer, at};
+}
+
+// A typed array of the output's type over n elements of buf from byte `at`.
+Napi::Value typed_array(Napi::Env env, DataType dtype, size_t n, Napi::ArrayBuffer buf, size_t at) {
+  switch (dtype) {
+    case DataType::kFloat32: return Napi::Float32Array::New(env, n, buf, at);
+    case DataType::kFloat64: return Napi::Float64Array::New(env, n, buf, at);
+    case DataType::kInt8: return Napi::Int8Array::New(env, n, buf, at);
+    case DataType::kUInt8: case DataType::kBool: return Napi::Uint8Array::New(env, n, buf, at);
+    case DataType::kInt16: return Napi::Int16Array::New(env, n, buf, at);
+    case DataType::kUInt16: case DataType::kFloat16: case DataType::kBFloat16: return Napi::Uint16Array::New(env, n, buf, at);
+    case DataType::kInt32: return Napi::Int32Array::New(env, n, buf, at);
+    case DataType::kUInt32: return Napi::Uint32Array::New(env, n, buf, at);
+    case DataType::kInt64: return Napi::BigInt64Array::New(env, n, buf, at);
+    case DataType::kUInt64: return Napi::BigUint64Array::New(env, n, buf, at);
+    default: throw Error(StatusCode::kUnsupported, "an output of dtype " + dtype_name(dtype) + " cannot be returned");
+  }
 }
 
 // Sequence values are refused, as onnxruntime-node refuses non-tensor outputs.
-Napi::Value tensor_to_js(Napi::Env env, const Tensor& t) {
+void check_returnable(const Tensor& t) {
   if (!t.is_tensor())
     throw Error(StatusCode::kUnsupported, "an output is a " + t.describe() +
                                               "; the Node.js binding returns tensors only (the Python one returns lists)");
-  const TensorKeys keys = TensorKeys::of(env);
+}
+
+Napi::Value tensor_to_js(Napi::Env env, const TensorKeys& keys, const Tensor& t, CopiedOutputs& copied) {
   Napi::Object o = Napi::Object::New(env);
-  o.Set(keys.type, name_of_dtype(t.dtype()));
+  o.Set(keys.type, keys.type_name(t.dtype()));
   Napi::Array dims = Napi::Array::New(env, t.shape().size());
   for (size_t i = 0; i < t.shape().size(); ++i) dims.Set(static_cast<uint32_t>(i), static_cast<double>(t.shape()[i]));
   o.Set(keys.dims, dims);
@@ -480,25 +544,8 @@ Napi::Value tensor_to_js(Napi::Env env, const Tensor& t) {
     o.Set(keys.data, a);
     return o;
   }
-  Napi::ArrayBuffer buf = output_bytes(env, t);
-  const size_t n = static_cast<size_t>(t.numel());
-  Napi::Value data;
-  switch (t.dtype()) {
-    case DataType::kFloat32: data = Napi::Float32Array::New(env, n, buf, 0); break;
-    case DataType::kFloat64: data = Napi::Float64Array::New(env, n, buf, 0); break;
-    case DataType::kInt8: data = Napi::Int8Array::New(env, n, buf, 0); break;
-    case DataType::kUInt8: case DataType::kBool: data = Napi::Uint8Array::New(env, n, buf, 0); break;
-    case DataType::kInt16: data = Napi::Int16Array::New(env, n, buf, 0); break;
-    case DataType::kUInt16: case DataType::kFloat16: case DataType::kBFloat16:
-      data = Napi::Uint16Array::New(env, n, buf, 0);
-      break;
-    case DataType::kInt32: data = Napi::Int32Array::New(env, n, buf, 0); break;
-    case DataType::kUInt32: data = Napi::Uint32Array::New(env, n, buf, 0); break;
-    case DataType::kInt64: data = Napi::BigInt64Array::New(env, n, buf, 0); break;
-    case DataType::kUInt64: data = Napi::BigUint64Array::New(env, n, buf, 0); break;
-    default: throw Error(StatusCode::kUnsupported, "an output of dtype " + dtype_name(t.dtype()) + " cannot be returned");
-  }
-  o.Set(keys.data, data);
+  const auto [buf, at] = output_bytes(env, t, copied);
+  o.Set(keys.data, typed_array(env, t.dtype(), static_cast<size_t>(t.numel()), buf, at));
   return o;
 }
 
@@ -537,14 +584,20 @@ class CreateWorker : public Napi::AsyncWorker {
   std::shared_ptr<InferenceSession> session_;
 };
 
-// The result object of a run: { name: { type, data, dims } }.
-Napi::Object outputs_to_js(Napi::Env env, const InferenceSession& s, const std::vector<std::string>& requested,
+// The result object of a run: { name: { type, data, dims } }. `keys`: the
+// session's output names as JavaScript strings, used when no names were
+// requested.
+Napi::Object outputs_to_js(Napi::Env env, const Napi::Array& output_keys, const std::vector<std::string>& requested,
                            const std::vector<Tensor>& outputs) {
+  for (const Tensor& t : outputs) check_returnable(t);
+  const TensorKeys keys = TensorKeys::of(env);
+  CopiedOutputs copied = CopiedOutputs::of(env, outputs);
   Napi::Object result = Napi::Object::New(env);
-  std::vector<std::string> names = requested;
-  if (names.empty())
-    for (const auto& o : s.outputs()) names.push_back(o.name);
-  for (size_t i = 0; i < outputs.size(); ++i) result.Set(names[i], tensor_to_js(env, outputs[i]));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Napi::Value name =
+        requested.empty() ? output_keys.Get(static_cast<uint32_t>(i)) : Napi::String::New(env, requested[i]);
+    result.Set(name, tensor_to_js(env, keys, outputs[i], copied));
+  }
   return result;
 }
 
@@ -595,9 +648,10 @@ JsRunOptions read_run_options(const Napi::Value& v) {
 class RunWorker : public Napi::AsyncWorker {
  public:
   RunWorker(Napi::Env env, std::shared_ptr<InferenceSession> s, std::shared_ptr<RunClock> clock, Feeds feeds,
-            std::vector<std::string> names, const JsRunOptions& run_options)
+            std::vector<std::string> names, const JsRunOptions& run_options, const Napi::Array& output_keys)
       : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), session_(std::move(s)),
-        clock_(std::move(clock)), feeds_(std::move(feeds)), names_(std::move(names)) {
+        clock_(std::move(clock)), feeds_(std::move(feeds)), names_(std::move(names)),
+        output_keys_(Napi::Persistent(output_keys.As<Napi::Object>())) {
     run_options.apply(run_options_);
   }
   Napi::Promise promise() { return deferred_.Promise(); }
@@ -612,7 +666,7 @@ class RunWorker : public Napi::AsyncWorker {
   void OnOK() override {
     Napi::Env env = Env();
     try {
-      Napi::Object result = outputs_to_js(env, *session_, names_, outputs_);
+      Napi::Object result = outputs_to_js(env, output_keys_.Value().As<Napi::Array>(), names_, outputs_);
       outputs_.clear();  // the ArrayBuffers are now the only holders
       deferred_.Resolve(result);
     } catch (const std::exception& e) {
@@ -627,6 +681,7 @@ class RunWorker : public Napi::AsyncWorker {
   std::shared_ptr<RunClock> clock_;
   Feeds feeds_;
   std::vector<std::string> names_;
+  Napi::ObjectReference output_keys_;
   RunOptions run_options_;  // lives as long as the run
   std::vector<Tensor> outputs_;
 };
@@ -640,11 +695,14 @@ Napi::Value Session::run(const Napi::CallbackInfo& info) {
     const Napi::Object f = info[0].As<Napi::Object>();
     // Phase one (see the file comment): everything JavaScript can intervene
     // in, read into C++ values and handles; no pointer into a buffer yet.
+    const TensorKeys tensor_keys = TensorKeys::of(env);
     std::vector<JsFeed> js_feeds;
     const Napi::Array keys = f.GetPropertyNames();
-    for (uint32_t i = 0; i < keys.Length(); ++i) {
-      const std::string k = keys.Get(i).ToString();  // property names are strings
-      js_feeds.push_back(read_feed(k, f.Get(k)));
+    const uint32_t n_keys = keys.Length();
+    js_feeds.reserve(n_keys);
+    for (uint32_t i = 0; i < n_keys; ++i) {
+      const Napi::Value k = keys.Get(i);  // property names are strings
+      js_feeds.push_back(read_feed(tensor_keys, k.As<Napi::String>().Utf8Value(), f.Get(k)));
     }
     std::vector<std::string> names;
     if (info.Length() > 1 && !info[1].IsUndefined() && !info[1].IsNull()) {
@@ -678,11 +736,11 @@ Napi::Value Session::run(const Napi::CallbackInfo& info) {
       for (Tensor& t : outputs)
         if (t.is_tensor() && t.buffer() && !t.buffer()->owned()) t = t.clone();
       feeds.clear();  // an output that is an input's buffer is then held by the output alone
-      Napi::Object result = outputs_to_js(env, session, names, outputs);
+      Napi::Object result = outputs_to_js(env, output_keys(env), names, outputs);
       deferred.Resolve(result);
       return deferred.Promise();
     }
-    auto* w = new RunWorker(env, session_, clock_, std::move(feeds), std::move(names), run_options);
+    auto* w = new RunWorker(env, session_, clock_, std::move(feeds), std::move(names), run_options, output_keys(env));
     Napi::Promise p = w->promise();
     w->Queue();
     return p;

@@ -353,8 +353,13 @@ function nativeOptions(options) {
 // logSeverityLevel, tag }): terminate cancels the run, as in
 // onnxruntime-node; logSeverityLevel and tag set what the run logs and under
 // which id; timeoutMs (spindle's own) fails a run that takes longer. Values
-// are read once, here, so the addon gets plain numbers, strings and booleans.
+// are read once, here, so the addon gets plain numbers, strings and booleans;
+// undefined when none is set (the addon then reads nothing).
 function checkRunOptions(options) {
+  if (options.logSeverityLevel === undefined && options.tag === undefined && options.terminate === undefined &&
+      options.timeoutMs === undefined) {
+    return undefined;
+  }
   const out = {};
   const severity = logSeverity(options.logSeverityLevel, 'runOptions');
   if (severity !== undefined) out.logSeverityLevel = severity;
@@ -516,8 +521,9 @@ class InferenceSession {
     const names = fetchesGiven ? Object.keys(fetches) : undefined;
     const raw = await this._native.run(inputs, names, runOptions);
     const out = {};
-    for (const [name, t] of Object.entries(raw)) {
-      out[name] = fetches[name] ? intoPreallocated(name, t, fetches[name]) : Tensor._fromNative(t);
+    for (const name in raw) {
+      const t = raw[name];
+      out[name] = fetchesGiven && fetches[name] ? intoPreallocated(name, t, fetches[name]) : Tensor._fromNative(t);
     }
     return out;
   }
