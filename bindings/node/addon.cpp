@@ -356,21 +356,19 @@ struct JsFeed {
   std::vector<std::string> strings;   // string feeds: copied here
 };
 
-// Phase one: reads a { type, data, dims } object. Getters may run here, so
-// nothing read before stays valid unless it is a copy or a handle.
-JsFeed read_feed(const TensorKeys& keys, const std::string& name, const Napi::Value& v) {
-  if (!v.IsObject()) throw ArgumentTypeError("feed '" + name + "' is " + js_type_name(v) + ", expected a Tensor");
-  const Napi::Object o = v.As<Napi::Object>();
+// Phase one: checks a feed's type, data and dims as read from its object
+// (read_feed) or from the flat array index.js passes (run()). Getters may
+// run here, so nothing read before stays valid unless it is a copy or a
+// handle.
+JsFeed read_feed_parts(const std::string& name, const Napi::Value& type, const Napi::Value& data,
+                       const Napi::Value& dims_v) {
   JsFeed f;
   f.name = name;
   // No ToString(): it would call the object's toString.
-  const Napi::Value type = o.Get(keys.type);
   if (!type.IsString())
     throw ArgumentTypeError("feed '" + name + "' has a `type` that is " + js_type_name(type) +
                             ", expected a string such as 'float32'");
   f.dtype = dtype_of_name(type.As<Napi::String>().Utf8Value());
-  const Napi::Value data = o.Get(keys.data);
-  const Napi::Value dims_v = o.Get(keys.dims);
   const bool is_string = f.dtype == DataType::kString;
   if (!(is_string ? data.IsArray() : data.IsTypedArray()) || !dims_v.IsArray())
     throw ArgumentTypeError("feed '" + name + "' needs " + (is_string ? "an array of strings" : "a typed array") +
@@ -422,6 +420,47 @@ JsFeed read_feed(const TensorKeys& keys, const std::string& name, const Napi::Va
     f.strings.push_back(e.As<Napi::String>().Utf8Value());
   }
   return f;
+}
+
+JsFeed read_feed(const TensorKeys& keys, const std::string& name, const Napi::Value& v) {
+  if (!v.IsObject()) throw ArgumentTypeError("feed '" + name + "' is " + js_type_name(v) + ", expected a Tensor");
+  const Napi::Object o = v.As<Napi::Object>();
+  const Napi::Value type = o.Get(keys.type);
+  const Napi::Value data = o.Get(keys.data);
+  return read_feed_parts(name, type, data, o.Get(keys.dims));
+}
+
+// The feeds of a { name: { type, data, dims } } object.
+std::vector<JsFeed> read_feeds(const Napi::Object& f) {
+  const TensorKeys keys = TensorKeys::of(f.Env());
+  std::vector<JsFeed> out;
+  const Napi::Array names = f.GetPropertyNames();
+  const uint32_t n = names.Length();
+  out.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const Napi::Value k = names.Get(i);  // property names are strings
+    out.push_back(read_feed(keys, k.As<Napi::String>().Utf8Value(), f.Get(k)));
+  }
+  return out;
+}
+
+// The feeds of a flat array [name, type, data, dims, name, ...] (index.js's
+// form: one array rather than an object per feed).
+std::vector<JsFeed> read_flat_feeds(const Napi::Array& a) {
+  const uint32_t n = a.Length();
+  if (n % 4)
+    throw ArgumentTypeError("run(feeds): a feeds array has " + std::to_string(n) +
+                            " elements, expected [name, type, data, dims] for each feed");
+  std::vector<JsFeed> out;
+  out.reserve(n / 4);
+  for (uint32_t i = 0; i < n; i += 4) {
+    const Napi::Value name = a.Get(i);
+    if (!name.IsString())
+      throw ArgumentTypeError("run(feeds): feed name " + std::to_string(i / 4) + " is " + js_type_name(name) +
+                              ", expected a string");
+    out.push_back(read_feed_parts(name.As<Napi::String>().Utf8Value(), a.Get(i + 1), a.Get(i + 2), a.Get(i + 3)));
+  }
+  return out;
 }
 
 // Phase two: the feed as a runtime tensor, its data pointer taken now.
@@ -531,21 +570,29 @@ void check_returnable(const Tensor& t) {
                                               "; the Node.js binding returns tensors only (the Python one returns lists)");
 }
 
-Napi::Value tensor_to_js(Napi::Env env, const TensorKeys& keys, const Tensor& t, CopiedOutputs& copied) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set(keys.type, keys.type_name(t.dtype()));
+Napi::Array tensor_dims(Napi::Env env, const Tensor& t) {
   Napi::Array dims = Napi::Array::New(env, t.shape().size());
   for (size_t i = 0; i < t.shape().size(); ++i) dims.Set(static_cast<uint32_t>(i), static_cast<double>(t.shape()[i]));
-  o.Set(keys.dims, dims);
+  return dims;
+}
+
+// The output's data: an array of strings or a typed array.
+Napi::Value tensor_data(Napi::Env env, const Tensor& t, CopiedOutputs& copied) {
   if (t.dtype() == DataType::kString) {
     Napi::Array a = Napi::Array::New(env, static_cast<size_t>(t.numel()));
     const std::string* s = t.data<std::string>();
     for (int64_t i = 0; i < t.numel(); ++i) a.Set(static_cast<uint32_t>(i), Napi::String::New(env, s[i]));
-    o.Set(keys.data, a);
-    return o;
+    return a;
   }
   const auto [buf, at] = output_bytes(env, t, copied);
-  o.Set(keys.data, typed_array(env, t.dtype(), static_cast<size_t>(t.numel()), buf, at));
+  return typed_array(env, t.dtype(), static_cast<size_t>(t.numel()), buf, at);
+}
+
+Napi::Value tensor_to_js(Napi::Env env, const TensorKeys& keys, const Tensor& t, CopiedOutputs& copied) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set(keys.type, keys.type_name(t.dtype()));
+  o.Set(keys.dims, tensor_dims(env, t));
+  o.Set(keys.data, tensor_data(env, t, copied));
   return o;
 }
 
@@ -584,14 +631,26 @@ class CreateWorker : public Napi::AsyncWorker {
   std::shared_ptr<InferenceSession> session_;
 };
 
-// The result object of a run: { name: { type, data, dims } }. `keys`: the
+// The result object of a run: { name: { type, data, dims } }; `flat`: the
+// array [type, data, dims, type, data, dims, ...] in the order of the
+// outputs, from which index.js makes its tensors. `output_keys`: the
 // session's output names as JavaScript strings, used when no names were
 // requested.
 Napi::Object outputs_to_js(Napi::Env env, const Napi::Array& output_keys, const std::vector<std::string>& requested,
-                           const std::vector<Tensor>& outputs) {
+                           const std::vector<Tensor>& outputs, bool flat) {
   for (const Tensor& t : outputs) check_returnable(t);
   const TensorKeys keys = TensorKeys::of(env);
   CopiedOutputs copied = CopiedOutputs::of(env, outputs);
+  if (flat) {
+    Napi::Array a = Napi::Array::New(env, 3 * outputs.size());
+    uint32_t at = 0;
+    for (const Tensor& t : outputs) {
+      a.Set(at++, keys.type_name(t.dtype()));
+      a.Set(at++, tensor_data(env, t, copied));
+      a.Set(at++, tensor_dims(env, t));
+    }
+    return a;
+  }
   Napi::Object result = Napi::Object::New(env);
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Napi::Value name =
@@ -648,10 +707,10 @@ JsRunOptions read_run_options(const Napi::Value& v) {
 class RunWorker : public Napi::AsyncWorker {
  public:
   RunWorker(Napi::Env env, std::shared_ptr<InferenceSession> s, std::shared_ptr<RunClock> clock, Feeds feeds,
-            std::vector<std::string> names, const JsRunOptions& run_options, const Napi::Array& output_keys)
+            std::vector<std::string> names, const JsRunOptions& run_options, const Napi::Array& output_keys, bool flat)
       : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), session_(std::move(s)),
         clock_(std::move(clock)), feeds_(std::move(feeds)), names_(std::move(names)),
-        output_keys_(Napi::Persistent(output_keys.As<Napi::Object>())) {
+        output_keys_(Napi::Persistent(output_keys.As<Napi::Object>())), flat_(flat) {
     run_options.apply(run_options_);
   }
   Napi::Promise promise() { return deferred_.Promise(); }
@@ -666,7 +725,7 @@ class RunWorker : public Napi::AsyncWorker {
   void OnOK() override {
     Napi::Env env = Env();
     try {
-      Napi::Object result = outputs_to_js(env, output_keys_.Value().As<Napi::Array>(), names_, outputs_);
+      Napi::Object result = outputs_to_js(env, output_keys_.Value().As<Napi::Array>(), names_, outputs_, flat_);
       outputs_.clear();  // the ArrayBuffers are now the only holders
       deferred_.Resolve(result);
     } catch (const std::exception& e) {
@@ -682,6 +741,7 @@ class RunWorker : public Napi::AsyncWorker {
   Feeds feeds_;
   std::vector<std::string> names_;
   Napi::ObjectReference output_keys_;
+  bool flat_;
   RunOptions run_options_;  // lives as long as the run
   std::vector<Tensor> outputs_;
 };
@@ -695,15 +755,7 @@ Napi::Value Session::run(const Napi::CallbackInfo& info) {
     const Napi::Object f = info[0].As<Napi::Object>();
     // Phase one (see the file comment): everything JavaScript can intervene
     // in, read into C++ values and handles; no pointer into a buffer yet.
-    const TensorKeys tensor_keys = TensorKeys::of(env);
-    std::vector<JsFeed> js_feeds;
-    const Napi::Array keys = f.GetPropertyNames();
-    const uint32_t n_keys = keys.Length();
-    js_feeds.reserve(n_keys);
-    for (uint32_t i = 0; i < n_keys; ++i) {
-      const Napi::Value k = keys.Get(i);  // property names are strings
-      js_feeds.push_back(read_feed(tensor_keys, k.As<Napi::String>().Utf8Value(), f.Get(k)));
-    }
+    std::vector<JsFeed> js_feeds = f.IsArray() ? read_flat_feeds(f.As<Napi::Array>()) : read_feeds(f);
     std::vector<std::string> names;
     if (info.Length() > 1 && !info[1].IsUndefined() && !info[1].IsNull()) {
       if (!info[1].IsArray())
@@ -718,6 +770,7 @@ Napi::Value Session::run(const Napi::CallbackInfo& info) {
       }
     }
     const JsRunOptions run_options = read_run_options(info.Length() > 2 ? info[2] : env.Undefined());
+    const bool flat = info.Length() > 3 && info[3].IsBoolean() && info[3].As<Napi::Boolean>().Value();
     // Phase two: the data pointers. No JavaScript runs from here until the
     // outputs no longer point into a feed.
     const int64_t recent = clock_->recent_ns.load(std::memory_order_relaxed);
@@ -736,11 +789,11 @@ Napi::Value Session::run(const Napi::CallbackInfo& info) {
       for (Tensor& t : outputs)
         if (t.is_tensor() && t.buffer() && !t.buffer()->owned()) t = t.clone();
       feeds.clear();  // an output that is an input's buffer is then held by the output alone
-      Napi::Object result = outputs_to_js(env, output_keys(env), names, outputs);
+      Napi::Object result = outputs_to_js(env, output_keys(env), names, outputs, flat);
       deferred.Resolve(result);
       return deferred.Promise();
     }
-    auto* w = new RunWorker(env, session_, clock_, std::move(feeds), std::move(names), run_options, output_keys(env));
+    auto* w = new RunWorker(env, session_, clock_, std::move(feeds), std::move(names), run_options, output_keys(env), flat);
     Napi::Promise p = w->promise();
     w->Queue();
     return p;

@@ -429,3 +429,17 @@ test('concurrent runs of one session on libuv workers each get their own outputs
   const outs = await Promise.all(sizes.map((n, k) => s.run(mixedFeeds(n, k), k % 3 ? undefined : ['sum', 'flag'])));
   outs.forEach((out, k) => checkMixed(out, sizes[k], k, k % 3 ? undefined : ['sum', 'flag']));
 });
+
+test('the addon checks the flat feeds array index.js passes', async () => {
+  const s = await spindle.InferenceSession.create(mixedModel());
+  const x = Float32Array.of(1, 0, 3);
+  const raw = await s._native.run(['x', 'float32', x, [3]], undefined, undefined, true);
+  assert.deepStrictEqual(raw.length, 9);
+  assert.deepStrictEqual([raw[0], Array.from(raw[1]), raw[2]], ['bool', [1, 0, 1], [3]]);
+  assert.deepStrictEqual([raw[6], Array.from(raw[7]), raw[8]], ['float32', [2, 0, 6], [3]]);
+  await assert.rejects(s._native.run(['x', 'float32', x]), { name: 'TypeError', message: /feeds array has 3 elements/ });
+  await assert.rejects(s._native.run([7, 'float32', x, [3]]), { name: 'TypeError', message: /feed name 0 is a number/ });
+  await assert.rejects(s._native.run(['x', 'float32', x, [{ valueOf: () => 3 }]]), { name: 'TypeError', message: /dims\[0\]/ });
+  await assert.rejects(s._native.run(['x', 'float32', x, [4]]), /feed 'x' has 12 bytes of data, expected 16/);
+  checkMixed(await s.run(mixedFeeds(3, 0)), 3, 0);
+});
