@@ -25,6 +25,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -125,8 +126,11 @@ py::dtype numpy_dtype(DataType t, const DtypeName& d) {
 // The kDtypes entry a numpy dtype stands for, compared in native byte order
 // ('q' and 'l', '>f4' and '<f4' name the same element type); null if none.
 // A dtype in native order (nearly every array) matches without making the
-// native-order copy of it.
+// native-order copy of it, and numpy's own dtype objects (those of
+// np.float32 etc., shared by the arrays made with them) by identity first.
 const DtypeName* match_dtype(const py::dtype& dt) {
+  for (const auto& d : kDtypes)
+    if (dt.ptr() == cached_dtype(d).ptr()) return &d;
   for (const auto& d : kDtypes)
     if (dt.equal(cached_dtype(d))) return &d;
   const py::dtype native = dt.attr("newbyteorder")("=");
@@ -184,8 +188,23 @@ Tensor to_sequence(const std::string& name, const py::handle& value, DataType el
   return Tensor::sequence(dt, std::move(items));
 }
 
+// Outputs up to this size are copied into an array numpy allocates (one
+// object); larger ones are handed over without a copy (the array then holds
+// the tensor through a capsule).
+constexpr size_t kCopiedOutputBytes = 64 << 10;
+
+// Whether byte strides are those of a C-order array of the shape.
+bool dense(const std::vector<py::ssize_t>& shape, const std::vector<py::ssize_t>& strides, py::ssize_t element) {
+  py::ssize_t want = element;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1 && strides[i] != want) return false;
+    want *= shape[i];
+  }
+  return true;
+}
+
 // Tensor -> numpy array owning the tensor (no copy when the tensor is its
-// buffer's only holder); a string tensor -> an
+// buffer's only holder and large); a string tensor -> an
 // object array of str; a sequence -> a list of arrays; an optional -> None
 // or what it holds.
 py::object to_numpy(Tensor t) {
@@ -220,8 +239,12 @@ py::object to_numpy(Tensor t) {
   // Shared memory (a constant of the model, an input's borrowed buffer,
   // another output) is copied, so writing into the array changes nothing else.
   const std::shared_ptr<Buffer>& b = t.buffer();
-  if (!b || !b->owned() || b.use_count() != 1)
-    return py::array(np_dtype, shape, strides, t.raw_data());
+  if (!b || !b->owned() || b.use_count() != 1 || t.nbytes() <= kCopiedOutputBytes) {
+    if (!dense(shape, strides, es)) return py::array(np_dtype, shape, strides, t.raw_data());
+    py::array out(np_dtype, shape);
+    if (t.nbytes()) std::memcpy(out.mutable_data(), t.raw_data(), t.nbytes());
+    return out;
+  }
   auto* owner = new Tensor(std::move(t));
   py::capsule free_when_done(owner, [](void* p) { delete static_cast<Tensor*>(p); });
   return py::array(np_dtype, shape, strides, owner->raw_data(), free_when_done);
