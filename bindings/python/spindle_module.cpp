@@ -291,6 +291,15 @@ struct PyRunOptions : RunOptions {
   bool only_execute_path_to_fetches = false;
 };
 
+// The RunOptions an argument holds; a TypeError naming `where` otherwise.
+PyRunOptions* run_options_of(const char* where, const py::object& options) {
+  if (!py::isinstance<PyRunOptions>(options))
+    throw py::type_error(std::string(where) + ": run_options is a " +
+                         std::string(py::str(py::type::of(options).attr("__name__"))) +
+                         ", expected spindle.RunOptions or None");
+  return options.cast<PyRunOptions*>();
+}
+
 // run_async requests whose callback has not yet returned. A callback needs
 // the GIL, which a thread cannot take once the interpreter is finalizing (it
 // would be stopped mid-call and the process aborted), so interpreter exit
@@ -373,7 +382,11 @@ class PySession {
     return out;
   }
 
-  py::list run(const py::object& output_names, const py::dict& feed, PyRunOptions* run_options) {
+  // run_options is taken as an object: pybind11 converting None to a
+  // pointer first asks None for a foreign type, raising and clearing an
+  // AttributeError on every call.
+  py::list run(const py::object& output_names, const py::dict& feed, const py::object& options) {
+    PyRunOptions* run_options = options.is_none() ? nullptr : run_options_of("run", options);
     const std::vector<std::string> names = to_names(output_names);
     std::vector<py::object> keep;
     const Feeds feeds = to_feeds(feed, keep);
@@ -412,10 +425,7 @@ class PySession {
     py::object options = run_options.is_none()
                              ? py::cast(new PyRunOptions(), py::return_value_policy::take_ownership)
                              : run_options;
-    if (!py::isinstance<PyRunOptions>(options))
-      throw py::type_error("run_async: run_options is a " + std::string(py::str(py::type::of(options).attr("__name__"))) +
-                           ", expected spindle.RunOptions or None");
-    PyRunOptions* ro = options.cast<PyRunOptions*>();
+    PyRunOptions* ro = run_options_of("run_async", options);
     auto request = std::make_shared<Request>();
     request->refs.reset(new PyRefs{callback, user_data, std::move(options), {}});
     Feeds feeds = to_feeds(feed, request->refs->keep);
@@ -663,7 +673,7 @@ PYBIND11_MODULE(_C, m) {
       .def("get_session_options", &PySession::get_session_options, py::return_value_policy::copy)
       .def("end_profiling", &PySession::end_profiling)
       .def("run", &PySession::run, py::arg("output_names"), py::arg("input_feed"),
-           py::arg("run_options") = nullptr)
+           py::arg("run_options") = py::none())
       .def("run_async", &PySession::run_async, py::arg("output_names"), py::arg("input_feed"), py::arg("callback"),
            py::arg("user_data") = py::none(), py::arg("run_options") = py::none());
 

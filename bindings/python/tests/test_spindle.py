@@ -638,3 +638,13 @@ def test_threads_run_one_mixed_session_each_getting_its_own_outputs(tmp_path):
     for w in workers:
         w.join()
     assert errors == []
+
+
+def test_run_options_none_given_or_wrong_then_success(tmp_path):
+    sess = spindle.InferenceSession(mixed_model(tmp_path / "mixed.onnx"))
+    x = np.array([1, 0, 2], np.float32)
+    for ro in [None, spindle.RunOptions()]:
+        check_outputs(sess.run(None, {"x": x}, ro), mixed_expected(x))
+    with pytest.raises(TypeError, match=r"run: run_options is a str, expected spindle.RunOptions or None"):
+        sess.run(None, {"x": x}, "not run options")
+    check_outputs(sess.run(None, {"x": x}), mixed_expected(x))
