@@ -6,9 +6,13 @@
 //   Session.inputNames, Session.outputNames
 //   Session.inputMetadata, Session.outputMetadata -> [{ name, isTensor, type, shape }]
 //     (onnxruntime-node's shape: a dynamic dimension is its name, '' if unnamed)
-//   Session.run(feeds, outputNames, runOptions) -> Promise<{ name: { type, data, dims } }>
+//   Session.run(feeds, outputNames, runOptions[, flat]) -> Promise<{ name: { type, data, dims } }>
+//     feeds: { name: { type, data, dims } } or the flat array [name, type, data, dims, ...]
 //     runOptions: { timeoutMs, terminate, logSeverityLevel, tag } (RunOptions::timeout_ms /
-//     terminate / log_severity_level / run_tag)
+//     terminate / log_severity_level / run_tag), or undefined
+//     flat true: the result is the array [type, data, dims, ...] in the order of outputNames
+//     (all outputs when not given); index.js passes and takes the flat forms
+//     (fewer Node-API calls a run)
 //   Session.release()   drops the session (runs in flight keep it until they
 //                       end); any later call throws onnxruntime-node's
 //                       'Session already disposed.'
@@ -34,10 +38,11 @@
 // pointers and checks their lengths, and from there until the run's outputs
 // no longer point into any feed no JavaScript runs. Nothing is coerced
 // (valueOf, toString): a value of the wrong JavaScript type is refused.
-// Outputs whose buffer nobody else holds are
+// Outputs over 64 KB whose buffer nobody else holds are
 // handed to JavaScript without a copy (an external ArrayBuffer that keeps the
-// buffer alive); outputs that share memory with the model (an initializer) or
-// with another output are copied, so writing into them changes nothing else.
+// buffer alive); the others (small ones, and those that share memory with the
+// model (an initializer) or with another output) are copied, those of one run
+// into one ArrayBuffer, so writing into them changes nothing else.
 // Errors reject the promise with the C++ message.
 #include <napi.h>
 
