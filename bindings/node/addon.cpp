@@ -6,9 +6,13 @@
 //   Session.inputNames, Session.outputNames
 //   Session.inputMetadata, Session.outputMetadata -> [{ name, isTensor, type, shape }]
 //     (onnxruntime-node's shape: a dynamic dimension is its name, '' if unnamed)
-//   Session.run(feeds, outputNames, runOptions) -> Promise<{ name: { type, data, dims } }>
+//   Session.run(feeds, outputNames, runOptions[, flat]) -> Promise<{ name: { type, data, dims } }>
+//     feeds: { name: { type, data, dims } } or the flat array [name, type, data, dims, ...]
 //     runOptions: { timeoutMs, terminate, logSeverityLevel, tag } (RunOptions::timeout_ms /
-//     terminate / log_severity_level / run_tag)
+//     terminate / log_severity_level / run_tag), or undefined
+//     flat true: the result is the array [type, data, dims, ...] in the order of outputNames
+//     (all outputs when not given); index.js passes and takes the flat forms
+//     (fewer Node-API calls a run)
 //   Session.release()   drops the session (runs in flight keep it until they
 //                       end); any later call throws onnxruntime-node's
 //                       'Session already disposed.'
@@ -34,10 +38,11 @@
 // pointers and checks their lengths, and from there until the run's outputs
 // no longer point into any feed no JavaScript runs. Nothing is coerced
 // (valueOf, toString): a value of the wrong JavaScript type is refused.
-// Outputs whose buffer nobody else holds are
+// Outputs over 64 KB whose buffer nobody else holds are
 // handed to JavaScript without a copy (an external ArrayBuffer that keeps the
-// buffer alive); outputs that share memory with the model (an initializer) or
-// with another output are copied, so writing into them changes nothing else.
+// buffer alive); the others (small ones, and those that share memory with the
+// model (an initializer) or with another output) are copied, those of one run
+// into one ArrayBuffer, so writing into them changes nothing else.
 // Errors reject the promise with the C++ message.
 #include <napi.h>
 
@@ -45,6 +50,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -266,8 +272,19 @@ class Session : public Napi::ObjectWrap<Session> {
     return a;
   }
   Napi::Value run(const Napi::CallbackInfo& info);
+  // The output names as JavaScript strings, made at the first run.
+  Napi::Array output_keys(Napi::Env env) {
+    if (output_keys_.IsEmpty()) {
+      Napi::Array a = Napi::Array::New(env);
+      uint32_t i = 0;
+      for (const auto& out : live().outputs()) a.Set(i++, out.name);
+      output_keys_ = Napi::Persistent(a.As<Napi::Object>());
+    }
+    return output_keys_.Value().As<Napi::Array>();
+  }
 
   std::shared_ptr<InferenceSession> session_;
+  Napi::ObjectReference output_keys_;
   std::shared_ptr<RunClock> clock_ = std::make_shared<RunClock>();
   int64_t sync_threshold_ns_ = 0;
 };
@@ -303,22 +320,32 @@ Napi::Value Session::metadata(const Napi::CallbackInfo& info, bool inputs) {
   return a;
 }
 
-// The property names of a tensor object, made once per environment (a
-// worker thread has its own) and kept in an array (Node-API references hold
-// objects only): a name made from a C string on every run is looked up in
-// V8's string table each time. Slot 3 of the array holds the environment's
-// Session class (init puts it there).
+// The property names of a tensor object and the tensor type names, made once
+// per environment (a worker thread has its own) and kept in an array
+// (Node-API references hold objects only): a name made from a C string on
+// every run is looked up in V8's string table each time. Slot 3 of the array
+// holds the environment's Session class (init puts it there), slots from 4
+// the names of kTypes in order. A run fetches the keys once (of()).
 struct TensorKeys {
+  static constexpr uint32_t kTypeNames = 4;
   Napi::Value type, data, dims;
+  Napi::Array all;
   static TensorKeys of(Napi::Env env) {
     const Napi::Array a = env.GetInstanceData<Napi::ObjectReference>()->Value().As<Napi::Array>();
-    return {a.Get(0u), a.Get(1u), a.Get(2u)};
+    return {a.Get(0u), a.Get(1u), a.Get(2u), a};
+  }
+  // The tensor type name of `t` as a JavaScript string.
+  Napi::Value type_name(DataType t) const {
+    for (uint32_t i = 0; i < std::size(kTypes); ++i)
+      if (kTypes[i].dtype == t) return all.Get(kTypeNames + i);
+    return Napi::String::New(all.Env(), "unknown");
   }
   static void install(Napi::Env env) {
-    Napi::Array a = Napi::Array::New(env, 3);
+    Napi::Array a = Napi::Array::New(env, kTypeNames + std::size(kTypes));
     a.Set(0u, Napi::String::New(env, "type"));
     a.Set(1u, Napi::String::New(env, "data"));
     a.Set(2u, Napi::String::New(env, "dims"));
+    for (uint32_t i = 0; i < std::size(kTypes); ++i) a.Set(kTypeNames + i, Napi::String::New(env, kTypes[i].name));
     env.SetInstanceData(new Napi::ObjectReference(Napi::Persistent(a.As<Napi::Object>())));  // deleted with the environment
   }
 };
@@ -334,22 +361,19 @@ struct JsFeed {
   std::vector<std::string> strings;   // string feeds: copied here
 };
 
-// Phase one: reads a { type, data, dims } object. Getters may run here, so
-// nothing read before stays valid unless it is a copy or a handle.
-JsFeed read_feed(const std::string& name, const Napi::Value& v) {
-  if (!v.IsObject()) throw ArgumentTypeError("feed '" + name + "' is " + js_type_name(v) + ", expected a Tensor");
-  const Napi::Object o = v.As<Napi::Object>();
+// Phase one: checks a feed's type, data and dims as read from its object
+// (read_feed) or from the flat array index.js passes (run()). Getters may
+// run here, so nothing read before stays valid unless it is a copy or a
+// handle.
+JsFeed read_feed_parts(const std::string& name, const Napi::Value& type, const Napi::Value& data,
+                       const Napi::Value& dims_v) {
   JsFeed f;
   f.name = name;
   // No ToString(): it would call the object's toString.
-  const TensorKeys keys = TensorKeys::of(v.Env());
-  const Napi::Value type = o.Get(keys.type);
   if (!type.IsString())
     throw ArgumentTypeError("feed '" + name + "' has a `type` that is " + js_type_name(type) +
                             ", expected a string such as 'float32'");
   f.dtype = dtype_of_name(type.As<Napi::String>().Utf8Value());
-  const Napi::Value data = o.Get(keys.data);
-  const Napi::Value dims_v = o.Get(keys.dims);
   const bool is_string = f.dtype == DataType::kString;
   if (!(is_string ? data.IsArray() : data.IsTypedArray()) || !dims_v.IsArray())
     throw ArgumentTypeError("feed '" + name + "' needs " + (is_string ? "an array of strings" : "a typed array") +
@@ -403,6 +427,47 @@ JsFeed read_feed(const std::string& name, const Napi::Value& v) {
   return f;
 }
 
+JsFeed read_feed(const TensorKeys& keys, const std::string& name, const Napi::Value& v) {
+  if (!v.IsObject()) throw ArgumentTypeError("feed '" + name + "' is " + js_type_name(v) + ", expected a Tensor");
+  const Napi::Object o = v.As<Napi::Object>();
+  const Napi::Value type = o.Get(keys.type);
+  const Napi::Value data = o.Get(keys.data);
+  return read_feed_parts(name, type, data, o.Get(keys.dims));
+}
+
+// The feeds of a { name: { type, data, dims } } object.
+std::vector<JsFeed> read_feeds(const Napi::Object& f) {
+  const TensorKeys keys = TensorKeys::of(f.Env());
+  std::vector<JsFeed> out;
+  const Napi::Array names = f.GetPropertyNames();
+  const uint32_t n = names.Length();
+  out.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const Napi::Value k = names.Get(i);  // property names are strings
+    out.push_back(read_feed(keys, k.As<Napi::String>().Utf8Value(), f.Get(k)));
+  }
+  return out;
+}
+
+// The feeds of a flat array [name, type, data, dims, name, ...] (index.js's
+// form: one array rather than an object per feed).
+std::vector<JsFeed> read_flat_feeds(const Napi::Array& a) {
+  const uint32_t n = a.Length();
+  if (n % 4)
+    throw ArgumentTypeError("run(feeds): a feeds array has " + std::to_string(n) +
+                            " elements, expected [name, type, data, dims] for each feed");
+  std::vector<JsFeed> out;
+  out.reserve(n / 4);
+  for (uint32_t i = 0; i < n; i += 4) {
+    const Napi::Value name = a.Get(i);
+    if (!name.IsString())
+      throw ArgumentTypeError("run(feeds): feed name " + std::to_string(i / 4) + " is " + js_type_name(name) +
+                              ", expected a string");
+    out.push_back(read_feed_parts(name.As<Napi::String>().Utf8Value(), a.Get(i + 1), a.Get(i + 2), a.Get(i + 3)));
+  }
+  return out;
+}
+
 // Phase two: the feed as a runtime tensor, its data pointer taken now.
 // Nothing here runs JavaScript, and run() calls no JavaScript between this
 // and the end of the run. `borrow`: the tensor reads the typed array's memory
@@ -450,59 +515,93 @@ Tensor take_feed(JsFeed& f, bool borrow) {
 // hold twice are handed over.
 constexpr size_t kCopiedOutputBytes = size_t{64} << 20;
 
-// The output's bytes as an ArrayBuffer: the runtime's own buffer when this
-// tensor is its only holder and is large (the ArrayBuffer's finalizer then
-// releases it), else a copy.
-Napi::ArrayBuffer output_bytes(Napi::Env env, const Tensor& t) {
+// Whether an output's buffer is handed over to its ArrayBuffer (the
+// runtime's own buffer, this tensor its only holder, and large; the
+// ArrayBuffer's finalizer then releases it) rather than copied.
+bool handed_over(const Tensor& t) {
   const std::shared_ptr<Buffer>& b = t.buffer();
-  if (b && b->owned() && b.use_count() == 1 && t.nbytes() > kCopiedOutputBytes) {
-    auto* hold = new std::shared_ptr<Buffer>(b);
-    return Napi::ArrayBuffer::New(
-        env, const_cast<void*>(t.raw_data()), t.nbytes(),
-        [](Napi::Env, void*, std::shared_ptr<Buffer>* h) { delete h; }, hold);
+  return b && b->owned() && b.use_count() == 1 && t.nbytes() > kCopiedOutputBytes;
+}
+
+// The copied outputs of a run share one ArrayBuffer, each at an offset
+// aligned for any element type: one allocation (and one free at garbage
+// collection) a run rather than one per output.
+constexpr size_t kOutputAlign = 8;
+size_t aligned_up(size_t n) { return (n + kOutputAlign - 1) / kOutputAlign * kOutputAlign; }
+
+struct CopiedOutputs {
+  Napi::ArrayBuffer buffer;
+  size_t offset = 0;
+  static CopiedOutputs of(Napi::Env env, const std::vector<Tensor>& outputs) {
+    size_t total = 0;
+    for (const Tensor& t : outputs)
+      if (t.is_tensor() && t.dtype() != DataType::kString && !handed_over(t)) total += aligned_up(t.nbytes());
+    return {Napi::ArrayBuffer::New(env, total), 0};
   }
-  Napi::ArrayBuffer buf = Napi::ArrayBuffer::New(env, t.nbytes());
-  if (t.nbytes()) std::memcpy(buf.Data(), t.raw_data(), t.nbytes());
-  return buf;
+};
+
+// The output's bytes: an ArrayBuffer and the byte offset they start at.
+std::pair<Napi::ArrayBuffer, size_t> output_bytes(Napi::Env env, const Tensor& t, CopiedOutputs& copied) {
+  if (handed_over(t)) {
+    auto* hold = new std::shared_ptr<Buffer>(t.buffer());
+    return {Napi::ArrayBuffer::New(
+                env, const_cast<void*>(t.raw_data()), t.nbytes(),
+                [](Napi::Env, void*, std::shared_ptr<Buffer>* h) { delete h; }, hold),
+            0};
+  }
+  const size_t at = copied.offset;
+  if (t.nbytes()) std::memcpy(static_cast<uint8_t*>(copied.buffer.Data()) + at, t.raw_data(), t.nbytes());
+  copied.offset += aligned_up(t.nbytes());
+  return {copied.buffer, at};
+}
+
+// A typed array of the output's type over n elements of buf from byte `at`.
+Napi::Value typed_array(Napi::Env env, DataType dtype, size_t n, Napi::ArrayBuffer buf, size_t at) {
+  switch (dtype) {
+    case DataType::kFloat32: return Napi::Float32Array::New(env, n, buf, at);
+    case DataType::kFloat64: return Napi::Float64Array::New(env, n, buf, at);
+    case DataType::kInt8: return Napi::Int8Array::New(env, n, buf, at);
+    case DataType::kUInt8: case DataType::kBool: return Napi::Uint8Array::New(env, n, buf, at);
+    case DataType::kInt16: return Napi::Int16Array::New(env, n, buf, at);
+    case DataType::kUInt16: case DataType::kFloat16: case DataType::kBFloat16: return Napi::Uint16Array::New(env, n, buf, at);
+    case DataType::kInt32: return Napi::Int32Array::New(env, n, buf, at);
+    case DataType::kUInt32: return Napi::Uint32Array::New(env, n, buf, at);
+    case DataType::kInt64: return Napi::BigInt64Array::New(env, n, buf, at);
+    case DataType::kUInt64: return Napi::BigUint64Array::New(env, n, buf, at);
+    default: throw Error(StatusCode::kUnsupported, "an output of dtype " + dtype_name(dtype) + " cannot be returned");
+  }
 }
 
 // Sequence values are refused, as onnxruntime-node refuses non-tensor outputs.
-Napi::Value tensor_to_js(Napi::Env env, const Tensor& t) {
+void check_returnable(const Tensor& t) {
   if (!t.is_tensor())
     throw Error(StatusCode::kUnsupported, "an output is a " + t.describe() +
                                               "; the Node.js binding returns tensors only (the Python one returns lists)");
-  const TensorKeys keys = TensorKeys::of(env);
-  Napi::Object o = Napi::Object::New(env);
-  o.Set(keys.type, name_of_dtype(t.dtype()));
+}
+
+Napi::Array tensor_dims(Napi::Env env, const Tensor& t) {
   Napi::Array dims = Napi::Array::New(env, t.shape().size());
   for (size_t i = 0; i < t.shape().size(); ++i) dims.Set(static_cast<uint32_t>(i), static_cast<double>(t.shape()[i]));
-  o.Set(keys.dims, dims);
+  return dims;
+}
+
+// The output's data: an array of strings or a typed array.
+Napi::Value tensor_data(Napi::Env env, const Tensor& t, CopiedOutputs& copied) {
   if (t.dtype() == DataType::kString) {
     Napi::Array a = Napi::Array::New(env, static_cast<size_t>(t.numel()));
     const std::string* s = t.data<std::string>();
     for (int64_t i = 0; i < t.numel(); ++i) a.Set(static_cast<uint32_t>(i), Napi::String::New(env, s[i]));
-    o.Set(keys.data, a);
-    return o;
+    return a;
   }
-  Napi::ArrayBuffer buf = output_bytes(env, t);
-  const size_t n = static_cast<size_t>(t.numel());
-  Napi::Value data;
-  switch (t.dtype()) {
-    case DataType::kFloat32: data = Napi::Float32Array::New(env, n, buf, 0); break;
-    case DataType::kFloat64: data = Napi::Float64Array::New(env, n, buf, 0); break;
-    case DataType::kInt8: data = Napi::Int8Array::New(env, n, buf, 0); break;
-    case DataType::kUInt8: case DataType::kBool: data = Napi::Uint8Array::New(env, n, buf, 0); break;
-    case DataType::kInt16: data = Napi::Int16Array::New(env, n, buf, 0); break;
-    case DataType::kUInt16: case DataType::kFloat16: case DataType::kBFloat16:
-      data = Napi::Uint16Array::New(env, n, buf, 0);
-      break;
-    case DataType::kInt32: data = Napi::Int32Array::New(env, n, buf, 0); break;
-    case DataType::kUInt32: data = Napi::Uint32Array::New(env, n, buf, 0); break;
-    case DataType::kInt64: data = Napi::BigInt64Array::New(env, n, buf, 0); break;
-    case DataType::kUInt64: data = Napi::BigUint64Array::New(env, n, buf, 0); break;
-    default: throw Error(StatusCode::kUnsupported, "an output of dtype " + dtype_name(t.dtype()) + " cannot be returned");
-  }
-  o.Set(keys.data, data);
+  const auto [buf, at] = output_bytes(env, t, copied);
+  return typed_array(env, t.dtype(), static_cast<size_t>(t.numel()), buf, at);
+}
+
+Napi::Value tensor_to_js(Napi::Env env, const TensorKeys& keys, const Tensor& t, CopiedOutputs& copied) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set(keys.type, keys.type_name(t.dtype()));
+  o.Set(keys.dims, tensor_dims(env, t));
+  o.Set(keys.data, tensor_data(env, t, copied));
   return o;
 }
 
@@ -541,14 +640,32 @@ class CreateWorker : public Napi::AsyncWorker {
   std::shared_ptr<InferenceSession> session_;
 };
 
-// The result object of a run: { name: { type, data, dims } }.
-Napi::Object outputs_to_js(Napi::Env env, const InferenceSession& s, const std::vector<std::string>& requested,
-                           const std::vector<Tensor>& outputs) {
+// The result object of a run: { name: { type, data, dims } }; `flat`: the
+// array [type, data, dims, type, data, dims, ...] in the order of the
+// outputs, from which index.js makes its tensors. `output_keys`: the
+// session's output names as JavaScript strings, used when no names were
+// requested.
+Napi::Object outputs_to_js(Napi::Env env, const Napi::Array& output_keys, const std::vector<std::string>& requested,
+                           const std::vector<Tensor>& outputs, bool flat) {
+  for (const Tensor& t : outputs) check_returnable(t);
+  const TensorKeys keys = TensorKeys::of(env);
+  CopiedOutputs copied = CopiedOutputs::of(env, outputs);
+  if (flat) {
+    Napi::Array a = Napi::Array::New(env, 3 * outputs.size());
+    uint32_t at = 0;
+    for (const Tensor& t : outputs) {
+      a.Set(at++, keys.type_name(t.dtype()));
+      a.Set(at++, tensor_data(env, t, copied));
+      a.Set(at++, tensor_dims(env, t));
+    }
+    return a;
+  }
   Napi::Object result = Napi::Object::New(env);
-  std::vector<std::string> names = requested;
-  if (names.empty())
-    for (const auto& o : s.outputs()) names.push_back(o.name);
-  for (size_t i = 0; i < outputs.size(); ++i) result.Set(names[i], tensor_to_js(env, outputs[i]));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Napi::Value name =
+        requested.empty() ? output_keys.Get(static_cast<uint32_t>(i)) : Napi::String::New(env, requested[i]);
+    result.Set(name, tensor_to_js(env, keys, outputs[i], copied));
+  }
   return result;
 }
 
@@ -599,9 +716,10 @@ JsRunOptions read_run_options(const Napi::Value& v) {
 class RunWorker : public Napi::AsyncWorker {
  public:
   RunWorker(Napi::Env env, std::shared_ptr<InferenceSession> s, std::shared_ptr<RunClock> clock, Feeds feeds,
-            std::vector<std::string> names, const JsRunOptions& run_options)
+            std::vector<std::string> names, const JsRunOptions& run_options, const Napi::Array& output_keys, bool flat)
       : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), session_(std::move(s)),
-        clock_(std::move(clock)), feeds_(std::move(feeds)), names_(std::move(names)) {
+        clock_(std::move(clock)), feeds_(std::move(feeds)), names_(std::move(names)),
+        output_keys_(Napi::Persistent(output_keys.As<Napi::Object>())), flat_(flat) {
     run_options.apply(run_options_);
   }
   Napi::Promise promise() { return deferred_.Promise(); }
@@ -616,7 +734,7 @@ class RunWorker : public Napi::AsyncWorker {
   void OnOK() override {
     Napi::Env env = Env();
     try {
-      Napi::Object result = outputs_to_js(env, *session_, names_, outputs_);
+      Napi::Object result = outputs_to_js(env, output_keys_.Value().As<Napi::Array>(), names_, outputs_, flat_);
       outputs_.clear();  // the ArrayBuffers are now the only holders
       deferred_.Resolve(result);
     } catch (const std::exception& e) {
@@ -631,6 +749,8 @@ class RunWorker : public Napi::AsyncWorker {
   std::shared_ptr<RunClock> clock_;
   Feeds feeds_;
   std::vector<std::string> names_;
+  Napi::ObjectReference output_keys_;
+  bool flat_;
   RunOptions run_options_;  // lives as long as the run
   std::vector<Tensor> outputs_;
 };
@@ -644,12 +764,7 @@ Napi::Value Session::run(const Napi::CallbackInfo& info) {
     const Napi::Object f = info[0].As<Napi::Object>();
     // Phase one (see the file comment): everything JavaScript can intervene
     // in, read into C++ values and handles; no pointer into a buffer yet.
-    std::vector<JsFeed> js_feeds;
-    const Napi::Array keys = f.GetPropertyNames();
-    for (uint32_t i = 0; i < keys.Length(); ++i) {
-      const std::string k = keys.Get(i).ToString();  // property names are strings
-      js_feeds.push_back(read_feed(k, f.Get(k)));
-    }
+    std::vector<JsFeed> js_feeds = f.IsArray() ? read_flat_feeds(f.As<Napi::Array>()) : read_feeds(f);
     std::vector<std::string> names;
     if (info.Length() > 1 && !info[1].IsUndefined() && !info[1].IsNull()) {
       if (!info[1].IsArray())
@@ -664,6 +779,7 @@ Napi::Value Session::run(const Napi::CallbackInfo& info) {
       }
     }
     const JsRunOptions run_options = read_run_options(info.Length() > 2 ? info[2] : env.Undefined());
+    const bool flat = info.Length() > 3 && info[3].IsBoolean() && info[3].As<Napi::Boolean>().Value();
     // Phase two: the data pointers. No JavaScript runs from here until the
     // outputs no longer point into a feed.
     const int64_t recent = clock_->recent_ns.load(std::memory_order_relaxed);
@@ -682,11 +798,11 @@ Napi::Value Session::run(const Napi::CallbackInfo& info) {
       for (Tensor& t : outputs)
         if (t.is_tensor() && t.buffer() && !t.buffer()->owned()) t = t.clone();
       feeds.clear();  // an output that is an input's buffer is then held by the output alone
-      Napi::Object result = outputs_to_js(env, session, names, outputs);
+      Napi::Object result = outputs_to_js(env, output_keys(env), names, outputs, flat);
       deferred.Resolve(result);
       return deferred.Promise();
     }
-    auto* w = new RunWorker(env, session_, clock_, std::move(feeds), std::move(names), run_options);
+    auto* w = new RunWorker(env, session_, clock_, std::move(feeds), std::move(names), run_options, output_keys(env), flat);
     Napi::Promise p = w->promise();
     w->Queue();
     return p;

@@ -164,13 +164,13 @@ class Tensor {
 
   // A tensor over an output the addon made (type, data and dims agree
   // already): no checks, as a run returns it.
-  static _fromNative(t) {
+  static _fromNative(type, data, dims) {
     const out = Object.create(Tensor.prototype);
-    out.cpuData = t.data;
+    out.cpuData = data;
     out.dataLocation = 'cpu';
-    out.type = t.type;
-    out.dims = t.dims;
-    out.size = t.data.length;
+    out.type = type;
+    out.dims = dims;
+    out.size = data.length;
     return out;
   }
 
@@ -353,8 +353,13 @@ function nativeOptions(options) {
 // logSeverityLevel, tag }): terminate cancels the run, as in
 // onnxruntime-node; logSeverityLevel and tag set what the run logs and under
 // which id; timeoutMs (spindle's own) fails a run that takes longer. Values
-// are read once, here, so the addon gets plain numbers, strings and booleans.
+// are read once, here, so the addon gets plain numbers, strings and booleans;
+// undefined when none is set (the addon then reads nothing).
 function checkRunOptions(options) {
+  if (options.logSeverityLevel === undefined && options.tag === undefined && options.terminate === undefined &&
+      options.timeoutMs === undefined) {
+    return undefined;
+  }
   const out = {};
   const severity = logSeverity(options.logSeverityLevel, 'runOptions');
   if (severity !== undefined) out.logSeverityLevel = severity;
@@ -380,18 +385,19 @@ function checkRunOptions(options) {
   return out;
 }
 
-// A feed as the addon takes it; onnxruntime-node's checks and messages. A
-// plain object of the values read once here, so the addon reads data
-// properties rather than the caller's getters (the addon refuses anything
-// but numbers in dims and a string type itself, without coercion).
-function nativeFeed(v) {
+// Appends a feed as the addon takes it to `list` (name, type, data, dims:
+// one flat array for all feeds); onnxruntime-node's checks and messages.
+// The values are read once here, so the addon reads an array rather than
+// the caller's getters (the addon refuses anything but numbers in dims and
+// a string type itself, without coercion).
+function pushFeed(list, name, v) {
   if (v === null || typeof v !== 'object') throw new TypeError('Tensor must be an object.');
   if (v instanceof Tensor && v.location !== 'cpu') throw new RangeError('Tensor.location is not supported.');
   const { type, dims } = v;
   // The addon reads ArrayBuffer-backed arrays only: a copy of one over a shared buffer.
   let data = v.data;
   if (typeof SharedArrayBuffer !== 'undefined' && data?.buffer instanceof SharedArrayBuffer) data = data.slice();
-  return { type, data, dims };
+  list.push(name, type, data, dims);
 }
 
 // Copies an output into a tensor given in `fetches` (onnxruntime-node's
@@ -414,6 +420,7 @@ class InferenceSession {
     this._profiling = options.enableProfiling === true;
     this.inputNames = native.inputNames;
     this.outputNames = native.outputNames;
+    this._outputNames = native.outputNames;  // the order of the addon's results, whatever a caller does to outputNames
     this.inputMetadata = native.inputMetadata;
     this.outputMetadata = native.outputMetadata;
   }
@@ -511,13 +518,16 @@ class InferenceSession {
       if (feeds[name] === undefined) throw new Error(`input '${name}' is missing in 'feeds'.`);
     }
     const runOptions = checkRunOptions(options);
-    const inputs = {};
-    for (const name of this.inputNames) inputs[name] = nativeFeed(feeds[name]);
-    const names = fetchesGiven ? Object.keys(fetches) : undefined;
-    const raw = await this._native.run(inputs, names, runOptions);
+    const inputs = [];
+    for (const name of this.inputNames) pushFeed(inputs, name, feeds[name]);
+    const names = fetchesGiven ? Object.keys(fetches) : this._outputNames;
+    // The addon's flat result: type, data, dims of each output in the order of `names`.
+    const raw = await this._native.run(inputs, fetchesGiven ? names : undefined, runOptions, true);
     const out = {};
-    for (const [name, t] of Object.entries(raw)) {
-      out[name] = fetches[name] ? intoPreallocated(name, t, fetches[name]) : Tensor._fromNative(t);
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
+      const t = Tensor._fromNative(raw[3 * i], raw[3 * i + 1], raw[3 * i + 2]);
+      out[name] = fetchesGiven && fetches[name] ? intoPreallocated(name, t, fetches[name]) : t;
     }
     return out;
   }

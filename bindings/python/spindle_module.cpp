@@ -25,6 +25,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -125,8 +126,11 @@ py::dtype numpy_dtype(DataType t, const DtypeName& d) {
 // The kDtypes entry a numpy dtype stands for, compared in native byte order
 // ('q' and 'l', '>f4' and '<f4' name the same element type); null if none.
 // A dtype in native order (nearly every array) matches without making the
-// native-order copy of it.
+// native-order copy of it, and numpy's own dtype objects (those of
+// np.float32 etc., shared by the arrays made with them) by identity first.
 const DtypeName* match_dtype(const py::dtype& dt) {
+  for (const auto& d : kDtypes)
+    if (dt.ptr() == cached_dtype(d).ptr()) return &d;
   for (const auto& d : kDtypes)
     if (dt.equal(cached_dtype(d))) return &d;
   const py::dtype native = dt.attr("newbyteorder")("=");
@@ -184,8 +188,23 @@ Tensor to_sequence(const std::string& name, const py::handle& value, DataType el
   return Tensor::sequence(dt, std::move(items));
 }
 
+// Outputs up to this size are copied into an array numpy allocates (one
+// object); larger ones are handed over without a copy (the array then holds
+// the tensor through a capsule).
+constexpr size_t kCopiedOutputBytes = 64 << 10;
+
+// Whether byte strides are those of a C-order array of the shape.
+bool dense(const std::vector<py::ssize_t>& shape, const std::vector<py::ssize_t>& strides, py::ssize_t element) {
+  py::ssize_t want = element;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1 && strides[i] != want) return false;
+    want *= shape[i];
+  }
+  return true;
+}
+
 // Tensor -> numpy array owning the tensor (no copy when the tensor is its
-// buffer's only holder); a string tensor -> an
+// buffer's only holder and large); a string tensor -> an
 // object array of str; a sequence -> a list of arrays; an optional -> None
 // or what it holds.
 py::object to_numpy(Tensor t) {
@@ -220,8 +239,12 @@ py::object to_numpy(Tensor t) {
   // Shared memory (a constant of the model, an input's borrowed buffer,
   // another output) is copied, so writing into the array changes nothing else.
   const std::shared_ptr<Buffer>& b = t.buffer();
-  if (!b || !b->owned() || b.use_count() != 1)
-    return py::array(np_dtype, shape, strides, t.raw_data());
+  if (!b || !b->owned() || b.use_count() != 1 || t.nbytes() <= kCopiedOutputBytes) {
+    if (!dense(shape, strides, es)) return py::array(np_dtype, shape, strides, t.raw_data());
+    py::array out(np_dtype, shape);
+    if (t.nbytes()) std::memcpy(out.mutable_data(), t.raw_data(), t.nbytes());
+    return out;
+  }
   auto* owner = new Tensor(std::move(t));
   py::capsule free_when_done(owner, [](void* p) { delete static_cast<Tensor*>(p); });
   return py::array(np_dtype, shape, strides, owner->raw_data(), free_when_done);
@@ -267,6 +290,15 @@ struct PyRunOptions : RunOptions {
   int log_verbosity_level = 0;
   bool only_execute_path_to_fetches = false;
 };
+
+// The RunOptions an argument holds; a TypeError naming `where` otherwise.
+PyRunOptions* run_options_of(const char* where, const py::object& options) {
+  if (!py::isinstance<PyRunOptions>(options))
+    throw py::type_error(std::string(where) + ": run_options is a " +
+                         std::string(py::str(py::type::of(options).attr("__name__"))) +
+                         ", expected spindle.RunOptions or None");
+  return options.cast<PyRunOptions*>();
+}
 
 // run_async requests whose callback has not yet returned. A callback needs
 // the GIL, which a thread cannot take once the interpreter is finalizing (it
@@ -350,7 +382,11 @@ class PySession {
     return out;
   }
 
-  py::list run(const py::object& output_names, const py::dict& feed, PyRunOptions* run_options) {
+  // run_options is taken as an object: pybind11 converting None to a
+  // pointer first asks None for a foreign type, raising and clearing an
+  // AttributeError on every call.
+  py::list run(const py::object& output_names, const py::dict& feed, const py::object& options) {
+    PyRunOptions* run_options = options.is_none() ? nullptr : run_options_of("run", options);
     const std::vector<std::string> names = to_names(output_names);
     std::vector<py::object> keep;
     const Feeds feeds = to_feeds(feed, keep);
@@ -389,10 +425,7 @@ class PySession {
     py::object options = run_options.is_none()
                              ? py::cast(new PyRunOptions(), py::return_value_policy::take_ownership)
                              : run_options;
-    if (!py::isinstance<PyRunOptions>(options))
-      throw py::type_error("run_async: run_options is a " + std::string(py::str(py::type::of(options).attr("__name__"))) +
-                           ", expected spindle.RunOptions or None");
-    PyRunOptions* ro = options.cast<PyRunOptions*>();
+    PyRunOptions* ro = run_options_of("run_async", options);
     auto request = std::make_shared<Request>();
     request->refs.reset(new PyRefs{callback, user_data, std::move(options), {}});
     Feeds feeds = to_feeds(feed, request->refs->keep);
@@ -640,7 +673,7 @@ PYBIND11_MODULE(_C, m) {
       .def("get_session_options", &PySession::get_session_options, py::return_value_policy::copy)
       .def("end_profiling", &PySession::end_profiling)
       .def("run", &PySession::run, py::arg("output_names"), py::arg("input_feed"),
-           py::arg("run_options") = nullptr)
+           py::arg("run_options") = py::none())
       .def("run_async", &PySession::run_async, py::arg("output_names"), py::arg("input_feed"), py::arg("callback"),
            py::arg("user_data") = py::none(), py::arg("run_options") = py::none());
 

@@ -372,3 +372,95 @@ test('the package in worker threads (an environment each) runs next to the main 
   }
   assert.deepStrictEqual(await Promise.all(workers), [true, true]);
 });
+
+// ------------------------------------------------------------ outputs of a run
+
+// flag = Cast<bool>(x), asInt = Cast<int64>(x), sum = x + x for x float32 [N]:
+// outputs of 1, 8 and 4 bytes an element, the narrowest first.
+function mixedModel() {
+  const to = (t) => [...str(1, 'to'), ...num(3, t), ...num(20, 2)];  // AttributeProto type INT
+  return model(graph('mixed', [node('Cast', ['x'], ['flag'], [to(BOOL)]), node('Cast', ['x'], ['asInt'], [to(INT64)]),
+    node('Add', ['x', 'x'], ['sum'])], [value('x', FLOAT, ['N'])],
+  [value('flag', BOOL, ['N']), value('asInt', INT64, ['N']), value('sum', FLOAT, ['N'])]));
+}
+
+const mixedFeeds = (n, start) => ({ x: new spindle.Tensor('float32', Float32Array.from({ length: n }, (_, i) => (start + i) % 7), [n]) });
+
+// The outputs of mixedModel for mixedFeeds(n, start), computed here.
+function checkMixed(out, n, start, names = ['flag', 'asInt', 'sum']) {
+  assert.deepStrictEqual(Object.keys(out), names);
+  const x = Array.from({ length: n }, (_, i) => (start + i) % 7);
+  const want = { flag: ['bool', Uint8Array, x.map((v) => (v ? 1 : 0))], asInt: ['int64', BigInt64Array, x.map(BigInt)],
+    sum: ['float32', Float32Array, x.map((v) => 2 * v)] };
+  for (const name of names) {
+    const [type, Typed, values] = want[name];
+    const t = out[name];
+    assert.ok(t instanceof spindle.Tensor);
+    assert.strictEqual(t.type, type);
+    assert.deepStrictEqual(t.dims, [n]);
+    assert.ok(t.data instanceof Typed, `${name} is a ${t.data.constructor.name}`);
+    assert.strictEqual(t.data.byteOffset % Typed.BYTES_PER_ELEMENT, 0);
+    assert.deepStrictEqual(Array.from(t.data), values);
+  }
+}
+
+test('outputs of several types: values, shapes changing between runs, held outputs keep their values', async () => {
+  for (const syncRunThresholdUs of [1e9, 0]) {
+    const s = await spindle.InferenceSession.create(mixedModel(), { syncRunThresholdUs });
+    const held = [];
+    // 3 and 5 elements: offsets that need alignment; 0: empty outputs;
+    // 40000: outputs over 64 KB (handed over) next to a smaller one (copied).
+    const sizes = [3, 5, 1, 0, 40000, 3, 17];
+    for (const [k, n] of sizes.entries()) {
+      const out = await s.run(mixedFeeds(n, k));
+      checkMixed(out, n, k);
+      held.push(out);
+    }
+    held.forEach((out, k) => checkMixed(out, sizes[k], k));
+    held[0].sum.data.fill(-1);  // writing into a held output changes no other
+    held.slice(1).forEach((out, k) => checkMixed(out, sizes[k + 1], k + 1));
+    checkMixed(await s.run(mixedFeeds(3, 0)), 3, 0);
+  }
+});
+
+test('requested outputs changing between runs, wrong names after right ones, errors then success', async () => {
+  for (const syncRunThresholdUs of [1e9, 0]) {
+    const s = await spindle.InferenceSession.create(mixedModel(), { syncRunThresholdUs });
+    checkMixed(await s.run(mixedFeeds(5, 1), ['sum']), 5, 1, ['sum']);
+    checkMixed(await s.run(mixedFeeds(6, 2), ['asInt', 'flag']), 6, 2, ['asInt', 'flag']);
+    checkMixed(await s.run(mixedFeeds(4, 3)), 4, 3);
+    await assert.rejects(s.run(mixedFeeds(4, 3), ['sum', 'nope']), /invalid output name: nope/);
+    await assert.rejects(s._native.run({ x: mixedFeeds(4, 3).x }, ['sum', 'nope']), /nope/);
+    checkMixed(await s.run(mixedFeeds(4, 3), ['flag']), 4, 3, ['flag']);
+    await assert.rejects(s.run({ x: { type: 'float32', data: new Float32Array(3), dims: [4] } }),
+                         /feed 'x' has 12 bytes of data, expected 16/);
+    await assert.rejects(s.run({ x: { type: 'int64', data: new BigInt64Array(4), dims: [4] } }), /x/);
+    checkMixed(await s.run(mixedFeeds(9, 4)), 9, 4);
+    checkMixed(await s.run(mixedFeeds(2, 5), { tag: 'after' }), 2, 5);
+    // Straight into the addon: the same result object ({ type, data, dims }).
+    const raw = await s._native.run({ x: mixedFeeds(3, 6).x }, ['sum', 'flag']);
+    assert.deepStrictEqual(Object.keys(raw), ['sum', 'flag']);
+    assert.deepStrictEqual(Array.from(raw.sum.data), [12, 0, 2]);  // x = [6, 0, 1]
+  }
+});
+
+test('concurrent runs of one session on libuv workers each get their own outputs', async () => {
+  const s = await spindle.InferenceSession.create(mixedModel(), { syncRunThresholdUs: 0 });
+  const sizes = Array.from({ length: 16 }, (_, k) => (k % 2 ? 20000 : 3 + k));
+  const outs = await Promise.all(sizes.map((n, k) => s.run(mixedFeeds(n, k), k % 3 ? undefined : ['sum', 'flag'])));
+  outs.forEach((out, k) => checkMixed(out, sizes[k], k, k % 3 ? undefined : ['sum', 'flag']));
+});
+
+test('the addon checks the flat feeds array index.js passes', async () => {
+  const s = await spindle.InferenceSession.create(mixedModel());
+  const x = Float32Array.of(1, 0, 3);
+  const raw = await s._native.run(['x', 'float32', x, [3]], undefined, undefined, true);
+  assert.deepStrictEqual(raw.length, 9);
+  assert.deepStrictEqual([raw[0], Array.from(raw[1]), raw[2]], ['bool', [1, 0, 1], [3]]);
+  assert.deepStrictEqual([raw[6], Array.from(raw[7]), raw[8]], ['float32', [2, 0, 6], [3]]);
+  await assert.rejects(s._native.run(['x', 'float32', x]), { name: 'TypeError', message: /feeds array has 3 elements/ });
+  await assert.rejects(s._native.run([7, 'float32', x, [3]]), { name: 'TypeError', message: /feed name 0 is a number/ });
+  await assert.rejects(s._native.run(['x', 'float32', x, [{ valueOf: () => 3 }]]), { name: 'TypeError', message: /dims\[0\]/ });
+  await assert.rejects(s._native.run(['x', 'float32', x, [4]]), /feed 'x' has 12 bytes of data, expected 16/);
+  checkMixed(await s.run(mixedFeeds(3, 0)), 3, 0);
+});

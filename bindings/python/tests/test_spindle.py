@@ -555,3 +555,96 @@ def test_every_dtype_spelling_and_byte_order_feeds_its_element_type(tmp_path):
                 np.testing.assert_array_equal(out, feed[k].astype(want))
         with pytest.raises(ValueError, match=r"input 'i64' is float32"):
             sess.run(None, {**feed, "i64": values.astype(np.float32)})
+
+
+def mixed_model(path):
+    """flag = Cast<bool>(x), as_int = Cast<int64>(x), total = x + x for x float [N]."""
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["flag"], to=TensorProto.BOOL),
+         helper.make_node("Cast", ["x"], ["as_int"], to=TensorProto.INT64),
+         helper.make_node("Add", ["x", "x"], ["total"])], "mixed",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
+        [helper.make_tensor_value_info("flag", TensorProto.BOOL, ["N"]),
+         helper.make_tensor_value_info("as_int", TensorProto.INT64, ["N"]),
+         helper.make_tensor_value_info("total", TensorProto.FLOAT, ["N"])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path.write_bytes(model.SerializeToString())
+    return str(path)
+
+
+def mixed_expected(x, names=("flag", "as_int", "total")):
+    want = {"flag": x != 0, "as_int": x.astype(np.int64), "total": x + x}
+    return [want[n] for n in names]
+
+
+def check_outputs(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape and g.flags.c_contiguous and g.flags.writeable
+        np.testing.assert_array_equal(g, w)
+
+
+def test_outputs_small_and_large_held_across_runs_with_shapes_changing(tmp_path):
+    # Outputs up to 64 KB are copied into arrays numpy allocates, larger ones
+    # handed over: either way an output held stays as it was.
+    sess = spindle.InferenceSession(mixed_model(tmp_path / "mixed.onnx"))
+    held = []
+    for k, n in enumerate([3, 5, 1, 0, 40000, 3, 17000]):
+        x = (np.arange(n, dtype=np.float32) + k) % 7
+        out = sess.run(None, {"x": x})
+        check_outputs(out, mixed_expected(x))
+        held.append((x, out))
+    held[0][1][2][...] = -1  # writing into one output changes no other
+    for x, out in held[1:]:
+        check_outputs(out, mixed_expected(x))
+
+
+def test_feeds_of_other_dtype_objects_names_changing_and_errors_then_success(tmp_path):
+    sess = spindle.InferenceSession(mixed_model(tmp_path / "mixed.onnx"))
+    x = np.array([0, 1, 2.5, 3], np.float32)
+    # The same element type through dtype objects other than numpy's own
+    # float32: byte-swapped, from a string, re-ordered to native.
+    for fed in [x, x.astype(">f4"), x.astype(np.dtype("f")), np.require(x, np.dtype(np.float32).newbyteorder("="))]:
+        check_outputs(sess.run(None, {"x": fed}), mixed_expected(x))
+    check_outputs(sess.run(["total"], {"x": x}), mixed_expected(x, ["total"]))
+    check_outputs(sess.run(["as_int", "flag"], {"x": x}), mixed_expected(x, ["as_int", "flag"]))
+    with pytest.raises(Exception, match="nope"):
+        sess.run(["total", "nope"], {"x": x})
+    with pytest.raises(Exception, match="x"):
+        sess.run(None, {"x": x.astype(np.int64)})
+    with pytest.raises(Exception, match="numpy dtype complex64"):
+        sess.run(None, {"x": x.astype(np.complex64)})
+    check_outputs(sess.run(None, {"x": x[::2]}), mixed_expected(x[::2]))
+
+
+def test_threads_run_one_mixed_session_each_getting_its_own_outputs(tmp_path):
+    sess = spindle.InferenceSession(mixed_model(tmp_path / "mixed.onnx"))
+    errors = []
+
+    def work(k):
+        try:
+            for i in range(200):
+                n = 20000 if i % 2 else 3 + k
+                x = (np.arange(n, dtype=np.float32) + k + i) % 7
+                check_outputs(sess.run(None, {"x": x}), mixed_expected(x))
+        except Exception as e:  # reported below, with the thread's number
+            errors.append((k, repr(e)))
+
+    workers = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert errors == []
+
+
+def test_run_options_none_given_or_wrong_then_success(tmp_path):
+    sess = spindle.InferenceSession(mixed_model(tmp_path / "mixed.onnx"))
+    x = np.array([1, 0, 2], np.float32)
+    for ro in [None, spindle.RunOptions()]:
+        check_outputs(sess.run(None, {"x": x}, ro), mixed_expected(x))
+    with pytest.raises(TypeError, match=r"run: run_options is a str, expected spindle.RunOptions or None"):
+        sess.run(None, {"x": x}, "not run options")
+    check_outputs(sess.run(None, {"x": x}), mixed_expected(x))
