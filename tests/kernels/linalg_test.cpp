@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <numbers>
@@ -403,6 +404,37 @@ TEST(Stft, EachFrameIsTheDftOfTheWindowedFrame) {
     for (size_t j = 0; j < 6; ++j) frame[j] = sig[static_cast<size_t>(f * 4) + j] * window[j];
     const auto want = run_kernel_once("DFT", 17, onesided, {Tensor::from_vector<float>({1, 6, 1}, frame)})[0].to_vector<float>();
     for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(yv[static_cast<size_t>(f) * 8 + i], want[i], 1e-5f) << f;
+  }
+}
+
+// Det, MeanVarianceNormalization, DFT and STFT split their matrices, lanes,
+// signals and frames into blocks sized by ops_cost; the shapes below give
+// several blocks each, and a 3-thread pool must give the serial bits.
+TEST(LinalgThreads, PerItemLoopsGiveTheSameBitsOnAPool) {
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 3}).value();
+  Attributes mvn_axes;
+  mvn_axes.set("axes", std::vector<int64_t>{-1});
+  Attributes onesided;
+  onesided.set("onesided", int64_t{1});
+  struct Case {
+    const char* op;
+    Attributes attrs;
+    std::vector<Tensor> inputs;
+    Shape out;
+  };
+  const std::vector<Case> cases = {
+      {"Det", {}, {random_tensor<float>({2000, 8, 8}, 21)}, {2000}},
+      {"MeanVarianceNormalization", mvn_axes, {random_tensor<float>({8, 1000, 16}, 22)}, {8, 1000, 16}},
+      {"DFT", {}, {random_tensor<float>({600, 16, 1}, 23)}, {600, 16, 2}},
+      {"STFT", onesided, {random_tensor<float>({2, 2400, 1}, 24), Tensor::scalar<int64_t>(8),
+                           Tensor(), Tensor::scalar<int64_t>(16)}, {2, 299, 9, 2}},
+  };
+  for (const Case& c : cases) {
+    const Tensor serial = run_kernel_once(c.op, 17, c.attrs, c.inputs)[0];
+    const Tensor threaded = run_kernel_once(c.op, 17, c.attrs, c.inputs, 1, pool.get())[0];
+    ASSERT_EQ(serial.shape(), c.out) << c.op;
+    ASSERT_EQ(threaded.shape(), c.out) << c.op;
+    EXPECT_EQ(std::memcmp(serial.raw_data(), threaded.raw_data(), serial.nbytes()), 0) << c.op;
   }
 }
 

@@ -18,6 +18,7 @@
 #include <numeric>
 
 #include "kernels/detection/detection_ops.h"
+#include "kernels/nn/nn_util.h"
 #include "kernels/tensor/tensor_util.h"
 
 namespace spindle::kernels::detection {
@@ -98,7 +99,12 @@ class NonMaxSuppressionKernel final : public OpKernel {
     const int64_t pairs = batches * classes;
     std::vector<std::vector<int64_t>> selected(static_cast<size_t>(pairs));
     if (max_out > 0 && num_boxes > 0) {
-      parallel_for(ctx.pool(), 0, pairs, 1, [&](int64_t p0, int64_t p1) {
+      // A (batch, class) list: filter and sort its boxes, then compare each
+      // kept box with the boxes already kept (up to max_out of them).
+      const double nb = static_cast<double>(num_boxes);
+      const double list_work =
+          nb * std::log2(nb + 1.0) + nb * static_cast<double>(std::min<int64_t>(max_out, num_boxes)) * 8.0;
+      parallel_for(ctx.pool(), 0, pairs, grain_for_cost(nn::ops_cost(list_work)), [&](int64_t p0, int64_t p1) {
         std::vector<int64_t> cand;
         std::vector<Box> kept;
         for (int64_t p = p0; p < p1; ++p) {

@@ -20,6 +20,7 @@
 #include "kernels/kernel.h"
 #include "kernels/linalg/linalg_ops.h"
 #include "kernels/math/elementwise.h"
+#include "kernels/nn/nn_util.h"
 #include "primitives/gemm/qgemm.h"
 #include "primitives/quant/requant.h"
 
@@ -69,7 +70,10 @@ void det_kernel(KernelContext& ctx) {
     using T = decltype(tag);
     const T* a = x.data<T>();
     T* out = y.mutable_data<T>();
-    parallel_for(ctx.pool(), 0, count, 1, [&](int64_t b0, int64_t b1) {
+    // LU elimination: about n^3 / 3 multiply-subtracts per matrix.
+    const double dn = static_cast<double>(n);
+    const int64_t grain = grain_for_cost(nn::ops_cost(dn * dn * dn / 3.0 + dn));
+    parallel_for(ctx.pool(), 0, count, grain, [&](int64_t b0, int64_t b1) {
       std::vector<T> lu;
       for (int64_t b = b0; b < b1; ++b) out[b] = determinant(a + b * n * n, n, lu);
     });
@@ -112,7 +116,10 @@ class MvnKernel final : public OpKernel {
       using T = decltype(tag);
       const T* src = x.data<T>();
       T* dst = y.mutable_data<T>();
-      parallel_for(ctx.pool(), 0, static_cast<int64_t>(lanes.size()), 1, [&](int64_t l0, int64_t l1) {
+      // A lane reads its members twice (sums, then normalizes): ~4 ops each.
+      const double lane_work = 4.0 * static_cast<double>(members.size());
+      parallel_for(ctx.pool(), 0, static_cast<int64_t>(lanes.size()), grain_for_cost(nn::ops_cost(lane_work)),
+                   [&](int64_t l0, int64_t l1) {
         for (int64_t l = l0; l < l1; ++l) {
           const int64_t base = lanes[static_cast<size_t>(l)];
           double s = 0, s2 = 0;

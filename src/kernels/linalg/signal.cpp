@@ -16,6 +16,7 @@
 
 #include "kernels/kernel.h"
 #include "kernels/linalg/linalg_ops.h"
+#include "kernels/nn/nn_util.h"
 #include "kernels/op_schema.h"
 
 namespace spindle::kernels::linalg {
@@ -115,7 +116,9 @@ class DftKernel final : public OpKernel {
     const float* xd = x.data<float>();
     float* yd = y.mutable_data<float>();
     const int64_t signals = outer * inner;
-    parallel_for(ctx.pool(), 0, signals, 1, [&](int64_t s0, int64_t s1) {
+    // A signal costs a complex multiply-add (4 ops) per bin and sample.
+    const double signal_work = 4.0 * static_cast<double>(bins) * static_cast<double>(n);
+    parallel_for(ctx.pool(), 0, signals, grain_for_cost(nn::ops_cost(signal_work)), [&](int64_t s0, int64_t s1) {
       for (int64_t s = s0; s < s1; ++s) {
         const int64_t o = s / inner, i = s % inner;
         const float* src = xd + (o * n * inner + i) * comp;
@@ -174,7 +177,9 @@ class StftKernel final : public OpKernel {
     const Dft dft(frame, false);
     const float* xd = x.data<float>();
     float* yd = y.mutable_data<float>();
-    parallel_for(ctx.pool(), 0, batch * frames, 1, [&](int64_t f0, int64_t f1) {
+    // A frame costs a windowed complex multiply-add (5 ops) per bin and sample.
+    const double frame_work = 5.0 * static_cast<double>(bins) * static_cast<double>(frame);
+    parallel_for(ctx.pool(), 0, batch * frames, grain_for_cost(nn::ops_cost(frame_work)), [&](int64_t f0, int64_t f1) {
       for (int64_t f = f0; f < f1; ++f) {
         const int64_t b = f / frames, fr = f % frames;
         const float* src = xd + (b * length + fr * step) * comp;

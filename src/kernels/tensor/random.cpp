@@ -24,6 +24,7 @@
 #include "kernels/op_schema.h"
 #include "spindle/random.h"
 #include "kernels/tensor/tensor_util.h"
+#include "kernels/nn/nn_util.h"
 
 namespace spindle::kernels::tensor {
 namespace {
@@ -78,14 +79,17 @@ double normal01(uint64_t run_key, uint64_t i) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
 }
 
-constexpr int64_t kGrain = 1 << 14;
+// One drawn value (a hash of its index, and for normals a log and a cosine
+// shared by two draws) is costed as 4 ops: blocks of 16K values. Values are
+// functions of their index, so the blocks never change a result.
+int64_t value_grain() { return grain_for_cost(nn::ops_cost(4.0)); }
 
 // y[i] = f(i) for every element, converted to y's dtype, in parallel blocks.
 template <typename F>
 void fill_values(const NodeInfo& node, KernelContext& ctx, Tensor& y, F&& f) {
   auto run = [&](auto* p) {
     using T = std::remove_pointer_t<decltype(p)>;
-    parallel_for(ctx.pool(), 0, y.numel(), kGrain, [&](int64_t b, int64_t e) {
+    parallel_for(ctx.pool(), 0, y.numel(), value_grain(), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) p[i] = static_cast<T>(f(i));
     });
   };
@@ -235,7 +239,11 @@ class MultinomialKernel final : public OpKernel {
     const uint64_t key = stream_.next_run();
     const bool f32 = x.dtype() == DataType::kFloat32;
     const int64_t S = samples_;
-    parallel_for(ctx.pool(), 0, batch, 1, [&](int64_t r0, int64_t r1) {
+    // A row: three passes over its classes (max, exp, prefix sum), then a
+    // binary search of the prefix sums per sample.
+    const double row_work =
+        3.0 * static_cast<double>(classes) + static_cast<double>(S) * std::log2(static_cast<double>(classes) + 1.0);
+    parallel_for(ctx.pool(), 0, batch, grain_for_cost(nn::ops_cost(row_work)), [&](int64_t r0, int64_t r1) {
       std::vector<double> cdf(static_cast<size_t>(classes));
       for (int64_t r = r0; r < r1; ++r) {
         double mx = -INFINITY;
@@ -340,7 +348,7 @@ class DropoutKernel final : public OpKernel {
     auto run = [&](auto* out, const auto* in) {
       using T = std::remove_pointer_t<decltype(out)>;
       const T scale = static_cast<T>(keep);
-      parallel_for(ctx.pool(), 0, x.numel(), kGrain, [&](int64_t b, int64_t e) {
+      parallel_for(ctx.pool(), 0, x.numel(), value_grain(), [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
           const bool kept = uniform01(key, static_cast<uint64_t>(i)) >= ratio;
           out[i] = kept ? in[i] * scale : T(0);

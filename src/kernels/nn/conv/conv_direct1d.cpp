@@ -47,9 +47,10 @@ void run_direct1d(const ConvArgs& a, const Direct1dWeights& dw) {
   const int64_t R = rows_fn(), blocks_per_n = ceil_div(M, R), items = N * blocks_per_n, CK = C * k;
   // The cost lets a convolution too small to pay for waking a parked
   // worker (an audio front end's 64 -> 64 channels over 128 steps, ~35 us)
-  // run on the caller (threads_for_cost); the blocks stay the same.
+  // run on the caller (threads_for_cost); the blocks follow the shape alone.
   const double item_work = static_cast<double>(R * P * CK);
-  parallel_for(ctx.pool(), 0, items, grain_for_cost(ops_cost(item_work)), fma_cost(item_work),
+  const Cost item_cost = fma_cost(item_work);  // vectorized multiply-adds: grain and threads
+  parallel_for(ctx.pool(), 0, items, grain_for_cost(item_cost), item_cost,
                [&](int64_t i0, int64_t i1) {
                  for (int64_t i = i0; i < i1; ++i) {
                    const int64_t n = i / blocks_per_n, b = i % blocks_per_n, m0 = b * R;

@@ -101,7 +101,8 @@ void run_bands(const WinogradPlan& p, double tile_work) {
   const int64_t bands = ceil_div(TH, band);
   const int64_t items = N * bands;
   const double item_work = tile_work * static_cast<double>(band * TW);
-  parallel_for(a.ctx.pool(), 0, items, grain_for_cost(ops_cost(item_work)), fma_cost(item_work),
+  const Cost item_cost = fma_cost(item_work);  // vectorized multiply-adds: grain and threads
+  parallel_for(a.ctx.pool(), 0, items, grain_for_cost(item_cost), item_cost,
                [&](int64_t b0, int64_t b1) {
                  for (int64_t b = b0; b < b1; ++b) {
                    const int64_t n = b / bands, ty0 = (b % bands) * band, ty1 = std::min(TH, ty0 + band);
@@ -131,7 +132,8 @@ void run_shared_v(const WinogradPlan& p) {
     const int64_t planes = nc * C;
     const double plane_work =
         static_cast<double>(TH) * (kWinogradInputRowWork + kWinogradInputTileWork * static_cast<double>(TW));
-    parallel_for(a.ctx.pool(), 0, planes, grain_for_cost(ops_cost(plane_work)), fma_cost(plane_work),
+    const Cost plane_cost = fma_cost(plane_work);  // vectorized multiply-adds: grain and threads
+    parallel_for(a.ctx.pool(), 0, planes, grain_for_cost(plane_cost), plane_cost,
                  [&](int64_t i0, int64_t i1) {
                    float* work = scratch_floats(0, static_cast<size_t>(input_work_fn(TH, TW)));
                    for (int64_t i = i0; i < i1; ++i) {
@@ -153,7 +155,8 @@ void run_shared_v(const WinogradPlan& p) {
       bt = std::min(M, std::max(MR, M / ceil_div(kWinogradMinItems, nc) / MR * MR));
     const int64_t bm = ceil_div(M, bt), items = nc * bm;
     const double item_work = 36.0 * static_cast<double>(bt * p.tiles * C);
-    parallel_for(a.ctx.pool(), 0, items, grain_for_cost(ops_cost(item_work)), fma_cost(item_work),
+    const Cost item_cost = fma_cost(item_work);  // vectorized multiply-adds: grain and threads
+    parallel_for(a.ctx.pool(), 0, items, grain_for_cost(item_cost), item_cost,
                  [&](int64_t b0, int64_t b1) {
                    for (int64_t b = b0; b < b1; ++b) {
                      const int64_t n = b / bm, m0 = (b % bm) * bt;
