@@ -41,8 +41,8 @@
 // Outputs over 64 KB whose buffer nobody else holds are
 // handed to JavaScript without a copy (an external ArrayBuffer that keeps the
 // buffer alive); the others (small ones, and those that share memory with the
-// model (an initializer) or with another output) are copied, those of one run
-// into one ArrayBuffer, so writing into them changes nothing else.
+// model (an initializer) or with another output) are copied into an
+// ArrayBuffer each, so writing into them changes nothing else.
 // Errors reject the promise with the C++ message.
 #include <napi.h>
 
@@ -523,51 +523,34 @@ bool handed_over(const Tensor& t) {
   return b && b->owned() && b.use_count() == 1 && t.nbytes() > kCopiedOutputBytes;
 }
 
-// The copied outputs of a run share one ArrayBuffer, each at an offset
-// aligned for any element type: one allocation (and one free at garbage
-// collection) a run rather than one per output.
-constexpr size_t kOutputAlign = 8;
-size_t aligned_up(size_t n) { return (n + kOutputAlign - 1) / kOutputAlign * kOutputAlign; }
-
-struct CopiedOutputs {
-  Napi::ArrayBuffer buffer;
-  size_t offset = 0;
-  static CopiedOutputs of(Napi::Env env, const std::vector<Tensor>& outputs) {
-    size_t total = 0;
-    for (const Tensor& t : outputs)
-      if (t.is_tensor() && t.dtype() != DataType::kString && !handed_over(t)) total += aligned_up(t.nbytes());
-    return {Napi::ArrayBuffer::New(env, total), 0};
-  }
-};
-
-// The output's bytes: an ArrayBuffer and the byte offset they start at.
-std::pair<Napi::ArrayBuffer, size_t> output_bytes(Napi::Env env, const Tensor& t, CopiedOutputs& copied) {
+// The output's bytes as an ArrayBuffer of its own (as onnxruntime-node's, so
+// `data.buffer` holds this output only): the runtime's buffer when handed
+// over, else a copy.
+Napi::ArrayBuffer output_bytes(Napi::Env env, const Tensor& t) {
   if (handed_over(t)) {
     auto* hold = new std::shared_ptr<Buffer>(t.buffer());
-    return {Napi::ArrayBuffer::New(
-                env, const_cast<void*>(t.raw_data()), t.nbytes(),
-                [](Napi::Env, void*, std::shared_ptr<Buffer>* h) { delete h; }, hold),
-            0};
+    return Napi::ArrayBuffer::New(
+        env, const_cast<void*>(t.raw_data()), t.nbytes(),
+        [](Napi::Env, void*, std::shared_ptr<Buffer>* h) { delete h; }, hold);
   }
-  const size_t at = copied.offset;
-  if (t.nbytes()) std::memcpy(static_cast<uint8_t*>(copied.buffer.Data()) + at, t.raw_data(), t.nbytes());
-  copied.offset += aligned_up(t.nbytes());
-  return {copied.buffer, at};
+  Napi::ArrayBuffer buf = Napi::ArrayBuffer::New(env, t.nbytes());
+  if (t.nbytes()) std::memcpy(buf.Data(), t.raw_data(), t.nbytes());
+  return buf;
 }
 
 // A typed array of the output's type over n elements of buf from byte `at`.
-Napi::Value typed_array(Napi::Env env, DataType dtype, size_t n, Napi::ArrayBuffer buf, size_t at) {
+Napi::Value typed_array(Napi::Env env, DataType dtype, size_t n, Napi::ArrayBuffer buf) {
   switch (dtype) {
-    case DataType::kFloat32: return Napi::Float32Array::New(env, n, buf, at);
-    case DataType::kFloat64: return Napi::Float64Array::New(env, n, buf, at);
-    case DataType::kInt8: return Napi::Int8Array::New(env, n, buf, at);
-    case DataType::kUInt8: case DataType::kBool: return Napi::Uint8Array::New(env, n, buf, at);
-    case DataType::kInt16: return Napi::Int16Array::New(env, n, buf, at);
-    case DataType::kUInt16: case DataType::kFloat16: case DataType::kBFloat16: return Napi::Uint16Array::New(env, n, buf, at);
-    case DataType::kInt32: return Napi::Int32Array::New(env, n, buf, at);
-    case DataType::kUInt32: return Napi::Uint32Array::New(env, n, buf, at);
-    case DataType::kInt64: return Napi::BigInt64Array::New(env, n, buf, at);
-    case DataType::kUInt64: return Napi::BigUint64Array::New(env, n, buf, at);
+    case DataType::kFloat32: return Napi::Float32Array::New(env, n, buf, 0);
+    case DataType::kFloat64: return Napi::Float64Array::New(env, n, buf, 0);
+    case DataType::kInt8: return Napi::Int8Array::New(env, n, buf, 0);
+    case DataType::kUInt8: case DataType::kBool: return Napi::Uint8Array::New(env, n, buf, 0);
+    case DataType::kInt16: return Napi::Int16Array::New(env, n, buf, 0);
+    case DataType::kUInt16: case DataType::kFloat16: case DataType::kBFloat16: return Napi::Uint16Array::New(env, n, buf, 0);
+    case DataType::kInt32: return Napi::Int32Array::New(env, n, buf, 0);
+    case DataType::kUInt32: return Napi::Uint32Array::New(env, n, buf, 0);
+    case DataType::kInt64: return Napi::BigInt64Array::New(env, n, buf, 0);
+    case DataType::kUInt64: return Napi::BigUint64Array::New(env, n, buf, 0);
     default: throw Error(StatusCode::kUnsupported, "an output of dtype " + dtype_name(dtype) + " cannot be returned");
   }
 }
@@ -586,22 +569,21 @@ Napi::Array tensor_dims(Napi::Env env, const Tensor& t) {
 }
 
 // The output's data: an array of strings or a typed array.
-Napi::Value tensor_data(Napi::Env env, const Tensor& t, CopiedOutputs& copied) {
+Napi::Value tensor_data(Napi::Env env, const Tensor& t) {
   if (t.dtype() == DataType::kString) {
     Napi::Array a = Napi::Array::New(env, static_cast<size_t>(t.numel()));
     const std::string* s = t.data<std::string>();
     for (int64_t i = 0; i < t.numel(); ++i) a.Set(static_cast<uint32_t>(i), Napi::String::New(env, s[i]));
     return a;
   }
-  const auto [buf, at] = output_bytes(env, t, copied);
-  return typed_array(env, t.dtype(), static_cast<size_t>(t.numel()), buf, at);
+  return typed_array(env, t.dtype(), static_cast<size_t>(t.numel()), output_bytes(env, t));
 }
 
-Napi::Value tensor_to_js(Napi::Env env, const TensorKeys& keys, const Tensor& t, CopiedOutputs& copied) {
+Napi::Value tensor_to_js(Napi::Env env, const TensorKeys& keys, const Tensor& t) {
   Napi::Object o = Napi::Object::New(env);
   o.Set(keys.type, keys.type_name(t.dtype()));
   o.Set(keys.dims, tensor_dims(env, t));
-  o.Set(keys.data, tensor_data(env, t, copied));
+  o.Set(keys.data, tensor_data(env, t));
   return o;
 }
 
@@ -649,13 +631,12 @@ Napi::Object outputs_to_js(Napi::Env env, const Napi::Array& output_keys, const 
                            const std::vector<Tensor>& outputs, bool flat) {
   for (const Tensor& t : outputs) check_returnable(t);
   const TensorKeys keys = TensorKeys::of(env);
-  CopiedOutputs copied = CopiedOutputs::of(env, outputs);
   if (flat) {
     Napi::Array a = Napi::Array::New(env, 3 * outputs.size());
     uint32_t at = 0;
     for (const Tensor& t : outputs) {
       a.Set(at++, keys.type_name(t.dtype()));
-      a.Set(at++, tensor_data(env, t, copied));
+      a.Set(at++, tensor_data(env, t));
       a.Set(at++, tensor_dims(env, t));
     }
     return a;
@@ -664,7 +645,7 @@ Napi::Object outputs_to_js(Napi::Env env, const Napi::Array& output_keys, const 
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Napi::Value name =
         requested.empty() ? output_keys.Get(static_cast<uint32_t>(i)) : Napi::String::New(env, requested[i]);
-    result.Set(name, tensor_to_js(env, keys, outputs[i], copied));
+    result.Set(name, tensor_to_js(env, keys, outputs[i]));
   }
   return result;
 }
