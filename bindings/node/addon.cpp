@@ -538,7 +538,7 @@ Napi::ArrayBuffer output_bytes(Napi::Env env, const Tensor& t) {
   return buf;
 }
 
-// A typed array of the output's type over n elements of buf from byte `at`.
+// A typed array of the output's type over the n elements of buf.
 Napi::Value typed_array(Napi::Env env, DataType dtype, size_t n, Napi::ArrayBuffer buf) {
   switch (dtype) {
     case DataType::kFloat32: return Napi::Float32Array::New(env, n, buf, 0);

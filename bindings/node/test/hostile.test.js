@@ -411,7 +411,7 @@ test('outputs of several types: values, shapes changing between runs, held outpu
     const s = await spindle.InferenceSession.create(mixedModel(), { syncRunThresholdUs });
     const held = [];
     // 3 and 5 elements: offsets that need alignment; 0: empty outputs;
-    // 40000: outputs over 64 KB (handed over) next to a smaller one (copied).
+    // 40000: outputs of hundreds of KB next to a small one.
     const sizes = [3, 5, 1, 0, 40000, 3, 17];
     for (const [k, n] of sizes.entries()) {
       const out = await s.run(mixedFeeds(n, k));
