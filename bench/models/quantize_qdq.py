@@ -104,6 +104,7 @@ def main():
     lo = {t: 0.0 for t in act}
     hi = {t: 0.0 for t in act}
     rng = np.random.default_rng(0)
+    not_float = set()
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "calib.onnx")
         onnx.save(calib, path)
@@ -118,8 +119,14 @@ def main():
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
             for k, t in enumerate(act):
                 v = np.load(os.path.join(tmp, "out%d" % r, extra[k] + ".npy"))
+                if v.dtype.kind != "f":
+                    not_float.add(t)
+                    continue
                 lo[t] = min(lo[t], float(v.min()))
                 hi[t] = max(hi[t], float(v.max()))
+    # Only float tensors are quantized (shape arithmetic such as an Add of
+    # int64 sizes stays as it is).
+    act = [t for t in act if t not in not_float]
 
     new_inits = []
     new_nodes = []

@@ -73,5 +73,22 @@ TEST(RequantRow, EveryLevelMatchesTheDefinition) {
   }
 }
 
+// Values where float32 and double give different results: 2^24 + 1
+// converts to 2^24 (then a tie at 0.5), INT32_MAX + 1 wraps to INT32_MIN, and
+// 3 * float(1/6) is exactly 0.5 in float32. Every level gives the float32
+// results, ONNX Runtime's.
+TEST(RequantRow, FloatArithmeticAtEveryLevel) {
+  const std::vector<int32_t> acc = {16777217, std::numeric_limits<int32_t>::max(), 3, -16777217};
+  const std::vector<int32_t> bias = {0, 1, 0, 0};
+  const std::vector<float> scale = {0x1p-25f, 0x1p-31f, 1.0f / 6.0f, 0x1p-25f};
+  const std::vector<int32_t> want = {10, 9, 10, 10};
+  for (const auto& [fn, name] : levels()) {
+    std::vector<uint8_t> y(4, 0);
+    fn(RequantRow{.acc = acc.data(), .n = 4, .bias = bias.data(), .scale = scale.data(), .per_value = true, .zp = 10,
+                  .lo = 0, .hi = 255, .y = y.data(), .y_signed = false});
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(int32_t{y[i]}, want[i]) << name << " at " << i;
+  }
+}
+
 }  // namespace
 }  // namespace spindle::kernels
