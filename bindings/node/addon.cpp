@@ -38,7 +38,7 @@
 // pointers and checks their lengths, and from there until the run's outputs
 // no longer point into any feed no JavaScript runs. Nothing is coerced
 // (valueOf, toString): a value of the wrong JavaScript type is refused.
-// Outputs over 64 KB whose buffer nobody else holds are
+// Outputs over 64 MiB whose buffer nobody else holds are
 // handed to JavaScript without a copy (an external ArrayBuffer that keeps the
 // buffer alive); the others (small ones, and those that share memory with the
 // model (an initializer) or with another output) are copied into an
