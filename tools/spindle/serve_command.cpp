@@ -132,9 +132,13 @@ void infer(serve::ModelVersion& m, const httplib::Request& req, httplib::Respons
   if (auto header = integer_header(req, "Inference-Timeout-Us"); header && *header > 0) r.timeout_us = *header;
   std::optional<Clock::time_point> deadline;
   if (r.timeout_us) deadline = arrived + std::chrono::microseconds(*r.timeout_us);
-  const int fd = connection_socket(req);
-  std::function<bool()> abandoned;
-  if (fd >= 0) abandoned = [fd] { return client_gone(fd); };
+  // The socket is looked up at the first check (50 ms in), so a request
+  // answered sooner pays nothing for it.
+  int fd = -2;  // -2: not looked up yet; -1: not found
+  const std::function<bool()> abandoned = [&req, &fd] {
+    if (fd == -2) fd = connection_socket(req);
+    return fd >= 0 && client_gone(fd);
+  };
   const std::vector<Tensor> values =
       serve::run_request(m, std::move(r.feeds), r.outputs, deadline, r.timeout_us.value_or(0), abandoned);
   size_t json_length = 0;
