@@ -33,20 +33,23 @@ void col2im_rows(const float* col, int64_t ld, const Window3& w, int64_t r0, int
         // Input columns iw with 0 <= iw * s + kw_off < OW.
         const int64_t iw_lo = kw_off >= 0 ? 0 : ceil_div(-kw_off, w.s[2]);
         const int64_t iw_hi = OW - 1 - kw_off < 0 ? 0 : std::min(IW, (OW - 1 - kw_off) / w.s[2] + 1);
+        if (iw_lo >= iw_hi) continue;  // a tap that lands outside every output row
         for (int64_t r = r0; r < r1; ++r) {
           const int64_t id = r / IH, ih = r - id * IH;
           const int64_t od = id * w.s[0] - w.pb[0] + kd * w.d[0];
           const int64_t oh = ih * w.s[1] - w.pb[1] + kh * w.d[1];
           if (od < 0 || od >= OD || oh < 0 || oh >= OH) continue;
           const float* src = col + (r - r0) * IW;
-          float* dst = plane + (od * OH + oh) * OW + kw_off;
+          // The output row, indexed by kw_off + iw * s (inside [0, OW) for
+          // iw in [iw_lo, iw_hi)): no pointer outside the row is formed.
+          float* row = plane + (od * OH + oh) * OW;
           if (w.s[2] == 1) {
-            for (int64_t iw = iw_lo; iw < iw_hi; ++iw) dst[iw] += src[iw];
+            for (int64_t iw = iw_lo; iw < iw_hi; ++iw) row[kw_off + iw] += src[iw];
           } else if (w.s[2] == 2) {
-            for (int64_t iw = iw_lo; iw < iw_hi; ++iw) dst[2 * iw] += src[iw];
+            for (int64_t iw = iw_lo; iw < iw_hi; ++iw) row[kw_off + 2 * iw] += src[iw];
           } else {
             const int64_t s = w.s[2];
-            for (int64_t iw = iw_lo; iw < iw_hi; ++iw) dst[iw * s] += src[iw];
+            for (int64_t iw = iw_lo; iw < iw_hi; ++iw) row[kw_off + iw * s] += src[iw];
           }
         }
       }
