@@ -159,7 +159,17 @@ OrtStatus* ORT_API_CALL AddFreeDimensionOverrideByName(OrtSessionOptions* o, con
     return make_status(ORT_INVALID_ARGUMENT, std::string("AddFreeDimensionOverrideByName: '") + name + "' set to " +
                                                  std::to_string(value) + "; expected 0 or more");
   API_BEGIN
-  o->dim_overrides[name] = value;
+  o->dim_overrides.by_name[name] = value;
+  API_END
+}
+OrtStatus* ORT_API_CALL AddFreeDimensionOverride(OrtSessionOptions* o, const char* denotation, int64_t value) noexcept {
+  CHECK_ARG("AddFreeDimensionOverride", o);
+  CHECK_ARG("AddFreeDimensionOverride", denotation);
+  if (value < 0)
+    return make_status(ORT_INVALID_ARGUMENT, std::string("AddFreeDimensionOverride: '") + denotation + "' set to " +
+                                                 std::to_string(value) + "; expected 0 or more");
+  API_BEGIN
+  o->dim_overrides.by_denotation[DimOverrides::upper(denotation)] = value;
   API_END
 }
 OrtStatus* ORT_API_CALL DisablePerSessionThreads(OrtSessionOptions* o) noexcept {
@@ -252,7 +262,7 @@ OrtStatus* ORT_API_CALL GetSessionOptionsConfigEntries(const OrtSessionOptions* 
 
 void set_session_options_slots(OrtApi& api) {
 #define SET(name) api.name = name;
-  SET(CreateSessionOptions) SET(CloneSessionOptions) SET(ReleaseSessionOptions) SET(SetSessionExecutionMode) SET(GetSessionExecutionMode) SET(EnableProfiling) SET(DisableProfiling) SET(SetOptimizedModelFilePath) SET(EnableMemPattern) SET(DisableMemPattern) SET(GetMemPatternEnabled) SET(EnableCpuMemArena) SET(DisableCpuMemArena) SET(SetSessionLogId) SET(SetSessionLogVerbosityLevel) SET(SetSessionLogSeverityLevel) SET(SetSessionGraphOptimizationLevel) SET(SetIntraOpNumThreads) SET(SetInterOpNumThreads) SET(AddSessionConfigEntry) SET(HasSessionConfigEntry) SET(GetSessionConfigEntry) SET(DisablePerSessionThreads) SET(AddFreeDimensionOverrideByName) SET(SetDeterministicCompute) SET(SessionOptionsSetCustomCreateThreadFn) SET(SessionOptionsSetCustomThreadCreationOptions) SET(SessionOptionsSetCustomJoinThreadFn) SET(SessionOptionsAppendExecutionProvider) SET(GetSessionOptionsConfigEntries) SET(AddInitializer) SET(AddExternalInitializers)
+  SET(CreateSessionOptions) SET(CloneSessionOptions) SET(ReleaseSessionOptions) SET(SetSessionExecutionMode) SET(GetSessionExecutionMode) SET(EnableProfiling) SET(DisableProfiling) SET(SetOptimizedModelFilePath) SET(EnableMemPattern) SET(DisableMemPattern) SET(GetMemPatternEnabled) SET(EnableCpuMemArena) SET(DisableCpuMemArena) SET(SetSessionLogId) SET(SetSessionLogVerbosityLevel) SET(SetSessionLogSeverityLevel) SET(SetSessionGraphOptimizationLevel) SET(SetIntraOpNumThreads) SET(SetInterOpNumThreads) SET(AddSessionConfigEntry) SET(HasSessionConfigEntry) SET(GetSessionConfigEntry) SET(DisablePerSessionThreads) SET(AddFreeDimensionOverrideByName) SET(AddFreeDimensionOverride) SET(SetDeterministicCompute) SET(SessionOptionsSetCustomCreateThreadFn) SET(SessionOptionsSetCustomThreadCreationOptions) SET(SessionOptionsSetCustomJoinThreadFn) SET(SessionOptionsAppendExecutionProvider) SET(GetSessionOptionsConfigEntries) SET(AddInitializer) SET(AddExternalInitializers)
 #undef SET
 }
 
