@@ -137,7 +137,10 @@ OrtStatus* finish_session(const OrtEnv* env, const OrtSessionOptions* options, O
   bind_custom_op_logging(opts);
   auto session = std::make_unique<OrtSession>();
   session->env = env ? env->env : nullptr;
-  session->session = make(opts, session->env.get());
+  {
+    const spindle::io::ExternalFilesScope files(options ? &options->external_files : nullptr);
+    session->session = make(opts, session->env.get());
+  }
   if (options) session->dim_overrides = options->dim_overrides;
   if (OrtStatus* s = check_denotation_overrides(*session)) return s;
   *out = session.release();

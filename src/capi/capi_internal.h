@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "io/external_memory.h"
 #include "onnxruntime/onnxruntime_c_api.h"
 #include "spindle/environment.h"
 #include "spindle/session.h"
@@ -95,6 +96,9 @@ struct OrtSessionOptions {
   OrtCustomJoinThreadFn join_fn = nullptr;
   void* create_options = nullptr;
   DimOverrides dim_overrides;
+  // AddExternalInitializersFromFilesInMemory: the program's buffers, read
+  // while a session is created.
+  spindle::io::ExternalFiles external_files;
 };
 
 struct OrtSession {
