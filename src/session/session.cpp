@@ -457,7 +457,15 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
                                skipped);
   if (!stats.is_ok()) throw Error(stats.status().code(), origin + ": " + stats.status().message());
   impl->stats = stats.value();
-  if (!options.optimized_model_filepath.empty()) write_optimized_model(g, options, applied, impl->stats);
+  if (!options.optimized_model_filepath.empty() && impl->defaults.empty()) {
+    write_optimized_model(g, options, applied, impl->stats);
+  } else if (!options.optimized_model_filepath.empty()) {
+    // Overridable initializers are written back as they came: inputs that
+    // are also initializers.
+    graph::Graph written = g;
+    for (const auto& [name, t] : impl->defaults) written.initializers[written.value_id(name)] = t;
+    write_optimized_model(written, options, applied, impl->stats);
+  }
   auto plan = exec::Plan::compile(std::move(g), static_cast<graph::OptimizationLevel>(options.graph_optimization_level),
                                   !options.disable_prepacking, &options.custom_op_domains);
   if (!plan.is_ok()) throw Error(plan.status().code(), origin + ": " + plan.status().message());
