@@ -376,6 +376,11 @@ class PySession {
     for (const auto& i : session_->inputs()) out.push_back(node_arg(i));
     return out;
   }
+  std::vector<NodeArg> get_overridable_initializers() const {
+    std::vector<NodeArg> out;
+    for (const auto& i : session_->overridable_initializers()) out.push_back(node_arg(i));
+    return out;
+  }
   std::vector<NodeArg> get_outputs() const {
     std::vector<NodeArg> out;
     for (const auto& o : session_->outputs()) out.push_back(node_arg(o));
@@ -666,6 +671,7 @@ PYBIND11_MODULE(_C, m) {
            py::arg("path_or_bytes"), py::arg("sess_options") = py::none(), py::arg("providers") = py::none(),
            py::arg("provider_options") = py::none())
       .def("get_inputs", &PySession::get_inputs)
+      .def("get_overridable_initializers", &PySession::get_overridable_initializers)
       .def("get_outputs", &PySession::get_outputs)
       .def("get_providers", &PySession::get_providers)
       .def("get_provider_options", &PySession::get_provider_options)

@@ -288,6 +288,10 @@ class InferenceSession {
   ~InferenceSession();
 
   const std::vector<TensorInfo>& inputs() const;
+  // Initializers the model also lists as inputs (IR version 4 and later), in
+  // model order: a run may feed them by name (the feed wins); without a feed
+  // the model's initializer is used. Not among inputs().
+  const std::vector<TensorInfo>& overridable_initializers() const;
   const std::vector<TensorInfo>& outputs() const;
   const ModelMetadata& model_metadata() const;
 

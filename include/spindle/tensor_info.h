@@ -20,6 +20,9 @@ struct TensorInfo {
   DataType dtype = DataType::kUndefined;
   Shape shape;
   std::vector<std::string> dim_names;
+  // Each dimension's denotation (TensorShapeProto's, e.g. "DATA_BATCH"); ""
+  // when the model gives none.
+  std::vector<std::string> dim_denotations;
 };
 
 }  // namespace spindle

@@ -18,18 +18,18 @@ OrtStatus* prepare_run(const char* fn, OrtSession* session, const char* const* i
     if (OrtStatus* s = feed_error(fn, input_names[i], inputs[i])) return s;
     feeds.emplace_back(input_names[i], inputs[i]->tensor);
   }
-  // Free dimensions fixed by AddFreeDimensionOverrideByName must be fed at that size.
+  // Free dimensions fixed by AddFreeDimensionOverride(ByName) must be fed at that size.
   if (!session->dim_overrides.empty()) {
     for (const auto& [name, tensor] : feeds) {
       for (const auto& info : session->session->inputs()) {
         if (info.name != name || !tensor.is_tensor()) continue;
-        for (size_t d = 0; d < info.dim_names.size() && d < tensor.shape().size() && d < info.shape.size(); ++d) {
-          auto it = session->dim_overrides.find(info.dim_names[d]);
-          if (it != session->dim_overrides.end() && info.shape[d] < 0 && tensor.shape()[d] != it->second)
+        for (size_t d = 0; d < tensor.shape().size() && d < info.shape.size(); ++d) {
+          const int64_t fixed = session->dim_overrides.find(info, d);
+          if (fixed >= 0 && tensor.shape()[d] != fixed)
             return make_status(ORT_INVALID_ARGUMENT,
                                std::string(fn) + ": input '" + name + "' has " + std::to_string(tensor.shape()[d]) +
-                                   " at dimension " + std::to_string(d) + " ('" + it->first +
-                                   "'), which the session options fix at " + std::to_string(it->second));
+                                   " at dimension " + std::to_string(d) + ", which the session options fix at " +
+                                   std::to_string(fixed));
         }
       }
     }
@@ -97,6 +97,25 @@ namespace {
 
 // ---------------------------------------------------------------- sessions
 
+// A denotation fixed by AddFreeDimensionOverride that an input gives a
+// different fixed size is refused when the session is created, as ONNX
+// Runtime does.
+OrtStatus* check_denotation_overrides(const OrtSession& session) {
+  const auto& by_denotation = session.dim_overrides.by_denotation;
+  if (by_denotation.empty()) return nullptr;
+  for (const auto& info : session.session->inputs()) {
+    for (size_t d = 0; d < info.dim_denotations.size() && d < info.shape.size(); ++d) {
+      auto it = by_denotation.find(DimOverrides::upper(info.dim_denotations[d]));
+      if (it == by_denotation.end() || info.shape[d] < 0 || info.shape[d] == it->second) continue;
+      return make_status(ORT_INVALID_ARGUMENT, "CreateSession: invalid free dimension override: input '" + info.name +
+                                                   "' has the fixed size " + std::to_string(info.shape[d]) +
+                                                   " at dimension " + std::to_string(d) + " ('" + it->first +
+                                                   "'), not the override's " + std::to_string(it->second));
+    }
+  }
+  return nullptr;
+}
+
 OrtStatus* finish_session(const OrtEnv* env, const OrtSessionOptions* options, OrtSession** out,
                           const std::function<std::unique_ptr<spindle::InferenceSession>(const spindle::SessionOptions&,
                                                                                          spindle::Environment*)>& make) {
@@ -118,8 +137,12 @@ OrtStatus* finish_session(const OrtEnv* env, const OrtSessionOptions* options, O
   bind_custom_op_logging(opts);
   auto session = std::make_unique<OrtSession>();
   session->env = env ? env->env : nullptr;
-  session->session = make(opts, session->env.get());
+  {
+    const spindle::io::ExternalFilesScope files(options ? &options->external_files : nullptr);
+    session->session = make(opts, session->env.get());
+  }
   if (options) session->dim_overrides = options->dim_overrides;
+  if (OrtStatus* s = check_denotation_overrides(*session)) return s;
   *out = session.release();
   return nullptr;
 }

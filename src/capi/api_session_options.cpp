@@ -159,7 +159,40 @@ OrtStatus* ORT_API_CALL AddFreeDimensionOverrideByName(OrtSessionOptions* o, con
     return make_status(ORT_INVALID_ARGUMENT, std::string("AddFreeDimensionOverrideByName: '") + name + "' set to " +
                                                  std::to_string(value) + "; expected 0 or more");
   API_BEGIN
-  o->dim_overrides[name] = value;
+  o->dim_overrides.by_name[name] = value;
+  API_END
+}
+OrtStatus* ORT_API_CALL AddFreeDimensionOverride(OrtSessionOptions* o, const char* denotation, int64_t value) noexcept {
+  CHECK_ARG("AddFreeDimensionOverride", o);
+  CHECK_ARG("AddFreeDimensionOverride", denotation);
+  if (value < 0)
+    return make_status(ORT_INVALID_ARGUMENT, std::string("AddFreeDimensionOverride: '") + denotation + "' set to " +
+                                                 std::to_string(value) + "; expected 0 or more");
+  API_BEGIN
+  o->dim_overrides.by_denotation[DimOverrides::upper(denotation)] = value;
+  API_END
+}
+// The model's external data files, held by the program: read from its
+// buffers while a session is created (they may be freed afterwards).
+OrtStatus* ORT_API_CALL AddExternalInitializersFromFilesInMemory(OrtSessionOptions* o, const ORTCHAR_T* const* names,
+                                                                 char* const* buffers, const size_t* lengths,
+                                                                 size_t n) noexcept {
+  const char* fn = "AddExternalInitializersFromFilesInMemory";
+  CHECK_ARG(fn, o);
+  if (n && (!names || !buffers || !lengths))
+    return null_argument(fn, !names     ? "external_initializer_file_names"
+                             : !buffers ? "external_initializer_file_buffer_array"
+                                        : "external_initializer_file_lengths");
+  for (size_t i = 0; i < n; ++i) {
+    if (!names[i] || !*names[i])
+      return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": file name " + std::to_string(i) + " is NULL or empty");
+    if (!buffers[i] && lengths[i])
+      return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": the buffer of '" + names[i] + "' is NULL, its length " +
+                                                   std::to_string(lengths[i]));
+  }
+  API_BEGIN
+  for (size_t i = 0; i < n; ++i)
+    o->external_files[names[i]] = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(buffers[i]), lengths[i]);
   API_END
 }
 OrtStatus* ORT_API_CALL DisablePerSessionThreads(OrtSessionOptions* o) noexcept {
@@ -252,7 +285,7 @@ OrtStatus* ORT_API_CALL GetSessionOptionsConfigEntries(const OrtSessionOptions* 
 
 void set_session_options_slots(OrtApi& api) {
 #define SET(name) api.name = name;
-  SET(CreateSessionOptions) SET(CloneSessionOptions) SET(ReleaseSessionOptions) SET(SetSessionExecutionMode) SET(GetSessionExecutionMode) SET(EnableProfiling) SET(DisableProfiling) SET(SetOptimizedModelFilePath) SET(EnableMemPattern) SET(DisableMemPattern) SET(GetMemPatternEnabled) SET(EnableCpuMemArena) SET(DisableCpuMemArena) SET(SetSessionLogId) SET(SetSessionLogVerbosityLevel) SET(SetSessionLogSeverityLevel) SET(SetSessionGraphOptimizationLevel) SET(SetIntraOpNumThreads) SET(SetInterOpNumThreads) SET(AddSessionConfigEntry) SET(HasSessionConfigEntry) SET(GetSessionConfigEntry) SET(DisablePerSessionThreads) SET(AddFreeDimensionOverrideByName) SET(SetDeterministicCompute) SET(SessionOptionsSetCustomCreateThreadFn) SET(SessionOptionsSetCustomThreadCreationOptions) SET(SessionOptionsSetCustomJoinThreadFn) SET(SessionOptionsAppendExecutionProvider) SET(GetSessionOptionsConfigEntries) SET(AddInitializer) SET(AddExternalInitializers)
+  SET(CreateSessionOptions) SET(CloneSessionOptions) SET(ReleaseSessionOptions) SET(SetSessionExecutionMode) SET(GetSessionExecutionMode) SET(EnableProfiling) SET(DisableProfiling) SET(SetOptimizedModelFilePath) SET(EnableMemPattern) SET(DisableMemPattern) SET(GetMemPatternEnabled) SET(EnableCpuMemArena) SET(DisableCpuMemArena) SET(SetSessionLogId) SET(SetSessionLogVerbosityLevel) SET(SetSessionLogSeverityLevel) SET(SetSessionGraphOptimizationLevel) SET(SetIntraOpNumThreads) SET(SetInterOpNumThreads) SET(AddSessionConfigEntry) SET(HasSessionConfigEntry) SET(GetSessionConfigEntry) SET(DisablePerSessionThreads) SET(AddFreeDimensionOverrideByName) SET(AddFreeDimensionOverride) SET(AddExternalInitializersFromFilesInMemory) SET(SetDeterministicCompute) SET(SessionOptionsSetCustomCreateThreadFn) SET(SessionOptionsSetCustomThreadCreationOptions) SET(SessionOptionsSetCustomJoinThreadFn) SET(SessionOptionsAppendExecutionProvider) SET(GetSessionOptionsConfigEntries) SET(AddInitializer) SET(AddExternalInitializers)
 #undef SET
 }
 

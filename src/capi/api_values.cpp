@@ -163,20 +163,28 @@ OrtStatus* ORT_API_CALL SessionGetOutputCount(const OrtSession* s, size_t* out) 
 OrtStatus* ORT_API_CALL SessionGetOverridableInitializerCount(const OrtSession* s, size_t* out) noexcept {
   CHECK_ARG("SessionGetOverridableInitializerCount", s);
   CHECK_ARG("SessionGetOverridableInitializerCount", out);
-  *out = 0;  // spindle does not let feeds override initializers
+  *out = s->session->overridable_initializers().size();
   return nullptr;
 }
-// spindle lets no feed override an initializer: there are none to name.
+// Initializers the model also lists as inputs: a run may feed them.
 OrtStatus* ORT_API_CALL SessionGetOverridableInitializerName(const OrtSession* s, size_t index, OrtAllocator* a, char** out) noexcept {
   CHECK_ARG("SessionGetOverridableInitializerName", s);
   CHECK_ARG("SessionGetOverridableInitializerName", a);
   CHECK_ARG("SessionGetOverridableInitializerName", out);
-  return index_error("SessionGetOverridableInitializerName", index, 0);
+  API_BEGIN
+  const auto& v = s->session->overridable_initializers();
+  if (index >= v.size()) return index_error("SessionGetOverridableInitializerName", index, v.size());
+  *out = copy_string(a, v[index].name);
+  API_END
 }
 OrtStatus* ORT_API_CALL SessionGetOverridableInitializerTypeInfo(const OrtSession* s, size_t index, OrtTypeInfo** out) noexcept {
   CHECK_ARG("SessionGetOverridableInitializerTypeInfo", s);
   CHECK_ARG("SessionGetOverridableInitializerTypeInfo", out);
-  return index_error("SessionGetOverridableInitializerTypeInfo", index, 0);
+  API_BEGIN
+  const auto& v = s->session->overridable_initializers();
+  if (index >= v.size()) return index_error("SessionGetOverridableInitializerTypeInfo", index, v.size());
+  *out = type_info_of(v[index], s->dim_overrides);
+  API_END
 }
 // Every input and output lives in CPU memory.
 OrtStatus* memory_infos(const char* fn, const OrtSession* s, const OrtMemoryInfo** out, size_t n, size_t count) {

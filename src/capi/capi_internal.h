@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "io/external_memory.h"
 #include "onnxruntime/onnxruntime_c_api.h"
 #include "spindle/environment.h"
 #include "spindle/session.h"
@@ -59,6 +61,32 @@ struct OrtArenaCfg {
   std::map<std::string, size_t> values;
 };
 
+// Free dimensions the session options fix: by symbolic name
+// (AddFreeDimensionOverrideByName) or by denotation (AddFreeDimensionOverride,
+// upper-cased: matched without regard to case, as ONNX Runtime does).
+struct DimOverrides {
+  std::map<std::string, int64_t> by_name, by_denotation;
+  bool empty() const { return by_name.empty() && by_denotation.empty(); }
+  // The size fixed for dimension d of `info`, or -1; dimensions the model
+  // gives a size keep it.
+  int64_t find(const spindle::TensorInfo& info, size_t d) const {
+    if (d >= info.shape.size() || info.shape[d] >= 0) return -1;
+    if (d < info.dim_names.size()) {
+      auto it = by_name.find(info.dim_names[d]);
+      if (it != by_name.end()) return it->second;
+    }
+    if (d < info.dim_denotations.size() && !by_denotation.empty()) {
+      auto it = by_denotation.find(upper(info.dim_denotations[d]));
+      if (it != by_denotation.end()) return it->second;
+    }
+    return -1;
+  }
+  static std::string upper(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+  }
+};
+
 struct OrtSessionOptions {
   spindle::SessionOptions opts;
   std::map<std::string, std::string> entries;  // as added, for Get/HasSessionConfigEntry
@@ -67,14 +95,16 @@ struct OrtSessionOptions {
   OrtCustomCreateThreadFn create_fn = nullptr;
   OrtCustomJoinThreadFn join_fn = nullptr;
   void* create_options = nullptr;
-  // AddFreeDimensionOverrideByName: symbolic dimension name -> its value.
-  std::map<std::string, int64_t> dim_overrides;
+  DimOverrides dim_overrides;
+  // AddExternalInitializersFromFilesInMemory: the program's buffers, read
+  // while a session is created.
+  spindle::io::ExternalFiles external_files;
 };
 
 struct OrtSession {
   std::unique_ptr<spindle::InferenceSession> session;
   std::shared_ptr<spindle::Environment> env;  // keeps the global pools' Environment alive
-  std::map<std::string, int64_t> dim_overrides;
+  DimOverrides dim_overrides;
 };
 
 struct OrtMapValue;
@@ -287,7 +317,7 @@ inline OrtTypeInfo sequence_type(spindle::DataType dtype) {
   return seq;
 }
 
-inline OrtTypeInfo* type_info_of(const spindle::TensorInfo& info, const std::map<std::string, int64_t>& overrides) {
+inline OrtTypeInfo* type_info_of(const spindle::TensorInfo& info, const DimOverrides& overrides) {
   if (info.is_sequence || info.is_optional) {
     OrtTypeInfo core;
     if (info.is_sequence) {
@@ -310,11 +340,11 @@ inline OrtTypeInfo* type_info_of(const spindle::TensorInfo& info, const std::map
   ti->tensor.type = dtype_to_ort(info.dtype);
   ti->tensor.dims = info.shape;
   ti->tensor.names.assign(info.shape.size(), "");
-  for (size_t i = 0; i < info.dim_names.size() && i < info.shape.size(); ++i) {
-    auto it = overrides.find(info.dim_names[i]);
-    if (it != overrides.end() && ti->tensor.dims[i] < 0) {
-      ti->tensor.dims[i] = it->second;
-    } else {
+  for (size_t i = 0; i < info.shape.size(); ++i) {
+    const int64_t fixed = overrides.find(info, i);
+    if (fixed >= 0) {
+      ti->tensor.dims[i] = fixed;
+    } else if (i < info.dim_names.size()) {
       ti->tensor.names[i] = info.dim_names[i];
     }
   }

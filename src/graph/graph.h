@@ -36,6 +36,7 @@ struct ValueInfo {
   DataType dtype = DataType::kUndefined;
   Shape shape;
   std::vector<std::string> dim_names;
+  std::vector<std::string> dim_denotations;  // each dimension's denotation ("DATA_BATCH"), "" when none
   bool has_shape = false;
 };
 
@@ -96,6 +97,12 @@ class Graph {
   std::vector<std::string> captures;
   std::vector<int> outputs;  // graph outputs
   std::vector<ValueInfo> input_info, output_info;
+  // Initializers the main graph also lists as inputs (IR version 4 and
+  // later): their initializer is a default that a run may replace with a
+  // feed. They stay in `initializers` (the loader's graph treats them as
+  // constants); a session turns them into inputs. In model order.
+  std::vector<int> overridable;
+  std::vector<ValueInfo> overridable_info;
   std::map<std::string, int> opsets;  // domain -> version
   std::filesystem::path base_dir;     // for external data
   ModelMetadata metadata;  // producer, names, doc strings, version, metadata_props

@@ -205,6 +205,7 @@ Result<ValueInfo> value_info(const onnx::ValueInfoProto& v, const char* kind) {
       for (const auto& d : tt.shape().dim()) {
         info.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
         info.dim_names.push_back(d.has_dim_param() ? d.dim_param() : "");
+        info.dim_denotations.push_back(d.denotation());
       }
     }
   }
@@ -281,6 +282,9 @@ struct GraphBuilder {
   std::vector<std::string> missing;
   std::set<std::string> missing_seen;
   const CustomOpDomains* custom_ops = nullptr;  // LoadOptions::custom_ops
+  // IR version 4 and later: an initializer the main graph lists as an input
+  // may be fed (Graph::overridable); before, it is a constant.
+  bool overridable_initializers = false;
 
   // Single assignment, as the onnx checker requires: every name of a graph
   // is an initializer, an input or a node's output, once (an input may also
@@ -338,11 +342,12 @@ struct GraphBuilder {
     for (const auto& in : gp.input()) {
       const int id = g.add_value(in.name());
       if (!g.is_initializer(id)) SPINDLE_RETURN_IF_ERROR(assigned.assign(id, "a graph input"));
-      if (!subgraph && g.is_initializer(id)) continue;  // an initializer with a default value: constant here
-      g.inputs.push_back(id);
+      const bool with_default = !subgraph && g.is_initializer(id);  // an initializer with a default value
+      if (with_default && !overridable_initializers) continue;      // constant here
       auto info = value_info(in, "input");
       if (!info.is_ok()) return Status(info.status().code(), fmt::format("{}: {}", origin, info.status().message()));
-      g.input_info.push_back(std::move(info).value());
+      (with_default ? g.overridable : g.inputs).push_back(id);
+      (with_default ? g.overridable_info : g.input_info).push_back(std::move(info).value());
     }
     for (const auto& out : gp.output()) {
       g.outputs.push_back(g.add_value(out.name()));
@@ -521,6 +526,7 @@ Result<Graph> convert_model(onnx::ModelProto& model, const std::string& origin, 
   if (!g.opsets.count("")) g.opsets[""] = 1;
   SPINDLE_RETURN_IF_ERROR(options.limits.check(origin, "expanding the model's functions"));
   GraphBuilder builder{origin, base_dir, g.opsets, options.run_checker, true, {}, {}, options.custom_ops};
+  builder.overridable_initializers = model.ir_version() >= 4;
   SPINDLE_RETURN_IF_ERROR(builder.build(model.graph(), g, false, {}));
   SPINDLE_RETURN_IF_ERROR(options.limits.check(origin, "loading the model's graph"));
   if (!builder.missing.empty())

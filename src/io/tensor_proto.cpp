@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 #include <onnx/onnx-data_pb.h>
 
+#include "io/external_memory.h"
 #include "io/regular_file.h"
 
 namespace spindle::io {
@@ -38,10 +40,38 @@ Result<int64_t> parse_size(const std::string& text, const std::string& what) {
 
 // Where a tensor's external data lies: a regular file inside base_dir (after
 // resolving `..` and symlinks), and a byte range checked against its size.
+thread_local const ExternalFiles* t_external_files = nullptr;
+
 struct ExternalRange {
-  RegularFile file;
+  std::optional<RegularFile> file;  // unset when the bytes are held in memory
   int64_t offset = 0;
+  std::span<const uint8_t> memory;
 };
+
+// The byte range [offset, offset + expected) checked against a file of `size`
+// bytes and the declared length.
+Status check_range(const std::string& name, const std::string& file, uintmax_t size, int64_t offset, int64_t length,
+                   size_t expected) {
+  if (length >= 0 && static_cast<uint64_t>(length) != expected)
+    return invalid_argument(fmt::format("tensor '{}': external data length {} does not match the {} bytes its shape needs",
+                                        name, length, expected));
+  if (static_cast<uintmax_t>(offset) > size || expected > size - static_cast<uintmax_t>(offset))
+    return invalid_argument(fmt::format("tensor '{}': external data file {} holds {} bytes, fewer than offset {} + {} bytes",
+                                        name, file, size, offset, expected));
+  return Status::ok();
+}
+
+// A location among the files held in memory: matched after lexical
+// normalisation ("./w.bin" is "w.bin"); an absolute one, or one that climbs
+// out of the model's directory ("../w.bin"), never matches.
+const std::span<const uint8_t>* in_memory(const ExternalFiles& memory, const std::filesystem::path& rel) {
+  if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory()) return nullptr;
+  const std::string wanted = rel.lexically_normal().generic_string();
+  if (wanted.empty() || wanted.starts_with("..")) return nullptr;
+  for (const auto& [name, bytes] : memory)
+    if (std::filesystem::path(name).lexically_normal().generic_string() == wanted) return &bytes;
+  return nullptr;
+}
 
 Result<ExternalRange> locate_external(const onnx::TensorProto& proto, const std::string& name,
                                       const std::filesystem::path& base_dir, size_t expected) {
@@ -57,11 +87,22 @@ Result<ExternalRange> locate_external(const onnx::TensorProto& proto, const std:
     }
   }
   if (location.empty()) return invalid_argument(fmt::format("tensor '{}': external data without a location", name));
+  const std::filesystem::path rel(location);
+  if (const ExternalFiles* memory = t_external_files) {
+    const std::span<const uint8_t>* bytes = in_memory(*memory, rel);
+    if (!bytes)
+      return not_found(fmt::format("tensor '{}': external data file '{}' is not among the {} file(s) given in memory",
+                                   name, location, memory->size()));
+    SPINDLE_RETURN_IF_ERROR(check_range(name, "'" + location + "' (in memory)", bytes->size(), offset, length, expected));
+    ExternalRange range;
+    range.offset = offset;
+    range.memory = *bytes;
+    return range;
+  }
   if (base_dir.empty())
     return invalid_argument(fmt::format("tensor '{}' keeps its data in the external file '{}', but the model was given as "
                                         "bytes without a directory to read it from (set the session config entry {})",
                                         name, location, "session.model_external_initializers_file_folder_path"));
-  const std::filesystem::path rel(location);
   if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory())
     return invalid_argument(fmt::format("tensor '{}': external data location '{}' is an absolute path; expected a path "
                                         "relative to the model's directory",
@@ -83,18 +124,19 @@ Result<ExternalRange> locate_external(const onnx::TensorProto& proto, const std:
       return invalid_argument(fmt::format("tensor '{}': external data location '{}' is not a regular file", name, location));
     return opened.status();
   }
-  const uintmax_t size = opened->size();
-  if (length >= 0 && static_cast<uint64_t>(length) != expected)
-    return invalid_argument(fmt::format("tensor '{}': external data length {} does not match the {} bytes its shape needs",
-                                        name, length, expected));
-  if (static_cast<uintmax_t>(offset) > size || expected > size - static_cast<uintmax_t>(offset))
-    return invalid_argument(fmt::format("tensor '{}': external data file {} holds {} bytes, fewer than offset {} + {} bytes",
-                                        name, file.string(), size, offset, expected));
-  return ExternalRange{std::move(opened).value(), offset};
+  SPINDLE_RETURN_IF_ERROR(check_range(name, file.string(), opened->size(), offset, length, expected));
+  ExternalRange range;
+  range.file = std::move(opened).value();
+  range.offset = offset;
+  return range;
 }
 
 Status read_external(const ExternalRange& range, void* dst, size_t bytes) {
-  return range.file.read_at(static_cast<uint64_t>(range.offset), dst, bytes);
+  if (!range.file) {
+    if (bytes) std::memcpy(dst, range.memory.data() + range.offset, bytes);
+    return Status::ok();
+  }
+  return range.file->read_at(static_cast<uint64_t>(range.offset), dst, bytes);
 }
 
 // Number of values a TensorProto holds in its typed field for `dtype`.
@@ -109,6 +151,12 @@ int typed_field_size(const onnx::TensorProto& p, DataType dtype) {
 }
 
 }  // namespace
+
+ExternalFilesScope::ExternalFilesScope(const ExternalFiles* files) : previous_(t_external_files) {
+  t_external_files = files && !files->empty() ? files : nullptr;
+}
+ExternalFilesScope::~ExternalFilesScope() { t_external_files = previous_; }
+const ExternalFiles* ExternalFilesScope::current() { return t_external_files; }
 
 Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::filesystem::path& base_dir) {
   SPINDLE_ASSIGN_OR_RETURN(DataType dtype, dtype_from_onnx(proto.data_type()));

@@ -47,13 +47,19 @@ struct InferenceSession::Impl {
   SessionLimits limits;
   std::string origin;
   std::vector<TensorInfo> inputs, outputs;
+  // Initializers a run may feed (Graph::overridable), and their values when
+  // it does not: the graph has them as inputs.
+  std::vector<TensorInfo> overridable;
+  Feeds defaults;
+  // What a run's feeds are checked against: inputs, then overridable.
+  std::vector<TensorInfo> feedable;
   ModelMetadata metadata;
   std::unique_ptr<exec::Plan> plan;
   graph::OptimizerStats stats;
   int nodes_before = 0;
   std::mutex frames_mu;
   std::vector<std::unique_ptr<exec::Frame>> frames;
-  std::map<std::string, int> input_index;  // name -> index in inputs
+  std::map<std::string, int> input_index;  // name -> index in feedable
   std::mutex profile_mu;  // enable_profiling: runs recorded so far
   std::vector<ProfiledRun> profiled;
   std::chrono::steady_clock::time_point profile_start = std::chrono::steady_clock::now();
@@ -111,7 +117,20 @@ TensorInfo tensor_info(const graph::ValueInfo& v) {
   t.shape = v.shape;
   t.dim_names = v.dim_names;
   t.dim_names.resize(t.shape.size());
+  t.dim_denotations = v.dim_denotations;
+  t.dim_denotations.resize(t.shape.size());
   return t;
+}
+
+// The feeds with the default of each overridable initializer they leave out.
+Feeds with_defaults(const Feeds& feeds, const Feeds& defaults) {
+  Feeds all = feeds;
+  for (const auto& d : defaults) {
+    bool fed = false;
+    for (const auto& f : feeds) fed = fed || f.first == d.first;
+    if (!fed) all.push_back(d);
+  }
+  return all;
 }
 
 }  // namespace
@@ -142,7 +161,9 @@ std::vector<Tensor> InferenceSession::Impl::run(const Feeds& feeds, const std::v
                 fmt::format("{}: RunOptions log_severity_level is {}, expected -1 (the session's) or 0 (verbose) to 4 "
                             "(fatal)",
                             origin, ro->log_severity_level));
-  validate_feeds(feeds, inputs, input_index, origin);
+  const Feeds merged = defaults.empty() ? Feeds{} : with_defaults(feeds, defaults);
+  const Feeds& all_feeds = defaults.empty() ? feeds : merged;
+  validate_feeds(all_feeds, feedable, input_index, origin);
   const std::vector<int> wanted = resolve_outputs(output_names);
   const graph::Graph& g = plan->graph();
   // A run asking for some outputs runs only the nodes they depend on; one
@@ -150,7 +171,7 @@ std::vector<Tensor> InferenceSession::Impl::run(const Feeds& feeds, const std::v
   const std::shared_ptr<const exec::NodeSubset> subset = output_names.empty() ? nullptr : plan->subset(wanted);
   auto frame = acquire_frame();
   frame->begin_run(subset.get());
-  for (const auto& [name, tensor] : feeds) frame->values()[static_cast<size_t>(g.value_id(name))] = tensor;
+  for (const auto& [name, tensor] : all_feeds) frame->values()[static_cast<size_t>(g.value_id(name))] = tensor;
 
   kernels::RunLimits run_limits;
   run_limits.terminate = ro ? &ro->terminate : nullptr;
@@ -371,6 +392,36 @@ void write_optimized_model(const graph::Graph& g, const SessionOptions& options,
   if (Status s = graph::write_model(g, options.optimized_model_filepath, wo); !s.is_ok()) throw Error(s);
 }
 
+// Initializers the model also lists as inputs become inputs of the graph
+// the session runs (not folded, not packed: a run may replace them, as in
+// ONNX Runtime); the session keeps their values as defaults.
+void feed_overridable(graph::Graph& g, InferenceSession::Impl& impl) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < g.overridable.size(); ++i) {
+    const int id = g.overridable[i];
+    auto it = g.initializers.find(id);
+    if (it == g.initializers.end()) continue;
+    graph::ValueInfo info = g.overridable_info[i];
+    if (info.dtype == DataType::kUndefined && it->second.is_tensor()) info.dtype = it->second.dtype();
+    impl.overridable.push_back(tensor_info(info));
+    impl.defaults.emplace_back(g.value_name(id), std::move(it->second));
+    g.initializers.erase(it);
+    g.inputs.push_back(id);
+    g.input_info.push_back(std::move(info));
+    names.push_back(g.value_name(id));
+  }
+  g.overridable.clear();
+  g.overridable_info.clear();
+  impl.feedable = impl.inputs;
+  impl.feedable.insert(impl.feedable.end(), impl.overridable.begin(), impl.overridable.end());
+  for (size_t i = 0; i < impl.feedable.size(); ++i) impl.input_index[impl.feedable[i].name] = static_cast<int>(i);
+  if (!names.empty())
+    SPINDLE_LOG(impl.logger, kWarning,
+                "{}: initializer(s) {} are also graph inputs: a run may feed them, so they are not folded into "
+                "constants nor packed; remove them from the graph's inputs if they are never fed",
+                impl.origin, fmt::join(names, ", "));
+}
+
 std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string& origin, const SessionOptions& options,
                                               SessionThreading threading, const graph::LoadLimits& load_limits,
                                               Environment* env) {
@@ -386,7 +437,7 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
   impl->metadata = g.metadata;
   for (const auto& v : g.input_info) impl->inputs.push_back(tensor_info(v));
   for (const auto& v : g.output_info) impl->outputs.push_back(tensor_info(v));
-  for (size_t i = 0; i < impl->inputs.size(); ++i) impl->input_index[impl->inputs[i].name] = static_cast<int>(i);
+  feed_overridable(g, *impl);
   impl->nodes_before = static_cast<int>(g.nodes.size());
 
   // Constant folding and weight packing allocate while the session is
@@ -406,7 +457,15 @@ std::unique_ptr<InferenceSession::Impl> build(graph::Graph g, const std::string&
                                skipped);
   if (!stats.is_ok()) throw Error(stats.status().code(), origin + ": " + stats.status().message());
   impl->stats = stats.value();
-  if (!options.optimized_model_filepath.empty()) write_optimized_model(g, options, applied, impl->stats);
+  if (!options.optimized_model_filepath.empty() && impl->defaults.empty()) {
+    write_optimized_model(g, options, applied, impl->stats);
+  } else if (!options.optimized_model_filepath.empty()) {
+    // Overridable initializers are written back as they came: inputs that
+    // are also initializers.
+    graph::Graph written = g;
+    for (const auto& [name, t] : impl->defaults) written.initializers[written.value_id(name)] = t;
+    write_optimized_model(written, options, applied, impl->stats);
+  }
   auto plan = exec::Plan::compile(std::move(g), static_cast<graph::OptimizationLevel>(options.graph_optimization_level),
                                   !options.disable_prepacking, &options.custom_op_domains);
   if (!plan.is_ok()) throw Error(plan.status().code(), origin + ": " + plan.status().message());
@@ -490,6 +549,7 @@ std::unique_ptr<InferenceSession> InferenceSession::create_from_bytes(std::span<
 }
 
 const std::vector<TensorInfo>& InferenceSession::inputs() const { return impl_->inputs; }
+const std::vector<TensorInfo>& InferenceSession::overridable_initializers() const { return impl_->overridable; }
 const std::vector<TensorInfo>& InferenceSession::outputs() const { return impl_->outputs; }
 const ModelMetadata& InferenceSession::model_metadata() const { return impl_->metadata; }
 

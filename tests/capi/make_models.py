@@ -40,6 +40,13 @@ kinfo.onnx, kinfo_input.onnx: a custom op reading its node at creation
 kop.onnx: x float32 [n] -> y = Leaky(x; alpha = 0.25) (domain "info.domain"),
   a custom op running the built-in LeakyRelu inside its kernel
 
+over.onnx: initializers that are also graph inputs (overridable, IR 7):
+  x float32 [1, 1, 3, 3] -> y = Conv(x, w, b), z = w * w
+  (w = [[[[1, 2], [3, 4]]]], b = [0.5], both listed as inputs)
+
+denot.onnx: dimensions with denotations (AddFreeDimensionOverride):
+  x float32 [batch (DATA_BATCH), 3 (DATA_CHANNEL)] -> y = Relu(x)
+
 seq.onnx: sequences through the API:
   items seq(float32 [n]), x float32 [n] -> joined = SequenceInsert(items, x),
                                            count = SequenceLength(joined)
@@ -202,3 +209,25 @@ kop_model = helper.make_model(kop_graph, producer_name="capi-test",
                               opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("info.domain", 1)])
 kop_model.ir_version = 8
 onnx.save(kop_model, f"{out_dir}/kop.onnx")
+
+over_graph = helper.make_graph(
+    [helper.make_node("Conv", ["x", "w", "b"], ["y"]), helper.make_node("Mul", ["w", "w"], ["z"])], "capi_over",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 3, 3]),
+     helper.make_tensor_value_info("w", TensorProto.FLOAT, [1, 1, 2, 2]),
+     helper.make_tensor_value_info("b", TensorProto.FLOAT, [1])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+     helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+    [numpy_helper.from_array(np.array([1, 2, 3, 4], np.float32).reshape(1, 1, 2, 2), "w"),
+     numpy_helper.from_array(np.array([0.5], np.float32), "b")])
+over_model = helper.make_model(over_graph, producer_name="capi-test", opset_imports=[helper.make_opsetid("", 13)])
+over_model.ir_version = 7
+onnx.save(over_model, f"{out_dir}/over.onnx")
+
+denot_x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])
+denot_x.type.tensor_type.shape.dim[0].denotation = "DATA_BATCH"
+denot_x.type.tensor_type.shape.dim[1].denotation = "DATA_CHANNEL"
+denot_graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "capi_denot", [denot_x],
+                                [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3])])
+denot_model = helper.make_model(denot_graph, producer_name="capi-test", opset_imports=[helper.make_opsetid("", 13)])
+denot_model.ir_version = 7
+onnx.save(denot_model, f"{out_dir}/denot.onnx")

@@ -543,9 +543,10 @@ class InferenceSession:
         return list(self._outputs)
 
     def get_overridable_initializers(self):
-        """Initializers a feed may override: none (spindle folds initializers
-        into the graph; see the README's differences)."""
-        return []
+        """Initializers the model also lists as inputs (IR version 4 and
+        later), as NodeArgs: a feed of that name replaces the initializer for
+        the run."""
+        return self._sess.get_overridable_initializers()
 
     def get_modelmeta(self):
         """The model's metadata (ModelMetadata)."""
