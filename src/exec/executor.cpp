@@ -218,6 +218,22 @@ class HeapTrimmer {
   size_t pending_ = 0;
 };
 
+// What a kernel factory knows of n from the node alone (no constants,
+// shapes or subgraphs yet).
+kernels::NodeInfo node_info(const graph::Node& n, bool prepack) {
+  kernels::NodeInfo info;
+  info.op_type = n.op_type;
+  info.domain = n.domain;
+  info.opset = n.opset;
+  info.name = n.name;
+  info.attrs = n.attrs;
+  info.num_outer_inputs = static_cast<int>(n.outer_names.size());
+  info.num_inputs = static_cast<int>(n.inputs.size()) - info.num_outer_inputs;
+  info.num_outputs = static_cast<int>(n.outputs.size());
+  info.prepack = prepack;
+  return info;
+}
+
 // Bytes that dropping t frees (its storage when nothing else holds it).
 size_t freed_by_dropping(const Tensor& t) {
   const auto& b = t.buffer();
@@ -271,15 +287,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationL
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const graph::Node& n = graph.nodes[i];
     PlanNode& p = plan->nodes_[i];
-    p.info.op_type = n.op_type;
-    p.info.domain = n.domain;
-    p.info.opset = n.opset;
-    p.info.name = n.name;
-    p.info.attrs = n.attrs;
-    p.info.num_outer_inputs = static_cast<int>(n.outer_names.size());
-    p.info.num_inputs = static_cast<int>(n.inputs.size()) - p.info.num_outer_inputs;
-    p.info.num_outputs = static_cast<int>(n.outputs.size());
-    p.info.prepack = prepack;
+    p.info = node_info(n, prepack);
     for (const auto& [attr, value] : n.attrs.all())
       if (const auto* ga = std::get_if<GraphAttr>(&value)) {
         auto sub = compile_subgraph(n, attr, *ga->graph, graph, subgraph_level, prepack, custom_ops);
