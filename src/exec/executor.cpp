@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "exec/static_shapes.h"
 #include "kernels/custom/custom_op_kernel.h"
 #include "primitives/gemm/packing_scope.h"
 
@@ -184,7 +185,7 @@ Result<std::shared_ptr<const kernels::Subgraph>> compile_subgraph(const graph::N
       return internal_error(fmt::format("{}: '{}' reads '{}', which the node does not pass", n.label(), attr, c));
     outer_index.push_back(static_cast<size_t>(it - n.outer_names.begin()));
   }
-  SPINDLE_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Plan::compile(std::move(g), level, prepack, custom_ops));
+  SPINDLE_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Plan::compile(std::move(g), level, prepack, custom_ops, false));
   return std::shared_ptr<const kernels::Subgraph>(std::make_shared<CompiledSubgraph>(std::move(plan), std::move(outer_index), attr));
 }
 
@@ -217,6 +218,22 @@ class HeapTrimmer {
   size_t pending_ = 0;
 };
 
+// What a kernel factory knows of n from the node alone (no constants,
+// shapes or subgraphs yet).
+kernels::NodeInfo node_info(const graph::Node& n, bool prepack) {
+  kernels::NodeInfo info;
+  info.op_type = n.op_type;
+  info.domain = n.domain;
+  info.opset = n.opset;
+  info.name = n.name;
+  info.attrs = n.attrs;
+  info.num_outer_inputs = static_cast<int>(n.outer_names.size());
+  info.num_inputs = static_cast<int>(n.inputs.size()) - info.num_outer_inputs;
+  info.num_outputs = static_cast<int>(n.outputs.size());
+  info.prepack = prepack;
+  return info;
+}
+
 // Bytes that dropping t frees (its storage when nothing else holds it).
 size_t freed_by_dropping(const Tensor& t) {
   const auto& b = t.buffer();
@@ -226,7 +243,7 @@ size_t freed_by_dropping(const Tensor& t) {
 }  // namespace
 
 Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationLevel subgraph_level, bool prepack,
-                                            const CustomOpDomains* custom_ops) {
+                                            const CustomOpDomains* custom_ops, bool checked_inputs) {
   auto plan = std::unique_ptr<Plan>(new Plan());
   plan->graph_ = std::move(g);
   const graph::Graph& graph = plan->graph_;
@@ -265,19 +282,12 @@ Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationL
   kernels::nn::PackingScope packing;
   for (const auto& [id, t] : plan->graph_.initializers)
     if (t.defined() && !t.is_sequence() && t.nbytes() > 0) packing.add_source(t.raw_data());
+  const std::vector<std::optional<Shape>> shapes = static_value_shapes(graph, checked_inputs);
   plan->nodes_.resize(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const graph::Node& n = graph.nodes[i];
     PlanNode& p = plan->nodes_[i];
-    p.info.op_type = n.op_type;
-    p.info.domain = n.domain;
-    p.info.opset = n.opset;
-    p.info.name = n.name;
-    p.info.attrs = n.attrs;
-    p.info.num_outer_inputs = static_cast<int>(n.outer_names.size());
-    p.info.num_inputs = static_cast<int>(n.inputs.size()) - p.info.num_outer_inputs;
-    p.info.num_outputs = static_cast<int>(n.outputs.size());
-    p.info.prepack = prepack;
+    p.info = node_info(n, prepack);
     for (const auto& [attr, value] : n.attrs.all())
       if (const auto* ga = std::get_if<GraphAttr>(&value)) {
         auto sub = compile_subgraph(n, attr, *ga->graph, graph, subgraph_level, prepack, custom_ops);
@@ -285,7 +295,10 @@ Result<std::unique_ptr<Plan>> Plan::compile(graph::Graph g, graph::OptimizationL
           return Status(sub.status().code(), fmt::format("in graph '{}' of node {}: {}", attr, n.label(), sub.status().message()));
         p.info.subgraphs[attr] = std::move(sub).value();
       }
-    for (int in : n.inputs) p.info.const_inputs.push_back(in >= 0 ? graph.initializer(in) : nullptr);
+    for (int in : n.inputs) {
+      p.info.const_inputs.push_back(in >= 0 ? graph.initializer(in) : nullptr);
+      p.info.input_shapes.push_back(in >= 0 ? shapes[static_cast<size_t>(in)] : std::nullopt);
+    }
     p.inputs = n.inputs;
     p.outputs = n.outputs;
     auto custom = kernels::find_custom_op(custom_ops, n.domain, n.op_type, n.opset);

@@ -49,10 +49,14 @@ class Plan {
   // their node's kernel.
   // `prepack` is NodeInfo::prepack for every kernel (subgraphs included).
   // Nodes of `custom_ops` (may be null) get their custom kernel, looked up
-  // before the built-in registry.
+  // before the built-in registry. Kernels get the static shapes of their
+  // inputs (NodeInfo::input_shapes), from the graph's declared inputs when
+  // `checked_inputs` (the feeds are checked against them: not so for a
+  // subgraph's inputs).
   static Result<std::unique_ptr<Plan>> compile(graph::Graph g,
                                                graph::OptimizationLevel subgraph_level = graph::OptimizationLevel::kAll,
-                                               bool prepack = true, const CustomOpDomains* custom_ops = nullptr);
+                                               bool prepack = true, const CustomOpDomains* custom_ops = nullptr,
+                                               bool checked_inputs = true);
 
   const graph::Graph& graph() const { return graph_; }
   const std::vector<PlanNode>& nodes() const { return nodes_; }

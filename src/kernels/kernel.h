@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -83,6 +84,16 @@ struct NodeInfo {
   std::vector<const Tensor*> const_inputs;
   const Tensor* const_input(int i) const {
     return i < static_cast<int>(const_inputs.size()) ? const_inputs[static_cast<size_t>(i)] : nullptr;
+  }
+  // Shapes of the inputs known before any run (every dimension static: the
+  // graph's inputs as declared, propagated through the nodes whose output
+  // shapes follow from their inputs'); nullopt where a shape is only known
+  // at run time. Kernels may prepare for these shapes at creation.
+  std::vector<std::optional<Shape>> input_shapes;
+  const Shape* input_shape(int i) const {
+    return i < static_cast<int>(input_shapes.size()) && input_shapes[static_cast<size_t>(i)]
+               ? &*input_shapes[static_cast<size_t>(i)]
+               : nullptr;
   }
   // Kernels may pack constant inputs into their compute layout at creation
   // (false: session.disable_prepacking = "1"; they then read them as given).

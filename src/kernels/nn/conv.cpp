@@ -100,10 +100,11 @@ class ConvKernel final : public OpKernel {
         fail(node, fmt::format("input W has shape {}: {} output channels are not divisible by group {}",
                                shape_to_string(w->shape()), w->dim(0), group_));
       w_ = *w;
+      prepare_static_winograd(node, *w);
       // Constant weights of the GEMM paths are packed once, per group, into
       // the micro-kernel's A panels (depthwise weights stay as they are).
       const bool depthwise = w->dim(1) == 1 && w->rank() <= 4 && !one_channel_1d(static_cast<int>(w->rank()) - 2, group_, w->dim(0));
-      if (node.prepack && !depthwise) {
+      if (node.prepack && !depthwise && !wino_static_) {
         const int64_t Mg = w->dim(0) / group_, K = w->numel() / w->dim(0);
         packed_w_ = PackedMatrix::pack_a(false, Mg, K, 1.0f, w->data<float>(), K, group_, Mg * K);
       }
@@ -115,7 +116,7 @@ class ConvKernel final : public OpKernel {
       // (the matrix-vector product, Winograd's U) reads the panels instead,
       // and the plan frees the original (owns_constant_input). w_ then
       // keeps W's shape over no data.
-      if (!packed_w_.empty()) w_ = Tensor::borrow(DataType::kFloat32, w->shape(), nullptr);
+      if (!packed_w_.empty() || wino_static_) w_ = Tensor::borrow(DataType::kFloat32, w->shape(), nullptr);
     }
     if (const Tensor* b = node.const_input(2)) {
       require_float(node, *b, "B");
@@ -142,7 +143,7 @@ class ConvKernel final : public OpKernel {
     }
   }
 
-  bool owns_constant_input(int i) const override { return i == 1 && !packed_w_.empty(); }
+  bool owns_constant_input(int i) const override { return i == 1 && (!packed_w_.empty() || wino_static_); }
   size_t packed_bytes() const override {
     return packed_w_.bytes() + (direct_w_.w.size() + grouped_w_.w.size()) * sizeof(float) + wino_bytes_.load();
   }
@@ -304,6 +305,10 @@ class ConvKernel final : public OpKernel {
                                                      : nullptr;
     const ConvArgs a{.ctx = ctx, .x = X.data<float>(), .wd = wd, .bias = bias, .y = y, .N = X.dim(0),
                      .C = C, .M = M, .G = G, .w = w, .ep = ep};
+    if (wino_static_ && &Wt == &w_ && !winograd_applies(w, G, C, M))
+      fail(ctx.node(), fmt::format("internal: input X has shape {}, but the kernel holds W only for the Winograd path "
+                                   "of the static input shape {}",
+                                   shape_to_string(X.shape()), shape_to_string(wino_shape_)));
     if (Wt.dim(1) == 1 && G == C && w.nd <= 2 && !one_channel_1d(w.nd, G, M)) {
       if (!wd) fail(ctx.node(), "internal: depthwise weights were packed");
       conv::run_depthwise(a);
@@ -363,7 +368,7 @@ class ConvKernel final : public OpKernel {
       return;
     }
     if (winograd_applies(w, G, C, M)) {
-      conv::run_winograd(a, packed ? &wino_ : nullptr, packed);
+      conv::run_winograd(a, packed || (constant_w && wino_static_) ? &wino_ : nullptr, packed);
       if (packed) wino_bytes_.store(wino_.u.bytes());
       return;
     }
@@ -435,6 +440,29 @@ class ConvKernel final : public OpKernel {
   // than the taps path at 28x28 and 14x14 (its 16-row GEMM is efficient).
   static constexpr int64_t kGrouped8MaxChannels = 16;
 
+  // An input shape known at creation (NodeInfo::input_shapes) for which
+  // Winograd applies: U is packed now rather than on the first run, in
+  // place of the GEMM panels (no other path is taken with that shape).
+  // A fused Mul (input 4) may make X its other operand: left to the runs.
+  void prepare_static_winograd(const NodeInfo& node, const Tensor& w) {
+    const Shape* xs = node.input_shape(0);
+    if (!node.prepack || !xs || node.num_inputs > 4 || xs->size() != 4 || w.rank() != 4 || group_ != 1 ||
+        (*xs)[1] != w.dim(1))
+      return;
+    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != Shape(w.shape().begin() + 2, w.shape().end())) return;
+    Window3 win;
+    try {
+      win = forward_window(node, attrs_, *xs, {w.dim(2), w.dim(3)});
+    } catch (const Error&) {
+      return;  // the runs report it
+    }
+    if (!winograd_applies(win, group_, w.dim(1), w.dim(0))) return;
+    conv::prepare_winograd(w.data<float>(), w.dim(0), w.dim(1), wino_);
+    wino_bytes_.store(wino_.u.bytes());
+    wino_static_ = true;
+    wino_shape_ = *xs;
+  }
+
   // Winograd F(4x4, 3x3) (winograd.isa.cpp) for 3x3, stride 1, dilation 1,
   // one group, enough channels and a large enough output (docs/gemm.md has
   // the measurements behind the thresholds).
@@ -492,6 +520,10 @@ class ConvKernel final : public OpKernel {
   // U of w_ for the Winograd path, packed on its first call.
   mutable conv::WinogradWeights wino_;
   mutable std::atomic<size_t> wino_bytes_{0};  // wino_.u's size once packed
+  // U packed at creation for the static input shape wino_shape_, the only
+  // form of W the kernel keeps.
+  bool wino_static_ = false;
+  Shape wino_shape_;
 };
 
 }  // namespace

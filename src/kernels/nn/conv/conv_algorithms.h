@@ -95,12 +95,15 @@ struct Grouped8Weights {
 Grouped8Weights prepare_grouped8(const Tensor& w, int64_t G);
 
 // U = G g G^T of the constant weights in the SGEMM's A panels, 36 groups of
-// M x C, packed on the Winograd path's first call (36 x M x C floats, 4x
-// the 3x3 weights, so only for layers that take the path).
+// M x C, packed when the kernel is created if its input shape is static
+// and takes the path (prepare_winograd), else on the path's first call
+// (36 x M x C floats, 4x the 3x3 weights, so only for layers that take it).
 struct WinogradWeights {
   std::once_flag once;
   PackedMatrix u;
 };
+// Packs U of wd (M x C 3x3 filters, ONNX layout) into uw, once.
+void prepare_winograd(const float* wd, int64_t M, int64_t C, WinogradWeights& uw);
 
 // ---------------------------------------------------------------- drivers
 

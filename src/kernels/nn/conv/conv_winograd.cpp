@@ -166,7 +166,19 @@ void run_shared_v(const WinogradPlan& p) {
   }
 }
 
+// U = G g G^T of wd (M x C 3x3 filters) in the SGEMM's A panels, 36 groups.
+PackedMatrix pack_u(const float* wd, int64_t M, int64_t C) {
+  static const auto weights_fn = SPINDLE_ISA_SELECT(winograd_weights);
+  std::vector<float> u(static_cast<size_t>(36 * M * C));
+  weights_fn(wd, M, C, u.data());
+  return PackedMatrix::pack_a(false, M, C, 1.0f, u.data(), C, 36, M * C);
+}
+
 }  // namespace
+
+void prepare_winograd(const float* wd, int64_t M, int64_t C, WinogradWeights& uw) {
+  std::call_once(uw.once, [&] { uw.u = pack_u(wd, M, C); });
+}
 
 // V = B^T d B of each input plane goes straight into the SGEMM's B
 // panels (V[xi]: C x tiles, NR tiles per panel); the 36 GEMMs
@@ -174,23 +186,23 @@ void run_shared_v(const WinogradPlan& p) {
 // Y = A^T O A + bias into the output and the epilogue on the block's rows.
 // Large images run in bands of tile rows with a private V each; smaller
 // ones share one V and split the output channels (run_shared_v).
-// U = G g G^T is packed into the SGEMM's A panels on the first call with
-// constant weights (WinogradWeights), or computed per call from run-time
-// weights.
+// U = G g G^T of constant weights is packed into the SGEMM's A panels at
+// creation or on the first call (WinogradWeights), or computed per call
+// from run-time weights.
 void run_winograd(const ConvArgs& a, WinogradWeights* uw, const PackedMatrix* w_packed) {
   static const auto weights_fn = SPINDLE_ISA_SELECT(winograd_weights);
   const int64_t C = a.C, M = a.M;
   const Window3& w = a.w;
   std::vector<float> u_run;
   if (uw) {
+    // U prepared at creation (prepare_winograd), else now, once.
     std::call_once(uw->once, [&] {
-      std::vector<float> u(static_cast<size_t>(36 * M * C)), w;
+      std::vector<float> w;
       if (!a.wd) {
         if (!w_packed) fail(a.ctx.node(), "internal: Winograd weights without W");
         w = unpack_weights(*w_packed, 1, M);
       }
-      weights_fn(a.wd ? a.wd : w.data(), M, C, u.data());
-      uw->u = PackedMatrix::pack_a(false, M, C, 1.0f, u.data(), C, 36, M * C);
+      uw->u = pack_u(a.wd ? a.wd : w.data(), M, C);
     });
   } else {
     u_run.resize(static_cast<size_t>(36 * M * C));
