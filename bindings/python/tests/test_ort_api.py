@@ -560,3 +560,24 @@ def test_set_seed_makes_unseeded_random_operators_repeatable():
     assert not np.array_equal(first[0], other[0])
     with pytest.raises(spindle.InvalidArgument, match=r"set_seed\(True\)"):
         spindle.set_seed(True)
+
+
+def test_an_initializer_listed_as_an_input_is_overridable():
+    from onnx import TensorProto, helper, numpy_helper
+
+    b = numpy_helper.from_array(np.array([1, 2], dtype=np.float32), "b")
+    graph = helper.make_graph([helper.make_node("Add", ["x", "b"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+                               helper.make_tensor_value_info("b", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])], [b])
+    model = helper.make_model(graph, ir_version=8,
+                              opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    sess = spindle.InferenceSession(model)
+    assert [(a.name, a.shape, a.type) for a in sess.get_overridable_initializers()] == \
+        [("b", [2], "tensor(float)")]
+    assert [a.name for a in sess.get_inputs()] == ["x"]  # as ONNX Runtime lists them
+    x = np.array([10, 20], dtype=np.float32)
+    assert sess.run(None, {"x": x})[0].tolist() == [11, 22]  # the stored value by default
+    fed = np.array([100, 200], dtype=np.float32)
+    assert sess.run(None, {"x": x, "b": fed})[0].tolist() == [110, 220]  # or the one fed
+    assert sess.run(None, {"x": x})[0].tolist() == [11, 22]  # and not kept
