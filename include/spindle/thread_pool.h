@@ -12,14 +12,10 @@
 // OpenMP / TBB backends chosen with -DSPINDLE_PARALLEL_BACKEND.
 #pragma once
 
-#include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -60,21 +56,10 @@ struct Cost {
   double compute_cycles = 0;
 };
 
-// The deterministic partition of [0, n) for a grain: block b covers
-// [b * block_size, min(n, (b + 1) * block_size)). It is the determinism
-// contract above made concrete, and parallel_reduce (a template, so defined
-// in this header) needs it to combine its partials in block order. (The cost
-// model that picks grains and thread counts from a Cost is internal:
-// src/threading/cost.h.)
-struct Partition {
-  int64_t num_blocks = 0;
-  int64_t block_size = 0;
-};
-Partition partition_range(int64_t n, int64_t grain);
-
 namespace detail {
 class IntraPoolImpl;
 class TaskPoolImpl;
+class FutureCore;  // a Future's completion: ready flag, error, waiters (src/threading)
 }  // namespace detail
 
 // Intra-op pool. Thread-safe: many threads may call parallel_for at once; a
@@ -131,6 +116,11 @@ class ThreadPool {
 
  private:
   explicit ThreadPool(std::unique_ptr<detail::IntraPoolImpl> impl);
+  // parallel_reduce's blocks: how many the grain gives [begin, end), then
+  // fn(block, lo, hi) for each of them across the pool.
+  static int64_t reduce_blocks(int64_t begin, int64_t end, int64_t grain);
+  void run_reduce_blocks(int64_t begin, int64_t end, int64_t grain,
+                         FunctionRef<void(int64_t block, int64_t lo, int64_t hi)> fn);
   void run_loop(int64_t begin, int64_t end, int64_t grain, int threads, RangeFn fn);
   std::unique_ptr<detail::IntraPoolImpl> impl_;
 };
@@ -165,16 +155,11 @@ class BlockTraceScope {
 template <class T, class Map, class Combine>
 T ThreadPool::parallel_reduce(int64_t begin, int64_t end, int64_t grain, T identity, Map map,
                               Combine combine) {
-  const int64_t n = end > begin ? end - begin : 0;
-  const Partition part = partition_range(n, grain);
-  if (part.num_blocks == 0) return identity;
-  std::vector<T> partials(static_cast<size_t>(part.num_blocks), identity);
-  parallel_for(0, part.num_blocks, 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t lo = begin + b * part.block_size;
-      const int64_t hi = std::min(end, lo + part.block_size);
-      partials[static_cast<size_t>(b)] = map(lo, hi, identity);
-    }
+  const int64_t blocks = reduce_blocks(begin, end, grain);
+  if (blocks == 0) return identity;
+  std::vector<T> partials(static_cast<size_t>(blocks), identity);
+  run_reduce_blocks(begin, end, grain, [&](int64_t b, int64_t lo, int64_t hi) {
+    partials[static_cast<size_t>(b)] = map(lo, hi, identity);
   });
   T acc = identity;
   for (const T& p : partials) acc = combine(acc, p);
@@ -184,71 +169,45 @@ T ThreadPool::parallel_reduce(int64_t begin, int64_t end, int64_t grain, T ident
 // ---------------------------------------------------------------------------
 // Inter-op pool and futures.
 
-// The shared state of a Future lives here, not in src/threading, because
-// Future<T> and TaskPool::fork are templates: user code instantiates them, so
-// it must see FutureState<T> (where fork stores the value) and the calls they
-// make on it. Only wait() and mark_ready() are defined in the library.
-// Nothing in detail is API; it may change in any release.
-namespace detail {
-// Shared state of a Future; completion is signalled once.
-class FutureStateBase {
+// What every Future<T> has whatever T is: its completion, kept by the
+// library (a task that threw completes with its exception).
+class FutureBase {
  public:
-  virtual ~FutureStateBase() = default;
-  bool is_ready() const { return ready_.load(std::memory_order_acquire); }
-  void set_exception(std::exception_ptr e) {
-    error_ = std::move(e);
-    mark_ready();
-  }
-  void mark_ready();
-  // Blocks until ready; from a thread of `pool` it runs queued tasks meanwhile.
-  void wait(TaskPoolImpl* pool);
-  void rethrow_if_error() const {
-    if (error_) std::rethrow_exception(error_);
-  }
+  bool valid() const { return core_ != nullptr; }
+  bool is_ready() const;
+  // Waits for the task; from a pool thread, runs other queued tasks meanwhile.
+  void wait() const;
+
+ protected:
+  FutureBase() = default;
+  explicit FutureBase(std::shared_ptr<detail::FutureCore> core) : core_(std::move(core)) {}
+  // Rethrows the task's exception, if it threw.
+  void rethrow_if_error() const;
 
  private:
-  std::atomic<bool> ready_{false};
-  std::exception_ptr error_;
-  std::mutex mu_;
-  std::condition_variable cv_;
+  std::shared_ptr<detail::FutureCore> core_;
 };
 
 template <class T>
-class FutureState : public FutureStateBase {
- public:
-  std::optional<T> value;
-};
-template <>
-class FutureState<void> : public FutureStateBase {};
-}  // namespace detail
-
-template <class T>
-class Future {
+class Future : public FutureBase {
  public:
   Future() = default;
-  bool valid() const { return state_ != nullptr; }
-  bool is_ready() const { return state_ && state_->is_ready(); }
-  // Waits for the task; from a pool thread, runs other queued tasks meanwhile.
-  void wait() const {
-    check_valid(state_);
-    state_->wait(pool_);
-  }
   // Waits, then returns the value or rethrows the task's exception.
   T get() const {
     wait();
-    state_->rethrow_if_error();
-    if constexpr (!std::is_void_v<T>) return *state_->value;
+    rethrow_if_error();
+    if constexpr (!std::is_void_v<T>) return *value_->value;
   }
 
  private:
   friend class TaskPool;
-  Future(std::shared_ptr<detail::FutureState<T>> s, detail::TaskPoolImpl* pool)
-      : state_(std::move(s)), pool_(pool) {}
-  static void check_valid(const std::shared_ptr<detail::FutureState<T>>& s) {
-    if (!s) throw Error(StatusCode::kFailedPrecondition, "wait() on an empty Future");
-  }
-  std::shared_ptr<detail::FutureState<T>> state_;
-  detail::TaskPoolImpl* pool_ = nullptr;
+  // Where the task stores its value (nothing for void).
+  struct Slot {
+    std::optional<std::conditional_t<std::is_void_v<T>, char, T>> value;
+  };
+  Future(std::shared_ptr<detail::FutureCore> core, std::shared_ptr<Slot> value)
+      : FutureBase(std::move(core)), value_(std::move(value)) {}
+  std::shared_ptr<Slot> value_;
 };
 
 // Inter-op pool. Thread-safe.
@@ -276,26 +235,31 @@ class TaskPool {
 
  private:
   explicit TaskPool(std::unique_ptr<detail::TaskPoolImpl> impl);
+  // A new, pending completion for fork's Future, waited on through this pool.
+  std::shared_ptr<detail::FutureCore> new_future() const;
+  // Completes `core`: with `error` (the task threw) or without.
+  static void complete(detail::FutureCore& core, std::exception_ptr error);
   std::unique_ptr<detail::TaskPoolImpl> impl_;
 };
 
 template <class F>
 auto TaskPool::fork(F&& fn) -> Future<std::invoke_result_t<F>> {
   using T = std::invoke_result_t<F>;
-  auto state = std::make_shared<detail::FutureState<T>>();
-  schedule([state, fn = std::forward<F>(fn)]() mutable {
+  std::shared_ptr<detail::FutureCore> core = new_future();
+  auto value = std::make_shared<typename Future<T>::Slot>();
+  schedule([core, value, fn = std::forward<F>(fn)]() mutable {
     try {
       if constexpr (std::is_void_v<T>) {
         fn();
       } else {
-        state->value.emplace(fn());
+        value->value.emplace(fn());
       }
-      state->mark_ready();
+      complete(*core, nullptr);
     } catch (...) {
-      state->set_exception(std::current_exception());
+      complete(*core, std::current_exception());
     }
   });
-  return Future<T>(std::move(state), impl_.get());
+  return Future<T>(std::move(core), std::move(value));
 }
 
 }  // namespace spindle

@@ -6,6 +6,7 @@
 // the old one is joined when its last user lets go (see environment.h).
 #include "spindle/environment.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 

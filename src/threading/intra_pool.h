@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "spindle/thread_pool.h"
+#include "threading/cost.h"
 #include "threading/pool_options.h"
 
 namespace spindle::detail {

@@ -17,7 +17,10 @@
 // that finishes while helpers sleep wakes them to look at their futures
 // (fences on both sides: the helper sees its future ready or the finishing
 // task sees the helper). No timed poll.
+#include <atomic>
+#include <condition_variable>
 #include <deque>
+#include <exception>
 #include <latch>
 #include <mutex>
 
@@ -31,6 +34,26 @@
 
 namespace spindle {
 namespace detail {
+
+// A Future's completion, shared by the Future and its task: done once, with
+// or without the task's exception. The error is written before the release
+// store of ready_ and read only after an acquire load saw it.
+class FutureCore {
+ public:
+  explicit FutureCore(TaskPoolImpl* pool) : pool_(pool) {}
+  bool is_ready() const { return ready_.load(std::memory_order_acquire); }
+  void complete(std::exception_ptr error);
+  // Blocks until ready; from a thread of the pool it runs queued tasks meanwhile.
+  void wait();
+  const std::exception_ptr& error() const { return error_; }
+
+ private:
+  TaskPoolImpl* pool_;
+  std::atomic<bool> ready_{false};
+  std::exception_ptr error_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+};
 
 class TaskPoolImpl {
  public:
@@ -97,7 +120,7 @@ class TaskPoolImpl {
 
   // Future::wait on a thread of this pool: runs queued tasks until `f` is
   // ready, sleeping while there are none (see the overview).
-  void wait_helping(const FutureStateBase& f) {
+  void wait_helping(const FutureCore& f) {
     while (!f.is_ready()) {
       if (try_run_one()) continue;
       helpers_.fetch_add(1, std::memory_order_seq_cst);
@@ -157,20 +180,21 @@ class TaskPoolImpl {
 
 thread_local const TaskPoolImpl* TaskPoolImpl::t_pool = nullptr;
 
-void FutureStateBase::mark_ready() {
+void FutureCore::complete(std::exception_ptr error) {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    error_ = std::move(error);
     ready_.store(true, std::memory_order_release);
   }
   cv_.notify_all();
 }
 
-void FutureStateBase::wait(TaskPoolImpl* pool) {
+void FutureCore::wait() {
   if (is_ready()) return;
-  if (pool && pool->is_worker_thread()) {
+  if (pool_ && pool_->is_worker_thread()) {
     // Help: run queued tasks until ours is done (a pool thread blocked here
     // could otherwise hold up the very task it waits for).
-    pool->wait_helping(*this);
+    pool_->wait_helping(*this);
     return;
   }
   std::unique_lock<std::mutex> lock(mu_);
@@ -178,6 +202,23 @@ void FutureStateBase::wait(TaskPoolImpl* pool) {
 }
 
 }  // namespace detail
+
+bool FutureBase::is_ready() const { return core_ && core_->is_ready(); }
+
+void FutureBase::wait() const {
+  if (!core_) throw Error(StatusCode::kFailedPrecondition, "wait() on an empty Future");
+  core_->wait();
+}
+
+void FutureBase::rethrow_if_error() const {
+  if (core_->error()) std::rethrow_exception(core_->error());
+}
+
+std::shared_ptr<detail::FutureCore> TaskPool::new_future() const {
+  return std::make_shared<detail::FutureCore>(impl_.get());
+}
+
+void TaskPool::complete(detail::FutureCore& core, std::exception_ptr error) { core.complete(std::move(error)); }
 
 Result<std::unique_ptr<TaskPool>> TaskPool::create(const ThreadingOptions& options) {
   ThreadingOptions named = options;

@@ -108,6 +108,22 @@ const ThreadingOptions& ThreadPool::options() const { return impl_->resolved().o
 std::vector<int> ThreadPool::worker_tids() const { return impl_->worker_tids(); }
 bool ThreadPool::is_worker_thread() const { return impl_->is_worker_thread(); }
 
+int64_t ThreadPool::reduce_blocks(int64_t begin, int64_t end, int64_t grain) {
+  return end > begin ? partition_range(end - begin, grain).num_blocks : 0;
+}
+
+void ThreadPool::run_reduce_blocks(int64_t begin, int64_t end, int64_t grain,
+                                   FunctionRef<void(int64_t block, int64_t lo, int64_t hi)> fn) {
+  if (end <= begin) return;
+  const Partition part = partition_range(end - begin, grain);
+  parallel_for(0, part.num_blocks, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t lo = begin + b * part.block_size;
+      fn(b, lo, std::min(end, lo + part.block_size));
+    }
+  });
+}
+
 // `threads` bounds the threads that run the blocks (the partition is the
 // grain's whatever it is): 1 runs the loop inline.
 void ThreadPool::run_loop(int64_t begin, int64_t end, int64_t grain, int threads, RangeFn fn) {
