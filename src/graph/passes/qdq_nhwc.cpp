@@ -21,6 +21,20 @@
 //                G is read as it is); the kernel broadcasts G against X
 //                as the NCHW op would (a squeeze-excite gate [N, C, 1, 1]
 //                scales each pixel's channels).
+//   float islands between them (DequantizeLinear -> BatchNormalization ->
+//   Relu -> QuantizeLinear, the pre-activation of DenseNet's layers, and
+//   the Concat of their features):
+//   DequantizeLinear / QuantizeLinear (per-tensor), Relu  X produced by a
+//                member: element-wise, they stay as they are;
+//   BatchNormalization  (inference; no fused activation, or Relu /
+//                LeakyRelu / Clip) X produced by a member: becomes
+//                spindle.BatchNormalizationNhwc, the same per-element
+//                arithmetic;
+//   Concat       rank 4 (one operand produced by a member): the axis
+//                becomes its NHWC number (channels: 1 -> 3), operands from
+//                elsewhere enter the layout (a float one as float).
+//   A float island op (not QuantizeLinear) whose result no member reads is
+//   not a member: the chain then leaves the layout at the 8-bit tensor.
 // Members joined through their data inputs form a chain. A value entering
 // a chain (a QLinearConv's X from elsewhere) gets one spindle.ToNhwc; a
 // member's output read otherwise (by a float island's DequantizeLinear, a
@@ -45,9 +59,37 @@
 namespace spindle::graph::passes {
 namespace {
 
-enum Kind { kNo = 0, kConv, kAdd, kPool, kLookup, kGate };
+enum Kind { kNo = 0, kConv, kAdd, kPool, kLookup, kGate, kElem, kBn, kConcat };
 
 bool is_q8(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
+
+bool scalar_const(const Graph& g, int v) {
+  const Tensor* t = v < 0 ? nullptr : g.initializer(v);
+  return t && t->numel() == 1;
+}
+
+// The float ops of an island between 8-bit chain members (DequantizeLinear
+// -> BatchNormalization (+ Relu) -> QuantizeLinear, Concat along channels):
+// element-wise or per-channel, so they run on the NHWC tensors as well.
+Kind island_kind(const Graph& g, const Node& n) {
+  if (!n.domain.empty()) return kNo;
+  if (n.op_type == "Relu") return kElem;
+  if (n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear") {  // per-tensor
+    if (n.inputs.size() < 2 || !scalar_const(g, n.inputs[1])) return kNo;
+    return n.inputs.size() < 3 || n.inputs[2] < 0 || scalar_const(g, n.inputs[2]) ? kElem : kNo;
+  }
+  if (n.op_type == "Concat") {
+    const int64_t a = n.attrs.get_int("axis", 99);
+    return a >= -4 && a < 4 && n.outputs.size() == 1 ? kConcat : kNo;
+  }
+  if (n.op_type == "BatchNormalization") {
+    if (n.inputs.size() != 5 || n.attrs.get_int("training_mode", 0) != 0) return kNo;
+    if (n.opset < 9 && n.attrs.get_int("spatial", 1) == 0) return kNo;
+    const std::string act = n.attrs.get_string("activation", "");  // the exact ones, any order of the channels
+    return act.empty() || act == "Relu" || act == "LeakyRelu" || act == "Clip" ? kBn : kNo;
+  }
+  return kNo;
+}
 
 Kind member_kind(const Graph& g, const Node& n) {
   if (n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty() || n.inputs[0] < 0) return kNo;
@@ -65,7 +107,7 @@ Kind member_kind(const Graph& g, const Node& n) {
     if (!n.attrs.has("kernel_shape") || n.attrs.get_ints("kernel_shape").size() != 2) return kNo;
     return n.attrs.get_int("storage_order", 0) == 0 ? kPool : kNo;
   }
-  return kNo;
+  return island_kind(g, n);
 }
 
 bool is_gap(const Node& n) {
@@ -128,6 +170,11 @@ class NhwcLayout {
     switch (kind_[static_cast<size_t>(i)]) {
       case kNo: return {};
       case kAdd: return {0, 3};
+      case kConcat: {
+        std::vector<size_t> all(node_inputs(i));
+        std::iota(all.begin(), all.end(), size_t{0});
+        return all;
+      }
       case kGate:  // G in NHWC when a member makes it, else read as it is
         if (gate_nhwc_[static_cast<size_t>(i)]) return {0, 3};
         return {0};
@@ -135,24 +182,45 @@ class NhwcLayout {
     }
   }
 
-  // MaxPools, QLinearAdds, lookups and gates whose operands do not all come from members
-  // (their rank and type unknown) are not members, until stable.
+  size_t node_inputs(int i) const { return g_.nodes[static_cast<size_t>(i)].inputs.size(); }
+  bool fed(int i, size_t slot) {
+    const int p = producer(node(i).inputs[slot]);
+    return p >= 0 && member(p);
+  }
+  // Members other than QLinearConvs whose operands do not all come from
+  // members (their rank and type unknown; a Concat: none of them) are not
+  // members; nor float island ops whose result no member reads (it would
+  // leave the layout as float, not as the 8-bit tensor before it); until
+  // stable.
   void drop_unfed() {
     for (bool changed = true; changed;) {
       changed = false;
       for (int i = 0; i < nn_; ++i) {
         const Kind k = kind_[static_cast<size_t>(i)];
-        if (k != kAdd && k != kPool && k != kLookup && k != kGate) continue;
-        for (size_t slot : data_slots(i)) {
-          const int p = producer(node(i).inputs[slot]);
-          if (p < 0 || !member(p)) {
-            kind_[static_cast<size_t>(i)] = kNo;
-            changed = true;
-            break;
-          }
+        if (k == kNo || k == kConv) continue;
+        const std::vector<size_t> slots = data_slots(i);
+        const auto is_fed = [&](size_t s) { return fed(i, s); };
+        const bool ok = k == kConcat ? std::any_of(slots.begin(), slots.end(), is_fed)
+                                     : std::all_of(slots.begin(), slots.end(), is_fed);
+        if (!ok || (float_island(i) && !read_by_member(node(i).outputs[0]))) {
+          kind_[static_cast<size_t>(i)] = kNo;
+          changed = true;
         }
       }
     }
+  }
+  bool float_island(int i) const {
+    const Kind k = kind_[static_cast<size_t>(i)];
+    return k == kBn || k == kConcat || (k == kElem && g_.nodes[static_cast<size_t>(i)].op_type != "QuantizeLinear");
+  }
+  bool read_by_member(int v) {
+    for (int r : g_.consumers(v)) {
+      if (is_gap(node(r)) && node(r).inputs[0] == v) return true;
+      if (!member(r)) continue;
+      for (size_t s : data_slots(r))
+        if (node(r).inputs[s] == v) return true;
+    }
+    return false;
   }
 
   bool nhwc_use(int reader, size_t slot, int chain) {
@@ -210,6 +278,16 @@ class NhwcLayout {
         n.op_type = k == kPool ? "MaxPoolNhwc" : "QLinearConvNhwc";
         n.domain = "spindle";
         n.opset = 1;
+      }
+      if (k == kBn) {
+        n.op_type = "BatchNormalizationNhwc";
+        n.domain = "spindle";
+        n.opset = 1;
+      }
+      if (k == kConcat) {  // NCHW axis 0, 1, 2, 3 is NHWC axis 0, 3, 1, 2
+        const int64_t a = n.attrs.get_int("axis", 1);
+        const int64_t nchw = a < 0 ? a + 4 : a;
+        n.attrs.set("axis", nchw == 0 ? int64_t{0} : nchw == 1 ? int64_t{3} : nchw - 1);
       }
       if (k == kGate) {
         n.attrs.set("channels_last", int64_t{1});

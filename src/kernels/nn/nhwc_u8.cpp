@@ -1,8 +1,10 @@
 // nhwc_u8.cpp — the conversions at the borders of a chain of 8-bit NHWC
 // operators and MaxPool in that layout (see nhwc.h):
 //
-//   spindle.ToNhwc    X [N, C, H, W] int8 / uint8 -> Y [N, H, W, C]
-//   spindle.FromNhwc  X [N, H, W, C] int8 / uint8 -> Y [N, C, H, W]
+//   spindle.ToNhwc    X [N, C, H, W] -> Y [N, H, W, C]
+//   spindle.FromNhwc  X [N, H, W, C] -> Y [N, C, H, W]
+//                     (int8 / uint8, or 4-byte elements: float32 and
+//                     others, moved as they are)
 //   spindle.MaxPoolNhwc  MaxPool (kernel_shape, strides, pads, dilations,
 //                     ceil_mode, auto_pad) of a 2-D int8 / uint8 NHWC X: one
 //                     output pixel is the element-wise max of its window's
@@ -89,24 +91,34 @@ void im2col_u8(const uint8_t* x, int64_t C, int64_t cg, int64_t grp, const Windo
   }
 }
 
-void transpose_bytes(ThreadPool* pool, const uint8_t* src, uint8_t* dst, int64_t N, int64_t rows, int64_t cols) {
+namespace {
+
+// dst[n][j][i] = src[n][i][j] for elements of type T.
+template <class T>
+void transpose_elems(ThreadPool* pool, const T* src, T* dst, int64_t N, int64_t rows, int64_t cols) {
   // Tiles of 64 columns x all rows: each reads `rows` short runs and writes
-  // 64 runs of `rows` bytes.
+  // 64 runs of `rows` elements.
   constexpr int64_t kTile = 64;
   const int64_t tiles = ceil_div(cols, kTile);
   if (N <= 0 || rows <= 0 || cols <= 0) return;
-  parallel_for(pool, 0, N * tiles, grain_for_cost(ops_cost(static_cast<double>(kTile * rows) / 4)),
-               [&](int64_t b0, int64_t b1) {
+  const double bytes = static_cast<double>(kTile * rows * static_cast<int64_t>(sizeof(T)));
+  parallel_for(pool, 0, N * tiles, grain_for_cost(ops_cost(bytes / 4)), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t n = b / tiles, j0 = (b % tiles) * kTile, j1 = std::min(cols, j0 + kTile);
-      const uint8_t* s = src + n * rows * cols;
-      uint8_t* d = dst + n * rows * cols;
+      const T* s = src + n * rows * cols;
+      T* d = dst + n * rows * cols;
       for (int64_t i = 0; i < rows; ++i) {
-        const uint8_t* sr = s + i * cols;
+        const T* sr = s + i * cols;
         for (int64_t j = j0; j < j1; ++j) d[j * rows + i] = sr[j];
       }
     }
   });
+}
+
+}  // namespace
+
+void transpose_bytes(ThreadPool* pool, const uint8_t* src, uint8_t* dst, int64_t N, int64_t rows, int64_t cols) {
+  transpose_elems(pool, src, dst, N, rows, cols);
 }
 
 namespace {
@@ -128,15 +140,22 @@ class NhwcReorderKernel final : public OpKernel {
   explicit NhwcReorderKernel(const NodeInfo&) {}
   void compute(KernelContext& ctx) const override {
     const Tensor& X = ctx.input(0);
-    require_rank4_q8(ctx.node(), X);
+    const size_t esize = dtype_size(X.dtype());
+    if (X.rank() != 4 || (esize != 1 && esize != 4))
+      fail(ctx.node(), fmt::format("input X is {}, expected a rank-4 tensor of 1- or 4-byte elements", X.describe()));
     const int64_t N = X.dim(0);
     Shape ys = kToNhwc ? Shape{N, X.dim(2), X.dim(3), X.dim(1)} : Shape{N, X.dim(3), X.dim(1), X.dim(2)};
     Tensor& Y = ctx.output(0, X.dtype(), ys);
     if (Y.numel() == 0) return;
     const int64_t C = kToNhwc ? X.dim(1) : X.dim(3);
     const int64_t P = X.numel() / (N * C);
-    transpose_bytes(ctx.pool(), static_cast<const uint8_t*>(X.raw_data()), static_cast<uint8_t*>(Y.raw_mutable_data()),
-                    N, kToNhwc ? C : P, kToNhwc ? P : C);
+    const int64_t rows = kToNhwc ? C : P, cols = kToNhwc ? P : C;
+    if (esize == 4)
+      transpose_elems(ctx.pool(), static_cast<const uint32_t*>(X.raw_data()), static_cast<uint32_t*>(Y.raw_mutable_data()),
+                      N, rows, cols);
+    else
+      transpose_bytes(ctx.pool(), static_cast<const uint8_t*>(X.raw_data()), static_cast<uint8_t*>(Y.raw_mutable_data()),
+                      N, rows, cols);
   }
 };
 

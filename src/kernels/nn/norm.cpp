@@ -9,6 +9,9 @@
 // BatchNormalization applies the activation the optimizer fused into it
 // (attribute "activation", kernels/math/activation.h) to each plane while it
 // is in cache: BN -> Relu before a Conv (DenseNet) is one pass.
+// spindle.BatchNormalizationNhwc (the optimizer's NhwcTransformer) is the
+// inference op on X's pixel-major form [N, H, W, C]: the same per-element
+// x * a[c] + b[c] and activation, a pixel's C channels at a time.
 //
 // Statistics of one plane or row are accumulated in double by one block, so
 // they do not depend on the thread count.
@@ -99,8 +102,9 @@ Moments moments(const float* x, int64_t n, bool centered = true) {
 
 class BatchNormKernel final : public OpKernel {
  public:
-  explicit BatchNormKernel(const NodeInfo& node)
-      : epsilon_(node.attrs.get_float("epsilon", 1e-5f)),
+  explicit BatchNormKernel(const NodeInfo& node, bool channels_last = false)
+      : channels_last_(channels_last),
+        epsilon_(node.attrs.get_float("epsilon", 1e-5f)),
         spatial_(node.opset < 9 ? node.attrs.get_int("spatial", 1) != 0 : true),
         training_(node.opset >= 14 && node.attrs.get_int("training_mode", 0) != 0),
         momentum_(node.attrs.get_float("momentum", 0.9f)),
@@ -117,6 +121,7 @@ class BatchNormKernel final : public OpKernel {
     const NodeInfo& node = ctx.node();
     const Tensor& X = ctx.input(0);
     require_float(node, X, "X");
+    if (channels_last_) return compute_nhwc(ctx);
     if (X.rank() < 2)
       fail(node, fmt::format("input X has shape {}, expected rank >= 2 (N x C x ...)", shape_to_string(X.shape())));
     const int64_t N = X.dim(0), C = X.dim(1);
@@ -175,6 +180,42 @@ class BatchNormKernel final : public OpKernel {
     });
   }
 
+  // X [N, H, W, C] (inference, per-channel parameters).
+  void compute_nhwc(KernelContext& ctx) const {
+    const NodeInfo& node = ctx.node();
+    const Tensor& X = ctx.input(0);
+    if (X.rank() != 4)
+      fail(node, fmt::format("input X has shape {}, expected rank 4 (N x H x W x C)", shape_to_string(X.shape())));
+    const int64_t C = X.dim(3);
+    const char* names[4] = {"scale", "B", "mean", "var"};
+    const float* prm[4];
+    for (int i = 0; i < 4; ++i) {
+      const Tensor& t = ctx.input(i + 1);
+      require_float(node, t, names[i]);
+      if (t.numel() != C)
+        fail(node, fmt::format("input {} has shape {}, expected {} values for input X of shape {} (channels last)",
+                               names[i], shape_to_string(t.shape()), C, shape_to_string(X.shape())));
+      prm[i] = t.data<float>();
+    }
+    Tensor& Y = ctx.output(0, DataType::kFloat32, X.shape());
+    if (Y.numel() == 0) return;
+    std::vector<float> ab(static_cast<size_t>(2 * C));
+    batchnorm_coefficients(prm[0], prm[1], prm[2], prm[3], epsilon_, C, ab.data(), ab.data() + C);
+    const float* __restrict a = ab.data();
+    const float* __restrict b = ab.data() + C;
+    const float* x = X.data<float>();
+    float* y = Y.mutable_data<float>();
+    const int64_t pixels = X.numel() / C;
+    parallel_for(ctx.pool(), 0, pixels, grain_for_cost(ops_cost(static_cast<double>(C))), [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const float* __restrict xp = x + p * C;
+        float* __restrict yp = y + p * C;
+        for (int64_t c = 0; c < C; ++c) yp[c] = xp[c] * a[c] + b[c];
+        if (!act_.is_none()) act_.apply(yp, C);
+      }
+    });
+  }
+
  private:
   // Per-channel mean then variance of x [N, C, inner], in double, each
   // channel summed in index order (the same for any thread count).
@@ -199,6 +240,7 @@ class BatchNormKernel final : public OpKernel {
     return out;
   }
 
+  bool channels_last_;
   float epsilon_;
   bool spatial_;
   bool training_;
@@ -505,6 +547,9 @@ void register_norm(KernelRegistry& r) {
   // spatial), 14 (training_mode: batch statistics and running mean / var
   // outputs), 15; the training outputs of opsets before 14 are refused.
   r.add("", "BatchNormalization", 1, 17, factory_of<BatchNormKernel>());
+  r.add("spindle", "BatchNormalizationNhwc", 1, 1, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<BatchNormKernel>(node, true);
+  });
   r.add("", "InstanceNormalization", 1, 17, factory_of<InstanceNormKernel>());
   r.add("", "LayerNormalization", 17, 17, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
     return std::make_unique<LayerNormKernel>(node, false);
