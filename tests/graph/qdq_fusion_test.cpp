@@ -332,6 +332,47 @@ TEST(NhwcTransformer, ChainSameBitsDepthwise5x5Stride2) {
   expect_nhwc_same_bits(nhwc_chain_model({12, 12, 5, 2, 1, {2, 2, 2, 2}}), "NhwcTransformer 5");
 }
 
+// A BatchNormalization over `c` channels of `in`: parameters `p`_scale ...
+void batchnorm(ModelBuilder& b, const std::string& in, const std::string& out, int64_t c, uint32_t seed) {
+  const std::string p = out + "_";
+  b.initializer(p + "scale", {c}, random_values(static_cast<size_t>(c), seed, 0.5f, 1.5f));
+  b.initializer(p + "B", {c}, random_values(static_cast<size_t>(c), seed + 1, -0.5f, 0.5f));
+  b.initializer(p + "mean", {c}, random_values(static_cast<size_t>(c), seed + 2, -0.3f, 0.3f));
+  b.initializer(p + "var", {c}, random_values(static_cast<size_t>(c), seed + 3, 0.5f, 2.0f));
+  b.node("BatchNormalization", {in, p + "scale", p + "B", p + "mean", p + "var"}, {out});
+}
+
+// DenseNet's pre-activation layers: x [1, 5, 13, 11] -> Conv 1x1 (4
+// channels); Concat(x, its DequantizeLinear) -> BatchNormalization -> Relu
+// -> QDQ -> Conv 3x3 (3 channels); Concat(that, its output) (axis -3) ->
+// BatchNormalization -> Relu -> QDQ -> Conv 1x1 (6 channels): output y,
+// and the second Concat: output c. The float islands run NHWC too: x enters
+// twice (uint8 for the first Conv, float for the Concat), y and c leave
+// once each; no conversion around the islands.
+TEST(NhwcTransformer, PreActivationIslandsSameBits) {
+  ModelBuilder b(13);
+  b.input("x", {1, 5, 13, 11}).output("y", {1, 6, 13, 11}).output("c", {1, 12, 13, 11});
+  for (int i = 0; i < 6; ++i) act_params(b, "p" + std::to_string(i), 0.02f + 0.01f * static_cast<float>(i), i % 2 ? 0 : 120);
+  weights(b, {4, 5, 1, 1}, 0, 0.02f, 41, "c1");
+  weights(b, {3, 9, 3, 3}, 0, 0.04f, 42, "c2");
+  weights(b, {6, 12, 1, 1}, 0, 0.06f, 43, "c3");
+  b.node("Conv", {qdq(b, "x", "p0"), "c1W", "c1B"}, {"a"});
+  auto& cat1 = b.node("Concat", {"x", qdq(b, "a", "p1")}, {"cat1"});
+  ModelBuilder::attr_int(cat1, "axis", 1);
+  batchnorm(b, "cat1", "n1", 9, 51);
+  b.node("Relu", {"n1"}, {"r1"});
+  auto& c2 = b.node("Conv", {qdq(b, "r1", "p2"), "c2W", "c2B"}, {"d"});
+  ModelBuilder::attr_ints(c2, "pads", {1, 1, 1, 1});
+  auto& cat2 = b.node("Concat", {"cat1", qdq(b, "d", "p3")}, {"c"});
+  ModelBuilder::attr_int(cat2, "axis", -3);
+  batchnorm(b, "c", "n2", 12, 61);
+  b.node("Relu", {"n2"}, {"r2"});
+  b.node("Conv", {qdq(b, "r2", "p4"), "c3W", "c3B"}, {"e"});
+  b.node("QuantizeLinear", {"e", "p5_s", "p5_z"}, {"eq"});
+  b.node("DequantizeLinear", {"eq", "p5_s", "p5_z"}, {"y"});
+  expect_nhwc_same_bits(b.bytes(), "(4 conversions)");
+}
+
 // A lone depthwise QLinearConv runs NHWC too, between two conversions.
 TEST(NhwcTransformer, LoneDepthwiseSameBits) {
   ModelBuilder b(13);
