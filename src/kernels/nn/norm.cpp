@@ -128,16 +128,8 @@ class BatchNormKernel final : public OpKernel {
     const int64_t inner = N * C == 0 ? 0 : X.numel() / (N * C);
     // Per-channel (spatial) or per-feature (spatial=0, opset < 9) parameters.
     const int64_t per = spatial_ ? C : C * inner;
-    const char* names[4] = {"scale", "B", "mean", "var"};
     const float* prm[4];
-    for (int i = 0; i < 4; ++i) {
-      const Tensor& t = ctx.input(i + 1);
-      require_float(node, t, names[i]);
-      if (t.numel() != per)
-        fail(node, fmt::format("input {} has shape {}, expected {} values for input X of shape {}", names[i],
-                               shape_to_string(t.shape()), per, shape_to_string(X.shape())));
-      prm[i] = t.data<float>();
-    }
+    read_params(ctx, per, prm);
     Tensor& Y = ctx.output(0, DataType::kFloat32, X.shape());
     const float* x = X.data<float>();
     // Training mode: normalize with this batch's per-channel mean and
@@ -180,6 +172,20 @@ class BatchNormKernel final : public OpKernel {
     });
   }
 
+  // scale, B, mean, var: float, `per` values each.
+  static void read_params(KernelContext& ctx, int64_t per, const float* prm[4]) {
+    const char* names[4] = {"scale", "B", "mean", "var"};
+    const Tensor& X = ctx.input(0);
+    for (int i = 0; i < 4; ++i) {
+      const Tensor& t = ctx.input(i + 1);
+      require_float(ctx.node(), t, names[i]);
+      if (t.numel() != per)
+        fail(ctx.node(), fmt::format("input {} has shape {}, expected {} values for input X of shape {}", names[i],
+                                     shape_to_string(t.shape()), per, shape_to_string(X.shape())));
+      prm[i] = t.data<float>();
+    }
+  }
+
   // X [N, H, W, C] (inference, per-channel parameters).
   void compute_nhwc(KernelContext& ctx) const {
     const NodeInfo& node = ctx.node();
@@ -187,16 +193,8 @@ class BatchNormKernel final : public OpKernel {
     if (X.rank() != 4)
       fail(node, fmt::format("input X has shape {}, expected rank 4 (N x H x W x C)", shape_to_string(X.shape())));
     const int64_t C = X.dim(3);
-    const char* names[4] = {"scale", "B", "mean", "var"};
     const float* prm[4];
-    for (int i = 0; i < 4; ++i) {
-      const Tensor& t = ctx.input(i + 1);
-      require_float(node, t, names[i]);
-      if (t.numel() != C)
-        fail(node, fmt::format("input {} has shape {}, expected {} values for input X of shape {} (channels last)",
-                               names[i], shape_to_string(t.shape()), C, shape_to_string(X.shape())));
-      prm[i] = t.data<float>();
-    }
+    read_params(ctx, C, prm);
     Tensor& Y = ctx.output(0, DataType::kFloat32, X.shape());
     if (Y.numel() == 0) return;
     std::vector<float> ab(static_cast<size_t>(2 * C));
