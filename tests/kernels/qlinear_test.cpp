@@ -486,6 +486,55 @@ TEST(NhwcKernels, ToNhwcMovesEachElementAndFromNhwcUndoesIt) {
   const Tensor back = run_nhwc("FromNhwc", y);
   EXPECT_EQ(back.shape(), s);
   EXPECT_EQ(back.to_vector<uint8_t>(), v);
+  // float32 (a float island's tensors), 2 threads.
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+  std::vector<float> f(v.size());
+  for (size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(v[i]) * 0.37f - 20.0f;
+  const Tensor fy = run_nhwc("ToNhwc", Tensor::from_vector<float>(s, f), {}, pool.get());
+  ASSERT_EQ(fy.shape(), (Shape{2, 3, 7, 5}));
+  const float* q = fy.data<float>();
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 5; ++c)
+      for (int64_t h = 0; h < 3; ++h)
+        for (int64_t w = 0; w < 7; ++w)
+          ASSERT_EQ(q[((n * 3 + h) * 7 + w) * 5 + c], f[static_cast<size_t>(((n * 5 + c) * 3 + h) * 7 + w)]);
+  EXPECT_EQ(run_nhwc("FromNhwc", fy, {}, pool.get()).to_vector<float>(), f);
+}
+
+// BatchNormalizationNhwc of ToNhwc(X) = ToNhwc(BatchNormalization(X)),
+// bitwise, plain and with a fused Relu, 1 and 2 threads; bad shapes are
+// named.
+TEST(NhwcKernels, BatchNormalizationNhwcEqualsBatchNormalizationTransposed) {
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+  const Shape xs = {2, 19, 5, 7};
+  std::vector<float> xv(2 * 19 * 5 * 7);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(static_cast<int>(i * 7919 % 1000) - 500) * 0.0137f;
+  const Tensor x = Tensor::from_vector<float>(xs, xv);
+  std::vector<Tensor> prm;
+  for (int k = 0; k < 4; ++k) {
+    std::vector<float> v(19);
+    for (size_t c = 0; c < 19; ++c) v[c] = k == 3 ? 0.3f + 0.11f * static_cast<float>(c) : 0.9f - 0.07f * static_cast<float>(c + k);
+    prm.push_back(Tensor::from_vector<float>({19}, v));
+  }
+  for (const char* act : {"", "Relu"}) {
+    Attributes a;
+    a.set("epsilon", 1e-3f);
+    if (*act) a.set("activation", std::string(act));
+    const Tensor want = run_nhwc("ToNhwc", run_kernel_once("BatchNormalization", 15, a, {x, prm[0], prm[1], prm[2], prm[3]})[0]);
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), pool.get()}) {
+      const Tensor xn = run_nhwc("ToNhwc", x);
+      const Tensor got = kernels::run_kernel_once(testing::spindle_node("BatchNormalizationNhwc", a, 1),
+                                                  {xn, prm[0], prm[1], prm[2], prm[3]}, p)[0];
+      ASSERT_EQ(got.shape(), want.shape());
+      EXPECT_EQ(got.to_vector<float>(), want.to_vector<float>()) << act;
+    }
+  }
+  const auto bn = [&](const Tensor& in) {
+    kernels::run_kernel_once(testing::spindle_node("BatchNormalizationNhwc", {}, 1), {in, prm[0], prm[1], prm[2], prm[3]});
+  };
+  EXPECT_THAT(testing::error_of([&] { bn(Tensor::from_vector<float>({19, 2}, std::vector<float>(38, 1))); }),
+              ::testing::HasSubstr("expected rank 4 (N x H x W x C)"));
+  EXPECT_THAT(testing::error_of([&] { bn(x); }), ::testing::HasSubstr("expected 7 values for input X of shape"));
 }
 
 // MaxPoolNhwc of ToNhwc(X) = ToNhwc(MaxPool(X)), uint8 and int8, odd
@@ -523,11 +572,11 @@ TEST(NhwcKernels, MaxPoolNhwcEqualsMaxPoolTransposed) {
 
 TEST(NhwcKernels, ErrorsNameTheInputAndWhatWasExpected) {
   const Tensor r3 = Tensor::from_vector<uint8_t>({1, 2, 3}, std::vector<uint8_t>(6, 1));
-  const Tensor f4 = Tensor::from_vector<float>({1, 1, 2, 2}, {1, 2, 3, 4});
+  const Tensor i4 = Tensor::from_vector<int64_t>({1, 1, 2, 2}, {1, 2, 3, 4});
   for (const char* op : {"ToNhwc", "FromNhwc"})
-    for (const Tensor& bad : {r3, f4})
+    for (const Tensor& bad : {r3, i4})
       EXPECT_THAT(testing::error_of([&] { run_nhwc(op, bad); }),
-                  ::testing::HasSubstr("expected a rank-4 int8 or uint8 tensor"));
+                  ::testing::HasSubstr("expected a rank-4 tensor of 1- or 4-byte elements"));
   Attributes a;
   a.set("kernel_shape", std::vector<int64_t>{2, 2});
   EXPECT_THAT(testing::error_of([&] { run_nhwc("MaxPoolNhwc", r3, a); }), ::testing::HasSubstr("input X"));

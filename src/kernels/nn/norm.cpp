@@ -11,7 +11,8 @@
 // is in cache: BN -> Relu before a Conv (DenseNet) is one pass.
 // spindle.BatchNormalizationNhwc (the optimizer's NhwcTransformer) is the
 // inference op on X's pixel-major form [N, H, W, C]: the same per-element
-// x * a[c] + b[c] and activation, a pixel's C channels at a time.
+// x * a[c] + b[c] and activation, a pixel's C channels at a time, compiled
+// per ISA level as the NCHW loop is (batchnorm_nhwc.isa.cpp): the same bits.
 //
 // Statistics of one plane or row are accumulated in double by one block, so
 // they do not depend on the thread count.
@@ -21,6 +22,11 @@
 #include "kernels/nn/activation.h"
 #include "kernels/nn/nn_util.h"
 #include "kernels/op_schema.h"
+
+// batchnorm_nhwc.isa.cpp
+SPINDLE_ISA_DECLARE(void, affine_channels_activation,
+                    (const spindle::kernels::Activation& act, const float* x, const float* a, const float* b, float* y,
+                     int64_t pixels, int64_t C));
 
 namespace spindle::kernels::nn {
 
@@ -199,19 +205,14 @@ class BatchNormKernel final : public OpKernel {
     if (Y.numel() == 0) return;
     std::vector<float> ab(static_cast<size_t>(2 * C));
     batchnorm_coefficients(prm[0], prm[1], prm[2], prm[3], epsilon_, C, ab.data(), ab.data() + C);
-    const float* __restrict a = ab.data();
-    const float* __restrict b = ab.data() + C;
+    const float* a = ab.data();
+    const float* b = ab.data() + C;
     const float* x = X.data<float>();
     float* y = Y.mutable_data<float>();
     const int64_t pixels = X.numel() / C;
-    parallel_for(ctx.pool(), 0, pixels, grain_for_cost(ops_cost(static_cast<double>(C))), [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const float* __restrict xp = x + p * C;
-        float* __restrict yp = y + p * C;
-        for (int64_t c = 0; c < C; ++c) yp[c] = xp[c] * a[c] + b[c];
-        if (!act_.is_none()) act_.apply(yp, C);
-      }
-    });
+    static const auto rows_fn = SPINDLE_ISA_SELECT(affine_channels_activation);
+    parallel_for(ctx.pool(), 0, pixels, grain_for_cost(ops_cost(static_cast<double>(C))),
+                 [&](int64_t p0, int64_t p1) { rows_fn(act_, x + p0 * C, a, b, y + p0 * C, p1 - p0, C); });
   }
 
  private:
