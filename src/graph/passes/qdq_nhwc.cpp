@@ -49,6 +49,7 @@
 // The integer results are the same bits in either layout.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -59,13 +60,53 @@
 namespace spindle::graph::passes {
 namespace {
 
-enum Kind { kNo = 0, kConv, kAdd, kPool, kLookup, kGate, kElem, kBn, kConcat };
+enum Kind { kNo = 0, kConv, kAdd, kPool, kLookup, kGate, kElem, kBn, kConcat, kSlice, kShuffle, kShape };
 
 bool is_q8(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
 
 bool scalar_const(const Graph& g, int v) {
   const Tensor* t = v < 0 ? nullptr : g.initializer(v);
   return t && t->numel() == 1;
+}
+
+// The values of a constant int64 / int32 tensor of at most 8 elements (not
+// one a run may replace), or nothing.
+std::optional<std::vector<int64_t>> const_ints(const Graph& g, int v) {
+  const Tensor* t = v < 0 ? nullptr : g.initializer(v);
+  if (!t || t->numel() > 8 || std::find(g.overridable.begin(), g.overridable.end(), v) != g.overridable.end())
+    return std::nullopt;
+  std::vector<int64_t> out;
+  if (t->dtype() == DataType::kInt64) out = t->to_vector<int64_t>();
+  else if (t->dtype() == DataType::kInt32)
+    for (int32_t x : t->to_vector<int32_t>()) out.push_back(x);
+  else return std::nullopt;
+  return out;
+}
+
+// An axis of a rank-4 NCHW tensor (or -1 when out of range) in NHWC: 0, 1, 2, 3 -> 0, 3, 1, 2.
+int64_t nhwc_axis(int64_t a) {
+  if (a < -4 || a > 3) return -1;
+  const int64_t nchw = a < 0 ? a + 4 : a;
+  return nchw == 0 ? 0 : nchw == 1 ? 3 : nchw - 1;
+}
+
+bool axes_ok(const std::optional<std::vector<int64_t>>& axes) {
+  return axes && std::all_of(axes->begin(), axes->end(), [](int64_t a) { return nhwc_axis(a) >= 0; });
+}
+
+// Shape whose every reader is a Gather (axis 0) of constant indices: it
+// reads an NHWC tensor, its readers get the NHWC dimension numbers.
+bool shape_of_dims(const Graph& g, const Node& n) {
+  if (n.attrs.has("start") || n.attrs.has("end") || n.outputs.size() != 1) return false;
+  const std::vector<int> readers = g.consumers(n.outputs[0]);
+  if (readers.empty() || g.is_graph_output(n.outputs[0])) return false;
+  for (int r : readers) {
+    const Node& m = g.nodes[static_cast<size_t>(r)];
+    if (m.op_type != "Gather" || !m.domain.empty() || m.inputs.size() != 2 || m.inputs[0] != n.outputs[0] ||
+        m.attrs.get_int("axis", 0) != 0 || !axes_ok(const_ints(g, m.inputs[1])))
+      return false;
+  }
+  return true;
 }
 
 // The float ops of an island between 8-bit chain members (DequantizeLinear
@@ -82,6 +123,9 @@ Kind island_kind(const Graph& g, const Node& n) {
     const int64_t a = n.attrs.get_int("axis", 99);
     return a >= -4 && a < 4 && n.outputs.size() == 1 ? kConcat : kNo;
   }
+  if (n.op_type == "Slice")  // constant axes (opset 10 on)
+    return n.opset >= 10 && n.inputs.size() >= 4 && axes_ok(const_ints(g, n.inputs[3])) ? kSlice : kNo;
+  if (n.op_type == "Shape") return shape_of_dims(g, n) ? kShape : kNo;
   if (n.op_type == "BatchNormalization") {
     if (n.inputs.size() != 5 || n.attrs.get_int("training_mode", 0) != 0) return kNo;
     if (n.opset < 9 && n.attrs.get_int("spatial", 1) == 0) return kNo;
@@ -122,6 +166,7 @@ class NhwcLayout {
 
   void run(PassRecord& record) {
     for (int i = 0; i < nn_; ++i) kind_[static_cast<size_t>(i)] = member_kind(g_, node(i));
+    for (int i = 0; i < nn_; ++i) mark_shuffle(i);
     drop_unfed();
     for (int i = 0; i < nn_; ++i)
       if (kind_[static_cast<size_t>(i)] == kGate) {
@@ -182,6 +227,74 @@ class NhwcLayout {
     }
   }
 
+  // Reshape [N, g, C / g, H, W] -> Transpose (0, 2, 1, 3, 4) -> Reshape
+  // [N, C, H, W] (ShuffleNet's channel shuffle, shapes constant): in NHWC
+  // Reshape [N, H, W, C] -> spindle.ChannelShuffleNhwc (group g) -> Reshape
+  // [N, H, W, C] (each pixel's channels permuted alike).
+  void mark_shuffle(int t) {
+    const Node& tr = node(t);
+    if (tr.op_type != "Transpose" || !tr.domain.empty() || tr.inputs.size() != 1 || tr.outputs.size() != 1 ||
+        tr.attrs.get_ints("perm", {}) != std::vector<int64_t>{0, 2, 1, 3, 4})
+      return;
+    const int r1 = producer(tr.inputs[0]);
+    const std::vector<int> after = g_.consumers(tr.outputs[0]);
+    if (r1 < 0 || after.size() != 1 || g_.is_graph_output(tr.outputs[0]) || g_.consumers(tr.inputs[0]).size() != 1 ||
+        g_.is_graph_output(tr.inputs[0]))
+      return;
+    const int r2 = after[0];
+    const auto s5 = reshape_to(r1, 5), s4 = reshape_to(r2, 4);
+    if (!s5 || !s4 || node(r2).inputs[0] != tr.outputs[0]) return;
+    if (std::any_of(s5->begin() + 1, s5->end(), [](int64_t d) { return d <= 0; })) return;
+    if (std::any_of(s4->begin() + 1, s4->end(), [](int64_t d) { return d == 0; })) return;
+    for (int i : {r1, t, r2}) kind_[static_cast<size_t>(i)] = kShuffle;
+    shuffle_group_[t] = (*s5)[1];
+  }
+  // The constant target shape of Reshape node i when it has `rank` values.
+  std::optional<std::vector<int64_t>> reshape_to(int i, size_t rank) {
+    const Node& n = node(i);
+    if (n.op_type != "Reshape" || !n.domain.empty() || n.inputs.size() != 2 || n.outputs.size() != 1 ||
+        n.attrs.get_int("allowzero", 0) != 0)
+      return std::nullopt;
+    auto s = const_ints(g_, n.inputs[1]);
+    if (!s || s->size() != rank) return std::nullopt;
+    return s;
+  }
+  // A new int64 constant of `shape` holding `v`.
+  int constant(const std::string& base, const Shape& shape, const std::vector<int64_t>& v) {
+    const int id = fresh_value(g_, base);
+    g_.initializers.emplace(id, Tensor::from_vector<int64_t>(shape, v));
+    return id;
+  }
+  // The NHWC numbers of the constant axes in input `slot` of node i.
+  void renumber_axes(int i, size_t slot) {
+    Node& n = node(i);
+    std::vector<int64_t> a = *const_ints(g_, n.inputs[slot]);
+    for (int64_t& x : a) x = nhwc_axis(x);
+    n.inputs[slot] = constant(g_.value_name(n.inputs[slot]) + "/nhwc", g_.initializer(n.inputs[slot])->shape(), a);
+    g_.reindex(i);
+  }
+  void rewrite_layout_op(int i) {
+    Node& n = node(i);
+    const Kind k = kind_[static_cast<size_t>(i)];
+    if (k == kSlice) renumber_axes(i, 3);
+    if (k == kShape)
+      for (int r : g_.consumers(n.outputs[0])) renumber_axes(r, 1);
+    if (k != kShuffle) return;
+    if (n.op_type == "Transpose") {
+      n.op_type = "ChannelShuffleNhwc";
+      n.domain = "spindle";
+      n.opset = 1;
+      n.attrs.erase("perm");
+      n.attrs.set("group", shuffle_group_.at(i));
+      return;
+    }
+    const std::vector<int64_t> s = *const_ints(g_, n.inputs[1]);
+    const std::vector<int64_t> t = s.size() == 5 ? std::vector<int64_t>{s[0], s[3], s[4], s[1] * s[2]}
+                                                 : std::vector<int64_t>{s[0], s[2], s[3], s[1]};
+    n.inputs[1] = constant(g_.value_name(n.inputs[1]) + "/nhwc", Shape{static_cast<int64_t>(t.size())}, t);
+    g_.reindex(i);
+  }
+
   size_t node_inputs(int i) const { return g_.nodes[static_cast<size_t>(i)].inputs.size(); }
   bool fed(int i, size_t slot) {
     const int p = producer(node(i).inputs[slot]);
@@ -211,7 +324,8 @@ class NhwcLayout {
   }
   bool float_island(int i) const {
     const Kind k = kind_[static_cast<size_t>(i)];
-    return k == kBn || k == kConcat || (k == kElem && g_.nodes[static_cast<size_t>(i)].op_type != "QuantizeLinear");
+    return k == kBn || k == kConcat || k == kSlice || k == kShuffle ||
+           (k == kElem && g_.nodes[static_cast<size_t>(i)].op_type != "QuantizeLinear");
   }
   bool read_by_member(int v) {
     for (int r : g_.consumers(v)) {
@@ -253,7 +367,7 @@ class NhwcLayout {
         c.entries.push_back(x);
     }
     const int y = node(i).outputs[0];
-    if (needs_nchw(y, r)) c.exits.push_back(y);
+    if (k != kShape && needs_nchw(y, r)) c.exits.push_back(y);
   }
 
   void rewrite(const Chain& c, PassRecord& record) {
@@ -264,7 +378,12 @@ class NhwcLayout {
       ++conversions_;
     }
     for (int i : c.members) {
+      rewrite_layout_op(i);
       Node& n = node(i);
+      if (kind_[static_cast<size_t>(i)] == kShape) {  // its output is the same dimensions, renumbered
+        ++record.count;
+        continue;
+      }
       const int y = n.outputs[0];
       const int yn = fresh_value(g_, g_.value_name(y) + "/nhwc");
       to_nhwc_[y] = yn;
@@ -321,6 +440,7 @@ class NhwcLayout {
   std::vector<int> parent_;         // union-find over members
   std::map<int, Chain> chains_;     // by root
   std::map<int, int> to_nhwc_;      // NCHW value -> its NHWC copy
+  std::map<int, int64_t> shuffle_group_;  // a channel shuffle's Transpose -> its groups
   std::vector<Node> added_;
   int conversions_ = 0;
 };

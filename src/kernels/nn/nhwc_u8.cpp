@@ -5,6 +5,10 @@
 //   spindle.FromNhwc  X [N, H, W, C] -> Y [N, C, H, W]
 //                     (int8 / uint8, or 4-byte elements: float32 and
 //                     others, moved as they are)
+//   spindle.ChannelShuffleNhwc  X [..., C] (1- or 4-byte elements), group g:
+//                     Y[..., j * g + i] = X[..., i * (C / g) + j], the
+//                     channel shuffle (Reshape, Transpose, Reshape) of an
+//                     NCHW tensor done on its NHWC form
 //   spindle.MaxPoolNhwc  MaxPool (kernel_shape, strides, pads, dilations,
 //                     ceil_mode, auto_pad) of a 2-D int8 / uint8 NHWC X: one
 //                     output pixel is the element-wise max of its window's
@@ -210,6 +214,54 @@ class MaxPoolNhwcKernel final : public OpKernel {
   WindowAttrs a_;
 };
 
+// Y[..., j * group + i] = X[..., i * (C / group) + j] over the last axis C.
+class ChannelShuffleNhwcKernel final : public OpKernel {
+ public:
+  explicit ChannelShuffleNhwcKernel(const NodeInfo& node) : group_(node.attrs.get_int("group", 0)) {
+    if (group_ < 1) fail(node, fmt::format("attribute group is {}, expected at least 1", group_));
+  }
+  void compute(KernelContext& ctx) const override {
+    const Tensor& X = ctx.input(0);
+    const size_t esize = dtype_size(X.dtype());
+    if (X.rank() < 1 || (esize != 1 && esize != 4) || X.dim(-1) % group_ != 0)
+      fail(ctx.node(), fmt::format("input X is {}, expected 1- or 4-byte elements, the last dimension a multiple of "
+                                   "group {}", X.describe(), group_));
+    Tensor& Y = ctx.output(0, X.dtype(), X.shape());
+    if (Y.numel() == 0) return;
+    // Each row [group][C / group] transposed to [C / group][group].
+    const int64_t C = X.dim(-1), rows = X.numel() / C;
+    if (group_ == 2 && esize == 4) return interleave<uint32_t>(ctx, X, Y, rows, C / 2);
+    if (group_ == 2) return interleave<uint8_t>(ctx, X, Y, rows, C / 2);
+    if (esize == 4)
+      transpose_elems(ctx.pool(), static_cast<const uint32_t*>(X.raw_data()), static_cast<uint32_t*>(Y.raw_mutable_data()),
+                      rows, group_, C / group_);
+    else
+      transpose_bytes(ctx.pool(), static_cast<const uint8_t*>(X.raw_data()), static_cast<uint8_t*>(Y.raw_mutable_data()),
+                      rows, group_, C / group_);
+  }
+
+ private:
+  // Two groups: y = (a0, b0, a1, b1, ...) for a row x = (a, b) of 2 x h.
+  template <class T>
+  static void interleave(KernelContext& ctx, const Tensor& X, Tensor& Y, int64_t rows, int64_t h) {
+    const T* x = static_cast<const T*>(X.raw_data());
+    T* y = static_cast<T*>(Y.raw_mutable_data());
+    parallel_for(ctx.pool(), 0, rows, grain_for_cost(ops_cost(static_cast<double>(2 * h))), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* __restrict a = x + r * 2 * h;
+        const T* __restrict b = a + h;
+        T* __restrict d = y + r * 2 * h;
+        for (int64_t j = 0; j < h; ++j) {
+          d[2 * j] = a[j];
+          d[2 * j + 1] = b[j];
+        }
+      }
+    });
+  }
+
+  int64_t group_;
+};
+
 class LookupKernel final : public OpKernel {
  public:
   explicit LookupKernel(const NodeInfo&) {}
@@ -239,6 +291,7 @@ void register_nhwc(KernelRegistry& r) {
   r.add("spindle", "ToNhwc", 1, 1, factory_of<NhwcReorderKernel<true>>());
   r.add("spindle", "FromNhwc", 1, 1, factory_of<NhwcReorderKernel<false>>());
   r.add("spindle", "MaxPoolNhwc", 1, 1, factory_of<MaxPoolNhwcKernel>());
+  r.add("spindle", "ChannelShuffleNhwc", 1, 1, factory_of<ChannelShuffleNhwcKernel>());
   r.add("spindle", "QLinearLookup", 1, 1, factory_of<LookupKernel>());
   register_qlinear_gate(r);
 }
