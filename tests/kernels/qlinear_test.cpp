@@ -471,34 +471,63 @@ Tensor run_nhwc(const std::string& op, const Tensor& x, Attributes attrs = {}, T
   return kernels::run_kernel_once(testing::spindle_node(op, std::move(attrs), 1), {x}, pool)[0];
 }
 
-TEST(NhwcKernels, ToNhwcMovesEachElementAndFromNhwcUndoesIt) {
+// ToNhwc of x [2, 5, 3, 7] (values v) has each element where NHWC puts it,
+// and FromNhwc gives x back.
+template <class T>
+void expect_to_nhwc_and_back(const std::vector<T>& v, ThreadPool* pool) {
   const Shape s = {2, 5, 3, 7};
-  const auto v = random_ints<uint8_t>(210, 41, 0, 255);
-  const Tensor x = Tensor::from_vector<uint8_t>(s, v);
-  const Tensor y = run_nhwc("ToNhwc", x);
+  const Tensor y = run_nhwc("ToNhwc", Tensor::from_vector<T>(s, v), {}, pool);
   ASSERT_EQ(y.shape(), (Shape{2, 3, 7, 5}));
-  const uint8_t* p = y.data<uint8_t>();
+  const T* p = y.data<T>();
   for (int64_t n = 0; n < 2; ++n)
     for (int64_t c = 0; c < 5; ++c)
       for (int64_t h = 0; h < 3; ++h)
         for (int64_t w = 0; w < 7; ++w)
           ASSERT_EQ(p[((n * 3 + h) * 7 + w) * 5 + c], v[static_cast<size_t>(((n * 5 + c) * 3 + h) * 7 + w)]);
-  const Tensor back = run_nhwc("FromNhwc", y);
+  const Tensor back = run_nhwc("FromNhwc", y, {}, pool);
   EXPECT_EQ(back.shape(), s);
-  EXPECT_EQ(back.to_vector<uint8_t>(), v);
-  // float32 (a float island's tensors), 2 threads.
+  EXPECT_EQ(back.to_vector<T>(), v);
+}
+
+// uint8, and float32 (a float island's tensors) on 2 threads.
+TEST(NhwcKernels, ToNhwcMovesEachElementAndFromNhwcUndoesIt) {
+  const auto v = random_ints<uint8_t>(210, 41, 0, 255);
+  expect_to_nhwc_and_back(v, nullptr);
   auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
   std::vector<float> f(v.size());
   for (size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(v[i]) * 0.37f - 20.0f;
-  const Tensor fy = run_nhwc("ToNhwc", Tensor::from_vector<float>(s, f), {}, pool.get());
-  ASSERT_EQ(fy.shape(), (Shape{2, 3, 7, 5}));
-  const float* q = fy.data<float>();
-  for (int64_t n = 0; n < 2; ++n)
-    for (int64_t c = 0; c < 5; ++c)
-      for (int64_t h = 0; h < 3; ++h)
-        for (int64_t w = 0; w < 7; ++w)
-          ASSERT_EQ(q[((n * 3 + h) * 7 + w) * 5 + c], f[static_cast<size_t>(((n * 5 + c) * 3 + h) * 7 + w)]);
-  EXPECT_EQ(run_nhwc("FromNhwc", fy, {}, pool.get()).to_vector<float>(), f);
+  expect_to_nhwc_and_back(f, pool.get());
+}
+
+// ChannelShuffleNhwc: Y[..., j * g + i] = X[..., i * (C / g) + j], groups 2
+// (the interleave) and 3, uint8 and float, 1 and 2 threads; a last
+// dimension not a multiple of the groups is named.
+TEST(NhwcKernels, ChannelShufflePermutesEachPixelsChannels) {
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+  const Shape s = {2, 3, 7, 12};
+  const auto v = random_ints<uint8_t>(504, 44, 0, 255);
+  std::vector<float> f(v.begin(), v.end());
+  for (int64_t g : {2, 3}) {
+    Attributes a;
+    a.set("group", g);
+    const int64_t cg = 12 / g;
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), pool.get()}) {
+      const std::vector<uint8_t> y = run_nhwc("ChannelShuffleNhwc", Tensor::from_vector<uint8_t>(s, v), a, p).to_vector<uint8_t>();
+      const std::vector<float> yf = run_nhwc("ChannelShuffleNhwc", Tensor::from_vector<float>(s, f), a, p).to_vector<float>();
+      ASSERT_EQ(y.size(), v.size());
+      for (size_t px = 0; px < 42; ++px)
+        for (int64_t i = 0; i < g; ++i)
+          for (int64_t j = 0; j < cg; ++j) {
+            const size_t out = px * 12 + static_cast<size_t>(j * g + i), in = px * 12 + static_cast<size_t>(i * cg + j);
+            ASSERT_EQ(y[out], v[in]) << g;
+            ASSERT_EQ(yf[out], f[in]) << g;
+          }
+    }
+  }
+  Attributes a5;
+  a5.set("group", int64_t{5});
+  EXPECT_THAT(testing::error_of([&] { run_nhwc("ChannelShuffleNhwc", Tensor::from_vector<uint8_t>(s, v), a5); }),
+              ::testing::HasSubstr("the last dimension a multiple of group 5"));
 }
 
 // BatchNormalizationNhwc of ToNhwc(X) = ToNhwc(BatchNormalization(X)),

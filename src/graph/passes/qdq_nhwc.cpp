@@ -32,9 +32,18 @@
 //                arithmetic;
 //   Concat       rank 4 (one operand produced by a member): the axis
 //                becomes its NHWC number (channels: 1 -> 3), operands from
-//                elsewhere enter the layout (a float one as float).
-//   A float island op (not QuantizeLinear) whose result no member reads is
-//   not a member: the chain then leaves the layout at the 8-bit tensor.
+//                elsewhere enter the layout (a float one as float);
+//   Slice        (opset 10 on) constant axes, X produced by a member: the
+//                axes renumbered;
+//   channel shuffle  Reshape [N, g, C / g, H, W] -> Transpose (0, 2, 1, 3,
+//                4) -> Reshape [N, C, H, W] (constant shapes), X produced
+//                by a member: the Reshapes keep [N, H, W, C], the
+//                Transpose becomes spindle.ChannelShuffleNhwc (group g);
+//   Shape        of a member's output, every reader a Gather (axis 0) of
+//                constant indices: the indices renumbered (ShuffleNet's
+//                split takes its bounds from the channel count).
+//   An op of these (not QuantizeLinear) whose result no member reads is
+//   not a member: the chain then leaves the layout before it.
 // Members joined through their data inputs form a chain. A value entering
 // a chain (a QLinearConv's X from elsewhere) gets one spindle.ToNhwc; a
 // member's output read otherwise (by a float island's DequantizeLinear, a
