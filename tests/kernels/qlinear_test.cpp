@@ -531,8 +531,8 @@ TEST(NhwcKernels, ChannelShufflePermutesEachPixelsChannels) {
 }
 
 // BatchNormalizationNhwc of ToNhwc(X) = ToNhwc(BatchNormalization(X)),
-// bitwise, plain and with a fused Relu, 1 and 2 threads; bad shapes are
-// named.
+// bitwise, plain and with a fused Relu, and with a QuantizeLinear folded in,
+// 1 and 2 threads; bad shapes are named.
 TEST(NhwcKernels, BatchNormalizationNhwcEqualsBatchNormalizationTransposed) {
   auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
   const Shape xs = {2, 19, 5, 7};
@@ -556,6 +556,19 @@ TEST(NhwcKernels, BatchNormalizationNhwcEqualsBatchNormalizationTransposed) {
                                                   {xn, prm[0], prm[1], prm[2], prm[3]}, p)[0];
       ASSERT_EQ(got.shape(), want.shape());
       EXPECT_EQ(got.to_vector<float>(), want.to_vector<float>()) << act;
+      // With a QuantizeLinear folded in: QuantizeLinear's bytes, uint8 and int8.
+      const Tensor ys = Tensor::from_vector<float>({}, {0.013f});
+      for (const Tensor& yz : {Tensor::from_vector<uint8_t>({}, {100}), Tensor::from_vector<int8_t>({}, {-7})}) {
+        const Tensor wq = run_kernel_once("QuantizeLinear", 13, {}, {want, ys, yz})[0];
+        const Tensor gq = kernels::run_kernel_once(testing::spindle_node("BatchNormalizationNhwc", a, 1),
+                                                   {xn, prm[0], prm[1], prm[2], prm[3], ys, yz}, p)[0];
+        ASSERT_EQ(gq.dtype(), wq.dtype());
+        const auto bytes = [](const Tensor& t) {
+          const auto* b = static_cast<const uint8_t*>(t.raw_data());
+          return std::vector<uint8_t>(b, b + t.numel());
+        };
+        EXPECT_EQ(bytes(gq), bytes(wq)) << act;
+      }
     }
   }
   const auto bn = [&](const Tensor& in) {

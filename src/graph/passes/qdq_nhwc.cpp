@@ -29,7 +29,8 @@
 //   BatchNormalization  (inference; no fused activation, or Relu /
 //                LeakyRelu / Clip) X produced by a member: becomes
 //                spindle.BatchNormalizationNhwc, the same per-element
-//                arithmetic;
+//                arithmetic (a per-tensor QuantizeLinear, its one reader,
+//                folded into it: it writes the 8-bit tensor);
 //   Concat       rank 4 (one operand produced by a member): the axis
 //                becomes its NHWC number (channels: 1 -> 3), operands from
 //                elsewhere enter the layout (a float one as float);
@@ -197,6 +198,7 @@ class NhwcLayout {
       if (static_cast<int>(c.entries.size() + c.exits.size()) <= 2 * c.convs + c.pools) rewrite(c, record);
     for (int i : gaps) convert_gap(i);
     for (Node& r : added_) g_.nodes.push_back(std::move(r));
+    fold_quantize();
     if (record.count) g_.opsets.emplace("spindle", 1);
     if (conversions_) record.detail = fmt::format("{} conversions", conversions_);
   }
@@ -427,6 +429,31 @@ class NhwcLayout {
       Node& n = node(i);
       for (size_t slot : data_slots(i)) n.inputs[slot] = to_nhwc_.at(n.inputs[slot]);
     }
+  }
+
+  // A BatchNormalizationNhwc whose one reader is a per-tensor
+  // QuantizeLinear writes the 8-bit values itself (inputs 5, 6: y_scale,
+  // y_zero_point); the QuantizeLinear goes.
+  void fold_quantize() {
+    std::vector<bool> dead(g_.nodes.size(), false);
+    bool any = false;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      Node& bn = g_.nodes[i];
+      if (bn.op_type != "BatchNormalizationNhwc" || bn.domain != "spindle" || bn.inputs.size() != 5) continue;
+      const int y = bn.outputs[0];
+      const std::vector<int> readers = g_.consumers(y, 1);
+      if (readers.size() != 1 || g_.is_graph_output(y)) continue;
+      const Node& q = g_.nodes[static_cast<size_t>(readers[0])];
+      if (q.op_type != "QuantizeLinear" || island_kind(g_, q) != kElem || q.inputs[0] != y || q.outputs.size() != 1)
+        continue;
+      bn.inputs.push_back(q.inputs[1]);
+      bn.inputs.push_back(q.inputs.size() > 2 ? q.inputs[2] : -1);
+      bn.outputs[0] = q.outputs[0];
+      dead[static_cast<size_t>(readers[0])] = true;
+      any = true;
+      g_.invalidate_uses();
+    }
+    if (any) g_.compact(dead);
   }
 
   // A pool reading a member's (now NHWC) output reads it in place.

@@ -13,6 +13,9 @@
 // inference op on X's pixel-major form [N, H, W, C]: the same per-element
 // x * a[c] + b[c] and activation, a pixel's C channels at a time, compiled
 // per ISA level as the NCHW loop is (batchnorm_nhwc.isa.cpp): the same bits.
+// With inputs 5 and 6 (y_scale, y_zero_point, one value each) it is followed
+// by the QuantizeLinear the optimizer folded into it: Y is 8-bit, the float
+// values quantized a few rows at a time by QuantizeLinear's own loop.
 //
 // Statistics of one plane or row are accumulated in double by one block, so
 // they do not depend on the thread count.
@@ -22,6 +25,7 @@
 #include "kernels/nn/activation.h"
 #include "kernels/nn/nn_util.h"
 #include "kernels/op_schema.h"
+#include "primitives/quant/requant.h"
 
 // batchnorm_nhwc.isa.cpp
 SPINDLE_ISA_DECLARE(void, affine_channels_activation,
@@ -201,18 +205,58 @@ class BatchNormKernel final : public OpKernel {
     const int64_t C = X.dim(3);
     const float* prm[4];
     read_params(ctx, C, prm);
-    Tensor& Y = ctx.output(0, DataType::kFloat32, X.shape());
+    // QuantizeLinear folded in (y_scale, y_zero_point: one value each): y is 8-bit.
+    const bool quantized = ctx.has_input(5);
+    QuantRow q;
+    if (quantized) q = output_quantization(ctx);
+    Tensor& Y = ctx.output(0, !quantized ? DataType::kFloat32 : q.sign ? DataType::kInt8 : DataType::kUInt8, X.shape());
     if (Y.numel() == 0) return;
     std::vector<float> ab(static_cast<size_t>(2 * C));
     batchnorm_coefficients(prm[0], prm[1], prm[2], prm[3], epsilon_, C, ab.data(), ab.data() + C);
     const float* a = ab.data();
     const float* b = ab.data() + C;
     const float* x = X.data<float>();
-    float* y = Y.mutable_data<float>();
     const int64_t pixels = X.numel() / C;
     static const auto rows_fn = SPINDLE_ISA_SELECT(affine_channels_activation);
-    parallel_for(ctx.pool(), 0, pixels, grain_for_cost(ops_cost(static_cast<double>(C))),
-                 [&](int64_t p0, int64_t p1) { rows_fn(act_, x + p0 * C, a, b, y + p0 * C, p1 - p0, C); });
+    if (!quantized) {
+      float* y = Y.mutable_data<float>();
+      parallel_for(ctx.pool(), 0, pixels, grain_for_cost(ops_cost(static_cast<double>(C))),
+                   [&](int64_t p0, int64_t p1) { rows_fn(act_, x + p0 * C, a, b, y + p0 * C, p1 - p0, C); });
+      return;
+    }
+    // Rows of pixels in float (in cache), then quantized as QuantizeLinear does.
+    static const auto quant_fn = SPINDLE_ISA_SELECT(quantize_row);
+    auto* y = static_cast<uint8_t*>(Y.raw_mutable_data());
+    const int64_t chunk = std::max<int64_t>(1, 4096 / C);
+    parallel_for(ctx.pool(), 0, pixels, grain_for_cost(ops_cost(2.0 * static_cast<double>(C))), [&](int64_t p0, int64_t p1) {
+      float* tmp = scratch_floats(0, static_cast<size_t>(chunk * C));
+      for (int64_t s = p0; s < p1; s += chunk) {
+        const int64_t n = std::min(chunk, p1 - s);
+        rows_fn(act_, x + s * C, a, b, tmp, n, C);
+        QuantRow r = q;
+        r.n = n * C;
+        r.a = tmp;
+        r.y = y + s * C;
+        quant_fn(r);
+      }
+    });
+  }
+
+  // The folded QuantizeLinear's parameters: y_scale (input 5), y_zero_point (6, uint8 when absent).
+  static QuantRow output_quantization(KernelContext& ctx) {
+    const Tensor& s = ctx.input(5);
+    const Tensor* z = ctx.has_input(6) ? &ctx.input(6) : nullptr;
+    if (s.dtype() != DataType::kFloat32 || s.numel() != 1)
+      fail(ctx.node(), fmt::format("input y_scale is {}, expected one float32 value", s.describe()));
+    if (z && ((z->dtype() != DataType::kUInt8 && z->dtype() != DataType::kInt8) || z->numel() != 1))
+      fail(ctx.node(), fmt::format("input y_zero_point is {}, expected one uint8 or int8 value", z->describe()));
+    QuantRow q;
+    q.sign = z && z->dtype() == DataType::kInt8;
+    q.y_scale = s.data<float>()[0];
+    q.y_zero = !z ? 0.0f : q.sign ? static_cast<float>(z->data<int8_t>()[0]) : static_cast<float>(z->data<uint8_t>()[0]);
+    q.lo = q.sign ? -128.0f : 0.0f;
+    q.hi = q.sign ? 127.0f : 255.0f;
+    return q;
   }
 
  private:
