@@ -348,6 +348,91 @@ TEST(NhwcTransformer, LoneDepthwiseSameBits) {
   expect_nhwc_same_bits(b.bytes(), "NhwcTransformer 1 (2 conversions)");
 }
 
+// value -> Q -> DQ with parameters `p` into `out` (a graph output).
+void quantized_output(ModelBuilder& b, const std::string& value, const std::string& p, const std::string& out) {
+  b.node("QuantizeLinear", {value, p + "_s", p + "_z"}, {value + "_q"});
+  b.node("DequantizeLinear", {value + "_q", p + "_s", p + "_z"}, {out});
+}
+
+// Input x [1, 5, 13, 11], outputs y [1, 6, 13, 11] and `second`,
+// activation parameters p0 .. p`params - 1` (scales 0.02, 0.03, ...; zero
+// points 120, 0, 120 ...), the weights of three convolutions c1W / c1B ...
+void three_conv_model(ModelBuilder& b, const std::pair<std::string, std::vector<int64_t>>& second, int params,
+                      const std::vector<std::vector<int64_t>>& convs) {
+  b.input("x", {1, 5, 13, 11}).output("y", {1, 6, 13, 11}).output(second.first, second.second);
+  for (int i = 0; i < params; ++i)
+    act_params(b, "p" + std::to_string(i), 0.02f + 0.01f * static_cast<float>(i), i % 2 ? 0 : 120);
+  for (size_t i = 0; i < convs.size(); ++i)
+    weights(b, convs[i], 0, 0.02f + 0.02f * static_cast<float>(i), 41 + static_cast<uint32_t>(i), "c" + std::to_string(i + 1));
+}
+
+// A BatchNormalization over `c` channels of `in`: parameters `p`_scale ...
+void batchnorm(ModelBuilder& b, const std::string& in, const std::string& out, int64_t c, uint32_t seed) {
+  const std::string p = out + "_";
+  b.initializer(p + "scale", {c}, random_values(static_cast<size_t>(c), seed, 0.5f, 1.5f));
+  b.initializer(p + "B", {c}, random_values(static_cast<size_t>(c), seed + 1, -0.5f, 0.5f));
+  b.initializer(p + "mean", {c}, random_values(static_cast<size_t>(c), seed + 2, -0.3f, 0.3f));
+  b.initializer(p + "var", {c}, random_values(static_cast<size_t>(c), seed + 3, 0.5f, 2.0f));
+  b.node("BatchNormalization", {in, p + "scale", p + "B", p + "mean", p + "var"}, {out});
+}
+
+// DenseNet's pre-activation layers: x [1, 5, 13, 11] -> Conv 1x1 (4
+// channels); Concat(x, its DequantizeLinear) -> BatchNormalization -> Relu
+// -> QDQ -> Conv 3x3 (3 channels); Concat(that, its output) (axis -3) ->
+// BatchNormalization -> Relu -> QDQ -> Conv 1x1 (6 channels): output y,
+// and the second Concat: output c. The float islands run NHWC too: x enters
+// twice (uint8 for the first Conv, float for the Concat), y and c leave
+// once each; no conversion around the islands.
+TEST(NhwcTransformer, PreActivationIslandsSameBits) {
+  ModelBuilder b(13);
+  three_conv_model(b, {"c", {1, 12, 13, 11}}, 6, {{4, 5, 1, 1}, {3, 9, 3, 3}, {6, 12, 1, 1}});
+  b.node("Conv", {qdq(b, "x", "p0"), "c1W", "c1B"}, {"a"});
+  auto& cat1 = b.node("Concat", {"x", qdq(b, "a", "p1")}, {"cat1"});
+  ModelBuilder::attr_int(cat1, "axis", 1);
+  batchnorm(b, "cat1", "n1", 9, 51);
+  b.node("Relu", {"n1"}, {"r1"});
+  auto& c2 = b.node("Conv", {qdq(b, "r1", "p2"), "c2W", "c2B"}, {"d"});
+  ModelBuilder::attr_ints(c2, "pads", {1, 1, 1, 1});
+  auto& cat2 = b.node("Concat", {"cat1", qdq(b, "d", "p3")}, {"c"});
+  ModelBuilder::attr_int(cat2, "axis", -3);
+  batchnorm(b, "c", "n2", 12, 61);
+  b.node("Relu", {"n2"}, {"r2"});
+  b.node("Conv", {qdq(b, "r2", "p4"), "c3W", "c3B"}, {"e"});
+  quantized_output(b, "e", "p5", "y");
+  expect_nhwc_same_bits(b.bytes(), "(4 conversions)");
+}
+
+// ShuffleNet's unit: x [1, 5, 13, 11] -> Conv 1x1 (8 channels) -> QDQ ->
+// split in two halves along the channels by Slices whose bounds come from
+// Shape -> Gather (the index also the Slices' axes) -> Div; the second half
+// -> Conv 1x1 -> QDQ; Concat with the first half -> channel shuffle
+// (Reshape [1, 2, 4, 13, 11], Transpose (0, 2, 1, 3, 4), Reshape
+// [1, -1, 13, 11]): output s; -> Conv 1x1 (6 channels) -> QDQ: output y.
+// All of it NHWC: one conversion in (x), one out for each output.
+TEST(NhwcTransformer, ChannelSplitAndShuffleSameBits) {
+  ModelBuilder b(13);
+  three_conv_model(b, {"s", {1, 8, 13, 11}}, 5, {{8, 5, 1, 1}, {4, 4, 1, 1}, {6, 8, 1, 1}});
+  b.initializer_i64("one", {1}, {1}).initializer_i64("two", {1}, {2}).initializer_i64("zero", {1}, {0});
+  b.initializer_i64("shape5", {5}, {1, 2, 4, 13, 11}).initializer_i64("shape4", {4}, {1, -1, 13, 11});
+  b.node("Conv", {qdq(b, "x", "p0"), "c1W", "c1B"}, {"a"});
+  const std::string ad = qdq(b, "a", "p1");
+  b.node("Shape", {ad}, {"sh"});
+  b.node("Gather", {"sh", "one"}, {"ch"});
+  b.node("Div", {"ch", "two"}, {"half"});
+  b.node("Slice", {ad, "zero", "half", "one"}, {"lo"});
+  b.node("Slice", {ad, "half", "ch", "one"}, {"hi"});
+  b.node("Conv", {qdq(b, "hi", "p2"), "c2W", "c2B"}, {"h2"});
+  auto& cat = b.node("Concat", {"lo", qdq(b, "h2", "p3")}, {"cat"});
+  ModelBuilder::attr_int(cat, "axis", 1);
+  b.node("Reshape", {"cat", "shape5"}, {"r5"});
+  auto& tr = b.node("Transpose", {"r5"}, {"t5"});
+  ModelBuilder::attr_ints(tr, "perm", {0, 2, 1, 3, 4});
+  b.node("Reshape", {"t5", "shape4"}, {"s"});
+  b.node("Conv", {qdq(b, "s", "p4"), "c3W", "c3B"}, {"e"});
+  quantized_output(b, "e", "p1", "y");
+  expect_nhwc_same_bits(b.bytes(), "(3 conversions)");
+}
+
 // ---------------------------------------------------------------- QLinearLookupFusion
 
 // Scale and zero point `prefix`_s / `prefix`_z of type uint8 or int8.

@@ -471,21 +471,112 @@ Tensor run_nhwc(const std::string& op, const Tensor& x, Attributes attrs = {}, T
   return kernels::run_kernel_once(testing::spindle_node(op, std::move(attrs), 1), {x}, pool)[0];
 }
 
-TEST(NhwcKernels, ToNhwcMovesEachElementAndFromNhwcUndoesIt) {
+// ToNhwc of x [2, 5, 3, 7] (values v) has each element where NHWC puts it,
+// and FromNhwc gives x back.
+template <class T>
+void expect_to_nhwc_and_back(const std::vector<T>& v, ThreadPool* pool) {
   const Shape s = {2, 5, 3, 7};
-  const auto v = random_ints<uint8_t>(210, 41, 0, 255);
-  const Tensor x = Tensor::from_vector<uint8_t>(s, v);
-  const Tensor y = run_nhwc("ToNhwc", x);
+  const Tensor y = run_nhwc("ToNhwc", Tensor::from_vector<T>(s, v), {}, pool);
   ASSERT_EQ(y.shape(), (Shape{2, 3, 7, 5}));
-  const uint8_t* p = y.data<uint8_t>();
+  const T* p = y.data<T>();
   for (int64_t n = 0; n < 2; ++n)
     for (int64_t c = 0; c < 5; ++c)
       for (int64_t h = 0; h < 3; ++h)
         for (int64_t w = 0; w < 7; ++w)
           ASSERT_EQ(p[((n * 3 + h) * 7 + w) * 5 + c], v[static_cast<size_t>(((n * 5 + c) * 3 + h) * 7 + w)]);
-  const Tensor back = run_nhwc("FromNhwc", y);
+  const Tensor back = run_nhwc("FromNhwc", y, {}, pool);
   EXPECT_EQ(back.shape(), s);
-  EXPECT_EQ(back.to_vector<uint8_t>(), v);
+  EXPECT_EQ(back.to_vector<T>(), v);
+}
+
+// uint8, and float32 (a float island's tensors) on 2 threads.
+TEST(NhwcKernels, ToNhwcMovesEachElementAndFromNhwcUndoesIt) {
+  const auto v = random_ints<uint8_t>(210, 41, 0, 255);
+  expect_to_nhwc_and_back(v, nullptr);
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+  std::vector<float> f(v.size());
+  for (size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(v[i]) * 0.37f - 20.0f;
+  expect_to_nhwc_and_back(f, pool.get());
+}
+
+// ChannelShuffleNhwc: Y[..., j * g + i] = X[..., i * (C / g) + j], groups 2
+// (the interleave) and 3, uint8 and float, 1 and 2 threads; a last
+// dimension not a multiple of the groups is named.
+TEST(NhwcKernels, ChannelShufflePermutesEachPixelsChannels) {
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+  const Shape s = {2, 3, 7, 12};
+  const auto v = random_ints<uint8_t>(504, 44, 0, 255);
+  std::vector<float> f(v.begin(), v.end());
+  for (int64_t g : {2, 3}) {
+    Attributes a;
+    a.set("group", g);
+    const int64_t cg = 12 / g;
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), pool.get()}) {
+      const std::vector<uint8_t> y = run_nhwc("ChannelShuffleNhwc", Tensor::from_vector<uint8_t>(s, v), a, p).to_vector<uint8_t>();
+      const std::vector<float> yf = run_nhwc("ChannelShuffleNhwc", Tensor::from_vector<float>(s, f), a, p).to_vector<float>();
+      ASSERT_EQ(y.size(), v.size());
+      for (size_t px = 0; px < 42; ++px)
+        for (int64_t i = 0; i < g; ++i)
+          for (int64_t j = 0; j < cg; ++j) {
+            const size_t out = px * 12 + static_cast<size_t>(j * g + i), in = px * 12 + static_cast<size_t>(i * cg + j);
+            ASSERT_EQ(y[out], v[in]) << g;
+            ASSERT_EQ(yf[out], f[in]) << g;
+          }
+    }
+  }
+  Attributes a5;
+  a5.set("group", int64_t{5});
+  EXPECT_THAT(testing::error_of([&] { run_nhwc("ChannelShuffleNhwc", Tensor::from_vector<uint8_t>(s, v), a5); }),
+              ::testing::HasSubstr("the last dimension a multiple of group 5"));
+}
+
+// BatchNormalizationNhwc of ToNhwc(X) = ToNhwc(BatchNormalization(X)),
+// bitwise, plain and with a fused Relu, and with a QuantizeLinear folded in,
+// 1 and 2 threads; bad shapes are named.
+TEST(NhwcKernels, BatchNormalizationNhwcEqualsBatchNormalizationTransposed) {
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+  const Shape xs = {2, 19, 5, 7};
+  std::vector<float> xv(2 * 19 * 5 * 7);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(static_cast<int>(i * 7919 % 1000) - 500) * 0.0137f;
+  const Tensor x = Tensor::from_vector<float>(xs, xv);
+  std::vector<Tensor> prm;
+  for (int k = 0; k < 4; ++k) {
+    std::vector<float> v(19);
+    for (size_t c = 0; c < 19; ++c) v[c] = k == 3 ? 0.3f + 0.11f * static_cast<float>(c) : 0.9f - 0.07f * static_cast<float>(c + k);
+    prm.push_back(Tensor::from_vector<float>({19}, v));
+  }
+  for (const char* act : {"", "Relu"}) {
+    Attributes a;
+    a.set("epsilon", 1e-3f);
+    if (*act) a.set("activation", std::string(act));
+    const Tensor want = run_nhwc("ToNhwc", run_kernel_once("BatchNormalization", 15, a, {x, prm[0], prm[1], prm[2], prm[3]})[0]);
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), pool.get()}) {
+      const Tensor xn = run_nhwc("ToNhwc", x);
+      const Tensor got = kernels::run_kernel_once(testing::spindle_node("BatchNormalizationNhwc", a, 1),
+                                                  {xn, prm[0], prm[1], prm[2], prm[3]}, p)[0];
+      ASSERT_EQ(got.shape(), want.shape());
+      EXPECT_EQ(got.to_vector<float>(), want.to_vector<float>()) << act;
+      // With a QuantizeLinear folded in: QuantizeLinear's bytes, uint8 and int8.
+      const Tensor ys = Tensor::from_vector<float>({}, {0.013f});
+      for (const Tensor& yz : {Tensor::from_vector<uint8_t>({}, {100}), Tensor::from_vector<int8_t>({}, {-7})}) {
+        const Tensor wq = run_kernel_once("QuantizeLinear", 13, {}, {want, ys, yz})[0];
+        const Tensor gq = kernels::run_kernel_once(testing::spindle_node("BatchNormalizationNhwc", a, 1),
+                                                   {xn, prm[0], prm[1], prm[2], prm[3], ys, yz}, p)[0];
+        ASSERT_EQ(gq.dtype(), wq.dtype());
+        const auto bytes = [](const Tensor& t) {
+          const auto* b = static_cast<const uint8_t*>(t.raw_data());
+          return std::vector<uint8_t>(b, b + t.numel());
+        };
+        EXPECT_EQ(bytes(gq), bytes(wq)) << act;
+      }
+    }
+  }
+  const auto bn = [&](const Tensor& in) {
+    kernels::run_kernel_once(testing::spindle_node("BatchNormalizationNhwc", {}, 1), {in, prm[0], prm[1], prm[2], prm[3]});
+  };
+  EXPECT_THAT(testing::error_of([&] { bn(Tensor::from_vector<float>({19, 2}, std::vector<float>(38, 1))); }),
+              ::testing::HasSubstr("expected rank 4 (N x H x W x C)"));
+  EXPECT_THAT(testing::error_of([&] { bn(x); }), ::testing::HasSubstr("expected 7 values for input X of shape"));
 }
 
 // MaxPoolNhwc of ToNhwc(X) = ToNhwc(MaxPool(X)), uint8 and int8, odd
@@ -523,11 +614,11 @@ TEST(NhwcKernels, MaxPoolNhwcEqualsMaxPoolTransposed) {
 
 TEST(NhwcKernels, ErrorsNameTheInputAndWhatWasExpected) {
   const Tensor r3 = Tensor::from_vector<uint8_t>({1, 2, 3}, std::vector<uint8_t>(6, 1));
-  const Tensor f4 = Tensor::from_vector<float>({1, 1, 2, 2}, {1, 2, 3, 4});
+  const Tensor i4 = Tensor::from_vector<int64_t>({1, 1, 2, 2}, {1, 2, 3, 4});
   for (const char* op : {"ToNhwc", "FromNhwc"})
-    for (const Tensor& bad : {r3, f4})
+    for (const Tensor& bad : {r3, i4})
       EXPECT_THAT(testing::error_of([&] { run_nhwc(op, bad); }),
-                  ::testing::HasSubstr("expected a rank-4 int8 or uint8 tensor"));
+                  ::testing::HasSubstr("expected a rank-4 tensor of 1- or 4-byte elements"));
   Attributes a;
   a.set("kernel_shape", std::vector<int64_t>{2, 2});
   EXPECT_THAT(testing::error_of([&] { run_nhwc("MaxPoolNhwc", r3, a); }), ::testing::HasSubstr("input X"));

@@ -21,6 +21,30 @@
 //                G is read as it is); the kernel broadcasts G against X
 //                as the NCHW op would (a squeeze-excite gate [N, C, 1, 1]
 //                scales each pixel's channels).
+//   float islands between them (DequantizeLinear -> BatchNormalization ->
+//   Relu -> QuantizeLinear, the pre-activation of DenseNet's layers, and
+//   the Concat of their features):
+//   DequantizeLinear / QuantizeLinear (per-tensor), Relu  X produced by a
+//                member: element-wise, they stay as they are;
+//   BatchNormalization  (inference; no fused activation, or Relu /
+//                LeakyRelu / Clip) X produced by a member: becomes
+//                spindle.BatchNormalizationNhwc, the same per-element
+//                arithmetic (a per-tensor QuantizeLinear, its one reader,
+//                folded into it: it writes the 8-bit tensor);
+//   Concat       rank 4 (one operand produced by a member): the axis
+//                becomes its NHWC number (channels: 1 -> 3), operands from
+//                elsewhere enter the layout (a float one as float);
+//   Slice        (opset 10 on) constant axes, X produced by a member: the
+//                axes renumbered;
+//   channel shuffle  Reshape [N, g, C / g, H, W] -> Transpose (0, 2, 1, 3,
+//                4) -> Reshape [N, C, H, W] (constant shapes), X produced
+//                by a member: the Reshapes keep [N, H, W, C], the
+//                Transpose becomes spindle.ChannelShuffleNhwc (group g);
+//   Shape        of a member's output, every reader a Gather (axis 0) of
+//                constant indices: the indices renumbered (ShuffleNet's
+//                split takes its bounds from the channel count).
+//   An op of these (not QuantizeLinear) whose result no member reads is
+//   not a member: the chain then leaves the layout before it.
 // Members joined through their data inputs form a chain. A value entering
 // a chain (a QLinearConv's X from elsewhere) gets one spindle.ToNhwc; a
 // member's output read otherwise (by a float island's DequantizeLinear, a
@@ -35,6 +59,7 @@
 // The integer results are the same bits in either layout.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -45,9 +70,80 @@
 namespace spindle::graph::passes {
 namespace {
 
-enum Kind { kNo = 0, kConv, kAdd, kPool, kLookup, kGate };
+enum Kind { kNo = 0, kConv, kAdd, kPool, kLookup, kGate, kElem, kBn, kConcat, kSlice, kShuffle, kShape };
 
 bool is_q8(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
+
+bool scalar_const(const Graph& g, int v) {
+  const Tensor* t = v < 0 ? nullptr : g.initializer(v);
+  return t && t->numel() == 1;
+}
+
+// The values of a constant int64 / int32 tensor of at most 8 elements (not
+// one a run may replace), or nothing.
+std::optional<std::vector<int64_t>> const_ints(const Graph& g, int v) {
+  const Tensor* t = v < 0 ? nullptr : g.initializer(v);
+  if (!t || t->numel() > 8 || std::find(g.overridable.begin(), g.overridable.end(), v) != g.overridable.end())
+    return std::nullopt;
+  std::vector<int64_t> out;
+  if (t->dtype() == DataType::kInt64) out = t->to_vector<int64_t>();
+  else if (t->dtype() == DataType::kInt32)
+    for (int32_t x : t->to_vector<int32_t>()) out.push_back(x);
+  else return std::nullopt;
+  return out;
+}
+
+// An axis of a rank-4 NCHW tensor (or -1 when out of range) in NHWC: 0, 1, 2, 3 -> 0, 3, 1, 2.
+int64_t nhwc_axis(int64_t a) {
+  if (a < -4 || a > 3) return -1;
+  const int64_t nchw = a < 0 ? a + 4 : a;
+  return nchw == 0 ? 0 : nchw == 1 ? 3 : nchw - 1;
+}
+
+bool axes_ok(const std::optional<std::vector<int64_t>>& axes) {
+  return axes && std::all_of(axes->begin(), axes->end(), [](int64_t a) { return nhwc_axis(a) >= 0; });
+}
+
+// Shape whose every reader is a Gather (axis 0) of constant indices: it
+// reads an NHWC tensor, its readers get the NHWC dimension numbers.
+bool shape_of_dims(const Graph& g, const Node& n) {
+  if (n.attrs.has("start") || n.attrs.has("end") || n.outputs.size() != 1) return false;
+  const std::vector<int> readers = g.consumers(n.outputs[0]);
+  if (readers.empty() || g.is_graph_output(n.outputs[0])) return false;
+  for (int r : readers) {
+    const Node& m = g.nodes[static_cast<size_t>(r)];
+    if (m.op_type != "Gather" || !m.domain.empty() || m.inputs.size() != 2 || m.inputs[0] != n.outputs[0] ||
+        m.attrs.get_int("axis", 0) != 0 || !axes_ok(const_ints(g, m.inputs[1])))
+      return false;
+  }
+  return true;
+}
+
+// The float ops of an island between 8-bit chain members (DequantizeLinear
+// -> BatchNormalization (+ Relu) -> QuantizeLinear, Concat along channels):
+// element-wise or per-channel, so they run on the NHWC tensors as well.
+Kind island_kind(const Graph& g, const Node& n) {
+  if (!n.domain.empty()) return kNo;
+  if (n.op_type == "Relu") return kElem;
+  if (n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear") {  // per-tensor
+    if (n.inputs.size() < 2 || !scalar_const(g, n.inputs[1])) return kNo;
+    return n.inputs.size() < 3 || n.inputs[2] < 0 || scalar_const(g, n.inputs[2]) ? kElem : kNo;
+  }
+  if (n.op_type == "Concat") {
+    const int64_t a = n.attrs.get_int("axis", 99);
+    return a >= -4 && a < 4 && n.outputs.size() == 1 ? kConcat : kNo;
+  }
+  if (n.op_type == "Slice")  // constant axes (opset 10 on)
+    return n.opset >= 10 && n.inputs.size() >= 4 && axes_ok(const_ints(g, n.inputs[3])) ? kSlice : kNo;
+  if (n.op_type == "Shape") return shape_of_dims(g, n) ? kShape : kNo;
+  if (n.op_type == "BatchNormalization") {
+    if (n.inputs.size() != 5 || n.attrs.get_int("training_mode", 0) != 0) return kNo;
+    if (n.opset < 9 && n.attrs.get_int("spatial", 1) == 0) return kNo;
+    const std::string act = n.attrs.get_string("activation", "");  // the exact ones, any order of the channels
+    return act.empty() || act == "Relu" || act == "LeakyRelu" || act == "Clip" ? kBn : kNo;
+  }
+  return kNo;
+}
 
 Kind member_kind(const Graph& g, const Node& n) {
   if (n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty() || n.inputs[0] < 0) return kNo;
@@ -65,7 +161,7 @@ Kind member_kind(const Graph& g, const Node& n) {
     if (!n.attrs.has("kernel_shape") || n.attrs.get_ints("kernel_shape").size() != 2) return kNo;
     return n.attrs.get_int("storage_order", 0) == 0 ? kPool : kNo;
   }
-  return kNo;
+  return island_kind(g, n);
 }
 
 bool is_gap(const Node& n) {
@@ -80,6 +176,7 @@ class NhwcLayout {
 
   void run(PassRecord& record) {
     for (int i = 0; i < nn_; ++i) kind_[static_cast<size_t>(i)] = member_kind(g_, node(i));
+    for (int i = 0; i < nn_; ++i) mark_shuffle(i);
     drop_unfed();
     for (int i = 0; i < nn_; ++i)
       if (kind_[static_cast<size_t>(i)] == kGate) {
@@ -101,6 +198,7 @@ class NhwcLayout {
       if (static_cast<int>(c.entries.size() + c.exits.size()) <= 2 * c.convs + c.pools) rewrite(c, record);
     for (int i : gaps) convert_gap(i);
     for (Node& r : added_) g_.nodes.push_back(std::move(r));
+    fold_quantize();
     if (record.count) g_.opsets.emplace("spindle", 1);
     if (conversions_) record.detail = fmt::format("{} conversions", conversions_);
   }
@@ -128,6 +226,11 @@ class NhwcLayout {
     switch (kind_[static_cast<size_t>(i)]) {
       case kNo: return {};
       case kAdd: return {0, 3};
+      case kConcat: {
+        std::vector<size_t> all(node_inputs(i));
+        std::iota(all.begin(), all.end(), size_t{0});
+        return all;
+      }
       case kGate:  // G in NHWC when a member makes it, else read as it is
         if (gate_nhwc_[static_cast<size_t>(i)]) return {0, 3};
         return {0};
@@ -135,24 +238,114 @@ class NhwcLayout {
     }
   }
 
-  // MaxPools, QLinearAdds, lookups and gates whose operands do not all come from members
-  // (their rank and type unknown) are not members, until stable.
+  // Reshape [N, g, C / g, H, W] -> Transpose (0, 2, 1, 3, 4) -> Reshape
+  // [N, C, H, W] (ShuffleNet's channel shuffle, shapes constant): in NHWC
+  // Reshape [N, H, W, C] -> spindle.ChannelShuffleNhwc (group g) -> Reshape
+  // [N, H, W, C] (each pixel's channels permuted alike).
+  void mark_shuffle(int t) {
+    const Node& tr = node(t);
+    if (tr.op_type != "Transpose" || !tr.domain.empty() || tr.inputs.size() != 1 || tr.outputs.size() != 1 ||
+        tr.attrs.get_ints("perm", {}) != std::vector<int64_t>{0, 2, 1, 3, 4})
+      return;
+    const int r1 = producer(tr.inputs[0]);
+    const std::vector<int> after = g_.consumers(tr.outputs[0]);
+    if (r1 < 0 || after.size() != 1 || g_.is_graph_output(tr.outputs[0]) || g_.consumers(tr.inputs[0]).size() != 1 ||
+        g_.is_graph_output(tr.inputs[0]))
+      return;
+    const int r2 = after[0];
+    const auto s5 = reshape_to(r1, 5), s4 = reshape_to(r2, 4);
+    if (!s5 || !s4 || node(r2).inputs[0] != tr.outputs[0]) return;
+    if (std::any_of(s5->begin() + 1, s5->end(), [](int64_t d) { return d <= 0; })) return;
+    if (std::any_of(s4->begin() + 1, s4->end(), [](int64_t d) { return d == 0; })) return;
+    for (int i : {r1, t, r2}) kind_[static_cast<size_t>(i)] = kShuffle;
+    shuffle_group_[t] = (*s5)[1];
+  }
+  // The constant target shape of Reshape node i when it has `rank` values.
+  std::optional<std::vector<int64_t>> reshape_to(int i, size_t rank) {
+    const Node& n = node(i);
+    if (n.op_type != "Reshape" || !n.domain.empty() || n.inputs.size() != 2 || n.outputs.size() != 1 ||
+        n.attrs.get_int("allowzero", 0) != 0)
+      return std::nullopt;
+    auto s = const_ints(g_, n.inputs[1]);
+    if (!s || s->size() != rank) return std::nullopt;
+    return s;
+  }
+  // A new int64 constant of `shape` holding `v`.
+  int constant(const std::string& base, const Shape& shape, const std::vector<int64_t>& v) {
+    const int id = fresh_value(g_, base);
+    g_.initializers.emplace(id, Tensor::from_vector<int64_t>(shape, v));
+    return id;
+  }
+  // The NHWC numbers of the constant axes in input `slot` of node i.
+  void renumber_axes(int i, size_t slot) {
+    Node& n = node(i);
+    std::vector<int64_t> a = *const_ints(g_, n.inputs[slot]);
+    for (int64_t& x : a) x = nhwc_axis(x);
+    n.inputs[slot] = constant(g_.value_name(n.inputs[slot]) + "/nhwc", g_.initializer(n.inputs[slot])->shape(), a);
+    g_.reindex(i);
+  }
+  void rewrite_layout_op(int i) {
+    Node& n = node(i);
+    const Kind k = kind_[static_cast<size_t>(i)];
+    if (k == kSlice) renumber_axes(i, 3);
+    if (k == kShape)
+      for (int r : g_.consumers(n.outputs[0])) renumber_axes(r, 1);
+    if (k != kShuffle) return;
+    if (n.op_type == "Transpose") {
+      n.op_type = "ChannelShuffleNhwc";
+      n.domain = "spindle";
+      n.opset = 1;
+      n.attrs.erase("perm");
+      n.attrs.set("group", shuffle_group_.at(i));
+      return;
+    }
+    const std::vector<int64_t> s = *const_ints(g_, n.inputs[1]);
+    const std::vector<int64_t> t = s.size() == 5 ? std::vector<int64_t>{s[0], s[3], s[4], s[1] * s[2]}
+                                                 : std::vector<int64_t>{s[0], s[2], s[3], s[1]};
+    n.inputs[1] = constant(g_.value_name(n.inputs[1]) + "/nhwc", Shape{static_cast<int64_t>(t.size())}, t);
+    g_.reindex(i);
+  }
+
+  size_t node_inputs(int i) const { return g_.nodes[static_cast<size_t>(i)].inputs.size(); }
+  bool fed(int i, size_t slot) {
+    const int p = producer(node(i).inputs[slot]);
+    return p >= 0 && member(p);
+  }
+  // Members other than QLinearConvs whose operands do not all come from
+  // members (their rank and type unknown; a Concat: none of them) are not
+  // members; nor float island ops whose result no member reads (it would
+  // leave the layout as float, not as the 8-bit tensor before it); until
+  // stable.
   void drop_unfed() {
     for (bool changed = true; changed;) {
       changed = false;
       for (int i = 0; i < nn_; ++i) {
         const Kind k = kind_[static_cast<size_t>(i)];
-        if (k != kAdd && k != kPool && k != kLookup && k != kGate) continue;
-        for (size_t slot : data_slots(i)) {
-          const int p = producer(node(i).inputs[slot]);
-          if (p < 0 || !member(p)) {
-            kind_[static_cast<size_t>(i)] = kNo;
-            changed = true;
-            break;
-          }
+        if (k == kNo || k == kConv) continue;
+        const std::vector<size_t> slots = data_slots(i);
+        const auto is_fed = [&](size_t s) { return fed(i, s); };
+        const bool ok = k == kConcat ? std::any_of(slots.begin(), slots.end(), is_fed)
+                                     : std::all_of(slots.begin(), slots.end(), is_fed);
+        if (!ok || (float_island(i) && !read_by_member(node(i).outputs[0]))) {
+          kind_[static_cast<size_t>(i)] = kNo;
+          changed = true;
         }
       }
     }
+  }
+  bool float_island(int i) const {
+    const Kind k = kind_[static_cast<size_t>(i)];
+    return k == kBn || k == kConcat || k == kSlice || k == kShuffle ||
+           (k == kElem && g_.nodes[static_cast<size_t>(i)].op_type != "QuantizeLinear");
+  }
+  bool read_by_member(int v) {
+    for (int r : g_.consumers(v)) {
+      if (is_gap(node(r)) && node(r).inputs[0] == v) return true;
+      if (!member(r)) continue;
+      for (size_t s : data_slots(r))
+        if (node(r).inputs[s] == v) return true;
+    }
+    return false;
   }
 
   bool nhwc_use(int reader, size_t slot, int chain) {
@@ -185,7 +378,7 @@ class NhwcLayout {
         c.entries.push_back(x);
     }
     const int y = node(i).outputs[0];
-    if (needs_nchw(y, r)) c.exits.push_back(y);
+    if (k != kShape && needs_nchw(y, r)) c.exits.push_back(y);
   }
 
   void rewrite(const Chain& c, PassRecord& record) {
@@ -196,7 +389,12 @@ class NhwcLayout {
       ++conversions_;
     }
     for (int i : c.members) {
+      rewrite_layout_op(i);
       Node& n = node(i);
+      if (kind_[static_cast<size_t>(i)] == kShape) {  // its output is the same dimensions, renumbered
+        ++record.count;
+        continue;
+      }
       const int y = n.outputs[0];
       const int yn = fresh_value(g_, g_.value_name(y) + "/nhwc");
       to_nhwc_[y] = yn;
@@ -211,6 +409,16 @@ class NhwcLayout {
         n.domain = "spindle";
         n.opset = 1;
       }
+      if (k == kBn) {
+        n.op_type = "BatchNormalizationNhwc";
+        n.domain = "spindle";
+        n.opset = 1;
+      }
+      if (k == kConcat) {  // NCHW axis 0, 1, 2, 3 is NHWC axis 0, 3, 1, 2
+        const int64_t a = n.attrs.get_int("axis", 1);
+        const int64_t nchw = a < 0 ? a + 4 : a;
+        n.attrs.set("axis", nchw == 0 ? int64_t{0} : nchw == 1 ? int64_t{3} : nchw - 1);
+      }
       if (k == kGate) {
         n.attrs.set("channels_last", int64_t{1});
         n.attrs.set("gate_channels_last", int64_t{gate_nhwc_[static_cast<size_t>(i)] ? 1 : 0});
@@ -221,6 +429,31 @@ class NhwcLayout {
       Node& n = node(i);
       for (size_t slot : data_slots(i)) n.inputs[slot] = to_nhwc_.at(n.inputs[slot]);
     }
+  }
+
+  // A BatchNormalizationNhwc whose one reader is a per-tensor
+  // QuantizeLinear writes the 8-bit values itself (inputs 5, 6: y_scale,
+  // y_zero_point); the QuantizeLinear goes.
+  void fold_quantize() {
+    std::vector<bool> dead(g_.nodes.size(), false);
+    bool any = false;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      Node& bn = g_.nodes[i];
+      if (bn.op_type != "BatchNormalizationNhwc" || bn.domain != "spindle" || bn.inputs.size() != 5) continue;
+      const int y = bn.outputs[0];
+      const std::vector<int> readers = g_.consumers(y, 1);
+      if (readers.size() != 1 || g_.is_graph_output(y)) continue;
+      const Node& q = g_.nodes[static_cast<size_t>(readers[0])];
+      if (q.op_type != "QuantizeLinear" || island_kind(g_, q) != kElem || q.inputs[0] != y || q.outputs.size() != 1)
+        continue;
+      bn.inputs.push_back(q.inputs[1]);
+      bn.inputs.push_back(q.inputs.size() > 2 ? q.inputs[2] : -1);
+      bn.outputs[0] = q.outputs[0];
+      dead[static_cast<size_t>(readers[0])] = true;
+      any = true;
+      g_.invalidate_uses();
+    }
+    if (any) g_.compact(dead);
   }
 
   // A pool reading a member's (now NHWC) output reads it in place.
@@ -243,6 +476,7 @@ class NhwcLayout {
   std::vector<int> parent_;         // union-find over members
   std::map<int, Chain> chains_;     // by root
   std::map<int, int> to_nhwc_;      // NCHW value -> its NHWC copy
+  std::map<int, int64_t> shuffle_group_;  // a channel shuffle's Transpose -> its groups
   std::vector<Node> added_;
   int conversions_ = 0;
 };

@@ -1,8 +1,14 @@
 // nhwc_u8.cpp — the conversions at the borders of a chain of 8-bit NHWC
 // operators and MaxPool in that layout (see nhwc.h):
 //
-//   spindle.ToNhwc    X [N, C, H, W] int8 / uint8 -> Y [N, H, W, C]
-//   spindle.FromNhwc  X [N, H, W, C] int8 / uint8 -> Y [N, C, H, W]
+//   spindle.ToNhwc    X [N, C, H, W] -> Y [N, H, W, C]
+//   spindle.FromNhwc  X [N, H, W, C] -> Y [N, C, H, W]
+//                     (int8 / uint8, or 4-byte elements: float32 and
+//                     others, moved as they are)
+//   spindle.ChannelShuffleNhwc  X [..., C] (1- or 4-byte elements), group g:
+//                     Y[..., j * g + i] = X[..., i * (C / g) + j], the
+//                     channel shuffle (Reshape, Transpose, Reshape) of an
+//                     NCHW tensor done on its NHWC form
 //   spindle.MaxPoolNhwc  MaxPool (kernel_shape, strides, pads, dilations,
 //                     ceil_mode, auto_pad) of a 2-D int8 / uint8 NHWC X: one
 //                     output pixel is the element-wise max of its window's
@@ -89,24 +95,34 @@ void im2col_u8(const uint8_t* x, int64_t C, int64_t cg, int64_t grp, const Windo
   }
 }
 
-void transpose_bytes(ThreadPool* pool, const uint8_t* src, uint8_t* dst, int64_t N, int64_t rows, int64_t cols) {
+namespace {
+
+// dst[n][j][i] = src[n][i][j] for elements of type T.
+template <class T>
+void transpose_elems(ThreadPool* pool, const T* src, T* dst, int64_t N, int64_t rows, int64_t cols) {
   // Tiles of 64 columns x all rows: each reads `rows` short runs and writes
-  // 64 runs of `rows` bytes.
+  // 64 runs of `rows` elements.
   constexpr int64_t kTile = 64;
   const int64_t tiles = ceil_div(cols, kTile);
   if (N <= 0 || rows <= 0 || cols <= 0) return;
-  parallel_for(pool, 0, N * tiles, grain_for_cost(ops_cost(static_cast<double>(kTile * rows) / 4)),
-               [&](int64_t b0, int64_t b1) {
+  const double bytes = static_cast<double>(kTile * rows * static_cast<int64_t>(sizeof(T)));
+  parallel_for(pool, 0, N * tiles, grain_for_cost(ops_cost(bytes / 4)), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t n = b / tiles, j0 = (b % tiles) * kTile, j1 = std::min(cols, j0 + kTile);
-      const uint8_t* s = src + n * rows * cols;
-      uint8_t* d = dst + n * rows * cols;
+      const T* s = src + n * rows * cols;
+      T* d = dst + n * rows * cols;
       for (int64_t i = 0; i < rows; ++i) {
-        const uint8_t* sr = s + i * cols;
+        const T* sr = s + i * cols;
         for (int64_t j = j0; j < j1; ++j) d[j * rows + i] = sr[j];
       }
     }
   });
+}
+
+}  // namespace
+
+void transpose_bytes(ThreadPool* pool, const uint8_t* src, uint8_t* dst, int64_t N, int64_t rows, int64_t cols) {
+  transpose_elems(pool, src, dst, N, rows, cols);
 }
 
 namespace {
@@ -128,15 +144,22 @@ class NhwcReorderKernel final : public OpKernel {
   explicit NhwcReorderKernel(const NodeInfo&) {}
   void compute(KernelContext& ctx) const override {
     const Tensor& X = ctx.input(0);
-    require_rank4_q8(ctx.node(), X);
+    const size_t esize = dtype_size(X.dtype());
+    if (X.rank() != 4 || (esize != 1 && esize != 4))
+      fail(ctx.node(), fmt::format("input X is {}, expected a rank-4 tensor of 1- or 4-byte elements", X.describe()));
     const int64_t N = X.dim(0);
     Shape ys = kToNhwc ? Shape{N, X.dim(2), X.dim(3), X.dim(1)} : Shape{N, X.dim(3), X.dim(1), X.dim(2)};
     Tensor& Y = ctx.output(0, X.dtype(), ys);
     if (Y.numel() == 0) return;
     const int64_t C = kToNhwc ? X.dim(1) : X.dim(3);
     const int64_t P = X.numel() / (N * C);
-    transpose_bytes(ctx.pool(), static_cast<const uint8_t*>(X.raw_data()), static_cast<uint8_t*>(Y.raw_mutable_data()),
-                    N, kToNhwc ? C : P, kToNhwc ? P : C);
+    const int64_t rows = kToNhwc ? C : P, cols = kToNhwc ? P : C;
+    if (esize == 4)
+      transpose_elems(ctx.pool(), static_cast<const uint32_t*>(X.raw_data()), static_cast<uint32_t*>(Y.raw_mutable_data()),
+                      N, rows, cols);
+    else
+      transpose_bytes(ctx.pool(), static_cast<const uint8_t*>(X.raw_data()), static_cast<uint8_t*>(Y.raw_mutable_data()),
+                      N, rows, cols);
   }
 };
 
@@ -191,6 +214,54 @@ class MaxPoolNhwcKernel final : public OpKernel {
   WindowAttrs a_;
 };
 
+// Y[..., j * group + i] = X[..., i * (C / group) + j] over the last axis C.
+class ChannelShuffleNhwcKernel final : public OpKernel {
+ public:
+  explicit ChannelShuffleNhwcKernel(const NodeInfo& node) : group_(node.attrs.get_int("group", 0)) {
+    if (group_ < 1) fail(node, fmt::format("attribute group is {}, expected at least 1", group_));
+  }
+  void compute(KernelContext& ctx) const override {
+    const Tensor& X = ctx.input(0);
+    const size_t esize = dtype_size(X.dtype());
+    if (X.rank() < 1 || (esize != 1 && esize != 4) || X.dim(-1) % group_ != 0)
+      fail(ctx.node(), fmt::format("input X is {}, expected 1- or 4-byte elements, the last dimension a multiple of "
+                                   "group {}", X.describe(), group_));
+    Tensor& Y = ctx.output(0, X.dtype(), X.shape());
+    if (Y.numel() == 0) return;
+    // Each row [group][C / group] transposed to [C / group][group].
+    const int64_t C = X.dim(-1), rows = X.numel() / C;
+    if (group_ == 2 && esize == 4) return interleave<uint32_t>(ctx, X, Y, rows, C / 2);
+    if (group_ == 2) return interleave<uint8_t>(ctx, X, Y, rows, C / 2);
+    if (esize == 4)
+      transpose_elems(ctx.pool(), static_cast<const uint32_t*>(X.raw_data()), static_cast<uint32_t*>(Y.raw_mutable_data()),
+                      rows, group_, C / group_);
+    else
+      transpose_bytes(ctx.pool(), static_cast<const uint8_t*>(X.raw_data()), static_cast<uint8_t*>(Y.raw_mutable_data()),
+                      rows, group_, C / group_);
+  }
+
+ private:
+  // Two groups: y = (a0, b0, a1, b1, ...) for a row x = (a, b) of 2 x h.
+  template <class T>
+  static void interleave(KernelContext& ctx, const Tensor& X, Tensor& Y, int64_t rows, int64_t h) {
+    const T* x = static_cast<const T*>(X.raw_data());
+    T* y = static_cast<T*>(Y.raw_mutable_data());
+    parallel_for(ctx.pool(), 0, rows, grain_for_cost(ops_cost(static_cast<double>(2 * h))), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* __restrict a = x + r * 2 * h;
+        const T* __restrict b = a + h;
+        T* __restrict d = y + r * 2 * h;
+        for (int64_t j = 0; j < h; ++j) {
+          d[2 * j] = a[j];
+          d[2 * j + 1] = b[j];
+        }
+      }
+    });
+  }
+
+  int64_t group_;
+};
+
 class LookupKernel final : public OpKernel {
  public:
   explicit LookupKernel(const NodeInfo&) {}
@@ -220,6 +291,7 @@ void register_nhwc(KernelRegistry& r) {
   r.add("spindle", "ToNhwc", 1, 1, factory_of<NhwcReorderKernel<true>>());
   r.add("spindle", "FromNhwc", 1, 1, factory_of<NhwcReorderKernel<false>>());
   r.add("spindle", "MaxPoolNhwc", 1, 1, factory_of<MaxPoolNhwcKernel>());
+  r.add("spindle", "ChannelShuffleNhwc", 1, 1, factory_of<ChannelShuffleNhwcKernel>());
   r.add("spindle", "QLinearLookup", 1, 1, factory_of<LookupKernel>());
   register_qlinear_gate(r);
 }

@@ -9,6 +9,13 @@
 // BatchNormalization applies the activation the optimizer fused into it
 // (attribute "activation", kernels/math/activation.h) to each plane while it
 // is in cache: BN -> Relu before a Conv (DenseNet) is one pass.
+// spindle.BatchNormalizationNhwc (the optimizer's NhwcTransformer) is the
+// inference op on X's pixel-major form [N, H, W, C]: the same per-element
+// x * a[c] + b[c] and activation, a pixel's C channels at a time, compiled
+// per ISA level as the NCHW loop is (batchnorm_nhwc.isa.cpp): the same bits.
+// With inputs 5 and 6 (y_scale, y_zero_point, one value each) it is followed
+// by the QuantizeLinear the optimizer folded into it: Y is 8-bit, the float
+// values quantized a few rows at a time by QuantizeLinear's own loop.
 //
 // Statistics of one plane or row are accumulated in double by one block, so
 // they do not depend on the thread count.
@@ -18,6 +25,12 @@
 #include "kernels/nn/activation.h"
 #include "kernels/nn/nn_util.h"
 #include "kernels/op_schema.h"
+#include "primitives/quant/requant.h"
+
+// batchnorm_nhwc.isa.cpp
+SPINDLE_ISA_DECLARE(void, affine_channels_activation,
+                    (const spindle::kernels::Activation& act, const float* x, const float* a, const float* b, float* y,
+                     int64_t pixels, int64_t C));
 
 namespace spindle::kernels::nn {
 
@@ -99,8 +112,9 @@ Moments moments(const float* x, int64_t n, bool centered = true) {
 
 class BatchNormKernel final : public OpKernel {
  public:
-  explicit BatchNormKernel(const NodeInfo& node)
-      : epsilon_(node.attrs.get_float("epsilon", 1e-5f)),
+  explicit BatchNormKernel(const NodeInfo& node, bool channels_last = false)
+      : channels_last_(channels_last),
+        epsilon_(node.attrs.get_float("epsilon", 1e-5f)),
         spatial_(node.opset < 9 ? node.attrs.get_int("spatial", 1) != 0 : true),
         training_(node.opset >= 14 && node.attrs.get_int("training_mode", 0) != 0),
         momentum_(node.attrs.get_float("momentum", 0.9f)),
@@ -117,22 +131,15 @@ class BatchNormKernel final : public OpKernel {
     const NodeInfo& node = ctx.node();
     const Tensor& X = ctx.input(0);
     require_float(node, X, "X");
+    if (channels_last_) return compute_nhwc(ctx);
     if (X.rank() < 2)
       fail(node, fmt::format("input X has shape {}, expected rank >= 2 (N x C x ...)", shape_to_string(X.shape())));
     const int64_t N = X.dim(0), C = X.dim(1);
     const int64_t inner = N * C == 0 ? 0 : X.numel() / (N * C);
     // Per-channel (spatial) or per-feature (spatial=0, opset < 9) parameters.
     const int64_t per = spatial_ ? C : C * inner;
-    const char* names[4] = {"scale", "B", "mean", "var"};
     const float* prm[4];
-    for (int i = 0; i < 4; ++i) {
-      const Tensor& t = ctx.input(i + 1);
-      require_float(node, t, names[i]);
-      if (t.numel() != per)
-        fail(node, fmt::format("input {} has shape {}, expected {} values for input X of shape {}", names[i],
-                               shape_to_string(t.shape()), per, shape_to_string(X.shape())));
-      prm[i] = t.data<float>();
-    }
+    read_params(ctx, per, prm);
     Tensor& Y = ctx.output(0, DataType::kFloat32, X.shape());
     const float* x = X.data<float>();
     // Training mode: normalize with this batch's per-channel mean and
@@ -175,6 +182,83 @@ class BatchNormKernel final : public OpKernel {
     });
   }
 
+  // scale, B, mean, var: float, `per` values each.
+  static void read_params(KernelContext& ctx, int64_t per, const float* prm[4]) {
+    const char* names[4] = {"scale", "B", "mean", "var"};
+    const Tensor& X = ctx.input(0);
+    for (int i = 0; i < 4; ++i) {
+      const Tensor& t = ctx.input(i + 1);
+      require_float(ctx.node(), t, names[i]);
+      if (t.numel() != per)
+        fail(ctx.node(), fmt::format("input {} has shape {}, expected {} values for input X of shape {}", names[i],
+                                     shape_to_string(t.shape()), per, shape_to_string(X.shape())));
+      prm[i] = t.data<float>();
+    }
+  }
+
+  // X [N, H, W, C] (inference, per-channel parameters).
+  void compute_nhwc(KernelContext& ctx) const {
+    const NodeInfo& node = ctx.node();
+    const Tensor& X = ctx.input(0);
+    if (X.rank() != 4)
+      fail(node, fmt::format("input X has shape {}, expected rank 4 (N x H x W x C)", shape_to_string(X.shape())));
+    const int64_t C = X.dim(3);
+    const float* prm[4];
+    read_params(ctx, C, prm);
+    // QuantizeLinear folded in (y_scale, y_zero_point: one value each): y is 8-bit.
+    const bool quantized = ctx.has_input(5);
+    QuantRow q;
+    if (quantized) q = output_quantization(ctx);
+    Tensor& Y = ctx.output(0, !quantized ? DataType::kFloat32 : q.sign ? DataType::kInt8 : DataType::kUInt8, X.shape());
+    if (Y.numel() == 0) return;
+    std::vector<float> ab(static_cast<size_t>(2 * C));
+    batchnorm_coefficients(prm[0], prm[1], prm[2], prm[3], epsilon_, C, ab.data(), ab.data() + C);
+    const float* a = ab.data();
+    const float* b = ab.data() + C;
+    const float* x = X.data<float>();
+    const int64_t pixels = X.numel() / C;
+    static const auto rows_fn = SPINDLE_ISA_SELECT(affine_channels_activation);
+    if (!quantized) {
+      float* y = Y.mutable_data<float>();
+      parallel_for(ctx.pool(), 0, pixels, grain_for_cost(ops_cost(static_cast<double>(C))),
+                   [&](int64_t p0, int64_t p1) { rows_fn(act_, x + p0 * C, a, b, y + p0 * C, p1 - p0, C); });
+      return;
+    }
+    // Rows of pixels in float (in cache), then quantized as QuantizeLinear does.
+    static const auto quant_fn = SPINDLE_ISA_SELECT(quantize_row);
+    auto* y = static_cast<uint8_t*>(Y.raw_mutable_data());
+    const int64_t chunk = std::max<int64_t>(1, 4096 / C);
+    parallel_for(ctx.pool(), 0, pixels, grain_for_cost(ops_cost(2.0 * static_cast<double>(C))), [&](int64_t p0, int64_t p1) {
+      float* tmp = scratch_floats(0, static_cast<size_t>(chunk * C));
+      for (int64_t s = p0; s < p1; s += chunk) {
+        const int64_t n = std::min(chunk, p1 - s);
+        rows_fn(act_, x + s * C, a, b, tmp, n, C);
+        QuantRow r = q;
+        r.n = n * C;
+        r.a = tmp;
+        r.y = y + s * C;
+        quant_fn(r);
+      }
+    });
+  }
+
+  // The folded QuantizeLinear's parameters: y_scale (input 5), y_zero_point (6, uint8 when absent).
+  static QuantRow output_quantization(KernelContext& ctx) {
+    const Tensor& s = ctx.input(5);
+    const Tensor* z = ctx.has_input(6) ? &ctx.input(6) : nullptr;
+    if (s.dtype() != DataType::kFloat32 || s.numel() != 1)
+      fail(ctx.node(), fmt::format("input y_scale is {}, expected one float32 value", s.describe()));
+    if (z && ((z->dtype() != DataType::kUInt8 && z->dtype() != DataType::kInt8) || z->numel() != 1))
+      fail(ctx.node(), fmt::format("input y_zero_point is {}, expected one uint8 or int8 value", z->describe()));
+    QuantRow q;
+    q.sign = z && z->dtype() == DataType::kInt8;
+    q.y_scale = s.data<float>()[0];
+    q.y_zero = !z ? 0.0f : q.sign ? static_cast<float>(z->data<int8_t>()[0]) : static_cast<float>(z->data<uint8_t>()[0]);
+    q.lo = q.sign ? -128.0f : 0.0f;
+    q.hi = q.sign ? 127.0f : 255.0f;
+    return q;
+  }
+
  private:
   // Per-channel mean then variance of x [N, C, inner], in double, each
   // channel summed in index order (the same for any thread count).
@@ -199,6 +283,7 @@ class BatchNormKernel final : public OpKernel {
     return out;
   }
 
+  bool channels_last_;
   float epsilon_;
   bool spatial_;
   bool training_;
@@ -505,6 +590,9 @@ void register_norm(KernelRegistry& r) {
   // spatial), 14 (training_mode: batch statistics and running mean / var
   // outputs), 15; the training outputs of opsets before 14 are refused.
   r.add("", "BatchNormalization", 1, 17, factory_of<BatchNormKernel>());
+  r.add("spindle", "BatchNormalizationNhwc", 1, 1, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
+    return std::make_unique<BatchNormKernel>(node, true);
+  });
   r.add("", "InstanceNormalization", 1, 17, factory_of<InstanceNormKernel>());
   r.add("", "LayerNormalization", 17, 17, [](const NodeInfo& node) -> std::unique_ptr<OpKernel> {
     return std::make_unique<LayerNormKernel>(node, false);
