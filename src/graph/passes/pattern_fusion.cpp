@@ -399,7 +399,8 @@ void fuse_matmul_bias(Graph& g, PassRecord& record) {
 }
 
 // MatMul with a constant rank-2 B (weights; a fused bias allowed) whose
-// output only an Add or a Mul reads: the other operand r becomes the
+// output only an Add or a Mul reads, its other operand r computed (not a
+// constant): r becomes the
 // MatMul's fourth input, attribute fused_op "Add" or "Mul" (a decoder's
 // residual connection; SwiGLU's product of the up projection with the gated
 // one). The kernel applies it to each output block while the block is in
@@ -421,9 +422,12 @@ void fuse_matmul_binary(Graph& g, PassRecord& record) {
     if ((op.op_type != "Add" && op.op_type != "Mul") || !op.domain.empty() || op.opset < 7 || op.inputs.size() != 2 ||
         op.outputs.size() != 1 || op.inputs[0] == op.inputs[1] || op.inputs[0] < 0 || op.inputs[1] < 0)
       continue;
+    // A constant operand is a bias or a scale (MatMulAddFusion, ActivationFusion).
+    const int r = op.inputs[0] == mm.outputs[0] ? op.inputs[1] : op.inputs[0];
+    if (g.initializer(r)) continue;
     Node fused = mm;
     fused.inputs.resize(3, -1);
-    fused.inputs.push_back(op.inputs[0] == mm.outputs[0] ? op.inputs[1] : op.inputs[0]);
+    fused.inputs.push_back(r);
     fused.attrs.set("fused_op", op.op_type);
     fused.outputs = {op.outputs[0]};
     dead[i] = true;
