@@ -92,7 +92,10 @@ const std::vector<FusedForm>& fused_forms() {
     conv.push_back({"input_activation", AttrType::kString, false});
     f.push_back({"", "Conv", 9, conv});
     for (const char* op : {"ConvTranspose", "Gemm", "BatchNormalization"}) f.push_back({"", op, 0, activation_attributes()});
-    f.push_back({"", "MatMul", 3, activation_attributes()});  // MatMul(A, B, bias)
+    // MatMul(A, B, bias, r): r added or multiplied (fused_op) before the activation.
+    std::vector<kernels::AttrSpec> matmul = activation_attributes();
+    matmul.push_back({"fused_op", AttrType::kString, false});
+    f.push_back({"", "MatMul", 4, matmul});
     f.push_back({"", "QLinearConv", 0, {{"activation", AttrType::kString, false}}});
     f.push_back({"com.microsoft", "QLinearAdd", 0, {{"activation", AttrType::kString, false}}});
     return f;

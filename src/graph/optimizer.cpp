@@ -88,6 +88,9 @@ const std::vector<Pass>& table() {
        plain<passes::fuse_residual_adds>},
       {{"MatMulAddFusion", L::kExtended, "MatMul by constant weights + constant bias vector as one MatMul"},
        plain<passes::fuse_matmul_bias>},
+      {{"MatMulBinaryFusion", L::kExtended,
+        "MatMul by constant weights + Add / Mul of another tensor (a residual, SwiGLU's gate) as one MatMul"},
+       plain<passes::fuse_matmul_binary>},
       {{"DynamicQuantizeMatMulFusion", L::kExtended,
         "DynamicQuantizeLinear + MatMulInteger (constant B) + Cast + Mul by the scales (+ constant bias Add) as one "
         "com.microsoft DynamicQuantizeMatMul"},

@@ -521,6 +521,42 @@ TEST(Optimizer, MatMulAndConstantBiasAddBecomeOneMatMul) {
   expect_same_bits_as_unoptimized(b.bytes(), x, [](const InferenceSession&) {});
 }
 
+// A decoder's residual connection and SwiGLU product: MatMul by constant
+// weights whose output only an Add / Mul of a computed tensor reads becomes
+// one MatMul applying it per output block (after a fused bias, before a
+// fused activation). An operand that broadcasts (here [5, 40] against
+// [64, 5, 40]) takes the separate Add's path at run time. No bit differs
+// from the unfused graph at 1, 2 and 3 threads.
+TEST(Optimizer, MatMulAndAddOrMulOfAComputedTensorBecomeOneMatMulBitwise) {
+  ModelBuilder b(13);
+  b.input("x", {64, 5, 300});
+  for (const char* y : {"y1", "y2", "y3"}) b.output(y, {64, 5, 40});
+  for (const char* w : {"W", "W2"}) b.initializer(w, {300, 40}, random_values(300 * 40, w[1] ? 52 : 51));
+  b.initializer("bias", {40}, random_values(40, 53));
+  b.node("MatMul", {"x", "W2"}, {"res"});  // read twice: computed once, stays
+  b.node("MatMul", {"x", "W"}, {"h"});
+  b.node("Add", {"h", "bias"}, {"hb"});
+  b.node("Add", {"res", "hb"}, {"y1"});  // residual, the MatMul second
+  // A gated product as SwiGLU's (a Relu gate here: the fused SiLU is not
+  // bitwise the separate Sigmoid and Mul).
+  b.node("MatMul", {"x", "W2"}, {"g"});
+  b.node("Relu", {"g"}, {"s"});
+  b.node("MatMul", {"x", "W"}, {"u"});
+  b.node("Mul", {"u", "s"}, {"y2"});
+  auto& mean = b.node("ReduceMean", {"res"}, {"t"});
+  ModelBuilder::attr_ints(mean, "axes", {0});
+  ModelBuilder::attr_int(mean, "keepdims", 0);
+  b.node("MatMul", {"x", "W"}, {"h3"});
+  b.node("Add", {"h3", "t"}, {"a3"});  // broadcast at run time
+  b.node("Relu", {"a3"}, {"y3"});
+  Tensor x = Tensor::from_vector<float>({64, 5, 300}, random_values(64 * 5 * 300, 54, -3, 3));
+  expect_same_bits_as_unoptimized(b.bytes(), x, [](const InferenceSession& session) {
+    EXPECT_EQ(session.num_nodes(), 6) << session.optimization_summary();
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("MatMulBinaryFusion 3"));
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("MatMulAddFusion 1"));
+  });
+}
+
 // A GELU after a linear layer (ONNX's Gelu, exact or with the tanh
 // approximation, and the com.microsoft Gelu the Erf-form pattern becomes)
 // is fused into the MatMul: it runs on each output block with the Gelu op's

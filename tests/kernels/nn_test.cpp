@@ -1278,5 +1278,31 @@ TEST(NnErrors, BatchNormTrainingOutputsBeforeOpset14AreUnsupported) {
   }
 }
 
+// MatMul's fused fourth input (MatMulBinaryFusion): r added to or multiplied
+// with the product after the fused bias, bitwise as MatMul, Add(bias) and
+// the Add / Mul as separate kernels; an r that only broadcasts to the output
+// takes the separate Add's path; an unknown fused_op is refused by name.
+TEST(NnKernels, MatMulFusedAddOrMulOfATensorMatchesSeparateNodesBitwise) {
+  const Tensor A = random_tensor({3, 5, 20}, 61), B = random_tensor({20, 33}, 62), bias = random_tensor({33}, 63);
+  const Tensor product = kernels::run_kernel_once("MatMul", 13, {}, {A, B})[0];
+  const Tensor with_bias = kernels::run_kernel_once("Add", 14, {}, {product, bias})[0];
+  for (const char* op : {"Add", "Mul"}) {
+    for (const Shape& r_shape : {Shape{3, 5, 33}, Shape{5, 33}}) {
+      const Tensor R = random_tensor(r_shape, 64);
+      Attributes attrs;
+      attrs.set("fused_op", std::string(op));
+      const Tensor got = kernels::run_kernel_once("MatMul", 13, attrs, {A, B, bias, R})[0];
+      const Tensor want = kernels::run_kernel_once(op, 14, {}, {with_bias, R})[0];
+      ASSERT_EQ(got.shape(), (Shape{3, 5, 33})) << op;
+      EXPECT_EQ(got.to_vector<float>(), want.to_vector<float>()) << op << " r " << shape_to_string(r_shape);
+    }
+  }
+  Attributes bad;
+  bad.set("fused_op", std::string("Sub"));
+  const std::string msg =
+      error_of([&] { kernels::run_kernel_once("MatMul", 13, bad, {A, B, bias, random_tensor({3, 5, 33}, 65)}); });
+  EXPECT_NE(msg.find("fused_op is 'Sub', expected Add or Mul"), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace spindle

@@ -430,6 +430,37 @@ void check_level(const char* name, GeometryFn geometry, BlockFn block, PackAFn p
   }
 }
 
+// A's panel format written exactly (alpha * a, rows past m zero) by each
+// level's packing: full panels (the vector transposes) and a row edge, k
+// runs with a tail, a row stride past K, a k range not starting at 0, and
+// the panels packed in two row ranges into one buffer as the shared A is.
+void check_pack_a(const char* name, GeometryFn geometry, PackAFn pack_a) {
+  const int64_t MR = geometry().mr, m = 2 * MR + 3, K = 45, lda = 50, k0 = 3, kc = K - k0;
+  const float alpha = 0.7f;
+  const auto a = random_floats(m * lda, 9);
+  const int64_t panels = (m + MR - 1) / MR;
+  std::vector<float> d(static_cast<size_t>(panels * MR * kc + 64), NAN);
+  // The later rows first: a store past the first panel's end would show.
+  pack_a(false, m - MR, k0, kc, alpha, a.data() + MR * lda, lda, d.data() + kc * MR, kc * MR);
+  pack_a(false, MR, k0, kc, alpha, a.data(), lda, d.data(), kc * MR);
+  for (int64_t pnl = 0; pnl < panels; ++pnl)
+    for (int64_t k = 0; k < kc; ++k)
+      for (int64_t i = 0; i < MR; ++i) {
+        const int64_t row = pnl * MR + i;
+        const float want = row < m ? alpha * a[static_cast<size_t>(row * lda + k0 + k)] : 0.0f;
+        ASSERT_EQ(d[static_cast<size_t>(pnl * kc * MR + k * MR + i)], want)
+            << name << " panel " << pnl << " k " << k << " row " << i;
+      }
+}
+
+TEST(Sgemm, PackAWritesThePanelFormatExactlyAtEveryLevel) {
+  check_pack_a("baseline", &kernels::baseline::sgemm_geometry, &kernels::baseline::sgemm_pack_a);
+  if (detected_isa_level() >= IsaLevel::kAvx2)
+    check_pack_a("avx2", &kernels::avx2::sgemm_geometry, &kernels::avx2::sgemm_pack_a);
+  if (detected_isa_level() >= IsaLevel::kAvx512)
+    check_pack_a("avx512", &kernels::avx512::sgemm_geometry, &kernels::avx512::sgemm_pack_a);
+}
+
 TEST(Sgemm, BaselineMicroKernelDirect) {
   check_level("baseline", &kernels::baseline::sgemm_geometry, &kernels::baseline::sgemm_block,
               &kernels::baseline::sgemm_pack_a, &kernels::baseline::sgemm_pack_b);

@@ -398,4 +398,44 @@ void fuse_matmul_bias(Graph& g, PassRecord& record) {
   g.compact(dead);
 }
 
+// MatMul with a constant rank-2 B (weights; a fused bias allowed) whose
+// output only an Add or a Mul reads, its other operand r computed (not a
+// constant): r becomes the
+// MatMul's fourth input, attribute fused_op "Add" or "Mul" (a decoder's
+// residual connection; SwiGLU's product of the up projection with the gated
+// one). The kernel applies it to each output block while the block is in
+// cache, with the same single rounding as the separate node, so no bit
+// changes; an r whose shape differs from the output's takes the separate
+// node's path with broadcasting at run time.
+void fuse_matmul_binary(Graph& g, PassRecord& record) {
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& mm = g.nodes[i];
+    if (dead[i] || mm.op_type != "MatMul" || !mm.domain.empty() || mm.inputs.size() < 2 || mm.inputs.size() > 3 ||
+        mm.outputs.size() != 1 || mm.attrs.has("activation") || mm.attrs.has("fused_op"))
+      continue;
+    const Tensor* w = g.initializer(mm.inputs[1]);
+    if (!w || w->dtype() != DataType::kFloat32 || w->rank() != 2) continue;
+    const int reader = single_consumer(g, mm.outputs[0]);
+    if (reader < 0 || dead[static_cast<size_t>(reader)]) continue;
+    const Node& op = g.nodes[static_cast<size_t>(reader)];
+    if ((op.op_type != "Add" && op.op_type != "Mul") || !op.domain.empty() || op.opset < 7 || op.inputs.size() != 2 ||
+        op.outputs.size() != 1 || op.inputs[0] == op.inputs[1] || op.inputs[0] < 0 || op.inputs[1] < 0)
+      continue;
+    // A constant operand is a bias or a scale (MatMulAddFusion, ActivationFusion).
+    const int r = op.inputs[0] == mm.outputs[0] ? op.inputs[1] : op.inputs[0];
+    if (g.initializer(r)) continue;
+    Node fused = mm;
+    fused.inputs.resize(3, -1);
+    fused.inputs.push_back(r);
+    fused.attrs.set("fused_op", op.op_type);
+    fused.outputs = {op.outputs[0]};
+    dead[i] = true;
+    g.nodes[static_cast<size_t>(reader)] = std::move(fused);
+    g.reindex(reader);
+    ++record.count;
+  }
+  g.compact(dead);
+}
+
 }  // namespace spindle::graph::passes

@@ -13,10 +13,14 @@
 // panels once, when the kernel is created (NodeInfo::prepack). A MatMul may
 // carry a third input from the optimizer (MatMul + Add of a constant bias
 // vector fused): a float [N] bias added to each output block right after
-// its SGEMM, while the block is in cache (no extra pass over the output).
+// its SGEMM, while the block is in cache (no extra pass over the output),
+// and a fourth (MatMulBinaryFusion): a tensor of the output's shape added
+// to or multiplied with each block the same way (attribute fused_op), before
+// the activation.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/activation.h"
@@ -77,22 +81,52 @@ GemmBlocks decode_blocks(int64_t rows, int64_t N, int64_t K) {
   return b;
 }
 
-// C[i][j] += bias[j] over an m x n block of row stride ldc (still in cache
-// from the SGEMM that wrote it), then the fused activation: the same sums in
-// the same order as MatMul followed by Add, so fusing changes no bit.
-void add_bias_rows(float* c, int64_t ldc, int64_t m, int64_t n, const float* bias, const Activation& act) {
-  for (int64_t i = 0; i < m; ++i) {
-    float* row = c + i * ldc;
-    for (int64_t j = 0; j < n; ++j) row[j] += bias[j];
-    if (!act.is_none()) act.apply(row, n);
-  }
+// The MatMul's fused input 3 (optimizer: MatMulBinaryFusion): none, or r
+// added to / multiplied with the product.
+enum class FusedOp { kNone, kAdd, kMul };
+
+FusedOp fused_op_from_attrs(const NodeInfo& node) {
+  const std::string op = node.attrs.get_string("fused_op", "");
+  if (op.empty()) return FusedOp::kNone;
+  if (op == "Add") return FusedOp::kAdd;
+  if (op == "Mul") return FusedOp::kMul;
+  fail(node, fmt::format("attribute fused_op is '{}', expected Add or Mul", op));
 }
+
+// What follows the product over an m x n block of C (row stride ldc, still
+// in cache from the SGEMM that wrote it): C[i][j] += bias[j], then C[i][j]
+// += or *= r[i * ldc + j] (fused_op), then the activation; each the same
+// single rounding in the same order as MatMul followed by the Add, the Add or
+// Mul and the activation as separate nodes, so fusing changes no bit.
+struct BlockEpilogue {
+  const float* bias = nullptr;  // at the block's first column
+  const float* r = nullptr;     // at the block's first element
+  FusedOp op = FusedOp::kNone;
+  const Activation* act = nullptr;
+
+  bool empty() const { return !bias && !r; }
+  void apply(float* c, int64_t ldc, int64_t m, int64_t n) const {
+    for (int64_t i = 0; i < m; ++i) {
+      float* row = c + i * ldc;
+      if (bias)
+        for (int64_t j = 0; j < n; ++j) row[j] += bias[j];
+      if (r) {
+        const float* ri = r + i * ldc;
+        if (op == FusedOp::kAdd)
+          for (int64_t j = 0; j < n; ++j) row[j] += ri[j];
+        else
+          for (int64_t j = 0; j < n; ++j) row[j] *= ri[j];
+      }
+      if (act && !act->is_none()) act->apply(row, n);
+    }
+  }
+};
 
 // ---------------------------------------------------------------- MatMul
 
 class MatMulKernel final : public OpKernel {
  public:
-  explicit MatMulKernel(const NodeInfo& node) : act_(activation_from_attrs(node)) {
+  explicit MatMulKernel(const NodeInfo& node) : act_(activation_from_attrs(node)), fused_op_(fused_op_from_attrs(node)) {
     // A constant float B without batch dims (or with batch dims of 1).
     const Tensor* b = node.const_input(1);
     if (node.prepack && b && b->dtype() == DataType::kFloat32 && b->rank() >= 2 && b->numel() > 0 &&
@@ -115,50 +149,93 @@ class MatMulKernel final : public OpKernel {
     const Shape& b_shape = Bp ? Bp->shape() : b_shape_;
     require_float(node, A, "A");
     if (Bp) require_float(node, *Bp, "B");
-    if (A.rank() == 0 || b_shape.empty())
-      fail(node, fmt::format("inputs A {} and B {} must have rank >= 1", shape_to_string(A.shape()),
-                             shape_to_string(b_shape)));
-    const bool a_vec = A.rank() == 1, b_vec = b_shape.size() == 1;
-    const Shape as = a_vec ? Shape{1, A.dim(0)} : A.shape();
-    const Shape bs = b_vec ? Shape{b_shape[0], 1} : b_shape;
-    const int64_t M = as[as.size() - 2], K = as[as.size() - 1];
-    const int64_t Kb = bs[bs.size() - 2], N = bs[bs.size() - 1];
-    if (K != Kb)
-      fail(node, fmt::format("inputs A {} and B {} have incompatible inner dimensions ({} vs {})",
-                             shape_to_string(A.shape()), shape_to_string(b_shape), K, Kb));
-    const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
-    const Shape batch_shapes[2] = {a_batch, b_batch};
-    const Shape out_batch = broadcast_shapes(node, batch_shapes);
-    Shape ys = out_batch;
-    if (!a_vec) ys.push_back(M);
-    if (!b_vec) ys.push_back(N);
-    Tensor& Y = ctx.output(0, DataType::kFloat32, ys);
-    if (Y.numel() == 0) return;
-    const float* a = A.data<float>();
-    const float* b = Bp ? Bp->data<float>() : const_b_;  // const_b_ is never read when packed
-    float* y = Y.mutable_data<float>();
-    const float* bias = nullptr;  // fused [N] bias (optimizer), else none
+    const Product p = product_of(node, A.shape(), b_shape);
+    BlockEpilogue ep;
     if (ctx.has_input(2)) {
       const Tensor& bias_t = ctx.input(2);
       require_float(node, bias_t, "bias");
-      if (bias_t.rank() != 1 || bias_t.dim(0) != N)
+      if (bias_t.rank() != 1 || bias_t.dim(0) != p.N)
         fail(node, fmt::format("fused bias has shape {}, expected [{}] (the last dimension of B)",
-                               shape_to_string(bias_t.shape()), N));
-      bias = bias_t.data<float>();
+                               shape_to_string(bias_t.shape()), p.N));
+      ep.bias = bias_t.data<float>();
     }
-    const int64_t batches = shape_numel(out_batch);
+    ep.act = act_.is_none() ? nullptr : &act_;
+    const float* b = Bp ? Bp->data<float>() : const_b_;  // const_b_ is never read when packed
+    if (ctx.has_input(3)) {
+      if (fused_op_ == FusedOp::kNone) fail(node, "a fourth input needs the attribute fused_op (Add or Mul)");
+      const Tensor& R = ctx.input(3);
+      require_float(node, R, "the fused Add / Mul's other operand");
+      if (R.shape() != p.ys) return apply_unfused(ctx, A, b, p, ep, R);
+      ep.r = R.data<float>();
+      ep.op = fused_op_;
+    }
+    Tensor& Y = ctx.output(0, DataType::kFloat32, p.ys);
+    if (Y.numel() > 0) multiply(ctx, A.data<float>(), b, p, Y.mutable_data<float>(), ep);
+  }
+
+ private:
+  // The shapes of one MatMul: Y's, the broadcast batch, M x K times K x N.
+  struct Product {
+    Shape ys, a_batch, b_batch, out_batch;
+    int64_t M = 0, K = 0, N = 0;
+  };
+
+  static Product product_of(const NodeInfo& node, const Shape& a_shape, const Shape& b_shape) {
+    if (a_shape.empty() || b_shape.empty())
+      fail(node, fmt::format("inputs A {} and B {} must have rank >= 1", shape_to_string(a_shape),
+                             shape_to_string(b_shape)));
+    const bool a_vec = a_shape.size() == 1, b_vec = b_shape.size() == 1;
+    const Shape as = a_vec ? Shape{1, a_shape[0]} : a_shape;
+    const Shape bs = b_vec ? Shape{b_shape[0], 1} : b_shape;
+    Product p;
+    p.M = as[as.size() - 2], p.K = as[as.size() - 1];
+    const int64_t Kb = bs[bs.size() - 2];
+    p.N = bs[bs.size() - 1];
+    if (p.K != Kb)
+      fail(node, fmt::format("inputs A {} and B {} have incompatible inner dimensions ({} vs {})",
+                             shape_to_string(a_shape), shape_to_string(b_shape), p.K, Kb));
+    p.a_batch = Shape(as.begin(), as.end() - 2), p.b_batch = Shape(bs.begin(), bs.end() - 2);
+    const Shape batch_shapes[2] = {p.a_batch, p.b_batch};
+    p.out_batch = broadcast_shapes(node, batch_shapes);
+    p.ys = p.out_batch;
+    if (!a_vec) p.ys.push_back(p.M);
+    if (!b_vec) p.ys.push_back(p.N);
+    return p;
+  }
+
+  // An operand r whose shape is not the output's: the product (with its
+  // bias) alone, then the Add or Mul as the model wrote it (broadcasting),
+  // then the activation.
+  void apply_unfused(KernelContext& ctx, const Tensor& A, const float* b, const Product& p, BlockEpilogue ep,
+                     const Tensor& R) const {
+    const Shape shapes[2] = {p.ys, R.shape()};
+    broadcast_shapes(ctx.node(), shapes);  // throws naming both shapes
+    const Activation* act = ep.act;
+    ep.act = nullptr;
+    Tensor y(DataType::kFloat32, p.ys);
+    if (y.numel() > 0) multiply(ctx, A.data<float>(), b, p, y.mutable_data<float>(), ep);
+    Tensor out = run_kernel_once(fused_op_ == FusedOp::kAdd ? "Add" : "Mul", 14, Attributes(), {y, R}, 1,
+                                 ctx.pool())[0];
+    if (act) act->apply(out.mutable_data<float>(), out.numel());
+    ctx.set_output(0, std::move(out));
+  }
+
+  void multiply(KernelContext& ctx, const float* a, const float* b, const Product& p, float* y,
+                const BlockEpilogue& ep) const {
+    const int64_t M = p.M, K = p.K, N = p.N;
+    const int64_t batches = shape_numel(p.out_batch);
     // The pre-packed B when this run's B is the constant it was packed from.
     static const PackedMatrix kNone;
     const PackedMatrix& packed_b = !packed_b_.empty() && b == const_b_ ? packed_b_ : kNone;
 
     // B shared by every batch and A not broadcast: one GEMM of batches*M rows.
-    const bool fold = shape_numel(b_batch) == 1 && shape_numel(a_batch) == batches;
+    const bool fold = shape_numel(p.b_batch) == 1 && shape_numel(p.a_batch) == batches;
     const int64_t gb_batches = fold ? 1 : batches;
     const int64_t rows = fold ? batches * M : M;
     std::vector<int64_t> a_off(static_cast<size_t>(gb_batches), 0), b_off(static_cast<size_t>(gb_batches), 0);
     if (!fold) {
-      const Shape sa = broadcast_strides(a_batch, out_batch), sb = broadcast_strides(b_batch, out_batch);
-      std::vector<int64_t> pos(out_batch.size(), 0);
+      const Shape sa = broadcast_strides(p.a_batch, p.out_batch), sb = broadcast_strides(p.b_batch, p.out_batch);
+      std::vector<int64_t> pos(p.out_batch.size(), 0);
       for (int64_t i = 0; i < batches; ++i) {
         int64_t oa = 0, ob = 0;
         for (size_t k = 0; k < pos.size(); ++k) {
@@ -168,7 +245,7 @@ class MatMulKernel final : public OpKernel {
         a_off[static_cast<size_t>(i)] = oa * M * K;
         b_off[static_cast<size_t>(i)] = ob * K * N;
         for (size_t k = pos.size(); k-- > 0;) {
-          if (++pos[k] < out_batch[k]) break;
+          if (++pos[k] < p.out_batch[k]) break;
           pos[k] = 0;
         }
       }
@@ -187,19 +264,24 @@ class MatMulKernel final : public OpKernel {
                      const int64_t bi = blk / per_batch, rem = blk % per_batch;
                      const int64_t m0 = (rem / gb.n_blocks) * gb.mt, m1 = std::min(rows, m0 + gb.mt);
                      const int64_t n0 = (rem % gb.n_blocks) * gb.nt, n1 = std::min(N, n0 + gb.nt);
-                     float* c = y + bi * rows * N + m0 * N + n0;
-                     SgemmExtras ex = block_extras(packed_b, n0, act_);
+                     const int64_t at = bi * rows * N + m0 * N + n0;
+                     float* c = y + at;
+                     SgemmExtras ex = block_extras(packed_b, n0, Activation{});
+                     ex.act = ep.empty() ? ep.act : nullptr;  // else after the bias and r
                      if (shared_a) ex.packed_a = shared_a + m0 * K;
-                     if (bias) ex.act = nullptr;  // applied below, after the bias
                      sgemm(false, false, m1 - m0, n1 - n0, K, 1.0f, a + a_off[static_cast<size_t>(bi)] + m0 * K, K,
                            b + b_off[static_cast<size_t>(bi)] + n0, N, 0.0f, c, N, ex);
-                     if (bias) add_bias_rows(c, N, m1 - m0, n1 - n0, bias + n0, act_);
+                     if (ep.empty()) continue;
+                     BlockEpilogue e = ep;
+                     if (e.bias) e.bias += n0;
+                     if (e.r) e.r += at;
+                     e.apply(c, N, m1 - m0, n1 - n0);
                    }
                  });
   }
 
- private:
   Activation act_;
+  FusedOp fused_op_;
   PackedMatrix packed_b_;          // constant B in SGEMM panels (empty when not packed)
   const float* const_b_ = nullptr;  // the data packed_b_ was packed from (an identity: may be freed)
   Shape b_shape_;                   // its shape

@@ -501,6 +501,37 @@ void sgemm_pack_a(bool trans, int64_t m, int64_t k0, int64_t kc, float alpha, co
         continue;
       }
 #endif
+#if defined(__AVX512F__)
+      // A full panel of 14 rows, 8 k at a time: rows 0-7 and rows 8-13 (two
+      // rows of zeros) transposed in 8-lane registers; each k's 14 values
+      // are a store of 8 and one of 8 whose last 2 the next k's first store
+      // overwrites (the last k's cut to 6). The same products alpha * a as
+      // the scalar loop below, which wrote a decoder's 128 x 512 activations
+      // (every MatMul's run-time A) at ~3 floats per ns in scattered stores.
+      if (rows == kMR && kc >= 8) {
+        const __m256 av = _mm256_set1_ps(alpha);
+        int64_t k = 0;
+        for (; k + 8 <= kc; k += 8) {
+          __m256 lo[8], hi[8];
+          for (int i = 0; i < 8; ++i) lo[i] = _mm256_mul_ps(_mm256_loadu_ps(a + (p0 + i) * lda + k0 + k), av);
+          for (int i = 0; i < kMR - 8; ++i)
+            hi[i] = _mm256_mul_ps(_mm256_loadu_ps(a + (p0 + 8 + i) * lda + k0 + k), av);
+          hi[6] = hi[7] = _mm256_setzero_ps();
+          simd::transpose8(lo);
+          simd::transpose8(hi);
+          float* dk = d + k * kMR;
+          for (int j = 0; j < 7; ++j) {
+            _mm256_storeu_ps(dk + j * kMR, lo[j]);
+            _mm256_storeu_ps(dk + j * kMR + 8, hi[j]);
+          }
+          _mm256_storeu_ps(dk + 7 * kMR, lo[7]);
+          simd::store_first(dk + 7 * kMR + 8, hi[7], kMR - 8);
+        }
+        for (; k < kc; ++k)
+          for (int64_t i = 0; i < kMR; ++i) d[k * kMR + i] = alpha * a[(p0 + i) * lda + k0 + k];
+        continue;
+      }
+#endif
       for (int64_t i = 0; i < rows; ++i) {
         const float* src = a + (p0 + i) * lda + k0;
         for (int64_t k = 0; k < kc; ++k) d[k * kMR + i] = alpha * src[k];
