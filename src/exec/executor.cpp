@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "exec/static_shapes.h"
+#include "graph/node_info.h"
 #include "kernels/custom/custom_op_kernel.h"
 #include "primitives/gemm/packing_scope.h"
 
@@ -221,15 +222,7 @@ class HeapTrimmer {
 // What a kernel factory knows of n from the node alone (no constants,
 // shapes or subgraphs yet).
 kernels::NodeInfo node_info(const graph::Node& n, bool prepack) {
-  kernels::NodeInfo info;
-  info.op_type = n.op_type;
-  info.domain = n.domain;
-  info.opset = n.opset;
-  info.name = n.name;
-  info.attrs = n.attrs;
-  info.num_outer_inputs = static_cast<int>(n.outer_names.size());
-  info.num_inputs = static_cast<int>(n.inputs.size()) - info.num_outer_inputs;
-  info.num_outputs = static_cast<int>(n.outputs.size());
+  kernels::NodeInfo info = graph::node_basics(n);
   info.prepack = prepack;
   return info;
 }

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "graph/node_info.h"
 #include "kernels/nn/nn_util.h"
 
 namespace spindle::exec {
@@ -48,12 +49,7 @@ OptShape broadcast(const std::vector<const Shape*>& in) {
 
 // Conv and pools: [N, M or C, output spatial sizes] by forward_window.
 OptShape window_output(const graph::Node& n, const Shape& x, const Shape* w) {
-  kernels::NodeInfo info;
-  info.op_type = n.op_type;
-  info.domain = n.domain;
-  info.opset = n.opset;
-  info.name = n.name;
-  info.attrs = n.attrs;
+  const kernels::NodeInfo info = graph::node_basics(n);
   const bool conv = n.op_type == "Conv";
   const bool max = n.op_type == "MaxPool";
   const bool dil = conv || (max && n.opset >= 10) || (n.op_type == "AveragePool" && n.opset >= 19);

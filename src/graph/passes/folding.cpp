@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "graph/node_info.h"
 #include "graph/passes/pass_util.h"
 #include "graph/passes/passes.h"
 #include "kernels/kernel.h"
@@ -24,14 +25,7 @@ bool all_inputs_constant(const Graph& g, const Node& n) {
 }
 
 kernels::NodeInfo node_info(const Graph& g, const Node& n) {
-  kernels::NodeInfo info;
-  info.op_type = n.op_type;
-  info.domain = n.domain;
-  info.opset = n.opset;
-  info.name = n.name;
-  info.attrs = n.attrs;
-  info.num_inputs = static_cast<int>(n.inputs.size());
-  info.num_outputs = static_cast<int>(n.outputs.size());
+  kernels::NodeInfo info = node_basics(n);
   for (int in : n.inputs) info.const_inputs.push_back(in >= 0 ? g.initializer(in) : nullptr);
   return info;
 }
