@@ -3,6 +3,7 @@
 // values a full run gives, and leaves the session and its frames reusable.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -103,7 +104,11 @@ TEST_P(FetchesTest, SubsetRunSkipsTheOtherBranch) {
 // The profile of a subset run lists exactly the nodes the requested output
 // depends on.
 TEST_P(FetchesTest, ProfileListsOnlyTheNeededNodes) {
-  const std::string prefix = (std::filesystem::temp_directory_path() / "spindle_fetches_test").string();
+  // A prefix of this process and mode: ctest runs the two modes at once, and
+  // traces written within one second get the same name from one prefix.
+  const std::string prefix = (std::filesystem::temp_directory_path() /
+                              ("spindle_fetches_test_" + std::to_string(::getpid()) + (GetParam() ? "_p" : "_s")))
+                                 .string();
   auto s = make_session(GetParam(), true, prefix);
   // Each trace is read (and removed) before the next is written: both may
   // get the same file name within one second.
