@@ -121,6 +121,15 @@ inline double thread_cpu_ms(int tid) {
   return static_cast<double>(ns) / 1e6;
 }
 
+// Time thread `tid` of this process spent runnable but waiting for a CPU, in
+// milliseconds (the second field of its schedstat); -1 if unreadable.
+inline double thread_runqueue_wait_ms(int tid) {
+  std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+  long long run_ns = -1, wait_ns = -1;
+  if (!(f >> run_ns >> wait_ns)) return -1;
+  return static_cast<double>(wait_ns) / 1e6;
+}
+
 // Scheduler state of thread `tid` of this process ('R' running or runnable,
 // 'S' sleeping, ...), from /proc/self/task/<tid>/stat; '?' if unreadable.
 inline char thread_state(int tid) {
