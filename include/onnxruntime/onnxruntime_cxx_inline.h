@@ -225,6 +225,22 @@ SessionOptionsImpl<T>& SessionOptionsImpl<T>::AddExternalInitializers(const std:
 }
 
 template <typename T>
+SessionOptionsImpl<T>& SessionOptionsImpl<T>::AddExternalInitializersFromFilesInMemory(
+    const std::vector<std::basic_string<ORTCHAR_T>>& file_names, const std::vector<char*>& buffer_array,
+    const std::vector<size_t>& file_lengths) {
+  const size_t n = file_names.size();
+  if (buffer_array.size() != n || file_lengths.size() != n)
+    ORT_CXX_API_THROW("AddExternalInitializersFromFilesInMemory: there must be as many buffers and lengths as file names",
+                      ORT_INVALID_ARGUMENT);
+  std::vector<const ORTCHAR_T*> name_ptrs;
+  name_ptrs.reserve(n);
+  for (const auto& name : file_names) name_ptrs.push_back(name.c_str());
+  ThrowOnError(GetApi().AddExternalInitializersFromFilesInMemory(this->p_, name_ptrs.data(), buffer_array.data(),
+                                                                 file_lengths.data(), n));
+  return *this;
+}
+
+template <typename T>
 SessionOptionsImpl<T>& SessionOptionsImpl<T>::AppendExecutionProvider(
     const std::string& provider_name, const std::unordered_map<std::string, std::string>& provider_options) {
   std::vector<const char*> keys, values;

@@ -2,15 +2,28 @@
 // from inside a custom kernel (CreateOpAttr, CreateOp, InvokeOp; Ort::Op).
 // CreateOp makes the operator's kernel once, from the attributes given;
 // InvokeOp computes it on the kernel's values, on the session's intra-op
-// pool, and writes its results into the output values given.
+// pool, and writes its results into the output values given. The type
+// constraints given to CreateOp ("T" = float, ...) are checked against the
+// operator's ONNX schema when libonnx knows its version, and InvokeOp checks
+// the inputs against them.
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include <onnx/defs/schema.h>
+
 #include "capi/capi_internal.h"
 #include "capi/custom_kernel.h"
 #include "kernels/kernel.h"
+#include "kernels/op_schema.h"
 
 // A built-in operator made by CreateOp: its node and kernel.
 struct OrtOp {
   spindle::kernels::NodeInfo node;
   std::unique_ptr<spindle::kernels::OpKernel> kernel;
+  // The element type CreateOp fixed for input i (kUndefined: none).
+  std::vector<spindle::DataType> input_types;
+  std::vector<std::string> input_constraints;  // the constraint's name, per input
 };
 
 namespace spindle::capi {
@@ -66,9 +79,73 @@ OrtStatus* ORT_API_CALL CreateOpAttr(const char* name, const void* data, int len
 }
 void ORT_API_CALL ReleaseOpAttr(OrtOpAttr* a) noexcept { delete a; }
 
+// ONNX's name of a tensor type: "tensor(float)", "tensor(int64)", ...
+std::string onnx_tensor_type(ONNXTensorElementDataType t) {
+  std::string name = onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(t));
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  return "tensor(" + name + ")";
+}
+
+// Checks the constraints (names[i] = values[i]) against the schema of
+// op_name at `version` and records, per input, the element type they fix.
+OrtStatus* apply_type_constraints(OrtOp& op, const char* const* names, const ONNXTensorElementDataType* values, int count) {
+  const char* fn = "CreateOp";
+  if (count <= 0) return nullptr;
+  if (!names) return null_argument(fn, "type_constraint_names");
+  if (!values) return null_argument(fn, "type_constraint_values");
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op.node.op_type, op.node.opset);
+  // libonnx may be older than the opset asked for: a schema of another
+  // version documents other types, so only its version's types are checked.
+  const kernels::OpSchema* own = kernels::find_schema(op.node.op_type, op.node.opset);
+  const bool same_version = schema && own && schema->SinceVersion() == own->since_version;
+  std::map<std::string, DataType> fixed;
+  for (int i = 0; i < count; ++i) {
+    const std::string name = names[i] ? names[i] : "";
+    DataType dtype;
+    if (name.empty()) return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": type constraint " + std::to_string(i) + " has no name");
+    if (!dtype_from_ort(values[i], &dtype))
+      return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": type constraint '" + name + "' of " + op.node.op_type +
+                                                   " has element type " + std::to_string(static_cast<int>(values[i])) +
+                                                   ", which is not a tensor element type");
+    if (schema) {
+      const auto& params = schema->typeConstraintParams();
+      auto it = std::find_if(params.begin(), params.end(), [&](const auto& p) { return p.type_param_str == name; });
+      if (it == params.end()) {
+        std::string known;
+        for (const auto& p : params) known += (known.empty() ? "" : ", ") + p.type_param_str;
+        return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": " + op.node.op_type + " has no type constraint '" + name +
+                                                     "'; its constraints are " + (known.empty() ? "none" : known));
+      }
+      const std::string type = onnx_tensor_type(values[i]);
+      const auto& allowed = it->allowed_type_strs;
+      if (same_version && std::find(allowed.begin(), allowed.end(), type) == allowed.end()) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": " + op.node.op_type + "-" + std::to_string(own->since_version) +
+                                                     " does not take " + type + " for '" + name + "'; it takes " + list);
+      }
+    }
+    fixed[name] = dtype;
+  }
+  op.input_types.assign(static_cast<size_t>(op.node.num_inputs), DataType::kUndefined);
+  op.input_constraints.assign(static_cast<size_t>(op.node.num_inputs), std::string());
+  if (!schema || schema->inputs().empty()) return nullptr;
+  const auto& formal = schema->inputs();
+  for (size_t i = 0; i < op.input_types.size(); ++i) {
+    const auto& param = formal[std::min(i, formal.size() - 1)];
+    if (i >= formal.size() && param.GetOption() != onnx::OpSchema::Variadic) break;
+    if (auto f = fixed.find(param.GetTypeStr()); f != fixed.end()) {
+      op.input_types[i] = f->second;
+      op.input_constraints[i] = f->first;
+    }
+  }
+  return nullptr;
+}
+
 OrtStatus* ORT_API_CALL CreateOp(const OrtKernelInfo* info, const char* op_name, const char* domain, int version,
-                                 const char**, const ONNXTensorElementDataType*, int, const OrtOpAttr* const* attrs,
-                                 int attr_count, int input_count, int output_count, OrtOp** out) noexcept {
+                                 const char** type_constraint_names, const ONNXTensorElementDataType* type_constraint_values,
+                                 int type_constraint_count, const OrtOpAttr* const* attrs, int attr_count, int input_count,
+                                 int output_count, OrtOp** out) noexcept {
   const char* fn = "CreateOp";
   CHECK_ARG(fn, info);
   CHECK_ARG(fn, op_name);
@@ -92,6 +169,8 @@ OrtStatus* ORT_API_CALL CreateOp(const OrtKernelInfo* info, const char* op_name,
     if (!attrs[i]) return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": attribute " + std::to_string(i) + " is NULL");
     std::visit([&](const auto& v) { op->node.attrs.set(attrs[i]->name, v); }, attrs[i]->value);
   }
+  if (OrtStatus* st = apply_type_constraints(*op, type_constraint_names, type_constraint_values, type_constraint_count))
+    return st;
   const kernels::KernelFactory* factory = kernels::KernelRegistry::global().find("", op_name, version);
   if (!factory)
     return make_status(ORT_NOT_IMPLEMENTED, std::string(fn) + ": spindle has no kernel for " + op_name + " at opset " +
@@ -136,7 +215,15 @@ OrtStatus* ORT_API_CALL InvokeOp(const OrtKernelContext* context, const OrtOp* o
                                                  std::to_string(op->node.num_outputs));
   API_BEGIN
   std::vector<const Tensor*> in;  // null: an optional input left out
-  for (int i = 0; i < input_count; ++i) in.push_back(inputs[i] ? &inputs[i]->tensor : nullptr);
+  for (int i = 0; i < input_count; ++i) {
+    in.push_back(inputs[i] ? &inputs[i]->tensor : nullptr);
+    const auto k = static_cast<size_t>(i);
+    if (!in.back() || k >= op->input_types.size() || op->input_types[k] == DataType::kUndefined) continue;
+    if (!in.back()->is_tensor() || in.back()->dtype() != op->input_types[k])
+      return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": input " + std::to_string(i) + " of " + op->node.op_type +
+                                                   " is " + in.back()->describe() + "; CreateOp fixed its type '" +
+                                                   op->input_constraints[k] + "' to " + dtype_name(op->input_types[k]));
+  }
   for (int i = 0; i < output_count; ++i)
     if (!outputs[i]) return make_status(ORT_INVALID_ARGUMENT, std::string(fn) + ": output " + std::to_string(i) + " is NULL");
   std::vector<Tensor> results(static_cast<size_t>(output_count));

@@ -152,25 +152,26 @@ OrtStatus* ORT_API_CALL GetSessionConfigEntry(const OrtSessionOptions* o, const 
   return copy_out("GetSessionConfigEntry", it->second, value, size);
   API_END
 }
-OrtStatus* ORT_API_CALL AddFreeDimensionOverrideByName(OrtSessionOptions* o, const char* name, int64_t value) noexcept {
-  CHECK_ARG("AddFreeDimensionOverrideByName", o);
-  CHECK_ARG("AddFreeDimensionOverrideByName", name);
+// Both overrides fill one of two maps, keyed by the dimension's name or
+// by its denotation (upper-cased, as ONNX writes them).
+OrtStatus* add_dim_override(const char* fn, OrtSessionOptions* o, const char* key, int64_t value, bool denotation) noexcept {
+  CHECK_ARG(fn, o);
+  if (!key) return null_argument(fn, denotation ? "dim_denotation" : "dim_name");
   if (value < 0)
-    return make_status(ORT_INVALID_ARGUMENT, std::string("AddFreeDimensionOverrideByName: '") + name + "' set to " +
-                                                 std::to_string(value) + "; expected 0 or more");
+    return make_status(ORT_INVALID_ARGUMENT,
+                       std::string(fn) + ": '" + key + "' set to " + std::to_string(value) + "; expected 0 or more");
   API_BEGIN
-  o->dim_overrides.by_name[name] = value;
+  if (denotation)
+    o->dim_overrides.by_denotation[DimOverrides::upper(key)] = value;
+  else
+    o->dim_overrides.by_name[key] = value;
   API_END
 }
+OrtStatus* ORT_API_CALL AddFreeDimensionOverrideByName(OrtSessionOptions* o, const char* name, int64_t value) noexcept {
+  return add_dim_override("AddFreeDimensionOverrideByName", o, name, value, false);
+}
 OrtStatus* ORT_API_CALL AddFreeDimensionOverride(OrtSessionOptions* o, const char* denotation, int64_t value) noexcept {
-  CHECK_ARG("AddFreeDimensionOverride", o);
-  CHECK_ARG("AddFreeDimensionOverride", denotation);
-  if (value < 0)
-    return make_status(ORT_INVALID_ARGUMENT, std::string("AddFreeDimensionOverride: '") + denotation + "' set to " +
-                                                 std::to_string(value) + "; expected 0 or more");
-  API_BEGIN
-  o->dim_overrides.by_denotation[DimOverrides::upper(denotation)] = value;
-  API_END
+  return add_dim_override("AddFreeDimensionOverride", o, denotation, value, true);
 }
 // The model's external data files, held by the program: read from its
 // buffers while a session is created (they may be freed afterwards).

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "checks.h"
+#include "cxx_helpers.h"
 
 namespace {
 int failures = 0;
@@ -33,19 +34,10 @@ std::vector<float> run(Ort::Env& env, const char* model, Ort::SessionOptions& op
                        int threads) {
   options.SetIntraOpNumThreads(threads);
   Ort::Session session(env, model, options);
-  auto memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
-  const int64_t shape[] = {3};
-  Ort::Value input = Ort::Value::CreateTensor<float>(memory, x.data(), x.size(), shape, 1);
-  const char* in_names[] = {"x"};
-  const char* out_names[] = {"y"};
-  auto out = session.Run(Ort::RunOptions{nullptr}, in_names, &input, 1, out_names, 1);
-  const float* y = out[0].GetTensorData<float>();
-  return std::vector<float>(y, y + 3);
+  return capi_test::run_x_to_y(session, std::move(x), {3});
 }
 
-bool equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using capi_test::same_bits;
 
 // Session creation with these options, or its first run, fails (the message printed).
 bool creation_fails(Ort::Env& env, const char* model, Ort::SessionOptions& options) {
@@ -84,7 +76,7 @@ int main(int argc, char** argv) {
 
   {  // The model's own initializers.
     Ort::SessionOptions options;
-    EXPECT(equal(run(env, model, options, x, 1), std::vector<float>({1.5f, -1.5f, 6.5f})));
+    EXPECT(same_bits(run(env, model, options, x, 1), std::vector<float>({1.5f, -1.5f, 6.5f})));
   }
   {  // C: AddInitializer over the caller's buffer, at 1 and 2 threads.
     float b[3] = {10, 20, 30};
@@ -106,8 +98,8 @@ int main(int argc, char** argv) {
     Ort::SessionOptions options(raw);
     const std::vector<float> one = run(env, model, options, x, 1);
     const std::vector<float> two = run(env, model, options, x, 2);
-    EXPECT(equal(one, std::vector<float>({11.f, 18.f, 36.f})));
-    EXPECT(equal(one, two));
+    EXPECT(same_bits(one, std::vector<float>({11.f, 18.f, 36.f})));
+    EXPECT(same_bits(one, two));
     ort->ReleaseValue(value);
   }
   {  // C++: Ort::SessionOptions::AddInitializer.
@@ -115,7 +107,7 @@ int main(int argc, char** argv) {
     Ort::Value value = Ort::Value::CreateTensor<float>(memory, b.data(), b.size(), shape3, 1);
     Ort::SessionOptions options;
     options.AddInitializer("b", value);
-    EXPECT(equal(run(env, model, options, x, 1), std::vector<float>({0.f, -4.f, 3.f})));
+    EXPECT(same_bits(run(env, model, options, x, 1), std::vector<float>({0.f, -4.f, 3.f})));
   }
   {  // C: AddExternalInitializers; the value's buffer may change once the session exists.
     std::vector<float> w = {2, 2, 2};
@@ -133,7 +125,7 @@ int main(int argc, char** argv) {
     const char* out_names[] = {"y"};
     auto out = session.Run(Ort::RunOptions{nullptr}, in_names, &input, 1, out_names, 1);
     const float* y = out[0].GetTensorData<float>();
-    EXPECT(equal(std::vector<float>(y, y + 3), std::vector<float>({2.5f, -1.5f, 4.5f})));
+    EXPECT(same_bits(std::vector<float>(y, y + 3), std::vector<float>({2.5f, -1.5f, 4.5f})));
   }
   {  // C++: AddExternalInitializers, at 1 and 2 threads.
     std::vector<float> w = {3, 0, -1};
@@ -142,8 +134,8 @@ int main(int argc, char** argv) {
     Ort::SessionOptions options;
     options.AddExternalInitializers({"w"}, values);
     const std::vector<float> one = run(env, model, options, x, 1);
-    EXPECT(equal(one, std::vector<float>({3.5f, 0.5f, -1.5f})));
-    EXPECT(equal(one, run(env, model, options, x, 2)));
+    EXPECT(same_bits(one, std::vector<float>({3.5f, 0.5f, -1.5f})));
+    EXPECT(same_bits(one, run(env, model, options, x, 2)));
   }
   {  // A value of another shape.
     float b[2] = {1, 2};
@@ -167,7 +159,7 @@ int main(int argc, char** argv) {
     Ort::Value value = Ort::Value::CreateTensor<float>(memory, v, 3, shape3, 1);
     Ort::SessionOptions options;
     options.AddInitializer("nope", value);
-    EXPECT(equal(run(env, model, options, x, 1), std::vector<float>({1.5f, -1.5f, 6.5f})));
+    EXPECT(same_bits(run(env, model, options, x, 1), std::vector<float>({1.5f, -1.5f, 6.5f})));
   }
   {  // AddExternalInitializers naming an initializer whose data is inside the
      // model: ONNX Runtime refuses it; spindle, which does not keep where an
@@ -180,7 +172,7 @@ int main(int argc, char** argv) {
     if (on_onnxruntime) {
       EXPECT(creation_fails(env, model, options));
     } else {
-      EXPECT(equal(run(env, model, options, x, 1), std::vector<float>({2.f, 0.f, 9.f})));
+      EXPECT(same_bits(run(env, model, options, x, 1), std::vector<float>({2.f, 0.f, 9.f})));
     }
   }
   return CHECKS_DONE("initializers_test");

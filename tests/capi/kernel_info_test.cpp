@@ -14,7 +14,10 @@
 //
 // With KOP_MODEL, the op Leaky(x; alpha) runs the built-in LeakyRelu from
 // inside its kernel (Ort::OpAttr, Ort::Op::Create, Ort::Op::Invoke:
-// CreateOpAttr, CreateOp, InvokeOp), checked at 1 and 2 threads.
+// CreateOpAttr, CreateOp, InvokeOp), checked at 1 and 2 threads; a type
+// constraint LeakyRelu does not take (T = int64) refuses the session; on
+// spindle also a constraint name LeakyRelu does not have, and an input of
+// another type than the constraint fixed (InvokeOp's error).
 //
 //   kernel_info_test KINFO_MODEL KINFO_INPUT_MODEL [KOP_MODEL] [--onnxruntime]
 #include <onnxruntime_cxx_api.h>
@@ -25,6 +28,7 @@
 #include <vector>
 
 #include "checks.h"
+#include "cxx_helpers.h"
 
 namespace {
 int failures = 0;
@@ -98,17 +102,41 @@ const OffsetOp offset_op;
 
 // Leaky(x; alpha: float) runs the built-in LeakyRelu (opset 16) on its
 // input through Ort::Op, made once at kernel creation.
+// The type constraint the next LeakyKernel gives CreateOp, and whether it
+// invokes the op on an int64 tensor (recording the error in invoke_error).
+struct LeakySetup {
+  const char* constraint = "T";
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+  bool invoke_int64 = false;
+  std::string invoke_error;
+};
+LeakySetup leaky;
+
 struct LeakyKernel {
   LeakyKernel(const OrtApi&, const OrtKernelInfo* info) {
     const float alpha = Ort::ConstKernelInfo(info).GetAttribute<float>("alpha");
     Ort::OpAttr attrs[] = {Ort::OpAttr("alpha", &alpha, 1, ORT_OP_ATTR_FLOAT)};
-    const char* type_names[] = {"T"};
-    const ONNXTensorElementDataType type_values[] = {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT};
+    const char* type_names[] = {leaky.constraint};
+    const ONNXTensorElementDataType type_values[] = {leaky.type};
     op_ = Ort::Op::Create(info, "LeakyRelu", "", 16, type_names, type_values, 1, attrs, 1, 1, 1);
   }
   OrtStatusPtr ComputeV2(OrtKernelContext* context) {
     try {
       Ort::KernelContext ctx(context);
+      if (leaky.invoke_int64) {
+        auto memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+        int64_t v[2] = {-1, 1};
+        const int64_t shape[] = {2};
+        Ort::Value wrong = Ort::Value::CreateTensor<int64_t>(memory, v, 2, shape, 1);
+        Ort::Value result{nullptr};
+        const OrtValue* in[] = {wrong};
+        OrtValue* out[] = {result};
+        try {
+          op_.Invoke(context, in, 1, out, 1);
+        } catch (const Ort::Exception& e) {
+          leaky.invoke_error = e.what();
+        }
+      }
       Ort::ConstValue x = ctx.GetInput(0);
       Ort::UnownedValue y = ctx.GetOutput(0, x.GetTensorTypeAndShapeInfo().GetShape());
       const OrtValue* in[] = {x};
@@ -157,9 +185,7 @@ std::vector<float> run(Ort::Env& env, Ort::CustomOpDomain& domain, const char* m
   return std::vector<float>(y, y + 3);
 }
 
-bool equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using capi_test::same_bits;
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -167,6 +193,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: kernel_info_test KINFO_MODEL KINFO_INPUT_MODEL [KOP_MODEL] [--onnxruntime]\n");
     return 2;
   }
+  const bool on_onnxruntime = std::strcmp(argv[argc - 1], "--onnxruntime") == 0;
   Ort::Env env(ORT_LOGGING_LEVEL_ERROR, "kernel_info");
   Ort::CustomOpDomain domain("info.domain");
   domain.Add(&offset_op);
@@ -176,19 +203,19 @@ int main(int argc, char** argv) {
   const std::vector<float> one = run(env, domain, argv[1], 1, false);
   EXPECT(seen.k_constant == 1);
   EXPECT(seen.x_constant == 0);
-  EXPECT(equal(seen.k, std::vector<float>({10, 20, 30})));
-  EXPECT(equal(seen.bias, std::vector<float>({0.5f, 0.25f, 0.125f})));
+  EXPECT(same_bits(seen.k, std::vector<float>({10, 20, 30})));
+  EXPECT(same_bits(seen.bias, std::vector<float>({0.5f, 0.25f, 0.125f})));
   EXPECT(seen.tags == std::vector<std::string>({"a", "b"}));
   EXPECT(seen.missing_error.find("absent") != std::string::npos);
   std::printf("  missing attribute: %s\n", seen.missing_error.c_str());
-  EXPECT(equal(one, expected));
-  EXPECT(equal(one, run(env, domain, argv[1], 2, false)));
+  EXPECT(same_bits(one, expected));
+  EXPECT(same_bits(one, run(env, domain, argv[1], 2, false)));
 
   // k a graph input: not constant, read at run time.
   const std::vector<float> fed = run(env, domain, argv[2], 1, true);
   EXPECT(seen.k_constant == 0);
   EXPECT(seen.k.empty());
-  EXPECT(equal(fed, std::vector<float>({1 + 0.5f - 2, 2 + 0.25f - 4, 3 + 0.125f - 6})));
+  EXPECT(same_bits(fed, std::vector<float>({1 + 0.5f - 2, 2 + 0.25f - 4, 3 + 0.125f - 6})));
 
   if (argc > 3 && std::strcmp(argv[3], "--onnxruntime") != 0) {  // KOP_MODEL: y = Leaky(x; alpha = 0.25)
     Ort::CustomOpDomain leaky_domain("info.domain");
@@ -209,7 +236,39 @@ int main(int argc, char** argv) {
       const char* out_names[] = {"y"};
       auto out = session.Run(Ort::RunOptions{nullptr}, in_names, &input, 1, out_names, 1);
       const float* y = out[0].GetTensorData<float>();
-      EXPECT(equal(std::vector<float>(y, y + x.size()), expected_y));
+      EXPECT(same_bits(std::vector<float>(y, y + x.size()), expected_y));
+    }
+    auto refused = [&](const char* what) {
+      try {
+        Ort::SessionOptions options;
+        options.Add(leaky_domain);
+        Ort::Session session(env, argv[3], options);
+      } catch (const Ort::Exception& e) {
+        std::printf("  %s: %s\n", what, e.what());
+        return true;
+      }
+      return false;
+    };
+    leaky.type = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
+    EXPECT(refused("T = int64 refused"));
+    leaky.type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+    if (!on_onnxruntime) {
+      leaky.constraint = "U";
+      EXPECT(refused("constraint U refused"));
+      leaky.constraint = "T";
+      leaky.invoke_int64 = true;
+      Ort::SessionOptions options;
+      options.Add(leaky_domain);
+      Ort::Session session(env, argv[3], options);
+      const int64_t shape[] = {static_cast<int64_t>(x.size())};
+      Ort::Value input = Ort::Value::CreateTensor<float>(memory, x.data(), x.size(), shape, 1);
+      const char* in_names[] = {"x"};
+      const char* out_names[] = {"y"};
+      auto out = session.Run(Ort::RunOptions{nullptr}, in_names, &input, 1, out_names, 1);
+      std::printf("  int64 input refused: %s\n", leaky.invoke_error.c_str());
+      EXPECT(leaky.invoke_error.find("fixed its type 'T' to float32") != std::string::npos);
+      EXPECT(same_bits(std::vector<float>(out[0].GetTensorData<float>(), out[0].GetTensorData<float>() + x.size()), expected_y));
+      leaky.invoke_int64 = false;
     }
   }
   return CHECKS_DONE("kernel_info_test");

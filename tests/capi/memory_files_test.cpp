@@ -9,6 +9,8 @@
 // - a buffer shorter than the data refuses the session; so does a file name
 //   the model does not use, from bytes or from a path (files given in memory
 //   are all the external data there is: the file beside the model is not read);
+// - the C++ wrapper takes the same file as vectors, and refuses vectors of
+//   different lengths;
 // - NULL arrays are refused by the call.
 // Every expectation is ONNX Runtime's: the program also runs on its library
 // (ctest capi_memory_files_on_onnxruntime).
@@ -24,26 +26,15 @@
 #include <vector>
 
 #include "checks.h"
+#include "cxx_helpers.h"
 
 namespace {
 int failures = 0;
 const OrtApi* ort = nullptr;
 
-std::vector<float> run(Ort::Session& session) {
-  auto memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
-  float x[3] = {1, -1, 2};
-  const int64_t shape[] = {3};
-  Ort::Value input = Ort::Value::CreateTensor<float>(memory, x, 3, shape, 1);
-  const char* in_names[] = {"x"};
-  const char* out_names[] = {"y"};
-  auto out = session.Run(Ort::RunOptions{nullptr}, in_names, &input, 1, out_names, 1);
-  const float* y = out[0].GetTensorData<float>();
-  return std::vector<float>(y, y + 3);
-}
+std::vector<float> run(Ort::Session& session) { return capi_test::run_x_to_y(session, {1, -1, 2}, {3}); }
 
-bool equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using capi_test::same_bits;
 
 // Options holding one file in memory.
 Ort::SessionOptions with_file(const char* name, std::vector<float>& data, size_t bytes) {
@@ -86,13 +77,27 @@ int main(int argc, char** argv) {
       options.SetIntraOpNumThreads(threads);
       Ort::Session session(env, bytes.data(), bytes.size(), options);
       copy.assign(3, 100.f);
-      EXPECT(equal(run(session), {4.5f, -4.5f, 12.5f}));
+      EXPECT(same_bits(run(session), {4.5f, -4.5f, 12.5f}));
     }
   }
   {  // From the path: the buffer wins over the file beside the model.
     Ort::SessionOptions options = with_file("init.weights", w, 12);
     Ort::Session session(env, model, options);
-    EXPECT(equal(run(session), {4.5f, -4.5f, 12.5f}));
+    EXPECT(same_bits(run(session), {4.5f, -4.5f, 12.5f}));
+  }
+  {  // Through the C++ wrapper's vectors.
+    std::vector<float> copy = w;
+    Ort::SessionOptions options;
+    options.AddExternalInitializersFromFilesInMemory({"init.weights"}, {reinterpret_cast<char*>(copy.data())}, {12});
+    Ort::Session session(env, bytes.data(), bytes.size(), options);
+    EXPECT(same_bits(run(session), {4.5f, -4.5f, 12.5f}));
+    bool thrown = false;
+    try {
+      options.AddExternalInitializersFromFilesInMemory({"init.weights"}, {}, {12});
+    } catch (const Ort::Exception& e) {
+      thrown = e.GetOrtErrorCode() == ORT_INVALID_ARGUMENT;
+    }
+    EXPECT(thrown);
   }
   {  // Too short.
     Ort::SessionOptions options = with_file("init.weights", w, 8);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "checks.h"
+#include "cxx_helpers.h"
 
 namespace {
 int failures = 0;
@@ -52,9 +53,7 @@ Outputs run(Ort::Session& session, const std::vector<const char*>& extra_names, 
   return r;
 }
 
-bool equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using capi_test::same_bits;
 
 // What the session reports: x the only input, w and b overridable.
 void check_metadata(Ort::Session& session) {
@@ -87,24 +86,24 @@ void check_runs(Ort::Env& env, const char* model, GraphOptimizationLevel level, 
   auto memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
   std::vector<Ort::Value> none;
   const Outputs defaults = run(session, {}, none);
-  EXPECT(equal(defaults.y, {37.5f, 47.5f, 67.5f, 77.5f}));
-  EXPECT(equal(defaults.z, {1, 4, 9, 16}));
+  EXPECT(same_bits(defaults.y, {37.5f, 47.5f, 67.5f, 77.5f}));
+  EXPECT(same_bits(defaults.z, {1, 4, 9, 16}));
   float w[4] = {1, 0, 0, -1};
   const int64_t w_shape[] = {1, 1, 2, 2};
   std::vector<Ort::Value> fed_w;
   fed_w.push_back(Ort::Value::CreateTensor<float>(memory, w, 4, w_shape, 4));
   const Outputs with_w = run(session, {"w"}, fed_w);
-  EXPECT(equal(with_w.y, {-3.5f, -3.5f, -3.5f, -3.5f}));
-  EXPECT(equal(with_w.z, {1, 0, 0, 1}));
+  EXPECT(same_bits(with_w.y, {-3.5f, -3.5f, -3.5f, -3.5f}));
+  EXPECT(same_bits(with_w.z, {1, 0, 0, 1}));
   float b[1] = {100};
   const int64_t b_shape[] = {1};
   std::vector<Ort::Value> fed_b;
   fed_b.push_back(Ort::Value::CreateTensor<float>(memory, b, 1, b_shape, 1));
   const Outputs with_b = run(session, {"b"}, fed_b);
-  EXPECT(equal(with_b.y, {137.f, 147.f, 167.f, 177.f}));
+  EXPECT(same_bits(with_b.y, {137.f, 147.f, 167.f, 177.f}));
   const Outputs again = run(session, {}, none);
-  EXPECT(equal(again.y, defaults.y));
-  EXPECT(equal(again.z, defaults.z));
+  EXPECT(same_bits(again.y, defaults.y));
+  EXPECT(same_bits(again.z, defaults.z));
 }
 }  // namespace
 
@@ -131,7 +130,7 @@ int main(int argc, char** argv) {
     Ort::Session again(env, written.c_str(), options);
     check_metadata(again);
     std::vector<Ort::Value> none;
-    EXPECT(equal(run(again, {}, none).y, {37.5f, 47.5f, 67.5f, 77.5f}));
+    EXPECT(same_bits(run(again, {}, none).y, {37.5f, 47.5f, 67.5f, 77.5f}));
   } catch (const Ort::Exception& e) {
     std::printf("FAILED: %s\n", e.what());
     ++failures;
