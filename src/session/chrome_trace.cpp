@@ -1,8 +1,8 @@
 // chrome_trace.cpp — profiled runs as Chrome trace event JSON
 // (chrome://tracing, Perfetto): spindle profile and end_profiling write it.
 // The events are written straight into the output text, one line each: a
-// JSON tree of them held ~25x the text's size (hundreds of MB for 100 runs
-// of an 8-layer decoder).
+// JSON tree of them would hold ~20x the text's size (330 MB more for 100
+// runs of an 8-layer decoder).
 #include <algorithm>
 #include <iterator>
 #include <map>
