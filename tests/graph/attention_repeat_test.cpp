@@ -7,22 +7,16 @@
 
 #include <random>
 
-#include "../kernels/onnx_node_runner.h"
 #include "../session/model_builder.h"
-#include "spindle/session.h"
+#include "graph/attention_test_util.h"
 
 namespace spindle {
 namespace {
 
 using testing::ModelBuilder;
-
-std::vector<float> random_values(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-2, 2);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
+using testing::expect_fused_bits;
+using testing::random_values;
+using testing::run_model;
 
 constexpr int64_t B = 2, H = 6, Hkv = 2, D = 12;  // D: one 8-lane step and a tail
 
@@ -71,45 +65,6 @@ Feeds gqa_feeds(int64_t Sq, int64_t Skv, std::vector<int64_t> ve, std::vector<in
           {"vr", Tensor::from_vector<int64_t>({4}, std::move(vr))}};
 }
 
-std::vector<Tensor> run(const std::vector<uint8_t>& bytes, const Feeds& feeds, int threads, bool optimize,
-                        std::string* summary = nullptr, int64_t* nodes = nullptr) {
-  SessionOptions o;
-  o.intra_op_num_threads = threads;
-  if (!optimize) o.graph_optimization_level = GraphOptimizationLevel::kDisableAll;
-  auto session = InferenceSession::create_from_bytes(bytes, o);
-  if (summary) *summary = session->optimization_summary();
-  if (nodes) *nodes = static_cast<int64_t>(session->num_nodes());
-  return session->run(feeds);
-}
-
-// Runs the model unoptimized and optimized at 1, 2 and 3 threads: the
-// optimized results have the same bits at every thread count and those of
-// the unfused graph (the fused node does the unfused nodes' operations in
-// their order, on the shared heads read in place), except for one query
-// row, computed by dot products of its own: there within 1e-5. The
-// optimized graph has `want_nodes`.
-void expect_fused_bits(const std::vector<uint8_t>& bytes, const Feeds& feeds, int64_t want_nodes) {
-  const auto want = run(bytes, feeds, 1, false);
-  const bool one_row = feeds[0].second.dim(2) == 1;
-  std::vector<Tensor> first;
-  for (int threads : {1, 2, 3}) {
-    std::string summary;
-    int64_t nodes = 0;
-    const auto got = run(bytes, feeds, threads, true, &summary, &nodes);
-    EXPECT_THAT(summary, ::testing::HasSubstr("AttentionFusion 1"));
-    EXPECT_EQ(nodes, want_nodes) << summary;
-    ASSERT_EQ(got.size(), want.size());
-    if (first.empty()) first = got;
-    for (size_t i = 0; i < want.size(); ++i) {
-      EXPECT_EQ(got[i].to_vector<float>(), first[i].to_vector<float>()) << "output " << i << ", " << threads << " threads";
-      if (one_row)
-        EXPECT_TRUE(testing::tensors_close(got[i], want[i], 1e-5, 1e-5)) << "output " << i;
-      else
-        EXPECT_EQ(got[i].to_vector<float>(), want[i].to_vector<float>()) << "output " << i << ", " << threads << " threads";
-    }
-  }
-}
-
 // The exported pattern on K (constant shapes) and V (shapes given at run
 // time): everything is one node; prefill-like (several query rows) and
 // decode (one query row over a long past).
@@ -146,7 +101,7 @@ TEST(AttentionRepeat, HugeRepeatCountFailsCleanly) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("FusedAttention"));
   }
   const Feeds ok = gqa_feeds(Sq, Skv, {B, Hkv, n, Skv, D}, {B, H, Skv, D}, 78);
-  EXPECT_TRUE(testing::tensors_close(session->run(ok)[0], run(gqa_model(Sq, Skv), ok, 1, false)[0], 1e-5, 1e-5));
+  EXPECT_TRUE(testing::tensors_close(session->run(ok)[0], run_model(gqa_model(Sq, Skv), ok, 1, false)[0], 1e-5, 1e-5));
 }
 
 // K repeated along axis 1 (the heads' copies outside the KV heads): the

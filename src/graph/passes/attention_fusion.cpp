@@ -19,11 +19,16 @@ namespace {
 // The scaled dot-product attention as exporters write it becomes one
 // spindle.FusedAttention (kernels/nn/attention.cpp, which lists the chain):
 // Softmax between two MatMuls, the scores' MatMul optionally followed by a
-// Mul / Div by a scalar constant and an Add of a mask; Q and K optionally
+// Mul / Div by a scalar constant and either an Add of a mask or a Where
+// choosing between the scores and a scalar constant (GPT-2's causal mask:
+// Where(causal, scores, lowest)); Q and K optionally
 // through a Transpose and a scalar Mul / Div, V through a Transpose, the
 // output's only reader a Transpose. Every intermediate value is read once.
 struct AttentionChain {
   int q = -1, k = -1, v = -1, mask = -1;
+  // mask is Where's condition: 1 = Where(mask, scores, fill), 2 = Where(mask, fill, scores).
+  int64_t mask_where = 0;
+  float mask_fill = 0;
   std::vector<int64_t> q_perm, k_perm, v_perm, out_perm;
   int64_t q_op = 0, k_op = 0, s_op = 0;
   float q_c = 1, k_c = 1, s_c = 1;
@@ -169,6 +174,25 @@ bool match_attention(const Graph& g, size_t softmax, const std::vector<bool>& de
       a.nodes = nodes;
       break;
     }
+  } else if (pn.op_type == "Where" && pn.domain.empty() && pn.inputs.size() == 3 && pn.inputs[0] >= 0) {
+    for (int side : {1, 2}) {
+      const Tensor* fill = g.initializer(pn.inputs[static_cast<size_t>(3 - side)]);
+      const int scores = pn.inputs[static_cast<size_t>(side)];
+      if (!fill || fill->dtype() != DataType::kFloat32 || fill->rank() > 1 || fill->numel() != 1 || scores < 0 ||
+          scores == pn.inputs[0])
+        continue;
+      AttentionChain t;
+      std::vector<int> nodes{p};
+      const int m = scores_from(scores, p, t.s_op, t.s_c, nodes);
+      if (m < 0) continue;
+      mm1 = m;
+      a.mask = pn.inputs[0];
+      a.mask_where = side;
+      a.mask_fill = fill->data<float>()[0];
+      a.s_op = t.s_op, a.s_c = t.s_c;
+      a.nodes = nodes;
+      break;
+    }
   } else {
     mm1 = scores_from(value, reader, a.s_op, a.s_c, a.nodes);
   }
@@ -219,6 +243,10 @@ void fuse_attention(Graph& g, PassRecord& record) {
     if (a.mask >= 0 || a.k_expand >= 0 || a.v_expand >= 0) f.inputs.push_back(a.mask);
     if (a.k_expand >= 0 || a.v_expand >= 0)
       f.inputs.insert(f.inputs.end(), {a.k_expand, a.k_reshape, a.v_expand, a.v_reshape});
+    if (a.mask_where != 0) {
+      f.attrs.set("mask_where", a.mask_where);
+      f.attrs.set("mask_fill", a.mask_fill);
+    }
     if (a.k_expand >= 0) f.attrs.set("k_repeat_axis", a.k_rep_axis);
     if (a.v_expand >= 0) f.attrs.set("v_repeat_axis", a.v_rep_axis);
     f.outputs = {out.outputs[0]};

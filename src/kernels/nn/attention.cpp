@@ -4,14 +4,16 @@
 //
 //   q = Transpose?(Q) [Mul|Div c]?     k = Transpose?(K) [Mul|Div c]?
 //   v = Transpose?(V)
-//   s = MatMul(q, k) [Mul|Div c]? [Add mask]?
+//   s = MatMul(q, k) [Mul|Div c]? [Add mask | Where(mask, s, fill) | Where(mask, fill, s)]?
 //   y = Transpose?(MatMul(Softmax(s, axis), v))
 //
 // Attributes say which of the optional steps the chain had: q_perm, k_perm,
 // v_perm, out_perm (the absorbed Transposes' perm), q_scale_op, k_scale_op,
 // s_scale_op (1 = Mul, 2 = Div by the float q_scale / k_scale / s_scale),
-// softmax_axis and softmax_opset. Inputs: Q, K, V, and the mask when the
-// chain had the Add. When K and / or V reached the chain through
+// softmax_axis and softmax_opset; mask_where (1: Where(mask, s, fill), 2:
+// Where(mask, fill, s), absent: Add) and mask_fill. Inputs: Q, K, V, and
+// the mask (float for the Add, Where's bool condition) when the chain had
+// one. When K and / or V reached the chain through
 // Unsqueeze(axis) -> Expand(e) -> Reshape(r) (grouped-query attention's
 // repeated KV heads), k_repeat_axis / v_repeat_axis hold the axis and
 // inputs 4, 5 (K) and 6, 7 (V) the e and r shapes (input 3, the mask, may
@@ -165,7 +167,11 @@ class FusedAttentionKernel final : public OpKernel {
         softmax_axis_(node.attrs.get_int("softmax_axis", -1)),
         k_rep_(node.attrs.has("k_repeat_axis")), v_rep_(node.attrs.has("v_repeat_axis")),
         k_rep_axis_(node.attrs.get_int("k_repeat_axis", 0)), v_rep_axis_(node.attrs.get_int("v_repeat_axis", 0)),
-        softmax_opset_(static_cast<int>(node.attrs.get_int("softmax_opset", 13))) {
+        softmax_opset_(static_cast<int>(node.attrs.get_int("softmax_opset", 13))),
+        mask_where_(node.attrs.get_int("mask_where", 0)), mask_fill_(node.attrs.get_float("mask_fill", 0.0f)) {
+    if (mask_where_ < 0 || mask_where_ > 2)
+      fail(node, fmt::format("attribute mask_where is {}, expected 1 (Where(mask, s, fill)) or 2 (Where(mask, fill, s))",
+                             mask_where_));
     for (const Scale* s : {&q_scale_, &k_scale_, &s_scale_})
       if (s->op < kNoScale || s->op > kDivScale)
         fail(node, fmt::format("attribute *_scale_op is {}, expected 0 (none), 1 (Mul) or 2 (Div)", s->op));
@@ -184,8 +190,16 @@ class FusedAttentionKernel final : public OpKernel {
     View q, k, v;
     int64_t Sq = 0, D = 0, Skv = 0, Dv = 0, rank = 0;
     Shape lead, y_shape, yl_st, qs, ks, vs, ms, kd, vd;
-    const float* mask = nullptr;
+    const float* mask = nullptr;  // the Add's mask
+    const bool* cond = nullptr;    // Where's condition
+    bool has_mask() const { return mask || cond; }
   };
+
+  // Score x at mask offset o, masked as the chain's Add or Where does.
+  float masked(const Geometry& g, int64_t o, float x) const {
+    if (g.mask) return x + g.mask[o];
+    return g.cond[o] == (mask_where_ == 1) ? x : mask_fill_;
+  }
 
   // The fast path; false (nothing written) when the case is not one it takes.
   bool fast(KernelContext& ctx) const {
@@ -233,7 +247,7 @@ class FusedAttentionKernel final : public OpKernel {
           const int64_t idx = rem % lead[a];
           rem /= lead[a];
           qo += idx * g.qs[a], ko += idx / g.kd[a] * g.ks[a], vo += idx / g.vd[a] * g.vs[a], yo += idx * yl_st[a];
-          if (g.mask) mo += idx * g.ms[a];
+          if (g.has_mask()) mo += idx * g.ms[a];
         }
         for (int64_t d = 0; d < D; ++d) {
           const float x = qp[qo + d * q_cs];
@@ -243,7 +257,7 @@ class FusedAttentionKernel final : public OpKernel {
         for (int64_t j = 0; j < Skv; ++j) {
           float x = S[j];
           if (s_scale_.op != kNoScale) x = s_scale_.apply(x);
-          if (g.mask) x = x + g.mask[mo + j * g.ms[L + 1]];
+          if (g.has_mask()) x = masked(g, mo + j * g.ms[L + 1], x);
           S[j] = x;
         }
         softmax_row(reduce::SoftmaxKind::kSoftmax, S, P, Skv);
@@ -282,7 +296,7 @@ class FusedAttentionKernel final : public OpKernel {
     const bool has_mask = ctx.has_input(3);
     for (const Tensor* t : {&Q, &K, &V})
       if (t->dtype() != DataType::kFloat32 || t->rank() < 2) return false;
-    if (has_mask && ctx.input(3).dtype() != DataType::kFloat32) return false;
+    if (has_mask && ctx.input(3).dtype() != (mask_where_ != 0 ? DataType::kBool : DataType::kFloat32)) return false;
     View &q = g.q, &k = g.k, &v = g.v;
     if (!operand_view(ctx, 0, false, 0, q_perm_, q) || !operand_view(ctx, 1, k_rep_, k_rep_axis_, k_perm_, k) ||
         !operand_view(ctx, 2, v_rep_, v_rep_axis_, v_perm_, v))
@@ -348,7 +362,10 @@ class FusedAttentionKernel final : public OpKernel {
       full.push_back(Sq);
       full.push_back(Skv);
       g.ms = broadcast_strides(M.shape(), full);
-      g.mask = M.data<float>();
+      if (mask_where_ != 0)
+        g.cond = M.data<bool>();
+      else
+        g.mask = M.data<float>();
     }
     return true;
   }
@@ -386,7 +403,6 @@ class FusedAttentionKernel final : public OpKernel {
     const Shape &lead = g.lead, &yl_st = g.yl_st, &qs = g.qs, &ks = g.ks, &vs = g.vs, &ms = g.ms, &kd = g.kd,
                 &vd = g.vd;
     const size_t L = lead.size();
-    const float* mask = g.mask;
     const float* qp = ctx.input(0).data<float>();
     const float* kp = ctx.input(1).data<float>();
     const float* vp = ctx.input(2).data<float>();
@@ -441,7 +457,7 @@ class FusedAttentionKernel final : public OpKernel {
             const int64_t idx = rem % lead[a];
             rem /= lead[a];
             qo += idx * qs[a], ko += idx / kd[a] * ks[a], vo += idx / vd[a] * vs[a], yo += idx * yl_st[a];
-            if (mask) mo += idx * ms[a];
+            if (g.has_mask()) mo += idx * ms[a];
           }
           // Batch positions sharing K / V (repeated heads) pack them once.
           if (ko != last_ko) pack_k(g, kp + ko, km, k_copy, gather, kpack);
@@ -464,10 +480,9 @@ class FusedAttentionKernel final : public OpKernel {
           float* s = S + i * Skv;
           if (s_scale_.op != kNoScale)
             for (int64_t j = 0; j < Skv; ++j) s[j] = s_scale_.apply(s[j]);
-          if (mask) {
-            const int64_t rs = ms[L], cs = ms[L + 1];
-            const float* mr = mask + mo + (r0 + i) * rs;
-            for (int64_t j = 0; j < Skv; ++j) s[j] = s[j] + mr[j * cs];
+          if (g.has_mask()) {
+            const int64_t rs = ms[L], cs = ms[L + 1], o = mo + (r0 + i) * rs;
+            for (int64_t j = 0; j < Skv; ++j) s[j] = masked(g, o + j * cs, s[j]);
           }
           softmax_row(reduce::SoftmaxKind::kSoftmax, s, P + i * Skv, Skv);
         }
@@ -514,7 +529,12 @@ class FusedAttentionKernel final : public OpKernel {
     Tensor k = scale(transpose(repeat(1, k_rep_, k_rep_axis_), k_perm_), k_scale_);
     Tensor v = transpose(repeat(2, v_rep_, v_rep_axis_), v_perm_);
     Tensor s = scale(one("MatMul", 13, {}, {std::move(q), std::move(k)}), s_scale_);
-    if (ctx.has_input(3)) s = one("Add", 14, {}, {std::move(s), ctx.input(3)});
+    if (ctx.has_input(3) && mask_where_ == 0) s = one("Add", 14, {}, {std::move(s), ctx.input(3)});
+    if (ctx.has_input(3) && mask_where_ != 0) {
+      Tensor fill = Tensor::scalar<float>(mask_fill_);
+      s = mask_where_ == 1 ? one("Where", 16, {}, {ctx.input(3), std::move(s), std::move(fill)})
+                           : one("Where", 16, {}, {ctx.input(3), std::move(fill), std::move(s)});
+    }
     Attributes sa;
     sa.set("axis", softmax_axis_);
     s = one("Softmax", softmax_opset_, std::move(sa), {std::move(s)});
@@ -527,6 +547,8 @@ class FusedAttentionKernel final : public OpKernel {
   bool k_rep_, v_rep_;
   int64_t k_rep_axis_, v_rep_axis_;
   int softmax_opset_;
+  int64_t mask_where_;
+  float mask_fill_;
 };
 
 }  // namespace
