@@ -371,11 +371,10 @@ TEST(Sgemm, FewRowsEqualTheSameRowsOfALargerBlockBitwise) {
 }
 
 // A row edge of 1..3 rows below full panels (M = 16 at AVX-512's 14-row
-// panels: a 16-token prompt) runs with the last full panel in tall tiles,
-// one B value feeding all its rows. Every row must equal the same row
-// computed alone bit for bit, with a bias, a residual and Relu at the store,
-// several k blocks and a packed B, and match the double reference.
-TEST(Sgemm, TallTilesOfTheLastPanelAndItsEdgeEqualRowsAloneBitwise) {
+// panels: a 16-token prompt): every row must equal the same row computed
+// alone bit for bit, with a bias, a residual and Relu at the store, several
+// k blocks and a packed B, and match the double reference.
+TEST(Sgemm, RowEdgeBelowFullPanelsEqualsRowsAloneBitwise) {
   const int64_t MR = kernels::nn::sgemm_mr(), NR = kernels::nn::sgemm_nr();
   const int64_t n = 5 * NR + 3, k = 700;
   Activation relu;

@@ -215,64 +215,6 @@ SG_INLINE void micro_rows(int rows, int64_t kc, const float* pa, Rows b, float* 
   micro_tile<R, NV, Rows>(kc, pa, b, c, ldc, accumulate, row_bias, fin);
 }
 
-// The last full row panel and the row edge below it (E = 1..3 rows of the
-// next panel) in full column tiles, as two tiles of about half the
-// kMR + E rows each: run separately, the edge streamed B a second time
-// from memory with E multiply-adds per value (M = 16, a 16-token prompt at
-// AVX-512, ran at 14 rows' speed plus most of a second pass); here the
-// second half reads the panel the first just brought into cache. Rows
-// [R0, R0 + R) of the combined rows: those below kMR read panel pa, the
-// others panel pe. pf, when set, is the next B panel's k-range asked for
-// into L2. Every element sees micro_tile's operations, so the bits are the
-// same.
-template <int R0, int R>
-SG_INLINE void micro_tall(int64_t kc, const float* __restrict pa, const float* __restrict pe, const float* __restrict pb,
-                          float* c, int64_t ldc, bool accumulate, const float* row_bias, Finish fin, const float* pf) {
-  Vec acc[R][kNV];
-#pragma GCC unroll 16
-  for (int i = 0; i < R; ++i)
-#pragma GCC unroll 2
-    for (int v = 0; v < kNV; ++v)
-      acc[i][v] = accumulate ? vload(c + (R0 + i) * ldc + v * kW) : row_bias ? vset1(row_bias[R0 + i]) : vzero();
-#pragma GCC unroll 2
-  for (int64_t k = 0; k < kc; ++k) {
-    Vec b[kNV];
-#pragma GCC unroll 2
-    for (int v = 0; v < kNV; ++v) b[v] = vload(pb + k * kNR + v * kW);
-#pragma GCC unroll 16
-    for (int i = 0; i < R; ++i) {
-      const Vec a = vset1(R0 + i < kMR ? pa[R0 + i] : pe[R0 + i - kMR]);
-#pragma GCC unroll 2
-      for (int v = 0; v < kNV; ++v) acc[i][v] = vfma(a, b[v], acc[i][v]);
-    }
-#if defined(__SSE2__)
-    if (pf) _mm_prefetch(reinterpret_cast<const char*>(pf + k * kNR), _MM_HINT_T1);
-#endif
-    pa += kMR;
-    pe += kMR;
-  }
-#pragma GCC unroll 16
-  for (int i = 0; i < R; ++i)
-#pragma GCC unroll 2
-    for (int v = 0; v < kNV; ++v) vstore(c + (R0 + i) * ldc + v * kW, fin(acc[i][v], R0 + i, v * kW));
-}
-
-template <int E>
-SG_INLINE void tall_halves(int64_t kc, const float* pa, const float* pe, const float* pb, float* c, int64_t ldc,
-                           bool accumulate, const float* row_bias, Finish fin, const float* pf) {
-  constexpr int kHalf = (kMR + E + 1) / 2;
-  micro_tall<0, kHalf>(kc, pa, pe, pb, c, ldc, accumulate, row_bias, fin, pf);
-  micro_tall<kHalf, kMR + E - kHalf>(kc, pa, pe, pb, c, ldc, accumulate, row_bias, fin, nullptr);
-}
-
-// A full NR-column tile of kMR + e rows (e = 1..3).
-SG_INLINE void tall_tile(int64_t e, int64_t kc, const float* pa, const float* pe, const float* pb, float* c, int64_t ldc,
-                         bool accumulate, const float* row_bias, Finish fin, const float* pf) {
-  if (e == 1) tall_halves<1>(kc, pa, pe, pb, c, ldc, accumulate, row_bias, fin, pf);
-  else if (e == 2) tall_halves<2>(kc, pa, pe, pb, c, ldc, accumulate, row_bias, fin, pf);
-  else tall_halves<3>(kc, pa, pe, pb, c, ldc, accumulate, row_bias, fin, pf);
-}
-
 // Few rows (M = 1..3: FC layers at small batch, a row edge of 1..3 rows):
 // an R x NR tile holds only 2R accumulators, too few to hide the FMA
 // latency, so P panels of B (P * NR columns) run side by side, R * P * kNV
@@ -458,14 +400,22 @@ inline void ragged_tile(Rows b, int64_t mr, int64_t nr, int64_t kc, const float*
 SgemmGeometry sgemm_geometry() { return SgemmGeometry{kMR, kNR}; }
 
 void sgemm_block(const SgemmBlock& blk) {
-  const int64_t kc = blk.kc, n = blk.n, m = blk.m;
-  int64_t j_first = 0;
-  // A row edge of 1..3 rows below full panels rides with the last of them
-  // in full column tiles (tall_tile); ragged tiles take them panel by panel.
-  const int64_t edge = m > kMR && m % kMR <= kWideRows ? m % kMR : 0;
-  const int64_t tall_i0 = edge ? m - edge - kMR : m;
-  if (m <= kWideRows)
+  const int64_t kc = blk.kc, n = blk.n;
+  int64_t m = blk.m, j_first = 0;
+  if (m <= kWideRows) {
     j_first = m == 1 ? wide_columns<1, 4>(blk) : m == 2 ? wide_columns<2, 2>(blk) : wide_columns<3, 2>(blk);
+  } else if (m % kMR != 0 && m % kMR <= kWideRows) {
+    // A row edge of 1..3 rows: the full panels here, the edge as its own block.
+    const int64_t full = m - m % kMR;
+    SgemmBlock edge = blk;
+    edge.m = m - full;
+    edge.pa = blk.pa + (full / kMR) * blk.pa_stride;
+    edge.c = blk.c + full * blk.ldc;
+    edge.row_bias = blk.row_bias ? blk.row_bias + full : nullptr;
+    edge.res = blk.res ? blk.res + full * blk.ldc : nullptr;
+    sgemm_block(edge);
+    m = full;
+  }
   const int64_t tail = (n - j_first) % kNR;
   const int64_t n_tiles = kColumnEdge && tail <= kEdgeColumns ? n - tail : n;
   for (int64_t j0 = j_first; j0 < n_tiles; j0 += kNR) {
@@ -476,12 +426,6 @@ void sgemm_block(const SgemmBlock& blk) {
       const float* pa = blk.pa + (i0 / kMR) * blk.pa_stride;
       float* c = blk.c + i0 * blk.ldc + j0;
       const float* bias = blk.row_bias ? blk.row_bias + i0 : nullptr;
-      if (nr == kNR && i0 == tall_i0) {
-        prefetch_next_tile(c, blk.ldc, kMR + edge);
-        const float* pf = blk.b_ahead && i0 == 0 && j0 + kNR < n_tiles ? pb + blk.pb_stride : nullptr;
-        tall_tile(edge, kc, pa, pa + blk.pa_stride, pb, c, blk.ldc, blk.accumulate, bias, finish(blk, i0, j0), pf);
-        break;
-      }
       if (nr == kNR) {
         prefetch_next_tile(c, blk.ldc, mr);
         const Finish fin = finish(blk, i0, j0);
