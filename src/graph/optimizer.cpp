@@ -81,6 +81,9 @@ const std::vector<Pass>& table() {
        plain<passes::fuse_layer_norm>},
       {{"RMSNormFusion", L::kExtended, "exported RMS normalization over the last axis as one RMSNormalization"},
        plain<passes::fuse_rms_norm>},
+      {{"RotaryFusion", L::kExtended,
+        "rotary position embedding written with rotate_half (Slice, Neg, Concat, Mul, Add) as one spindle.RotaryHalf"},
+       plain<passes::fuse_rotary_half>},
       {{"AttentionFusion", L::kExtended, "scaled dot-product attention as one spindle.FusedAttention, K / V heads repeated by Unsqueeze -> Expand -> "
         "Reshape read in place"},
        plain<passes::fuse_attention>},

@@ -42,6 +42,8 @@ void fuse_qdq_lookups(Graph& g, PassRecord& record);
 void fuse_qdq_gates(Graph& g, PassRecord& record);
 // attention_fusion.cpp
 void fuse_attention(Graph& g, PassRecord& record);
+// rotary_fusion.cpp: rotate_half rotary embeddings as one spindle.RotaryHalf
+void fuse_rotary_half(Graph& g, PassRecord& record);
 // quant_fusion.cpp
 void fuse_dynamic_quantize_matmul(Graph& g, PassRecord& record);
 // blocked_layout.cpp: chains of 1x1 and depthwise Convs become

@@ -347,6 +347,7 @@ void register_transformer(KernelRegistry& r) {
     return std::make_unique<RotaryEmbeddingKernel>(node, true);
   });
   register_group_query_attention(r);
+  register_rotary_half(r);
   r.add("", "AffineGrid", 20, kMaxOpset, factory_of<AffineGridKernel>());
 }
 

@@ -1,5 +1,6 @@
-// transformer.h — shared by transformer.cpp (RotaryEmbedding) and
-// group_query_attention.cpp (com.microsoft GroupQueryAttention).
+// transformer.h — shared by transformer.cpp (RotaryEmbedding),
+// group_query_attention.cpp (com.microsoft GroupQueryAttention) and
+// rotary_half.cpp (spindle.RotaryHalf).
 #pragma once
 
 #include <cstdint>
@@ -25,5 +26,6 @@ inline void rotate_row(const float* x, float* y, const float* c, const float* s,
 }
 
 void register_group_query_attention(KernelRegistry& r);  // group_query_attention.cpp
+void register_rotary_half(KernelRegistry& r);            // rotary_half.cpp: spindle.RotaryHalf
 
 }  // namespace spindle::kernels::nn
