@@ -114,23 +114,30 @@ def main():
         for name, p in model.named_parameters():
             if "norm" not in name:
                 p.normal_(0.0, 0.02)
+    export_with_cache(model, os.path.join(out_dir, "decoder.onnx"), "decoder_model", LAYERS, KV_HEADS, HEAD, VOCAB)
+
+def export_with_cache(model, path, tool, layers, kv_heads, head, vocab):
+    """Exports `model` (input_ids, position_ids, then past key / value per
+    layer -> logits, then present key / value per layer) at opset OPSET with
+    the sequence, past and total lengths dynamic, and prints the --shape
+    arguments of a decode step (1 token after 255) and of a prefill (128
+    tokens, empty cache). gpt_decoder_model.py exports through it too."""
     S, P = 3, 5
-    ids = torch.randint(0, VOCAB, (1, S))
+    ids = torch.randint(0, vocab, (1, S))
     pos = torch.arange(P, P + S).unsqueeze(0)
-    past = [torch.randn(1, KV_HEADS, P, HEAD) for _ in range(2 * LAYERS)]
-    past_names = [f"past_key_values.{i}.{kv}" for i in range(LAYERS) for kv in ("key", "value")]
-    present_names = [f"present.{i}.{kv}" for i in range(LAYERS) for kv in ("key", "value")]
+    past = [torch.randn(1, kv_heads, P, head) for _ in range(2 * layers)]
+    past_names = [f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+    present_names = [f"present.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
     dynamic = {"input_ids": {1: "seq"}, "position_ids": {1: "seq"}, "logits": {1: "seq"}}
     dynamic.update({n: {2: "past"} for n in past_names})
     dynamic.update({n: {2: "total"} for n in present_names})
-    path = os.path.join(out_dir, "decoder.onnx")
     with torch.no_grad():
         torch.onnx.export(model, (ids, pos, *past), path, opset_version=OPSET,
                           input_names=["input_ids", "position_ids"] + past_names,
                           output_names=["logits"] + present_names, dynamic_axes=dynamic)
     params = sum(p.numel() for p in model.parameters())
-    print(f"decoder_model: {path} ({params / 1e6:.1f}M parameters)", file=sys.stderr)
-    cache = lambda p: " ".join(f"{n}=1x{KV_HEADS}x{p}x{HEAD}" for n in past_names)
+    print(f"{tool}: {path} ({params / 1e6:.1f}M parameters)", file=sys.stderr)
+    cache = lambda p: " ".join(f"{n}=1x{kv_heads}x{p}x{head}" for n in past_names)
     print(f"decode: input_ids=1x1 position_ids=1x1 {cache(255)}")
     print(f"prefill: input_ids=1x128 position_ids=1x128 {cache(0)}")
 

@@ -28,8 +28,9 @@ import sys
 import torch
 from torch import nn
 
+from decoder_model import export_with_cache
+
 LAYERS, D, HEADS, HEAD, FF, VOCAB, POSITIONS = 6, 384, 6, 64, 1536, 6000, 1024
-OPSET = 14
 
 
 class Layer(nn.Module):
@@ -91,26 +92,7 @@ def main():
                 p.add_(0.1 * torch.randn_like(p))
             else:
                 p.normal_(0.0, 0.02)
-    S, P = 3, 5
-    ids = torch.randint(0, VOCAB, (1, S))
-    pos = torch.arange(P, P + S).unsqueeze(0)
-    past = [torch.randn(1, HEADS, P, HEAD) for _ in range(2 * LAYERS)]
-    past_names = [f"past_key_values.{i}.{kv}" for i in range(LAYERS) for kv in ("key", "value")]
-    present_names = [f"present.{i}.{kv}" for i in range(LAYERS) for kv in ("key", "value")]
-    dynamic = {"input_ids": {1: "seq"}, "position_ids": {1: "seq"}, "logits": {1: "seq"}}
-    dynamic.update({n: {2: "past"} for n in past_names})
-    dynamic.update({n: {2: "total"} for n in present_names})
-    path = os.path.join(out_dir, "gpt_decoder.onnx")
-    with torch.no_grad():
-        torch.onnx.export(model, (ids, pos, *past), path, opset_version=OPSET,
-                          input_names=["input_ids", "position_ids"] + past_names,
-                          output_names=["logits"] + present_names, dynamic_axes=dynamic)
-    params = sum(p.numel() for p in model.parameters())
-    print(f"gpt_decoder_model: {path} ({params / 1e6:.1f}M parameters)", file=sys.stderr)
-    cache = lambda p: " ".join(f"{n}=1x{HEADS}x{p}x{HEAD}" for n in past_names)
-    print(f"decode: input_ids=1x1 position_ids=1x1 {cache(255)}")
-    print(f"prefill: input_ids=1x128 position_ids=1x128 {cache(0)}")
-
+    export_with_cache(model, os.path.join(out_dir, "gpt_decoder.onnx"), "gpt_decoder_model", LAYERS, HEADS, HEAD, VOCAB)
 
 if __name__ == "__main__":
     main()

@@ -41,6 +41,7 @@
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/nn_util.h"
+#include "kernels/nn/transformer.h"
 #include "primitives/gemm/sgemm.h"
 #include "primitives/softmax/softmax_isa.h"
 
@@ -497,14 +498,8 @@ class FusedAttentionKernel final : public OpKernel {
 
   // The replaced nodes, one after another.
   void fallback(KernelContext& ctx) const {
-    const NodeInfo& node = ctx.node();
-    ThreadPool* pool = ctx.pool();
     auto one = [&](const char* op, int opset, Attributes attrs, std::vector<Tensor> in) {
-      try {
-        return std::move(run_kernel_once(op, opset, std::move(attrs), std::move(in), 1, pool)[0]);
-      } catch (const Error& e) {
-        fail(node, fmt::format("in its fused {}: {}", op, e.status().message()));
-      }
+      return run_replaced(ctx.node(), ctx.pool(), op, opset, std::move(attrs), std::move(in));
     };
     auto transpose = [&](Tensor t, const std::vector<int64_t>& perm) {
       if (perm.empty()) return t;
@@ -520,7 +515,7 @@ class FusedAttentionKernel final : public OpKernel {
       if (!rep) return ctx.input(i);
       const int e = i == 1 ? 4 : 6;
       if (!ctx.has_input(e) || !ctx.has_input(e + 1))
-        fail(node, fmt::format("inputs {} and {} (the repeated heads' Expand and Reshape shapes) are required", e, e + 1));
+        fail(ctx.node(), fmt::format("inputs {} and {} (the repeated heads' Expand and Reshape shapes) are required", e, e + 1));
       Tensor t = one("Unsqueeze", 13, {}, {ctx.input(i), Tensor::from_vector<int64_t>({1}, {axis})});
       t = one("Expand", 13, {}, {std::move(t), ctx.input(e)});
       return one("Reshape", 14, {}, {std::move(t), ctx.input(e + 1)});

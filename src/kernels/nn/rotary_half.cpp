@@ -98,14 +98,8 @@ class RotaryHalfKernel final : public OpKernel {
 
   // The replaced nodes, one after another.
   void fallback(KernelContext& ctx) const {
-    const NodeInfo& node = ctx.node();
-    ThreadPool* pool = ctx.pool();
     auto one = [&](const char* op, int opset, Attributes attrs, std::vector<Tensor> in) {
-      try {
-        return std::move(run_kernel_once(op, opset, std::move(attrs), std::move(in), 1, pool)[0]);
-      } catch (const Error& e) {
-        fail(node, fmt::format("in its fused {}: {}", op, e.status().message()));
-      }
+      return run_replaced(ctx.node(), ctx.pool(), op, opset, std::move(attrs), std::move(in));
     };
     auto i64 = [](int64_t v) { return Tensor::from_vector<int64_t>({1}, {v}); };
     const Tensor& x = ctx.input(0);

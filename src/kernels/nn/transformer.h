@@ -1,9 +1,14 @@
 // transformer.h — shared by transformer.cpp (RotaryEmbedding),
-// group_query_attention.cpp (com.microsoft GroupQueryAttention) and
+// group_query_attention.cpp (com.microsoft GroupQueryAttention), and the
+// optimizer's fused nodes attention.cpp (spindle.FusedAttention) and
 // rotary_half.cpp (spindle.RotaryHalf).
 #pragma once
 
 #include <cstdint>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "kernels/kernel.h"
 
@@ -23,6 +28,18 @@ inline void rotate_row(const float* x, float* y, const float* c, const float* s,
   }
   if (x != y)
     for (int64_t i = 2 * half; i < D; ++i) y[i] = x[i];
+}
+
+// The output of one node a fused node replaced (op at opset, attrs, on
+// `in`), run when the fused node's fast path does not take its inputs; an
+// error names the fused node ("in its fused <op>: ...").
+inline Tensor run_replaced(const NodeInfo& node, ThreadPool* pool, const char* op, int opset, Attributes attrs,
+                           std::vector<Tensor> in) {
+  try {
+    return std::move(run_kernel_once(op, opset, std::move(attrs), std::move(in), 1, pool)[0]);
+  } catch (const Error& e) {
+    fail(node, fmt::format("in its fused {}: {}", op, e.status().message()));
+  }
 }
 
 void register_group_query_attention(KernelRegistry& r);  // group_query_attention.cpp
