@@ -4,6 +4,7 @@
 // transform, over bands of tile rows (large images) or channel blocks on a
 // shared V (smaller ones).
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "kernels/nn/conv/conv_algorithms.h"
@@ -169,9 +170,10 @@ void run_shared_v(const WinogradPlan& p) {
 // U = G g G^T of wd (M x C 3x3 filters) in the SGEMM's A panels, 36 groups.
 PackedMatrix pack_u(const float* wd, int64_t M, int64_t C) {
   static const auto weights_fn = SPINDLE_ISA_SELECT(winograd_weights);
-  std::vector<float> u(static_cast<size_t>(36 * M * C));
-  weights_fn(wd, M, C, u.data());
-  return PackedMatrix::pack_a(false, M, C, 1.0f, u.data(), C, 36, M * C);
+  // Every element is written by weights_fn: not zero-filled first.
+  const std::unique_ptr<float[]> u(new float[static_cast<size_t>(36 * M * C)]);
+  weights_fn(wd, M, C, u.get());
+  return PackedMatrix::pack_a(false, M, C, 1.0f, u.get(), C, 36, M * C);
 }
 
 }  // namespace
