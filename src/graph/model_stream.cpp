@@ -50,9 +50,10 @@ bool is_delimited(uint32_t tag, int field) {
 
 // Copies a sub-message's body (the bytes up to its limit) into `out` through
 // `field`, which handles the fields of interest and returns 1 (handled),
-// 0 (copy it as it is) or -1 (give up).
+// 0 (copy it as it is) or -1 (give up). A dry pass copies nothing: it only
+// finds the payloads, reading no more of the file than the headers.
 template <class Field>
-bool copy_body(CodedInputStream& in, std::string& out, Field&& field) {
+bool copy_body(CodedInputStream& in, std::string& out, bool dry, Field&& field) {
   StringOutputStream stream(&out);
   CodedOutputStream writer(&stream);
   for (;;) {
@@ -60,7 +61,8 @@ bool copy_body(CodedInputStream& in, std::string& out, Field&& field) {
     if (tag == 0) return in.ConsumedEntireMessage();
     const int handled = field(tag, writer);
     if (handled < 0) return false;
-    if (handled == 0 && !WireFormatLite::SkipField(&in, tag, &writer)) return false;
+    if (handled == 0 && !(dry ? WireFormatLite::SkipField(&in, tag) : WireFormatLite::SkipField(&in, tag, &writer)))
+      return false;
   }
 }
 
@@ -83,16 +85,17 @@ bool read_message(CodedInputStream& in, BodyFn&& body_fn) {
 }
 
 // One initializer (TensorProto): its large raw_data left out.
-bool strip_tensor(CodedInputStream& in, const io::RegularFile& file, std::string& out,
+bool strip_tensor(CodedInputStream& in, const io::RegularFile& file, bool dry, std::string& out,
                   std::optional<io::FileRange>& payload) {
   bool raw_seen = false;
-  return copy_body(in, out, [&](uint32_t tag, CodedOutputStream& writer) -> int {
+  return copy_body(in, out, dry, [&](uint32_t tag, CodedOutputStream& writer) -> int {
     if (!is_delimited(tag, kTensorRawData)) return 0;
     if (raw_seen) return -1;  // a repeated raw_data: protobuf keeps the last
     raw_seen = true;
     uint32_t len = 0;
     if (!in.ReadVarint32(&len)) return -1;
     const int64_t at = in.CurrentPosition();
+    if (len < kStripPayloadBytes && dry) return in.Skip(static_cast<int>(len)) ? 1 : -1;
     if (len < kStripPayloadBytes) {  // small: kept in the stripped bytes
       std::string bytes;
       if (!in.ReadString(&bytes, static_cast<int>(len))) return -1;
@@ -106,43 +109,52 @@ bool strip_tensor(CodedInputStream& in, const io::RegularFile& file, std::string
 }
 
 // The main graph: each initializer stripped, the rest copied.
-bool strip_graph(CodedInputStream& in, const io::RegularFile& file, std::string& out,
+bool strip_graph(CodedInputStream& in, const io::RegularFile& file, bool dry, std::string& out,
                  std::vector<std::optional<io::FileRange>>& payloads) {
-  return copy_body(in, out, [&](uint32_t tag, CodedOutputStream& writer) -> int {
+  return copy_body(in, out, dry, [&](uint32_t tag, CodedOutputStream& writer) -> int {
     if (!is_delimited(tag, kGraphInitializer)) return 0;
     std::string tensor;
     std::optional<io::FileRange> payload;
-    if (!read_message(in, [&] { return strip_tensor(in, file, tensor, payload); })) return -1;
+    if (!read_message(in, [&] { return strip_tensor(in, file, dry, tensor, payload); })) return -1;
     write_message(writer, kGraphInitializer, tensor);
     payloads.push_back(payload);
     return 1;
   });
 }
 
-}  // namespace
-
-std::optional<StrippedModel> strip_initializer_payloads(const io::RegularFile& file) {
-  if (file.size() == 0 || file.size() > static_cast<uint64_t>(INT32_MAX)) return std::nullopt;
-  StrippedModel model;
+// One pass over the file: dry (payloads found, nothing copied) or not.
+bool strip_pass(const io::RegularFile& file, bool dry, StrippedModel& model) {
   FileReader reader(file);
-  google::protobuf::io::CopyingInputStreamAdaptor input(&reader, 1 << 20);
+  google::protobuf::io::CopyingInputStreamAdaptor input(&reader, dry ? 1 << 13 : 1 << 20);
   CodedInputStream in(&input);
   // No total bytes limit: the reader ends at the file's size, and a limit
   // equal to it would make the end of the file read as an error.
   bool graph_seen = false;
-  const bool ok = copy_body(in, model.bytes, [&](uint32_t tag, CodedOutputStream& writer) -> int {
+  const bool ok = copy_body(in, model.bytes, dry, [&](uint32_t tag, CodedOutputStream& writer) -> int {
     if (!is_delimited(tag, kModelGraph)) return 0;
     if (graph_seen) return -1;  // a repeated graph: protobuf merges them
     graph_seen = true;
     std::string graph;
-    if (!read_message(in, [&] { return strip_graph(in, file, graph, model.payloads); })) return -1;
-    write_message(writer, kModelGraph, graph);
+    if (!read_message(in, [&] { return strip_graph(in, file, dry, graph, model.payloads); })) return -1;
+    if (!dry) write_message(writer, kModelGraph, graph);
     return 1;
   });
-  if (!ok || !graph_seen) return std::nullopt;
+  return ok && graph_seen;
+}
+
+}  // namespace
+
+std::optional<StrippedModel> strip_initializer_payloads(const io::RegularFile& file) {
+  if (file.size() == 0 || file.size() > static_cast<uint64_t>(INT32_MAX)) return std::nullopt;
+  // A dry pass first: a model without large initializers (weights kept in
+  // Constant nodes) is not copied for nothing.
+  StrippedModel model;
+  if (!strip_pass(file, true, model)) return std::nullopt;
   bool any = false;
   for (const auto& p : model.payloads) any = any || p.has_value();
-  if (!any) return std::nullopt;  // nothing to gain
+  if (!any) return std::nullopt;
+  model = StrippedModel();
+  if (!strip_pass(file, false, model)) return std::nullopt;
   return model;
 }
 
