@@ -11,6 +11,7 @@
 
 #include "graph/functions.h"
 #include "graph/graph.h"
+#include "graph/model_stream.h"
 #include "graph/node_check.h"
 #include "graph/onnx_convert.h"
 #include "io/regular_file.h"
@@ -285,6 +286,9 @@ struct GraphBuilder {
   // IR version 4 and later: an initializer the main graph lists as an input
   // may be fed (Graph::overridable); before, it is a constant.
   bool overridable_initializers = false;
+  // The main graph's initializers whose raw_data was left in the model file
+  // (model_stream.h), by index; null when the model was parsed whole.
+  const std::vector<std::optional<io::FileRange>>* payloads = nullptr;
 
   // Single assignment, as the onnx checker requires: every name of a graph
   // is an initializer, an input or a node's output, once (an input may also
@@ -325,10 +329,14 @@ struct GraphBuilder {
 
   // Initializers, inputs and outputs of one graph.
   Status load_values(const onnx::GraphProto& gp, Graph& g, bool subgraph, Assignments& assigned) {
-    for (const auto& init : gp.initializer()) {
+    for (int i = 0; i < gp.initializer_size(); ++i) {
+      const onnx::TensorProto& init = gp.initializer(i);
       const int id = g.add_value(init.name());
       SPINDLE_RETURN_IF_ERROR(assigned.assign(id, "an initializer"));
-      auto t = io::tensor_from_proto(init, base_dir);
+      const io::FileRange* raw = nullptr;
+      if (payloads && !subgraph && static_cast<size_t>(i) < payloads->size() && (*payloads)[static_cast<size_t>(i)])
+        raw = &*(*payloads)[static_cast<size_t>(i)];
+      auto t = io::tensor_from_proto(init, base_dir, raw);
       if (!t.is_ok())
         return Status(t.status().code(), fmt::format("{}: initializer '{}': {}", origin, init.name(), t.status().message()));
       g.initializers[id] = std::move(t).value();
@@ -451,7 +459,8 @@ struct GraphBuilder {
 namespace {
 // Converts a parsed model (freeing its initializers' bytes as it goes).
 Result<Graph> convert_model(onnx::ModelProto& model, const std::string& origin, const std::filesystem::path& base_dir,
-                            const LoadOptions& options);
+                            const LoadOptions& options,
+                            const std::vector<std::optional<io::FileRange>>* payloads = nullptr);
 }  // namespace
 
 Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string& origin,
@@ -498,7 +507,7 @@ class FileChunks final : public google::protobuf::io::CopyingInputStream {
 };
 
 Result<Graph> convert_model(onnx::ModelProto& model, const std::string& origin, const std::filesystem::path& base_dir,
-                            const LoadOptions& options) {
+                            const LoadOptions& options, const std::vector<std::optional<io::FileRange>>* payloads) {
   if (!model.has_graph() || (model.graph().node_size() == 0 && model.graph().output_size() == 0))
     return invalid_argument(fmt::format("{}: not a valid ONNX model (no graph)", origin));
   SPINDLE_RETURN_IF_ERROR(options.limits.check(origin, "parsing the model"));
@@ -527,6 +536,7 @@ Result<Graph> convert_model(onnx::ModelProto& model, const std::string& origin, 
   SPINDLE_RETURN_IF_ERROR(options.limits.check(origin, "expanding the model's functions"));
   GraphBuilder builder{origin, base_dir, g.opsets, options.run_checker, true, {}, {}, options.custom_ops};
   builder.overridable_initializers = model.ir_version() >= 4;
+  builder.payloads = payloads;
   SPINDLE_RETURN_IF_ERROR(builder.build(model.graph(), g, false, {}));
   SPINDLE_RETURN_IF_ERROR(options.limits.check(origin, "loading the model's graph"));
   if (!builder.missing.empty())
@@ -543,6 +553,19 @@ Result<Graph> load_model_file(const std::filesystem::path& path, const LoadOptio
   SPINDLE_ASSIGN_OR_RETURN(io::RegularFile file, io::RegularFile::open(path, "model file", io::kMaxProtoFileBytes));
   std::error_code ec;
   const std::filesystem::path base_dir = std::filesystem::absolute(path, ec).parent_path();
+  // Most of a model's bytes are its weights: parsed without them, each is
+  // read from the file straight into its tensor.
+  if (std::optional<StrippedModel> stripped = strip_initializer_payloads(file)) {
+    onnx::ModelProto model;
+    google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(stripped->bytes.data()),
+                                                  static_cast<int>(stripped->bytes.size()));
+    stream.SetRecursionLimit(kMaxMessageDepth);
+    if (model.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage() &&
+        model.graph().initializer_size() == static_cast<int>(stripped->payloads.size())) {
+      std::string().swap(stripped->bytes);
+      return convert_model(model, path.string(), base_dir, options, &stripped->payloads);
+    }
+  }
   if (file.size() > 0) {
     onnx::ModelProto model;
     bool parsed = false;

@@ -131,6 +131,11 @@ Result<ExternalRange> locate_external(const onnx::TensorProto& proto, const std:
   return range;
 }
 
+// A contiguous tensor whose bytes the caller writes next (not zeroed first).
+Tensor uninitialized(DataType dtype, Shape shape, size_t bytes) {
+  return Tensor(dtype, std::move(shape), Buffer::allocate(bytes));
+}
+
 Status read_external(const ExternalRange& range, void* dst, size_t bytes) {
   if (!range.file) {
     if (bytes) std::memcpy(dst, range.memory.data() + range.offset, bytes);
@@ -159,6 +164,11 @@ ExternalFilesScope::~ExternalFilesScope() { t_external_files = previous_; }
 const ExternalFiles* ExternalFilesScope::current() { return t_external_files; }
 
 Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::filesystem::path& base_dir) {
+  return tensor_from_proto(proto, base_dir, nullptr);
+}
+
+Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::filesystem::path& base_dir,
+                                 const FileRange* raw_data) {
   SPINDLE_ASSIGN_OR_RETURN(DataType dtype, dtype_from_onnx(proto.data_type()));
   Shape shape(proto.dims().begin(), proto.dims().end());
   const std::string name = proto.name().empty() ? "<unnamed>" : proto.name();
@@ -174,7 +184,7 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::file
   const size_t bytes = static_cast<size_t>(*nbytes);
   const std::string described = fmt::format("{} {}", dtype_name(dtype), shape_to_string(shape));
   if (dtype == DataType::kString) {
-    if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL || proto.has_raw_data())
+    if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL || proto.has_raw_data() || raw_data)
       return invalid_argument(fmt::format("string tensor '{}' must keep its values in string_data", name));
     if (proto.string_data_size() != *numel)
       return invalid_argument(fmt::format("tensor '{}' ({}) has {} strings, expected {}", name, described,
@@ -185,16 +195,20 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::file
   }
   if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
     SPINDLE_ASSIGN_OR_RETURN(ExternalRange range, locate_external(proto, name, base_dir, bytes));
-    Tensor t(dtype, shape);
+    Tensor t = uninitialized(dtype, std::move(shape), bytes);
     SPINDLE_RETURN_IF_ERROR(read_external(range, t.raw_mutable_data(), bytes));
     return t;
   }
-  if (proto.has_raw_data()) {
-    if (proto.raw_data().size() != bytes)
-      return invalid_argument(fmt::format("tensor '{}' ({}) holds {} bytes of data, expected {}", name, described,
-                                          proto.raw_data().size(), bytes));
-    Tensor t(dtype, shape);
-    if (bytes) std::memcpy(t.raw_mutable_data(), proto.raw_data().data(), bytes);
+  if (proto.has_raw_data() || raw_data) {
+    const size_t held = raw_data ? raw_data->size : proto.raw_data().size();
+    if (held != bytes)
+      return invalid_argument(fmt::format("tensor '{}' ({}) holds {} bytes of data, expected {}", name, described, held,
+                                          bytes));
+    Tensor t = uninitialized(dtype, std::move(shape), bytes);
+    if (raw_data)
+      SPINDLE_RETURN_IF_ERROR(raw_data->file->read_at(raw_data->offset, t.raw_mutable_data(), bytes));
+    else if (bytes)
+      std::memcpy(t.raw_mutable_data(), proto.raw_data().data(), bytes);
     return t;
   }
   if (typed_field_size(proto, dtype) != *numel)

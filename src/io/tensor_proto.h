@@ -19,11 +19,24 @@
 
 namespace spindle::io {
 
+class RegularFile;
+
+// Bytes of an opened file: a TensorProto's raw_data read from the model file
+// rather than from the parsed message (graph/model_stream.h).
+struct FileRange {
+  const RegularFile* file = nullptr;
+  uint64_t offset = 0;
+  size_t size = 0;
+};
+
 // Element type of an onnx elem_type; kUnsupported for types spindle lacks.
 Result<DataType> dtype_from_onnx(int32_t elem_type);
 // A TensorProto's value: raw_data, the typed *_data fields, or external data
 // (`location` relative to base_dir, with optional offset and length).
 Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::filesystem::path& base_dir = {});
+// The same, with raw_data (absent from `proto`) read from `raw_data`.
+Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::filesystem::path& base_dir,
+                                 const FileRange* raw_data);
 // A serialized TensorProto file (.pb), as in the ONNX backend test data.
 Result<Tensor> read_tensor_pb(const std::filesystem::path& path);
 // A test-data file of a graph input or output of type `type`: a

@@ -427,7 +427,9 @@ void winograd_output_plane(const ::spindle::kernels::WinogradOutputPlane& args) 
 #endif
 
 // U = G g G^T of each 3x3 filter w[m][c] (M x C filters of 9 floats), stored
-// as u[xi][m][c] (36 matrices of M x C).
+// as u[xi][m][c] (36 matrices of M x C). Filters go in blocks of 16,
+// transposed so that the loops over a block's lanes vectorize; each element
+// comes from the same expression as with one filter at a time (same bits).
 void winograd_weights(const float* w, int64_t M, int64_t C, float* u) {
   const float g[6][3] = {{0.25f, 0.0f, 0.0f},
                          {-1.0f / 6, -1.0f / 6, -1.0f / 6},
@@ -436,13 +438,23 @@ void winograd_weights(const float* w, int64_t M, int64_t C, float* u) {
                          {1.0f / 24, -1.0f / 12, 1.0f / 6},
                          {0.0f, 0.0f, 1.0f}};
   const int64_t MC = M * C;
-  for (int64_t mc = 0; mc < MC; ++mc) {
-    const float* f = w + mc * 9;
-    float t[6][3];  // G g
+  constexpr int64_t kLanes = 16;  // filters per block, transposed so the lane loops vectorize
+  for (int64_t mc0 = 0; mc0 < MC; mc0 += kLanes) {
+    const int64_t n = std::min(kLanes, MC - mc0);
+    float f[9][kLanes] = {};
+    for (int64_t l = 0; l < n; ++l)
+      for (int e = 0; e < 9; ++e) f[e][l] = w[(mc0 + l) * 9 + e];
+    float t[6][3][kLanes];  // G g
     for (int i = 0; i < 6; ++i)
-      for (int j = 0; j < 3; ++j) t[i][j] = g[i][0] * f[j] + g[i][1] * f[3 + j] + g[i][2] * f[6 + j];
+      for (int j = 0; j < 3; ++j)
+        for (int64_t l = 0; l < kLanes; ++l) t[i][j][l] = g[i][0] * f[j][l] + g[i][1] * f[3 + j][l] + g[i][2] * f[6 + j][l];
     for (int i = 0; i < 6; ++i)
-      for (int k = 0; k < 6; ++k) u[(i * 6 + k) * MC + mc] = t[i][0] * g[k][0] + t[i][1] * g[k][1] + t[i][2] * g[k][2];
+      for (int k = 0; k < 6; ++k) {
+        float r[kLanes];
+        for (int64_t l = 0; l < kLanes; ++l) r[l] = t[i][0][l] * g[k][0] + t[i][1][l] * g[k][1] + t[i][2][l] * g[k][2];
+        float* out = u + (i * 6 + k) * MC + mc0;
+        for (int64_t l = 0; l < n; ++l) out[l] = r[l];
+      }
   }
 }
 

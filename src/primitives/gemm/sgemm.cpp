@@ -105,6 +105,21 @@ PackedMatrix PackedMatrix::pack_a(bool trans, int64_t m, int64_t K, float alpha,
   return pm;
 }
 
+PackedMatrix PackedMatrix::pack_a_filled(int64_t m, int64_t K, int64_t groups, const std::function<void(float*)>& fill) {
+  PackedMatrix pm;
+  pm.k_ = K;
+  pm.tile_ = sgemm_mr();
+  pm.group_stride_ = round_up(m, pm.tile_) * K;
+  const std::optional<int64_t> size = checked_mul(pm.group_stride_, groups);
+  if (!size)
+    throw Error(StatusCode::kResourceExhausted,
+                fmt::format("pre-packed weights of {} groups x {} x {} floats overflow int64", groups, m, K));
+  pm.size_ = static_cast<size_t>(*size);
+  pm.data_ = alloc_panels(pm.size_);
+  fill(pm.data_.get());
+  return pm;
+}
+
 PackedMatrix PackedMatrix::pack_b(bool trans, int64_t n, int64_t K, const float* b, int64_t ldb) {
   PackingScope* scope = PackingScope::current();
   const PackingScope::Key key{b, 'b', trans, n, K, 0, ldb, 1, 0};

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "primitives/gemm/sgemm_isa.h"
@@ -47,6 +48,11 @@ class PackedMatrix {
   // with groups: each group's W_g is packed on its own).
   static PackedMatrix pack_a(bool trans, int64_t m, int64_t K, float alpha, const float* a, int64_t lda,
                              int64_t groups = 1, int64_t group_offset = 0);
+  // `groups` A-side matrices of m x K whose panels `fill` writes into the
+  // buffer it is given: group g at g * round_up(m, sgemm_mr()) * K floats,
+  // pack_a's format, which sgemm_pack_a_panels writes a block of rows at a
+  // time (matrices computed block by block, never held whole).
+  static PackedMatrix pack_a_filled(int64_t m, int64_t K, int64_t groups, const std::function<void(float*)>& fill);
   // op(B) of K x n (B side, NR-column panels).
   static PackedMatrix pack_b(bool trans, int64_t n, int64_t K, const float* b, int64_t ldb);
 

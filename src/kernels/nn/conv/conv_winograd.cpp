@@ -4,6 +4,7 @@
 // transform, over bands of tile rows (large images) or channel blocks on a
 // shared V (smaller ones).
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "kernels/nn/conv/conv_algorithms.h"
@@ -166,12 +167,26 @@ void run_shared_v(const WinogradPlan& p) {
   }
 }
 
-// U = G g G^T of wd (M x C 3x3 filters) in the SGEMM's A panels, 36 groups.
+// U = G g G^T of wd (M x C 3x3 filters) in the SGEMM's A panels, 36 groups:
+// computed a block of output channels at a time into a scratch of ~1 MB
+// (cache-resident, not the 36 x M x C floats of the whole U), each block's
+// rows packed into every group's panels. The panels are the ones the whole
+// U packed at once gives (a panel holds its own rows only).
 PackedMatrix pack_u(const float* wd, int64_t M, int64_t C) {
   static const auto weights_fn = SPINDLE_ISA_SELECT(winograd_weights);
-  std::vector<float> u(static_cast<size_t>(36 * M * C));
-  weights_fn(wd, M, C, u.data());
-  return PackedMatrix::pack_a(false, M, C, 1.0f, u.data(), C, 36, M * C);
+  const int64_t MR = sgemm_mr();
+  const int64_t mb = std::min(round_up(M, MR), std::max<int64_t>(1, (int64_t{1} << 18) / (36 * C * MR)) * MR);
+  const std::unique_ptr<float[]> u(new float[static_cast<size_t>(36 * mb * C)]);  // every element written
+  return PackedMatrix::pack_a_filled(M, C, 36, [&](float* dst) {
+    const int64_t group_stride = round_up(M, MR) * C;
+    for (int64_t m0 = 0; m0 < M; m0 += mb) {
+      const int64_t rows = std::min(mb, M - m0);
+      weights_fn(wd + m0 * C * 9, rows, C, u.get());  // u[xi][r][c] for this block
+      for (int64_t xi = 0; xi < 36; ++xi)
+        sgemm_pack_a_panels(false, rows, C, 1.0f, u.get() + xi * rows * C, C, 0, ceil_div(rows, MR),
+                            dst + xi * group_stride + (m0 / MR) * C * MR);
+    }
+  });
 }
 
 }  // namespace

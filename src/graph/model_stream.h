@@ -1,0 +1,37 @@
+// model_stream.h — a model file read without its weights' bytes: the
+// serialized ModelProto with the raw_data of the main graph's large
+// initializers left out, and where in the file each of those bytes lies.
+//
+// Parsing the whole file makes protobuf copy every weight into a string,
+// which the loader then copies into an aligned tensor: two copies of the
+// weights written (and their pages faulted in). Parsing the stripped bytes
+// and reading each left-out payload from the file straight into its tensor
+// writes them once.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/regular_file.h"
+#include "io/tensor_proto.h"
+
+namespace spindle::graph {
+
+struct StrippedModel {
+  std::string bytes;  // the ModelProto without the payloads below
+  // Per initializer of the main graph, in order: where its raw_data lies in
+  // the file when it was left out of `bytes`.
+  std::vector<std::optional<io::FileRange>> payloads;
+};
+
+// Payloads smaller than this stay in the stripped bytes.
+inline constexpr size_t kStripPayloadBytes = 4096;
+
+// The stripped model, or nullopt when the file is not laid out as expected
+// (malformed, a field repeated that protobuf would merge...): the caller then
+// parses the file as it is, which also reports its errors precisely.
+std::optional<StrippedModel> strip_initializer_payloads(const io::RegularFile& file);
+
+}  // namespace spindle::graph
