@@ -7,6 +7,7 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -179,8 +180,102 @@ inline float quantize(float d, float zero, float lo, float hi) {
   return d == d ? r : 0.0f;
 }
 
+#if defined(__AVX512F__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// quantize(d / sy, zero, lo, hi) for 16 values, a division only where one
+// is needed: q = d * (1 / sy) lies within 3 * 2^-24 |q| (plus a hair) of the
+// rounded quotient d / sy, as both lie within about 2^-24 of the exact one,
+// so the two round to the same integer unless a half-integer lies that near
+// q. The lanes whose q is within 2^-20 |q| of a half-integer (ties, rare
+// values, every |q| from 2^19 on) take the division; NaN gives 0 as
+// quantize(). When 1 / sy is not a normal finite float, every lane divides.
+struct Quantize16 {
+  __m512 sy, r, lo_z, hi_z;
+  __m512i zero;
+  bool fast;
+  Quantize16(float y_scale, float zy, float lo, float hi)
+      : sy(_mm512_set1_ps(y_scale)), r(_mm512_set1_ps(1.0f / y_scale)), lo_z(_mm512_set1_ps(lo - zy)),
+        hi_z(_mm512_set1_ps(hi - zy)), zero(_mm512_set1_epi32(static_cast<int32_t>(zy))) {
+    const float inv = 1.0f / y_scale;
+    fast = std::isnormal(inv);
+  }
+  // The quantized values as int32 (each inside [lo, hi], or 0).
+  __m512i operator()(__m512 d) const {
+    __m512 q;
+    if (fast) {
+      q = _mm512_mul_ps(d, r);
+      const __m512 f = _mm512_sub_ps(q, _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      const __m512 margin = _mm512_sub_ps(_mm512_set1_ps(0.5f), _mm512_abs_ps(f));
+      const __mmask16 near =
+          _mm512_cmp_ps_mask(margin, _mm512_mul_ps(_mm512_abs_ps(q), _mm512_set1_ps(0x1p-20f)), _CMP_LE_OQ);
+      if (near) q = _mm512_mask_div_ps(q, near, d, sy);
+    } else {
+      q = _mm512_div_ps(d, sy);
+    }
+    const __mmask16 nan = _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
+    // lo, hi and zero are integers: clamping q to [lo - zero, hi - zero]
+    // before the rounding gives quantize()'s clamp after it.
+    const __m512 c = _mm512_min_ps(_mm512_max_ps(q, lo_z), hi_z);
+    return _mm512_maskz_add_epi32(static_cast<__mmask16>(~nan),
+                                  _mm512_cvt_roundps_epi32(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zero);
+  }
+};
+
+// 16 8-bit values from p (the first count), as float.
 template <class Q>
-void binary(const ::spindle::kernels::QuantRow& p) {
+inline __m512 load16(const Q* p, __mmask16 m) {
+  const __m128i v = _mm_maskz_loadu_epi8(m, p);
+  if constexpr (std::is_same_v<Q, int8_t>) return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(v));
+  else return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(v));
+}
+
+inline __mmask16 mask16(int64_t count) {
+  return count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
+}
+
+// binary() and gate() 16 values at a time: the same float operations.
+template <class Q>
+void binary16(const ::spindle::kernels::QuantRow& p) {
+  const Q* a = static_cast<const Q*>(p.a);
+  const Q* b = static_cast<const Q*>(p.b);
+  Q* y = static_cast<Q*>(p.y);
+  const __m512 za = _mm512_set1_ps(p.a_zero), sa = _mm512_set1_ps(p.a_scale);
+  const __m512 zb = _mm512_set1_ps(p.b_zero), sb = _mm512_set1_ps(p.b_scale);
+  const Quantize16 quant(p.y_scale, p.y_zero, p.lo, p.hi);
+  for (int64_t i = 0; i < p.n; i += 16) {
+    const __mmask16 m = mask16(p.n - i);
+    const __m512 x = _mm512_mul_ps(_mm512_sub_ps(load16(a + i, m), za), sa);
+    const __m512 w = _mm512_mul_ps(_mm512_sub_ps(load16(b + i, m), zb), sb);
+    const __m512 v = p.multiply ? _mm512_mul_ps(x, w) : _mm512_add_ps(x, w);
+    _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(quant(v)));
+  }
+}
+
+template <class Q>
+void gate16(const ::spindle::kernels::QuantRow& p) {
+  const Q* a = static_cast<const Q*>(p.a);
+  Q* y = static_cast<Q*>(p.y);
+  const __m512 za = _mm512_set1_ps(p.a_zero), sa = _mm512_set1_ps(p.a_scale);
+  const __m512 g1 = _mm512_set1_ps(p.gate[0]);
+  const Quantize16 quant(p.y_scale, p.y_zero, p.lo, p.hi);
+  for (int64_t i = 0; i < p.n; i += 16) {
+    const __mmask16 m = mask16(p.n - i);
+    const __m512 g = p.gate_per_value ? _mm512_maskz_loadu_ps(m, p.gate + i) : g1;
+    const __m512 v = _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(load16(a + i, m), za), sa));
+    _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(quant(v)));
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
+// No fused multiply-add: DequantizeLinear's product and the Add round
+// separately (an FMA would round once, other bits than the unfused ops).
+template <class Q>
+__attribute__((optimize("fp-contract=off"))) void binary(const ::spindle::kernels::QuantRow& p) {
+#if defined(__AVX512F__)
+  if (p.n >= 16) return binary16<Q>(p);
+#endif
   const Q* __restrict a = static_cast<const Q*>(p.a);
   const Q* __restrict b = static_cast<const Q*>(p.b);
   Q* __restrict y = static_cast<Q*>(p.y);
@@ -204,6 +299,9 @@ void binary(const ::spindle::kernels::QuantRow& p) {
 // product is commutative, so gate * DQ(a) gives the Mul's bits.
 template <class Q>
 void gate(const ::spindle::kernels::QuantRow& p) {
+#if defined(__AVX512F__)
+  if (p.n >= 16) return gate16<Q>(p);
+#endif
   const Q* __restrict a = static_cast<const Q*>(p.a);
   Q* __restrict y = static_cast<Q*>(p.y);
   const int64_t n = p.n;
