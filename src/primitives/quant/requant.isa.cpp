@@ -121,7 +121,36 @@ void dw_fused16(const ::spindle::kernels::DwRequantRow& p) {
     __m512i w_sum = _mm512_setzero_si512();
     for (int64_t t = 0; t < a.kh * KW; ++t) w_sum = _mm512_add_epi32(w_sum, _mm512_maskz_loadu_epi32(m, w + t * C + c0));
     const __m512i inside_zp = _mm512_mullo_epi32(w_sum, xzp);
+    // Output columns whose every tap is inside the row: [in0, in1).
+    const int64_t in0 = std::min(a.OW, (a.pw + a.sw - 1) / a.sw);
+    const int64_t in1 = std::max(in0, std::min(a.OW, (W - (KW - 1) * a.dw + a.pw + a.sw - 1) / a.sw));
     for (int64_t ow = 0; ow < a.OW; ++ow) {
+      if (all_rows && ow >= in0 && ow + 1 < in1) {  // two inside pixels: each weight vector loaded once
+        const X* xp0 = x + (ow * a.sw - a.pw) * C + c0;
+        const X* xp1 = xp0 + a.sw * C;
+        __m512i acc0 = _mm512_setzero_si512(), acc1 = _mm512_setzero_si512();
+        for (int64_t r = 0; r < n_rows; ++r) {
+          const int32_t* wp = w + w_rows[r] + c0;
+          const int64_t xr = x_rows[r];
+          for (int64_t kw = 0; kw < KW; ++kw, wp += C) {
+            const __m512i wv = _mm512_and_si512(_mm512_maskz_loadu_epi32(m, wp), low16);
+            const __m128i xb0 = _mm_maskz_loadu_epi8(m, xp0 + xr + kw * x_step);
+            const __m128i xb1 = _mm_maskz_loadu_epi8(m, xp1 + xr + kw * x_step);
+            __m512i xv0, xv1;
+            if constexpr (std::is_same_v<X, int8_t>) xv0 = _mm512_cvtepi8_epi32(xb0), xv1 = _mm512_cvtepi8_epi32(xb1);
+            else xv0 = _mm512_cvtepu8_epi32(xb0), xv1 = _mm512_cvtepu8_epi32(xb1);
+            acc0 = _mm512_add_epi32(acc0, _mm512_madd_epi16(xv0, wv));
+            acc1 = _mm512_add_epi32(acc1, _mm512_madd_epi16(xv1, wv));
+          }
+        }
+        acc0 = _mm512_sub_epi32(acc0, inside_zp);
+        acc1 = _mm512_sub_epi32(acc1, inside_zp);
+        _mm_mask_storeu_epi8(out + ow * C + c0, m, _mm512_cvtepi32_epi8(one16(acc0, bias, scale, b.lo_z, b.hi_z, b.zp)));
+        _mm_mask_storeu_epi8(out + (ow + 1) * C + c0, m,
+                             _mm512_cvtepi32_epi8(one16(acc1, bias, scale, b.lo_z, b.hi_z, b.zp)));
+        ++ow;
+        continue;
+      }
       const int64_t base = ow * a.sw - a.pw;
       // Kernel columns inside the input: kw in [kw0, kw1).
       const int64_t kw0 = base >= 0 ? 0 : std::min(KW, (-base + a.dw - 1) / a.dw);
