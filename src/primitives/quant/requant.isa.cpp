@@ -85,6 +85,47 @@ inline void run16(const ::spindle::kernels::RequantRow& a, void* y) {
   if (i < a.n) step16(a, out, i, static_cast<int>(a.n - i), b);
 }
 
+// P consecutive output pixels whose every tap is inside the input, 16
+// channels (mask m) each: the sums of x * w, less x_zp * (the sum of the
+// weights), requantized as one16.
+struct DwInside {
+  const void* x;  // the first pixel's first tap, channel c0
+  int64_t pixel_step;
+  const int32_t* w;  // channel c0
+  int64_t C;
+  const int64_t* x_rows;
+  const int64_t* w_rows;
+  int64_t n_rows, KW, x_step;
+  __mmask16 m;
+  __m512i low16, inside_zp, bias;
+  __m512 scale;
+};
+
+template <int P, class X>
+inline void dw_inside(const DwInside& d, uint8_t* out, const Bounds16& b) {
+  const X* x = static_cast<const X*>(d.x);
+  __m512i acc[P];
+  for (int q = 0; q < P; ++q) acc[q] = _mm512_setzero_si512();
+  for (int64_t r = 0; r < d.n_rows; ++r) {
+    const int32_t* wp = d.w + d.w_rows[r];
+    const X* xr = x + d.x_rows[r];
+    for (int64_t kw = 0; kw < d.KW; ++kw, wp += d.C, xr += d.x_step) {
+      const __m512i wv = _mm512_and_si512(_mm512_maskz_loadu_epi32(d.m, wp), d.low16);
+      for (int q = 0; q < P; ++q) {
+        const __m128i xb = _mm_maskz_loadu_epi8(d.m, xr + q * d.pixel_step);
+        __m512i xv;
+        if constexpr (std::is_same_v<X, int8_t>) xv = _mm512_cvtepi8_epi32(xb);
+        else xv = _mm512_cvtepu8_epi32(xb);
+        acc[q] = _mm512_add_epi32(acc[q], _mm512_madd_epi16(xv, wv));
+      }
+    }
+  }
+  for (int q = 0; q < P; ++q)
+    _mm_mask_storeu_epi8(out + q * d.C, d.m,
+                         _mm512_cvtepi32_epi8(one16(_mm512_sub_epi32(acc[q], d.inside_zp), d.bias, d.scale, b.lo_z,
+                                                    b.hi_z, b.zp)));
+}
+
 // dw_requant_row, 16 channels of one output pixel per register: each tap
 // inside the input adds (x - x_zp) * w (int32, exact; padding adds
 // nothing), then the sums take one16's arithmetic with their channels' bias
@@ -125,30 +166,17 @@ void dw_fused16(const ::spindle::kernels::DwRequantRow& p) {
     const int64_t in0 = std::min(a.OW, (a.pw + a.sw - 1) / a.sw);
     const int64_t in1 = std::max(in0, std::min(a.OW, (W - (KW - 1) * a.dw + a.pw + a.sw - 1) / a.sw));
     for (int64_t ow = 0; ow < a.OW; ++ow) {
-      if (all_rows && ow >= in0 && ow + 1 < in1) {  // two inside pixels: each weight vector loaded once
-        const X* xp0 = x + (ow * a.sw - a.pw) * C + c0;
-        const X* xp1 = xp0 + a.sw * C;
-        __m512i acc0 = _mm512_setzero_si512(), acc1 = _mm512_setzero_si512();
-        for (int64_t r = 0; r < n_rows; ++r) {
-          const int32_t* wp = w + w_rows[r] + c0;
-          const int64_t xr = x_rows[r];
-          for (int64_t kw = 0; kw < KW; ++kw, wp += C) {
-            const __m512i wv = _mm512_and_si512(_mm512_maskz_loadu_epi32(m, wp), low16);
-            const __m128i xb0 = _mm_maskz_loadu_epi8(m, xp0 + xr + kw * x_step);
-            const __m128i xb1 = _mm_maskz_loadu_epi8(m, xp1 + xr + kw * x_step);
-            __m512i xv0, xv1;
-            if constexpr (std::is_same_v<X, int8_t>) xv0 = _mm512_cvtepi8_epi32(xb0), xv1 = _mm512_cvtepi8_epi32(xb1);
-            else xv0 = _mm512_cvtepu8_epi32(xb0), xv1 = _mm512_cvtepu8_epi32(xb1);
-            acc0 = _mm512_add_epi32(acc0, _mm512_madd_epi16(xv0, wv));
-            acc1 = _mm512_add_epi32(acc1, _mm512_madd_epi16(xv1, wv));
-          }
+      if (all_rows && ow >= in0 && ow + 1 < in1) {  // inside pixels together: each weight vector loaded once
+        const X* xp = x + (ow * a.sw - a.pw) * C + c0;
+        uint8_t* o = out + ow * C + c0;
+        const DwInside d{xp, a.sw * C, w + c0, C, x_rows, w_rows, n_rows, KW, x_step, m, low16, inside_zp, bias, scale};
+        if (ow + 3 < in1) {
+          dw_inside<4, X>(d, o, b);
+          ow += 3;
+        } else {
+          dw_inside<2, X>(d, o, b);
+          ow += 1;
         }
-        acc0 = _mm512_sub_epi32(acc0, inside_zp);
-        acc1 = _mm512_sub_epi32(acc1, inside_zp);
-        _mm_mask_storeu_epi8(out + ow * C + c0, m, _mm512_cvtepi32_epi8(one16(acc0, bias, scale, b.lo_z, b.hi_z, b.zp)));
-        _mm_mask_storeu_epi8(out + (ow + 1) * C + c0, m,
-                             _mm512_cvtepi32_epi8(one16(acc1, bias, scale, b.lo_z, b.hi_z, b.zp)));
-        ++ow;
         continue;
       }
       const int64_t base = ow * a.sw - a.pw;
