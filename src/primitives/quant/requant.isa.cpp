@@ -292,21 +292,31 @@ inline __mmask16 mask16(int64_t count) {
 }
 
 // binary() and gate() 16 values at a time: the same float operations.
-template <class Q>
-void binary16(const ::spindle::kernels::QuantRow& p) {
+template <class Q, bool kMultiply>
+void binary16_run(const ::spindle::kernels::QuantRow& p) {
   const Q* a = static_cast<const Q*>(p.a);
   const Q* b = static_cast<const Q*>(p.b);
   Q* y = static_cast<Q*>(p.y);
+  const int64_t n = p.n;
   const __m512 za = _mm512_set1_ps(p.a_zero), sa = _mm512_set1_ps(p.a_scale);
   const __m512 zb = _mm512_set1_ps(p.b_zero), sb = _mm512_set1_ps(p.b_scale);
   const Quantize16 quant(p.y_scale, p.y_zero, p.lo, p.hi);
-  for (int64_t i = 0; i < p.n; i += 16) {
-    const __mmask16 m = mask16(p.n - i);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = mask16(n - i);
     const __m512 x = _mm512_mul_ps(_mm512_sub_ps(load16(a + i, m), za), sa);
     const __m512 w = _mm512_mul_ps(_mm512_sub_ps(load16(b + i, m), zb), sb);
-    const __m512 v = p.multiply ? _mm512_mul_ps(x, w) : _mm512_add_ps(x, w);
+    // The explicitly rounded add (round to nearest, as the plain one) is not
+    // contracted with x's product into an FMA, which would round once.
+    const __m512 v = kMultiply ? _mm512_mul_ps(x, w)
+                               : _mm512_add_round_ps(x, w, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(quant(v)));
   }
+}
+
+template <class Q>
+void binary16(const ::spindle::kernels::QuantRow& p) {
+  if (p.multiply) binary16_run<Q, true>(p);
+  else binary16_run<Q, false>(p);
 }
 
 template <class Q>
