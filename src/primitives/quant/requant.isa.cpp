@@ -85,9 +85,10 @@ inline void run16(const ::spindle::kernels::RequantRow& a, void* y) {
   if (i < a.n) step16(a, out, i, static_cast<int>(a.n - i), b);
 }
 
-// P consecutive output pixels whose every tap is inside the input, 16
-// channels (mask m) each: the sums of x * w, less x_zp * (the sum of the
-// weights), requantized as one16.
+// P consecutive output pixels whose every kernel column is inside the
+// input, 16 channels (mask m) each, over the kernel rows inside it: the sums
+// of x * w, less x_zp * (the sum of those rows' weights), requantized as
+// one16.
 struct DwInside {
   const void* x;  // the first pixel's first tap, channel c0
   int64_t pixel_step;
@@ -97,7 +98,7 @@ struct DwInside {
   const int64_t* w_rows;
   int64_t n_rows, KW, x_step;
   __mmask16 m;
-  __m512i low16, inside_zp, bias;
+  __m512i low16, zp_terms, bias;
   __m512 scale;
 };
 
@@ -122,7 +123,7 @@ inline void dw_inside(const DwInside& d, uint8_t* out, const Bounds16& b) {
   }
   for (int q = 0; q < P; ++q)
     _mm_mask_storeu_epi8(out + q * d.C, d.m,
-                         _mm512_cvtepi32_epi8(one16(_mm512_sub_epi32(acc[q], d.inside_zp), d.bias, d.scale, b.lo_z,
+                         _mm512_cvtepi32_epi8(one16(_mm512_sub_epi32(acc[q], d.zp_terms), d.bias, d.scale, b.lo_z,
                                                     b.hi_z, b.zp)));
 }
 
@@ -162,14 +163,21 @@ void dw_fused16(const ::spindle::kernels::DwRequantRow& p) {
     __m512i w_sum = _mm512_setzero_si512();
     for (int64_t t = 0; t < a.kh * KW; ++t) w_sum = _mm512_add_epi32(w_sum, _mm512_maskz_loadu_epi32(m, w + t * C + c0));
     const __m512i inside_zp = _mm512_mullo_epi32(w_sum, xzp);
+    // The same over the kernel rows inside the input only: for the pixels
+    // whose every kernel column is inside (all_rows or not).
+    __m512i row_w_sum = _mm512_setzero_si512();
+    for (int64_t r = 0; r < n_rows; ++r)
+      for (int64_t kw = 0; kw < KW; ++kw)
+        row_w_sum = _mm512_add_epi32(row_w_sum, _mm512_maskz_loadu_epi32(m, w + w_rows[r] + kw * C + c0));
+    const __m512i columns_zp = _mm512_mullo_epi32(row_w_sum, xzp);
     // Output columns whose every tap is inside the row: [in0, in1).
     const int64_t in0 = std::min(a.OW, (a.pw + a.sw - 1) / a.sw);
     const int64_t in1 = std::max(in0, std::min(a.OW, (W - (KW - 1) * a.dw + a.pw + a.sw - 1) / a.sw));
     for (int64_t ow = 0; ow < a.OW; ++ow) {
-      if (all_rows && ow >= in0 && ow + 1 < in1) {  // inside pixels together: each weight vector loaded once
+      if (ow >= in0 && ow + 1 < in1) {  // pixels with every column inside together: each weight vector loaded once
         const X* xp = x + (ow * a.sw - a.pw) * C + c0;
         uint8_t* o = out + ow * C + c0;
-        const DwInside d{xp, a.sw * C, w + c0, C, x_rows, w_rows, n_rows, KW, x_step, m, low16, inside_zp, bias, scale};
+        const DwInside d{xp, a.sw * C, w + c0, C, x_rows, w_rows, n_rows, KW, x_step, m, low16, columns_zp, bias, scale};
         if (ow + 3 < in1) {
           dw_inside<4, X>(d, o, b);
           ow += 3;
