@@ -148,6 +148,26 @@ TEST(QDQFusion, ConvBiasReluBecomesQLinearConv) {
   for (float v : r.fused) EXPECT_GE(v, 0.0f);
 }
 
+// A float bias (no DequantizeLinear; exporters share bias constants, which
+// quantizers then leave float) is quantized to int32 with scale x_scale *
+// w_scale and fused, as ONNX Runtime does; the result stays within a step.
+TEST(QDQFusion, ConvFloatBiasBecomesQLinearConv) {
+  ModelBuilder b(13);
+  b.input("x", {1, 8, 1, 1}).output("y", {1, 16, 1, 1});
+  act_params(b, "px", 0.02f, 128);
+  act_params(b, "py", 0.03f, 0);
+  weights(b, {16, 8, 1, 1}, 0, 0.02f, 1);
+  b.initializer("Bf", {16}, random_values(16, 5, -0.5f, 0.5f));
+  const std::string xd = qdq(b, "x", "px");
+  b.node("Conv", {xd, "W", "Bf"}, {"c"});
+  b.node("Relu", {"c"}, {"r"});
+  b.node("QuantizeLinear", {"r", "py_s", "py_z"}, {"rq"});
+  b.node("DequantizeLinear", {"rq", "py_s", "py_z"}, {"y"});
+  const Runs r = run_both(b.bytes(), {{"x", random_input({1, 8, 1, 1}, 2, -2.5f, 2.5f)}});
+  EXPECT_THAT(r.summary, ::testing::HasSubstr("1 QLinearConv"));
+  expect_within_one_step(r, 0.03f, 0.2);
+}
+
 TEST(QDQFusion, ConvOutputReadElsewhereIsNotFused) {
   ModelBuilder b(13);
   b.input("x", {1, 4, 6, 6}).output("y", {1, 8, 6, 6}).output("c", {1, 8, 6, 6});

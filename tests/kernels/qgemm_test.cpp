@@ -221,6 +221,19 @@ TEST(QGemm, ColumnRangesMatchTheWholeProduct) {
     }
 }
 
+// Symmetric weights (every B zero point 0, the quantized models' int8
+// weights), where the requantizing epilogue skips the row terms.
+TEST(QGemm, SymmetricWeightsEveryLevel) {
+  std::mt19937 rng(13);
+  for (const Level& lv : levels())
+    for (int t = 0; t < 8; ++t) {
+      Problem p = make(rng, 1 + 9 * t, 16 * t + 5, 4 * t + 3 + 60 * (t & 1), t & 1, true, t & 2, false);
+      std::fill(p.zb.begin(), p.zb.end(), 0);
+      check(p, lv, 1 << 20);
+      if (HasFatalFailure()) return;
+    }
+}
+
 TEST(QGemm, TransposedPackingEqualsPlain) {
   std::mt19937 rng(9);
   const Problem p = make(rng, 3, 37, 45, false, true, false, false);

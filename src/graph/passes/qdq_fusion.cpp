@@ -160,6 +160,28 @@ int bias_dq(const Graph& g, int value, const std::vector<bool>& dead, float x_sc
   return n.inputs[0];
 }
 
+// A float32 bias constant (`channels` values) quantized as ONNX Runtime's
+// weight-bias quantization writes it before its own fusion: int32 with scale
+// x_scale * w_scale[c] (a float32 product), zero point 0, each value
+// round_half_even(b / scale) in float32, as Mul, Div, Round and Cast compute
+// it. Returns the new int32 initializer, or -1 (not such a constant, or a
+// value past int32).
+int quantized_float_bias(Graph& g, int value, float x_scale, const std::vector<float>& w_scale, int64_t channels,
+                         const std::string& base) {
+  const Tensor* b = g.initializer(value);
+  if (!b || b->dtype() != DataType::kFloat32 || b->rank() != 1 || b->numel() != channels) return -1;
+  Tensor q(DataType::kInt32, b->shape());
+  for (int64_t c = 0; c < channels; ++c) {
+    const float scale = x_scale * w_scale[static_cast<size_t>(w_scale.size() == 1 ? 0 : c)];
+    const float r = std::nearbyint(b->data<float>()[c] / scale);
+    if (!(std::fabs(r) < 2147483520.0f)) return -1;  // NaN, infinite, or past int32
+    q.mutable_data<int32_t>()[c] = static_cast<int32_t>(r);
+  }
+  const int id = g.add_value(base + "/bias_quantized");
+  g.initializers[id] = std::move(q);
+  return id;
+}
+
 // A zero point input for a weight whose DequantizeLinear had none: zeros of
 // the weight's type, shaped as the scale.
 int zero_point_for(Graph& g, const WeightQ& w, const std::string& base) {
@@ -299,6 +321,13 @@ bool fuse_conv(Graph& g, size_t i, std::vector<bool>& dead) {
   int bias = -1;
   if (n.inputs.size() == 3 && n.inputs[2] >= 0) {
     bias = bias_dq(g, n.inputs[2], dead, x.s, w.s, m);
+    if (bias < 0 && g.is_initializer(n.inputs[2])) {  // a float bias (not behind a DequantizeLinear)
+      TensorQ y_probe;
+      bool relu_probe = false;
+      int relu_probe_index = -1;
+      if (relu_then_q(g, n.outputs[0], dead, true, relu_probe, relu_probe_index, y_probe) < 0) return false;
+      bias = quantized_float_bias(g, n.inputs[2], x.s, w.s, m, base_name(g, n));
+    }
     if (bias < 0) return false;
   }
   bool relu = false;

@@ -302,6 +302,40 @@ TileFn select_tile(int mr, int np, bool vnni) {
   }
 }
 
+#if defined(__AVX512F__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// The requantizing epilogue of rows [0, mr) of a tile (columns [j0, j1)),
+// 16 columns per step: the zero-point terms, then requant_row's float
+// arithmetic (requant.h) in the same order, so the same bits as the
+// corrected sums followed by requant_row. zb_any: some zb[j] is not 0 (else
+// the row term is skipped: it would add 0).
+void requant_tile16(const QGemmKernelArgs& p, const int32_t* tile, int mr, int64_t i0, int64_t j0, int64_t j1,
+                    bool zb_any) {
+  const RequantRow& rq = *p.requant;
+  const __m512 lo_z = _mm512_set1_ps(rq.lo - rq.zp), hi_z = _mm512_set1_ps(rq.hi - rq.zp);
+  const __m512i zp = _mm512_set1_epi32(static_cast<int32_t>(rq.zp));
+  for (int64_t j = j0; j < j1; j += 16) {
+    const int count = static_cast<int>(min64(16, j1 - j));
+    const __mmask16 m = count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
+    const __m512i ct = _mm512_maskz_loadu_epi32(m, p.col_terms + j);
+    const __m512i zb = zb_any ? _mm512_maskz_loadu_epi32(m, p.zb + j) : _mm512_setzero_si512();
+    const __m512i bias = _mm512_maskz_loadu_epi32(m, rq.bias + j);
+    const __m512 scale = _mm512_maskz_loadu_ps(m, rq.scale + j);
+    for (int r = 0; r < mr; ++r) {
+      __m512i v = _mm512_add_epi32(_mm512_loadu_si512(tile + r * 64 + (j - j0)), ct);
+      if (zb_any) v = _mm512_sub_epi32(v, _mm512_mullo_epi32(zb, _mm512_set1_epi32(p.row_terms[i0 + r])));
+      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(v, bias)), scale);
+      f = _mm512_min_ps(_mm512_max_ps(f, lo_z), hi_z);
+      const __m512i q = _mm512_add_epi32(_mm512_cvt_roundps_epi32(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+      // Every value is inside the output type's range: truncating to bytes is exact.
+      _mm_mask_storeu_epi8(p.yq + (i0 + r) * p.ldyq + j, m, _mm512_cvtepi32_epi8(q));
+    }
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
 }  // namespace
 
 void qgemm_kernel(const QGemmKernelArgs& p) {
@@ -320,9 +354,11 @@ void qgemm_kernel(const QGemmKernelArgs& p) {
 #endif
   alignas(64) int32_t tile[kMaxMr * 64];
   RequantRow rq;  // requantizing epilogue: one row of the tile at a time
+  bool zb_any = false;
   if (p.requant) {
     rq = *p.requant;
     rq.per_value = true;
+    for (int64_t j = 0; j < p.n && !zb_any; ++j) zb_any = p.zb[j] != 0;
   }
   for (int64_t p0 = 0; p0 < panels;) {
     const int64_t left = panels - p0;
@@ -332,6 +368,12 @@ void qgemm_kernel(const QGemmKernelArgs& p) {
     for (int64_t i0 = 0; i0 < p.m; i0 += kMaxMr) {
       const int mr = static_cast<int>(min64(kMaxMr, p.m - i0));
       select_tile(mr, np, vnni)(p.a + i0 * p.lda, p.lda, flip4, p.k, pb, tile);
+#if defined(__AVX512F__)
+      if (p.requant) {
+        requant_tile16(p, tile, mr, i0, j0, j1, zb_any);
+        continue;
+      }
+#endif
       for (int r = 0; r < mr; ++r) {
         const int64_t i = i0 + r;
         const uint32_t rt = static_cast<uint32_t>(p.row_terms[i]);

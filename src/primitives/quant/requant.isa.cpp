@@ -7,6 +7,7 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -84,6 +85,48 @@ inline void run16(const ::spindle::kernels::RequantRow& a, void* y) {
   if (i < a.n) step16(a, out, i, static_cast<int>(a.n - i), b);
 }
 
+// P consecutive output pixels whose every kernel column is inside the
+// input, 16 channels (mask m) each, over the kernel rows inside it: the sums
+// of x * w, less x_zp * (the sum of those rows' weights), requantized as
+// one16.
+struct DwInside {
+  const void* x;  // the first pixel's first tap, channel c0
+  int64_t pixel_step;
+  const int32_t* w;  // channel c0
+  int64_t C;
+  const int64_t* x_rows;
+  const int64_t* w_rows;
+  int64_t n_rows, KW, x_step;
+  __mmask16 m;
+  __m512i low16, zp_terms, bias;
+  __m512 scale;
+};
+
+template <int P, class X>
+inline void dw_inside(const DwInside& d, uint8_t* out, const Bounds16& b) {
+  const X* x = static_cast<const X*>(d.x);
+  __m512i acc[P];
+  for (int q = 0; q < P; ++q) acc[q] = _mm512_setzero_si512();
+  for (int64_t r = 0; r < d.n_rows; ++r) {
+    const int32_t* wp = d.w + d.w_rows[r];
+    const X* xr = x + d.x_rows[r];
+    for (int64_t kw = 0; kw < d.KW; ++kw, wp += d.C, xr += d.x_step) {
+      const __m512i wv = _mm512_and_si512(_mm512_maskz_loadu_epi32(d.m, wp), d.low16);
+      for (int q = 0; q < P; ++q) {
+        const __m128i xb = _mm_maskz_loadu_epi8(d.m, xr + q * d.pixel_step);
+        __m512i xv;
+        if constexpr (std::is_same_v<X, int8_t>) xv = _mm512_cvtepi8_epi32(xb);
+        else xv = _mm512_cvtepu8_epi32(xb);
+        acc[q] = _mm512_add_epi32(acc[q], _mm512_madd_epi16(xv, wv));
+      }
+    }
+  }
+  for (int q = 0; q < P; ++q)
+    _mm_mask_storeu_epi8(out + q * d.C, d.m,
+                         _mm512_cvtepi32_epi8(one16(_mm512_sub_epi32(acc[q], d.zp_terms), d.bias, d.scale, b.lo_z,
+                                                    b.hi_z, b.zp)));
+}
+
 // dw_requant_row, 16 channels of one output pixel per register: each tap
 // inside the input adds (x - x_zp) * w (int32, exact; padding adds
 // nothing), then the sums take one16's arithmetic with their channels' bias
@@ -120,7 +163,30 @@ void dw_fused16(const ::spindle::kernels::DwRequantRow& p) {
     __m512i w_sum = _mm512_setzero_si512();
     for (int64_t t = 0; t < a.kh * KW; ++t) w_sum = _mm512_add_epi32(w_sum, _mm512_maskz_loadu_epi32(m, w + t * C + c0));
     const __m512i inside_zp = _mm512_mullo_epi32(w_sum, xzp);
+    // The same over the kernel rows inside the input only: for the pixels
+    // whose every kernel column is inside (all_rows or not).
+    __m512i row_w_sum = _mm512_setzero_si512();
+    for (int64_t r = 0; r < n_rows; ++r)
+      for (int64_t kw = 0; kw < KW; ++kw)
+        row_w_sum = _mm512_add_epi32(row_w_sum, _mm512_maskz_loadu_epi32(m, w + w_rows[r] + kw * C + c0));
+    const __m512i columns_zp = _mm512_mullo_epi32(row_w_sum, xzp);
+    // Output columns whose every tap is inside the row: [in0, in1).
+    const int64_t in0 = std::min(a.OW, (a.pw + a.sw - 1) / a.sw);
+    const int64_t in1 = std::max(in0, std::min(a.OW, (W - (KW - 1) * a.dw + a.pw + a.sw - 1) / a.sw));
     for (int64_t ow = 0; ow < a.OW; ++ow) {
+      if (ow >= in0 && ow + 1 < in1) {  // pixels with every column inside together: each weight vector loaded once
+        const X* xp = x + (ow * a.sw - a.pw) * C + c0;
+        uint8_t* o = out + ow * C + c0;
+        const DwInside d{xp, a.sw * C, w + c0, C, x_rows, w_rows, n_rows, KW, x_step, m, low16, columns_zp, bias, scale};
+        if (ow + 3 < in1) {
+          dw_inside<4, X>(d, o, b);
+          ow += 3;
+        } else {
+          dw_inside<2, X>(d, o, b);
+          ow += 1;
+        }
+        continue;
+      }
       const int64_t base = ow * a.sw - a.pw;
       // Kernel columns inside the input: kw in [kw0, kw1).
       const int64_t kw0 = base >= 0 ? 0 : std::min(KW, (-base + a.dw - 1) / a.dw);
@@ -179,8 +245,112 @@ inline float quantize(float d, float zero, float lo, float hi) {
   return d == d ? r : 0.0f;
 }
 
+#if defined(__AVX512F__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// quantize(d / sy, zero, lo, hi) for 16 values, a division only where one
+// is needed: q = d * (1 / sy) lies within 3 * 2^-24 |q| (plus a hair) of the
+// rounded quotient d / sy, as both lie within about 2^-24 of the exact one,
+// so the two round to the same integer unless a half-integer lies that near
+// q. The lanes whose q is within 2^-20 |q| of a half-integer (ties, rare
+// values, every |q| from 2^19 on) take the division; NaN gives 0 as
+// quantize(). When 1 / sy is not a normal finite float, every lane divides.
+struct Quantize16 {
+  __m512 sy, r, lo_z, hi_z;
+  __m512i zero;
+  bool fast;
+  Quantize16(float y_scale, float zy, float lo, float hi)
+      : sy(_mm512_set1_ps(y_scale)), r(_mm512_set1_ps(1.0f / y_scale)), lo_z(_mm512_set1_ps(lo - zy)),
+        hi_z(_mm512_set1_ps(hi - zy)), zero(_mm512_set1_epi32(static_cast<int32_t>(zy))) {
+    const float inv = 1.0f / y_scale;
+    fast = std::isnormal(inv);
+  }
+  // The quantized values as int32 (each inside [lo, hi], or 0).
+  __m512i operator()(__m512 d) const {
+    __m512 q;
+    if (fast) {
+      q = _mm512_mul_ps(d, r);
+      const __m512 f = _mm512_sub_ps(q, _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      const __m512 margin = _mm512_sub_ps(_mm512_set1_ps(0.5f), _mm512_abs_ps(f));
+      const __mmask16 near =
+          _mm512_cmp_ps_mask(margin, _mm512_mul_ps(_mm512_abs_ps(q), _mm512_set1_ps(0x1p-20f)), _CMP_LE_OQ);
+      if (near) q = _mm512_mask_div_ps(q, near, d, sy);
+    } else {
+      q = _mm512_div_ps(d, sy);
+    }
+    const __mmask16 nan = _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
+    // lo, hi and zero are integers: clamping q to [lo - zero, hi - zero]
+    // before the rounding gives quantize()'s clamp after it.
+    const __m512 c = _mm512_min_ps(_mm512_max_ps(q, lo_z), hi_z);
+    return _mm512_maskz_add_epi32(static_cast<__mmask16>(~nan),
+                                  _mm512_cvt_roundps_epi32(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zero);
+  }
+};
+
+// 16 8-bit values from p (the first count), as float.
 template <class Q>
-void binary(const ::spindle::kernels::QuantRow& p) {
+inline __m512 load16(const Q* p, __mmask16 m) {
+  const __m128i v = _mm_maskz_loadu_epi8(m, p);
+  if constexpr (std::is_same_v<Q, int8_t>) return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(v));
+  else return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(v));
+}
+
+inline __mmask16 mask16(int64_t count) {
+  return count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
+}
+
+// binary() and gate() 16 values at a time: the same float operations.
+template <class Q, bool kMultiply>
+void binary16_run(const ::spindle::kernels::QuantRow& p) {
+  const Q* a = static_cast<const Q*>(p.a);
+  const Q* b = static_cast<const Q*>(p.b);
+  Q* y = static_cast<Q*>(p.y);
+  const int64_t n = p.n;
+  const __m512 za = _mm512_set1_ps(p.a_zero), sa = _mm512_set1_ps(p.a_scale);
+  const __m512 zb = _mm512_set1_ps(p.b_zero), sb = _mm512_set1_ps(p.b_scale);
+  const Quantize16 quant(p.y_scale, p.y_zero, p.lo, p.hi);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = mask16(n - i);
+    const __m512 x = _mm512_mul_ps(_mm512_sub_ps(load16(a + i, m), za), sa);
+    const __m512 w = _mm512_mul_ps(_mm512_sub_ps(load16(b + i, m), zb), sb);
+    // The explicitly rounded add (round to nearest, as the plain one) is not
+    // contracted with x's product into an FMA, which would round once.
+    const __m512 v = kMultiply ? _mm512_mul_ps(x, w)
+                               : _mm512_add_round_ps(x, w, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(quant(v)));
+  }
+}
+
+template <class Q>
+void binary16(const ::spindle::kernels::QuantRow& p) {
+  if (p.multiply) binary16_run<Q, true>(p);
+  else binary16_run<Q, false>(p);
+}
+
+template <class Q>
+void gate16(const ::spindle::kernels::QuantRow& p) {
+  const Q* a = static_cast<const Q*>(p.a);
+  Q* y = static_cast<Q*>(p.y);
+  const __m512 za = _mm512_set1_ps(p.a_zero), sa = _mm512_set1_ps(p.a_scale);
+  const __m512 g1 = _mm512_set1_ps(p.gate[0]);
+  const Quantize16 quant(p.y_scale, p.y_zero, p.lo, p.hi);
+  for (int64_t i = 0; i < p.n; i += 16) {
+    const __mmask16 m = mask16(p.n - i);
+    const __m512 g = p.gate_per_value ? _mm512_maskz_loadu_ps(m, p.gate + i) : g1;
+    const __m512 v = _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(load16(a + i, m), za), sa));
+    _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(quant(v)));
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
+// No fused multiply-add: DequantizeLinear's product and the Add round
+// separately (an FMA would round once, other bits than the unfused ops).
+template <class Q>
+__attribute__((optimize("fp-contract=off"))) void binary(const ::spindle::kernels::QuantRow& p) {
+#if defined(__AVX512F__)
+  if (p.n >= 16) return binary16<Q>(p);
+#endif
   const Q* __restrict a = static_cast<const Q*>(p.a);
   const Q* __restrict b = static_cast<const Q*>(p.b);
   Q* __restrict y = static_cast<Q*>(p.y);
@@ -204,6 +374,9 @@ void binary(const ::spindle::kernels::QuantRow& p) {
 // product is commutative, so gate * DQ(a) gives the Mul's bits.
 template <class Q>
 void gate(const ::spindle::kernels::QuantRow& p) {
+#if defined(__AVX512F__)
+  if (p.n >= 16) return gate16<Q>(p);
+#endif
   const Q* __restrict a = static_cast<const Q*>(p.a);
   Q* __restrict y = static_cast<Q*>(p.y);
   const int64_t n = p.n;

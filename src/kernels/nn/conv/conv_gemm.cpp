@@ -3,6 +3,7 @@
 // (or through sgemm_taps), one-pass blocks or columns shared by the row
 // blocks, the matrix-vector product of a 1x1 input, and the subsampled
 // input of a strided 1x1 convolution.
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <type_traits>
@@ -259,6 +260,10 @@ std::vector<float> unpack_weights(const PackedMatrix& packed, int64_t groups, in
   return w;
 }
 
+// Most rows of a packed panel run_gemv sums at once (sgemm_mr() at most,
+// else one row at a time).
+constexpr int64_t kMaxPanelLanes = 16;
+
 void run_gemv(const ConvArgs& a, const PackedMatrix* packed) {
   KernelContext& ctx = a.ctx;
   const float* x = a.x;
@@ -288,19 +293,46 @@ void run_gemv(const ConvArgs& a, const PackedMatrix* packed) {
   Cost cost;
   cost.bytes_loaded = 4.0 * static_cast<double>(Cg);
   cost.compute_cycles = static_cast<double>(Cg);
+  // Lanes [lane0, lane0 + cnt) of a packed panel (row l's weight k at
+  // pw[k * MR + l]) at once, each row's sums in dot's order: the panel's
+  // weights stream contiguously instead of MR floats apart.
+  auto panel_dots = [&](const float* pw, int64_t lane0, int64_t cnt, const float* xv, float* out) {
+    float acc[8][kMaxPanelLanes] = {};
+    int64_t k = 0;
+    for (; k + 8 <= Cg; k += 8)
+      for (int i = 0; i < 8; ++i) {
+        const float xk = xv[k + i];
+        const float* wk = pw + (k + i) * MR + lane0;
+        for (int64_t l = 0; l < cnt; ++l) acc[i][l] += wk[l] * xk;
+      }
+    for (int64_t l = 0; l < cnt; ++l) {
+      float sum = ((acc[0][l] + acc[1][l]) + (acc[2][l] + acc[3][l])) + ((acc[4][l] + acc[5][l]) + (acc[6][l] + acc[7][l]));
+      for (int64_t t = k; t < Cg; ++t) sum += pw[t * MR + lane0 + l] * xv[t];
+      out[l] = sum;
+    }
+  };
   parallel_for(ctx.pool(), rows, cost, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
+    for (int64_t r = r0; r < r1;) {
       const int64_t n = r / M, m = r % M, g = m / Mg;
       const float* xv = x + n * C + g * Cg;
       // Eight partial sums in a fixed order (vectorizable).
-      float sum;
       if (wd) {
-        sum = dot(wd + m * Cg, std::integral_constant<int64_t, 1>(), xv);
-      } else {
-        const int64_t mg = m % Mg;
-        sum = dot(packed->panel(mg - mg % MR, g) + mg % MR, MR, xv);
+        y[r] = (bias ? bias[m] : 0.0f) + dot(wd + m * Cg, std::integral_constant<int64_t, 1>(), xv);
+        ++r;
+        continue;
       }
-      y[r] = (bias ? bias[m] : 0.0f) + sum;
+      const int64_t mg = m % Mg, lane0 = mg % MR;
+      if (MR > kMaxPanelLanes) {
+        y[r] = (bias ? bias[m] : 0.0f) + dot(packed->panel(mg - lane0, g) + lane0, MR, xv);
+        ++r;
+        continue;
+      }
+      // The rows of this panel (and group) in the range, together.
+      const int64_t cnt = std::min({r1 - r, MR - lane0, Mg - mg});
+      float sums[kMaxPanelLanes];
+      panel_dots(packed->panel(mg - lane0, g), lane0, cnt, xv, sums);
+      for (int64_t l = 0; l < cnt; ++l) y[r + l] = (bias ? bias[m + l] : 0.0f) + sums[l];
+      r += cnt;
     }
     if (!ep.empty()) ep.run(y + r0, r1 - r0);
   });

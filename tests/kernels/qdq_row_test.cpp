@@ -1,0 +1,118 @@
+// qdq_row_test.cpp — qlinear_binary_row and qlinear_gate_row
+// (primitives/quant/requant.h) at every ISA level this CPU runs, against
+// the unfused QDQ arithmetic written out per element: DequantizeLinear, the
+// float Add / Mul, then QuantizeLinear's float division, round half to even,
+// zero point and saturation (NaN -> 0). Every pair of 8-bit inputs, scales
+// that put quotients exactly on half-integers (ties), random scales, an
+// output scale whose reciprocal overflows, a Relu's raised lower bound,
+// int8 and uint8, gates per value and per row with infinities and NaN.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "primitives/quant/requant.h"
+#include "spindle/cpu.h"
+
+namespace spindle::kernels {
+namespace {
+
+using RowFn = void (*)(const QuantRow&);
+
+std::vector<std::pair<RowFn, const char*>> levels(bool gate) {
+  std::vector<std::pair<RowFn, const char*>> fns;
+  fns.push_back({gate ? &baseline::qlinear_gate_row : &baseline::qlinear_binary_row, "baseline"});
+  if (detected_isa_level() >= IsaLevel::kAvx2)
+    fns.push_back({gate ? &avx2::qlinear_gate_row : &avx2::qlinear_binary_row, "avx2"});
+  if (detected_isa_level() >= IsaLevel::kAvx512)
+    fns.push_back({gate ? &avx512::qlinear_gate_row : &avx512::qlinear_binary_row, "avx512"});
+  return fns;
+}
+
+// QuantizeLinear of a float value.
+int32_t quantize_def(float v, float sy, float zy, float lo, float hi) {
+  const float q = v / sy;
+  if (std::isnan(q)) return 0;
+  return static_cast<int32_t>(std::clamp(std::nearbyint(static_cast<double>(q)) + zy, double{lo}, double{hi}));
+}
+
+int32_t value(const std::vector<uint8_t>& x, int64_t i, bool sign) {
+  return sign ? int32_t{static_cast<int8_t>(x[i])} : int32_t{x[i]};
+}
+
+struct Scales {
+  float sa, sb, sy;
+};
+
+TEST(QdqRow, BinaryEveryPairEveryLevel) {
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<float> sd(1e-3f, 0.1f);
+  // Ties: sy = 2 sa = 2 sb puts every other quotient on a half-integer.
+  std::vector<Scales> scales = {{0.05f, 0.05f, 0.1f}, {0.25f, 0.5f, 1.0f}, {0.02f, 0.03f, 1e-39f}};
+  for (int t = 0; t < 4; ++t) scales.push_back({sd(rng), sd(rng), sd(rng)});
+  std::vector<uint8_t> a(65536 + 5), b(65536 + 5);
+  for (int64_t i = 0; i < 65536; ++i) a[i] = static_cast<uint8_t>(i & 255), b[i] = static_cast<uint8_t>(i >> 8);
+  for (int64_t i = 65536; i < 65541; ++i) a[i] = static_cast<uint8_t>(i * 37), b[i] = static_cast<uint8_t>(i * 91);
+  const int64_t n = 65541;  // not a multiple of 16: the masked tail too
+  for (const Scales& s : scales)
+    for (int variant = 0; variant < 8; ++variant) {
+      const bool sign = variant & 1, multiply = variant & 2, relu = variant & 4;
+      const float za = sign ? 3 : 131, zb = sign ? -9 : 120, zy = sign ? 5 : 128;
+      const float lo = relu ? zy : sign ? -128 : 0, hi = sign ? 127 : 255;
+      for (const auto& [fn, name] : levels(false)) {
+        std::vector<uint8_t> y(static_cast<size_t>(n + 1), 0x3C);
+        QuantRow row{.n = n, .sign = sign, .a = a.data(), .b = b.data(), .y = y.data(), .a_scale = s.sa, .a_zero = za,
+                     .b_scale = s.sb, .b_zero = zb, .y_scale = s.sy, .y_zero = zy, .lo = lo, .hi = hi};
+        row.multiply = multiply;
+        fn(row);
+        for (int64_t i = 0; i < n; ++i) {
+          const float x = (static_cast<float>(value(a, i, sign)) - za) * s.sa;
+          const float w = (static_cast<float>(value(b, i, sign)) - zb) * s.sb;
+          const int32_t want = quantize_def(multiply ? x * w : x + w, s.sy, zy, lo, hi);
+          ASSERT_EQ(value(y, i, sign), want) << name << " variant " << variant << " sy " << s.sy << " at " << i;
+        }
+        ASSERT_EQ(y[n], 0x3C) << name << " wrote past n";
+      }
+    }
+}
+
+TEST(QdqRow, GateEveryLevel) {
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<float> gd(-2.0f, 2.0f);
+  const int64_t n = 4099;
+  std::vector<uint8_t> a(static_cast<size_t>(n));
+  std::vector<float> gate(static_cast<size_t>(n));
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = static_cast<uint8_t>(i * 53 + 7);
+    gate[i] = i % 97 == 3 ? inf : i % 89 == 5 ? std::nanf("") : i % 7 == 0 ? 0.5f : gd(rng);
+  }
+  for (float sy : {0.05f, 0.0125f, 0.0371f, 1e-39f})
+    for (int variant = 0; variant < 8; ++variant) {
+      const bool sign = variant & 1, per_value = variant & 2, relu = variant & 4;
+      const float sa = 0.025f, za = sign ? -4 : 125, zy = sign ? 2 : 126;
+      const float lo = relu ? zy : sign ? -128 : 0, hi = sign ? 127 : 255;
+      for (const auto& [fn, name] : levels(true)) {
+        std::vector<uint8_t> y(static_cast<size_t>(n), 0);
+        QuantRow row{.n = n, .sign = sign, .a = a.data(), .y = y.data(), .a_scale = sa, .a_zero = za, .y_scale = sy,
+                     .y_zero = zy, .lo = lo, .hi = hi};
+        row.gate = gate.data() + 1;
+        row.gate_per_value = per_value;
+        row.n = n - 1;
+        fn(row);
+        for (int64_t i = 0; i < n - 1; ++i) {
+          const float g = per_value ? gate[i + 1] : gate[1];
+          const int32_t want = quantize_def(g * ((static_cast<float>(value(a, i, sign)) - za) * sa), sy, zy, lo, hi);
+          ASSERT_EQ(value(y, i, sign), want) << name << " variant " << variant << " sy " << sy << " at " << i;
+        }
+      }
+    }
+}
+
+}  // namespace
+}  // namespace spindle::kernels
