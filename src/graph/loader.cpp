@@ -512,6 +512,10 @@ Result<Graph> convert_model(onnx::ModelProto& model, const std::string& origin, 
     return invalid_argument(fmt::format("{}: not a valid ONNX model (no graph)", origin));
   SPINDLE_RETURN_IF_ERROR(options.limits.check(origin, "parsing the model"));
   SPINDLE_RETURN_IF_ERROR(inline_functions(model, origin, options.limits.max_nodes));
+  // The payloads are matched to the main graph's initializers by position.
+  if (payloads && static_cast<size_t>(model.graph().initializer_size()) != payloads->size())
+    return internal_error(fmt::format("{}: {} initializers after inlining functions, {} payloads found in the file", origin,
+                                      model.graph().initializer_size(), payloads->size()));
   // Element types of outputs the model leaves undeclared are inferred by
   // spindle (infer_output_types); libonnx's shape inference never runs: it
   // crashes on hostile models. Validation is spindle's own (node_check.h).
