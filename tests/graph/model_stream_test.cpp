@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include <onnx/onnx_pb.h>
 
@@ -162,6 +163,60 @@ TEST(ModelStream, TruncatedFileIsReportedByTheWholeParse) {
   auto g = load_model_file(file.path());
   ASSERT_FALSE(g.is_ok());
   EXPECT_NE(g.status().message().find("not a valid ONNX model"), std::string::npos) << g.status().message();
+}
+
+// Hostile files: seeded mutations of a model with large payloads (bytes
+// overwritten, inserted or dropped, the file cut short; the varints of field
+// headers and lengths are where they do most harm). The file path, which
+// strips the payloads first, and the bytes path, which parses the model
+// whole, must agree: both fail, or both give the same initializers bit for
+// bit and the same node count.
+TEST(ModelStream, MutatedFilesLoadAsTheirBytesDo) {
+  const auto original = mixed_model(1500).bytes();
+  std::mt19937 rng(20261128);
+  TempModel file(mixed_model(1));
+  int both_loaded = 0, both_failed = 0;
+  for (int trial = 0; trial < 1000; ++trial) {
+    std::vector<uint8_t> bytes = original;
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits && !bytes.empty(); ++e) {
+      // Mostly near the start and around the payloads' headers.
+      const size_t at = rng() % 2 ? rng() % std::min<size_t>(bytes.size(), 200) : rng() % bytes.size();
+      switch (rng() % 4) {
+        case 0: bytes[at] = static_cast<uint8_t>(rng()); break;
+        case 1: bytes.insert(bytes.begin() + static_cast<std::ptrdiff_t>(at), static_cast<uint8_t>(rng())); break;
+        case 2: bytes.erase(bytes.begin() + static_cast<std::ptrdiff_t>(at)); break;
+        default: bytes.resize(at); break;
+      }
+    }
+    std::ofstream(file.path(), std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    auto from_file = load_model_file(file.path());
+    auto from_bytes = load_model_bytes(bytes, file.path().string(), "");
+    ASSERT_EQ(from_file.is_ok(), from_bytes.is_ok())
+        << "trial " << trial << ": file " << (from_file.is_ok() ? "loaded" : from_file.status().message()) << "; bytes "
+        << (from_bytes.is_ok() ? "loaded" : from_bytes.status().message());
+    if (!from_file.is_ok()) {
+      ++both_failed;
+      continue;
+    }
+    ++both_loaded;
+    const Graph& f = from_file.value();
+    const Graph& m = from_bytes.value();
+    ASSERT_EQ(f.nodes.size(), m.nodes.size()) << "trial " << trial;
+    ASSERT_EQ(f.initializers.size(), m.initializers.size()) << "trial " << trial;
+    for (const auto& [id, t] : m.initializers) {
+      const Tensor* a = f.initializer(f.value_id(m.value_name(id)));
+      ASSERT_TRUE(a) << "trial " << trial << ": " << m.value_name(id);
+      ASSERT_EQ(a->shape(), t.shape()) << "trial " << trial;
+      ASSERT_EQ(a->nbytes(), t.nbytes()) << "trial " << trial;
+      if (t.dtype() != DataType::kString && t.nbytes())
+        EXPECT_EQ(std::memcmp(a->raw_data(), t.raw_data(), t.nbytes()), 0) << "trial " << trial;
+    }
+  }
+  // Both outcomes occur, so both paths were exercised.
+  EXPECT_GT(both_loaded, 10);
+  EXPECT_GT(both_failed, 10);
 }
 
 }  // namespace
