@@ -2,12 +2,14 @@
 // (src/primitives/gemm/qgemm.h): uint8 activations (m x K) times int8
 // weights (K x n) packed once as a session does, int32 out, at each ISA
 // level this CPU runs (AVX-512 with and without VNNI), on transformer
-// shapes: decode-like (m = 1..16 rows) and prefill-like (m = 128). Counter
+// shapes: decode-like (m = 1..16 rows) and prefill-like (m = 128), and on
+// ResNet-50's 3x3 convolutions (whole, and in QLinearConv's 24 x 64 calls). Counter
 // GOPS = 2 m n K / time (a multiply and an add per product).
 //
 //   build/bench/kernels/bench_qgemm --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -22,6 +24,7 @@ using spindle::kernels::nn::QGemmPackedB;
 
 struct Shape3 {
   int64_t m, n, k;
+  int64_t rows = 0, cols = 0;  // calls of at most rows x cols (0: the whole product in one call)
 };
 
 // Encoder / decoder projections (hidden 256 .. 768, FFN 4x) at 1, 4, 16
@@ -29,6 +32,12 @@ struct Shape3 {
 const Shape3 kShapes[] = {
     {1, 768, 768},   {1, 3072, 768},  {1, 768, 3072},  {4, 768, 768},   {16, 768, 768},
     {16, 3072, 768}, {128, 256, 256}, {128, 1024, 256}, {128, 256, 1024}, {128, 768, 768}, {128, 3072, 768},
+    // ResNet-50's 3x3 convolutions as im2col GEMMs (M pixels, N output
+    // channels, K = 9 x input channels).
+    {3136, 64, 576}, {784, 128, 1152}, {196, 256, 2304}, {49, 512, 4608},
+    // The same in calls of 24 rows x 64 columns, as QLinearConv's parallel
+    // blocks split them (src/kernels/nn/qlinear.cpp).
+    {3136, 64, 576, 24, 64}, {784, 128, 1152, 24, 64}, {196, 256, 2304, 24, 64}, {49, 512, 4608, 24, 64},
 };
 
 void run(benchmark::State& state, Shape3 s, int level, bool vnni) {
@@ -49,8 +58,18 @@ void run(benchmark::State& state, Shape3 s, int level, bool vnni) {
   args.b_zero_points = &zb;
   args.c = c.data();
   args.ldc = s.n;
+  const int64_t rb = s.rows > 0 ? s.rows : s.m, cb = s.cols > 0 ? s.cols : s.n;
   for (auto _ : state) {
-    spindle::kernels::nn::qgemm_at_level(args, level, vnni);
+    for (int64_t r0 = 0; r0 < s.m; r0 += rb)
+      for (int64_t c0 = 0; c0 < s.n; c0 += cb) {
+        QGemmArgs part = args;
+        part.a = a.data() + r0 * s.k;
+        part.m = std::min(rb, s.m - r0);
+        part.col_begin = c0;
+        part.col_end = std::min(s.n, c0 + cb);
+        part.c = c.data() + r0 * s.n + c0;
+        spindle::kernels::nn::qgemm_at_level(part, level, vnni);
+      }
     benchmark::DoNotOptimize(c.data());
   }
   state.counters["GOPS"] = benchmark::Counter(2.0 * static_cast<double>(s.m * s.n * s.k) * state.iterations(),
@@ -73,7 +92,8 @@ int register_all() {
   for (const L& l : levels)
     for (const Shape3& s : kShapes) {
       const std::string name = std::string("qgemm/") + l.name + "/" + std::to_string(s.m) + "x" +
-                               std::to_string(s.n) + "x" + std::to_string(s.k);
+                               std::to_string(s.n) + "x" + std::to_string(s.k) +
+                               (s.rows > 0 ? "/in" + std::to_string(s.rows) + "x" + std::to_string(s.cols) : "");
       benchmark::RegisterBenchmark(name.c_str(), run, s, l.level, l.vnni);
     }
   return 0;

@@ -221,6 +221,24 @@ TEST(QGemm, ColumnRangesMatchTheWholeProduct) {
     }
 }
 
+// Long K (up to ResNet-50's 3x3 convolutions' 4608, where a tile's packed B
+// outgrows L1) on tiles of 1, 2 and 4 panels: partial last k groups, row
+// counts past the 6-row tile, column ranges; int32, float and requantized
+// out, and extreme values (exact without saturation).
+TEST(QGemm, LongKEveryLevel) {
+  std::mt19937 rng(17);
+  const int64_t shapes[][3] = {{2, 16, 2500}, {7, 40, 1030},  {48, 64, 1027}, {49, 80, 768},
+                               {97, 20, 1153}, {55, 130, 2305}, {13, 64, 4608}};
+  for (const Level& lv : levels())
+    for (int t = 0; t < 7; ++t) {
+      const Problem p = make(rng, shapes[t][0], shapes[t][1], shapes[t][2], t & 1, t & 2, t & 4, false);
+      check(p, lv, t == 5 ? 48 : 1 << 20);
+      if (HasFatalFailure()) return;
+    }
+  const Problem x = make(rng, 19, 70, 1030, true, true, true, true);
+  for (const Level& lv : levels()) check(x, lv, 1 << 20);
+}
+
 // Symmetric weights (every B zero point 0, the quantized models' int8
 // weights), where the requantizing epilogue skips the row terms.
 TEST(QGemm, SymmetricWeightsEveryLevel) {

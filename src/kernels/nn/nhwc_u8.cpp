@@ -64,9 +64,13 @@ void im2col_u8(const uint8_t* x, int64_t C, int64_t cg, int64_t grp, const Windo
   // One group with adjacent taps: a row of taps inside the input is one
   // run of bytes.
   const bool runs = cg == C && g.d[2] == 1;
-  for (int64_t i = 0; i < rows; ++i) {
-    const int64_t p = p0 + i;
-    const int64_t o2 = p % g.out[2], o1 = (p / g.out[2]) % g.out[1], o0 = p / (g.out[2] * g.out[1]);
+  // The output pixel's coordinates, stepped from row to row (no divisions per row).
+  int64_t o2 = p0 % g.out[2], o1 = (p0 / g.out[2]) % g.out[1], o0 = p0 / (g.out[2] * g.out[1]);
+  for (int64_t i = 0; i < rows; ++i, ++o2) {
+    if (o2 == g.out[2]) {
+      o2 = 0;
+      if (++o1 == g.out[1]) o1 = 0, ++o0;
+    }
     uint8_t* dst = col + i * K;
     for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
       const int64_t ii0 = o0 * g.s[0] - g.pb[0] + k0 * g.d[0];
