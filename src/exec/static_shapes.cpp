@@ -94,7 +94,8 @@ OptShape node_output(const graph::Node& n, const std::vector<const Shape*>& in) 
       for (int64_t d = 0; d < rank; ++d)
         if (s->size() != x.size() || (d != axis && (*s)[static_cast<size_t>(d)] != x[static_cast<size_t>(d)]))
           return std::nullopt;
-      out[static_cast<size_t>(axis)] += (*s)[static_cast<size_t>(axis)];
+      int64_t& o = out[static_cast<size_t>(axis)];
+      if (__builtin_add_overflow(o, (*s)[static_cast<size_t>(axis)], &o)) return std::nullopt;
     }
     return out;
   }
@@ -103,7 +104,10 @@ OptShape node_output(const graph::Node& n, const std::vector<const Shape*>& in) 
     if (axis < 0) axis += rank;
     if (axis < 0 || axis > rank) return std::nullopt;
     int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < rank; ++d) (d < axis ? outer : inner) *= x[static_cast<size_t>(d)];
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t& f = d < axis ? outer : inner;
+      if (__builtin_mul_overflow(f, x[static_cast<size_t>(d)], &f)) return std::nullopt;  // a hostile model's sizes
+    }
     return Shape{outer, inner};
   }
   return std::nullopt;
