@@ -487,25 +487,6 @@ Result<Graph> load_model_bytes(std::span<const uint8_t> bytes, const std::string
 
 namespace {
 
-// A model file read in chunks as protobuf parses it: the file's bytes are
-// never held whole beside the parsed model. Reads stop at the size checked
-// when the file was opened.
-class FileChunks final : public google::protobuf::io::CopyingInputStream {
- public:
-  explicit FileChunks(const io::RegularFile& file) : file_(file) {}
-  int Read(void* buffer, int size) override {
-    const uint64_t n = std::min<uint64_t>(static_cast<uint64_t>(size), file_.size() - offset_);
-    if (n == 0) return 0;
-    if (!file_.read_at(offset_, buffer, static_cast<size_t>(n)).is_ok()) return -1;
-    offset_ += n;
-    return static_cast<int>(n);
-  }
-
- private:
-  const io::RegularFile& file_;
-  uint64_t offset_ = 0;
-};
-
 Result<Graph> convert_model(onnx::ModelProto& model, const std::string& origin, const std::filesystem::path& base_dir,
                             const LoadOptions& options, const std::vector<std::optional<io::FileRange>>* payloads) {
   if (!model.has_graph() || (model.graph().node_size() == 0 && model.graph().output_size() == 0))

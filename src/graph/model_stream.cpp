@@ -9,6 +9,20 @@
 
 namespace spindle::graph {
 
+int FileChunks::Read(void* buffer, int size) {
+  const uint64_t n = std::min<uint64_t>(static_cast<uint64_t>(size), file_.size() - offset_);
+  if (n == 0) return 0;
+  if (!file_.read_at(offset_, buffer, static_cast<size_t>(n)).is_ok()) return -1;
+  offset_ += n;
+  return static_cast<int>(n);
+}
+
+int FileChunks::Skip(int count) {
+  const uint64_t n = std::min<uint64_t>(static_cast<uint64_t>(std::max(count, 0)), file_.size() - offset_);
+  offset_ += n;
+  return static_cast<int>(n);
+}
+
 namespace {
 
 using google::protobuf::io::CodedInputStream;
@@ -20,28 +34,6 @@ using google::protobuf::internal::WireFormatLite;
 constexpr int kModelGraph = 7;        // ModelProto.graph
 constexpr int kGraphInitializer = 5;  // GraphProto.initializer
 constexpr int kTensorRawData = 9;     // TensorProto.raw_data
-
-// The file read in chunks; skipped bytes are not read at all.
-class FileReader final : public google::protobuf::io::CopyingInputStream {
- public:
-  explicit FileReader(const io::RegularFile& file) : file_(file) {}
-  int Read(void* buffer, int size) override {
-    const uint64_t n = std::min<uint64_t>(static_cast<uint64_t>(size), file_.size() - offset_);
-    if (n == 0) return 0;
-    if (!file_.read_at(offset_, buffer, static_cast<size_t>(n)).is_ok()) return -1;
-    offset_ += n;
-    return static_cast<int>(n);
-  }
-  int Skip(int count) override {
-    const uint64_t n = std::min<uint64_t>(static_cast<uint64_t>(count), file_.size() - offset_);
-    offset_ += n;
-    return static_cast<int>(n);
-  }
-
- private:
-  const io::RegularFile& file_;
-  uint64_t offset_ = 0;
-};
 
 bool is_delimited(uint32_t tag, int field) {
   return WireFormatLite::GetTagFieldNumber(tag) == field &&
@@ -124,7 +116,7 @@ bool strip_graph(CodedInputStream& in, const io::RegularFile& file, bool dry, st
 
 // One pass over the file: dry (payloads found, nothing copied) or not.
 bool strip_pass(const io::RegularFile& file, bool dry, StrippedModel& model) {
-  FileReader reader(file);
+  FileChunks reader(file);
   google::protobuf::io::CopyingInputStreamAdaptor input(&reader, dry ? 1 << 13 : 1 << 20);
   CodedInputStream in(&input);
   // No total bytes limit: the reader ends at the file's size, and a limit

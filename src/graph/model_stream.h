@@ -14,10 +14,26 @@
 #include <string>
 #include <vector>
 
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include "io/regular_file.h"
 #include "io/tensor_proto.h"
 
 namespace spindle::graph {
+
+// A model file read in chunks as protobuf parses it (the file's bytes are
+// never held whole beside the parsed model); skipped bytes are not read.
+// Reads stop at the size checked when the file was opened.
+class FileChunks final : public google::protobuf::io::CopyingInputStream {
+ public:
+  explicit FileChunks(const io::RegularFile& file) : file_(file) {}
+  int Read(void* buffer, int size) override;
+  int Skip(int count) override;
+
+ private:
+  const io::RegularFile& file_;
+  uint64_t offset_ = 0;
+};
 
 struct StrippedModel {
   std::string bytes;  // the ModelProto without the payloads below

@@ -89,18 +89,11 @@ PackedMatrix PackedMatrix::pack_a(bool trans, int64_t m, int64_t K, float alpha,
   const PackingScope::Key key{a, 'a', trans, m, K, std::bit_cast<uint32_t>(alpha), lda, groups, group_offset};
   if (scope)
     if (const PackedMatrix* done = scope->find(key)) return *done;
-  PackedMatrix pm;
-  pm.k_ = K;
-  pm.tile_ = sgemm_mr();
-  pm.group_stride_ = round_up(m, pm.tile_) * K;
-  const std::optional<int64_t> size = checked_mul(pm.group_stride_, groups);
-  if (!size)
-    throw Error(StatusCode::kResourceExhausted,
-                fmt::format("pre-packed weights of {} groups x {} x {} floats overflow int64", groups, m, K));
-  pm.size_ = static_cast<size_t>(*size);
-  pm.data_ = alloc_panels(pm.size_);
-  for (int64_t g = 0; g < groups; ++g)
-    pack_a_fn(trans, m, 0, K, alpha, a + g * group_offset, lda, pm.data_.get() + g * pm.group_stride_, K * pm.tile_);
+  const int64_t tile = sgemm_mr(), stride = round_up(m, tile) * K;
+  PackedMatrix pm = pack_a_filled(m, K, groups, [&](float* panels) {
+    for (int64_t g = 0; g < groups; ++g)
+      pack_a_fn(trans, m, 0, K, alpha, a + g * group_offset, lda, panels + g * stride, K * tile);
+  });
   if (scope) scope->remember(key, pm);
   return pm;
 }
