@@ -64,49 +64,49 @@ def cache_names(session):
     return pairs
 
 
-def step(session, binding, ids, start, past):
+def step(session, binding, ids, start, past, cache, mask):
     """One run over `ids` at positions start.. with the cache `past` (name ->
-    OrtValue); returns (next token, the new cache)."""
+    OrtValue); `cache` is cache_names' list, `mask` whether the model takes an
+    attention_mask. Returns (next token, the new cache)."""
     binding.clear_binding_inputs()
     binding.clear_binding_outputs()
     binding.bind_cpu_input("input_ids", np.array([ids], dtype=np.int64))
     binding.bind_cpu_input("position_ids", np.arange(start, start + len(ids), dtype=np.int64)[None, :])
-    if MASK:
+    if mask:
         binding.bind_cpu_input("attention_mask", np.ones((1, start + len(ids)), dtype=np.int64))
     for name, value in past.items():
         binding.bind_ortvalue_input(name, value)
     binding.bind_output("logits")
-    for _, present, _, _ in CACHE:
+    for _, present, _, _ in cache:
         binding.bind_output(present)
     session.run_with_iobinding(binding)
     out = binding.get_outputs()
     logits = out[0].numpy()
     token = int(np.argmax(logits[0, -1]))
-    return token, {past_name: out[1 + k] for k, (past_name, _, _, _) in enumerate(CACHE)}
+    return token, {past_name: out[1 + k] for k, (past_name, _, _, _) in enumerate(cache)}
 
 
 def main():
-    global CACHE, MASK
     a = parse_args()
     options = spindle.SessionOptions()
     if a.intra:
         options.intra_op_num_threads = a.intra
     session = spindle.InferenceSession(a.model, options)
-    CACHE = cache_names(session)
-    MASK = any(i.name == "attention_mask" for i in session.get_inputs())
+    cache = cache_names(session)
+    mask = any(i.name == "attention_mask" for i in session.get_inputs())
     binding = session.io_binding()
     empty = {name: spindle.OrtValue.ortvalue_from_numpy(np.zeros((1, heads, 0, size), dtype=np.float32))
-             for name, _, heads, size in CACHE}
+             for name, _, heads, size in cache}
     for _ in range(a.warmup):  # first-run allocations and weight packing
-        step(session, binding, a.prompt, 0, empty)
+        step(session, binding, a.prompt, 0, empty, cache, mask)
     times = []
     t0 = time.perf_counter()
-    token, past = step(session, binding, a.prompt, 0, empty)
+    token, past = step(session, binding, a.prompt, 0, empty, cache, mask)
     times.append(time.perf_counter() - t0)
     generated = [token]
     while len(generated) < a.max_new_tokens:
         t0 = time.perf_counter()
-        token, past = step(session, binding, [token], len(a.prompt) + len(generated) - 1, past)
+        token, past = step(session, binding, [token], len(a.prompt) + len(generated) - 1, past, cache, mask)
         times.append(time.perf_counter() - t0)
         generated.append(token)
     prefill_ms = times[0] * 1e3
@@ -131,9 +131,6 @@ def main():
     if decode:
         print(f"decode     {len(decode)} steps, p50 {result['decode_p50_ms']:.2f} ms ({result['decode_tokens_per_s']:.1f} tokens/s)")
 
-
-CACHE = []  # (past input, present output, kv_heads, head_size) of the model
-MASK = False  # whether it takes an attention_mask
 
 if __name__ == "__main__":
     main()
