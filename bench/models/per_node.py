@@ -10,6 +10,7 @@ Usage: /usr/bin/python3 bench/models/per_node.py MODEL.onnx SPINDLE_TRACE ORT_PR
 """
 import collections
 import json
+import re
 import statistics
 import sys
 
@@ -55,7 +56,8 @@ def main():
     ort, shape = collections.defaultdict(list), {}
     for e in json.load(open(ort_path)):
         if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
-            name = e["name"][: -len("_kernel_time")]
+            # QDQ fusions name their node "<first node>_token_<n>"
+            name = re.sub(r"_token_\d+$", "", e["name"][: -len("_kernel_time")])
             ort[name].append(e["dur"])
             shape[name] = (e["args"].get("input_type_shape"), e["args"].get("output_type_shape"))
     med = lambda v: statistics.median(v)
