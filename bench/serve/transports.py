@@ -11,7 +11,7 @@ in-process throughput of the same model and inputs (spindle bench, one run at
 a time on the same thread count: the limit the server approaches).
 
   bench/serve/transports.py MODEL.onnx [--build DIR] [--requests N] [--warmup N]
-                            [--concurrency 1,2,4,8,16,32] [--transports http,grpc] [--threads N]
+                            [--concurrency 1,2,4,8,16,32] [--transports http,grpc] [--threads N] [--spin 0|1]
                             [--max-batch-size N --max-queue-delay-us D] [--shape NAME=DIMS]...
                             (dynamic dimensions not given are 1)
 
@@ -42,9 +42,11 @@ TYPES = {"FP32": np.float32, "FP64": np.float64, "INT64": np.int64, "INT32": np.
          "INT8": np.int8, "BOOL": np.bool_}
 
 
-def start(spindle, repo, threads, grpc):
+def start(spindle, repo, threads, grpc, spin):
     args = [spindle, "serve", "--model-repository", repo, "--http-port", "0", "--max-queue", "4096",
             "--threads", str(threads)]
+    if spin is not None:
+        args += ["--spin", str(spin)]
     if grpc:
         args += ["--grpc-port", "0"]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -208,6 +210,7 @@ def main():
     ap.add_argument("--concurrency", default="1,2,4,8,16,32")
     ap.add_argument("--transports", default="http,grpc")
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--spin", type=int, choices=[0, 1], help="the server's --spin (default: its pools' default)")
     ap.add_argument("--max-batch-size", type=int, default=0)
     ap.add_argument("--max-queue-delay-us", type=int, default=0)
     ap.add_argument("--shape", action="append", default=[])
@@ -238,7 +241,7 @@ def main():
             "transport", "conc", "req/s", "p50 ms", "p99 ms", "refused", "server CPU ms/req", "client CPU ms/req",
             "threads", "started"))
         for transport in a.transports.split(","):
-            proc, port, gport = start(spindle, os.path.join(work, "repo"), a.threads, transport == "grpc")
+            proc, port, gport = start(spindle, os.path.join(work, "repo"), a.threads, transport == "grpc", a.spin)
             try:
                 inputs, outputs = inputs_of(port, given)
                 rss0 = peak_rss_mb(proc.pid)

@@ -472,6 +472,27 @@ class ServeTest(ClassServerTest):
         self.assertIn("cannot listen on 127.0.0.1:%d" % self.server.port, p.stderr)
         self.assert_serving()
 
+    def test_spin_options(self):
+        """--spin 0 / --spin-duration-us reach the pools: such a server answers
+        as the library does; a value outside 0/1 is refused by name."""
+        x = np.random.default_rng(9).standard_normal((2, 5)).astype(np.float32)
+        ref = reference(os.path.join(self.repo, "mlp", "3", "model.onnx"), {"x": x}, self.work)
+        server = Server(self.repo, "--threads", "2", "--spin", "0", "--spin-duration-us", "0")
+        try:
+            status, body = server.json("POST", "/v2/models/mlp/infer",
+                                       {"inputs": [{"name": "x", "shape": [2, 5], "datatype": "FP32",
+                                                    "data": x.ravel().tolist()}]})
+            self.assertEqual(status, 200, body)
+            got = np.array(body["outputs"][0]["data"], dtype=np.float32).reshape(2, 4)
+            np.testing.assert_array_equal(got, ref["y"])
+        finally:
+            self.assertEqual(server.stop()[0], 0)
+        p = subprocess.run([SPINDLE, "serve", "--model-repository", self.repo, "--http-port", "0", "--spin", "2"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("--spin", p.stderr)
+        self.assert_serving()
+
     def test_repository(self):
         s = self.server
         status, index = s.json("POST", "/v2/repository/index", {})

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <optional>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
@@ -51,6 +52,8 @@ struct ServeArgs {
   int http_threads = 64;
   int grpc_threads = 64;
   int64_t max_body_bytes = 64ll << 20;
+  std::optional<bool> spin;                  // unset: the pools' defaults
+  std::optional<int64_t> spin_duration_us;
 };
 
 void reply_json(httplib::Response& res, int status, const nlohmann::json& j) {
@@ -287,6 +290,10 @@ void run_server(const ServeArgs& a) {
   ThreadingOptions intra{.name = "intra_op"}, inter{.name = "inter_op"};
   intra.num_threads = a.threads;
   inter.num_threads = a.inter_threads;
+  for (ThreadingOptions* pool : {&intra, &inter}) {
+    if (a.spin) pool->allow_spinning = *a.spin;
+    if (a.spin_duration_us) pool->spin_duration = std::chrono::microseconds(*a.spin_duration_us);
+  }
   auto env = Environment::create(intra, inter);
   if (!env.is_ok()) throw Error(env.status());
   serve::Repository repo(a.repository, *env.value(), a.max_queue, a.concurrent_runs);
@@ -367,6 +374,10 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::Range(0, kMaxThreadCount));
   cmd->add_option("--inter-threads", a->inter_threads, "inter-op threads (parallel-mode models; 0 = physical cores)")
       ->check(CLI::Range(0, kMaxThreadCount));
+  cmd->add_option("--spin", a->spin, "allow the pools' workers to spin between runs: 0 or 1 (default: the pools')")
+      ->check(CLI::IsMember({"0", "1"}));
+  cmd->add_option("--spin-duration-us", a->spin_duration_us, "spin window in microseconds (both pools)")
+      ->check(CLI::Range(int64_t{0}, int64_t{10'000'000}));
   cmd->add_option("--concurrent-runs", a->concurrent_runs, "runs at once over all models")->check(CLI::Range(1, 4096));
   cmd->add_option("--http-threads", a->http_threads, "HTTP connection threads (parse, enqueue, wait; no compute)")
       ->check(CLI::Range(1, 4096));
