@@ -142,6 +142,26 @@ TEST(CliManners, BenchPausesAndFlushesAreNotTimed) {
   EXPECT_THAT(out, HasSubstr("--flush-cache-mb 5000"));
 }
 
+// bench reports its session's creation time and the process's resident
+// memory: a 64 MB flush buffer, allocated and filled after creation, shows
+// in the RSS after the runs and in the peak, not in the RSS after creation.
+TEST(CliManners, BenchReportsCreationAndResidentMemory) {
+  const fs::path model = relu_model("relu_memory");
+  std::string out;
+  ASSERT_EQ(run_cli(fmt::format("bench {} --shape x=2x4 --runs 2 --warmup 0 --json --flush-cache-mb 64", model.string()),
+                    &out),
+            0)
+      << out;
+  auto j = nlohmann::json::parse(out.substr(out.find('{')));
+  const auto& m = j["memory_mb"];
+  EXPECT_GT(j["create_ms"].get<double>(), 0.0);
+  EXPECT_GT(m["rss_after_create"].get<double>(), 1.0);
+  EXPECT_GT(m["rss_after_runs"].get<double>(), m["rss_after_create"].get<double>() + 60.0) << m.dump();
+  EXPECT_GE(m["peak_rss"].get<double>(), m["rss_after_runs"].get<double>()) << m.dump();
+  ASSERT_EQ(run_cli(fmt::format("bench {} --shape x=2x4 --runs 2 --warmup 0", model.string()), &out), 0) << out;
+  EXPECT_THAT(out, HasSubstr("MB after creation"));
+}
+
 // The plan on a machine described to hwloc: each worker's processor, core
 // and node; a removed socket and a quota; bad inputs refused by name.
 TEST(CliManners, InfoTopologyPrintsThePlanOfAnotherMachine) {

@@ -195,6 +195,23 @@ double cpu_seconds() {
   return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+// The process's resident set and its high-water mark, in MB, from
+// /proc/self/status (VmRSS, VmHWM); 0 where the file or a field is missing.
+struct Resident {
+  double now_mb = 0, peak_mb = 0;
+};
+Resident resident() {
+  Resident r;
+  std::ifstream f("/proc/self/status");
+  std::string key;
+  double kb = 0;
+  while (f >> key) {
+    if (key == "VmRSS:" && f >> kb) r.now_mb = kb / 1024.0;
+    else if (key == "VmHWM:" && f >> kb) r.peak_mb = kb / 1024.0;
+  }
+  return r;
+}
+
 double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   const size_t i = std::min(v.size() - 1, static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size()))) - (p > 0 ? 1 : 0));
@@ -353,7 +370,10 @@ std::vector<int> parse_threads(const std::string& list) {
 // Times one model with the given flags; returns the measurements as JSON.
 nlohmann::json bench_one(const std::string& model, const BenchArgs& a, const ThreadingFlags& flags,
                          const std::vector<std::string>& shapes) {
+  const auto c0 = std::chrono::steady_clock::now();
   auto session = InferenceSession::create(model, session_options(flags));
+  const double create_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
+  const Resident created = resident();
   Feeds feeds = read_inputs(a.inputs, session.get());
   fill_random_inputs(*session, feeds, shapes);
   RunOptions ro;  // shared by the callers: only the timeout is set
@@ -425,6 +445,11 @@ nlohmann::json bench_one(const std::string& model, const BenchArgs& a, const Thr
                      {"p99", percentile(latencies, 99)}};
   j["throughput_per_s"] = a.runs / wall;
   j["cpu_ms_per_inference"] = cpu_ms;
+  const Resident ran = resident();
+  j["create_ms"] = create_ms;
+  // Process-wide: with several models in one `bench` the peak is the
+  // largest so far, not this model's alone.
+  j["memory_mb"] = {{"rss_after_create", created.now_mb}, {"rss_after_runs", ran.now_mb}, {"peak_rss", ran.peak_mb}};
   nlohmann::json in_shapes = nlohmann::json::object();
   for (const auto& [name, t] : feeds) in_shapes[name] = shape_to_string(t.shape());
   j["inputs"] = in_shapes;
@@ -442,6 +467,10 @@ void print_report(const nlohmann::json& j) {
              l["p50"].get<double>(), l["p90"].get<double>(), l["p99"].get<double>());
   fmt::print("throughput  {:.2f} inferences/s\n", j["throughput_per_s"].get<double>());
   fmt::print("cpu         {:.3f} ms per inference\n", j["cpu_ms_per_inference"].get<double>());
+  const auto& m = j["memory_mb"];
+  fmt::print("session     created in {:.1f} ms · RSS {:.1f} MB after creation, {:.1f} MB after the runs, peak {:.1f} MB\n",
+             j["create_ms"].get<double>(), m["rss_after_create"].get<double>(), m["rss_after_runs"].get<double>(),
+             m["peak_rss"].get<double>());
 }
 
 // One row per model, one column per thread count: median latency in ms.
