@@ -48,6 +48,13 @@ class IntraPoolImpl {
   // offered to them starts in well under a microsecond; a hint read without
   // ordering (threads_for_cost). Backends that do not know say 0.
   virtual int spinning_workers() const { return 0; }
+  // A loop that a spinning worker would have shared (threads_for_cost's bar
+  // for one) ran on the caller alone because every worker was parked:
+  // called as it starts and as it ends. A backend whose workers park may
+  // wake them to spin for the loops that follow. Backends that do not park
+  // ignore it.
+  virtual void missed_loop_start() {}
+  virtual void missed_loop_end() {}
 
  private:
   ResolvedPool resolved_;

@@ -204,6 +204,8 @@ struct alignas(64) Job {
 struct alignas(64) Worker {
   std::atomic<uintptr_t> slot{kIdle};
   Parker parker;
+  // Woken to spin, not for a loop (missed_loop_start): its park ends.
+  std::atomic<bool> nudged{false};
   int tid = 0;
   int stuck_on = -1;  // a processor this worker's affinity would not let it leave (its own thread only)
   PoolThread thread;
@@ -315,6 +317,28 @@ class NativeIntraPool final : public IntraPoolImpl {
     last_end_ns_.store(steady_ns(), std::memory_order_relaxed);
     if (failed) std::rethrow_exception(error);
   }
+
+  // Loops a spinning worker would have shared are coming no further apart
+  // than the spin window, but the workers are parked (asleep since a gap,
+  // or woken too late for any loop since): wake them to spin their window
+  // for the next ones. Each such loop counts in the gap measure as a
+  // dispatched one does; while they spin, the next ones are dispatched
+  // (threads_for_cost with spinning workers) and keep them awake.
+  void missed_loop_start() override {
+    note_loop_start();
+    const SpinPolicy& spin = current_spin();
+    const int64_t avg = gap_ns_.load(std::memory_order_relaxed);
+    if (!spin.enabled() || avg < 0 || avg > spin.window.count()) return;
+    bool any = false;
+    for (Worker& w : workers_) {
+      if (!w.parker.is_parked() || w.slot.load(std::memory_order_relaxed) != kIdle) continue;
+      if (!any) waker_cpu_.store(sched_getcpu(), std::memory_order_relaxed);
+      any = true;
+      w.nudged.store(true, std::memory_order_seq_cst);  // the condition write of Parker's protocol
+      w.parker.unpark();
+    }
+  }
+  void missed_loop_end() override { last_end_ns_.store(steady_ns(), std::memory_order_relaxed); }
 
   int spinning_workers() const override {
     int n = 0;
@@ -470,7 +494,10 @@ class NativeIntraPool final : public IntraPoolImpl {
         return stop_.load(std::memory_order_relaxed) || (runs_used_.load(std::memory_order_relaxed) && runs_over());
       }) : assigned();
       if (!got) {
-        w.parker.park([&] { return assigned() || stop_.load(std::memory_order_seq_cst); });
+        w.parker.park([&] {
+          return assigned() || stop_.load(std::memory_order_seq_cst) || w.nudged.load(std::memory_order_acquire);
+        });
+        w.nudged.store(false, std::memory_order_relaxed);
         step_off_waker_cpu(w);
       }
       const uintptr_t v = w.slot.load(std::memory_order_acquire);

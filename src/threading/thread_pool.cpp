@@ -149,8 +149,26 @@ void ThreadPool::parallel_for(int64_t begin, int64_t end, int64_t grain, const C
   if (end <= begin) return;
   const double cycles = cycles_of(end - begin, per_iter);
   // Ask the backend for spinning workers only when they could change the answer.
-  const int spinning = cycles >= 2 * kSpinningThreadCycles && cycles < 2 * kThreadCycles ? impl_->spinning_workers() : 0;
-  run_loop(begin, end, grain, threads_for_cost(cycles, impl_->dop(), spinning), fn);
+  const bool hot_only = cycles >= 2 * kSpinningThreadCycles && cycles < 2 * kThreadCycles;
+  const int spinning = hot_only ? impl_->spinning_workers() : 0;
+  const int threads = threads_for_cost(cycles, impl_->dop(), spinning);
+  // A loop a spinning worker would have shared, run alone because the
+  // workers are parked: the backend hears of it (it may wake them for the
+  // loops that follow; a parked worker is otherwise only woken by a loop
+  // worth waking it for, and a run of many small loops, such as a decode
+  // step's products, would stay on one thread).
+  if (hot_only && threads <= 1 && impl_->dop() > 1 && !detail::inside_pool(impl_.get()) &&
+      partition_range(end - begin, grain).num_blocks > 1) {
+    struct Missed {
+      detail::IntraPoolImpl* impl;
+      ~Missed() { impl->missed_loop_end(); }
+    };
+    impl_->missed_loop_start();
+    const Missed missed{impl_.get()};
+    run_loop(begin, end, grain, 1, fn);
+    return;
+  }
+  run_loop(begin, end, grain, threads, fn);
 }
 
 void ThreadPool::parallel_for(int64_t n, const Cost& cost, RangeFn fn) {

@@ -365,6 +365,34 @@ TEST(IntraPool, SpinningWorkersTakeSmallerLoops) {
   }
 }
 
+// Inside a run, a series of loops each worth a spinning worker's share but
+// not a parked one's (threads_for_cost) used to stay on the caller for as
+// long as the worker slept: nothing woke it. The pool now wakes it to spin
+// once such loops come within its window, and it takes blocks of the next
+// ones. (A decode step's small products: docs/threading.md.)
+TEST(IntraPool, ParkedWorkerIsWokenForASeriesOfSmallLoops) {
+  SPINDLE_REQUIRE_NATIVE_BACKEND();
+  auto pool = make_pool(2);
+  const int worker = pool->worker_tids().at(0);
+  ASSERT_EQ(testing::settled_count(1, [&] { return testing::thread_state(worker) == 'S' ? 1 : 0; }), 1)
+      << "the worker never went to sleep";
+  ASSERT_EQ(threads_for_cost(8 * 15000, 2, 0), 1);
+  ASSERT_EQ(threads_for_cost(8 * 15000, 2, 1), 2);
+  ThreadPool::RunScope run(pool.get());
+  std::atomic<int> on_worker{0};
+  const auto caller = std::this_thread::get_id();
+  int loops = 0;
+  for (; loops < 500 && on_worker.load() == 0; ++loops) {
+    pool->parallel_for(0, 8, 1, Cost{0, 0, 15000}, [&](int64_t, int64_t) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(10);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      if (std::this_thread::get_id() != caller) on_worker.fetch_add(1);
+    });
+  }
+  EXPECT_GT(on_worker.load(), 0) << "the worker slept through " << loops << " loops a spinning worker would share";
+}
+
 TEST(IntraPool, ThreadsForCostGrowWithWorkOnly) {
   EXPECT_EQ(threads_for_cost(0, 8), 1);
   EXPECT_EQ(threads_for_cost(1e3, 8), 1);
