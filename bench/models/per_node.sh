@@ -13,8 +13,9 @@ model=$1 shape=$2 intra=$3 runs=${4:-20}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 read -r -a shapes <<<"$shape"
+# one --shape per input, for both sides (the ORT script takes one value per flag)
 spindle_shapes=()
 for s in "${shapes[@]}"; do spindle_shapes+=(--shape "$s"); done
 "$build/spindle" profile "$model" --runs "$runs" --intra "$intra" "${spindle_shapes[@]}" --trace "$tmp/spindle.json" >/dev/null
-node bench/models/ort_profile.js "$model" --shape "${shapes[@]}" --intra "$intra" --runs "$runs" --out "$tmp/ort.json"
+node bench/models/ort_profile.js "$model" "${spindle_shapes[@]}" --intra "$intra" --runs "$runs" --out "$tmp/ort.json"
 /usr/bin/python3 bench/models/per_node.py "$model" "$tmp/spindle.json" "$tmp/ort.json"
