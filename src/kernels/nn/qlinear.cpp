@@ -901,10 +901,15 @@ class QLinearConvKernel final : public OpKernel {
           });
         const int64_t blocks = ceil_div(chunk_rows, pb);
         const int64_t items = G * blocks * col_blocks;
+        // Column blocks outermost when the weights outweigh the chunk's rows
+        // (the deep layers' few pixels): each column block of B is read once,
+        // its row blocks after one another, instead of all of B per row block.
+        const bool cols_outer = col_blocks > 1 && mg > chunk_rows;
         parallel_for(ctx.pool(), 0, items, 1, [&](int64_t i0, int64_t i1) {
           for (int64_t item = i0; item < i1; ++item) {
             const int64_t grp = item / (blocks * col_blocks);
-            const int64_t rb = (item / col_blocks) % blocks, cb = item % col_blocks;
+            const int64_t rb = cols_outer ? item % blocks : (item / col_blocks) % blocks;
+            const int64_t cb = cols_outer ? (item / blocks) % col_blocks : item % col_blocks;
             const int64_t p0 = q0 + rb * pb, rows = std::min(pb, q0 + chunk_rows - p0);
             const int64_t c0 = cb * nb, c1 = std::min(mg, c0 + nb);
             const uint8_t* a;

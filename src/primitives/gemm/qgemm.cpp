@@ -122,6 +122,7 @@ void run(const QGemmArgs& args, const Level& level) {
     p.ldyq = args.ldyq;
   }
   p.vnni = level.vnni;
+  p.zb_any = any_zb;
   level.kernel(p);
 }
 

@@ -52,6 +52,7 @@ struct QGemmKernelArgs {
   uint8_t* yq = nullptr;
   int64_t ldyq = 0;
   bool vnni = false;  // avx512 level only: the CPU has AVX512-VNNI
+  bool zb_any = true;  // some zb[j] is not 0 (else the row terms, all multiplied by 0, may be skipped)
 };
 
 }  // namespace spindle::kernels
