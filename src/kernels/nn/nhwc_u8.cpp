@@ -99,6 +99,31 @@ void im2col_u8(const uint8_t* x, int64_t C, int64_t cg, int64_t grp, const Windo
   }
 }
 
+void im2col_rows_u8(const uint8_t* x, int64_t C, int64_t cg, int64_t grp, const Window3& g, int64_t p0, int64_t rows,
+                    const uint8_t* pad, const uint8_t** out) {
+  int64_t o2 = p0 % g.out[2], o1 = (p0 / g.out[2]) % g.out[1], o0 = p0 / (g.out[2] * g.out[1]);
+  const uint8_t* xg = x + grp * cg;
+  for (int64_t i = 0; i < rows; ++i, ++o2) {
+    if (o2 == g.out[2]) {
+      o2 = 0;
+      if (++o1 == g.out[1]) o1 = 0, ++o0;
+    }
+    for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
+      const int64_t ii0 = o0 * g.s[0] - g.pb[0] + k0 * g.d[0];
+      const bool in0 = ii0 >= 0 && ii0 < g.in[0];
+      for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
+        const int64_t ii1 = o1 * g.s[1] - g.pb[1] + k1 * g.d[1];
+        const bool in1 = in0 && ii1 >= 0 && ii1 < g.in[1];
+        const uint8_t* xrow = in1 ? xg + (ii0 * g.in[1] + ii1) * g.in[2] * C : nullptr;
+        for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
+          const int64_t ii2 = o2 * g.s[2] - g.pb[2] + k2 * g.d[2];
+          *out++ = in1 && ii2 >= 0 && ii2 < g.in[2] ? xrow + ii2 * C : pad;
+        }
+      }
+    }
+  }
+}
+
 namespace {
 
 // dst[n][j][i] = src[n][i][j] for elements of type T.

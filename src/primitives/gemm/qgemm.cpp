@@ -54,12 +54,46 @@ const Level& active_level() {
   return level;
 }
 
+void run(const QGemmArgs& args, const Level& level);
+
+// Indirect A the kernel does not read in place: its rows gathered into a
+// buffer (m x K), then the plain call.
+void run_gathered(const QGemmArgs& args, const Level& level) {
+  const int64_t k = args.b->k, len = k / args.a_taps;
+  thread_local std::vector<uint8_t> rows;
+  rows.resize(static_cast<size_t>(args.m * k));
+  for (int64_t i = 0; i < args.m; ++i)
+    for (int64_t t = 0; t < args.a_taps; ++t)
+      std::memcpy(rows.data() + i * k + t * len, args.a_rows[i * args.a_taps + t], static_cast<size_t>(len));
+  QGemmArgs plain = args;
+  plain.a_rows = nullptr;
+  plain.a = rows.data();
+  plain.lda = k;
+  run(plain, level);
+}
+
 void run(const QGemmArgs& args, const Level& level) {
   const QGemmPackedB& b = *args.b;
   const int64_t k = b.k;
   const int64_t col_end = args.col_end < 0 ? b.n : args.col_end;
   const int64_t n = col_end - args.col_begin;
   if (args.m <= 0 || n <= 0) return;
+  if (args.a_rows && (args.a_taps <= 0 || k % args.a_taps != 0))
+    throw std::invalid_argument("qgemm: indirect A's K is not a multiple of its taps");
+  // Indirect A goes to the kernels' tiles of 2 to 6 rows: a last row of its
+  // own (m = 6 q + 1) is gathered.
+  if (args.a_rows && args.m % 6 == 1) {
+    QGemmArgs head = args, last = args;
+    head.m = args.m - 1;
+    run(head, level);
+    last.m = 1;
+    last.a_rows = args.a_rows + head.m * args.a_taps;
+    last.c = args.c ? args.c + head.m * args.ldc : nullptr;
+    last.y = args.y ? args.y + head.m * args.ldy : nullptr;
+    last.yq = args.yq ? static_cast<uint8_t*>(args.yq) + head.m * args.ldyq : nullptr;
+    run_gathered(last, level);
+    return;
+  }
   if (args.col_begin % b.panel_columns != 0 || col_end > b.n || args.col_begin < 0)
     throw std::invalid_argument("qgemm: column range does not start at a panel or ends past n");
   thread_local std::vector<int32_t> terms;
@@ -83,6 +117,10 @@ void run(const QGemmArgs& args, const Level& level) {
                         (b.b_signed ? 0u : 128u * uk);
     col_terms[j] = static_cast<int32_t>(0u - za * cs);
   }
+  if (args.a_rows && (any_zb || !args.requant || !level.vnni || (k / args.a_taps) % 4 != 0)) {
+    run_gathered(args, level);
+    return;
+  }
   // The row terms only meet B's zero points: int8 weights quantized
   // symmetrically (every zb 0) need no row sums of A.
   if (any_zb) {
@@ -95,6 +133,8 @@ void run(const QGemmArgs& args, const Level& level) {
   QGemmKernelArgs p;
   p.a = static_cast<const uint8_t*>(args.a);
   p.lda = args.lda;
+  p.a_rows = args.a_rows;
+  p.a_taps = args.a_taps;
   p.a_flip = args.a_signed ? 0x80 : 0;
   p.m = args.m;
   p.k = k;

@@ -54,6 +54,17 @@ struct Epi {
   bool zb_any;
   __mmask16 m[4];          // valid columns of each panel
   bool full;               // all NP * 16 columns valid
+  // full, and every scale below 1 in magnitude: a product float(v) * scale
+  // is then below 2^31 in magnitude (float(v) at most 2^31, times at most
+  // 1 - 2^-24), so its conversion cannot overflow, and the clamp to the
+  // output's integer bounds may follow the rounding (the same integers):
+  // the saturating packs to int16, the zero point added with int16
+  // saturation, and the pack to bytes clamp to the type's range exactly
+  // (every saturated value is far outside it); a raised lower bound (Relu)
+  // is one byte max.
+  bool fast;
+  __m512i lo8;             // fast: the lower bound in every byte
+  __m512i zp16;            // fast: the zero point in every int16
   __m512 lo_z, hi_z;
   __m512i zp;
   uint8_t* y;              // row i0's first output byte
@@ -76,6 +87,22 @@ template <int NP>
 __attribute__((always_inline)) inline void store_row(const Epi& e, int r, __m512i c0, __m512i c1, __m512i c2,
                                                      __m512i c3) {
   uint8_t* y = e.y + r * e.ldy;
+  if constexpr (NP == 4) {
+    if (e.fast) {
+      __m512i q[4] = {c0, c1, c2, c3};
+      for (int t = 0; t < 4; ++t)
+        q[t] = _mm512_cvt_roundps_epi32(_mm512_mul_ps(_mm512_cvtepi32_ps(q[t]), _mm512_loadu_ps(e.scale + 16 * t)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      const __m512i w01 = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), e.zp16);
+      const __m512i w23 = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), e.zp16);
+      __m512i b;
+      if (e.y_signed) b = _mm512_max_epi8(_mm512_packs_epi16(w01, w23), e.lo8);
+      else b = _mm512_max_epu8(_mm512_packus_epi16(w01, w23), e.lo8);
+      const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+      _mm512_storeu_si512(static_cast<void*>(e.y + r * e.ldy), _mm512_permutexvar_epi32(order, b));
+      return;
+    }
+  }
   const __m512i q0 = requant16(e, c0, 0, r);
   if constexpr (NP == 4) {
     const __m512i q1 = requant16(e, c1, 1, r), q2 = requant16(e, c2, 2, r), q3 = requant16(e, c3, 3, r);
@@ -99,7 +126,7 @@ __attribute__((always_inline)) inline void store_row(const Epi& e, int r, __m512
 
 #define RQ_ROW(r)                                                                   \
   if constexpr (MR > r) {                                                           \
-    __m512i av = _mm512_set1_epi32(LOADA(a + (r) * lda + 4 * g));                   \
+    __m512i av = _mm512_set1_epi32(LOADA(ADDR(r)));                                 \
     if constexpr (FLIP) av = _mm512_xor_si512(av, vflip);                           \
     c##r##0 = _mm512_dpbusd_epi32(c##r##0, av, b0);                                 \
     if constexpr (NP > 1) c##r##1 = _mm512_dpbusd_epi32(c##r##1, av, b1);           \
@@ -134,6 +161,7 @@ __attribute__((target("avx512vnni"))) void tile(const uint8_t* a, int64_t lda, i
   const __m512i vflip = _mm512_set1_epi32(static_cast<int32_t>(0x80808080u));
   const __m512i i0v = init[0], i1v = init[1], i2v = init[2], i3v = init[3];
   RQ_DECL_ROW(0) RQ_DECL_ROW(1) RQ_DECL_ROW(2) RQ_DECL_ROW(3) RQ_DECL_ROW(4) RQ_DECL_ROW(5)
+#define ADDR(r) (a + (r) * lda + 4 * g)
   for (int64_t g = 0; g < full; ++g) {
 #define LOADA(p) load_full4(p)
     RQ_GROUP
@@ -144,6 +172,29 @@ __attribute__((target("avx512vnni"))) void tile(const uint8_t* a, int64_t lda, i
 #define LOADA(p) load_part4(p, k4)
     RQ_GROUP
 #undef LOADA
+  }
+#undef ADDR
+  RQ_STORE_ROW(0) RQ_STORE_ROW(1) RQ_STORE_ROW(2) RQ_STORE_ROW(3) RQ_STORE_ROW(4) RQ_STORE_ROW(5)
+}
+
+// The same on indirect A: row r's run t (run_groups whole k groups) at
+// rows[r * taps + t]; B's groups of tap t follow those of tap t - 1.
+template <int MR, int NP, bool FLIP>
+__attribute__((target("avx512vnni"))) void tile_indirect(const uint8_t* const* rows, int64_t taps,
+                                                         int64_t run_groups, int64_t pstride, const int8_t* pb_all,
+                                                         const __m512i* init, const Epi& e) {
+  const __m512i vflip = _mm512_set1_epi32(static_cast<int32_t>(0x80808080u));
+  const __m512i i0v = init[0], i1v = init[1], i2v = init[2], i3v = init[3];
+  RQ_DECL_ROW(0) RQ_DECL_ROW(1) RQ_DECL_ROW(2) RQ_DECL_ROW(3) RQ_DECL_ROW(4) RQ_DECL_ROW(5)
+  for (int64_t t = 0; t < taps; ++t) {
+    const uint8_t* ar[6];
+    for (int r = 0; r < MR; ++r) ar[r] = rows[r * taps + t];
+    const int8_t* pb = pb_all + t * run_groups * kGroup;
+#define ADDR(r) (ar[r] + 4 * g)
+#define LOADA(p) load_full4(p)
+    for (int64_t g = 0; g < run_groups; ++g) RQ_GROUP
+#undef LOADA
+#undef ADDR
   }
   RQ_STORE_ROW(0) RQ_STORE_ROW(1) RQ_STORE_ROW(2) RQ_STORE_ROW(3) RQ_STORE_ROW(4) RQ_STORE_ROW(5)
 }
@@ -171,21 +222,49 @@ TileFn tile_for(int mr, int np) {
   return np == 4 ? tile_rows<4, FLIP>(mr) : np == 2 ? tile_rows<2, FLIP>(mr) : tile_rows<1, FLIP>(mr);
 }
 
+using IndirectFn = void (*)(const uint8_t* const*, int64_t, int64_t, int64_t, const int8_t*, const __m512i*,
+                            const Epi&);
+
+template <int NP, bool FLIP>
+IndirectFn indirect_rows(int mr) {
+  switch (mr) {
+    case 2: return &tile_indirect<2, NP, FLIP>;
+    case 3: return &tile_indirect<3, NP, FLIP>;
+    case 4: return &tile_indirect<4, NP, FLIP>;
+    case 5: return &tile_indirect<5, NP, FLIP>;
+    default: return &tile_indirect<6, NP, FLIP>;
+  }
+}
+
+template <bool FLIP>
+IndirectFn indirect_for(int mr, int np) {
+  return np == 4 ? indirect_rows<4, FLIP>(mr) : np == 2 ? indirect_rows<2, FLIP>(mr) : indirect_rows<1, FLIP>(mr);
+}
+
 }  // namespace
 
-// Rows [i0, i0 + mr) (2 <= mr <= 6) and panels [p0, p0 + np) (np 1, 2 or
-// 4; columns [j0, j1)) of the call, requantized into p.yq.
-void qgemm_requant_tile(const QGemmKernelArgs& p, int64_t i0, int mr, int64_t p0, int np, int64_t j0, int64_t j1) {
+// Panels [p0, p0 + np) (np 1, 2 or 4; columns [j0, j1)) of the call's rows
+// in tiles of 2 to 6 rows, requantized into p.yq; returns the rows done: m,
+// or m - 1 when m = 6 q + 1 (the last row, a tile of its own, is left).
+int64_t qgemm_requant_rows(const QGemmKernelArgs& p, int64_t p0, int np, int64_t j0, int64_t j1) {
   const RequantRow& rq = *p.requant;
   const int64_t pstride = (p.k + 3) / 4 * kGroup, full = p.k / 4;
   const int k4 = static_cast<int>(p.k - 4 * full);
   Epi e;
   e.scale = rq.scale + j0;
   e.zb = p.zb + j0;
-  e.row_terms = p.row_terms + i0;
   e.zb_any = p.zb_any;
   const int64_t count = j1 - j0;
   e.full = count == 16 * np;
+  // (the upper bound the type's: it is never lowered)
+  e.fast = e.full && np == 4 && !p.zb_any && rq.hi == (rq.y_signed ? 127.0f : 255.0f) &&
+           rq.lo >= (rq.y_signed ? -128.0f : 0.0f);
+  for (int q = 0; q < 4 && e.fast; ++q) {
+    const __m512 a = _mm512_abs_ps(_mm512_loadu_ps(rq.scale + j0 + 16 * q));
+    e.fast = _mm512_cmp_ps_mask(a, _mm512_set1_ps(1.0f), _CMP_LT_OQ) == 0xFFFF;  // NaN: not below 1
+  }
+  e.lo8 = _mm512_set1_epi8(static_cast<char>(static_cast<int>(rq.lo)));
+  e.zp16 = _mm512_set1_epi16(static_cast<int16_t>(rq.zp));
   alignas(64) __m512i init[4];
   for (int q = 0; q < 4; ++q) {
     const int64_t left = count - 16 * q;
@@ -198,11 +277,23 @@ void qgemm_requant_tile(const QGemmKernelArgs& p, int64_t i0, int mr, int64_t p0
   e.lo_z = _mm512_set1_ps(rq.lo - rq.zp);
   e.hi_z = _mm512_set1_ps(rq.hi - rq.zp);
   e.zp = _mm512_set1_epi32(static_cast<int32_t>(rq.zp));
-  e.y = p.yq + i0 * p.ldyq + j0;
   e.ldy = p.ldyq;
   e.y_signed = rq.y_signed;
-  const TileFn fn = p.a_flip ? tile_for<true>(mr, np) : tile_for<false>(mr, np);
-  fn(p.a + i0 * p.lda, p.lda, full, k4, pstride, p.pb + p0 * pstride, init, e);
+  const int8_t* pb = p.pb + p0 * pstride;
+  const int64_t rows = p.m % 6 == 1 ? p.m - 1 : p.m;  // a last row of its own is the caller's
+  for (int64_t i0 = 0; i0 < rows; i0 += 6) {
+    const int mr = static_cast<int>(rows - i0 < 6 ? rows - i0 : 6);
+    e.row_terms = p.row_terms + i0;
+    e.y = p.yq + i0 * p.ldyq + j0;
+    if (p.a_rows) {  // K / a_taps a multiple of 4 (qgemm.cpp)
+      const IndirectFn fn = p.a_flip ? indirect_for<true>(mr, np) : indirect_for<false>(mr, np);
+      fn(p.a_rows + i0 * p.a_taps, p.a_taps, full / p.a_taps, pstride, pb, init, e);
+    } else {
+      const TileFn fn = p.a_flip ? tile_for<true>(mr, np) : tile_for<false>(mr, np);
+      fn(p.a + i0 * p.lda, p.lda, full, k4, pstride, pb, init, e);
+    }
+  }
+  return rows;
 }
 
 #pragma GCC diagnostic pop
