@@ -105,18 +105,21 @@ void run(const QGemmArgs& args, const Level& level) {
   const uint32_t uk = static_cast<uint32_t>(k);
   const uint32_t za = static_cast<uint32_t>(args.a_zero_point + (args.a_signed ? 128 : 0));
   const int32_t zb_shift = b.b_signed ? 0 : 128;
-  bool any_zb = false;
-  for (int64_t j = 0; j < n; ++j) {
-    const int64_t col = args.col_begin + j;
-    const int32_t z = args.b_zero_points == nullptr ? 0
-                      : args.per_column_b_zero_points ? args.b_zero_points[col]
-                                                      : args.b_zero_points[0];
-    zb[j] = z - zb_shift;
-    any_zb = any_zb || zb[j] != 0;
-    const uint32_t cs = static_cast<uint32_t>(b.column_sums[static_cast<size_t>(col)]) -
-                        (b.b_signed ? 0u : 128u * uk);
-    col_terms[j] = static_cast<int32_t>(0u - za * cs);
+  // Plain loops over arrays (vectorized): the zero points, whether one is
+  // not 0, the column terms.
+  const int32_t* cs = b.column_sums.data() + args.col_begin;
+  const uint32_t cs_shift = b.b_signed ? 0u : 128u * uk;
+  if (args.b_zero_points == nullptr || !args.per_column_b_zero_points) {
+    const int32_t z = (args.b_zero_points == nullptr ? 0 : args.b_zero_points[0]) - zb_shift;
+    std::fill(zb, zb + n, z);
+  } else {
+    const int32_t* bz = args.b_zero_points + args.col_begin;
+    for (int64_t j = 0; j < n; ++j) zb[j] = bz[j] - zb_shift;
   }
+  int32_t zb_or = 0;
+  for (int64_t j = 0; j < n; ++j) zb_or |= zb[j];
+  const bool any_zb = zb_or != 0;
+  for (int64_t j = 0; j < n; ++j) col_terms[j] = static_cast<int32_t>(0u - za * (static_cast<uint32_t>(cs[j]) - cs_shift));
   if (args.a_rows && (any_zb || !args.requant || !level.vnni || (k / args.a_taps) % 4 != 0)) {
     run_gathered(args, level);
     return;
