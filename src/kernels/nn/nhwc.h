@@ -31,6 +31,13 @@ void im2col_u8(const uint8_t* x, int64_t C, int64_t cg, int64_t grp, const Windo
 void im2col_rows_u8(const uint8_t* x, int64_t C, int64_t cg, int64_t grp, const Window3& g, int64_t p0, int64_t rows,
                     const uint8_t* pad, const uint8_t** out);
 
+// Rows [q0, q0 + rows) of every group's im2col (G groups of C / G
+// channels), split over `pool`: as pointers (tab: group grp's row i at
+// tab + (grp * rows + i) * taps) when tab is set, else copied (col: at
+// col + (grp * rows + i) * K). pad: C / G bytes of x's zero point.
+void im2col_chunk_u8(ThreadPool* pool, const uint8_t* x, int64_t C, int64_t G, const Window3& g, int64_t q0,
+                     int64_t rows, const uint8_t* pad, const uint8_t** tab, uint8_t* col);
+
 // A GEMM block's requantized rows (rows pixels x cols channels from
 // channel m0, q) transposed into an image's NCHW output planes (P pixels each).
 template <class T>

@@ -866,12 +866,15 @@ class QLinearConvKernel final : public OpKernel {
       nb = std::min(mg, round_up(ceil_div(mg, splits), col_unit));
     }
     const int64_t col_blocks = ceil_div(mg, nb);
-    // One column block: each block builds its rows' im2col itself (slot 1), in cache for its GEMM,
-    // as pointers to the input's channel runs (qgemm's indirect A) when a run is whole k groups.
-    const bool own_col = !pointwise && col_blocks == 1, indirect = own_col && cg % 4 == 0;
-    const std::vector<uint8_t> pad_run(static_cast<size_t>(indirect ? cg : 0), static_cast<uint8_t>(x_zp));
-    uint8_t* col = pointwise || own_col ? nullptr : reinterpret_cast<uint8_t*>(scratch_floats(
-                                                        kSharedScratchSlot, static_cast<size_t>((G * chunk * K + 3) / 4)));
+    // im2col rows as pointers to the input's channel runs (qgemm's indirect A) when a run is whole k
+    // groups, else copied; one column block builds its rows itself (slot 1), in cache for its GEMM.
+    const bool own_col = !pointwise && col_blocks == 1, indirect = !pointwise && cg % 4 == 0;
+    const std::vector<uint8_t> pad_run(static_cast<size_t>(cg), static_cast<uint8_t>(x_zp));
+    const size_t shared =
+        pointwise || own_col ? 0 : static_cast<size_t>(indirect ? G * chunk * taps * 2 : (G * chunk * K + 3) / 4);
+    float* shared_rows = shared ? scratch_floats(kSharedScratchSlot, shared) : nullptr;
+    uint8_t* col = indirect ? nullptr : reinterpret_cast<uint8_t*>(shared_rows);
+    const uint8_t** tab = indirect ? reinterpret_cast<const uint8_t**>(shared_rows) : nullptr;
     const uint8_t* xdata = static_cast<const uint8_t*>(X.raw_data());
     const uint8_t pad_byte = static_cast<uint8_t>(x_zp);
     for (int64_t n = 0; n < N; ++n) {
@@ -882,15 +885,7 @@ class QLinearConvKernel final : public OpKernel {
       T* yn = y + n * M * P;
       for (int64_t q0 = 0; q0 < P; q0 += chunk) {
         const int64_t chunk_rows = std::min(chunk, P - q0);
-        if (col)
-          parallel_for(ctx.pool(), 0, G * chunk_rows, grain_for_cost(ops_cost(static_cast<double>(K) / 8)),
-                       [&](int64_t r0, int64_t r1) {
-            for (int64_t r = r0; r < r1;) {
-              const int64_t grp = r / chunk_rows, i0 = r % chunk_rows, i1 = std::min(chunk_rows, i0 + (r1 - r));
-              im2col_u8(nhwc, C, cg, grp, g, q0 + i0, i1 - i0, pad_byte, col + (grp * chunk_rows + i0) * K);
-              r += i1 - i0;
-            }
-          });
+        if (shared_rows) im2col_chunk_u8(ctx.pool(), nhwc, C, G, g, q0, chunk_rows, pad_run.data(), tab, col);
         const int64_t blocks = ceil_div(chunk_rows, pb);
         const int64_t items = G * blocks * col_blocks;
         // Column blocks outermost when B outweighs the rows: each column block of B read once.
@@ -908,6 +903,8 @@ class QLinearConvKernel final : public OpKernel {
             if (pointwise) {
               a = nhwc + p0 * C + grp * cg;
               lda = C;
+            } else if (indirect && !own_col) {
+              ptrs = tab + (grp * chunk_rows + (p0 - q0)) * taps;
             } else if (indirect) {
               ptrs = reinterpret_cast<const uint8_t**>(scratch_floats(1, static_cast<size_t>(rows * taps * 2)));
               im2col_rows_u8(nhwc, C, cg, grp, g, p0, rows, pad_run.data(), ptrs);
