@@ -255,11 +255,11 @@ TEST(QGemm, SymmetricWeightsEveryLevel) {
 // Requantized with A given indirectly (qgemm.h's a_rows: a convolution's
 // im2col rows as pointers to runs of K / taps bytes, here scattered over a
 // pool and some shared, as padding taps are), against the scalar formula:
-// full 64-column tiles and partial ones, m = 6 q + 1 (the last row
-// gathered), weight zero points 0 (read in place at the VNNI level) and not
-// (gathered), runs not whole k groups (gathered), scales below 1 (the
-// VNNI kernel's saturating packs) and some above (its float clamp), int8 /
-// uint8 out, Relu.
+// full 64-column tiles and partial ones, m = 6 q + 1 (the last seven rows
+// in tiles of 4 and 3) and m = 1 (gathered), weight zero points 0 (read in
+// place at the VNNI level) and not (gathered), runs not whole k groups
+// (gathered), scales below 1 (the VNNI kernel's saturating packs) and some
+// above (its float clamp), int8 / uint8 out, Relu.
 void check_requant_indirect(const Problem& p, const Level& lv, int64_t taps, bool big_scale, std::mt19937& rng) {
   const int64_t run = p.k / taps;
   std::vector<uint8_t> pool(static_cast<size_t>((p.m * taps + 3) * run));

@@ -80,18 +80,9 @@ void run(const QGemmArgs& args, const Level& level) {
   if (args.m <= 0 || n <= 0) return;
   if (args.a_rows && (args.a_taps <= 0 || k % args.a_taps != 0))
     throw std::invalid_argument("qgemm: indirect A's K is not a multiple of its taps");
-  // Indirect A goes to the kernels' tiles of 2 to 6 rows: a last row of its
-  // own (m = 6 q + 1) is gathered.
-  if (args.a_rows && args.m % 6 == 1) {
-    QGemmArgs head = args, last = args;
-    head.m = args.m - 1;
-    run(head, level);
-    last.m = 1;
-    last.a_rows = args.a_rows + head.m * args.a_taps;
-    last.c = args.c ? args.c + head.m * args.ldc : nullptr;
-    last.y = args.y ? args.y + head.m * args.ldy : nullptr;
-    last.yq = args.yq ? static_cast<uint8_t*>(args.yq) + head.m * args.ldyq : nullptr;
-    run_gathered(last, level);
+  // Indirect A goes to the kernels' tiles of 2 to 6 rows: one row alone is gathered.
+  if (args.a_rows && args.m == 1) {
+    run_gathered(args, level);
     return;
   }
   if (args.col_begin % b.panel_columns != 0 || col_end > b.n || args.col_begin < 0)

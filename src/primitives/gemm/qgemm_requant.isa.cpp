@@ -245,7 +245,7 @@ IndirectFn indirect_for(int mr, int np) {
 
 // Panels [p0, p0 + np) (np 1, 2 or 4; columns [j0, j1)) of the call's rows
 // in tiles of 2 to 6 rows, requantized into p.yq; returns the rows done: m,
-// or m - 1 when m = 6 q + 1 (the last row, a tile of its own, is left).
+// or 0 when m is 1.
 int64_t qgemm_requant_rows(const QGemmKernelArgs& p, int64_t p0, int np, int64_t j0, int64_t j1) {
   const RequantRow& rq = *p.requant;
   const int64_t pstride = (p.k + 3) / 4 * kGroup, full = p.k / 4;
@@ -280,16 +280,20 @@ int64_t qgemm_requant_rows(const QGemmKernelArgs& p, int64_t p0, int np, int64_t
   e.ldy = p.ldyq;
   e.y_signed = rq.y_signed;
   const int8_t* pb = p.pb + p0 * pstride;
-  const int64_t rows = p.m % 6 == 1 ? p.m - 1 : p.m;  // a last row of its own is the caller's
-  for (int64_t i0 = 0; i0 < rows; i0 += 6) {
-    const int mr = static_cast<int>(rows - i0 < 6 ? rows - i0 : 6);
+  // Tiles of 6 rows; 7 left are 4 + 3 (a one-row tile would load B for
+  // one row's products); one row alone is the caller's.
+  const int64_t rows = p.m == 1 ? 0 : p.m;
+  for (int64_t i0 = 0, mr = 0; i0 < rows; i0 += mr) {
+    const int64_t left = rows - i0;
+    mr = left == 7 ? 4 : left < 6 ? left : 6;
     e.row_terms = p.row_terms + i0;
     e.y = p.yq + i0 * p.ldyq + j0;
     if (p.a_rows) {  // K / a_taps a multiple of 4 (qgemm.cpp)
-      const IndirectFn fn = p.a_flip ? indirect_for<true>(mr, np) : indirect_for<false>(mr, np);
+      const IndirectFn fn = p.a_flip ? indirect_for<true>(static_cast<int>(mr), np)
+                                     : indirect_for<false>(static_cast<int>(mr), np);
       fn(p.a_rows + i0 * p.a_taps, p.a_taps, full / p.a_taps, pstride, pb, init, e);
     } else {
-      const TileFn fn = p.a_flip ? tile_for<true>(mr, np) : tile_for<false>(mr, np);
+      const TileFn fn = p.a_flip ? tile_for<true>(static_cast<int>(mr), np) : tile_for<false>(static_cast<int>(mr), np);
       fn(p.a + i0 * p.lda, p.lda, full, k4, pstride, pb, init, e);
     }
   }
