@@ -866,9 +866,13 @@ class QLinearConvKernel final : public OpKernel {
       nb = std::min(mg, round_up(ceil_div(mg, splits), col_unit));
     }
     const int64_t col_blocks = ceil_div(mg, nb);
-    // im2col rows as pointers to the input's channel runs (qgemm's indirect A) when a run is whole k
-    // groups, else copied; one column block builds its rows itself (slot 1), in cache for its GEMM.
-    const bool own_col = !pointwise && col_blocks == 1, indirect = !pointwise && cg % 4 == 0;
+    // im2col rows as pointers to the input's channel runs (qgemm's indirect A) when the kernel reads them in
+    // place (runs of whole k groups, weight zero points 0), else copied; one column block builds its rows
+    // itself (slot 1), in cache for its GEMM.
+    const int32_t zb0 = w_signed_ ? 0 : 128;  // the zero point qgemm's kernels take as 0
+    const bool own_col = !pointwise && col_blocks == 1,
+               indirect = !pointwise && cg % 4 == 0 && qgemm_reads_indirect_a() &&
+                          std::all_of(w_zp.begin(), w_zp.end(), [&](int32_t z) { return z == zb0; });
     const std::vector<uint8_t> pad_run(static_cast<size_t>(cg), static_cast<uint8_t>(x_zp));
     const size_t shared =
         pointwise || own_col ? 0 : static_cast<size_t>(indirect ? G * chunk * taps * 2 : (G * chunk * K + 3) / 4);

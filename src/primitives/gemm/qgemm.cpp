@@ -207,6 +207,8 @@ DynamicQuantization dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y) {
 
 const char* qgemm_kernel_name() { return active_level().name; }
 
+bool qgemm_reads_indirect_a() { return active_level().vnni; }
+
 bool cpu_has_avx512_vnni() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();

@@ -96,6 +96,11 @@ struct DynamicQuantization {
 };
 DynamicQuantization dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y);
 
+// Whether the active kernels read indirect A (QGemmArgs::a_rows) in place
+// (requantizing, every B zero point 0, runs of whole k groups): the
+// AVX512-VNNI level. Elsewhere indirect rows are gathered per call.
+bool qgemm_reads_indirect_a();
+
 // The ISA level qgemm's kernels run at ("baseline", "avx2", "avx512",
 // "avx512-vnni").
 const char* qgemm_kernel_name();
