@@ -3,8 +3,10 @@
 // weights (K x n) packed once as a session does, int32 out, at each ISA
 // level this CPU runs (AVX-512 with and without VNNI), on transformer
 // shapes: decode-like (m = 1..16 rows) and prefill-like (m = 128), and on
-// ResNet-50's 3x3 convolutions (whole, and in QLinearConv's 24 x 64 calls). Counter
-// GOPS = 2 m n K / time (a multiply and an add per product).
+// ResNet-50's 3x3 convolutions (whole, and in QLinearConv's 24 x 64 calls),
+// and on ResNet-50's convolutions requantized to uint8 as QLinearConv runs
+// them (its row blocks, "/requant"). Counter GOPS = 2 m n K / time (a
+// multiply and an add per product).
 //
 //   build/bench/kernels/bench_qgemm --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -25,6 +27,7 @@ using spindle::kernels::nn::QGemmPackedB;
 struct Shape3 {
   int64_t m, n, k;
   int64_t rows = 0, cols = 0;  // calls of at most rows x cols (0: the whole product in one call)
+  bool requant = false;        // QLinearConv's requantizing epilogue (uint8 out, weight zero points 0)
 };
 
 // Encoder / decoder projections (hidden 256 .. 768, FFN 4x) at 1, 4, 16
@@ -38,6 +41,11 @@ const Shape3 kShapes[] = {
     // The same in calls of 24 rows x 64 columns, as QLinearConv's parallel
     // blocks split them (src/kernels/nn/qlinear.cpp).
     {3136, 64, 576, 24, 64}, {784, 128, 1152, 24, 64}, {196, 256, 2304, 24, 64}, {49, 512, 4608, 24, 64},
+    // ResNet-50's int8 convolutions as QLinearConv runs them: requantized to
+    // uint8 in the GEMM's epilogue, in its row blocks (3x3 as im2col, 1x1
+    // straight on the NHWC input).
+    {3136, 64, 576, 54, 64, true}, {3136, 256, 64, 120, 256, true}, {784, 512, 128, 60, 512, true},
+    {784, 128, 1152, 54, 128, true}, {3136, 128, 256, 114, 128, true}, {196, 1024, 256, 24, 1024, true},
 };
 
 void run(benchmark::State& state, Shape3 s, int level, bool vnni) {
@@ -48,7 +56,7 @@ void run(benchmark::State& state, Shape3 s, int level, bool vnni) {
   for (auto& v : b) v = static_cast<uint8_t>(byte(rng));
   const QGemmPackedB packed = spindle::kernels::nn::qgemm_pack_b(b.data(), true, s.k, s.n, s.n);
   std::vector<int32_t> c(static_cast<size_t>(s.m * s.n));
-  const int32_t zb = 3;
+  const int32_t zb = s.requant ? 0 : 3;
   QGemmArgs args;
   args.a = a.data();
   args.lda = s.k;
@@ -58,6 +66,19 @@ void run(benchmark::State& state, Shape3 s, int level, bool vnni) {
   args.b_zero_points = &zb;
   args.c = c.data();
   args.ldc = s.n;
+  std::vector<float> scale(static_cast<size_t>(s.n), 1.0f / 4096.0f);
+  std::vector<int32_t> bias(static_cast<size_t>(s.n), 100);
+  std::vector<uint8_t> yq(static_cast<size_t>(s.m * s.n));
+  spindle::kernels::RequantRow rq;
+  rq.bias = bias.data();
+  rq.scale = scale.data();
+  rq.zp = 3;
+  rq.lo = 0;
+  rq.hi = 255;
+  if (s.requant) {
+    args.requant = &rq;
+    args.ldyq = s.n;
+  }
   const int64_t rb = s.rows > 0 ? s.rows : s.m, cb = s.cols > 0 ? s.cols : s.n;
   for (auto _ : state) {
     for (int64_t r0 = 0; r0 < s.m; r0 += rb)
@@ -68,9 +89,11 @@ void run(benchmark::State& state, Shape3 s, int level, bool vnni) {
         part.col_begin = c0;
         part.col_end = std::min(s.n, c0 + cb);
         part.c = c.data() + r0 * s.n + c0;
+        part.yq = yq.data() + r0 * s.n + c0;
         spindle::kernels::nn::qgemm_at_level(part, level, vnni);
       }
     benchmark::DoNotOptimize(c.data());
+    benchmark::DoNotOptimize(yq.data());
   }
   state.counters["GOPS"] = benchmark::Counter(2.0 * static_cast<double>(s.m * s.n * s.k) * state.iterations(),
                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
@@ -93,7 +116,8 @@ int register_all() {
     for (const Shape3& s : kShapes) {
       const std::string name = std::string("qgemm/") + l.name + "/" + std::to_string(s.m) + "x" +
                                std::to_string(s.n) + "x" + std::to_string(s.k) +
-                               (s.rows > 0 ? "/in" + std::to_string(s.rows) + "x" + std::to_string(s.cols) : "");
+                               (s.rows > 0 ? "/in" + std::to_string(s.rows) + "x" + std::to_string(s.cols) : "") +
+                               (s.requant ? "/requant" : "");
       benchmark::RegisterBenchmark(name.c_str(), run, s, l.level, l.vnni);
     }
   return 0;

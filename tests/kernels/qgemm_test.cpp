@@ -252,6 +252,81 @@ TEST(QGemm, SymmetricWeightsEveryLevel) {
     }
 }
 
+// Requantized with A given indirectly (qgemm.h's a_rows: a convolution's
+// im2col rows as pointers to runs of K / taps bytes, here scattered over a
+// pool and some shared, as padding taps are), against the scalar formula:
+// full 64-column tiles and partial ones, m = 6 q + 1 (the last seven rows
+// in tiles of 4 and 3) and m = 1 (gathered), weight zero points 0 (read in
+// place at the VNNI level) and not (gathered), runs not whole k groups
+// (gathered), scales below 1 (the VNNI kernel's saturating packs) and some
+// above (its float clamp), int8 / uint8 out, Relu.
+void check_requant_indirect(const Problem& p, const Level& lv, int64_t taps, bool big_scale, std::mt19937& rng) {
+  const int64_t run = p.k / taps;
+  std::vector<uint8_t> pool(static_cast<size_t>((p.m * taps + 3) * run));
+  std::vector<int64_t> slot(static_cast<size_t>(p.m * taps));
+  for (int64_t s = 0; s < p.m * taps; ++s) slot[s] = s;
+  std::shuffle(slot.begin(), slot.end(), rng);
+  std::vector<const uint8_t*> rows(static_cast<size_t>(p.m * taps));
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t t = 0; t < taps; ++t) {
+      uint8_t* dst = pool.data() + slot[i * taps + t] * run;
+      std::memcpy(dst, p.a.data() + i * p.k + t * run, static_cast<size_t>(run));
+      rows[i * taps + t] = dst;
+    }
+  const QGemmPackedB packed = qgemm_pack_b(p.b.data(), p.b_signed, p.k, p.n, p.n);
+  const bool y_signed = p.a_signed != p.per_column, relu = p.b_signed;
+  std::vector<float> scale(static_cast<size_t>(p.n));
+  std::vector<int32_t> bias(static_cast<size_t>(p.n));
+  for (int64_t j = 0; j < p.n; ++j) {
+    scale[j] = big_scale && j % 7 == 3 ? 1.5f : j % 4 == 0 ? 0.5f : 0.003f * static_cast<float>(1 + j % 5);
+    bias[j] = static_cast<int32_t>(j * 37 % 201) - 100;
+  }
+  RequantRow rq;
+  rq.bias = bias.data();
+  rq.scale = scale.data();
+  rq.zp = y_signed ? -5 : 131;
+  rq.lo = relu ? rq.zp : y_signed ? -128 : 0;
+  rq.hi = y_signed ? 127 : 255;
+  rq.y_signed = y_signed;
+  const int64_t ldy = p.n + 5;
+  std::vector<uint8_t> y(static_cast<size_t>(p.m * ldy), 0xA5);
+  QGemmArgs args = args_for(p, packed, 0, p.n);
+  args.a = nullptr;
+  args.a_rows = rows.data();
+  args.a_taps = taps;
+  args.requant = &rq;
+  args.yq = y.data();
+  args.ldyq = ldy;
+  qgemm_at_level(args, lv.level, lv.vnni);
+  for (int64_t i = 0; i < p.m; ++i) {
+    for (int64_t j = 0; j < p.n; ++j) {
+      const int32_t want = requantized(p.want(i, j), bias[j], scale[j], rq.zp, rq.lo, rq.hi);
+      const uint8_t b = y[i * ldy + j];
+      ASSERT_EQ(y_signed ? int32_t{static_cast<int8_t>(b)} : int32_t{b}, want)
+          << lv.name << " indirect m=" << p.m << " n=" << p.n << " k=" << p.k << " taps=" << taps << " at (" << i
+          << ", " << j << ")";
+    }
+    for (int64_t j = p.n; j < ldy; ++j) ASSERT_EQ(y[i * ldy + j], 0xA5) << "padding written at row " << i;
+  }
+}
+
+TEST(QGemm, IndirectRequantizedEveryLevel) {
+  std::mt19937 rng(23);
+  // m, n, K, taps: 3x3 over 64 and 16 channels, 1x1 (one tap), runs of 6
+  // bytes (not whole k groups), m = 6 q + 1 and m = 1.
+  const int64_t shapes[][4] = {{54, 64, 576, 9}, {37, 128, 144, 9}, {13, 200, 256, 1}, {25, 64, 54, 9},
+                               {1, 80, 576, 9},  {7, 64, 64, 1},    {49, 96, 1152, 9}, {6, 17, 36, 9}};
+  for (const Level& lv : levels())
+    for (int s = 0; s < 8; ++s)
+      for (int t = 0; t < 4; ++t) {
+        const bool as = (s + t) & 1, bs = (t & 2) || (s & 2), pc = s & 1;
+        Problem p = make(rng, shapes[s][0], shapes[s][1], shapes[s][2], as, bs, pc, t == 3);
+        if (t != 1) std::fill(p.zb.begin(), p.zb.end(), 0);
+        check_requant_indirect(p, lv, shapes[s][3], t == 2 || t == 3, rng);
+        if (HasFatalFailure()) return;
+      }
+}
+
 TEST(QGemm, TransposedPackingEqualsPlain) {
   std::mt19937 rng(9);
   const Problem p = make(rng, 3, 37, 45, false, true, false, false);

@@ -201,7 +201,12 @@ INSTANTIATE_TEST_SUITE_P(
                       // an image whose im2col (more than 4 MB) is built in chunks.
                       QConvCase{3, 64, 1, 7, 7, 2, 1, 3, 41, 40, false, true, false, true, true},
                       QConvCase{32, 48, 2, 3, 3, 1, 1, 1, 20, 21, true, true, true, false, true},
-                      QConvCase{64, 80, 1, 3, 3, 1, 1, 1, 124, 123, false, true, false, true, true}),
+                      QConvCase{64, 80, 1, 3, 3, 1, 1, 1, 124, 123, false, true, false, true, true},
+                      // Deep layers' few pixels: the output channels split in column blocks
+                      // (outermost) sharing one table of im2col row pointers (AVX512-VNNI), a
+                      // last block of one row; weight zero points 0 and not (copied rows).
+                      QConvCase{256, 256, 1, 3, 3, 1, 1, 1, 7, 7, false, true, false, true, true},
+                      QConvCase{128, 192, 1, 3, 3, 2, 1, 1, 13, 13, true, true, true, false}),
     [](const ::testing::TestParamInfo<QConvCase>& i) { return "case" + std::to_string(i.index); });
 
 TEST(QLinearBadInput, ErrorsNameTheInputAndWhatWasExpected) {

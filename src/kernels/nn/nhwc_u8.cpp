@@ -99,6 +99,65 @@ void im2col_u8(const uint8_t* x, int64_t C, int64_t cg, int64_t grp, const Windo
   }
 }
 
+void im2col_rows_u8(const uint8_t* x, int64_t C, int64_t cg, int64_t grp, const Window3& g, int64_t p0, int64_t rows,
+                    const uint8_t* pad, const uint8_t** out) {
+  // A window wholly inside the input: its taps at fixed offsets from its first pixel.
+  constexpr int64_t kMaxTaps = 64;
+  const int64_t taps = g.k_size();
+  int64_t off[kMaxTaps];
+  if (taps <= kMaxTaps)
+    for (int64_t k0 = 0, t = 0; k0 < g.k[0]; ++k0)
+      for (int64_t k1 = 0; k1 < g.k[1]; ++k1)
+        for (int64_t k2 = 0; k2 < g.k[2]; ++k2, ++t)
+          off[t] = ((k0 * g.d[0] * g.in[1] + k1 * g.d[1]) * g.in[2] + k2 * g.d[2]) * C;
+  auto inside = [&](int dim, int64_t first) {
+    return first >= 0 && first + (g.k[dim] - 1) * g.d[dim] < g.in[dim];
+  };
+  int64_t o2 = p0 % g.out[2], o1 = (p0 / g.out[2]) % g.out[1], o0 = p0 / (g.out[2] * g.out[1]);
+  const uint8_t* xg = x + grp * cg;
+  for (int64_t i = 0; i < rows; ++i, ++o2) {
+    if (o2 == g.out[2]) {
+      o2 = 0;
+      if (++o1 == g.out[1]) o1 = 0, ++o0;
+    }
+    const int64_t f0 = o0 * g.s[0] - g.pb[0], f1 = o1 * g.s[1] - g.pb[1], f2 = o2 * g.s[2] - g.pb[2];
+    if (taps <= kMaxTaps && inside(0, f0) && inside(1, f1) && inside(2, f2)) {
+      const uint8_t* first = xg + ((f0 * g.in[1] + f1) * g.in[2] + f2) * C;
+      for (int64_t t = 0; t < taps; ++t) out[t] = first + off[t];
+      out += taps;
+      continue;
+    }
+    for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
+      const int64_t ii0 = f0 + k0 * g.d[0];
+      const bool in0 = ii0 >= 0 && ii0 < g.in[0];
+      for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
+        const int64_t ii1 = f1 + k1 * g.d[1];
+        const bool in1 = in0 && ii1 >= 0 && ii1 < g.in[1];
+        const uint8_t* xrow = in1 ? xg + (ii0 * g.in[1] + ii1) * g.in[2] * C : nullptr;
+        for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
+          const int64_t ii2 = f2 + k2 * g.d[2];
+          *out++ = in1 && ii2 >= 0 && ii2 < g.in[2] ? xrow + ii2 * C : pad;
+        }
+      }
+    }
+  }
+}
+
+void im2col_chunk_u8(ThreadPool* pool, const uint8_t* x, int64_t C, int64_t G, const Window3& g, int64_t q0,
+                     int64_t rows, const uint8_t* pad, const uint8_t** tab, uint8_t* col) {
+  const int64_t cg = C / G, taps = g.k_size(), K = taps * cg;
+  parallel_for(pool, 0, G * rows, grain_for_cost(ops_cost(tab ? static_cast<double>(taps) : K / 8.0)),
+               [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1;) {
+      const int64_t grp = r / rows, i0 = r % rows, i1 = std::min(rows, i0 + (r1 - r));
+      const int64_t at = grp * rows + i0;
+      if (tab) im2col_rows_u8(x, C, cg, grp, g, q0 + i0, i1 - i0, pad, tab + at * taps);
+      else im2col_u8(x, C, cg, grp, g, q0 + i0, i1 - i0, pad[0], col + at * K);
+      r += i1 - i0;
+    }
+  });
+}
+
 namespace {
 
 // dst[n][j][i] = src[n][i][j] for elements of type T.

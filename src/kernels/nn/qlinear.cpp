@@ -833,17 +833,6 @@ class QLinearConvKernel final : public OpKernel {
     });
   }
 
-  // A GEMM block's requantized rows (rows pixels x cols channels from
-  // channel m0, in scratch) transposed into the NCHW output planes.
-  template <class T>
-  static void store_planes(const T* q, int64_t rows, int64_t cols, int64_t m0, int64_t p0, int64_t P, T* yn) {
-    for (int64_t j = 0; j < cols; ++j) {
-      T* out = yn + (m0 + j) * P + p0;
-      const T* src = q + j;
-      for (int64_t i = 0; i < rows; ++i) out[i] = src[i * cols];
-    }
-  }
-
   template <class T>
   void gemm_path(KernelContext& ctx, const Tensor& X, const Window3& g, bool x_signed, int32_t x_zp,
                  const std::vector<int32_t>& w_zp, const ConvRequant& r, T* y) const {
@@ -861,9 +850,6 @@ class QLinearConvKernel final : public OpKernel {
     // built once, in parallel, before the GEMM blocks that read it: blocks
     // splitting the output channels of the same pixels share it.
     const int64_t chunk = pointwise ? P : std::min(P, std::max<int64_t>(64, (int64_t{4} << 20) / (G * K)));
-    uint8_t* col = pointwise ? nullptr
-                             : reinterpret_cast<uint8_t*>(scratch_floats(
-                                   kSharedScratchSlot, static_cast<size_t>((G * chunk * K + 3) / 4)));
     // Blocks: rows first (pixels), at most ~256 KB of im2col rows and at
     // least 24 unless the image is smaller, a multiple of the 6-row tile;
     // output channels are split only when that leaves half the blocks, in
@@ -880,6 +866,19 @@ class QLinearConvKernel final : public OpKernel {
       nb = std::min(mg, round_up(ceil_div(mg, splits), col_unit));
     }
     const int64_t col_blocks = ceil_div(mg, nb);
+    // im2col rows as pointers to the input's channel runs (qgemm's indirect A) when the kernel reads them in
+    // place (runs of whole k groups, weight zero points 0), else copied; one column block builds its rows
+    // itself (slot 1), in cache for its GEMM.
+    const int32_t zb0 = w_signed_ ? 0 : 128;  // the zero point qgemm's kernels take as 0
+    const bool own_col = !pointwise && col_blocks == 1,
+               indirect = !pointwise && cg % 4 == 0 && qgemm_reads_indirect_a() &&
+                          std::all_of(w_zp.begin(), w_zp.end(), [&](int32_t z) { return z == zb0; });
+    const std::vector<uint8_t> pad_run(static_cast<size_t>(cg), static_cast<uint8_t>(x_zp));
+    const size_t shared =
+        pointwise || own_col ? 0 : static_cast<size_t>(indirect ? G * chunk * taps * 2 : (G * chunk * K + 3) / 4);
+    float* shared_rows = shared ? scratch_floats(kSharedScratchSlot, shared) : nullptr;
+    uint8_t* col = indirect ? nullptr : reinterpret_cast<uint8_t*>(shared_rows);
+    const uint8_t** tab = indirect ? reinterpret_cast<const uint8_t**>(shared_rows) : nullptr;
     const uint8_t* xdata = static_cast<const uint8_t*>(X.raw_data());
     const uint8_t pad_byte = static_cast<uint8_t>(x_zp);
     for (int64_t n = 0; n < N; ++n) {
@@ -890,31 +889,35 @@ class QLinearConvKernel final : public OpKernel {
       T* yn = y + n * M * P;
       for (int64_t q0 = 0; q0 < P; q0 += chunk) {
         const int64_t chunk_rows = std::min(chunk, P - q0);
-        if (!pointwise)
-          parallel_for(ctx.pool(), 0, G * chunk_rows, grain_for_cost(ops_cost(static_cast<double>(K) / 8)),
-                       [&](int64_t r0, int64_t r1) {
-            for (int64_t r = r0; r < r1;) {
-              const int64_t grp = r / chunk_rows, i0 = r % chunk_rows, i1 = std::min(chunk_rows, i0 + (r1 - r));
-              im2col_u8(nhwc, C, cg, grp, g, q0 + i0, i1 - i0, pad_byte, col + (grp * chunk_rows + i0) * K);
-              r += i1 - i0;
-            }
-          });
+        if (shared_rows) im2col_chunk_u8(ctx.pool(), nhwc, C, G, g, q0, chunk_rows, pad_run.data(), tab, col);
         const int64_t blocks = ceil_div(chunk_rows, pb);
         const int64_t items = G * blocks * col_blocks;
+        // Column blocks outermost when B outweighs the rows: each column block of B read once.
+        const bool cols_outer = col_blocks > 1 && mg > chunk_rows;
         parallel_for(ctx.pool(), 0, items, 1, [&](int64_t i0, int64_t i1) {
           for (int64_t item = i0; item < i1; ++item) {
             const int64_t grp = item / (blocks * col_blocks);
-            const int64_t rb = (item / col_blocks) % blocks, cb = item % col_blocks;
+            const int64_t rb = cols_outer ? item % blocks : (item / col_blocks) % blocks;
+            const int64_t cb = cols_outer ? (item / blocks) % col_blocks : item % col_blocks;
             const int64_t p0 = q0 + rb * pb, rows = std::min(pb, q0 + chunk_rows - p0);
             const int64_t c0 = cb * nb, c1 = std::min(mg, c0 + nb);
-            const uint8_t* a;
-            int64_t lda;
+            const uint8_t* a = nullptr;
+            int64_t lda = K;
+            const uint8_t** ptrs = nullptr;
             if (pointwise) {
               a = nhwc + p0 * C + grp * cg;
               lda = C;
+            } else if (indirect && !own_col) {
+              ptrs = tab + (grp * chunk_rows + (p0 - q0)) * taps;
+            } else if (indirect) {
+              ptrs = reinterpret_cast<const uint8_t**>(scratch_floats(1, static_cast<size_t>(rows * taps * 2)));
+              im2col_rows_u8(nhwc, C, cg, grp, g, p0, rows, pad_run.data(), ptrs);
+            } else if (own_col) {
+              uint8_t* own = reinterpret_cast<uint8_t*>(scratch_floats(1, static_cast<size_t>((rows * K + 3) / 4)));
+              im2col_u8(nhwc, C, cg, grp, g, p0, rows, pad_byte, own);
+              a = own;
             } else {
               a = col + (grp * chunk_rows + (p0 - q0)) * K;
-              lda = K;
             }
             const int64_t cols = c1 - c0, m0 = grp * mg + c0;
             // Requantized in qgemm's epilogue: straight into the NHWC output
@@ -930,6 +933,8 @@ class QLinearConvKernel final : public OpKernel {
             rq.y_signed = std::is_same_v<T, int8_t>;
             QGemmArgs args;
             args.a = a;
+            args.a_rows = ptrs;
+            args.a_taps = taps;
             args.a_signed = x_signed;
             args.lda = lda;
             args.a_zero_point = x_zp;

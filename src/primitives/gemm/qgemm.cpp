@@ -54,12 +54,37 @@ const Level& active_level() {
   return level;
 }
 
+void run(const QGemmArgs& args, const Level& level);
+
+// Indirect A the kernel does not read in place: its rows gathered into a
+// buffer (m x K), then the plain call.
+void run_gathered(const QGemmArgs& args, const Level& level) {
+  const int64_t k = args.b->k, len = k / args.a_taps;
+  thread_local std::vector<uint8_t> rows;
+  rows.resize(static_cast<size_t>(args.m * k));
+  for (int64_t i = 0; i < args.m; ++i)
+    for (int64_t t = 0; t < args.a_taps; ++t)
+      std::memcpy(rows.data() + i * k + t * len, args.a_rows[i * args.a_taps + t], static_cast<size_t>(len));
+  QGemmArgs plain = args;
+  plain.a_rows = nullptr;
+  plain.a = rows.data();
+  plain.lda = k;
+  run(plain, level);
+}
+
 void run(const QGemmArgs& args, const Level& level) {
   const QGemmPackedB& b = *args.b;
   const int64_t k = b.k;
   const int64_t col_end = args.col_end < 0 ? b.n : args.col_end;
   const int64_t n = col_end - args.col_begin;
   if (args.m <= 0 || n <= 0) return;
+  if (args.a_rows && (args.a_taps <= 0 || k % args.a_taps != 0))
+    throw std::invalid_argument("qgemm: indirect A's K is not a multiple of its taps");
+  // Indirect A goes to the kernels' tiles of 2 to 6 rows: one row alone is gathered.
+  if (args.a_rows && args.m == 1) {
+    run_gathered(args, level);
+    return;
+  }
   if (args.col_begin % b.panel_columns != 0 || col_end > b.n || args.col_begin < 0)
     throw std::invalid_argument("qgemm: column range does not start at a panel or ends past n");
   thread_local std::vector<int32_t> terms;
@@ -71,17 +96,24 @@ void run(const QGemmArgs& args, const Level& level) {
   const uint32_t uk = static_cast<uint32_t>(k);
   const uint32_t za = static_cast<uint32_t>(args.a_zero_point + (args.a_signed ? 128 : 0));
   const int32_t zb_shift = b.b_signed ? 0 : 128;
-  bool any_zb = false;
-  for (int64_t j = 0; j < n; ++j) {
-    const int64_t col = args.col_begin + j;
-    const int32_t z = args.b_zero_points == nullptr ? 0
-                      : args.per_column_b_zero_points ? args.b_zero_points[col]
-                                                      : args.b_zero_points[0];
-    zb[j] = z - zb_shift;
-    any_zb = any_zb || zb[j] != 0;
-    const uint32_t cs = static_cast<uint32_t>(b.column_sums[static_cast<size_t>(col)]) -
-                        (b.b_signed ? 0u : 128u * uk);
-    col_terms[j] = static_cast<int32_t>(0u - za * cs);
+  // Plain loops over arrays (vectorized): the zero points, whether one is
+  // not 0, the column terms.
+  const int32_t* cs = b.column_sums.data() + args.col_begin;
+  const uint32_t cs_shift = b.b_signed ? 0u : 128u * uk;
+  if (args.b_zero_points == nullptr || !args.per_column_b_zero_points) {
+    const int32_t z = (args.b_zero_points == nullptr ? 0 : args.b_zero_points[0]) - zb_shift;
+    std::fill(zb, zb + n, z);
+  } else {
+    const int32_t* bz = args.b_zero_points + args.col_begin;
+    for (int64_t j = 0; j < n; ++j) zb[j] = bz[j] - zb_shift;
+  }
+  int32_t zb_or = 0;
+  for (int64_t j = 0; j < n; ++j) zb_or |= zb[j];
+  const bool any_zb = zb_or != 0;
+  for (int64_t j = 0; j < n; ++j) col_terms[j] = static_cast<int32_t>(0u - za * (static_cast<uint32_t>(cs[j]) - cs_shift));
+  if (args.a_rows && (any_zb || !args.requant || !level.vnni || (k / args.a_taps) % 4 != 0)) {
+    run_gathered(args, level);
+    return;
   }
   // The row terms only meet B's zero points: int8 weights quantized
   // symmetrically (every zb 0) need no row sums of A.
@@ -95,6 +127,8 @@ void run(const QGemmArgs& args, const Level& level) {
   QGemmKernelArgs p;
   p.a = static_cast<const uint8_t*>(args.a);
   p.lda = args.lda;
+  p.a_rows = args.a_rows;
+  p.a_taps = args.a_taps;
   p.a_flip = args.a_signed ? 0x80 : 0;
   p.m = args.m;
   p.k = k;
@@ -122,6 +156,7 @@ void run(const QGemmArgs& args, const Level& level) {
     p.ldyq = args.ldyq;
   }
   p.vnni = level.vnni;
+  p.zb_any = any_zb;
   level.kernel(p);
 }
 
@@ -171,6 +206,8 @@ DynamicQuantization dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y) {
 }
 
 const char* qgemm_kernel_name() { return active_level().name; }
+
+bool qgemm_reads_indirect_a() { return active_level().vnni; }
 
 bool cpu_has_avx512_vnni() {
 #if defined(__x86_64__) || defined(__i386__)

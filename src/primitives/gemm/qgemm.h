@@ -45,6 +45,13 @@ struct QGemmArgs {
   const void* a = nullptr;       // m x K, row stride lda
   bool a_signed = false;         // int8 (true) or uint8
   int64_t lda = 0;
+  // Optional indirect A (a convolution's rows without an im2col copy): row
+  // i is a_taps runs of K / a_taps bytes, run t at a_rows[i * a_taps + t]
+  // (a and lda unused). The VNNI requantizing kernel reads the runs in
+  // place when K / a_taps is a multiple of 4 and every B zero point is 0;
+  // otherwise the rows are gathered into a buffer first. Same results.
+  const uint8_t* const* a_rows = nullptr;
+  int64_t a_taps = 0;
   int32_t a_zero_point = 0;
   int64_t m = 0;
   const QGemmPackedB* b = nullptr;
@@ -88,6 +95,11 @@ struct DynamicQuantization {
   uint8_t zero_point = 0;
 };
 DynamicQuantization dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y);
+
+// Whether the active kernels read indirect A (QGemmArgs::a_rows) in place
+// (requantizing, every B zero point 0, runs of whole k groups): the
+// AVX512-VNNI level. Elsewhere indirect rows are gathered per call.
+bool qgemm_reads_indirect_a();
 
 // The ISA level qgemm's kernels run at ("baseline", "avx2", "avx512",
 // "avx512-vnni").

@@ -303,6 +303,13 @@ TileFn select_tile(int mr, int np, bool vnni) {
 }
 
 #if defined(__AVX512F__)
+}  // namespace
+
+// qgemm_requant.isa.cpp: tiles of 2 to 6 rows requantized from their registers (VNNI); returns the rows done.
+int64_t qgemm_requant_rows(const QGemmKernelArgs& p, int64_t p0, int np, int64_t j0, int64_t j1);
+
+namespace {
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 // The requantizing epilogue of rows [0, mr) of a tile (columns [j0, j1)),
@@ -354,23 +361,25 @@ void qgemm_kernel(const QGemmKernelArgs& p) {
 #endif
   alignas(64) int32_t tile[kMaxMr * 64];
   RequantRow rq;  // requantizing epilogue: one row of the tile at a time
-  bool zb_any = false;
   if (p.requant) {
     rq = *p.requant;
     rq.per_value = true;
-    for (int64_t j = 0; j < p.n && !zb_any; ++j) zb_any = p.zb[j] != 0;
   }
   for (int64_t p0 = 0; p0 < panels;) {
     const int64_t left = panels - p0;
     const int np = left >= 4 && max_np >= 4 ? 4 : left >= 2 && max_np >= 2 ? 2 : 1;
     const int64_t j0 = p0 * kQGemmPanel, j1 = min64(p.n, (p0 + np) * kQGemmPanel);
     const int8_t* pb = p.pb + p0 * pstride;
-    for (int64_t i0 = 0; i0 < p.m; i0 += kMaxMr) {
+    int64_t done = 0;
+#if defined(__AVX512F__)
+    if (p.requant && vnni) done = qgemm_requant_rows(p, p0, np, j0, j1);
+#endif
+    for (int64_t i0 = done; i0 < p.m; i0 += kMaxMr) {
       const int mr = static_cast<int>(min64(kMaxMr, p.m - i0));
       select_tile(mr, np, vnni)(p.a + i0 * p.lda, p.lda, flip4, p.k, pb, tile);
 #if defined(__AVX512F__)
       if (p.requant) {
-        requant_tile16(p, tile, mr, i0, j0, j1, zb_any);
+        requant_tile16(p, tile, mr, i0, j0, j1, p.zb_any);
         continue;
       }
 #endif

@@ -34,6 +34,10 @@ inline constexpr int64_t kQGemmPanel = 16;
 struct QGemmKernelArgs {
   const uint8_t* a = nullptr;
   int64_t lda = 0;
+  // Indirect A (qgemm.h's a_rows; requant with vnni only, K / a_taps a
+  // multiple of 4): row i's run t at a_rows[i * a_taps + t]; a unused.
+  const uint8_t* const* a_rows = nullptr;
+  int64_t a_taps = 0;
   uint8_t a_flip = 0;  // 0x80: A holds int8, read as uint8 a' = a + 128
   int64_t m = 0, k = 0;
   const int8_t* pb = nullptr;  // first panel
@@ -52,6 +56,7 @@ struct QGemmKernelArgs {
   uint8_t* yq = nullptr;
   int64_t ldyq = 0;
   bool vnni = false;  // avx512 level only: the CPU has AVX512-VNNI
+  bool zb_any = true;  // some zb[j] is not 0 (else the row terms, all multiplied by 0, may be skipped)
 };
 
 }  // namespace spindle::kernels
