@@ -698,7 +698,9 @@ TEST(NhwcKernels, QLinearGlobalAveragePoolChannelsLastEqualsNchw) {
             << shape_to_string(s) << (sign ? " int8" : " uint8");
       }
       const std::vector<int64_t> wv = want.to_int64_vector();
-      if (wv.size() > 1) EXPECT_NE(*std::min_element(wv.begin(), wv.end()), *std::max_element(wv.begin(), wv.end()));
+      if (wv.size() > 1) {
+        EXPECT_NE(*std::min_element(wv.begin(), wv.end()), *std::max_element(wv.begin(), wv.end()));
+      }
     }
 }
 
