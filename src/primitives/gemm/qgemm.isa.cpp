@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "primitives/gemm/qgemm_isa.h"
+#include "primitives/gemm/qgemm_vnni_step.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 
@@ -131,29 +132,8 @@ void tile_emulated(const uint8_t* a, int64_t lda, uint32_t flip4, int64_t k, con
 // The VNNI tile with its accumulators as named variables (an array of 24
 // vectors is too large for the compiler to keep in registers): rows r < MR,
 // panels p < NP (1, 2 or 4); c<r><p> is row r's sums of panel p.
-#define VNNI_ROW(r)                                                                 \
-  if constexpr (MR > r) {                                                           \
-    __m512i av = _mm512_set1_epi32(LOADA(a + (r) * lda + 4 * g));                   \
-    if constexpr (FLIP) av = _mm512_xor_si512(av, vflip);                           \
-    c##r##0 = _mm512_dpbusd_epi32(c##r##0, av, b0);                                 \
-    if constexpr (NP > 1) c##r##1 = _mm512_dpbusd_epi32(c##r##1, av, b1);           \
-    if constexpr (NP > 2) {                                                         \
-      c##r##2 = _mm512_dpbusd_epi32(c##r##2, av, b2);                               \
-      c##r##3 = _mm512_dpbusd_epi32(c##r##3, av, b3);                               \
-    }                                                                               \
-  }
-#define VNNI_GROUP                                                                  \
-  {                                                                                 \
-    const int8_t* bp = pb + g * kGroupBytes;                                        \
-    const __m512i b0 = _mm512_loadu_si512(bp);                                      \
-    __m512i b1 = z, b2 = z, b3 = z;                                                 \
-    if constexpr (NP > 1) b1 = _mm512_loadu_si512(bp + pstride);                    \
-    if constexpr (NP > 2) {                                                         \
-      b2 = _mm512_loadu_si512(bp + 2 * pstride);                                    \
-      b3 = _mm512_loadu_si512(bp + 3 * pstride);                                    \
-    }                                                                               \
-    VNNI_ROW(0) VNNI_ROW(1) VNNI_ROW(2) VNNI_ROW(3) VNNI_ROW(4) VNNI_ROW(5)         \
-  }
+#define QG_A(r) (a + (r) * lda + 4 * g)
+#define VNNI_GROUP QG_VNNI_GROUP(kGroupBytes)
 #define VNNI_STORE_ROW(r)                                                           \
   if constexpr (MR > r) {                                                           \
     _mm512_storeu_si512(out + (r) * 64, c##r##0);                                   \

@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "primitives/gemm/qgemm_isa.h"
+#include "primitives/gemm/qgemm_vnni_step.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 
@@ -124,29 +125,8 @@ __attribute__((always_inline)) inline void store_row(const Epi& e, int r, __m512
   if constexpr (NP > 1) _mm_mask_storeu_epi8(y + 16, e.m[1], _mm512_cvtepi32_epi8(requant16(e, c1, 1, r)));
 }
 
-#define RQ_ROW(r)                                                                   \
-  if constexpr (MR > r) {                                                           \
-    __m512i av = _mm512_set1_epi32(LOADA(ADDR(r)));                                 \
-    if constexpr (FLIP) av = _mm512_xor_si512(av, vflip);                           \
-    c##r##0 = _mm512_dpbusd_epi32(c##r##0, av, b0);                                 \
-    if constexpr (NP > 1) c##r##1 = _mm512_dpbusd_epi32(c##r##1, av, b1);           \
-    if constexpr (NP > 2) {                                                         \
-      c##r##2 = _mm512_dpbusd_epi32(c##r##2, av, b2);                               \
-      c##r##3 = _mm512_dpbusd_epi32(c##r##3, av, b3);                               \
-    }                                                                               \
-  }
-#define RQ_GROUP                                                                    \
-  {                                                                                 \
-    const int8_t* bp = pb + g * kGroup;                                             \
-    const __m512i b0 = _mm512_loadu_si512(bp);                                      \
-    __m512i b1 = b0, b2 = b0, b3 = b0;                                              \
-    if constexpr (NP > 1) b1 = _mm512_loadu_si512(bp + pstride);                    \
-    if constexpr (NP > 2) {                                                         \
-      b2 = _mm512_loadu_si512(bp + 2 * pstride);                                    \
-      b3 = _mm512_loadu_si512(bp + 3 * pstride);                                    \
-    }                                                                               \
-    RQ_ROW(0) RQ_ROW(1) RQ_ROW(2) RQ_ROW(3) RQ_ROW(4) RQ_ROW(5)                     \
-  }
+#define QG_A(r) ADDR(r)
+#define RQ_GROUP QG_VNNI_GROUP(kGroup)
 #define RQ_DECL_ROW(r) __m512i c##r##0 = i0v, c##r##1 = i1v, c##r##2 = i2v, c##r##3 = i3v;
 #define RQ_STORE_ROW(r) \
   if constexpr (MR > r) store_row<NP>(e, r, c##r##0, c##r##1, c##r##2, c##r##3);
@@ -199,7 +179,7 @@ __attribute__((target("avx512vnni"))) void tile_indirect(const uint8_t* const* r
   RQ_STORE_ROW(0) RQ_STORE_ROW(1) RQ_STORE_ROW(2) RQ_STORE_ROW(3) RQ_STORE_ROW(4) RQ_STORE_ROW(5)
 }
 
-#undef RQ_ROW
+#undef QG_A
 #undef RQ_GROUP
 #undef RQ_DECL_ROW
 #undef RQ_STORE_ROW
