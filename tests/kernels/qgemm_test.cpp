@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -94,6 +95,31 @@ int32_t requantized(int32_t acc, int32_t bias, float scale, float zp, float lo, 
   return static_cast<int32_t>(std::clamp(std::nearbyint(static_cast<double>(v)) + zp, double{lo}, double{hi}));
 }
 
+// The requantizing epilogue's parameters for p: per-column scales from
+// scale_of(j), biases in [-100, 100], output int8 when exactly one of A's
+// sign and per-column weights holds, a Relu (lo = zero point) for signed B.
+struct RequantParams {
+  std::vector<float> scale;
+  std::vector<int32_t> bias;
+  RequantRow rq;
+  RequantParams(const Problem& p, const std::function<float(int64_t)>& scale_of)
+      : scale(static_cast<size_t>(p.n)), bias(static_cast<size_t>(p.n)) {
+    for (int64_t j = 0; j < p.n; ++j) {
+      scale[j] = scale_of(j);
+      bias[j] = static_cast<int32_t>(j * 37 % 201) - 100;
+    }
+    const bool y_signed = p.a_signed != p.per_column, relu = p.b_signed;
+    rq.bias = bias.data();
+    rq.scale = scale.data();
+    rq.zp = y_signed ? -5 : 131;
+    rq.lo = relu ? rq.zp : y_signed ? -128 : 0;
+    rq.hi = y_signed ? 127 : 255;
+    rq.y_signed = y_signed;
+  }
+  RequantParams(const RequantParams&) = delete;  // rq points into the vectors
+  RequantParams& operator=(const RequantParams&) = delete;
+};
+
 // The problem requantized at a level over column blocks of `step` columns,
 // against requantized(): per-column scales (every fourth 0.5, where odd sums
 // tie), biases, a zero point, int8 or uint8 output, a Relu's raised lower
@@ -102,20 +128,11 @@ void check_requant(const Problem& p, const Level& lv, int64_t step, const QGemmP
   int64_t big = 1;
   for (int64_t i = 0; i < p.m; ++i)
     for (int64_t j = 0; j < p.n; ++j) big = std::max<int64_t>(big, std::abs(int64_t{p.want(i, j)}));
-  const bool y_signed = p.a_signed != p.per_column, relu = p.b_signed;
-  std::vector<float> scale(static_cast<size_t>(p.n));
-  std::vector<int32_t> bias(static_cast<size_t>(p.n));
-  for (int64_t j = 0; j < p.n; ++j) {
-    scale[j] = j % 4 == 0 ? 0.5f : static_cast<float>(150.0 * (1 + j % 5) / (3.0 * big));
-    bias[j] = static_cast<int32_t>(j * 37 % 201) - 100;
-  }
-  RequantRow rq;
-  rq.bias = bias.data();
-  rq.scale = scale.data();
-  rq.zp = y_signed ? -5 : 131;
-  rq.lo = relu ? rq.zp : y_signed ? -128 : 0;
-  rq.hi = y_signed ? 127 : 255;
-  rq.y_signed = y_signed;
+  const RequantParams params(p, [&](int64_t j) {
+    return j % 4 == 0 ? 0.5f : static_cast<float>(150.0 * (1 + j % 5) / (3.0 * big));
+  });
+  const RequantRow& rq = params.rq;
+  const bool y_signed = rq.y_signed;
   const int64_t ldy = p.n + 3;
   std::vector<uint8_t> y(static_cast<size_t>(p.m * ldy), 0xA5);
   for (int64_t c0 = 0; c0 < p.n; c0 += step) {
@@ -127,7 +144,7 @@ void check_requant(const Problem& p, const Level& lv, int64_t step, const QGemmP
   }
   for (int64_t i = 0; i < p.m; ++i) {
     for (int64_t j = 0; j < p.n; ++j) {
-      const int32_t want = requantized(p.want(i, j), bias[j], scale[j], rq.zp, rq.lo, rq.hi);
+      const int32_t want = requantized(p.want(i, j), params.bias[j], params.scale[j], rq.zp, rq.lo, rq.hi);
       const uint8_t b = y[i * ldy + j];
       ASSERT_EQ(y_signed ? int32_t{static_cast<int8_t>(b)} : int32_t{b}, want)
           << lv.name << " requantized m=" << p.m << " n=" << p.n << " k=" << p.k << " at (" << i << ", " << j << ")";
@@ -274,20 +291,11 @@ void check_requant_indirect(const Problem& p, const Level& lv, int64_t taps, boo
       rows[i * taps + t] = dst;
     }
   const QGemmPackedB packed = qgemm_pack_b(p.b.data(), p.b_signed, p.k, p.n, p.n);
-  const bool y_signed = p.a_signed != p.per_column, relu = p.b_signed;
-  std::vector<float> scale(static_cast<size_t>(p.n));
-  std::vector<int32_t> bias(static_cast<size_t>(p.n));
-  for (int64_t j = 0; j < p.n; ++j) {
-    scale[j] = big_scale && j % 7 == 3 ? 1.5f : j % 4 == 0 ? 0.5f : 0.003f * static_cast<float>(1 + j % 5);
-    bias[j] = static_cast<int32_t>(j * 37 % 201) - 100;
-  }
-  RequantRow rq;
-  rq.bias = bias.data();
-  rq.scale = scale.data();
-  rq.zp = y_signed ? -5 : 131;
-  rq.lo = relu ? rq.zp : y_signed ? -128 : 0;
-  rq.hi = y_signed ? 127 : 255;
-  rq.y_signed = y_signed;
+  const RequantParams params(p, [&](int64_t j) {
+    return big_scale && j % 7 == 3 ? 1.5f : j % 4 == 0 ? 0.5f : 0.003f * static_cast<float>(1 + j % 5);
+  });
+  const RequantRow& rq = params.rq;
+  const bool y_signed = rq.y_signed;
   const int64_t ldy = p.n + 5;
   std::vector<uint8_t> y(static_cast<size_t>(p.m * ldy), 0xA5);
   QGemmArgs args = args_for(p, packed, 0, p.n);
@@ -300,7 +308,7 @@ void check_requant_indirect(const Problem& p, const Level& lv, int64_t taps, boo
   qgemm_at_level(args, lv.level, lv.vnni);
   for (int64_t i = 0; i < p.m; ++i) {
     for (int64_t j = 0; j < p.n; ++j) {
-      const int32_t want = requantized(p.want(i, j), bias[j], scale[j], rq.zp, rq.lo, rq.hi);
+      const int32_t want = requantized(p.want(i, j), params.bias[j], params.scale[j], rq.zp, rq.lo, rq.hi);
       const uint8_t b = y[i * ldy + j];
       ASSERT_EQ(y_signed ? int32_t{static_cast<int8_t>(b)} : int32_t{b}, want)
           << lv.name << " indirect m=" << p.m << " n=" << p.n << " k=" << p.k << " taps=" << taps << " at (" << i
