@@ -4,8 +4,10 @@
 // (spindle's package has onnxruntime-node's API shape), A B A B: each round
 // times RUNS runs of one side, then of the other, each after a 250 ms pause
 // (the other side's threads idle) and two untimed runs. Same input, outputs checked
-// to agree first. Prints one JSON line: per side the median over rounds of
-// each round's p50 (ms) and CPU ms per inference, and the ratio spindle/ORT.
+// to agree first; rounds alternate which side goes first. Prints one JSON
+// line: per side the median over rounds of each round's p50 (ms) and CPU ms
+// per inference, the ratio spindle/ORT of those medians, and each round's own
+// ratio (round_ratios) with their median (round_ratio).
 //
 //   SPINDLE_NODE_ADDON=<build>/bindings/node/spindle.node \
 //   node bench/models/side_by_side.js MODEL --shape NAME=DIMS... [--intra N] [--rounds N] [--runs N]
@@ -97,11 +99,18 @@ async function main() {
     for (let i = 0; i < 2; i++) await session.run(feeds);
   };
   const sp = [], op = [];
+  // Rounds alternate which side goes first (S O, O S, ...), so a drift of
+  // the machine's speed within a round does not always favour one side.
   for (let r = 0; r < rounds; r++) {
-    await settle(s, sf);
-    sp.push(await timeSide(s, sf, runs));
-    await settle(o, of);
-    op.push(await timeSide(o, of, runs));
+    for (const side of r % 2 === 0 ? ['s', 'o'] : ['o', 's']) {
+      if (side === 's') {
+        await settle(s, sf);
+        sp.push(await timeSide(s, sf, runs));
+      } else {
+        await settle(o, of);
+        op.push(await timeSide(o, of, runs));
+      }
+    }
   }
   const sm = median(sp.map((x) => x.p50)), om = median(op.map((x) => x.p50));
   const r3 = (x) => Math.round(x * 1000) / 1000;
@@ -109,6 +118,12 @@ async function main() {
     model: path.basename(model), intra, rounds, runs, worst_rel_diff: Number(worst.toExponential(2)),
     worst_abs_diff: Number(worstAbs.toExponential(2)),
     spindle_p50_ms: r3(sm), ort_p50_ms: r3(om), ratio: r3(sm / om),
+    // Each round's ratio, both sides timed within the same second or two:
+    // the guest's speed changes between regimes within minutes, which moves
+    // both sides of a round together but the medians of different rounds
+    // apart; their median is the steadier figure.
+    round_ratio: r3(median(sp.map((x, i) => x.p50 / op[i].p50))),
+    round_ratios: sp.map((x, i) => r3(x.p50 / op[i].p50)),
     spindle_cpu_ms: r3(median(sp.map((x) => x.cpu))), ort_cpu_ms: r3(median(op.map((x) => x.cpu))),
   }));
 }
