@@ -13,9 +13,11 @@ format (onnx and numpy only):
   - activations: uint8 with scale and zero point from calibration, a
     QuantizeLinear then a DequantizeLinear after the tensor (every reader of
     the tensor then reads the DequantizeLinear), for the inputs and outputs of
-    Conv, Add, GlobalAveragePool, MaxPool, Gemm and MatMul; a Relu alone
-    after a Conv or Add is quantized at its output (not between them);
-    Flatten / Reshape / MaxPool outputs take their input's parameters.
+    Conv, Add, GlobalAveragePool, MaxPool, Gemm, MatMul and Concat (each
+    input and the output with its own parameters); a Relu alone after a Conv
+    or Add is quantized at its output (not between them); the outputs of
+    Flatten / Reshape / MaxPool / Transpose / Slice / Squeeze / Unsqueeze
+    take their input's parameters when it is quantized.
 Calibration: the min and max of each such tensor over a few inputs uniform
 in [0, 1) (as bench/models/side_by_side.js feeds), computed by running the
 model with those tensors as extra outputs through spindle's CLI
@@ -31,8 +33,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper, TensorProto
 
-QUANT_OPS = {"Conv", "Add", "GlobalAveragePool", "MaxPool", "Gemm", "MatMul"}
-SAME_PARAMS = {"Flatten", "Reshape", "MaxPool"}
+QUANT_OPS = {"Conv", "Add", "GlobalAveragePool", "MaxPool", "Gemm", "MatMul", "Concat"}
+SAME_PARAMS = {"Flatten", "Reshape", "MaxPool", "Transpose", "Slice", "Squeeze", "Unsqueeze"}
 
 
 def parse_shape(s):
@@ -135,7 +137,7 @@ def main():
         new_inits.append(numpy_helper.from_array(arr, name))
         return name
 
-    # Activation parameters; Flatten / Reshape / MaxPool outputs take their input's.
+    # Activation parameters; the SAME_PARAMS ops' outputs take their input's.
     params = {}
     for t in act:
         n = producer.get(t)

@@ -52,6 +52,12 @@ std::string qdq(ModelBuilder& b, const std::string& value, const std::string& p)
   return value + "_dq";
 }
 
+// value -> Q -> DQ with parameters `p` into `out` (a graph output).
+void quantized_output(ModelBuilder& b, const std::string& value, const std::string& p, const std::string& out) {
+  b.node("QuantizeLinear", {value, p + "_s", p + "_z"}, {value + "_q"});
+  b.node("DequantizeLinear", {value + "_q", p + "_s", p + "_z"}, {out});
+}
+
 // Per-channel int8 weights W (axis `axis`) and an int32 bias with scale
 // x_scale * w_scale, behind DequantizeLinear nodes; their names start with
 // `p` (the float weights are pW, the bias pB).
@@ -237,6 +243,57 @@ TEST(QDQFusion, MaxPoolAndFlattenRunOnQuantizedTensors) {
   EXPECT_EQ(r.fused, r.unfused);        // moving and selecting values is exact
 }
 
+// Concat of three quantized tensors with their own parameters -> QDQ: a
+// com.microsoft.QLinearConcat, the same bits as DQ, Concat, Q (each input
+// requantized by the same float operations); with every input quantized as
+// the output (y and a again), a Concat of the 8-bit tensors. Its output is
+// cut by a Slice (QDQ with the same parameters: moved onto the 8-bit
+// tensor) whose end is read from Shape(DQ(...)) (then Shape of the 8-bit
+// tensor, and that DequantizeLinear goes).
+TEST(QDQFusion, ConcatBecomesQLinearConcatOrQuantizedConcat) {
+  ModelBuilder b(13);
+  b.input("a", {1, 2, 3, 4}).input("c", {1, 3, 3, 4}).input("d", {1, 1, 3, 4}).output("y", {1, 6, 3, 4});
+  b.output("z", {1, 3, 3, 4});
+  act_params(b, "pa", 0.02f, 120);
+  act_params(b, "pc", 0.035f, 90);
+  act_params(b, "pd", 0.011f, 200);
+  act_params(b, "py", 0.03f, 128);
+  b.initializer_i64("zero", {1}, {0}).initializer_i64("one", {1}, {1}).initializer_i64("two", {1}, {2});
+  auto& cat = b.node("Concat", {qdq(b, "a", "pa"), qdq(b, "c", "pc"), qdq(b, "d", "pd")}, {"cat"});
+  ModelBuilder::attr_int(cat, "axis", -3);
+  quantized_output(b, "cat", "py", "y");
+  // The same parameters everywhere: a Concat of the 8-bit tensors, then a Slice.
+  auto& cat2 = b.node("Concat", {qdq(b, "y", "pa"), "a_dq"}, {"cat2"});
+  ModelBuilder::attr_int(cat2, "axis", 1);
+  const std::string c2 = qdq(b, "cat2", "pa");
+  b.node("Shape", {c2}, {"sh"});
+  b.node("Gather", {"sh", "one"}, {"ch"});
+  b.node("Div", {"ch", "two"}, {"half"});
+  b.node("Sub", {"half", "one"}, {"end"});
+  b.node("Slice", {c2, "zero", "end", "one"}, {"sl"});
+  quantized_output(b, "sl", "pa", "z");
+  const std::vector<std::pair<std::string, Tensor>> feeds = {{"a", random_input({1, 2, 3, 4}, 8, -2, 2)},
+                                                             {"c", random_input({1, 3, 3, 4}, 9, -3, 4)},
+                                                             {"d", random_input({1, 1, 3, 4}, 10, -2, 0.5f)}};
+  SessionOptions off;
+  off.add_config_entry("optimization.disable_specified_optimizers", "QDQFusion");
+  const std::vector<Tensor> want = InferenceSession::create_from_bytes(b.bytes(), off)->run(feeds);
+  for (int threads : {1, 2}) {
+    SessionOptions o;
+    o.intra_op_num_threads = threads;
+    auto s = InferenceSession::create_from_bytes(b.bytes(), o);
+    EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("2 Concat, 2 on quantized tensors"));
+    const std::vector<Tensor> got = s->run(feeds);
+    ASSERT_EQ(got.size(), 2u);
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].shape(), want[i].shape()) << "output " << i;
+      EXPECT_EQ(got[i].to_vector<float>(), want[i].to_vector<float>()) << "output " << i << " threads " << threads;
+    }
+  }
+  const std::vector<float> y = want[0].to_vector<float>();
+  EXPECT_NE(*std::min_element(y.begin(), y.end()), *std::max_element(y.begin(), y.end()));
+}
+
 TEST(QDQFusion, GemmWithBiasBecomesQGemm) {
   ModelBuilder b(13);
   b.input("x", {3, 32}).output("y", {3, 10});
@@ -368,12 +425,6 @@ TEST(NhwcTransformer, LoneDepthwiseSameBits) {
   expect_nhwc_same_bits(b.bytes(), "NhwcTransformer 1 (2 conversions)");
 }
 
-// value -> Q -> DQ with parameters `p` into `out` (a graph output).
-void quantized_output(ModelBuilder& b, const std::string& value, const std::string& p, const std::string& out) {
-  b.node("QuantizeLinear", {value, p + "_s", p + "_z"}, {value + "_q"});
-  b.node("DequantizeLinear", {value + "_q", p + "_s", p + "_z"}, {out});
-}
-
 // Input x [1, 5, 13, 11], outputs y [1, 6, 13, 11] and `second`,
 // activation parameters p0 .. p`params - 1` (scales 0.02, 0.03, ...; zero
 // points 120, 0, 120 ...), the weights of three convolutions c1W / c1B ...
@@ -451,6 +502,41 @@ TEST(NhwcTransformer, ChannelSplitAndShuffleSameBits) {
   b.node("Conv", {qdq(b, "s", "p4"), "c3W", "c3B"}, {"e"});
   quantized_output(b, "e", "p1", "y");
   expect_nhwc_same_bits(b.bytes(), "(3 conversions)");
+}
+
+// The same unit quantized as ONNX Runtime's quantizer does it: QDQ after
+// the Slices, the Concat (its own parameters: a QLinearConcat) and each step
+// of the shuffle (their input's parameters: moved onto the 8-bit tensors).
+// The whole unit runs on 8-bit NHWC tensors: one conversion in, one out for
+// each output.
+TEST(NhwcTransformer, QuantizedSplitConcatAndShuffleSameBits) {
+  ModelBuilder b(13);
+  three_conv_model(b, {"s", {1, 8, 13, 11}}, 6, {{8, 5, 1, 1}, {4, 4, 1, 1}, {6, 8, 1, 1}});
+  b.initializer_i64("one", {1}, {1}).initializer_i64("two", {1}, {2}).initializer_i64("zero", {1}, {0});
+  b.initializer_i64("shape5", {5}, {1, 2, 4, 13, 11}).initializer_i64("shape4", {4}, {1, -1, 13, 11});
+  b.node("Conv", {qdq(b, "x", "p0"), "c1W", "c1B"}, {"a"});
+  const std::string ad = qdq(b, "a", "p1");
+  b.node("Shape", {ad}, {"sh"});
+  b.node("Gather", {"sh", "one"}, {"ch"});
+  b.node("Div", {"ch", "two"}, {"half"});
+  b.node("Slice", {ad, "zero", "half", "one"}, {"lo"});
+  b.node("Slice", {ad, "half", "ch", "one"}, {"hi"});
+  b.node("Conv", {qdq(b, "hi", "p1"), "c2W", "c2B"}, {"h2"});
+  auto& cat = b.node("Concat", {qdq(b, "lo", "p1"), qdq(b, "h2", "p3")}, {"cat"});
+  ModelBuilder::attr_int(cat, "axis", 1);
+  b.node("Reshape", {qdq(b, "cat", "p5"), "shape5"}, {"r5"});
+  auto& tr = b.node("Transpose", {qdq(b, "r5", "p5")}, {"t5"});
+  ModelBuilder::attr_ints(tr, "perm", {0, 2, 1, 3, 4});
+  b.node("Reshape", {qdq(b, "t5", "p5"), "shape4"}, {"r4"});
+  const std::string sd = qdq(b, "r4", "p5");
+  b.node("Identity", {sd}, {"s"});
+  b.node("Conv", {sd, "c3W", "c3B"}, {"e"});
+  quantized_output(b, "e", "p1", "y");
+  expect_nhwc_same_bits(b.bytes(), "(3 conversions)");
+  SessionOptions o;
+  const std::string summary = InferenceSession::create_from_bytes(b.bytes(), o)->optimization_summary();
+  EXPECT_THAT(summary, ::testing::HasSubstr("1 Concat, "));
+  EXPECT_THAT(summary, ::testing::Not(::testing::HasSubstr("DequantizeLinear 1")));
 }
 
 // ---------------------------------------------------------------- QLinearLookupFusion

@@ -11,9 +11,13 @@
 //   DQ(x) -> GlobalAveragePool -> Q              => com.microsoft.QLinearGlobalAveragePool
 //   DQ(x) + DQ(const W) [+ DQ(const int32 C)] -> Gemm -> Q
 //       => com.microsoft.QGemm (alpha = beta = 1, transA = 0)
-//   DQ(x) -> MaxPool / Reshape / Flatten / Transpose / Squeeze / Unsqueeze
-//       -> Q with the same scale and zero point  => the op on the quantized
-//          tensor (these move or select values: exact)
+//   Shape(DQ(x))                                 => Shape(x)
+//   DQ(x0), DQ(x1), ... -> Concat -> Q            => Concat of the quantized
+//          tensors when all share the output's scale and zero point, else
+//          com.microsoft.QLinearConcat
+//   DQ(x) -> MaxPool / Reshape / Flatten / Transpose / Squeeze / Unsqueeze /
+//       Slice -> Q with the same scale and zero point  => the op on the
+//          quantized tensor (these move or select values: exact)
 //
 // Activations are quantized per tensor (scalar scale and zero point
 // constants); weights per tensor or per output channel (Conv: axis 0;
@@ -25,6 +29,7 @@
 // What is not matched stays and runs as written. Constant folding leaves the
 // DequantizeLinear of constant weights alone while this pass is to run (the
 // weights then stay int8, held once); the ones left unfused are folded here.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -415,8 +420,39 @@ bool fuse_gemm(Graph& g, size_t i, std::vector<bool>& dead) {
   return true;
 }
 
-// DQ -> MaxPool / Reshape / Flatten / Transpose / Squeeze / Unsqueeze -> Q
-// with the same quantization: the op moved onto the 8-bit tensor.
+// DQ(x0), DQ(x1), ... -> Concat -> Q. With every input quantized as the
+// output: the Concat of the 8-bit tensors (exact); else com.microsoft
+// QLinearConcat, which requantizes each input as DQ then Q do (ONNX
+// Runtime's quantizer gives each input and the output its own parameters).
+bool fuse_concat(Graph& g, size_t i, std::vector<bool>& dead) {
+  const Node& n = g.nodes[i];
+  if (n.inputs.empty()) return false;
+  std::vector<TensorQ> xs(n.inputs.size());
+  for (size_t k = 0; k < n.inputs.size(); ++k)
+    if (!activation_dq(g, n.inputs[k], dead, xs[k]) || xs[k].type != xs[0].type) return false;
+  TensorQ y;
+  const int qi = q_after(g, n.outputs[0], dead, y);
+  if (qi < 0 || y.type != xs[0].type) return false;
+  Node f;
+  f.attrs = n.attrs;
+  if (std::all_of(xs.begin(), xs.end(), [&](const TensorQ& x) { return same(x, y); })) {
+    f.op_type = "Concat";
+    f.opset = n.opset;
+    for (const TensorQ& x : xs) f.inputs.push_back(x.data);
+  } else {
+    f.op_type = "QLinearConcat";
+    f.domain = "com.microsoft";
+    f.opset = 1;
+    f.inputs = {y.scale, y.zp};
+    for (const TensorQ& x : xs) f.inputs.insert(f.inputs.end(), {x.data, x.scale, x.zp});
+  }
+  replace_unit(g, i, std::move(f), qi, -1, dead);
+  return true;
+}
+
+// DQ -> MaxPool / Reshape / Flatten / Transpose / Squeeze / Unsqueeze /
+// Slice -> Q with the same quantization: the op moved onto the 8-bit
+// tensor (its other inputs, shapes and bounds, stay).
 bool move_onto_quantized(Graph& g, size_t i, std::vector<bool>& dead) {
   Node& n = g.nodes[i];
   if (n.inputs.empty() || (is_op(n, "MaxPool") && n.attrs.get_int("storage_order", 0) != 0)) return false;
@@ -431,11 +467,23 @@ bool move_onto_quantized(Graph& g, size_t i, std::vector<bool>& dead) {
   return true;
 }
 
+// Shape(DQ(x)) as Shape(x): a DequantizeLinear keeps its input's shape,
+// and a DequantizeLinear read only for its shape (ShuffleNet's split bounds
+// come from the channel count) then goes.
+bool shape_of_quantized(Graph& g, size_t i, const std::vector<bool>& dead) {
+  Node& n = g.nodes[i];
+  const int d = n.inputs.empty() ? -1 : dq_of(g, n.inputs[0], dead);
+  if (d < 0) return false;
+  n.inputs[0] = g.nodes[static_cast<size_t>(d)].inputs[0];
+  g.reindex(static_cast<int>(i));
+  return true;
+}
+
 }  // namespace
 
 void fuse_qdq(Graph& g, PassRecord& record, const LoadLimits& limits, Status& status) {
   std::vector<bool> dead(g.nodes.size(), false);
-  int convs = 0, adds = 0, pools = 0, gemms = 0, moves = 0;
+  int convs = 0, adds = 0, pools = 0, gemms = 0, concats = 0, moves = 0;
   const size_t count = g.nodes.size();
   for (size_t i = 0; i < count; ++i) {
     if (dead[i]) continue;
@@ -449,16 +497,18 @@ void fuse_qdq(Graph& g, PassRecord& record, const LoadLimits& limits, Status& st
     else if (op == "Add") adds += fuse_add(g, i, dead);
     else if (op == "GlobalAveragePool") pools += fuse_pool(g, i, dead);
     else if (op == "Gemm") gemms += fuse_gemm(g, i, dead);
+    else if (op == "Concat") concats += fuse_concat(g, i, dead);
     else if (op == "MaxPool" || op == "Reshape" || op == "Flatten" || op == "Transpose" || op == "Squeeze" ||
-             op == "Unsqueeze")
+             op == "Unsqueeze" || op == "Slice")
       moves += move_onto_quantized(g, i, dead);
+    else if (op == "Shape") moves += shape_of_quantized(g, i, dead);
   }
   g.compact(dead);
   const int removed = remove_unread_dequantizes(g);
-  record.count = convs + adds + pools + gemms + moves;
-  record.detail = fmt::format("{} QLinearConv, {} QLinearAdd, {} QLinearGlobalAveragePool, {} QGemm, {} on quantized "
-                              "tensors; {} DequantizeLinear removed",
-                              convs, adds, pools, gemms, moves, removed);
+  record.count = convs + adds + pools + gemms + concats + moves;
+  record.detail = fmt::format("{} QLinearConv, {} QLinearAdd, {} QLinearGlobalAveragePool, {} QGemm, {} Concat, {} on "
+                              "quantized tensors; {} DequantizeLinear removed",
+                              convs, adds, pools, gemms, concats, moves, removed);
   // Weights whose units were not fused: folded to float now (deferred by
   // constant folding while this pass was to run).
   PassRecord folded;

@@ -31,6 +31,8 @@
 //                spindle.BatchNormalizationNhwc, the same per-element
 //                arithmetic (a per-tensor QuantizeLinear, its one reader,
 //                folded into it: it writes the 8-bit tensor);
+//   QLinearConcat  (com.microsoft) rank 4, as Concat below: the axis
+//                renumbered, its X operands in the layout;
 //   Concat       rank 4 (one operand produced by a member): the axis
 //                becomes its NHWC number (channels: 1 -> 3), operands from
 //                elsewhere enter the layout (a float one as float);
@@ -70,7 +72,7 @@
 namespace spindle::graph::passes {
 namespace {
 
-enum Kind { kNo = 0, kConv, kAdd, kPool, kLookup, kGate, kElem, kBn, kConcat, kSlice, kShuffle, kShape };
+enum Kind { kNo = 0, kConv, kAdd, kPool, kLookup, kGate, kElem, kBn, kConcat, kQConcat, kSlice, kShuffle, kShape };
 
 bool is_q8(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
 
@@ -154,6 +156,10 @@ Kind member_kind(const Graph& g, const Node& n) {
   }
   if (n.op_type == "QLinearAdd" && n.domain == "com.microsoft")
     return n.inputs.size() >= 8 && n.inputs[3] >= 0 ? kAdd : kNo;
+  if (n.op_type == "QLinearConcat" && n.domain == "com.microsoft") {
+    const int64_t a = n.attrs.get_int("axis", 99);
+    return n.inputs.size() >= 5 && n.inputs.size() % 3 == 2 && a >= -4 && a < 4 ? kQConcat : kNo;
+  }
   if (n.op_type == "QLinearLookup" && n.domain == "spindle") return n.inputs.size() == 2 ? kLookup : kNo;
   if (n.op_type == "QLinearGateMul" && n.domain == "spindle")
     return n.inputs.size() >= 6 && n.inputs[3] >= 0 && n.attrs.get_int("channels_last", 0) == 0 ? kGate : kNo;
@@ -230,6 +236,11 @@ class NhwcLayout {
         std::vector<size_t> all(node_inputs(i));
         std::iota(all.begin(), all.end(), size_t{0});
         return all;
+      }
+      case kQConcat: {  // (y_scale, y_zero_point, then X, x_scale, x_zero_point per input)
+        std::vector<size_t> xs;
+        for (size_t s = 2; s < node_inputs(i); s += 3) xs.push_back(s);
+        return xs;
       }
       case kGate:  // G in NHWC when a member makes it, else read as it is
         if (gate_nhwc_[static_cast<size_t>(i)]) return {0, 3};
@@ -324,7 +335,7 @@ class NhwcLayout {
         if (k == kNo || k == kConv) continue;
         const std::vector<size_t> slots = data_slots(i);
         const auto is_fed = [&](size_t s) { return fed(i, s); };
-        const bool ok = k == kConcat ? std::any_of(slots.begin(), slots.end(), is_fed)
+        const bool ok = k == kConcat || k == kQConcat ? std::any_of(slots.begin(), slots.end(), is_fed)
                                      : std::all_of(slots.begin(), slots.end(), is_fed);
         if (!ok || (float_island(i) && !read_by_member(node(i).outputs[0]))) {
           kind_[static_cast<size_t>(i)] = kNo;
@@ -414,7 +425,7 @@ class NhwcLayout {
         n.domain = "spindle";
         n.opset = 1;
       }
-      if (k == kConcat) {  // NCHW axis 0, 1, 2, 3 is NHWC axis 0, 3, 1, 2
+      if (k == kConcat || k == kQConcat) {  // NCHW axis 0, 1, 2, 3 is NHWC axis 0, 3, 1, 2
         const int64_t a = n.attrs.get_int("axis", 1);
         const int64_t nchw = a < 0 ? a + 4 : a;
         n.attrs.set("axis", nchw == 0 ? int64_t{0} : nchw == 1 ? int64_t{3} : nchw - 1);
