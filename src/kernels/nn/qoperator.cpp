@@ -41,6 +41,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <fmt/ranges.h>
+
 #include "kernels/broadcast.h"
 #include "kernels/nn/nn_util.h"
 #include "kernels/nn/qlinear_params.h"
@@ -477,6 +479,14 @@ class QLinearAveragePoolKernel final : public OpKernel {
     attrs_.clipped_windows = true;
     if (attrs_.kernel_shape.empty())
       fail(node, "attribute kernel_shape is missing, expected one size per spatial dimension");
+    // ONNX Runtime refuses a pad as large as the kernel (a window wholly in
+    // the padding would average nothing).
+    const size_t nd = attrs_.kernel_shape.size();
+    if (attrs_.auto_pad == AutoPad::kNotSet && attrs_.pads.size() == 2 * nd)
+      for (size_t i = 0; i < 2 * nd; ++i)
+        if (attrs_.pads[i] >= attrs_.kernel_shape[i % nd])
+          fail(node, fmt::format("attribute pads is [{}], expected each pad smaller than its kernel_shape [{}]",
+                                 fmt::join(attrs_.pads, ", "), fmt::join(attrs_.kernel_shape, ", ")));
   }
 
   void compute(KernelContext& ctx) const override {
