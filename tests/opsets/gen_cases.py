@@ -680,6 +680,34 @@ def qoperator_cases():
                           [('c', rng.integers(0, 2, size=(3, 4)).astype(np.bool_)), ('x', q(t)),
                            ('xs', sc(0.05)), ('xz', z(128, 0)), ('y', q(t, 1, 4)), ('ys', sc(0.02)), ('yz', z(3, -3)),
                            ('zs', sc(0.05)), ('zz', z(128, 0))], consts=['xs', 'xz', 'ys', 'yz', 'zs', 'zz'], **one))
+
+        # Larger inputs, and scales whose quotients fall on exact halves (rounded to even).
+        cases.append(Case(f'ms_qlinearconcat_{tn}_ties', 'QLinearConcat',
+                          [('ys', sc(1.0)), ('yz', z(100, -7)), ('x0', q(t, 3, 16, 5)), ('s0', sc(0.5)),
+                           ('z0', z(127, 1)), ('x1', q(t, 3, 16, 7)), ('s1', sc(0.25)), ('z1', z(3, -2)),
+                           ('x2', q(t, 3, 16, 2)), ('s2', sc(1.5)), ('z2', z(250, 100))], axis=2, **one))
+        cases.append(Case(f'ms_qlinearavgpool_{tn}_ties', 'QLinearAveragePool',
+                          [('x', q(t, 1, 4, 9, 9)), ('xs', sc(1.0)), ('xz', z(0, 0)), ('ps', sc(1.0)), ('pz', z(0, 0))],
+                          kernel_shape=[2, 2], pads=[1, 1, 1, 1], **one))
+        cases.append(Case(f'ms_qlinearavgpool_{tn}_large', 'QLinearAveragePool', pool(q(t, 2, 8, 17, 19)),
+                          kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], **one))
+        cases.append(Case(f'ms_qlinearavgpool_{tn}_large_nhwc', 'QLinearAveragePool', pool(q(t, 2, 17, 19, 19)),
+                          kernel_shape=[5, 3], strides=[2, 1], pads=[2, 1, 2, 1], channels_last=1,
+                          count_include_pad=1, **one))
+        for xsv in (0.02, 0.3):
+            cases.append(Case(f'ms_qlinearsoftmax_{tn}_large_xs{xsv}', 'QLinearSoftmax',
+                              [('x', q(t, 4, 16, 64)), ('xs', sc(xsv)), ('xz', z(128, 0)), ('ys', sc(1 / 256)),
+                               ('yz', z(0, -128))], axis=-1, opset=13, **one))
+        cases.append(Case(f'ms_qlinearsoftmax_{tn}_wide_opset12', 'QLinearSoftmax',
+                          [('x', q(t, 3, 40, 50)), ('xs', sc(0.01)), ('xz', z(128, 0)), ('ys', sc(1 / 256)),
+                           ('yz', z(0, -128))], axis=1, opset=12, **one))
+        cases.append(Case(f'ms_qlinearsoftmax_{tn}_axis0_opset13', 'QLinearSoftmax',
+                          [('x', q(t, 30, 3, 7)), ('xs', sc(0.1)), ('xz', z(128, 0)), ('ys', sc(1 / 200)),
+                           ('yz', z(10, -100))], axis=0, opset=13, **one))
+        cases.append(Case(f'ms_qlinearwhere_{tn}_large', 'QLinearWhere',
+                          [('c', rng.integers(0, 2, size=(4, 1, 6, 1)).astype(np.bool_)), ('x', q(t, 5, 1, 8)),
+                           ('xs', sc(0.5)), ('xz', z(3, 3)), ('y', q(t, 4, 5, 1, 8)), ('ys', sc(0.25)),
+                           ('yz', z(200, -77)), ('zs', sc(1.0)), ('zz', z(128, 0))], **one))
     return cases
 
 
