@@ -650,6 +650,11 @@ def qoperator_cases():
                           kernel_shape=[4], strides=[2], auto_pad='SAME_UPPER', **one))
         cases.append(Case(f'ms_qlinearavgpool_{tn}_same_lower_nhwc', 'QLinearAveragePool', pool(q(t, 1, 5, 6, 3)),
                           kernel_shape=[2, 3], auto_pad='SAME_LOWER', channels_last=1, count_include_pad=1, **one))
+        cases.append(Case(f'ms_qlinearavgpool_{tn}_1d_nhwc', 'QLinearAveragePool', pool(q(t, 2, 9, 5)),
+                          kernel_shape=[3], strides=[2], pads=[1, 2], channels_last=1, **one))
+        cases.append(Case(f'ms_qlinearavgpool_{tn}_3d_nhwc', 'QLinearAveragePool', pool(q(t, 1, 4, 5, 6, 3)),
+                          kernel_shape=[3, 2, 2], strides=[1, 2, 2], pads=[1, 1, 0, 1, 0, 1], ceil_mode=1,
+                          channels_last=1, count_include_pad=1, **one))
         cases.append(Case(f'ms_qlinearavgpool_{tn}_whole', 'QLinearAveragePool', pool(q(t, 2, 3, 4, 5)),
                           kernel_shape=[4, 5], **one))
         cases.append(Case(f'ms_qlinearavgpool_{tn}_whole_nhwc', 'QLinearAveragePool', pool(q(t, 2, 4, 5, 9)),

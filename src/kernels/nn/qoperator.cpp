@@ -327,7 +327,10 @@ class QLinearSoftmaxKernel final : public OpKernel {
     float sum = 0.0f;
     for (int64_t k = 0; k < D; ++k) sum += t[static_cast<int32_t>(x[k * stride])];
     for (int64_t k = 0; k < D; ++k) {
-      const float q = std::nearbyintf(t[static_cast<int32_t>(x[k * stride])] * y_scale / sum);
+      float q = std::nearbyintf(t[static_cast<int32_t>(x[k * stride])] * y_scale / sum);
+      // A share past 255 saturates either type whatever the zero point; held
+      // there (NaN too) so the integer conversion below stays defined.
+      if (!(q <= 255.0f)) q = 255.0f;
       if constexpr (std::is_same_v<Q, uint8_t>) {
         const uint32_t v = static_cast<uint32_t>(q) + static_cast<uint32_t>(yz);
         y[k * stride] = static_cast<uint8_t>(v > 255u ? 255u : v);
