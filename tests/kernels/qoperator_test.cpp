@@ -168,7 +168,8 @@ TEST(QOperatorErrors, QLinearSoftmaxNamesTheBadInput) {
   const Tensor x = q8(false, {2, 3, 4}, 8);
   Attributes a = ints_attr("opset", 13);
   a.set("axis", int64_t{-4});
-  std::string msg = error_running(ms_node("QLinearSoftmax", 5, a), {x, scale(0.1f), zp(false, 0), scale(1.0f / 256), zp(false, 0)});
+  std::string msg = error_running(ms_node("QLinearSoftmax", 5, a),
+                                  {x, scale(0.1f), zp(false, 0), scale(1.0f / 256), zp(false, 0)});
   EXPECT_THAT(msg, HasSubstr("axis -4 is out of range for a rank-3 tensor"));
 
   msg = error_running(ms_node("QLinearSoftmax", 5, ints_attr("opset", 13)),
@@ -233,9 +234,11 @@ TEST(QOperator, QLinearAveragePoolCountIncludePad) {
   // 1, count_include_pad 1 by 4 (0.25 -> 0).
   const Tensor x = Tensor::from_vector<uint8_t>({1, 1, 2, 2}, {1, 2, 3, 4});
   const std::vector<Tensor> in = {x, scale(1.0f), zp(false, 0), scale(1.0f), zp(false, 0)};
-  const auto excl = run_kernel_once(ms_node("QLinearAveragePool", 5, pool_attrs({2, 2}, {1, 1}, {1, 1, 0, 0}, 0, 0)), in);
+  const auto excl =
+      run_kernel_once(ms_node("QLinearAveragePool", 5, pool_attrs({2, 2}, {1, 1}, {1, 1, 0, 0}, 0, 0)), in);
   EXPECT_EQ(excl[0].to_vector<uint8_t>(), (std::vector<uint8_t>{1, 2, 2, 2}));  // 1, 1.5, 2, 2.5 rounded to even
-  const auto incl = run_kernel_once(ms_node("QLinearAveragePool", 5, pool_attrs({2, 2}, {1, 1}, {1, 1, 0, 0}, 1, 0)), in);
+  const auto incl =
+      run_kernel_once(ms_node("QLinearAveragePool", 5, pool_attrs({2, 2}, {1, 1}, {1, 1, 0, 0}, 1, 0)), in);
   EXPECT_EQ(incl[0].to_vector<uint8_t>(), (std::vector<uint8_t>{0, 1, 1, 2}));  // 0.25, 0.75, 1, 2.5
 }
 
@@ -246,6 +249,32 @@ TEST(QOperator, QLinearSoftmaxSaturatesAOneHotShare) {
   const auto got = run_kernel_once(ms_node("QLinearSoftmax", 5, ints_attr("opset", 13)),
                                    {x, scale(1.0f), zp(true, 0), scale(1.0f / 256), zp(true, -128)});
   EXPECT_EQ(got[0].to_vector<int8_t>(), (std::vector<int8_t>{127, -128, -128}));
+}
+
+// One image's channels concatenated (a single row of Y, split into several
+// blocks of bytes): each input's part of Y is that input requantized alone
+// (a one-input QLinearConcat with the same parameters), on 2 threads.
+TEST(QOperator, QLinearConcatOfOneImageEqualsItsInputsRequantizedAlone) {
+  auto two = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+  for (bool sign : {false, true}) {
+    const std::vector<Tensor> xs = {q8(sign, {1, 150, 33, 33}, 30), q8(sign, {1, 1, 33, 33}, 31),
+                                    q8(sign, {1, 0, 33, 33}, 32), q8(sign, {1, 120, 33, 33}, 33)};
+    std::vector<Tensor> in = concat_inputs(xs);
+    in[2 + 3 * 3 + 1] = in[0];  // X3 with Y's scale and zero point: copied
+    in[2 + 3 * 3 + 2] = in[1];
+    const Tensor got = run_kernel_once(ms_node("QLinearConcat", 14, ints_attr("axis", 1)), in, two.get())[0];
+    ASSERT_EQ(got.shape(), (Shape{1, 271, 33, 33}));
+    const auto* g = static_cast<const uint8_t*>(got.raw_data());
+    size_t at = 0;
+    for (int i = 0; i < 4; ++i) {
+      const size_t k = static_cast<size_t>(2 + 3 * i);
+      const Tensor alone = run_kernel_once(ms_node("QLinearConcat", 5, ints_attr("axis", 1)),
+                                           {in[0], in[1], in[k], in[k + 1], in[k + 2]})[0];
+      const size_t n = static_cast<size_t>(alone.numel());
+      EXPECT_EQ(std::memcmp(g + at, alone.raw_data(), n), 0) << "X" << i << (sign ? " int8" : " uint8");
+      at += n;
+    }
+  }
 }
 
 // Runs `node` without a pool and on pools of 1 and 2 threads: the same bits.

@@ -165,22 +165,28 @@ class QLinearConcatKernel final : public OpKernel {
       out_pitch += pitch[static_cast<size_t>(i)];
     }
     if (outer == 0 || out_pitch == 0) return;
+    std::vector<const uint8_t*> srcs(static_cast<size_t>(count));
+    for (int i = 0; i < count; ++i)
+      srcs[static_cast<size_t>(i)] = static_cast<const uint8_t*>(ctx.input(2 + 3 * i).raw_data());
     auto* y = static_cast<uint8_t*>(Y.raw_mutable_data());
-    const int64_t grain = grain_for_cost(ops_cost(static_cast<double>(out_pitch)));
-    parallel_for(ctx.pool(), 0, outer, grain, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r)
-        for (int i = 0; i < count; ++i) {
-          const size_t k = static_cast<size_t>(i);
-          const int64_t len = pitch[k];
-          const auto* src = static_cast<const uint8_t*>(ctx.input(2 + 3 * i).raw_data()) + r * len;
-          uint8_t* dst = y + r * out_pitch + offset[k];
-          if (copies[k]) {
-            if (len > 0) std::memcpy(dst, src, static_cast<size_t>(len));
-          } else {
-            const ByteTable& t = tables[k];
-            for (int64_t j = 0; j < len; ++j) dst[j] = t[src[j]];
-          }
+    // Blocks are ranges of Y's bytes, not rows: concatenating the channels
+    // of one image is a single row. A range is walked as its pieces of the
+    // inputs' segments (an input of no bytes along the axis is skipped).
+    parallel_for(ctx.pool(), 0, outer * out_pitch, grain_for_cost(ops_cost(1.0)), [&](int64_t b0, int64_t b1) {
+      for (int64_t p = b0; p < b1;) {
+        const int64_t r = p / out_pitch, w = p % out_pitch;
+        size_t k = 0;
+        while (offset[k] + pitch[k] <= w) ++k;
+        const int64_t at = w - offset[k], n = std::min(pitch[k] - at, b1 - p);
+        const uint8_t* src = srcs[k] + r * pitch[k] + at;
+        if (copies[k]) {
+          std::memcpy(y + p, src, static_cast<size_t>(n));
+        } else {
+          const ByteTable& t = tables[k];
+          for (int64_t j = 0; j < n; ++j) y[p + j] = t[src[j]];
         }
+        p += n;
+      }
     });
   }
 
