@@ -51,7 +51,6 @@ namespace spindle::kernels::nn {
 
 namespace {
 
-using qparams::is_q8;
 using qparams::require_q8_input;
 using qparams::scalar_scale;
 using qparams::scalar_zero_point;
@@ -81,10 +80,8 @@ void requant_table(float xs, int32_t xz, float ys, int32_t yz, ByteTable& table,
   for (int b = 0; b < 256; ++b) {
     const auto v = static_cast<Q>(static_cast<uint8_t>(b));
     const float f = xs * static_cast<float>(static_cast<int32_t>(v) - xz);
-    table[static_cast<size_t>(b)] = static_cast<uint8_t>(quantize_linear<Q>(f, ys, yz));
+    table[static_cast<size_t>(b)] = static_cast<uint8_t>(copy ? b : quantize_linear<Q>(f, ys, yz));
   }
-  if (copy)
-    for (int b = 0; b < 256; ++b) table[static_cast<size_t>(b)] = static_cast<uint8_t>(b);
 }
 
 void requant_table(DataType t, float xs, int32_t xz, float ys, int32_t yz, ByteTable& table, bool& copy) {
