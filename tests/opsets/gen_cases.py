@@ -593,9 +593,132 @@ def contrib_cases():
     return cases
 
 
+def qoperator_cases():
+    """com.microsoft operators of ONNX Runtime's QOperator-format models: QLinearConcat, QLinearAveragePool,
+    QLinearSoftmax, QLinearWhere, on uint8 and int8 (scales and zero points as graph inputs, so ONNX Runtime
+    builds its tables at run time, and as initializers, so it builds them when the session loads)."""
+    one = dict(since=23, until=23, domain='com.microsoft')
+
+    def q(t, *shape):
+        return ints(*shape, lo=-128 if t == np.int8 else 0, hi=128 if t == np.int8 else 256, dtype=t)
+
+    def sc(v):
+        return np.array(v, np.float32)
+
+    def zp(t, v):
+        return np.array(v, t)
+
+    cases = []
+    for t, tn in ((np.uint8, 'u8'), (np.int8, 'i8')):
+        z = (lambda u, i: zp(t, u if t == np.uint8 else i))
+        # Three inputs of different scales on a middle axis (the third with Y's parameters: copied).
+        cat = [('ys', sc(0.05)), ('yz', z(128, -3)), ('x0', q(t, 2, 3, 4)), ('s0', sc(0.02)), ('z0', z(120, 5)),
+               ('x1', q(t, 2, 5, 4)), ('s1', sc(0.11)), ('z1', z(7, -100)), ('x2', q(t, 2, 1, 4)), ('s2', sc(0.05)),
+               ('z2', z(128, -3))]
+        cases.append(Case(f'ms_qlinearconcat_{tn}_axis1', 'QLinearConcat', cat, axis=1, **one))
+        cases.append(Case(f'ms_qlinearconcat_{tn}_const', 'QLinearConcat', cat, axis=1,
+                          consts=['ys', 'yz', 's0', 'z0', 's1', 'z1', 's2', 'z2'], **one))
+        neg = [('ys', sc(0.3)), ('yz', z(3, 0)), ('x0', q(t, 2, 3, 2)), ('s0', sc(0.01)), ('z0', z(200, 60)),
+               ('x1', q(t, 2, 3, 5)), ('s1', sc(0.5)), ('z1', z(100, -20)), ('x2', q(t, 2, 3, 1)), ('s2', sc(1.7)),
+               ('z2', z(0, 127))]
+        cases.append(Case(f'ms_qlinearconcat_{tn}_axis_neg1', 'QLinearConcat', neg, axis=-1, **one))
+        cases.append(Case(f'ms_qlinearconcat_{tn}_axis_neg3', 'QLinearConcat',
+                          [('ys', sc(0.04)), ('yz', z(10, 1)), ('x0', q(t, 1, 3, 2)), ('s0', sc(0.03)),
+                           ('z0', z(131, -9)), ('x1', q(t, 2, 3, 2)), ('s1', sc(0.06)), ('z1', z(90, 12)),
+                           ('x2', q(t, 3, 3, 2)), ('s2', sc(0.02)), ('z2', z(140, -40))], axis=-3, **one))
+
+        # QLinearAveragePool: x, x_scale, x_zero_point, y_scale, y_zero_point.
+        def pool(x):
+            return [('x', x), ('xs', sc(0.07)), ('xz', z(118, -6)), ('ps', sc(0.05)), ('pz', z(125, 4))]
+        for cip in (0, 1):
+            cases.append(Case(f'ms_qlinearavgpool_{tn}_pads_strides_cip{cip}', 'QLinearAveragePool',
+                              pool(q(t, 2, 3, 7, 8)), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                              count_include_pad=cip, **one))
+            cases.append(Case(f'ms_qlinearavgpool_{tn}_ceil_cip{cip}', 'QLinearAveragePool', pool(q(t, 1, 2, 7, 7)),
+                              kernel_shape=[2, 3], strides=[2, 2], pads=[0, 1, 1, 0], ceil_mode=1,
+                              count_include_pad=cip, **one))
+            cases.append(Case(f'ms_qlinearavgpool_{tn}_nhwc_cip{cip}', 'QLinearAveragePool', pool(q(t, 2, 6, 7, 5)),
+                              kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 1, 1], channels_last=1,
+                              count_include_pad=cip, **one))
+            cases.append(Case(f'ms_qlinearavgpool_{tn}_nhwc_ceil_cip{cip}', 'QLinearAveragePool',
+                              pool(q(t, 1, 7, 6, 4)), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 0, 0],
+                              ceil_mode=1, channels_last=1, count_include_pad=cip, **one))
+            cases.append(Case(f'ms_qlinearavgpool_{tn}_3d_cip{cip}', 'QLinearAveragePool', pool(q(t, 1, 2, 4, 5, 6)),
+                              kernel_shape=[2, 3, 2], strides=[2, 2, 2], pads=[1, 0, 1, 0, 1, 1],
+                              count_include_pad=cip, **one))
+        cases.append(Case(f'ms_qlinearavgpool_{tn}_1d_same_upper', 'QLinearAveragePool', pool(q(t, 2, 3, 9)),
+                          kernel_shape=[4], strides=[2], auto_pad='SAME_UPPER', **one))
+        cases.append(Case(f'ms_qlinearavgpool_{tn}_same_lower_nhwc', 'QLinearAveragePool', pool(q(t, 1, 5, 6, 3)),
+                          kernel_shape=[2, 3], auto_pad='SAME_LOWER', channels_last=1, count_include_pad=1, **one))
+        cases.append(Case(f'ms_qlinearavgpool_{tn}_1d_nhwc', 'QLinearAveragePool', pool(q(t, 2, 9, 5)),
+                          kernel_shape=[3], strides=[2], pads=[1, 2], channels_last=1, **one))
+        cases.append(Case(f'ms_qlinearavgpool_{tn}_3d_nhwc', 'QLinearAveragePool', pool(q(t, 1, 4, 5, 6, 3)),
+                          kernel_shape=[3, 2, 2], strides=[1, 2, 2], pads=[1, 1, 0, 1, 0, 1], ceil_mode=1,
+                          channels_last=1, count_include_pad=1, **one))
+        cases.append(Case(f'ms_qlinearavgpool_{tn}_whole', 'QLinearAveragePool', pool(q(t, 2, 3, 4, 5)),
+                          kernel_shape=[4, 5], **one))
+        cases.append(Case(f'ms_qlinearavgpool_{tn}_whole_nhwc', 'QLinearAveragePool', pool(q(t, 2, 4, 5, 9)),
+                          kernel_shape=[4, 5], channels_last=1, **one))
+
+        # QLinearSoftmax: X, X_scale, x_zero_point, y_scale, y_zero_point; the output as quantized to 1/256.
+        sm_x = q(t, 2, 3, 10)
+        sm_x[0, 0, 3] = 127 if t == np.int8 else 255  # one dominant value: a share of ~1
+        sm = [('x', sm_x), ('xs', sc(0.08)), ('xz', z(128, 0)), ('ys', sc(1 / 256)), ('yz', z(0, -128))]
+        for opset in (12, 13):
+            cases.append(Case(f'ms_qlinearsoftmax_{tn}_last_opset{opset}', 'QLinearSoftmax', sm, axis=-1, opset=opset,
+                              **one))
+            cases.append(Case(f'ms_qlinearsoftmax_{tn}_axis1_opset{opset}', 'QLinearSoftmax',
+                              [('x', q(t, 2, 4, 5)), ('xs', sc(0.2)), ('xz', z(100, 3)), ('ys', sc(0.004)),
+                               ('yz', z(2, -120))], axis=1, opset=opset, **one))
+        cases.append(Case(f'ms_qlinearsoftmax_{tn}_const', 'QLinearSoftmax', sm, axis=-1, opset=13,
+                          consts=['xs', 'xz', 'ys', 'yz'], **one))
+        cases.append(Case(f'ms_qlinearsoftmax_{tn}_default_axis_opset11', 'QLinearSoftmax',
+                          [('x', q(t, 3, 2, 6)), ('xs', sc(0.05)), ('xz', z(128, 0)), ('ys', sc(1 / 255)),
+                           ('yz', z(0, -128))], opset=11, **one))
+
+        # QLinearWhere: condition, X, x_scale, x_zero_point, Y, y_scale, y_zero_point, z_scale, z_zero_point.
+        cases.append(Case(f'ms_qlinearwhere_{tn}_broadcast', 'QLinearWhere',
+                          [('c', rng.integers(0, 2, size=(2, 1, 4)).astype(np.bool_)), ('x', q(t, 1, 3, 1)),
+                           ('xs', sc(0.03)), ('xz', z(140, 10)), ('y', q(t, 4)), ('ys', sc(0.09)), ('yz', z(60, -50)),
+                           ('zs', sc(0.05)), ('zz', z(128, 0))], **one))
+        cases.append(Case(f'ms_qlinearwhere_{tn}_scalar_copy', 'QLinearWhere',
+                          [('c', rng.integers(0, 2, size=(3, 4)).astype(np.bool_)), ('x', q(t)),
+                           ('xs', sc(0.05)), ('xz', z(128, 0)), ('y', q(t, 1, 4)), ('ys', sc(0.02)), ('yz', z(3, -3)),
+                           ('zs', sc(0.05)), ('zz', z(128, 0))], consts=['xs', 'xz', 'ys', 'yz', 'zs', 'zz'], **one))
+
+        # Larger inputs, and scales whose quotients fall on exact halves (rounded to even).
+        cases.append(Case(f'ms_qlinearconcat_{tn}_ties', 'QLinearConcat',
+                          [('ys', sc(1.0)), ('yz', z(100, -7)), ('x0', q(t, 3, 16, 5)), ('s0', sc(0.5)),
+                           ('z0', z(127, 1)), ('x1', q(t, 3, 16, 7)), ('s1', sc(0.25)), ('z1', z(3, -2)),
+                           ('x2', q(t, 3, 16, 2)), ('s2', sc(1.5)), ('z2', z(250, 100))], axis=2, **one))
+        cases.append(Case(f'ms_qlinearavgpool_{tn}_ties', 'QLinearAveragePool',
+                          [('x', q(t, 1, 4, 9, 9)), ('xs', sc(1.0)), ('xz', z(0, 0)), ('ps', sc(1.0)), ('pz', z(0, 0))],
+                          kernel_shape=[2, 2], pads=[1, 1, 1, 1], **one))
+        cases.append(Case(f'ms_qlinearavgpool_{tn}_large', 'QLinearAveragePool', pool(q(t, 2, 8, 17, 19)),
+                          kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], **one))
+        cases.append(Case(f'ms_qlinearavgpool_{tn}_large_nhwc', 'QLinearAveragePool', pool(q(t, 2, 17, 19, 19)),
+                          kernel_shape=[5, 3], strides=[2, 1], pads=[2, 1, 2, 1], channels_last=1,
+                          count_include_pad=1, **one))
+        for xsv in (0.02, 0.3):
+            cases.append(Case(f'ms_qlinearsoftmax_{tn}_large_xs{xsv}', 'QLinearSoftmax',
+                              [('x', q(t, 4, 16, 64)), ('xs', sc(xsv)), ('xz', z(128, 0)), ('ys', sc(1 / 256)),
+                               ('yz', z(0, -128))], axis=-1, opset=13, **one))
+        cases.append(Case(f'ms_qlinearsoftmax_{tn}_wide_opset12', 'QLinearSoftmax',
+                          [('x', q(t, 3, 40, 50)), ('xs', sc(0.01)), ('xz', z(128, 0)), ('ys', sc(1 / 256)),
+                           ('yz', z(0, -128))], axis=1, opset=12, **one))
+        cases.append(Case(f'ms_qlinearsoftmax_{tn}_axis0_opset13', 'QLinearSoftmax',
+                          [('x', q(t, 30, 3, 7)), ('xs', sc(0.1)), ('xz', z(128, 0)), ('ys', sc(1 / 200)),
+                           ('yz', z(10, -100))], axis=0, opset=13, **one))
+        cases.append(Case(f'ms_qlinearwhere_{tn}_large', 'QLinearWhere',
+                          [('c', rng.integers(0, 2, size=(4, 1, 6, 1)).astype(np.bool_)), ('x', q(t, 5, 1, 8)),
+                           ('xs', sc(0.5)), ('xz', z(3, 3)), ('y', q(t, 4, 5, 1, 8)), ('ys', sc(0.25)),
+                           ('yz', z(200, -77)), ('zs', sc(1.0)), ('zz', z(128, 0))], **one))
+    return cases
+
+
 def all_cases():
     return (unary_cases() + binary_cases() + reduce_cases() + tensor_cases() + nn_cases() + more_cases() +
-            function_cases() + contrib_cases() + nbits_cases())
+            function_cases() + contrib_cases() + nbits_cases() + qoperator_cases())
 
 
 def json_value(v):

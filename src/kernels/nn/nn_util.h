@@ -154,6 +154,7 @@ void register_col2im(KernelRegistry& r);
 void register_rnn(KernelRegistry& r);
 void register_qlinear(KernelRegistry& r);
 void register_qlinear_contrib(KernelRegistry& r);  // qlinear_contrib.cpp: com.microsoft quantized ops
+void register_qoperator(KernelRegistry& r);        // qoperator.cpp: com.microsoft ops of QOperator-format models
 void register_matmul_nbits(KernelRegistry& r);      // matmul_nbits.cpp: com.microsoft MatMulNBits
 void register_transformer(KernelRegistry& r);  // Attention, RotaryEmbedding, AffineGrid
 void register_attention(KernelRegistry& r);    // spindle.FusedAttention (the optimizer's fused attention chain)
