@@ -521,7 +521,9 @@ TEST(NhwcTransformer, QuantizedSplitConcatAndShuffleSameBits) {
   b.node("Div", {"ch", "two"}, {"half"});
   b.node("Slice", {ad, "zero", "half", "one"}, {"lo"});
   b.node("Slice", {ad, "half", "ch", "one"}, {"hi"});
-  b.node("Conv", {qdq(b, "hi", "p1"), "c2W", "c2B"}, {"h2"});
+  weights(b, {4, 4, 1, 1}, 0, 0.03f, 77, "d2");  // its input keeps the Slice's (p1's) parameters
+  weights(b, {6, 8, 1, 1}, 0, 0.07f, 78, "d3");  // p5's
+  b.node("Conv", {qdq(b, "hi", "p1"), "d2W", "d2B"}, {"h2"});
   auto& cat = b.node("Concat", {qdq(b, "lo", "p1"), qdq(b, "h2", "p3")}, {"cat"});
   ModelBuilder::attr_int(cat, "axis", 1);
   b.node("Reshape", {qdq(b, "cat", "p5"), "shape5"}, {"r5"});
@@ -530,13 +532,13 @@ TEST(NhwcTransformer, QuantizedSplitConcatAndShuffleSameBits) {
   b.node("Reshape", {qdq(b, "t5", "p5"), "shape4"}, {"r4"});
   const std::string sd = qdq(b, "r4", "p5");
   b.node("Identity", {sd}, {"s"});
-  b.node("Conv", {sd, "c3W", "c3B"}, {"e"});
+  b.node("Conv", {sd, "d3W", "d3B"}, {"e"});
   quantized_output(b, "e", "p1", "y");
   expect_nhwc_same_bits(b.bytes(), "(3 conversions)");
   SessionOptions o;
   const std::string summary = InferenceSession::create_from_bytes(b.bytes(), o)->optimization_summary();
-  EXPECT_THAT(summary, ::testing::HasSubstr("1 Concat, "));
-  EXPECT_THAT(summary, ::testing::Not(::testing::HasSubstr("DequantizeLinear 1")));
+  EXPECT_THAT(summary, ::testing::HasSubstr("3 QLinearConv, "));
+  EXPECT_THAT(summary, ::testing::HasSubstr("1 Concat, 6 on quantized tensors"));
 }
 
 // ---------------------------------------------------------------- QLinearLookupFusion
