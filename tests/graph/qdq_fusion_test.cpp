@@ -473,6 +473,26 @@ TEST(NhwcTransformer, PreActivationIslandsSameBits) {
   expect_nhwc_same_bits(b.bytes(), "(4 conversions)");
 }
 
+// A pre-activation reading a DequantizeLinear straight (DenseNet quantized
+// as ONNX Runtime's quantizer does it, its Concats quantized): x -> Conv 1x1
+// (4 channels) -> QDQ -> BatchNormalization -> Relu -> QDQ -> Conv 3x3 (6
+// channels): output y; the first QDQ's float value: output c. The
+// BatchNormalizationNhwc reads the 8-bit tensor and dequantizes it itself,
+// the same bits as the DequantizeLinear before it.
+TEST(NhwcTransformer, PreActivationReadsTheQuantizedTensorSameBits) {
+  ModelBuilder b(13);
+  three_conv_model(b, {"c", {1, 4, 13, 11}}, 3, {{4, 5, 1, 1}, {6, 4, 3, 3}});
+  b.node("Conv", {qdq(b, "x", "p0"), "c1W", "c1B"}, {"a"});
+  const std::string ad = qdq(b, "a", "p1");
+  b.node("Identity", {ad}, {"c"});
+  batchnorm(b, ad, "n1", 4, 71);
+  b.node("Relu", {"n1"}, {"r1"});
+  auto& c2 = b.node("Conv", {qdq(b, "r1", "p2"), "c2W", "c2B"}, {"e"});
+  ModelBuilder::attr_ints(c2, "pads", {1, 1, 1, 1});
+  quantized_output(b, "e", "p1", "y");
+  expect_nhwc_same_bits(b.bytes(), "(3 conversions)");
+}
+
 // ShuffleNet's unit: x [1, 5, 13, 11] -> Conv 1x1 (8 channels) -> QDQ ->
 // split in two halves along the channels by Slices whose bounds come from
 // Shape -> Gather (the index also the Slices' axes) -> Div; the second half

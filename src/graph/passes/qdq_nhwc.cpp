@@ -30,7 +30,9 @@
 //                LeakyRelu / Clip) X produced by a member: becomes
 //                spindle.BatchNormalizationNhwc, the same per-element
 //                arithmetic (a per-tensor QuantizeLinear, its one reader,
-//                folded into it: it writes the 8-bit tensor);
+//                folded into it: it writes the 8-bit tensor; a per-tensor
+//                DequantizeLinear of an 8-bit X folded in too: it reads
+//                the 8-bit tensor);
 //   QLinearConcat  (com.microsoft) rank 4, as Concat below: the axis
 //                renumbered, its X operands in the layout;
 //   Concat       rank 4 (one operand produced by a member): the axis
@@ -205,6 +207,7 @@ class NhwcLayout {
     for (int i : gaps) convert_gap(i);
     for (Node& r : added_) g_.nodes.push_back(std::move(r));
     fold_quantize();
+    fold_dequantize();
     if (record.count) g_.opsets.emplace("spindle", 1);
     if (conversions_) record.detail = fmt::format("{} conversions", conversions_);
   }
@@ -463,6 +466,36 @@ class NhwcLayout {
       dead[static_cast<size_t>(readers[0])] = true;
       any = true;
       g_.invalidate_uses();
+    }
+    if (any) g_.compact(dead);
+  }
+
+  // A BatchNormalizationNhwc reading a per-tensor DequantizeLinear of an
+  // 8-bit tensor reads that tensor (x_scale, x_zero_point: inputs 7 and 8)
+  // and dequantizes it a few rows at a time as the DequantizeLinear would
+  // (DenseNet's pre-activations: the Concat's 8-bit output, 1 byte a value
+  // read in place of 4); the DequantizeLinear goes when nothing else reads it.
+  void fold_dequantize() {
+    std::vector<bool> dead(g_.nodes.size(), false);
+    bool any = false;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      Node& bn = g_.nodes[i];
+      if (bn.op_type != "BatchNormalizationNhwc" || bn.domain != "spindle" || bn.inputs.size() > 7) continue;
+      const int d = producer(bn.inputs[0]);
+      if (d < 0) continue;
+      const Node& dq = g_.nodes[static_cast<size_t>(d)];
+      if (dq.op_type != "DequantizeLinear" || island_kind(g_, dq) != kElem || dq.outputs.size() != 1) continue;
+      // The zero point's type says X is 8-bit (without one it may be int32).
+      const Tensor* z = dq.inputs.size() > 2 && dq.inputs[2] >= 0 ? g_.initializer(dq.inputs[2]) : nullptr;
+      if (!z || !is_q8(z->dtype())) continue;
+      bn.inputs.resize(7, -1);
+      bn.inputs.push_back(dq.inputs[1]);
+      bn.inputs.push_back(dq.inputs[2]);
+      const int x = dq.outputs[0];
+      bn.inputs[0] = dq.inputs[0];
+      g_.invalidate_uses();
+      if (g_.consumers(x).empty() && !g_.is_graph_output(x)) dead[static_cast<size_t>(d)] = true;
+      any = true;
     }
     if (any) g_.compact(dead);
   }

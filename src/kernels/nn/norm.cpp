@@ -15,7 +15,10 @@
 // per ISA level as the NCHW loop is (batchnorm_nhwc.isa.cpp): the same bits.
 // With inputs 5 and 6 (y_scale, y_zero_point, one value each) it is followed
 // by the QuantizeLinear the optimizer folded into it: Y is 8-bit, the float
-// values quantized a few rows at a time by QuantizeLinear's own loop.
+// values quantized a few rows at a time by QuantizeLinear's own loop. With
+// inputs 7 and 8 (x_scale, x_zero_point) it is preceded by a folded
+// DequantizeLinear: X is 8-bit, dequantized a few rows at a time by
+// DequantizeLinear's own loop.
 //
 // Statistics of one plane or row are accumulated in double by one block, so
 // they do not depend on the thread count.
@@ -130,8 +133,8 @@ class BatchNormKernel final : public OpKernel {
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
     const Tensor& X = ctx.input(0);
+    if (channels_last_) return compute_nhwc(ctx);  // X float32, or 8-bit with x_scale
     require_float(node, X, "X");
-    if (channels_last_) return compute_nhwc(ctx);
     if (X.rank() < 2)
       fail(node, fmt::format("input X has shape {}, expected rank >= 2 (N x C x ...)", shape_to_string(X.shape())));
     const int64_t N = X.dim(0), C = X.dim(1);
@@ -209,37 +212,74 @@ class BatchNormKernel final : public OpKernel {
     const bool quantized = ctx.has_input(5);
     QuantRow q;
     if (quantized) q = output_quantization(ctx);
+    // DequantizeLinear folded in (x_scale, x_zero_point: one value each): X is 8-bit.
+    const bool x_quantized = ctx.has_input(7);
+    QuantRow dq;
+    if (x_quantized) dq = input_dequantization(ctx, X);
+    else require_float(node, X, "X");
     Tensor& Y = ctx.output(0, !quantized ? DataType::kFloat32 : q.sign ? DataType::kInt8 : DataType::kUInt8, X.shape());
     if (Y.numel() == 0) return;
     std::vector<float> ab(static_cast<size_t>(2 * C));
     batchnorm_coefficients(prm[0], prm[1], prm[2], prm[3], epsilon_, C, ab.data(), ab.data() + C);
     const float* a = ab.data();
     const float* b = ab.data() + C;
-    const float* x = X.data<float>();
     const int64_t pixels = X.numel() / C;
     static const auto rows_fn = SPINDLE_ISA_SELECT(affine_channels_activation);
-    if (!quantized) {
+    if (!quantized && !x_quantized) {
+      const float* x = X.data<float>();
       float* y = Y.mutable_data<float>();
       parallel_for(ctx.pool(), 0, pixels, grain_for_cost(ops_cost(static_cast<double>(C))),
                    [&](int64_t p0, int64_t p1) { rows_fn(act_, x + p0 * C, a, b, y + p0 * C, p1 - p0, C); });
       return;
     }
-    // Rows of pixels in float (in cache), then quantized as QuantizeLinear does.
+    // Rows of pixels in float (in cache): X dequantized as DequantizeLinear
+    // does, the affine pass, then quantized as QuantizeLinear does.
     static const auto quant_fn = SPINDLE_ISA_SELECT(quantize_row);
-    auto* y = static_cast<uint8_t*>(Y.raw_mutable_data());
+    static const auto dequant_fn = SPINDLE_ISA_SELECT(dequantize_row);
+    const auto* x8 = static_cast<const uint8_t*>(X.raw_data());
+    auto* y8 = static_cast<uint8_t*>(Y.raw_mutable_data());
     const int64_t chunk = std::max<int64_t>(1, 4096 / C);
     parallel_for(ctx.pool(), 0, pixels, grain_for_cost(ops_cost(2.0 * static_cast<double>(C))), [&](int64_t p0, int64_t p1) {
-      float* tmp = scratch_floats(0, static_cast<size_t>(chunk * C));
+      float* tmp = quantized ? scratch_floats(0, static_cast<size_t>(chunk * C)) : nullptr;
+      float* tmp_x = x_quantized ? scratch_floats(1, static_cast<size_t>(chunk * C)) : nullptr;
       for (int64_t s = p0; s < p1; s += chunk) {
         const int64_t n = std::min(chunk, p1 - s);
-        rows_fn(act_, x + s * C, a, b, tmp, n, C);
+        const float* xs = x_quantized ? tmp_x : X.data<float>() + s * C;
+        if (x_quantized) {
+          QuantRow r = dq;
+          r.n = n * C;
+          r.a = x8 + s * C;
+          r.y = tmp_x;
+          dequant_fn(r);
+        }
+        float* out = quantized ? tmp : Y.mutable_data<float>() + s * C;
+        rows_fn(act_, xs, a, b, out, n, C);
+        if (!quantized) continue;
         QuantRow r = q;
         r.n = n * C;
         r.a = tmp;
-        r.y = y + s * C;
+        r.y = y8 + s * C;
         quant_fn(r);
       }
     });
+  }
+
+  // The folded DequantizeLinear's parameters: x_scale (input 7), x_zero_point (8, X's type).
+  static QuantRow input_dequantization(KernelContext& ctx, const Tensor& X) {
+    const Tensor& s = ctx.input(7);
+    const Tensor* z = ctx.has_input(8) ? &ctx.input(8) : nullptr;
+    if (X.dtype() != DataType::kUInt8 && X.dtype() != DataType::kInt8)
+      fail(ctx.node(), fmt::format("input X is {}, expected uint8 or int8 (x_scale is given)", X.describe()));
+    if (s.dtype() != DataType::kFloat32 || s.numel() != 1)
+      fail(ctx.node(), fmt::format("input x_scale is {}, expected one float32 value", s.describe()));
+    if (z && (z->dtype() != X.dtype() || z->numel() != 1))
+      fail(ctx.node(), fmt::format("input x_zero_point is {}, expected one value of X's type ({})", z->describe(),
+                                   dtype_name(X.dtype())));
+    QuantRow q;
+    q.sign = X.dtype() == DataType::kInt8;
+    q.a_scale = s.data<float>()[0];
+    q.a_zero = !z ? 0.0f : q.sign ? static_cast<float>(z->data<int8_t>()[0]) : static_cast<float>(z->data<uint8_t>()[0]);
+    return q;
   }
 
   // The folded QuantizeLinear's parameters: y_scale (input 5), y_zero_point (6, uint8 when absent).
