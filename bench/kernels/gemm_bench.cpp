@@ -6,7 +6,8 @@
 // weights) * B (K x N, im2col columns or activations), Conv's orientation;
 // FC layers are M x N x K (M <= 8) with the weights as B. peak_fma: the
 // core's own ceiling for those figures, 12 independent chains of 8-lane
-// fused multiply-adds in registers (AVX2 + FMA; skipped without them).
+// fused multiply-adds in registers (AVX2 + FMA; skipped without them), and
+// peak_fma512 the same with 16 lanes (AVX-512).
 //
 //   build/bench/kernels/bench_gemm --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -107,6 +108,42 @@ void peak_fma(benchmark::State& st) {
                                               benchmark::Counter::kIs1000);
 }
 BENCHMARK(peak_fma)->Unit(benchmark::kMillisecond);
+
+// GCC 12's AVX-512 reductions pass an "undefined" vector that
+// -Wuninitialized flags.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// The same with 16-lane fused multiply-adds (AVX-512): the ceiling of
+// spindle's AVX-512 SGEMM.
+__attribute__((target("avx512f"))) float fma_chains512(float seed) {
+  __m512 acc[kPeakChains];
+  for (int i = 0; i < kPeakChains; ++i) acc[i] = _mm512_set1_ps(seed * static_cast<float>(i));
+  const __m512 m = _mm512_set1_ps(0.999999f), a = _mm512_set1_ps(1e-7f);
+  for (int64_t s = 0; s < kPeakSteps; ++s)
+#pragma GCC unroll 12
+    for (int i = 0; i < kPeakChains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], m, a);
+  float sum = 0.0f;
+  for (int i = 0; i < kPeakChains; ++i) sum += _mm512_reduce_add_ps(acc[i]);
+  return sum;
+}
+
+#pragma GCC diagnostic pop
+
+void peak_fma512(benchmark::State& st) {
+  if (!__builtin_cpu_supports("avx512f")) {
+    st.SkipWithError("no AVX-512 on this CPU");
+    return;
+  }
+  float seed = 1.0f;
+  for (auto _ : st) {
+    seed = fma_chains512(seed) * 1e-9f + 1.0f;
+    benchmark::DoNotOptimize(seed);
+  }
+  st.counters["GFLOPS"] = benchmark::Counter(2.0 * 16 * kPeakChains * kPeakSteps, benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+}
+BENCHMARK(peak_fma512)->Unit(benchmark::kMillisecond);
 #endif
 
 void shapes(benchmark::internal::Benchmark* b) {

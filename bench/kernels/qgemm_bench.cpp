@@ -11,6 +11,10 @@
 //   build/bench/kernels/bench_qgemm --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <random>
 #include <string>
@@ -99,7 +103,46 @@ void run(benchmark::State& state, Shape3 s, int level, bool vnni) {
                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
+#if defined(__x86_64__)
+// GCC 12's AVX-512 reductions pass an "undefined" vector that
+// -Wuninitialized flags.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// The core's own ceiling for the GOPS above: 12 independent chains of
+// vpdpbusd (64 multiply-adds each) in registers, no loads.
+constexpr int kPeakChains = 12;
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) int32_t vnni_chains(int64_t steps, int32_t seed) {
+  __m512i acc[kPeakChains];
+  for (int i = 0; i < kPeakChains; ++i) acc[i] = _mm512_set1_epi32(seed + i);
+  const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(5);
+  for (int64_t s = 0; s < steps; ++s)
+#pragma GCC unroll 12
+    for (int i = 0; i < kPeakChains; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], a, b);
+  int32_t sum = 0;
+  for (int i = 0; i < kPeakChains; ++i) sum += _mm512_reduce_add_epi32(acc[i]);
+  return sum;
+}
+
+#pragma GCC diagnostic pop
+
+void peak_vnni(benchmark::State& state) {
+  constexpr int64_t kSteps = 1 << 20;
+  int32_t seed = 1;
+  for (auto _ : state) {
+    seed = vnni_chains(kSteps, seed) & 7;
+    benchmark::DoNotOptimize(seed);
+  }
+  state.counters["GOPS"] = benchmark::Counter(2.0 * 64 * kPeakChains * kSteps * state.iterations(),
+                                               benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+#endif
+
 int register_all() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512vnni")) benchmark::RegisterBenchmark("peak_vnni", peak_vnni)->Unit(benchmark::kMillisecond);
+#endif
   struct L {
     int level;
     bool vnni;
