@@ -53,12 +53,17 @@ TEST(QdqRow, BinaryEveryPairEveryLevel) {
   std::mt19937 rng(23);
   std::uniform_real_distribution<float> sd(1e-3f, 0.1f);
   // Ties: sy = 2 sa = 2 sb puts every other quotient on a half-integer.
-  std::vector<Scales> scales = {{0.05f, 0.05f, 0.1f}, {0.25f, 0.5f, 1.0f}, {0.02f, 0.03f, 1e-39f}};
+  // Scales near the float maximum: infinite dequantized values, NaN sums
+  // (inf - inf) and infinite quotients.
+  std::vector<Scales> scales = {{0.05f, 0.05f, 0.1f}, {0.25f, 0.5f, 1.0f}, {0.02f, 0.03f, 1e-39f},
+                                {3e36f, 3e36f, 1.0f},  {3e36f, 0.1f, 3e36f}};
   for (int t = 0; t < 4; ++t) scales.push_back({sd(rng), sd(rng), sd(rng)});
   std::vector<uint8_t> a(65536 + 5), b(65536 + 5);
   for (int64_t i = 0; i < 65536; ++i) a[i] = static_cast<uint8_t>(i & 255), b[i] = static_cast<uint8_t>(i >> 8);
   for (int64_t i = 65536; i < 65541; ++i) a[i] = static_cast<uint8_t>(i * 37), b[i] = static_cast<uint8_t>(i * 91);
-  const int64_t n = 65541;  // not a multiple of 16: the masked tail too
+  // Not multiples of 16: the masked tail too; 65501 = 64 * 1023 + 16 + 13
+  // (AVX-512: 64 values a step, then 16, then masked).
+  for (const int64_t n : {int64_t{65541}, int64_t{65501}})
   for (const Scales& s : scales)
     for (int variant = 0; variant < 8; ++variant) {
       const bool sign = variant & 1, multiply = variant & 2, relu = variant & 4;

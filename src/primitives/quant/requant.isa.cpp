@@ -299,7 +299,68 @@ inline __mmask16 mask16(int64_t count) {
   return count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
 }
 
+// 64 int32 values, each inside Q's range, as 64 bytes in order: two
+// saturating packs (exact here) interleave the four vectors' 128-bit lanes,
+// one permutation of dwords puts them back in order (4 instructions where
+// four VPMOVDBs take 8).
+template <class Q>
+inline __m512i pack64(__m512i o0, __m512i o1, __m512i o2, __m512i o3) {
+  const __m512i w01 = _mm512_packs_epi32(o0, o1), w23 = _mm512_packs_epi32(o2, o3);
+  const __m512i bytes = std::is_same_v<Q, int8_t> ? _mm512_packs_epi16(w01, w23) : _mm512_packus_epi16(w01, w23);
+  // Lane j of `bytes` holds dwords j of o0, o1, o2, o3 (4 bytes each).
+  return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), bytes);
+}
+
+// 16 8-bit values from p, all of them, as float.
+template <class Q>
+inline __m512 load16_all(const Q* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  if constexpr (std::is_same_v<Q, int8_t>) return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(v));
+  else return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(v));
+}
+
+// Quantize16 for 64 values with one test for all four vectors: a lane
+// needs the division only if its q = d * (1 / sy) is within 2^-20 |q| of a
+// half-integer (Quantize16), and then only if |q| <= bound, as beyond the
+// clamp bounds (plus 2) q and d / sy clamp alike. So when every lane's
+// |q - round(q)| is below 0.5 - 2^-20 bound (VREDUCEPS gives q - round(q)
+// exactly; a NaN's bits compare above), no lane divides and none is NaN:
+// the clamp and conversion alone. Otherwise Quantize16 per vector.
+struct Quantize64 {
+  const Quantize16& q16;
+  __m512i tie_bits;  // the bits of 0.5 - 2^-20 bound
+  bool usable;       // 1 / sy normal and the bound small
+  Quantize64(const Quantize16& q, float lo_z, float hi_z) : q16(q) {
+    const float bound = std::max(std::fabs(lo_z), std::fabs(hi_z)) + 2.0f;
+    usable = q.fast && bound <= 0x1p16f;
+    tie_bits = _mm512_castps_si512(_mm512_set1_ps(0.5f - bound * 0x1p-20f));
+  }
+  // d0..d3 quantized, as 64 bytes.
+  template <class Q>
+  __m512i operator()(__m512 d0, __m512 d1, __m512 d2, __m512 d3) const {
+    const __m512 q0 = _mm512_mul_ps(d0, q16.r), q1 = _mm512_mul_ps(d1, q16.r);
+    const __m512 q2 = _mm512_mul_ps(d2, q16.r), q3 = _mm512_mul_ps(d3, q16.r);
+    const __m512i abs = _mm512_set1_epi32(0x7FFFFFFF);
+    auto frac = [&](__m512 q) {
+      return _mm512_and_si512(_mm512_castps_si512(_mm512_reduce_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)),
+                              abs);
+    };
+    // Non-negative floats (and NaN above them) order as their bits.
+    const __m512i worst = _mm512_max_epu32(_mm512_max_epu32(frac(q0), frac(q1)), _mm512_max_epu32(frac(q2), frac(q3)));
+    if (_mm512_cmpge_epu32_mask(worst, tie_bits))
+      return pack64<Q>(q16(d0), q16(d1), q16(d2), q16(d3));
+    auto round = [&](__m512 q) {
+      const __m512 c = _mm512_min_ps(_mm512_max_ps(q, q16.lo_z), q16.hi_z);
+      return _mm512_add_epi32(_mm512_cvt_roundps_epi32(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), q16.zero);
+    };
+    return pack64<Q>(round(q0), round(q1), round(q2), round(q3));
+  }
+};
+
 // binary() and gate() 16 values at a time: the same float operations.
+// binary() first 64 values a step (Quantize64: more independent work in
+// flight, one tie test and whole-vector loads and stores), then the rest 16
+// at a time, masked.
 template <class Q, bool kMultiply>
 void binary16_run(const ::spindle::kernels::QuantRow& p) {
   const Q* a = static_cast<const Q*>(p.a);
@@ -309,15 +370,26 @@ void binary16_run(const ::spindle::kernels::QuantRow& p) {
   const __m512 za = _mm512_set1_ps(p.a_zero), sa = _mm512_set1_ps(p.a_scale);
   const __m512 zb = _mm512_set1_ps(p.b_zero), sb = _mm512_set1_ps(p.b_scale);
   const Quantize16 quant(p.y_scale, p.y_zero, p.lo, p.hi);
-  for (int64_t i = 0; i < n; i += 16) {
+  // The explicitly rounded add (round to nearest, as the plain one) is not
+  // contracted with x's product into an FMA, which would round once.
+  auto op = [&](__m512 fa, __m512 fb) {
+    const __m512 x = _mm512_mul_ps(_mm512_sub_ps(fa, za), sa);
+    const __m512 w = _mm512_mul_ps(_mm512_sub_ps(fb, zb), sb);
+    return kMultiply ? _mm512_mul_ps(x, w) : _mm512_add_round_ps(x, w, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  };
+  int64_t i = 0;
+  const Quantize64 quant64(quant, p.lo - p.y_zero, p.hi - p.y_zero);
+  if (quant64.usable)
+    for (; i + 64 <= n; i += 64) {
+      const __m512 v0 = op(load16_all(a + i), load16_all(b + i));
+      const __m512 v1 = op(load16_all(a + i + 16), load16_all(b + i + 16));
+      const __m512 v2 = op(load16_all(a + i + 32), load16_all(b + i + 32));
+      const __m512 v3 = op(load16_all(a + i + 48), load16_all(b + i + 48));
+      _mm512_storeu_si512(y + i, quant64.template operator()<Q>(v0, v1, v2, v3));
+    }
+  for (; i < n; i += 16) {
     const __mmask16 m = mask16(n - i);
-    const __m512 x = _mm512_mul_ps(_mm512_sub_ps(load16(a + i, m), za), sa);
-    const __m512 w = _mm512_mul_ps(_mm512_sub_ps(load16(b + i, m), zb), sb);
-    // The explicitly rounded add (round to nearest, as the plain one) is not
-    // contracted with x's product into an FMA, which would round once.
-    const __m512 v = kMultiply ? _mm512_mul_ps(x, w)
-                               : _mm512_add_round_ps(x, w, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(quant(v)));
+    _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(quant(op(load16(a + i, m), load16(b + i, m)))));
   }
 }
 
