@@ -1,4 +1,4 @@
-// qdq_row_test.cpp — qlinear_binary_row and qlinear_gate_row
+// qdq_row_test.cpp — qlinear_binary_row, qlinear_gate_row and quantize_row
 // (primitives/quant/requant.h) at every ISA level this CPU runs, against
 // the unfused QDQ arithmetic written out per element: DequantizeLinear, the
 // float Add / Mul, then QuantizeLinear's float division, round half to even,
@@ -115,6 +115,45 @@ TEST(QdqRow, GateEveryLevel) {
           const int32_t want = quantize_def(g * ((static_cast<float>(value(a, i, sign)) - za) * sa), sy, zy, lo, hi);
           ASSERT_EQ(value(y, i, sign), want) << name << " variant " << variant << " sy " << sy << " at " << i;
         }
+      }
+    }
+}
+
+// quantize_row (QuantizeLinear per tensor): random values, half-integer
+// quotients (ties), values far outside the range, infinities and NaN;
+// 64-value steps, a 16-value step and the masked tail (n = 64 * 63 + 16 + 5).
+TEST(QdqRow, QuantizeEveryLevel) {
+  std::vector<std::pair<RowFn, const char*>> fns = {{&baseline::quantize_row, "baseline"}};
+  if (detected_isa_level() >= IsaLevel::kAvx2) fns.push_back({&avx2::quantize_row, "avx2"});
+  if (detected_isa_level() >= IsaLevel::kAvx512) fns.push_back({&avx512::quantize_row, "avx512"});
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<float> xd(-4.0f, 4.0f);
+  const int64_t n = 64 * 63 + 16 + 5;
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float sy : {0.05f, 0.0125f, 0.0371f, 1e-39f, 3e-3f})
+    for (int variant = 0; variant < 4; ++variant) {
+      const bool sign = variant & 1, relu = variant & 2;
+      const float zy = sign ? -120 : 2;  // quotients up to about 250 in range: ties the product can miss
+      const float lo = relu ? zy : sign ? -128 : 0, hi = sign ? 127 : 255;
+      std::vector<float> a(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        // A half-integer quotient, about; about one a 64-value step, as a
+        // step with an exact tie (or NaN) divides every lane.
+        const float tie = (static_cast<float>(i * 7 % 600) - 300.0f + 0.5f) * sy;
+        a[i] = i % 811 == 7 ? inf : i % 823 == 9 ? -inf : i % 827 == 11 ? std::nanf("") : i % 53 == 0 ? tie
+             : i % 97 == 1 ? xd(rng) * 1e30f : xd(rng);
+      }
+      // The first 64 values with no tie, NaN or infinity: a whole step takes the clamp alone.
+      for (int64_t i = 0; i < 64; ++i) a[i] = xd(rng) * 0.1f;
+      for (const auto& [fn, name] : fns) {
+        std::vector<uint8_t> y(static_cast<size_t>(n + 1), 0x3C);
+        QuantRow row{.n = n, .sign = sign, .a = a.data(), .y = y.data(), .y_scale = sy, .y_zero = zy, .lo = lo,
+                     .hi = hi};
+        fn(row);
+        for (int64_t i = 0; i < n; ++i)
+          ASSERT_EQ(value(y, i, sign), quantize_def(a[i], sy, zy, lo, hi))
+              << name << " variant " << variant << " sy " << sy << " at " << i << " x " << a[i];
+        ASSERT_EQ(y[n], 0x3C) << name << " wrote past n";
       }
     }
 }

@@ -468,8 +468,36 @@ void gate(const ::spindle::kernels::QuantRow& p) {
   }
 }
 
+#if defined(__AVX512F__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// quantize_all 64 values a step (Quantize64), then 16 at a time, masked:
+// quantize(a / sy) with the division only where it can matter.
+template <class Q>
+void quantize16(const ::spindle::kernels::QuantRow& p) {
+  const float* a = static_cast<const float*>(p.a);
+  Q* y = static_cast<Q*>(p.y);
+  const int64_t n = p.n;
+  const Quantize16 quant(p.y_scale, p.y_zero, p.lo, p.hi);
+  const Quantize64 quant64(quant, p.lo - p.y_zero, p.hi - p.y_zero);
+  int64_t i = 0;
+  if (quant64.usable)
+    for (; i + 64 <= n; i += 64)
+      _mm512_storeu_si512(y + i, quant64.template operator()<Q>(_mm512_loadu_ps(a + i), _mm512_loadu_ps(a + i + 16),
+                                                                _mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(a + i + 48)));
+  for (; i < n; i += 16) {
+    const __mmask16 m = mask16(n - i);
+    _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(quant(_mm512_maskz_loadu_ps(m, a + i))));
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
 template <class Q>
 void quantize_all(const ::spindle::kernels::QuantRow& p) {
+#if defined(__AVX512F__)
+  if (p.n >= 16) return quantize16<Q>(p);
+#endif
   const float* __restrict a = static_cast<const float*>(p.a);
   Q* __restrict y = static_cast<Q*>(p.y);
   const int64_t n = p.n;
