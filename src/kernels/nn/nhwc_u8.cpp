@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "kernels/nn/nhwc.h"
+#include "kernels/nn/nhwc_bytes.h"
 #include "kernels/nn/nn_util.h"
 #include "primitives/pool/pool_u8.h"
 #include "primitives/quant/lookup.h"
@@ -185,6 +186,21 @@ void transpose_elems(ThreadPool* pool, const T* src, T* dst, int64_t N, int64_t 
 }  // namespace
 
 void transpose_bytes(ThreadPool* pool, const uint8_t* src, uint8_t* dst, int64_t N, int64_t rows, int64_t cols) {
+  // 2 to 4 rows (an image's channels to NHWC): interleaved with vector
+  // shuffles, blocks of columns in parallel.
+  if (rows >= 2 && rows <= 4 && N > 0 && cols > 0) {
+    static const auto fn = SPINDLE_ISA_SELECT(interleave_planes_u8);
+    constexpr int64_t kBlock = 4096;
+    const int64_t blocks = ceil_div(cols, kBlock);
+    parallel_for(pool, 0, N * blocks, grain_for_cost(ops_cost(static_cast<double>(kBlock * rows) / 16)),
+                 [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t n = b / blocks, j0 = (b % blocks) * kBlock;
+        fn(src + n * rows * cols, dst + n * rows * cols, rows, cols, j0, std::min(cols, j0 + kBlock));
+      }
+    });
+    return;
+  }
   transpose_elems(pool, src, dst, N, rows, cols);
 }
 
