@@ -2,8 +2,8 @@
 // kernels, each run as its op (kernels::run_kernel_once: the kernel made and
 // its output allocated every call, as a session would not, a few
 // microseconds): QLinearAdd (com.microsoft, uint8, equal shapes) on the
-// residual adds' sizes and spindle.MaxPoolNhwc (uint8, 3x3 stride 2 pad 1)
-// on the stem's 112 x 112 x 64.
+// residual adds' sizes, spindle.MaxPoolNhwc (uint8, 3x3 stride 2 pad 1) on
+// the stem's 112 x 112 x 64, the input's QuantizeLinear and ToNhwc.
 //
 //   taskset -c 1 build/bench/kernels/bench_q8elem --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -67,6 +67,26 @@ void BM_MaxPoolNhwc(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(spindle::kernels::run_kernel_once(nd, {x}));
 }
 BENCHMARK(BM_MaxPoolNhwc)->Args({112, 64})->Unit(benchmark::kMicrosecond);
+
+// The input's QuantizeLinear (uint8, per tensor) and spindle.ToNhwc of its
+// [1, 3, 224, 224] bytes.
+void BM_QuantizeLinear(benchmark::State& state) {
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> d(-2.2f, 2.6f);
+  std::vector<float> v(3 * 224 * 224);
+  for (auto& f : v) f = d(rng);
+  const std::vector<Tensor> in = {Tensor::from_vector<float>({1, 3, 224, 224}, v),
+                                  Tensor::from_vector<float>({}, {0.0187f}), Tensor::from_vector<uint8_t>({}, {114})};
+  for (auto _ : state) benchmark::DoNotOptimize(spindle::kernels::run_kernel_once("QuantizeLinear", 13, {}, in));
+}
+BENCHMARK(BM_QuantizeLinear)->Unit(benchmark::kMicrosecond);
+
+void BM_ToNhwc(benchmark::State& state) {
+  const Tensor x = Tensor::from_vector<uint8_t>({1, 3, 224, 224}, random_bytes(3 * 224 * 224, 5));
+  const NodeInfo nd = node("spindle", "ToNhwc", {}, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(spindle::kernels::run_kernel_once(nd, {x}));
+}
+BENCHMARK(BM_ToNhwc)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
