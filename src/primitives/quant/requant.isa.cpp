@@ -299,13 +299,14 @@ inline __mmask16 mask16(int64_t count) {
   return count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
 }
 
-// 64 int32 values, each inside Q's range, as 64 bytes in order: two
-// saturating packs (exact here) interleave the four vectors' 128-bit lanes,
-// one permutation of dwords puts them back in order (4 instructions where
-// four VPMOVDBs take 8).
+// 64 int32 values as 64 bytes in order, zero (16-bit lanes) added to each:
+// two saturating packs to 16 bits (exact here), the add, two to 8 bits
+// (exact once the values are inside Q's range) interleave the four vectors'
+// 128-bit lanes; one permutation of dwords puts them back in order.
 template <class Q>
-inline __m512i pack64(__m512i o0, __m512i o1, __m512i o2, __m512i o3) {
-  const __m512i w01 = _mm512_packs_epi32(o0, o1), w23 = _mm512_packs_epi32(o2, o3);
+inline __m512i pack64(__m512i o0, __m512i o1, __m512i o2, __m512i o3, __m512i zero) {
+  const __m512i w01 = _mm512_add_epi16(_mm512_packs_epi32(o0, o1), zero);
+  const __m512i w23 = _mm512_add_epi16(_mm512_packs_epi32(o2, o3), zero);
   const __m512i bytes = std::is_same_v<Q, int8_t> ? _mm512_packs_epi16(w01, w23) : _mm512_packus_epi16(w01, w23);
   // Lane j of `bytes` holds dwords j of o0, o1, o2, o3 (4 bytes each).
   return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), bytes);
@@ -328,32 +329,31 @@ inline __m512 load16_all(const Q* p) {
 // the clamp and conversion alone. Otherwise Quantize16 per vector.
 struct Quantize64 {
   const Quantize16& q16;
-  __m512i tie_bits;  // the bits of 0.5 - 2^-20 bound
-  bool usable;       // 1 / sy normal and the bound small
-  Quantize64(const Quantize16& q, float lo_z, float hi_z) : q16(q) {
+  __m512 tie;      // 0.5 - 2^-20 bound
+  __m512i zero16;  // the zero point in 16-bit lanes
+  bool usable;     // 1 / sy normal and the bound small
+  Quantize64(const Quantize16& q, float lo_z, float hi_z, float zy) : q16(q) {
     const float bound = std::max(std::fabs(lo_z), std::fabs(hi_z)) + 2.0f;
     usable = q.fast && bound <= 0x1p16f;
-    tie_bits = _mm512_castps_si512(_mm512_set1_ps(0.5f - bound * 0x1p-20f));
+    tie = _mm512_set1_ps(0.5f - bound * 0x1p-20f);
+    zero16 = _mm512_set1_epi16(static_cast<int16_t>(zy));
   }
   // d0..d3 quantized, as 64 bytes.
   template <class Q>
   __m512i operator()(__m512 d0, __m512 d1, __m512 d2, __m512 d3) const {
     const __m512 q0 = _mm512_mul_ps(d0, q16.r), q1 = _mm512_mul_ps(d1, q16.r);
     const __m512 q2 = _mm512_mul_ps(d2, q16.r), q3 = _mm512_mul_ps(d3, q16.r);
+    constexpr int kNear = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     const __m512i abs = _mm512_set1_epi32(0x7FFFFFFF);
-    auto frac = [&](__m512 q) {
-      return _mm512_and_si512(_mm512_castps_si512(_mm512_reduce_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)),
-                              abs);
-    };
+    auto frac = [&](__m512 q) { return _mm512_and_si512(_mm512_castps_si512(_mm512_reduce_ps(q, kNear)), abs); };
     // Non-negative floats (and NaN above them) order as their bits.
     const __m512i worst = _mm512_max_epu32(_mm512_max_epu32(frac(q0), frac(q1)), _mm512_max_epu32(frac(q2), frac(q3)));
-    if (_mm512_cmpge_epu32_mask(worst, tie_bits))
-      return pack64<Q>(q16(d0), q16(d1), q16(d2), q16(d3));
+    if (_mm512_cmpge_epu32_mask(worst, _mm512_castps_si512(tie)))
+      return pack64<Q>(q16(d0), q16(d1), q16(d2), q16(d3), _mm512_setzero_si512());
     auto round = [&](__m512 q) {
-      const __m512 c = _mm512_min_ps(_mm512_max_ps(q, q16.lo_z), q16.hi_z);
-      return _mm512_add_epi32(_mm512_cvt_roundps_epi32(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), q16.zero);
+      return _mm512_cvt_roundps_epi32(_mm512_min_ps(_mm512_max_ps(q, q16.lo_z), q16.hi_z), kNear);
     };
-    return pack64<Q>(round(q0), round(q1), round(q2), round(q3));
+    return pack64<Q>(round(q0), round(q1), round(q2), round(q3), zero16);
   }
 };
 
@@ -378,7 +378,7 @@ void binary16_run(const ::spindle::kernels::QuantRow& p) {
     return kMultiply ? _mm512_mul_ps(x, w) : _mm512_add_round_ps(x, w, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   };
   int64_t i = 0;
-  const Quantize64 quant64(quant, p.lo - p.y_zero, p.hi - p.y_zero);
+  const Quantize64 quant64(quant, p.lo - p.y_zero, p.hi - p.y_zero, p.y_zero);
   if (quant64.usable)
     for (; i + 64 <= n; i += 64) {
       const __m512 v0 = op(load16_all(a + i), load16_all(b + i));
@@ -479,7 +479,7 @@ void quantize16(const ::spindle::kernels::QuantRow& p) {
   Q* y = static_cast<Q*>(p.y);
   const int64_t n = p.n;
   const Quantize16 quant(p.y_scale, p.y_zero, p.lo, p.hi);
-  const Quantize64 quant64(quant, p.lo - p.y_zero, p.hi - p.y_zero);
+  const Quantize64 quant64(quant, p.lo - p.y_zero, p.hi - p.y_zero, p.y_zero);
   int64_t i = 0;
   if (quant64.usable)
     for (; i + 64 <= n; i += 64)
