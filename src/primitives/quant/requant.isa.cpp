@@ -372,24 +372,41 @@ void binary16_run(const ::spindle::kernels::QuantRow& p) {
   const Quantize16 quant(p.y_scale, p.y_zero, p.lo, p.hi);
   // The explicitly rounded add (round to nearest, as the plain one) is not
   // contracted with x's product into an FMA, which would round once.
-  auto op = [&](__m512 fa, __m512 fb) {
-    const __m512 x = _mm512_mul_ps(_mm512_sub_ps(fa, za), sa);
-    const __m512 w = _mm512_mul_ps(_mm512_sub_ps(fb, zb), sb);
+  auto op = [&](__m512 fa, __m512 fb, __m512 za_, __m512 zb_) {
+    const __m512 x = _mm512_mul_ps(_mm512_sub_ps(fa, za_), sa);
+    const __m512 w = _mm512_mul_ps(_mm512_sub_ps(fb, zb_), sb);
     return kMultiply ? _mm512_mul_ps(x, w) : _mm512_add_round_ps(x, w, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   };
   int64_t i = 0;
   const Quantize64 quant64(quant, p.lo - p.y_zero, p.hi - p.y_zero, p.y_zero);
+  // uint8 x as the float 2^23 + x (one masked byte shuffle into 2^23's
+  // bits); less 2^23 + zero it is x - zero exactly, as before.
+  const __m512 za23 = _mm512_set1_ps(0x1p23f + p.a_zero), zb23 = _mm512_set1_ps(0x1p23f + p.b_zero);
+  auto load = [](const Q* q) {
+    if constexpr (std::is_same_v<Q, int8_t>) {
+      return load16_all(q);
+    } else {
+      // Lane k's dwords take bytes 4k .. 4k + 3 of the 16 into their low bytes.
+      const __m512i pick = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+      const __m512i v = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
+      return _mm512_castsi512_ps(
+          _mm512_mask_shuffle_epi8(_mm512_set1_epi32(0x4B000000), 0x1111111111111111ull, v, pick));
+    }
+  };
+  // What the 64-value step subtracts from what it loads.
+  const bool u8 = std::is_same_v<Q, uint8_t>;
+  const __m512 za_sub = u8 ? za23 : za, zb_sub = u8 ? zb23 : zb;
   if (quant64.usable)
     for (; i + 64 <= n; i += 64) {
-      const __m512 v0 = op(load16_all(a + i), load16_all(b + i));
-      const __m512 v1 = op(load16_all(a + i + 16), load16_all(b + i + 16));
-      const __m512 v2 = op(load16_all(a + i + 32), load16_all(b + i + 32));
-      const __m512 v3 = op(load16_all(a + i + 48), load16_all(b + i + 48));
+      const __m512 v0 = op(load(a + i), load(b + i), za_sub, zb_sub);
+      const __m512 v1 = op(load(a + i + 16), load(b + i + 16), za_sub, zb_sub);
+      const __m512 v2 = op(load(a + i + 32), load(b + i + 32), za_sub, zb_sub);
+      const __m512 v3 = op(load(a + i + 48), load(b + i + 48), za_sub, zb_sub);
       _mm512_storeu_si512(y + i, quant64.template operator()<Q>(v0, v1, v2, v3));
     }
   for (; i < n; i += 16) {
     const __mmask16 m = mask16(n - i);
-    _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(quant(op(load16(a + i, m), load16(b + i, m)))));
+    _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(quant(op(load16(a + i, m), load16(b + i, m), za, zb))));
   }
 }
 
