@@ -1,4 +1,4 @@
-// qdq_row_test.cpp — qlinear_binary_row and qlinear_gate_row
+// qdq_row_test.cpp — qlinear_binary_row, qlinear_gate_row and quantize_row
 // (primitives/quant/requant.h) at every ISA level this CPU runs, against
 // the unfused QDQ arithmetic written out per element: DequantizeLinear, the
 // float Add / Mul, then QuantizeLinear's float division, round half to even,
@@ -53,12 +53,17 @@ TEST(QdqRow, BinaryEveryPairEveryLevel) {
   std::mt19937 rng(23);
   std::uniform_real_distribution<float> sd(1e-3f, 0.1f);
   // Ties: sy = 2 sa = 2 sb puts every other quotient on a half-integer.
-  std::vector<Scales> scales = {{0.05f, 0.05f, 0.1f}, {0.25f, 0.5f, 1.0f}, {0.02f, 0.03f, 1e-39f}};
+  // Scales near the float maximum: infinite dequantized values, NaN sums
+  // (inf - inf) and infinite quotients.
+  std::vector<Scales> scales = {{0.05f, 0.05f, 0.1f}, {0.25f, 0.5f, 1.0f}, {0.02f, 0.03f, 1e-39f},
+                                {3e36f, 3e36f, 1.0f},  {3e36f, 0.1f, 3e36f}};
   for (int t = 0; t < 4; ++t) scales.push_back({sd(rng), sd(rng), sd(rng)});
   std::vector<uint8_t> a(65536 + 5), b(65536 + 5);
   for (int64_t i = 0; i < 65536; ++i) a[i] = static_cast<uint8_t>(i & 255), b[i] = static_cast<uint8_t>(i >> 8);
   for (int64_t i = 65536; i < 65541; ++i) a[i] = static_cast<uint8_t>(i * 37), b[i] = static_cast<uint8_t>(i * 91);
-  const int64_t n = 65541;  // not a multiple of 16: the masked tail too
+  // Not multiples of 16: the masked tail too; 65501 = 64 * 1023 + 16 + 13
+  // (AVX-512: 64 values a step, then 16, then masked).
+  for (const int64_t n : {int64_t{65541}, int64_t{65501}})
   for (const Scales& s : scales)
     for (int variant = 0; variant < 8; ++variant) {
       const bool sign = variant & 1, multiply = variant & 2, relu = variant & 4;
@@ -110,6 +115,45 @@ TEST(QdqRow, GateEveryLevel) {
           const int32_t want = quantize_def(g * ((static_cast<float>(value(a, i, sign)) - za) * sa), sy, zy, lo, hi);
           ASSERT_EQ(value(y, i, sign), want) << name << " variant " << variant << " sy " << sy << " at " << i;
         }
+      }
+    }
+}
+
+// quantize_row (QuantizeLinear per tensor): random values, half-integer
+// quotients (ties), values far outside the range, infinities and NaN;
+// 64-value steps, a 16-value step and the masked tail (n = 64 * 63 + 16 + 5).
+TEST(QdqRow, QuantizeEveryLevel) {
+  std::vector<std::pair<RowFn, const char*>> fns = {{&baseline::quantize_row, "baseline"}};
+  if (detected_isa_level() >= IsaLevel::kAvx2) fns.push_back({&avx2::quantize_row, "avx2"});
+  if (detected_isa_level() >= IsaLevel::kAvx512) fns.push_back({&avx512::quantize_row, "avx512"});
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<float> xd(-4.0f, 4.0f);
+  const int64_t n = 64 * 63 + 16 + 5;
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float sy : {0.05f, 0.0125f, 0.0371f, 1e-39f, 3e-3f})
+    for (int variant = 0; variant < 4; ++variant) {
+      const bool sign = variant & 1, relu = variant & 2;
+      const float zy = sign ? -120 : 2;  // quotients up to about 250 in range: ties the product can miss
+      const float lo = relu ? zy : sign ? -128 : 0, hi = sign ? 127 : 255;
+      std::vector<float> a(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        // A half-integer quotient, about; about one a 64-value step, as a
+        // step with an exact tie (or NaN) divides every lane.
+        const float tie = (static_cast<float>(i * 7 % 600) - 300.0f + 0.5f) * sy;
+        a[i] = i % 811 == 7 ? inf : i % 823 == 9 ? -inf : i % 827 == 11 ? std::nanf("") : i % 53 == 0 ? tie
+             : i % 97 == 1 ? xd(rng) * 1e30f : xd(rng);
+      }
+      // The first 64 values with no tie, NaN or infinity: a whole step takes the clamp alone.
+      for (int64_t i = 0; i < 64; ++i) a[i] = xd(rng) * 0.1f;
+      for (const auto& [fn, name] : fns) {
+        std::vector<uint8_t> y(static_cast<size_t>(n + 1), 0x3C);
+        QuantRow row{.n = n, .sign = sign, .a = a.data(), .y = y.data(), .y_scale = sy, .y_zero = zy, .lo = lo,
+                     .hi = hi};
+        fn(row);
+        for (int64_t i = 0; i < n; ++i)
+          ASSERT_EQ(value(y, i, sign), quantize_def(a[i], sy, zy, lo, hi))
+              << name << " variant " << variant << " sy " << sy << " at " << i << " x " << a[i];
+        ASSERT_EQ(y[n], 0x3C) << name << " wrote past n";
       }
     }
 }

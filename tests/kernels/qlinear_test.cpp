@@ -584,8 +584,29 @@ TEST(NhwcKernels, BatchNormalizationNhwcEqualsBatchNormalizationTransposed) {
   EXPECT_THAT(testing::error_of([&] { bn(x); }), ::testing::HasSubstr("expected 7 values for input X of shape"));
 }
 
+// ToNhwc of 2, 3 and 4 channels (interleave_planes_u8) over pixels in
+// several blocks of 4096 and a partial one, two images, 1 and 2 threads.
+TEST(NhwcKernels, ToNhwcInterleavesFewChannels) {
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+  for (const int64_t C : {2, 3, 4}) {
+    const Shape s = {2, C, 67, 151};
+    const int64_t P = 67 * 151;
+    const auto v = random_ints<uint8_t>(static_cast<size_t>(2 * C * P), 47, 0, 255);
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), pool.get()}) {
+      const Tensor y = run_nhwc("ToNhwc", Tensor::from_vector<uint8_t>(s, v), {}, p);
+      ASSERT_EQ(y.shape(), (Shape{2, 67, 151, C}));
+      const uint8_t* got = y.data<uint8_t>();
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t i = 0; i < P; ++i)
+            ASSERT_EQ(got[(n * P + i) * C + c], v[static_cast<size_t>((n * C + c) * P + i)]) << C << " " << i;
+    }
+  }
+}
+
 // MaxPoolNhwc of ToNhwc(X) = ToNhwc(MaxPool(X)), uint8 and int8, odd
-// channels, strides, pads, dilations, ceil_mode; 1 and 2 threads.
+// channels, 64 (one AVX-512 vector) and 130 (two and a masked tail),
+// strides, pads, dilations, ceil_mode; 1 and 2 threads.
 TEST(NhwcKernels, MaxPoolNhwcEqualsMaxPoolTransposed) {
   auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
   struct Case {
@@ -594,11 +615,15 @@ TEST(NhwcKernels, MaxPoolNhwcEqualsMaxPoolTransposed) {
   };
   const Case cases[] = {{{3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 0},
                         {{2, 3}, {1, 2}, {0, 1, 1, 0}, {2, 1}, 0},
-                        {{3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1}};
+                        {{3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1},
+                        {{3, 3}, {1, 1}, {2, 2, 1, 2}, {2, 2}, 0},
+                        {{1, 4}, {3, 1}, {0, 3, 0, 1}, {1, 1}, 1}};
+  for (const int64_t C : {7, 64, 130})
   for (bool sign : {false, true}) {
-    const Shape xs = {2, 7, 9, 10};
-    const Tensor x = sign ? Tensor::from_vector<int8_t>(xs, random_ints<int8_t>(1260, 42, -128, 127))
-                          : Tensor::from_vector<uint8_t>(xs, random_ints<uint8_t>(1260, 43, 0, 255));
+    const Shape xs = {2, C, 9, 10};
+    const int64_t n = 2 * C * 90;
+    const Tensor x = sign ? Tensor::from_vector<int8_t>(xs, random_ints<int8_t>(n, 42, -128, 127))
+                          : Tensor::from_vector<uint8_t>(xs, random_ints<uint8_t>(n, 43, 0, 255));
     for (const Case& c : cases) {
       Attributes a;
       a.set("kernel_shape", c.k);

@@ -20,10 +20,11 @@
 //                     quantized unary ops (QLinearLookupFusion), element-wise.
 #include <algorithm>
 #include <cstring>
-#include <limits>
 
 #include "kernels/nn/nhwc.h"
+#include "kernels/nn/nhwc_bytes.h"
 #include "kernels/nn/nn_util.h"
+#include "primitives/pool/pool_u8.h"
 #include "primitives/quant/lookup.h"
 
 namespace spindle::kernels::nn {
@@ -185,16 +186,25 @@ void transpose_elems(ThreadPool* pool, const T* src, T* dst, int64_t N, int64_t 
 }  // namespace
 
 void transpose_bytes(ThreadPool* pool, const uint8_t* src, uint8_t* dst, int64_t N, int64_t rows, int64_t cols) {
+  // 2 to 4 rows (an image's channels to NHWC): interleaved with vector
+  // shuffles, blocks of columns in parallel.
+  if (rows >= 2 && rows <= 4 && N > 0 && cols > 0) {
+    static const auto fn = SPINDLE_ISA_SELECT(interleave_planes_u8);
+    constexpr int64_t kBlock = 4096;
+    const int64_t blocks = ceil_div(cols, kBlock);
+    parallel_for(pool, 0, N * blocks, grain_for_cost(ops_cost(static_cast<double>(kBlock * rows) / 16)),
+                 [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t n = b / blocks, j0 = (b % blocks) * kBlock;
+        fn(src + n * rows * cols, dst + n * rows * cols, rows, cols, j0, std::min(cols, j0 + kBlock));
+      }
+    });
+    return;
+  }
   transpose_elems(pool, src, dst, N, rows, cols);
 }
 
 namespace {
-
-// out[c] = max(out[c], in[c]), vectorized (the two never overlap).
-template <class T>
-void max_into(T* __restrict out, const T* __restrict in, int64_t n) {
-  for (int64_t c = 0; c < n; ++c) out[c] = std::max(out[c], in[c]);
-}
 
 void require_rank4_q8(const NodeInfo& node, const Tensor& x) {
   if ((x.dtype() != DataType::kUInt8 && x.dtype() != DataType::kInt8) || x.rank() != 4)
@@ -242,34 +252,29 @@ class MaxPoolNhwcKernel final : public OpKernel {
     const int64_t OH = w.out[1], OW = w.out[2];
     Tensor& Y = ctx.output(0, X.dtype(), Shape{N, OH, OW, C});
     if (Y.numel() == 0) return;
-    if (X.dtype() == DataType::kUInt8) run<uint8_t>(ctx, X, Y, w);
-    else run<int8_t>(ctx, X, Y, w);
+    run(ctx, X, Y, w);
   }
 
  private:
-  template <class T>
+  // One output row (image, output row) a call of max_pool_nhwc_row.
   void run(KernelContext& ctx, const Tensor& X, Tensor& Y, const Window3& w) const {
-    const int64_t N = X.dim(0), H = X.dim(1), W = X.dim(2), C = X.dim(3), OH = w.out[1], OW = w.out[2];
-    const T* x = X.data<T>();
-    T* y = Y.mutable_data<T>();
+    const int64_t H = X.dim(1), W = X.dim(2), C = X.dim(3), OH = w.out[1], OW = w.out[2];
+    const auto* x = static_cast<const uint8_t*>(X.raw_data());
+    auto* y = static_cast<uint8_t*>(Y.raw_mutable_data());
+    const bool sign = X.dtype() == DataType::kInt8;
+    static const auto row_fn = SPINDLE_ISA_SELECT(max_pool_nhwc_row);
     const double taps = static_cast<double>(std::min(w.k[1], H) * std::min(w.k[2], W));
-    parallel_for(ctx.pool(), 0, N * OH, grain_for_cost(ops_cost(static_cast<double>(OW * C) * taps)),
+    parallel_for(ctx.pool(), 0, X.dim(0) * OH, grain_for_cost(ops_cost(static_cast<double>(OW * C) * taps)),
                  [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
-        const int64_t n = r / OH, oh = r % OH;
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          T* out = y + (r * OW + ow) * C;
-          std::fill(out, out + C, std::numeric_limits<T>::lowest());
-          for (int64_t kh = 0; kh < w.k[1]; ++kh) {
-            const int64_t ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
-            if (ih < 0 || ih >= H) continue;
-            for (int64_t kw = 0; kw < w.k[2]; ++kw) {
-              const int64_t iw = ow * w.s[2] - w.pb[2] + kw * w.d[2];
-              if (iw < 0 || iw >= W) continue;
-              max_into(out, x + ((n * H + ih) * W + iw) * C, C);
-            }
-          }
-        }
+        ::spindle::kernels::MaxPoolNhwcRow row;
+        row.x = x + r / OH * H * W * C;
+        row.y = y + r * OW * C;
+        row.sign = sign;
+        row.H = H, row.W = W, row.C = C, row.oh = r % OH, row.OW = OW;
+        row.kh = w.k[1], row.kw = w.k[2], row.sh = w.s[1], row.sw = w.s[2];
+        row.dh = w.d[1], row.dw = w.d[2], row.ph = w.pb[1], row.pw = w.pb[2];
+        row_fn(row);
       }
     });
   }

@@ -299,7 +299,68 @@ inline __mmask16 mask16(int64_t count) {
   return count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
 }
 
+// 64 int32 values as 64 bytes in order, zero (16-bit lanes) added to each:
+// two saturating packs to 16 bits (exact here), the add, two to 8 bits
+// (exact once the values are inside Q's range) interleave the four vectors'
+// 128-bit lanes; one permutation of dwords puts them back in order.
+template <class Q>
+inline __m512i pack64(__m512i o0, __m512i o1, __m512i o2, __m512i o3, __m512i zero) {
+  const __m512i w01 = _mm512_add_epi16(_mm512_packs_epi32(o0, o1), zero);
+  const __m512i w23 = _mm512_add_epi16(_mm512_packs_epi32(o2, o3), zero);
+  const __m512i bytes = std::is_same_v<Q, int8_t> ? _mm512_packs_epi16(w01, w23) : _mm512_packus_epi16(w01, w23);
+  // Lane j of `bytes` holds dwords j of o0, o1, o2, o3 (4 bytes each).
+  return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), bytes);
+}
+
+// 16 8-bit values from p, all of them, as float.
+template <class Q>
+inline __m512 load16_all(const Q* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  if constexpr (std::is_same_v<Q, int8_t>) return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(v));
+  else return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(v));
+}
+
+// Quantize16 for 64 values with one test for all four vectors: a lane
+// needs the division only if its q = d * (1 / sy) is within 2^-20 |q| of a
+// half-integer (Quantize16), and then only if |q| <= bound, as beyond the
+// clamp bounds (plus 2) q and d / sy clamp alike. So when every lane's
+// |q - round(q)| is below 0.5 - 2^-20 bound (VREDUCEPS gives q - round(q)
+// exactly; a NaN's bits compare above), no lane divides and none is NaN:
+// the clamp and conversion alone. Otherwise Quantize16 per vector.
+struct Quantize64 {
+  const Quantize16& q16;
+  __m512 tie;      // 0.5 - 2^-20 bound
+  __m512i zero16;  // the zero point in 16-bit lanes
+  bool usable;     // 1 / sy normal and the bound small
+  Quantize64(const Quantize16& q, float lo_z, float hi_z, float zy) : q16(q) {
+    const float bound = std::max(std::fabs(lo_z), std::fabs(hi_z)) + 2.0f;
+    usable = q.fast && bound <= 0x1p16f;
+    tie = _mm512_set1_ps(0.5f - bound * 0x1p-20f);
+    zero16 = _mm512_set1_epi16(static_cast<int16_t>(zy));
+  }
+  // d0..d3 quantized, as 64 bytes.
+  template <class Q>
+  __m512i operator()(__m512 d0, __m512 d1, __m512 d2, __m512 d3) const {
+    const __m512 q0 = _mm512_mul_ps(d0, q16.r), q1 = _mm512_mul_ps(d1, q16.r);
+    const __m512 q2 = _mm512_mul_ps(d2, q16.r), q3 = _mm512_mul_ps(d3, q16.r);
+    constexpr int kNear = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    const __m512i abs = _mm512_set1_epi32(0x7FFFFFFF);
+    auto frac = [&](__m512 q) { return _mm512_and_si512(_mm512_castps_si512(_mm512_reduce_ps(q, kNear)), abs); };
+    // Non-negative floats (and NaN above them) order as their bits.
+    const __m512i worst = _mm512_max_epu32(_mm512_max_epu32(frac(q0), frac(q1)), _mm512_max_epu32(frac(q2), frac(q3)));
+    if (_mm512_cmpge_epu32_mask(worst, _mm512_castps_si512(tie)))
+      return pack64<Q>(q16(d0), q16(d1), q16(d2), q16(d3), _mm512_setzero_si512());
+    auto round = [&](__m512 q) {
+      return _mm512_cvt_roundps_epi32(_mm512_min_ps(_mm512_max_ps(q, q16.lo_z), q16.hi_z), kNear);
+    };
+    return pack64<Q>(round(q0), round(q1), round(q2), round(q3), zero16);
+  }
+};
+
 // binary() and gate() 16 values at a time: the same float operations.
+// binary() first 64 values a step (Quantize64: more independent work in
+// flight, one tie test and whole-vector loads and stores), then the rest 16
+// at a time, masked.
 template <class Q, bool kMultiply>
 void binary16_run(const ::spindle::kernels::QuantRow& p) {
   const Q* a = static_cast<const Q*>(p.a);
@@ -309,15 +370,43 @@ void binary16_run(const ::spindle::kernels::QuantRow& p) {
   const __m512 za = _mm512_set1_ps(p.a_zero), sa = _mm512_set1_ps(p.a_scale);
   const __m512 zb = _mm512_set1_ps(p.b_zero), sb = _mm512_set1_ps(p.b_scale);
   const Quantize16 quant(p.y_scale, p.y_zero, p.lo, p.hi);
-  for (int64_t i = 0; i < n; i += 16) {
+  // The explicitly rounded add (round to nearest, as the plain one) is not
+  // contracted with x's product into an FMA, which would round once.
+  auto op = [&](__m512 fa, __m512 fb, __m512 za_, __m512 zb_) {
+    const __m512 x = _mm512_mul_ps(_mm512_sub_ps(fa, za_), sa);
+    const __m512 w = _mm512_mul_ps(_mm512_sub_ps(fb, zb_), sb);
+    return kMultiply ? _mm512_mul_ps(x, w) : _mm512_add_round_ps(x, w, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  };
+  int64_t i = 0;
+  const Quantize64 quant64(quant, p.lo - p.y_zero, p.hi - p.y_zero, p.y_zero);
+  // uint8 x as the float 2^23 + x (one masked byte shuffle into 2^23's
+  // bits); less 2^23 + zero it is x - zero exactly, as before.
+  const __m512 za23 = _mm512_set1_ps(0x1p23f + p.a_zero), zb23 = _mm512_set1_ps(0x1p23f + p.b_zero);
+  auto load = [](const Q* q) {
+    if constexpr (std::is_same_v<Q, int8_t>) {
+      return load16_all(q);
+    } else {
+      // Lane k's dwords take bytes 4k .. 4k + 3 of the 16 into their low bytes.
+      const __m512i pick = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+      const __m512i v = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
+      return _mm512_castsi512_ps(
+          _mm512_mask_shuffle_epi8(_mm512_set1_epi32(0x4B000000), 0x1111111111111111ull, v, pick));
+    }
+  };
+  // What the 64-value step subtracts from what it loads.
+  const bool u8 = std::is_same_v<Q, uint8_t>;
+  const __m512 za_sub = u8 ? za23 : za, zb_sub = u8 ? zb23 : zb;
+  if (quant64.usable)
+    for (; i + 64 <= n; i += 64) {
+      const __m512 v0 = op(load(a + i), load(b + i), za_sub, zb_sub);
+      const __m512 v1 = op(load(a + i + 16), load(b + i + 16), za_sub, zb_sub);
+      const __m512 v2 = op(load(a + i + 32), load(b + i + 32), za_sub, zb_sub);
+      const __m512 v3 = op(load(a + i + 48), load(b + i + 48), za_sub, zb_sub);
+      _mm512_storeu_si512(y + i, quant64.template operator()<Q>(v0, v1, v2, v3));
+    }
+  for (; i < n; i += 16) {
     const __mmask16 m = mask16(n - i);
-    const __m512 x = _mm512_mul_ps(_mm512_sub_ps(load16(a + i, m), za), sa);
-    const __m512 w = _mm512_mul_ps(_mm512_sub_ps(load16(b + i, m), zb), sb);
-    // The explicitly rounded add (round to nearest, as the plain one) is not
-    // contracted with x's product into an FMA, which would round once.
-    const __m512 v = kMultiply ? _mm512_mul_ps(x, w)
-                               : _mm512_add_round_ps(x, w, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(quant(v)));
+    _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(quant(op(load16(a + i, m), load16(b + i, m), za, zb))));
   }
 }
 
@@ -396,8 +485,36 @@ void gate(const ::spindle::kernels::QuantRow& p) {
   }
 }
 
+#if defined(__AVX512F__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// quantize_all 64 values a step (Quantize64), then 16 at a time, masked:
+// quantize(a / sy) with the division only where it can matter.
+template <class Q>
+void quantize16(const ::spindle::kernels::QuantRow& p) {
+  const float* a = static_cast<const float*>(p.a);
+  Q* y = static_cast<Q*>(p.y);
+  const int64_t n = p.n;
+  const Quantize16 quant(p.y_scale, p.y_zero, p.lo, p.hi);
+  const Quantize64 quant64(quant, p.lo - p.y_zero, p.hi - p.y_zero, p.y_zero);
+  int64_t i = 0;
+  if (quant64.usable)
+    for (; i + 64 <= n; i += 64)
+      _mm512_storeu_si512(y + i, quant64.template operator()<Q>(_mm512_loadu_ps(a + i), _mm512_loadu_ps(a + i + 16),
+                                                                _mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(a + i + 48)));
+  for (; i < n; i += 16) {
+    const __mmask16 m = mask16(n - i);
+    _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(quant(_mm512_maskz_loadu_ps(m, a + i))));
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
 template <class Q>
 void quantize_all(const ::spindle::kernels::QuantRow& p) {
+#if defined(__AVX512F__)
+  if (p.n >= 16) return quantize16<Q>(p);
+#endif
   const float* __restrict a = static_cast<const float*>(p.a);
   Q* __restrict y = static_cast<Q*>(p.y);
   const int64_t n = p.n;
