@@ -493,6 +493,22 @@ TEST(NhwcTransformer, PreActivationReadsTheQuantizedTensorSameBits) {
   expect_nhwc_same_bits(b.bytes(), "(3 conversions)");
 }
 
+// ShuffleNet's split: x -> Conv 1x1 (c1, 8 channels) -> QDQ (p1) -> halves
+// "lo" and "hi" along the channels by Slices whose bounds come from Shape ->
+// Gather (the index also the Slices' axes) -> Div; the shuffle's shapes
+// shape5 / shape4.
+void channel_split(ModelBuilder& b) {
+  b.initializer_i64("one", {1}, {1}).initializer_i64("two", {1}, {2}).initializer_i64("zero", {1}, {0});
+  b.initializer_i64("shape5", {5}, {1, 2, 4, 13, 11}).initializer_i64("shape4", {4}, {1, -1, 13, 11});
+  b.node("Conv", {qdq(b, "x", "p0"), "c1W", "c1B"}, {"a"});
+  const std::string ad = qdq(b, "a", "p1");
+  b.node("Shape", {ad}, {"sh"});
+  b.node("Gather", {"sh", "one"}, {"ch"});
+  b.node("Div", {"ch", "two"}, {"half"});
+  b.node("Slice", {ad, "zero", "half", "one"}, {"lo"});
+  b.node("Slice", {ad, "half", "ch", "one"}, {"hi"});
+}
+
 // ShuffleNet's unit: x [1, 5, 13, 11] -> Conv 1x1 (8 channels) -> QDQ ->
 // split in two halves along the channels by Slices whose bounds come from
 // Shape -> Gather (the index also the Slices' axes) -> Div; the second half
@@ -503,15 +519,7 @@ TEST(NhwcTransformer, PreActivationReadsTheQuantizedTensorSameBits) {
 TEST(NhwcTransformer, ChannelSplitAndShuffleSameBits) {
   ModelBuilder b(13);
   three_conv_model(b, {"s", {1, 8, 13, 11}}, 5, {{8, 5, 1, 1}, {4, 4, 1, 1}, {6, 8, 1, 1}});
-  b.initializer_i64("one", {1}, {1}).initializer_i64("two", {1}, {2}).initializer_i64("zero", {1}, {0});
-  b.initializer_i64("shape5", {5}, {1, 2, 4, 13, 11}).initializer_i64("shape4", {4}, {1, -1, 13, 11});
-  b.node("Conv", {qdq(b, "x", "p0"), "c1W", "c1B"}, {"a"});
-  const std::string ad = qdq(b, "a", "p1");
-  b.node("Shape", {ad}, {"sh"});
-  b.node("Gather", {"sh", "one"}, {"ch"});
-  b.node("Div", {"ch", "two"}, {"half"});
-  b.node("Slice", {ad, "zero", "half", "one"}, {"lo"});
-  b.node("Slice", {ad, "half", "ch", "one"}, {"hi"});
+  channel_split(b);
   b.node("Conv", {qdq(b, "hi", "p2"), "c2W", "c2B"}, {"h2"});
   auto& cat = b.node("Concat", {"lo", qdq(b, "h2", "p3")}, {"cat"});
   ModelBuilder::attr_int(cat, "axis", 1);
@@ -532,15 +540,7 @@ TEST(NhwcTransformer, ChannelSplitAndShuffleSameBits) {
 TEST(NhwcTransformer, QuantizedSplitConcatAndShuffleSameBits) {
   ModelBuilder b(13);
   three_conv_model(b, {"s", {1, 8, 13, 11}}, 6, {{8, 5, 1, 1}, {4, 4, 1, 1}, {6, 8, 1, 1}});
-  b.initializer_i64("one", {1}, {1}).initializer_i64("two", {1}, {2}).initializer_i64("zero", {1}, {0});
-  b.initializer_i64("shape5", {5}, {1, 2, 4, 13, 11}).initializer_i64("shape4", {4}, {1, -1, 13, 11});
-  b.node("Conv", {qdq(b, "x", "p0"), "c1W", "c1B"}, {"a"});
-  const std::string ad = qdq(b, "a", "p1");
-  b.node("Shape", {ad}, {"sh"});
-  b.node("Gather", {"sh", "one"}, {"ch"});
-  b.node("Div", {"ch", "two"}, {"half"});
-  b.node("Slice", {ad, "zero", "half", "one"}, {"lo"});
-  b.node("Slice", {ad, "half", "ch", "one"}, {"hi"});
+  channel_split(b);
   weights(b, {4, 4, 1, 1}, 0, 0.03f, 77, "d2");  // its input keeps the Slice's (p1's) parameters
   weights(b, {6, 8, 1, 1}, 0, 0.07f, 78, "d3");  // p5's
   b.node("Conv", {qdq(b, "hi", "p1"), "d2W", "d2B"}, {"h2"});

@@ -16,20 +16,14 @@
 #include "kernel_errors.h"
 #include "kernels/kernel.h"
 #include "spindle/thread_pool.h"
+#include "random_ints.h"
 
 namespace spindle {
 namespace {
 
 using kernels::run_kernel_once;
 
-template <class T>
-std::vector<T> random_ints(size_t n, uint32_t seed, int lo, int hi) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> d(lo, hi);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(d(rng));
-  return v;
-}
+using testing::random_ints;
 
 std::vector<float> as_float(const std::vector<int32_t>& v) { return std::vector<float>(v.begin(), v.end()); }
 
