@@ -52,6 +52,7 @@ namespace spindle::kernels::nn {
 
 namespace {
 
+using qparams::is_q8;
 using qparams::require_q8_input;
 using qparams::scalar_scale;
 using qparams::scalar_zero_point;
@@ -97,6 +98,7 @@ class QLinearConcatKernel final : public OpKernel {
   explicit QLinearConcatKernel(const NodeInfo& node) {
     if (!node.attrs.has("axis")) fail(node, "attribute axis is missing, expected the (int) axis to concatenate along");
     axis_ = node.attrs.get_int("axis");
+    build_constant_tables(node);
   }
 
   void compute(KernelContext& ctx) const override {
@@ -125,7 +127,8 @@ class QLinearConcatKernel final : public OpKernel {
     const int64_t axis = normalize_axis(node, axis_, rank);
     Shape out_shape = X0.shape();
     out_shape[static_cast<size_t>(axis)] = 0;
-    std::vector<ByteTable> tables(static_cast<size_t>(count));
+    std::vector<ByteTable> built(static_cast<size_t>(count));  // the tables not made at creation
+    std::vector<const uint8_t*> tables(static_cast<size_t>(count));
     std::vector<char> copies(static_cast<size_t>(count));
     for (int i = 0; i < count; ++i) {
       const Tensor& X = ctx.input(2 + 3 * i);
@@ -145,9 +148,17 @@ class QLinearConcatKernel final : public OpKernel {
       const std::string scale = name + "_scale", zero = name + "_zero_point";
       const float xs = scalar_scale(ctx, 3 + 3 * i, scale.c_str());
       const int32_t xz = scalar_zero_point(ctx, 4 + 3 * i, zero.c_str(), type);
+      const auto at = static_cast<size_t>(i);
+      if (at + 1 < made_tables_.size() && type == made_type_ && ys == made_tables_[0].scale &&
+          yz == made_tables_[0].zero && xs == made_tables_[at + 1].scale && xz == made_tables_[at + 1].zero) {
+        tables[at] = made_tables_[at + 1].table.data();
+        copies[at] = made_tables_[at + 1].copy;
+        continue;
+      }
       bool copy = false;
-      requant_table(type, xs, xz, ys, yz, tables[static_cast<size_t>(i)], copy);
-      copies[static_cast<size_t>(i)] = copy;
+      requant_table(type, xs, xz, ys, yz, built[at], copy);
+      tables[at] = built[at].data();
+      copies[at] = copy;
     }
     size_numel(node, out_shape, "output Y");
     Tensor& Y = ctx.output(0, type, out_shape);
@@ -186,7 +197,7 @@ class QLinearConcatKernel final : public OpKernel {
         const int64_t at = w - offset[k], n = std::min(pitch[k] - at, b1 - p);
         const uint8_t* src = srcs[k] + r * pitch[k] + at;
         if (copies[k]) std::memcpy(y + p, src, static_cast<size_t>(n));
-        else if (n >= kVectorPiece) lookup(src, y + p, n, tables[k].data());
+        else if (n >= kVectorPiece) lookup(src, y + p, n, tables[k]);
         else
           for (int64_t j = 0; j < n; ++j) y[p + j] = tables[k][src[j]];
         p += n;
@@ -198,7 +209,50 @@ class QLinearConcatKernel final : public OpKernel {
   }
 
  private:
+  // One input's parameters and its table, made when the kernel is created.
+  struct Made {
+    float scale = 0;
+    int32_t zero = 0;
+    ByteTable table{};
+    bool copy = false;
+  };
+
+  // The tables of a node whose scales and zero points are all constants
+  // (what quantizers write): made once here, not on every run (DenseNet-121
+  // has some 600 inputs to its 58 QLinearConcats, each table 256 divisions).
+  // made_tables_[0] holds Y's parameters; a run whose values differ (or a
+  // node with any of them computed) makes its tables as it goes.
+  void build_constant_tables(const NodeInfo& node) {
+    const int n = node.num_inputs;
+    if (n < 5 || (n - 2) % 3 != 0) return;  // compute() names the problem
+    const auto value = [&](int i, Made& m, bool scale) {
+      const Tensor* t = node.const_input(i);
+      if (!t || t->numel() != 1) return false;
+      if (scale) {
+        if (t->dtype() != DataType::kFloat32) return false;
+        m.scale = t->data<float>()[0];
+        return true;
+      }
+      if (t->dtype() != made_type_) return false;
+      m.zero = made_type_ == DataType::kUInt8 ? t->data<uint8_t>()[0] : t->data<int8_t>()[0];
+      return true;
+    };
+    const Tensor* yz = node.const_input(1);
+    if (!yz || !is_q8(yz->dtype())) return;
+    made_type_ = yz->dtype();
+    std::vector<Made> made(static_cast<size_t>(1 + (n - 2) / 3));
+    for (size_t i = 0; i < made.size(); ++i) {
+      const int at = i == 0 ? 0 : 3 + 3 * static_cast<int>(i - 1);
+      if (!value(at, made[i], true) || !value(at + 1, made[i], false)) return;
+    }
+    for (size_t i = 1; i < made.size(); ++i)
+      requant_table(made_type_, made[i].scale, made[i].zero, made[0].scale, made[0].zero, made[i].table, made[i].copy);
+    made_tables_ = std::move(made);
+  }
+
   int64_t axis_ = 0;
+  DataType made_type_ = DataType::kUndefined;
+  std::vector<Made> made_tables_;
 };
 
 // ---------------------------------------------------------------- QLinearWhere
