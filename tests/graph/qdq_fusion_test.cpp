@@ -7,8 +7,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <random>
 
@@ -475,22 +479,36 @@ TEST(NhwcTransformer, PreActivationIslandsSameBits) {
 
 // A pre-activation reading a DequantizeLinear straight (DenseNet quantized
 // as ONNX Runtime's quantizer does it, its Concats quantized): x -> Conv 1x1
-// (4 channels) -> QDQ -> BatchNormalization -> Relu -> QDQ -> Conv 3x3 (6
-// channels): output y; the first QDQ's float value: output c. The
-// BatchNormalizationNhwc reads the 8-bit tensor and dequantizes it itself,
-// the same bits as the DequantizeLinear before it.
+// (4 channels) -> QDQ -> BatchNormalization -> Relu: output c; -> QDQ ->
+// Conv 3x3 (6 channels): output y. The BatchNormalizationNhwc reads the
+// 8-bit tensor and dequantizes it itself (the DequantizeLinear goes), the
+// same bits as the DequantizeLinear before it.
 TEST(NhwcTransformer, PreActivationReadsTheQuantizedTensorSameBits) {
   ModelBuilder b(13);
   three_conv_model(b, {"c", {1, 4, 13, 11}}, 3, {{4, 5, 1, 1}, {6, 4, 3, 3}});
   b.node("Conv", {qdq(b, "x", "p0"), "c1W", "c1B"}, {"a"});
-  const std::string ad = qdq(b, "a", "p1");
-  b.node("Identity", {ad}, {"c"});
-  batchnorm(b, ad, "n1", 4, 71);
+  batchnorm(b, qdq(b, "a", "p1"), "n1", 4, 71);
   b.node("Relu", {"n1"}, {"r1"});
+  b.node("Identity", {"r1"}, {"c"});
   auto& c2 = b.node("Conv", {qdq(b, "r1", "p2"), "c2W", "c2B"}, {"e"});
   ModelBuilder::attr_ints(c2, "pads", {1, 1, 1, 1});
   quantized_output(b, "e", "p1", "y");
   expect_nhwc_same_bits(b.bytes(), "(3 conversions)");
+  // The optimized graph: the BatchNormalizationNhwc reads a_q, no DequantizeLinear does.
+  const std::string path = ::testing::TempDir() + "qdq_fusion_preactivation_" + std::to_string(getpid()) + ".onnx";
+  SessionOptions o;
+  o.optimized_model_filepath = path;
+  InferenceSession::create_from_bytes(b.bytes(), o);
+  onnx::ModelProto m;
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(m.ParseFromIstream(&in));
+  std::remove(path.c_str());
+  int bn_reads_q = 0;
+  for (const auto& n : m.graph().node()) {
+    if (n.op_type() == "DequantizeLinear") EXPECT_NE(n.input(0), "a_q");
+    if (n.op_type() == "BatchNormalizationNhwc") bn_reads_q += n.input_size() == 9 && n.input(0).rfind("a_q", 0) == 0;
+  }
+  EXPECT_EQ(bn_reads_q, 1);
 }
 
 // ShuffleNet's split: x -> Conv 1x1 (c1, 8 channels) -> QDQ (p1) -> halves
