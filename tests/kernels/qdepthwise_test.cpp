@@ -13,6 +13,7 @@
 
 #include "kernel_errors.h"
 #include "kernels/kernel.h"
+#include "primitives/quant/dw_q8.h"
 #include "primitives/quant/requant.h"
 #include "spindle/cpu.h"
 #include "spindle/thread_pool.h"
@@ -136,8 +137,12 @@ Tensor bytes_tensor(const Shape& s, const std::vector<uint8_t>& b) {
   return Tensor::from_vector<T>(s, v);
 }
 
-TEST(QDepthwise, QLinearConvNhwcMatchesTheReferenceBitwise) {
-  for (const DwCase& c : kCases) {
+// QLinearConvNhwc against the reference QLinearConv. centered: weight zero
+// points that leave every w - w_zp inside int8 (0 for int8 weights, 128 for
+// uint8), given as constants when the kernel is created, as dw_q8's
+// packing needs; otherwise nonzero ones given at run time.
+void expect_reference_bits(const DwCase& c, bool centered) {
+  {
     const Shape xs = {2, c.C, c.H, c.W}, ws = {c.C, 1, c.kh, c.kw};
     const int64_t nq = c.per_channel ? c.C : 1;
     const std::vector<uint8_t> xb = random_bytes(static_cast<size_t>(shape_numel(xs)), 21);
@@ -148,6 +153,7 @@ TEST(QDepthwise, QLinearConvNhwcMatchesTheReferenceBitwise) {
     std::vector<uint8_t> zps(static_cast<size_t>(nq));
     for (size_t i = 0; i < zps.size(); ++i)  // nonzero: -8..7 for int8, 120..135 for uint8
       zps[i] = c.w_signed ? static_cast<uint8_t>(static_cast<int8_t>(zb[i] % 16) - 8) : static_cast<uint8_t>(120 + zb[i] % 16);
+    if (centered) std::fill(zps.begin(), zps.end(), c.w_signed ? 0 : 128);
     const Shape zs = c.per_channel ? Shape{c.C} : Shape{};
     const Tensor wzp = c.w_signed ? bytes_tensor<int8_t>(zs, zps) : bytes_tensor<uint8_t>(zs, zps);
     const Tensor xzp = c.x_signed ? Tensor::from_vector<int8_t>({}, {-4}) : Tensor::from_vector<uint8_t>({}, {120});
@@ -179,6 +185,7 @@ TEST(QDepthwise, QLinearConvNhwcMatchesTheReferenceBitwise) {
     }
     kernels::NodeInfo node = testing::spindle_node("QLinearConvNhwc", attrs, 9);
     node.const_inputs = {nullptr, nullptr, nullptr, &w};
+    if (centered) node.const_inputs = {nullptr, nullptr, nullptr, &w, nullptr, &wzp};
     inputs[0] = to_nhwc(x);
     for (int threads : {1, 3}) {
       auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
@@ -186,7 +193,100 @@ TEST(QDepthwise, QLinearConvNhwcMatchesTheReferenceBitwise) {
       ASSERT_EQ(got.shape(), want.shape());
       ASSERT_EQ(got.dtype(), want.dtype());
       ASSERT_EQ(0, std::memcmp(got.raw_data(), want.raw_data(), static_cast<size_t>(got.numel())))
-          << "C " << c.C << " k " << c.kh << " threads " << threads;
+          << "C " << c.C << " k " << c.kh << " stride " << c.stride << " threads " << threads
+          << (centered ? " centered weights" : "");
+    }
+  }
+}
+
+TEST(QDepthwise, QLinearConvNhwcMatchesTheReferenceBitwise) {
+  for (const DwCase& c : kCases) expect_reference_bits(c, false);
+}
+
+// The shapes of MobileNet / ShuffleNet / EfficientNet layers and the edges
+// of dw_q8's runs: channel counts with 2 to 6 factors of 2 (weight periods
+// of 1 to 16 blocks), several pixels to a block, a row's last block partial,
+// strides 1 to 3 (phases), dilation, pads wider than the kernel's reach,
+// channel counts dw_q8 does not take (odd, 2 mod 4).
+const DwCase kCenteredCases[] = {
+    {16, 3, 3, 1, 1, 12, 12, {1, 1, 1, 1}, false, true, false, true, true},
+    {24, 3, 3, 2, 1, 13, 14, {1, 1, 1, 1}, false, true, false, false, true},
+    {72, 5, 5, 2, 1, 14, 15, {2, 2, 2, 2}, true, true, true, true, true},
+    {960, 5, 5, 1, 1, 7, 7, {2, 2, 2, 2}, false, true, false, true, true},
+    {120, 5, 5, 1, 1, 9, 6, {2, 2, 2, 2}, false, false, false, false, false},
+    {36, 3, 3, 3, 1, 10, 11, {1, 1, 1, 1}, true, true, false, false, true},
+    {40, 3, 3, 1, 2, 9, 10, {2, 2, 2, 2}, false, true, true, true, true},
+    {48, 3, 3, 1, 1, 4, 5, {3, 3, 0, 1}, false, true, false, false, true},
+    {64, 7, 7, 2, 1, 11, 9, {3, 3, 3, 3}, true, false, true, false, true},
+    {17, 3, 3, 1, 1, 6, 7, {1, 1, 1, 1}, false, true, false, false, true},
+    {58, 3, 3, 2, 1, 12, 11, {1, 1, 1, 1}, true, true, false, true, true},
+    {116, 3, 3, 1, 1, 7, 8, {1, 1, 1, 1}, false, true, true, false, true},
+    {6, 3, 3, 2, 1, 8, 9, {1, 1, 1, 1}, false, true, false, false, true},
+};
+
+TEST(QDepthwise, CenteredWeightsMatchTheReferenceBitwise) {
+  for (const DwCase& c : kCenteredCases) expect_reference_bits(c, true);
+  for (const DwCase& c : kCases) expect_reference_bits(c, true);
+}
+
+// dw_q8_row at every ISA level against a direct sum: runs into one padded
+// input row per tap (stride 1, no padding), weights packed by dw_q8_pack.
+TEST(QDepthwise, PackedRowsMatchADirectSumAtEveryLevel) {
+  using RowFn = void (*)(const kernels::DwQ8Row&);
+  std::vector<std::pair<RowFn, const char*>> fns = {{&kernels::baseline::dw_q8_row, "baseline"}};
+  if (detected_isa_level() >= IsaLevel::kAvx2) fns.push_back({&kernels::avx2::dw_q8_row, "avx2"});
+  if (detected_isa_level() >= IsaLevel::kAvx512) fns.push_back({&kernels::avx512::dw_q8_row, "avx512"});
+  {  // a block would hold mostly padding: not packed
+    const std::vector<uint8_t> wb(36, 1);
+    const std::vector<int32_t> wzp(12, 0);
+    EXPECT_TRUE(kernels::dw_q8_pack(wb.data(), true, wzp.data(), 12, 3).empty());
+    EXPECT_TRUE(kernels::dw_q8_pack(wb.data(), true, wzp.data(), 3, 9).empty());
+  }
+  // Blocks tiling the run (4, 16, 24, 40, 72) and blocks of one pixel (58,
+  // 64, 116, 200, 960).
+  for (const int64_t C : {4, 16, 24, 40, 58, 64, 72, 116, 200, 960}) {
+    const int64_t taps = 9, OW = 11, n = OW * C;
+    const std::vector<uint8_t> wb = random_bytes(static_cast<size_t>(C * taps), 31);
+    const std::vector<int32_t> wzp(static_cast<size_t>(C), 0);
+    const kernels::DwQ8Weights w = kernels::dw_q8_pack(wb.data(), true, wzp.data(), C, taps);
+    ASSERT_FALSE(w.empty()) << "C " << C;
+    // Tap t reads bytes [t * C, t * C + n) of x (x padded for the last block).
+    const std::vector<uint8_t> x = random_bytes(static_cast<size_t>(taps * C + n + 64), 32);
+    std::vector<const uint8_t*> runs;
+    for (int64_t t = 0; t < taps; ++t) runs.push_back(x.data() + t * C);
+    std::vector<int32_t> bias(static_cast<size_t>(C)), bias_lanes(static_cast<size_t>(w.blocks * 64));
+    std::vector<float> scale(static_cast<size_t>(C)), scale_lanes(static_cast<size_t>(w.blocks * 64));
+    for (int64_t c = 0; c < C; ++c) {
+      bias[static_cast<size_t>(c)] = static_cast<int32_t>(c * 131 % 5001) - 2500;
+      scale[static_cast<size_t>(c)] = 0.0007f * static_cast<float>(c % 5 + 1);
+    }
+    const int32_t x_zp = 100;
+    kernels::dw_q8_lanes(w, bias.data(), scale.data(), x_zp, false, bias_lanes.data(), scale_lanes.data());
+    std::vector<uint8_t> want(static_cast<size_t>(n));
+    for (int64_t f = 0; f < n; ++f) {
+      const int64_t c = f % C;
+      int32_t s = bias[static_cast<size_t>(c)];
+      for (int64_t t = 0; t < taps; ++t)
+        s += (int32_t{x[static_cast<size_t>(t * C + f)]} - x_zp) * static_cast<int8_t>(wb[static_cast<size_t>(c * taps + t)]);
+      const float v = static_cast<float>(s) * scale[static_cast<size_t>(c)];
+      want[static_cast<size_t>(f)] = static_cast<uint8_t>(std::clamp(std::nearbyint(double{v}) + 7, 0.0, 255.0));
+    }
+    for (const auto& [fn, name] : fns) {
+      std::vector<uint8_t> got(static_cast<size_t>(n) + 1, 0xA5);
+      kernels::DwQ8Row a;
+      a.runs = runs.data();
+      a.w = &w;
+      a.n = n;
+      a.bias_lanes = bias_lanes.data();
+      a.scale_lanes = scale_lanes.data();
+      a.zp = 7;
+      a.lo = 0;
+      a.hi = 255;
+      a.y = got.data();
+      fn(a);
+      EXPECT_EQ(got.back(), 0xA5) << name << " wrote past the row";
+      got.pop_back();
+      ASSERT_EQ(got, want) << name << " C " << C;
     }
   }
 }

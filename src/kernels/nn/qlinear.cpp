@@ -20,6 +20,7 @@
 #include "kernels/broadcast.h"
 #include "kernels/nn/nhwc.h"
 #include "kernels/nn/nn_util.h"
+#include "kernels/nn/qlinear_depthwise.h"
 #include "kernels/nn/qlinear_grouped.h"
 #include "primitives/gemm/qgemm.h"
 #include "primitives/quant/requant.h"
@@ -521,7 +522,7 @@ class QLinearConvKernel final : public OpKernel {
     w_shape_ = w->shape();
     if (cg == 1 && mg == 1) {  // depthwise
       depthwise_ = true;
-      dw_w_ = *w;  // as loaded (shares its storage), widened as it is read
+      dw_ = QDepthwise(*w, node.const_input(5));
       packed_ok_ = true;
       own_w_when_scales_fixed(node);
       return;
@@ -556,7 +557,7 @@ class QLinearConvKernel final : public OpKernel {
 
   bool owns_constant_input(int i) const override { return i == 3 && owns_w_; }
   size_t packed_bytes() const override {
-    size_t b = dw_w_.nbytes();
+    size_t b = dw_.bytes();
     for (const QGemmPackedB& p : packed_) b += p.bytes();
     b += grouped_.bytes();
     return b;
@@ -700,7 +701,7 @@ class QLinearConvKernel final : public OpKernel {
     Tensor& Y = ctx.output(0, yzp.dtype(), out_shape);
     const bool x_signed = X.dtype() == DataType::kInt8;
     auto run = [&](auto* y) {
-      if (depthwise_ && nhwc_) depthwise_nhwc(ctx, X, g, x_zp, w_zp, r, y);
+      if (depthwise_ && nhwc_) dw_.run(ctx, X, g, x_zp, w_zp, ChannelRequant{r.bias.data(), r.scale.data(), r.zp, r.lo, r.hi}, y);
       else if (depthwise_) depthwise(ctx, X, g, x_zp, w_zp, r, y);
       else if (!grouped_.packed.empty()) grouped(ctx, X, g, x_zp, w_zp, r, y);
       else gemm_path(ctx, X, g, x_signed, x_zp, w_zp, r, y);
@@ -711,8 +712,9 @@ class QLinearConvKernel final : public OpKernel {
 
   // Depthwise weight i, widened.
   int32_t dw_weight(int64_t i) const {
-    return w_signed_ ? int32_t{static_cast<const int8_t*>(dw_w_.raw_data())[i]}
-                     : int32_t{static_cast<const uint8_t*>(dw_w_.raw_data())[i]};
+    const Tensor& w = dw_.weights();
+    return w_signed_ ? int32_t{static_cast<const int8_t*>(w.raw_data())[i]}
+                     : int32_t{static_cast<const uint8_t*>(w.raw_data())[i]};
   }
 
   template <class T>
@@ -782,53 +784,6 @@ class QLinearConvKernel final : public OpKernel {
         rq.y = y + plane * P;
         rq.y_signed = std::is_same_v<T, int8_t>;
         requant_fn(rq);
-      }
-    });
-  }
-
-  // Depthwise on NHWC X: each output pixel's C accumulators at once, a tap
-  // adding (x - x_zp) * (w - w_zp) over the channel vector (taps outside
-  // the input add nothing, as padding with x_zp does).
-  template <class T>
-  void depthwise_nhwc(KernelContext& ctx, const Tensor& X, const Window3& g, int32_t x_zp,
-                      const std::vector<int32_t>& w_zp, const ConvRequant& r, T* y) const {
-    const int64_t N = X.dim(0), C = X.dim(3), H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
-    const int64_t taps = g.k_size();
-    std::vector<int32_t> wt(static_cast<size_t>(taps * C));  // [tap][channel], w - w_zp
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t t = 0; t < taps; ++t)
-        wt[static_cast<size_t>(t * C + c)] = dw_weight(c * taps + t) - w_zp[static_cast<size_t>(c)];
-    static const auto dw_fn = SPINDLE_ISA_SELECT(dw_requant_row);
-    // Few channels, below AVX-512 (whose row loop keeps its sums in
-    // registers): the weights repeated along a row, so that a tap's
-    // stride-1 columns are one run.
-    std::vector<int32_t> w_rows;
-    if (g.s[2] == 1 && C < 64 && active_isa_level() != IsaLevel::kAvx512) {
-      w_rows.resize(static_cast<size_t>(taps * OW * C));
-      for (int64_t t = 0; t < taps; ++t)
-        for (int64_t i = 0; i < OW * C; ++i)
-          w_rows[static_cast<size_t>(t * OW * C + i)] = wt[static_cast<size_t>(t * C + i % C)];
-    }
-    parallel_for(ctx.pool(), 0, N * OH, grain_for_cost(ops_cost(static_cast<double>(OW * taps * C))),
-                 [&](int64_t r0, int64_t r1) {
-      DwRequantRow dr;
-      set_row_geometry(dr.row, X, g);
-      dr.row.x_zp = x_zp;
-      dr.row.w = wt.data();
-      dr.row.w_rows = w_rows.empty() ? nullptr : w_rows.data();
-      dr.row.acc = reinterpret_cast<int32_t*>(scratch_floats(3, static_cast<size_t>(OW * C)));
-      dr.bias = r.bias.data();
-      dr.scale = r.scale.data();
-      dr.zp = r.zp;
-      dr.lo = r.lo;
-      dr.hi = r.hi;
-      dr.y_signed = std::is_same_v<T, int8_t>;
-      for (int64_t row = r0; row < r1; ++row) {
-        const int64_t n = row / OH;
-        dr.row.x = static_cast<const uint8_t*>(X.raw_data()) + n * H * W * C;
-        dr.row.oh = row % OH;
-        dr.y = y + row * OW * C;
-        dw_fn(dr);
       }
     });
   }
@@ -963,9 +918,9 @@ class QLinearConvKernel final : public OpKernel {
   bool packed_ok_ = false, depthwise_ = false, w_signed_ = true;
   Shape w_shape_;
   std::vector<QGemmPackedB> packed_;  // one per group
-  // Depthwise W as loaded (int8 / uint8, [C][taps]); the kernel holds it
-  // once the plan dropped the input.
-  Tensor dw_w_;
+  // Depthwise W as loaded (int8 / uint8, [C][taps]; the kernel holds it
+  // once the plan dropped the input) and its packing.
+  QDepthwise dw_;
   QGroupedWeights grouped_;  // narrow square groups (empty: not used)
 };
 
