@@ -299,7 +299,7 @@ class ChannelShuffleNhwcKernel final : public OpKernel {
     // Each row [group][C / group] transposed to [C / group][group].
     const int64_t C = X.dim(-1), rows = X.numel() / C;
     if (group_ == 2 && esize == 4) return interleave<uint32_t>(ctx, X, Y, rows, C / 2);
-    if (group_ == 2) return interleave<uint8_t>(ctx, X, Y, rows, C / 2);
+    if (group_ == 2) return interleave_bytes(ctx, X, Y, rows, C / 2);
     if (esize == 4)
       transpose_elems(ctx.pool(), static_cast<const uint32_t*>(X.raw_data()), static_cast<uint32_t*>(Y.raw_mutable_data()),
                       rows, group_, C / group_);
@@ -324,6 +324,17 @@ class ChannelShuffleNhwcKernel final : public OpKernel {
           d[2 * j + 1] = b[j];
         }
       }
+    });
+  }
+
+  // The same for bytes: each row's two planes interleaved by the level's
+  // vector loop (nhwc_bytes.h).
+  static void interleave_bytes(KernelContext& ctx, const Tensor& X, Tensor& Y, int64_t rows, int64_t h) {
+    static const auto fn = SPINDLE_ISA_SELECT(interleave_planes_u8);
+    const auto* x = static_cast<const uint8_t*>(X.raw_data());
+    auto* y = static_cast<uint8_t*>(Y.raw_mutable_data());
+    parallel_for(ctx.pool(), 0, rows, grain_for_cost(ops_cost(static_cast<double>(h) / 4)), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) fn(x + r * 2 * h, y + r * 2 * h, 2, h, 0, h);
     });
   }
 
