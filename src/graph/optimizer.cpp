@@ -68,7 +68,7 @@ const std::vector<Pass>& table() {
        plain<passes::fuse_qdq_lookups>},
       {{"QLinearGateMulFusion", L::kBasic,
         "DequantizeLinear -> unary op -> Mul by a DequantizeLinear (squeeze-excite) -> QuantizeLinear as one "
-        "spindle.QLinearGateMul"},
+        "spindle.QLinearGateMul; x * f(x) (SiLU) as one spindle.QLinearLookup"},
        plain<passes::fuse_qdq_gates>},
       {{"ConvBNFusion", L::kExtended, "Conv + constant BatchNormalization as one Conv"}, plain<passes::fold_batchnorms>},
       {{"ConvAffineFusion", L::kExtended, "Conv + constant per-channel Mul / Add folded into its weights and bias"},

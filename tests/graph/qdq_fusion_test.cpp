@@ -783,6 +783,50 @@ TEST(QLinearGateMulFusion, SqueezeExciteSameBits) {
   for (const GateCase& c : cases) expect_gate_same_bits(c);
 }
 
+// x -> Q -> DQ -> f -> Mul with the same DQ (SiLU: x * Sigmoid(x), either
+// operand order) -> Q -> DQ -> y: one spindle.QLinearLookup (a function of
+// one byte), the output bits the unfused chain's for every input code, at 1
+// and 2 threads; uint8 and int8.
+TEST(QLinearGateMulFusion, SelfGateBecomesOneLookupSameBits) {
+  for (const bool is_signed : {false, true})
+    for (const bool gate_first : {false, true})
+      for (const char* f : {"Sigmoid", "HardSigmoid", "Tanh"}) {
+        ModelBuilder b(20);
+        b.input("x", {2, 6, 9, 7}).output("y", {2, 6, 9, 7});
+        act_params_typed(b, "px", 0.05f, is_signed ? -3 : 125, is_signed);
+        act_params_typed(b, "py", 0.028f, is_signed ? -100 : 22, is_signed);
+        const std::string xd = qdq(b, "x", "px");
+        b.node(f, {xd}, {"g"});
+        b.node("Mul", gate_first ? std::vector<std::string>{"g", xd} : std::vector<std::string>{xd, "g"}, {"m"});
+        b.node("QuantizeLinear", {"m", "py_s", "py_z"}, {"mq"});
+        b.node("DequantizeLinear", {"mq", "py_s", "py_z"}, {"y"});
+        const std::vector<uint8_t> bytes = b.bytes();
+        const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", random_input({2, 6, 9, 7}, 83, -8.0f, 8.0f)}};
+        int plain_nodes = 0;
+        const std::vector<float> want = output_without(bytes, feeds, "QLinearGateMulFusion", &plain_nodes);
+        // The optimized graph: one QLinearLookup, no QLinearGateMul.
+        const std::string path = ::testing::TempDir() + "qdq_fusion_self_gate_" + std::to_string(getpid()) + ".onnx";
+        SessionOptions o;
+        o.optimized_model_filepath = path;
+        InferenceSession::create_from_bytes(bytes, o);
+        onnx::ModelProto m;
+        std::ifstream in(path, std::ios::binary);
+        ASSERT_TRUE(m.ParseFromIstream(&in));
+        std::remove(path.c_str());
+        std::vector<std::string> ops;
+        for (const auto& n : m.graph().node()) ops.push_back(n.op_type());
+        EXPECT_THAT(ops, ::testing::ElementsAre("QuantizeLinear", "QLinearLookup", "DequantizeLinear")) << f;
+        for (int threads : {1, 2}) {
+          auto s = session_with_threads(bytes, threads);
+          EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("QLinearGateMulFusion 1")) << f;
+          // The activation, the Mul, the Q and the DequantizeLinear become one lookup.
+          EXPECT_EQ(s->num_nodes(), plain_nodes - 3) << f;
+          EXPECT_EQ(s->run(feeds)[0].to_vector<float>(), want)
+              << f << (is_signed ? " int8" : " uint8") << (gate_first ? " Mul(f, x)" : " Mul(x, f)") << " threads " << threads;
+        }
+      }
+}
+
 // The activation's output read elsewhere too, or the Mul's: not fused.
 TEST(QLinearGateMulFusion, SharedFloatValueIsNotFused) {
   for (const char* shared : {"g", "m"}) {

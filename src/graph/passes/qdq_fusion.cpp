@@ -257,6 +257,32 @@ Tensor unit_table(const Graph& g, const Node& dq, const Node& f, const Node* q, 
   }
 }
 
+// The 256 outputs of Q(Mul(f(DQ(b)), DQ(b))) for the input bytes b (the
+// Mul's operands in the graph's order, f's output operand k), through the
+// float kernels: a gate whose gated tensor is its own input (SiLU, x *
+// Sigmoid(x)) is a function of one byte. Undefined when a kernel refuses.
+Tensor self_gate_table(const Graph& g, const Node& dq, const Node& f, const Node& mul, int k, const Node& q,
+                       DataType x_type) {
+  const Tensor gate = unit_table(g, dq, f, nullptr, x_type);
+  if (!gate.defined()) return Tensor();
+  Tensor codes(x_type, Shape{256});
+  auto* c = static_cast<uint8_t*>(codes.raw_mutable_data());
+  for (int b = 0; b < 256; ++b) c[b] = static_cast<uint8_t>(b);
+  auto constant = [&](int v) { return v >= 0 ? *g.initializer(v) : Tensor(); };
+  try {
+    std::vector<Tensor> v =
+        kernels::run_kernel_once(dq.op_type, dq.opset, dq.attrs, {codes, constant(dq.inputs[1]), constant(dq.inputs[2])});
+    std::vector<Tensor> operands = {v.at(0), v.at(0)};
+    operands[static_cast<size_t>(k)] = gate;
+    v = kernels::run_kernel_once(mul.op_type, mul.opset, mul.attrs, std::move(operands));
+    v = kernels::run_kernel_once(q.op_type, q.opset, q.attrs, {v.at(0), constant(q.inputs[1]), constant(q.inputs[2])});
+    if (!v.at(0).defined() || v[0].dtype() != x_type || v[0].numel() != 256) return Tensor();
+    return v[0].reshaped(Shape{256});
+  } catch (const Error&) {
+    return Tensor();
+  }
+}
+
 // A lookup op reading only constants besides its input 0.
 bool constant_rest(const Graph& g, const Node& f) {
   for (size_t s = 1; s < f.inputs.size(); ++s)
@@ -553,7 +579,10 @@ void fuse_qdq_lookups(Graph& g, PassRecord& record) {
 // x_zero_point, g, table, y_scale, y_zero_point), the table holding
 // f(DQ(b)) for each byte b of g as the float kernels compute it; the kernel
 // then computes the Mul and the Q as their kernels do (the same bits), with
-// any broadcast of g against x.
+// any broadcast of g against x. When g is x itself (SiLU: x * Sigmoid(x),
+// the same 8-bit tensor and parameters) the whole unit is one
+// spindle.QLinearLookup instead, its table Q(DQ(b) * f(DQ(b))) from the
+// kernels.
 void fuse_qdq_gates(Graph& g, PassRecord& record) {
   std::vector<bool> dead(g.nodes.size(), false);
   const size_t count = g.nodes.size();
@@ -574,6 +603,18 @@ void fuse_qdq_gates(Graph& g, PassRecord& record) {
       if (gd < 0 || !per_tensor(g, g.nodes[static_cast<size_t>(gd)], gq) || !activation_dq(g, xv, dead, x)) continue;
       const int qi = q_after(g, mul.outputs[0], dead, y);
       if (qi < 0 || y.type != x.type) continue;
+      if (gq.data == x.data && same(gq, x)) {  // x * f(x): one table for the whole unit
+        const Tensor table = self_gate_table(g, g.nodes[static_cast<size_t>(gd)], f, mul, k,
+                                             g.nodes[static_cast<size_t>(qi)], x.type);
+        if (table.defined()) {
+          const int t = add_table(g, base_name(g, mul) + "/lookup_table", table);
+          place_spindle_node(g, i, "QLinearLookup", {x.data, t}, g.nodes[static_cast<size_t>(qi)].outputs[0]);
+          dead[static_cast<size_t>(qi)] = true;
+          dead[static_cast<size_t>(fi)] = true;
+          ++record.count;
+          break;
+        }
+      }
       const Tensor table = unit_table(g, g.nodes[static_cast<size_t>(gd)], f, nullptr, gq.type);
       if (!table.defined()) continue;
       const int t = add_table(g, base_name(g, mul) + "/gate_table", table);

@@ -392,7 +392,18 @@ void gate16(const ::spindle::kernels::QuantRow& p) {
   const __m512 za = _mm512_set1_ps(p.a_zero), sa = _mm512_set1_ps(p.a_scale);
   const __m512 g1 = _mm512_set1_ps(p.gate[0]);
   const Quantize16 quant(p.y_scale, p.y_zero, p.lo, p.hi);
-  for (int64_t i = 0; i < p.n; i += 16) {
+  const Quantize64 quant64(quant, p.lo - p.y_zero, p.hi - p.y_zero, p.y_zero);
+  int64_t i = 0;
+  if (quant64.usable) {  // 64 values a step, one rounding test for all of them
+    auto product = [&](int64_t at) {
+      const __m512 g = p.gate_per_value ? _mm512_loadu_ps(p.gate + at) : g1;
+      return _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(load16_all(a + at), za), sa));
+    };
+    for (; i + 64 <= p.n; i += 64)
+      _mm512_storeu_si512(y + i, quant64.template operator()<Q>(product(i), product(i + 16), product(i + 32),
+                                                                 product(i + 48)));
+  }
+  for (; i < p.n; i += 16) {
     const __mmask16 m = mask16(p.n - i);
     const __m512 g = p.gate_per_value ? _mm512_maskz_loadu_ps(m, p.gate + i) : g1;
     const __m512 v = _mm512_mul_ps(g, _mm512_mul_ps(_mm512_sub_ps(load16(a + i, m), za), sa));
