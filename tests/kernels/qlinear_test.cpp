@@ -200,7 +200,14 @@ INSTANTIATE_TEST_SUITE_P(
                       // (outermost) sharing one table of im2col row pointers (AVX512-VNNI), a
                       // last block of one row; weight zero points 0 and not (copied rows).
                       QConvCase{256, 256, 1, 3, 3, 1, 1, 1, 7, 7, false, true, false, true, true},
-                      QConvCase{128, 192, 1, 3, 3, 2, 1, 1, 13, 13, true, true, true, false}),
+                      QConvCase{128, 192, 1, 3, 3, 2, 1, 1, 13, 13, true, true, true, false},
+                      // Few channels (im2col rows of runs; the interior pixels of a row
+                      // copied without checks): a 3x3 stride-2 stem, no padding, a kernel
+                      // wider than the image, stride 3.
+                      QConvCase{3, 24, 1, 3, 3, 2, 1, 1, 31, 29, false, true, false, true, true},
+                      QConvCase{5, 12, 1, 3, 3, 1, 1, 0, 9, 10, true, true, true, false},
+                      QConvCase{3, 8, 1, 3, 3, 1, 1, 1, 6, 1, false, false, false, false},
+                      QConvCase{6, 10, 1, 5, 5, 3, 1, 2, 14, 13, false, true, true, true, true}),
     [](const ::testing::TestParamInfo<QConvCase>& i) { return "case" + std::to_string(i.index); });
 
 TEST(QLinearBadInput, ErrorsNameTheInputAndWhatWasExpected) {

@@ -67,12 +67,40 @@ void im2col_u8(const uint8_t* x, int64_t C, int64_t cg, int64_t grp, const Windo
   const bool runs = cg == C && g.d[2] == 1;
   // The output pixel's coordinates, stepped from row to row (no divisions per row).
   int64_t o2 = p0 % g.out[2], o1 = (p0 / g.out[2]) % g.out[1], o0 = p0 / (g.out[2] * g.out[1]);
+  // A 2-D window (one plane) of runs: per output row, the input rows of its
+  // kernel rows when all are inside, and the output columns [lo, hi) whose
+  // taps are all inside the row: those pixels copy their kernel rows' runs
+  // without the checks below.
+  constexpr int64_t kMaxRows = 16;
+  const bool planar = runs && g.k[0] == 1 && g.in[0] == 1 && g.k[1] <= kMaxRows;
+  const int64_t run_bytes = g.k[2] * C;
+  const uint8_t* row_at[kMaxRows];
+  bool rows_in = false;
+  int64_t lo = 0, hi = 0;
+  auto row_state = [&] {
+    rows_in = true;
+    for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
+      const int64_t ii1 = o1 * g.s[1] - g.pb[1] + k1 * g.d[1];
+      rows_in = rows_in && ii1 >= 0 && ii1 < g.in[1];
+      row_at[k1] = rows_in ? x + ii1 * g.in[2] * C : x;
+    }
+    const int64_t last = g.in[2] - g.k[2] + g.pb[2];  // the last inside column's base, times s, plus pb
+    lo = std::min(g.out[2], ceil_div(g.pb[2], g.s[2]));
+    hi = last < 0 ? lo : std::max(lo, std::min(g.out[2], last / g.s[2] + 1));
+  };
+  if (planar) row_state();
   for (int64_t i = 0; i < rows; ++i, ++o2) {
     if (o2 == g.out[2]) {
       o2 = 0;
       if (++o1 == g.out[1]) o1 = 0, ++o0;
+      if (planar) row_state();
     }
     uint8_t* dst = col + i * K;
+    if (planar && rows_in && o2 >= lo && o2 < hi) {
+      const int64_t at = (o2 * g.s[2] - g.pb[2]) * C;
+      for (int64_t k1 = 0; k1 < g.k[1]; ++k1, dst += run_bytes) copy_run(dst, row_at[k1] + at, run_bytes);
+      continue;
+    }
     for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
       const int64_t ii0 = o0 * g.s[0] - g.pb[0] + k0 * g.d[0];
       const bool in0 = ii0 >= 0 && ii0 < g.in[0];
