@@ -19,6 +19,7 @@
 
 #include "primitives/gemm/qgemm_isa.h"
 #include "primitives/gemm/qgemm_vnni_step.h"
+#include "primitives/quant/requant.h"
 
 namespace spindle::kernels::SPINDLE_ISA_NS {
 
@@ -320,6 +321,28 @@ void requant_tile16(const QGemmKernelArgs& p, const int32_t* tile, int mr, int64
     }
   }
 }
+// The float epilogue of rows [0, mr) of a tile (columns [j0, j1)), 16
+// columns per step: the zero-point terms, the product by the scale, then
+// the bias, each rounded as the scalar loop does (no fused multiply-add).
+__attribute__((optimize("fp-contract=off"))) void dequant_tile16(const QGemmKernelArgs& p, const int32_t* tile,
+                                                                 int mr, int64_t i0, int64_t j0, int64_t j1) {
+  for (int64_t j = j0; j < j1; j += 16) {
+    const int count = static_cast<int>(min64(16, j1 - j));
+    const __mmask16 m = count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
+    const __m512i ct = _mm512_maskz_loadu_epi32(m, p.col_terms + j);
+    const __m512i zb = _mm512_maskz_loadu_epi32(m, p.zb + j);
+    const __m512 scale = p.per_column_scale ? _mm512_maskz_loadu_ps(m, p.scale + j) : _mm512_set1_ps(p.scale[0]);
+    const __m512 bias = p.bias ? _mm512_maskz_loadu_ps(m, p.bias + j) : _mm512_setzero_ps();
+    for (int r = 0; r < mr; ++r) {
+      const __m512i rt = _mm512_set1_epi32(p.row_terms[i0 + r]);
+      const __m512i v = _mm512_sub_epi32(_mm512_add_epi32(_mm512_loadu_si512(tile + r * 64 + (j - j0)), ct),
+                                         _mm512_mullo_epi32(zb, rt));
+      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), scale);
+      if (p.bias) f = _mm512_add_ps(f, bias);
+      _mm512_mask_storeu_ps(p.y + (i0 + r) * p.ldy + j, m, f);
+    }
+  }
+}
 #pragma GCC diagnostic pop
 #endif
 
@@ -360,6 +383,10 @@ void qgemm_kernel(const QGemmKernelArgs& p) {
 #if defined(__AVX512F__)
       if (p.requant) {
         requant_tile16(p, tile, mr, i0, j0, j1, p.zb_any);
+        continue;
+      }
+      if (p.y) {
+        dequant_tile16(p, tile, mr, i0, j0, j1);
         continue;
       }
 #endif
@@ -431,9 +458,36 @@ void qgemm_row_sums(const uint8_t* a, int64_t lda, uint8_t flip, int64_t m, int6
 
 // ---------------------------------------------------------------- DynamicQuantizeLinear
 
+// GCC 12's unmasked AVX-512 min / max pass an "undefined" vector that the
+// uninitialized-use warnings flag.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 void quantize_min_max(const float* x, int64_t n, float* lo, float* hi) {
   int64_t i = 0;
-#if defined(__AVX2__)
+#if defined(__AVX512F__)
+  // Two running pairs of 16 lanes (more loads in flight than one pair's
+  // dependency chain allows).
+  __m512 lo0 = _mm512_set1_ps(*lo), hi0 = _mm512_set1_ps(*hi), lo1 = lo0, hi1 = hi0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 v0 = _mm512_loadu_ps(x + i), v1 = _mm512_loadu_ps(x + i + 16);
+    lo0 = _mm512_min_ps(v0, lo0);
+    hi0 = _mm512_max_ps(v0, hi0);
+    lo1 = _mm512_min_ps(v1, lo1);
+    hi1 = _mm512_max_ps(v1, hi1);
+  }
+  // min / max of two running values (never NaN) are exact either way round.
+  lo0 = _mm512_min_ps(lo0, lo1);
+  hi0 = _mm512_max_ps(hi0, hi1);
+  alignas(64) float l[16], h[16];
+  _mm512_store_ps(l, lo0);
+  _mm512_store_ps(h, hi0);
+  for (int t = 0; t < 16; ++t) {
+    *lo = l[t] < *lo ? l[t] : *lo;
+    *hi = *hi < h[t] ? h[t] : *hi;
+  }
+#elif defined(__AVX2__)
   __m256 vlo = _mm256_set1_ps(*lo), vhi = _mm256_set1_ps(*hi);
   // min_ps / max_ps return the second operand when either is NaN: the
   // running value, as std::min(lo, x) keeps lo.
@@ -470,13 +524,29 @@ void quantize_min_max(const float* x, int64_t n, float* lo, float* hi) {
   }
 }
 
-// x / scale is clamped to [-512, 512] first (NaN becomes -512, then 0):
-// past that the result saturates either way, and inside it the conversion's
-// round half to even (the default rounding mode) is exact.
+#pragma GCC diagnostic pop
+
+// Below AVX-512, x / scale is clamped to [-512, 512] first (NaN becomes
+// -512, then 0): past that the result saturates either way, and inside it
+// the conversion's round half to even (the default rounding mode) is exact.
+
 void quantize_u8(const float* x, int64_t n, float scale, float zero, uint8_t* y) {
   int64_t i = 0;
   const int32_t zp = static_cast<int32_t>(zero);
-#if defined(__AVX2__)
+#if defined(__AVX512F__)
+  // QuantizeLinear's row (requant.h): x / scale rounded half to even, the
+  // division only where the product by 1 / scale could round otherwise;
+  // the same bytes (NaN 0, beyond the range saturated).
+  ::spindle::kernels::QuantRow row;
+  row.n = n;
+  row.a = x;
+  row.y = y;
+  row.y_scale = scale;
+  row.y_zero = zero;
+  quantize_row(row);
+  i = n;
+  (void)zp;
+#elif defined(__AVX2__)
   const __m256 vs = _mm256_set1_ps(scale), lo = _mm256_set1_ps(-512.0f), hi = _mm256_set1_ps(512.0f);
   const __m256i vz = _mm256_set1_epi32(zp);
   for (; i + 16 <= n; i += 16) {
