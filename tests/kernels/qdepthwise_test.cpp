@@ -277,6 +277,7 @@ TEST(QDepthwise, PackedRowsMatchADirectSumAtEveryLevel) {
       a.runs = runs.data();
       a.w = &w;
       a.n = n;
+      a.in_step = w.step;  // the runs in the output's order
       a.bias_lanes = bias_lanes.data();
       a.scale_lanes = scale_lanes.data();
       a.zp = 7;

@@ -49,12 +49,33 @@ struct PaddedRows {
     std::memset(dst + phases * pixels * C, fill, 64);
   }
 
+  // n bytes (flipped for int8 input): a pixel's channels at a time for the
+  // strided phases, so 16-byte moves the compiler inlines rather than a
+  // library call per pixel; the last move overlaps the one before.
   void copy(const uint8_t* s, uint8_t* d, int64_t n) const {
-    if (!flip) {
+    if (!flip && n > 256) {
       std::memcpy(d, s, static_cast<size_t>(n));
       return;
     }
-    for (int64_t i = 0; i < n; ++i) d[i] = static_cast<uint8_t>(s[i] ^ 0x80);
+    if (n < 16) {
+      for (int64_t i = 0; i < n; ++i) d[i] = static_cast<uint8_t>(s[i] ^ (flip ? 0x80 : 0));
+      return;
+    }
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) move16(s + i, d + i);
+    if (i < n) move16(s + n - 16, d + n - 16);
+  }
+
+  void move16(const uint8_t* s, uint8_t* d) const {
+    uint64_t a, b;
+    std::memcpy(&a, s, 8);
+    std::memcpy(&b, s + 8, 8);
+    if (flip) {
+      a ^= 0x8080808080808080ull;
+      b ^= 0x8080808080808080ull;
+    }
+    std::memcpy(d, &a, 8);
+    std::memcpy(d + 8, &b, 8);
   }
 };
 
@@ -94,9 +115,13 @@ void QDepthwise::run_q8(KernelContext& ctx, const Tensor& X, const Window3& g, i
   const int64_t N = X.dim(0), H = X.dim(1), W = X.dim(2), C = X.dim(3), OH = g.out[1], OW = g.out[2];
   const int64_t KH = g.k[1], KW = g.k[2], taps = KH * KW;
   const bool x_signed = X.dtype() == DataType::kInt8;
-  // Padded columns read: stride * (OW - 1) + (KW - 1) * dilation + 1.
-  const int64_t columns = g.s[2] * (OW - 1) + (KW - 1) * g.d[2] + 1, pixels = ceil_div(columns, g.s[2]);
-  const PaddedRows rows{C,      W,        g.pb[2], g.s[2], pixels, g.s[2] * pixels * C + 64, x_signed,
+  // Padded columns read: stride * (OW - 1) + (KW - 1) * dilation + 1; in
+  // stride phases when blocks tile the run, else one row (blocks of one
+  // pixel read a strided tap's pixels stride * C bytes apart).
+  const bool pixel_blocks = q8_.step == C;
+  const int64_t phases = pixel_blocks ? 1 : g.s[2], columns = g.s[2] * (OW - 1) + (KW - 1) * g.d[2] + 1;
+  const int64_t pixels = ceil_div(columns, phases);
+  const PaddedRows rows{C,      W,        g.pb[2], phases, pixels, phases * pixels * C + 64, x_signed,
                         static_cast<uint8_t>(x_signed ? x_zp + 128 : x_zp)};
   const std::vector<uint8_t> zp_row(static_cast<size_t>(rows.bytes), rows.fill);
   std::vector<int32_t> bias_lanes(static_cast<size_t>(q8_.blocks * 64));
@@ -113,6 +138,7 @@ void QDepthwise::run_q8(KernelContext& ctx, const Tensor& X, const Window3& g, i
     a.runs = runs.data();
     a.w = &q8_;
     a.n = OW * C;
+    a.in_step = pixel_blocks ? g.s[2] * C : q8_.step;
     a.bias_lanes = bias_lanes.data();
     a.scale_lanes = scale_lanes.data();
     a.zp = r.zp;
@@ -134,7 +160,7 @@ void QDepthwise::run_q8(KernelContext& ctx, const Tensor& X, const Window3& g, i
         }
         for (int64_t kw = 0; kw < KW; ++kw) {
           const int64_t o = kw * g.d[2];
-          runs[static_cast<size_t>(kh * KW + kw)] = base + (o % g.s[2]) * pixels * C + (o / g.s[2]) * C;
+          runs[static_cast<size_t>(kh * KW + kw)] = base + (o % phases) * pixels * C + (o / phases) * C;
         }
       }
       a.y = y + row * OW * C;

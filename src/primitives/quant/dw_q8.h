@@ -4,11 +4,13 @@
 // ones around 128).
 //
 // The input rows are first copied into padded rows (padding = the input's
-// zero point) split into stride phases: phase p holds the padded columns
-// j with j % stride == p, in order. An output row of OW pixels x C channels
-// is then one run of OW * C bytes, and so is each tap's input: output byte
-// f of tap (kh, kw) reads byte f of the tap's run, whatever the stride,
-// dilation or padding. 64 bytes of a run go into vpdpbusd four times,
+// zero point), split into stride phases when blocks tile the run: phase p
+// holds the padded columns j with j % stride == p, in order. An output row
+// of OW pixels x C channels is then one run of OW * C bytes, and so is each
+// tap's input: output byte f of tap (kh, kw) reads byte f of the tap's run,
+// whatever the stride, dilation or padding. (Blocks of one pixel's
+// channels read a strided tap's pixels stride * C bytes apart instead, from
+// the unsplit row.) 64 bytes of a run go into vpdpbusd four times,
 // against the tap's weights of bytes 4i + k (k = 0..3) with the other three
 // bytes of every lane zero: lane i of sum k collects byte 4i + k.
 //
@@ -62,13 +64,17 @@ void dw_q8_lanes(const DwQ8Weights& w, const int32_t* bias, const float* scale, 
                  int32_t* bias_lanes, float* scale_lanes);
 
 // One output row: y[f] for f < n = OW * C is
-//   requantize(sum over taps t of runs[t][f] * w(t, f % C) + bias_lanes(f))
-// as requant.h's RequantRow (scale, zp, clamp [lo, hi]). Every run is
-// readable for n + 63 bytes; y is written for n bytes only.
+//   requantize(sum over taps t of runs[t][in(f)] * w(t, f % C) + bias_lanes(f))
+// as requant.h's RequantRow (scale, zp, clamp [lo, hi]), where in(f) =
+// (f / step) * in_step + f % step: a run holds the output's bytes in order
+// (in_step == step), or, with blocks of one pixel (step == C), pixels
+// in_step bytes apart (a strided convolution's unsplit padded row). Every
+// run is readable 63 bytes past its last input; y is written for n bytes
+// only.
 struct DwQ8Row {
   const uint8_t* const* runs = nullptr;  // [taps]
   const DwQ8Weights* w = nullptr;
-  int64_t n = 0;
+  int64_t n = 0, in_step = 0;
   const int32_t* bias_lanes = nullptr;  // dw_q8_lanes
   const float* scale_lanes = nullptr;
   float zp = 0, lo = 0, hi = 255;
