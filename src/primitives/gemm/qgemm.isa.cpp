@@ -83,9 +83,9 @@ inline int32_t load_a4_full(const uint8_t* p) {
 
 // 4 bytes of A at p (k4 of them valid, the rest zero), flipped, as an int32.
 inline int32_t load_a4(const uint8_t* p, int k4, uint32_t flip4) {
-  uint32_t v = 0;
+  uint32_t v;
   if (k4 == 4) std::memcpy(&v, p, 4);
-  else std::memcpy(&v, p, static_cast<size_t>(k4));
+  else v = load_part_a4(p, k4);
   return static_cast<int32_t>(v ^ flip4);
 }
 

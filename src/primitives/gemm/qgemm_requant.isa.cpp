@@ -39,11 +39,7 @@ inline int32_t load_full4(const uint8_t* p) {
   return v;
 }
 
-inline int32_t load_part4(const uint8_t* p, int k4) {
-  uint32_t v = 0;
-  std::memcpy(&v, p, static_cast<size_t>(k4));
-  return static_cast<int32_t>(v);
-}
+inline int32_t load_part4(const uint8_t* p, int k4) { return static_cast<int32_t>(load_part_a4(p, k4)); }
 
 constexpr int64_t kGroup = 64;  // bytes of one k group of one panel
 

@@ -5,8 +5,28 @@
 // (the first panel at k group 0), `pstride` (bytes between panels), `g` (the
 // k group), `vflip` (the A sign flip, used when FLIP) and two macros of its
 // own: QG_A(r), the address of row r's 4 bytes at group g, and LOADA(p),
-// which loads those 4 bytes as an int32.
+// which loads those 4 bytes as an int32 (load_part_a4 for a last partial
+// group).
 #pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace spindle::kernels::SPINDLE_ISA_NS {
+namespace {
+
+// The first k4 (1 to 3) bytes at p, the rest zero, as an int32: fixed-size
+// moves (a variable-size memcpy is a library call, around which a tile's
+// accumulators are spilled to the stack).
+inline uint32_t load_part_a4(const uint8_t* p, int k4) {
+  if (k4 == 1) return p[0];
+  uint16_t two;
+  std::memcpy(&two, p, 2);
+  return k4 == 2 ? uint32_t{two} : uint32_t{two} | (uint32_t{p[2]} << 16);
+}
+
+}  // namespace
+}  // namespace spindle::kernels::SPINDLE_ISA_NS
 
 #if defined(__AVX512F__)
 #define QG_VNNI_ROW(r)                                                    \
