@@ -53,6 +53,20 @@ Usage: /usr/bin/python3 bench/models/conv_layers.py OUT_DIR
   bn_14      BatchNormalization, Relu, 1x1 992 -> 128 at 14x14 (DenseNet-121 block 3)
   bn_56      BatchNormalization, Relu, 1x1 224 -> 128 at 56x56 (DenseNet-121 block 1)
 
+  The int8 depthwise layers (quantized by quantize_qdq.py for QLinearConv; docs/benchmarks.md, "Depthwise rows on VNNI"):
+  sh116_28   depthwise 3x3, 116 channels at 28x28 (ShuffleNetV2 stage 2)
+  sh232_14   depthwise 3x3, 232 channels at 14x14 (ShuffleNetV2 stage 3)
+  sh116s2_28 depthwise 3x3 stride 2, 116 channels at 28x28
+  sh232s2_14 depthwise 3x3 stride 2, 232 channels at 14x14
+  mb16_112   depthwise 3x3, 16 channels at 112x112 (MobileNetV3's first block: several pixels a vector)
+  mb72s2_56  depthwise 5x5 stride 2, 72 channels at 56x56
+  mb120_28   depthwise 5x5, 120 channels at 28x28
+  mb240s2_28 depthwise 3x3 stride 2, 240 channels at 28x28
+  mb480_14   depthwise 3x3, 480 channels at 14x14
+  mb672_14   depthwise 5x5, 672 channels at 14x14
+  mb960_7    depthwise 5x5, 960 channels at 7x7
+  stem24     3x3 stride 2, 3 -> 24 at 224x224 (ShuffleNetV2 stem)
+
 Every layer is Conv + Relu, except the silu_ ones: Conv, Sigmoid, Mul (x * sigmoid(x), as exported),
 and the bn_ ones: BatchNormalization (seeded statistics) and Relu before the Conv, none after.
 """
@@ -108,6 +122,18 @@ LAYERS = {
     "pw32_48_112": (32, 48, 112, 1, 1, 0, 1),
     "proj_s2_112": (32, 48, 112, 1, 2, 0, 1),
     "proj_s2_56": (256, 512, 56, 1, 2, 0, 1),
+    "sh116_28": (116, 116, 28, 3, 1, 1, 116),
+    "sh232_14": (232, 232, 14, 3, 1, 1, 232),
+    "sh116s2_28": (116, 116, 28, 3, 2, 1, 116),
+    "sh232s2_14": (232, 232, 14, 3, 2, 1, 232),
+    "mb16_112": (16, 16, 112, 3, 1, 1, 16),
+    "mb72s2_56": (72, 72, 56, 5, 2, 2, 72),
+    "mb120_28": (120, 120, 28, 5, 1, 2, 120),
+    "mb240s2_28": (240, 240, 28, 3, 2, 1, 240),
+    "mb480_14": (480, 480, 14, 3, 1, 1, 480),
+    "mb672_14": (672, 672, 14, 5, 1, 2, 672),
+    "mb960_7": (960, 960, 7, 5, 1, 2, 960),
+    "stem24": (3, 24, 224, 3, 2, 1, 1),
     "bn_t3": (1024, 512, 14, 1, 1, 0, 1),
     "bn_14": (992, 128, 14, 1, 1, 0, 1),
     "bn_56": (224, 128, 56, 1, 1, 0, 1),
@@ -125,6 +151,7 @@ def layer(name, c, m, h, k, s, p, g, rng):
             inits.append(numpy_helper.from_array(values.astype(np.float32), pname))
         pre = [helper.make_node("BatchNormalization", ["x", "s", "t", "m", "v"], ["n"]),
                helper.make_node("Relu", ["n"], ["r"])]
+    out = (h + 2 * p - k) // s + 1
     conv = helper.make_node("Conv", ["r" if pre else "x", "W", "B"], ["y" if pre else "c"], kernel_shape=[k, k],
                             strides=[s, s], pads=[p] * 4, group=g)
     if pre:
@@ -135,7 +162,7 @@ def layer(name, c, m, h, k, s, p, g, rng):
         acts = [helper.make_node("Relu", ["c"], ["y"])]
     graph = helper.make_graph(pre + [conv] + acts, name,
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, h])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, m, out, out])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 8
     return model

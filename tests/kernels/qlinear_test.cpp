@@ -537,8 +537,9 @@ TEST(NhwcKernels, ChannelShufflePermutesEachPixelsChannels) {
 }
 
 // BatchNormalizationNhwc of ToNhwc(X) = ToNhwc(BatchNormalization(X)),
-// bitwise, plain and with a fused Relu, and with a QuantizeLinear folded in,
-// 1 and 2 threads; bad shapes are named.
+// bitwise, plain and with a fused Relu, with a QuantizeLinear folded in, and
+// with a DequantizeLinear too (8-bit in and out: one pass at AVX-512), 1 and
+// 2 threads; bad shapes are named.
 TEST(NhwcKernels, BatchNormalizationNhwcEqualsBatchNormalizationTransposed) {
   auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
   const Shape xs = {2, 19, 5, 7};
@@ -574,6 +575,20 @@ TEST(NhwcKernels, BatchNormalizationNhwcEqualsBatchNormalizationTransposed) {
           return std::vector<uint8_t>(b, b + t.numel());
         };
         EXPECT_EQ(bytes(gq), bytes(wq)) << act;
+        // And a DequantizeLinear before it (X 8-bit, uint8 and int8): the
+        // bytes of DequantizeLinear -> BatchNormalization -> QuantizeLinear.
+        const Tensor xsc = Tensor::from_vector<float>({}, {0.021f});
+        for (const Tensor& xz : {Tensor::from_vector<uint8_t>({}, {131}), Tensor::from_vector<int8_t>({}, {5})}) {
+          const Tensor x8 = run_kernel_once("QuantizeLinear", 13, {}, {x, xsc, xz})[0];
+          const Tensor dx = run_kernel_once("DequantizeLinear", 13, {}, {x8, xsc, xz})[0];
+          const Tensor w8 = run_kernel_once(
+              "QuantizeLinear", 13, {},
+              {run_kernel_once("BatchNormalization", 15, a, {dx, prm[0], prm[1], prm[2], prm[3]})[0], ys, yz})[0];
+          const Tensor g8 =
+              kernels::run_kernel_once(testing::spindle_node("BatchNormalizationNhwc", a, 1),
+                                       {run_nhwc("ToNhwc", x8), prm[0], prm[1], prm[2], prm[3], ys, yz, xsc, xz}, p)[0];
+          EXPECT_EQ(bytes(g8), bytes(run_nhwc("ToNhwc", w8))) << act << " 8-bit X " << dtype_name(xz.dtype());
+        }
       }
     }
   }

@@ -232,6 +232,29 @@ class BatchNormKernel final : public OpKernel {
                    [&](int64_t p0, int64_t p1) { rows_fn(act_, x + p0 * C, a, b, y + p0 * C, p1 - p0, C); });
       return;
     }
+    // 8-bit in and out, no activation or Relu: one pass where the level has
+    // it (affine_q8_rows, the same operations as the three passes below).
+    static const auto affine_q8_fn = SPINDLE_ISA_SELECT(affine_q8_rows);
+    if (quantized && x_quantized && !act_.affine && (act_.kind == Activation::kNone || act_.kind == Activation::kRelu)) {
+      AffineQ8Rows rows;
+      rows.dq = dq;
+      rows.q = q;
+      rows.a = a;
+      rows.b = b;
+      rows.C = C;
+      rows.relu = act_.kind == Activation::kRelu;
+      rows.pixels = 0;
+      if (affine_q8_fn(rows)) {  // a level that has it (nothing done for 0 pixels)
+        parallel_for(ctx.pool(), 0, pixels, grain_for_cost(ops_cost(static_cast<double>(C))), [&](int64_t p0, int64_t p1) {
+          AffineQ8Rows r = rows;
+          r.dq.a = static_cast<const uint8_t*>(X.raw_data()) + p0 * C;
+          r.q.y = static_cast<uint8_t*>(Y.raw_mutable_data()) + p0 * C;
+          r.pixels = p1 - p0;
+          affine_q8_fn(r);
+        });
+        return;
+      }
+    }
     // Rows of pixels in float (in cache): X dequantized as DequantizeLinear
     // does, the affine pass, then quantized as QuantizeLinear does.
     static const auto quant_fn = SPINDLE_ISA_SELECT(quantize_row);

@@ -33,11 +33,10 @@ void scalar_row(const ::spindle::kernels::DwQ8Row& a) {
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 // The sums of NB blocks (q < NB) of weight block wb, their inputs in_step
-// bytes apart from byte in_at of each run, over every tap, into sums[4q +
-// k] (k = 0..3): named
-// accumulators in a function of their own, stored at the end (with the
-// requantization in the same function GCC copies every accumulator between
-// registers on each step).
+// bytes apart from byte in_at of each run, over every tap, into
+// sums[4q + k] (k = 0..3): named accumulators in a function of their own,
+// stored at the end (with the requantization in the same function GCC
+// copies every accumulator between registers on each step).
 #define DWQ8_SUMS(q) __m512i s##q##0 = _mm512_setzero_si512(), s##q##1 = s##q##0, s##q##2 = s##q##0, s##q##3 = s##q##0;
 #define DWQ8_STEP(q)                                      \
   if constexpr (NB > q) {                                 \

@@ -78,8 +78,25 @@ struct DwRequantRow {
   bool y_signed = false;
 };
 
+// y[p][c] = Q(act(DQ(x[p][c]) * a[c] + b[c])) over `pixels` rows of C
+// channels, act none or Relu (spindle.BatchNormalizationNhwc between 8-bit
+// tensors): DequantizeLinear's operations (dequantize_row), the product and
+// sum as one fused multiply-add (as the AVX-512 level's affine rows
+// contract them), Relu as `v < 0 ? 0 : v`, then quantize_row's.
+struct AffineQ8Rows {
+  QuantRow dq;  // a (x), sign, a_scale, a_zero
+  QuantRow q;   // y, sign, y_scale, y_zero, lo, hi
+  const float* a = nullptr;  // [C]
+  const float* b = nullptr;  // [C]
+  int64_t pixels = 0, C = 0;
+  bool relu = false;
+};
+
 }  // namespace spindle::kernels
 
+// AffineQ8Rows in one pass; false (nothing written) at the levels without
+// it, where the caller composes the three rows.
+SPINDLE_ISA_DECLARE(bool, affine_q8_rows, (const ::spindle::kernels::AffineQ8Rows& args));
 SPINDLE_ISA_DECLARE(void, dw_requant_row, (const ::spindle::kernels::DwRequantRow& args));
 SPINDLE_ISA_DECLARE(void, requant_row, (const ::spindle::kernels::RequantRow& args));
 // y = Q(DQ(a) + DQ(b)) or Q(DQ(a) * DQ(b)), same-shaped rows.

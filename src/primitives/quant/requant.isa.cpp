@@ -558,6 +558,28 @@ void dw_then_requant(const ::spindle::kernels::DwRequantRow& p) {
     for (int64_t c = 0; c < C; ++c) y[ow * C + c] = static_cast<T>(one(acc[ow * C + c], bias[c], scale[c], zp, lo, hi));
 }
 
+#if defined(__AVX512F__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// AffineQ8Rows 16 channels of a pixel at a time (the last of a row masked).
+template <class X, class Y>
+void affine_q8(const ::spindle::kernels::AffineQ8Rows& p) {
+  const X* x = static_cast<const X*>(p.dq.a);
+  Y* y = static_cast<Y*>(p.q.y);
+  const __m512 za = _mm512_set1_ps(p.dq.a_zero), sa = _mm512_set1_ps(p.dq.a_scale), zero = _mm512_setzero_ps();
+  const Quantize16 quant(p.q.y_scale, p.q.y_zero, p.q.lo, p.q.hi);
+  for (int64_t px = 0; px < p.pixels; ++px, x += p.C, y += p.C)
+    for (int64_t c = 0; c < p.C; c += 16) {
+      const __mmask16 m = mask16(p.C - c);
+      const __m512 d = _mm512_mul_ps(_mm512_sub_ps(load16(x + c, m), za), sa);
+      __m512 v = _mm512_fmadd_ps(d, _mm512_maskz_loadu_ps(m, p.a + c), _mm512_maskz_loadu_ps(m, p.b + c));
+      if (p.relu) v = _mm512_max_ps(zero, v);  // MAXPS returns its second operand for NaN and for -0 vs 0
+      _mm_mask_storeu_epi8(y + c, m, _mm512_cvtepi32_epi8(quant(v)));
+    }
+}
+#pragma GCC diagnostic pop
+#endif
+
 }  // namespace
 
 void dw_requant_row(const ::spindle::kernels::DwRequantRow& args) {
@@ -580,6 +602,22 @@ void dw_requant_row(const ::spindle::kernels::DwRequantRow& args) {
 void qlinear_binary_row(const ::spindle::kernels::QuantRow& args) {
   if (args.sign) binary<int8_t>(args);
   else binary<uint8_t>(args);
+}
+
+bool affine_q8_rows(const ::spindle::kernels::AffineQ8Rows& args) {
+#if defined(__AVX512F__)
+  if (args.dq.sign) {
+    if (args.q.sign) affine_q8<int8_t, int8_t>(args);
+    else affine_q8<int8_t, uint8_t>(args);
+  } else {
+    if (args.q.sign) affine_q8<uint8_t, int8_t>(args);
+    else affine_q8<uint8_t, uint8_t>(args);
+  }
+  return true;
+#else
+  (void)args;
+  return false;
+#endif
 }
 
 void qlinear_gate_row(const ::spindle::kernels::QuantRow& args) {
