@@ -20,6 +20,8 @@
 #include "exec/executor.h"
 #include "graph/graph.h"
 #include "model_builder.h"
+#include "primitives/gemm/qgemm.h"
+#include "primitives/quant/dw_q8.h"
 #include "spindle/thread_pool.h"
 
 namespace spindle {
@@ -280,6 +282,21 @@ TEST(WeightsOnce, RecurrentWeightsHeldOnlyPacked) {
       }
 }
 
+// The int8 weights of qconv_model, n of them.
+std::string qconv_weights(int64_t n) {
+  std::string raw(static_cast<size_t>(n), '\0');
+  for (int64_t i = 0; i < n; ++i) raw[static_cast<size_t>(i)] = static_cast<char>(static_cast<int>(i * 37 % 101) - 50);
+  return raw;
+}
+
+// The bytes a depthwise QLinearConv packs beside W for dw_q8_row: none
+// unless the int8 GEMM uses AVX512-VNNI (weight zero points 0).
+size_t depthwise_packing(const std::string& w, int64_t C, int64_t taps) {
+  if (std::string(kernels::nn::qgemm_kernel_name()) != "avx512-vnni") return 0;
+  const std::vector<int32_t> zp(static_cast<size_t>(C), 0);
+  return kernels::dw_q8_pack(w.data(), true, zp.data(), C, taps).bytes();
+}
+
 // x [1, 8, 6, 6] uint8 -> QLinearConv depthwise 3x3 (int8 W, per-channel
 // scales) -> y uint8; with `depthwise` false a 1x1 of 8 -> 8 channels (qgemm).
 std::vector<uint8_t> qconv_model(bool depthwise, bool keep) {
@@ -287,8 +304,7 @@ std::vector<uint8_t> qconv_model(bool depthwise, bool keep) {
   b.input("x", {1, 8, 6, 6}, onnx::TensorProto::UINT8).output("y", {1, 8, 6, 6}, onnx::TensorProto::UINT8);
   if (keep) b.output("w", depthwise ? std::vector<int64_t>{8, 1, 3, 3} : std::vector<int64_t>{8, 8, 1, 1}, onnx::TensorProto::INT8);
   const int64_t n = depthwise ? 72 : 64;
-  std::string raw(static_cast<size_t>(n), '\0');
-  for (int64_t i = 0; i < n; ++i) raw[static_cast<size_t>(i)] = static_cast<char>(static_cast<int>(i * 37 % 101) - 50);
+  const std::string raw = qconv_weights(n);
   auto* w = b.proto().mutable_graph()->add_initializer();
   w->set_name("w");
   w->set_data_type(onnx::TensorProto::INT8);
@@ -328,9 +344,10 @@ TEST(WeightsOnce, QLinearConvWeightsHeldOnceInTheirEightBitForm) {
         ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
         const auto bytes = (*plan)->constant_bytes();
         // W is no longer an initializer of the plan unless it is an output;
-        // depthwise keeps it as loaded (one byte a weight), not widened.
+        // depthwise keeps it as loaded (one byte a weight), not widened, and
+        // where the int8 GEMM uses VNNI the rows' packing (dw_q8.h) beside it.
         EXPECT_EQ((*plan)->graph().is_initializer((*plan)->graph().value_id("w")), keep);
-        if (depthwise) EXPECT_EQ(bytes.packed, w_bytes);
+        if (depthwise) EXPECT_EQ(bytes.packed, w_bytes + depthwise_packing(qconv_weights(8 * 9), 8, 9));
         else EXPECT_GT(bytes.packed, 0u);
         auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
         exec::Frame frame(**plan);
