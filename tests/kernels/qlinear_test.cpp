@@ -480,22 +480,25 @@ Tensor run_nhwc(const std::string& op, const Tensor& x, Attributes attrs = {}, T
 // ToNhwc of x [2, 5, 3, 7] (values v) has each element where NHWC puts it,
 // and FromNhwc gives x back.
 template <class T>
-void expect_to_nhwc_and_back(const std::vector<T>& v, ThreadPool* pool) {
-  const Shape s = {2, 5, 3, 7};
+void expect_to_nhwc_and_back(const std::vector<T>& v, ThreadPool* pool, const Shape& s = {2, 5, 3, 7}) {
+  const int64_t N = s[0], C = s[1], H = s[2], W = s[3];
   const Tensor y = run_nhwc("ToNhwc", Tensor::from_vector<T>(s, v), {}, pool);
-  ASSERT_EQ(y.shape(), (Shape{2, 3, 7, 5}));
+  ASSERT_EQ(y.shape(), (Shape{N, H, W, C}));
   const T* p = y.data<T>();
-  for (int64_t n = 0; n < 2; ++n)
-    for (int64_t c = 0; c < 5; ++c)
-      for (int64_t h = 0; h < 3; ++h)
-        for (int64_t w = 0; w < 7; ++w)
-          ASSERT_EQ(p[((n * 3 + h) * 7 + w) * 5 + c], v[static_cast<size_t>(((n * 5 + c) * 3 + h) * 7 + w)]);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t w = 0; w < W; ++w)
+          ASSERT_EQ(p[((n * H + h) * W + w) * C + c], v[static_cast<size_t>(((n * C + c) * H + h) * W + w)])
+              << shape_to_string(s);
   const Tensor back = run_nhwc("FromNhwc", y, {}, pool);
   EXPECT_EQ(back.shape(), s);
-  EXPECT_EQ(back.to_vector<T>(), v);
+  EXPECT_EQ(back.to_vector<T>(), v) << shape_to_string(s);
 }
 
-// uint8, and float32 (a float island's tensors) on 2 threads.
+// uint8, and float32 (a float island's tensors) on 2 threads; bytes with 16
+// and more channels and pixels move in 16 x 16 tiles (whole tiles only,
+// and partial ones at the pixel and channel ends).
 TEST(NhwcKernels, ToNhwcMovesEachElementAndFromNhwcUndoesIt) {
   const auto v = random_ints<uint8_t>(210, 41, 0, 255);
   expect_to_nhwc_and_back(v, nullptr);
@@ -503,6 +506,11 @@ TEST(NhwcKernels, ToNhwcMovesEachElementAndFromNhwcUndoesIt) {
   std::vector<float> f(v.size());
   for (size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(v[i]) * 0.37f - 20.0f;
   expect_to_nhwc_and_back(f, pool.get());
+  for (const Shape& s : {Shape{1, 32, 4, 8}, Shape{2, 19, 5, 7}, Shape{1, 130, 7, 7}, Shape{3, 48, 3, 11}, Shape{1, 16, 1, 16}}) {
+    const auto b = random_ints<uint8_t>(static_cast<size_t>(shape_numel(s)), 43, 0, 255);
+    expect_to_nhwc_and_back(b, nullptr, s);
+    expect_to_nhwc_and_back(b, pool.get(), s);
+  }
 }
 
 // ChannelShuffleNhwc: Y[..., j * g + i] = X[..., i * (C / g) + j], groups 2

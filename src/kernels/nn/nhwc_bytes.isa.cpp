@@ -1,5 +1,7 @@
 // nhwc_bytes.isa.cpp — interleave_planes_u8 (nhwc_bytes.h), compiled once
 // per ISA level.
+#include <emmintrin.h>
+
 #include <cstdint>
 
 #include "kernels/nn/nhwc_bytes.h"
@@ -30,6 +32,39 @@ void interleave_planes_u8(const uint8_t* src, uint8_t* dst, int64_t planes, int6
   if (planes == 2) interleave<2>(src, dst, cols, j0, j1);
   else if (planes == 3) interleave<3>(src, dst, cols, j0, j1);
   else interleave<4>(src, dst, cols, j0, j1);
+}
+
+// Rows in, columns out: four rounds of interleaving pairs of vectors
+// (bytes, then 2-, 4- and 8-byte units), each round doubling the rows a
+// unit holds and halving the columns a vector holds; with the pairing
+// below, vector v ends as column v's 16 bytes, rows 0..15 in order.
+void transpose_tile16_u8(const uint8_t* src, int64_t src_stride, uint8_t* dst, int64_t dst_stride) {
+  __m128i a[16], b[16];
+  for (int i = 0; i < 16; ++i) a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * src_stride));
+  // Bytes: rows 2k, 2k+1 -> b[k] (columns 0-7), b[k + 8] (columns 8-15).
+  for (int k = 0; k < 8; ++k) {
+    b[k] = _mm_unpacklo_epi8(a[2 * k], a[2 * k + 1]);
+    b[k + 8] = _mm_unpackhi_epi8(a[2 * k], a[2 * k + 1]);
+  }
+  // 2-byte units: row pairs (0,1)+(2,3) ... -> 4 rows, 4 columns each.
+  for (int h = 0; h < 2; ++h)
+    for (int k = 0; k < 4; ++k) {
+      a[h * 8 + k] = _mm_unpacklo_epi16(b[h * 8 + 2 * k], b[h * 8 + 2 * k + 1]);
+      a[h * 8 + k + 4] = _mm_unpackhi_epi16(b[h * 8 + 2 * k], b[h * 8 + 2 * k + 1]);
+    }
+  // 4-byte units: 8 rows, 2 columns each.
+  for (int q = 0; q < 4; ++q)
+    for (int k = 0; k < 2; ++k) {
+      b[q * 4 + k] = _mm_unpacklo_epi32(a[q * 4 + 2 * k], a[q * 4 + 2 * k + 1]);
+      b[q * 4 + k + 2] = _mm_unpackhi_epi32(a[q * 4 + 2 * k], a[q * 4 + 2 * k + 1]);
+    }
+  // 8-byte units: 16 rows, 1 column each.
+  for (int o = 0; o < 8; ++o) {
+    a[o * 2] = _mm_unpacklo_epi64(b[o * 2], b[o * 2 + 1]);
+    a[o * 2 + 1] = _mm_unpackhi_epi64(b[o * 2], b[o * 2 + 1]);
+  }
+  // a[v] is column v, rows 0..15 in order.
+  for (int v = 0; v < 16; ++v) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + v * dst_stride), a[v]);
 }
 
 }  // namespace spindle::kernels::SPINDLE_ISA_NS

@@ -229,6 +229,30 @@ void transpose_bytes(ThreadPool* pool, const uint8_t* src, uint8_t* dst, int64_t
     });
     return;
   }
+  // 16 x 16 tiles transposed in registers, strips of 16 columns (16
+  // destination rows) in parallel; the rows and columns past the last
+  // whole tile by the loop below.
+  if (rows >= 16 && cols >= 16 && N > 0) {
+    static const auto tile = SPINDLE_ISA_SELECT(transpose_tile16_u8);
+    const int64_t strips = cols / 16, rows16 = rows / 16 * 16;
+    parallel_for(pool, 0, N * strips, grain_for_cost(ops_cost(static_cast<double>(rows) * 4)), [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t n = b / strips, j0 = (b % strips) * 16;
+        const uint8_t* s = src + n * rows * cols;
+        uint8_t* d = dst + n * rows * cols;
+        for (int64_t i0 = 0; i0 < rows16; i0 += 16) tile(s + i0 * cols + j0, cols, d + j0 * rows + i0, rows);
+        for (int64_t i = rows16; i < rows; ++i)
+          for (int64_t j = j0; j < j0 + 16; ++j) d[j * rows + i] = s[i * cols + j];
+      }
+    });
+    const int64_t j_done = strips * 16;
+    if (j_done == cols) return;
+    // The last columns (fewer than 16): every row.
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = j_done; j < cols; ++j) dst[n * rows * cols + j * rows + i] = src[n * rows * cols + i * cols + j];
+    return;
+  }
   transpose_elems(pool, src, dst, N, rows, cols);
 }
 

@@ -561,21 +561,40 @@ void dw_then_requant(const ::spindle::kernels::DwRequantRow& p) {
 #if defined(__AVX512F__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// AffineQ8Rows 16 channels of a pixel at a time (the last of a row masked).
+// AffineQ8Rows 64 channels of a pixel a step (Quantize64: one rounding
+// test for the four vectors), then 16 at a time, the last masked. The
+// fields in locals: the byte stores could alias them.
 template <class X, class Y>
 void affine_q8(const ::spindle::kernels::AffineQ8Rows& p) {
   const X* x = static_cast<const X*>(p.dq.a);
   Y* y = static_cast<Y*>(p.q.y);
+  const float* __restrict a = p.a;
+  const float* __restrict b = p.b;
+  const int64_t C = p.C, pixels = p.pixels;
+  const bool relu = p.relu;
   const __m512 za = _mm512_set1_ps(p.dq.a_zero), sa = _mm512_set1_ps(p.dq.a_scale), zero = _mm512_setzero_ps();
   const Quantize16 quant(p.q.y_scale, p.q.y_zero, p.q.lo, p.q.hi);
-  for (int64_t px = 0; px < p.pixels; ++px, x += p.C, y += p.C)
-    for (int64_t c = 0; c < p.C; c += 16) {
-      const __mmask16 m = mask16(p.C - c);
-      const __m512 d = _mm512_mul_ps(_mm512_sub_ps(load16(x + c, m), za), sa);
-      __m512 v = _mm512_fmadd_ps(d, _mm512_maskz_loadu_ps(m, p.a + c), _mm512_maskz_loadu_ps(m, p.b + c));
-      if (p.relu) v = _mm512_max_ps(zero, v);  // MAXPS returns its second operand for NaN and for -0 vs 0
-      _mm_mask_storeu_epi8(y + c, m, _mm512_cvtepi32_epi8(quant(v)));
+  const Quantize64 quant64(quant, p.q.lo - p.q.y_zero, p.q.hi - p.q.y_zero, p.q.y_zero);
+  // MAXPS returns its second operand for NaN and for -0 against 0: v < 0 ? 0 : v.
+  auto value = [&](__m512 xf, int64_t c, __mmask16 m) {
+    const __m512 d = _mm512_mul_ps(_mm512_sub_ps(xf, za), sa);
+    const __m512 v = _mm512_fmadd_ps(d, _mm512_maskz_loadu_ps(m, a + c), _mm512_maskz_loadu_ps(m, b + c));
+    return relu ? _mm512_max_ps(zero, v) : v;
+  };
+  for (int64_t px = 0; px < pixels; ++px, x += C, y += C) {
+    int64_t c = 0;
+    if (quant64.usable)
+      for (; c + 64 <= C; c += 64) {
+        const __mmask16 all = 0xFFFF;
+        _mm512_storeu_si512(y + c, quant64.template operator()<Y>(
+                                       value(load16_all(x + c), c, all), value(load16_all(x + c + 16), c + 16, all),
+                                       value(load16_all(x + c + 32), c + 32, all), value(load16_all(x + c + 48), c + 48, all)));
+      }
+    for (; c < C; c += 16) {
+      const __mmask16 m = mask16(C - c);
+      _mm_mask_storeu_epi8(y + c, m, _mm512_cvtepi32_epi8(quant(value(load16(x + c, m), c, m))));
     }
+  }
 }
 #pragma GCC diagnostic pop
 #endif
