@@ -271,6 +271,39 @@ TEST(QOperator, QLinearConcatOfOneImageEqualsItsInputsRequantizedAlone) {
   }
 }
 
+// Pixel-major pieces (channels last, many rows of a few vectors each: the
+// inputs' pieces of a block of rows per call): each pixel's part from input
+// k is that input's pixel requantized alone (a one-input QLinearConcat of
+// the input as one row), including an input of no channels and one copied,
+// on 2 threads.
+TEST(QOperator, QLinearConcatOfManyPixelsEqualsItsInputsRequantizedAlone) {
+  auto two = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+  for (bool sign : {false, true}) {
+    const std::vector<int64_t> channels = {32, 16, 0, 64, 24};
+    std::vector<Tensor> xs;
+    for (size_t i = 0; i < channels.size(); ++i) xs.push_back(q8(sign, {1, 9, 11, channels[i]}, 40 + static_cast<uint32_t>(i)));
+    std::vector<Tensor> in = concat_inputs(xs);
+    in[2 + 3 * 3 + 1] = in[0];  // X3 with Y's scale and zero point: copied
+    in[2 + 3 * 3 + 2] = in[1];
+    const int num = static_cast<int>(in.size());
+    const Tensor got = run_kernel_once(ms_node("QLinearConcat", num, ints_attr("axis", 3)), in, two.get())[0];
+    ASSERT_EQ(got.shape(), (Shape{1, 9, 11, 136}));
+    const auto* g = static_cast<const uint8_t*>(got.raw_data());
+    int64_t at = 0;
+    for (size_t i = 0; i < channels.size(); ++i) {
+      const size_t k = 2 + 3 * i;
+      const Tensor row = xs[i].reshaped(Shape{1, 99 * channels[i]});
+      const Tensor alone = run_kernel_once(ms_node("QLinearConcat", 5, ints_attr("axis", 1)),
+                                           {in[0], in[1], row, in[k + 1], in[k + 2]})[0];
+      const auto* a = static_cast<const uint8_t*>(alone.raw_data());
+      for (int64_t px = 0; px < 99; ++px)
+        ASSERT_EQ(std::memcmp(g + px * 136 + at, a + px * channels[i], static_cast<size_t>(channels[i])), 0)
+            << "X" << i << " pixel " << px << (sign ? " int8" : " uint8");
+      at += channels[i];
+    }
+  }
+}
+
 // Runs `node` without a pool and on pools of 1 and 2 threads: the same bits.
 void expect_thread_independent(const kernels::NodeInfo& node, const std::vector<Tensor>& in, const char* what) {
   auto one = ThreadPool::create(ThreadingOptions{.num_threads = 1}).value();

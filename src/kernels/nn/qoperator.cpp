@@ -184,6 +184,27 @@ class QLinearConcatKernel final : public OpKernel {
     // 7.6 ms a run. Below 16 bytes a call's setup outweighs its bytes.
     static const auto lookup = SPINDLE_ISA_SELECT(lookup_bytes);
     constexpr int64_t kVectorPiece = 16;
+    // Many rows of short pieces (NHWC: a row a pixel, DenseNet's inputs 32
+    // channels each): each input's pieces of a block of rows in one call,
+    // the table set up once for them, not once per piece.
+    if (outer >= 64 && out_pitch <= 64 * count) {
+      static const auto lookup_rows_fn = SPINDLE_ISA_SELECT(lookup_rows);
+      const int64_t row_block = std::max<int64_t>(1, (int64_t{16} << 10) / out_pitch), blocks = ceil_div(outer, row_block);
+      parallel_for(ctx.pool(), 0, blocks * count, grain_for_cost(ops_cost(static_cast<double>(row_block * out_pitch) / count)),
+                   [&](int64_t i0, int64_t i1) {
+        for (int64_t item = i0; item < i1; ++item) {
+          const int64_t rb = item / count, r0 = rb * row_block, rows = std::min(row_block, outer - r0);
+          const size_t k = static_cast<size_t>(item % count);
+          if (pitch[k] == 0) continue;
+          const uint8_t* src = srcs[k] + r0 * pitch[k];
+          uint8_t* dst = y + r0 * out_pitch + offset[k];
+          if (copies[k])
+            for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * out_pitch, src + r * pitch[k], static_cast<size_t>(pitch[k]));
+          else lookup_rows_fn(src, pitch[k], dst, out_pitch, pitch[k], rows, tables[k]);
+        }
+      });
+      return;
+    }
     // Blocks are ranges of Y's bytes, not rows: concatenating the channels
     // of one image is a single row. A range is walked as its pieces of the
     // inputs' segments.

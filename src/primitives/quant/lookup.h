@@ -10,3 +10,9 @@
 #include "primitives/isa/dispatch.h"
 
 SPINDLE_ISA_DECLARE(void, lookup_bytes, (const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table));
+// lookup_bytes over `rows` rows of n bytes, x's rows x_stride bytes apart
+// and y's y_stride (a QLinearConcat input's pieces of every pixel), the
+// table set up once.
+SPINDLE_ISA_DECLARE(void, lookup_rows,
+                    (const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t n, int64_t rows,
+                     const uint8_t* table));

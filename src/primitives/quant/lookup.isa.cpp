@@ -7,6 +7,11 @@
 
 #include "primitives/quant/lookup.h"
 
+// GCC 12's unmasked AVX-512 intrinsics pass an "undefined" vector that
+// -Wmaybe-uninitialized flags where they are inlined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 namespace spindle::kernels::SPINDLE_ISA_NS {
 
 #if defined(__AVX512BW__)
@@ -33,8 +38,37 @@ __attribute__((target("avx512vbmi"))) void lookup_vbmi(const uint8_t* x, uint8_t
   }
 }
 
+// The same over `rows` rows of n bytes (x and y rows x_stride and y_stride
+// apart), the table loaded once.
+__attribute__((target("avx512vbmi"))) void lookup_rows_vbmi(const uint8_t* x, int64_t x_stride, uint8_t* y,
+                                                            int64_t y_stride, int64_t n, int64_t rows,
+                                                            const uint8_t* t) {
+  const __m512i t0 = _mm512_loadu_si512(t), t1 = _mm512_loadu_si512(t + 64);
+  const __m512i t2 = _mm512_loadu_si512(t + 128), t3 = _mm512_loadu_si512(t + 192);
+  for (int64_t r = 0; r < rows; ++r, x += x_stride, y += y_stride)
+    for (int64_t i = 0; i < n; i += 64) {
+      const __mmask64 m = n - i >= 64 ? ~__mmask64{0} : (__mmask64{1} << (n - i)) - 1;
+      const __m512i v = _mm512_maskz_loadu_epi8(m, x + i);
+      const __m512i lo = _mm512_permutex2var_epi8(t0, v, t1);
+      const __m512i hi = _mm512_permutex2var_epi8(t2, v, t3);
+      _mm512_mask_storeu_epi8(y + i, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi));
+    }
+}
+
 }  // namespace
 #endif
+
+void lookup_rows(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t n, int64_t rows,
+                 const uint8_t* table) {
+#if defined(__AVX512BW__)
+  static const bool vbmi = cpu_has_vbmi();
+  if (vbmi) {
+    lookup_rows_vbmi(x, x_stride, y, y_stride, n, rows, table);
+    return;
+  }
+#endif
+  for (int64_t r = 0; r < rows; ++r) lookup_bytes(x + r * x_stride, y + r * y_stride, n, table);
+}
 
 void lookup_bytes(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table) {
   int64_t i = 0;
@@ -80,3 +114,5 @@ void lookup_bytes(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table)
 }
 
 }  // namespace spindle::kernels::SPINDLE_ISA_NS
+
+#pragma GCC diagnostic pop
