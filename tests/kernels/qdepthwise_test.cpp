@@ -3,6 +3,7 @@
 // against a direct sum requantized in float32, and QLinearConvNhwc with
 // depthwise weights against the reference QLinearConv (weights given at run
 // time), bitwise, at 1 and 3 threads.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -227,6 +228,27 @@ const DwCase kCenteredCases[] = {
 TEST(QDepthwise, CenteredWeightsMatchTheReferenceBitwise) {
   for (const DwCase& c : kCenteredCases) expect_reference_bits(c, true);
   for (const DwCase& c : kCases) expect_reference_bits(c, true);
+}
+
+// A window wider than the unpadded image: an empty output (or the
+// window's own error), never a crash, with the weights packed.
+TEST(QDepthwise, WindowWiderThanTheImageIsEmptyOrAnError) {
+  const Tensor x = Tensor::from_vector<uint8_t>({1, 2, 2, 16}, std::vector<uint8_t>(64, 7));
+  const Tensor w = Tensor::from_vector<int8_t>({16, 1, 3, 3}, std::vector<int8_t>(144, 3));
+  const Tensor wzp = Tensor::from_vector<int8_t>({16}, std::vector<int8_t>(16, 0));
+  Attributes attrs;
+  attrs.set("group", int64_t{16});
+  kernels::NodeInfo node = testing::spindle_node("QLinearConvNhwc", attrs, 8);
+  node.const_inputs = {nullptr, nullptr, nullptr, &w, nullptr, &wzp};
+  const std::vector<Tensor> inputs = {x,   Tensor::from_vector<float>({}, {0.1f}), Tensor::from_vector<uint8_t>({}, {3}),
+                                      w,   Tensor::from_vector<float>({16}, std::vector<float>(16, 0.01f)), wzp,
+                                      Tensor::from_vector<float>({}, {0.2f}), Tensor::from_vector<uint8_t>({}, {9})};
+  try {
+    const Tensor y = kernels::run_kernel_once(node, inputs)[0];
+    EXPECT_EQ(y.numel(), 0);
+  } catch (const Error& e) {
+    EXPECT_THAT(std::string(e.what()), ::testing::HasSubstr("QLinearConvNhwc"));
+  }
 }
 
 // dw_q8_row at every ISA level against a direct sum: runs into one padded

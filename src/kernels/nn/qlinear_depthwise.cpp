@@ -101,6 +101,7 @@ int32_t QDepthwise::weight(int64_t i) const {
 template <class T>
 void QDepthwise::run(KernelContext& ctx, const Tensor& X, const Window3& g, int32_t x_zp,
                      const std::vector<int32_t>& w_zp, const ChannelRequant& r, T* y) const {
+  if (X.dim(0) <= 0 || X.dim(3) <= 0 || g.out[1] <= 0 || g.out[2] <= 0) return;  // an empty output
   if (!q8_.empty() && w_zp == q8_zp_) run_q8(ctx, X, g, x_zp, r, y);
   else run_rows(ctx, X, g, x_zp, w_zp, r, y);
 }
