@@ -25,21 +25,9 @@ bool cpu_has_vbmi() {
 // With AVX512-VBMI: the table in four vectors; vpermi2b picks from two of
 // them by the low 7 bits of each byte, the top bit picks between the two
 // results (64 bytes per three instructions); the tail under a byte mask, so
-// a short call (a QLinearConcat piece of 32 channels) is one step.
-__attribute__((target("avx512vbmi"))) void lookup_vbmi(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* t) {
-  const __m512i t0 = _mm512_loadu_si512(t), t1 = _mm512_loadu_si512(t + 64);
-  const __m512i t2 = _mm512_loadu_si512(t + 128), t3 = _mm512_loadu_si512(t + 192);
-  for (int64_t i = 0; i < n; i += 64) {
-    const __mmask64 m = n - i >= 64 ? ~__mmask64{0} : (__mmask64{1} << (n - i)) - 1;
-    const __m512i v = _mm512_maskz_loadu_epi8(m, x + i);
-    const __m512i lo = _mm512_permutex2var_epi8(t0, v, t1);
-    const __m512i hi = _mm512_permutex2var_epi8(t2, v, t3);
-    _mm512_mask_storeu_epi8(y + i, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi));
-  }
-}
-
-// The same over `rows` rows of n bytes (x and y rows x_stride and y_stride
-// apart), the table loaded once.
+// a short row (a QLinearConcat piece of 32 channels) is one step. `rows`
+// rows of n bytes, x's and y's rows x_stride and y_stride apart, the table
+// loaded once.
 __attribute__((target("avx512vbmi"))) void lookup_rows_vbmi(const uint8_t* x, int64_t x_stride, uint8_t* y,
                                                             int64_t y_stride, int64_t n, int64_t rows,
                                                             const uint8_t* t) {
@@ -75,7 +63,7 @@ void lookup_bytes(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table)
 #if defined(__AVX512BW__)
   static const bool vbmi = cpu_has_vbmi();
   if (vbmi) {
-    lookup_vbmi(x, y, n, table);
+    lookup_rows_vbmi(x, 0, y, 0, n, 1, table);
     return;
   }
   __m512i rows[16];  // the 16 bytes of row h in each 128-bit lane
