@@ -188,21 +188,7 @@ class QLinearConcatKernel final : public OpKernel {
     // channels each): each input's pieces of a block of rows in one call,
     // the table set up once for them, not once per piece.
     if (outer >= 64 && out_pitch <= 64 * count) {
-      static const auto lookup_rows_fn = SPINDLE_ISA_SELECT(lookup_rows);
-      const int64_t row_block = std::max<int64_t>(1, (int64_t{16} << 10) / out_pitch), blocks = ceil_div(outer, row_block);
-      parallel_for(ctx.pool(), 0, blocks * count, grain_for_cost(ops_cost(static_cast<double>(row_block * out_pitch) / count)),
-                   [&](int64_t i0, int64_t i1) {
-        for (int64_t item = i0; item < i1; ++item) {
-          const int64_t rb = item / count, r0 = rb * row_block, rows = std::min(row_block, outer - r0);
-          const size_t k = static_cast<size_t>(item % count);
-          if (pitch[k] == 0) continue;
-          const uint8_t* src = srcs[k] + r0 * pitch[k];
-          uint8_t* dst = y + r0 * out_pitch + offset[k];
-          if (copies[k])
-            for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * out_pitch, src + r * pitch[k], static_cast<size_t>(pitch[k]));
-          else lookup_rows_fn(src, pitch[k], dst, out_pitch, pitch[k], rows, tables[k]);
-        }
-      });
+      by_input(ctx, srcs, pitch, offset, copies, tables, outer, out_pitch, y);
       return;
     }
     // Blocks are ranges of Y's bytes, not rows: concatenating the channels
@@ -230,6 +216,31 @@ class QLinearConcatKernel final : public OpKernel {
   }
 
  private:
+  // QLinearConcat's pieces input by input: for each input k and block of
+  // rows, its pieces (pitch[k] bytes a row) of every row into Y's rows
+  // (out_pitch bytes apart, at offset[k]): copied, or through the input's
+  // table in one lookup_rows call.
+  static void by_input(KernelContext& ctx, const std::vector<const uint8_t*>& srcs, const std::vector<int64_t>& pitch,
+                       const std::vector<int64_t>& offset, const std::vector<char>& copies,
+                       const std::vector<const uint8_t*>& tables, int64_t outer, int64_t out_pitch, uint8_t* y) {
+    static const auto lookup_rows_fn = SPINDLE_ISA_SELECT(lookup_rows);
+    const int64_t count = static_cast<int64_t>(srcs.size());
+    const int64_t row_block = std::max<int64_t>(1, (int64_t{16} << 10) / out_pitch), blocks = ceil_div(outer, row_block);
+    parallel_for(ctx.pool(), 0, blocks * count, grain_for_cost(ops_cost(static_cast<double>(row_block * out_pitch) / count)),
+                 [&](int64_t i0, int64_t i1) {
+      for (int64_t item = i0; item < i1; ++item) {
+        const int64_t rb = item / count, r0 = rb * row_block, rows = std::min(row_block, outer - r0);
+        const size_t k = static_cast<size_t>(item % count);
+        if (pitch[k] == 0) continue;
+        const uint8_t* src = srcs[k] + r0 * pitch[k];
+        uint8_t* dst = y + r0 * out_pitch + offset[k];
+        if (copies[k])
+          for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * out_pitch, src + r * pitch[k], static_cast<size_t>(pitch[k]));
+        else lookup_rows_fn(src, pitch[k], dst, out_pitch, pitch[k], rows, tables[k]);
+      }
+    });
+  }
+
   // One input's parameters and its table, made when the kernel is created.
   struct Made {
     float scale = 0;
