@@ -522,7 +522,7 @@ class QLinearConvKernel final : public OpKernel {
     w_shape_ = w->shape();
     if (cg == 1 && mg == 1) {  // depthwise
       depthwise_ = true;
-      dw_ = QDepthwise(*w, node.const_input(5));
+      dw_ = QDepthwise(*w, node.const_input(5), !attrs_.strides.empty() && attrs_.strides.back() > 1);
       packed_ok_ = true;
       own_w_when_scales_fixed(node);
       return;

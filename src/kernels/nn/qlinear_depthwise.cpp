@@ -81,7 +81,8 @@ struct PaddedRows {
 
 }  // namespace
 
-QDepthwise::QDepthwise(const Tensor& w, const Tensor* w_zp) : w_(w), w_signed_(w.dtype() == DataType::kInt8) {
+QDepthwise::QDepthwise(const Tensor& w, const Tensor* w_zp, bool strided)
+    : w_(w), w_signed_(w.dtype() == DataType::kInt8) {
   const int64_t C = w.dim(0), taps = w.numel() / std::max<int64_t>(C, 1);
   if (!vnni_rows() || !w_zp || w_zp->dtype() != w.dtype() || (w_zp->numel() != 1 && w_zp->numel() != C)) return;
   q8_zp_.resize(static_cast<size_t>(C));
@@ -90,7 +91,7 @@ QDepthwise::QDepthwise(const Tensor& w, const Tensor* w_zp) : w_(w), w_signed_(w
     q8_zp_[static_cast<size_t>(c)] =
         w_signed_ ? int32_t{w_zp->data<int8_t>()[i]} : int32_t{w_zp->data<uint8_t>()[i]};
   }
-  q8_ = dw_q8_pack(w.raw_data(), w_signed_, q8_zp_.data(), C, taps);
+  q8_ = dw_q8_pack(w.raw_data(), w_signed_, q8_zp_.data(), C, taps, strided);
 }
 
 int32_t QDepthwise::weight(int64_t i) const {

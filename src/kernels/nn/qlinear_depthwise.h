@@ -20,8 +20,9 @@ class QDepthwise {
  public:
   QDepthwise() = default;
   // w: the depthwise W [C][1][kh][kw] as loaded (kept, its storage
-  // shared); w_zp: its zero points when they are a constant (else null).
-  QDepthwise(const Tensor& w, const Tensor* w_zp);
+  // shared); w_zp: its zero points when they are a constant (else null);
+  // strided: the stride along the rows is above 1.
+  QDepthwise(const Tensor& w, const Tensor* w_zp, bool strided);
 
   // X: [N, H, W, C] int8 / uint8, y: [N, OH, OW, C] of T (g's output
   // sizes); w_zp: C zero points (one per channel); on ctx's intra-op pool.

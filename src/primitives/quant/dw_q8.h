@@ -15,7 +15,8 @@
 // bytes of every lane zero: lane i of sum k collects byte 4i + k.
 //
 // Which bytes a 64-byte block holds: with few channels (lcm(C, 64) <= 1 KB
-// and C not close to a multiple of 64), blocks tile the run (a block holds
+// and C not close to a multiple of 64; strided layers 32 channels at
+// most), blocks tile the run (a block holds
 // several pixels, or ends inside one) and the blocks every lcm(C, 64) bytes
 // apart have the same channels; otherwise a block holds 64 channels of one
 // pixel (its last block partial), the blocks one pixel apart sharing their
@@ -51,10 +52,12 @@ struct DwQ8Weights {
   size_t bytes() const { return packed.size() + sums.size() * sizeof(int32_t); }
 };
 
-// w: [C][taps] int8 (w_signed) or uint8, w_zp: C zero points. Empty when
-// some w - w_zp is outside int8, or when C < 16 does not divide 64 (a block
-// would hold mostly padding).
-DwQ8Weights dw_q8_pack(const void* w, bool w_signed, const int32_t* w_zp, int64_t C, int64_t taps);
+// w: [C][taps] int8 (w_signed) or uint8, w_zp: C zero points; strided: the
+// convolution's stride along the rows is above 1. Empty when some w - w_zp
+// is outside int8, or when C < 16 does not divide 64 (a block would hold
+// mostly padding).
+DwQ8Weights dw_q8_pack(const void* w, bool w_signed, const int32_t* w_zp, int64_t C, int64_t taps,
+                       bool strided = false);
 
 // The per-channel terms in the lanes' order, [block][k][16]: lane i of sum k
 // of weight block b is channel (64b + 4i + k) % C. bias_lanes folds in the input
