@@ -42,7 +42,12 @@ const Shape3 kShapes[] = {
     {1, 1280, 960},   {1, 1000, 1280},  {2, 1000, 1280},  {4, 1000, 1280},  // mobilenet_v3 classifier, small M
     {8, 1000, 1280},  {64, 12544, 16},  {16, 12544, 27},  {64, 12544, 147}, // 1x1 small K, stems (3x3 s2, 7x7 s2)
     {440, 49, 440},   {440, 64, 440},   {208, 196, 208},  {48, 12544, 32},  // regnet_y_400mf 1x1
+    {128, 1408, 512}, {128, 512, 1408}, {128, 512, 512},  {128, 8000, 512}, // decoder prefill (weights as B)
+    {126, 1408, 512}, {140, 1408, 512}, {126, 1024, 512}, {126, 1024, 256},
 };
+// Shapes from this index on are a transformer's MatMuls: activations as A,
+// the weights pre-packed as B.
+constexpr int kFirstWeightsB = 24;
 
 std::vector<float> random_floats(size_t n) {
   std::mt19937 rng(7);
@@ -59,7 +64,7 @@ void run(benchmark::State& st, Impl impl) {
   const auto a = random_floats(static_cast<size_t>(s.m * s.k));
   const auto b = random_floats(static_cast<size_t>(s.k * s.n));
   std::vector<float> c(static_cast<size_t>(s.m * s.n));
-  const bool fc = s.m <= 8;
+  const bool fc = s.m <= 8 || st.range(0) >= kFirstWeightsB;
   PackedMatrix packed = fc ? PackedMatrix::pack_b(false, s.n, s.k, b.data(), s.n)
                            : PackedMatrix::pack_a(false, s.m, s.k, 1.0f, a.data(), s.k);
   SgemmExtras ex;

@@ -371,39 +371,43 @@ TEST(Sgemm, FewRowsEqualTheSameRowsOfALargerBlockBitwise) {
 }
 
 // A row edge of 1..3 rows below full panels (M = 16 at AVX-512's 14-row
-// panels: a 16-token prompt): every row must equal the same row computed
-// alone bit for bit, with a bias, a residual and Relu at the store, several
-// k blocks and a packed B, and match the double reference.
+// panels: a 16-token prompt) runs beside each pair of column panels, its
+// leftover columns (an odd panel, a ragged tile, a one-column tail) at the
+// end: every row must equal the same row computed alone bit for bit, with a
+// bias, a residual and Relu at the store, several k blocks and a packed
+// (constant) B, and match the double reference.
 TEST(Sgemm, RowEdgeBelowFullPanelsEqualsRowsAloneBitwise) {
   const int64_t MR = kernels::nn::sgemm_mr(), NR = kernels::nn::sgemm_nr();
-  const int64_t n = 5 * NR + 3, k = 700;
+  const int64_t k = 700;
   Activation relu;
   relu.kind = Activation::kRelu;
-  for (int64_t m : {MR + 1, MR + 2, MR + 3, 2 * MR + 2}) {
-    const auto a = random_floats(m * k, 31), b = random_floats(k * n, 32), bias = random_floats(m, 33),
-               res = random_floats(m * n, 34);
-    const PackedMatrix pb = PackedMatrix::pack_b(false, n, k, b.data(), n);
-    for (bool packed : {false, true}) {
-      SgemmExtras ex;
-      if (packed) ex.packed_b = pb.panel(0);
-      ex.row_bias = bias.data();
-      ex.residual = res.data();
-      ex.act = &relu;
-      std::vector<float> whole(m * n);
-      sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, whole.data(), n, ex);
-      for (int64_t r = 0; r < m; ++r) {
-        SgemmExtras one = ex;
-        one.row_bias = bias.data() + r;
-        one.residual = res.data() + r * n;
-        std::vector<float> row(n, NAN);
-        sgemm(false, false, 1, n, k, 1.0f, a.data() + r * k, k, b.data(), n, 0.0f, row.data(), n, one);
-        ASSERT_EQ(0, std::memcmp(row.data(), &whole[r * n], row.size() * sizeof(float)))
-            << "row " << r << " of " << m << (packed ? ", packed B" : "");
+  for (int64_t n : {5 * NR + 3, 4 * NR, 3 * NR + 1})
+    for (int64_t m : {MR + 1, MR + 2, MR + 3, 2 * MR + 2}) {
+      const auto a = random_floats(m * k, 31), b = random_floats(k * n, 32), bias = random_floats(m, 33),
+                 res = random_floats(m * n, 34);
+      const PackedMatrix pb = PackedMatrix::pack_b(false, n, k, b.data(), n);
+      for (bool packed : {false, true}) {
+        SgemmExtras ex;
+        if (packed) ex.packed_b = pb.panel(0);
+        ex.b_constant = packed;
+        ex.row_bias = bias.data();
+        ex.residual = res.data();
+        ex.act = &relu;
+        std::vector<float> whole(m * n);
+        sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, whole.data(), n, ex);
+        for (int64_t r = 0; r < m; ++r) {
+          SgemmExtras one = ex;
+          one.row_bias = bias.data() + r;
+          one.residual = res.data() + r * n;
+          std::vector<float> row(n, NAN);
+          sgemm(false, false, 1, n, k, 1.0f, a.data() + r * k, k, b.data(), n, 0.0f, row.data(), n, one);
+          ASSERT_EQ(0, std::memcmp(row.data(), &whole[r * n], row.size() * sizeof(float)))
+              << "row " << r << " of " << m << ", " << n << " columns" << (packed ? ", packed B" : "");
+        }
       }
+      ASSERT_TRUE(check_against_reference({false, false, m, n, k, 1.0f, 0.0f}, 35));
+      ASSERT_TRUE(check_against_reference({true, true, m, n, 300, 0.5f, 1.0f}, 36));
     }
-    ASSERT_TRUE(check_against_reference({false, false, m, n, k, 1.0f, 0.0f}, 35));
-    ASSERT_TRUE(check_against_reference({true, true, m, n, 300, 0.5f, 1.0f}, 36));
-  }
 }
 
 // A tail of one or two columns (7 x 7 outputs: 49 = 3 x 16 + 1) runs as

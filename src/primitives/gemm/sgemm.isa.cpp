@@ -399,23 +399,36 @@ inline void ragged_tile(Rows b, int64_t mr, int64_t nr, int64_t kc, const float*
 
 SgemmGeometry sgemm_geometry() { return SgemmGeometry{kMR, kNR}; }
 
+// The edge rows (1..3 below the full panels, panel pa) of the two column
+// panels ending at column j_end (exclusive) of blk, while those panels are
+// still in cache.
+SG_INLINE void edge_pair(const SgemmBlock& blk, int64_t rows, int64_t full, int64_t j_end) {
+  const int64_t j0 = j_end - 2 * kNR;
+  const float* pa = blk.pa + (full / kMR) * blk.pa_stride;
+  const float* pb = blk.pb + (j0 / kNR) * blk.pb_stride;
+  float* c = blk.c + full * blk.ldc + j0;
+  const float* bias = blk.row_bias ? blk.row_bias + full : nullptr;
+  const Finish fin = finish(blk, full, j0);
+  if (rows == 1) micro_wide<1, 2>(blk.kc, pa, pb, blk.pb_stride, c, blk.ldc, blk.accumulate, bias, fin);
+  else if (rows == 2) micro_wide<2, 2>(blk.kc, pa, pb, blk.pb_stride, c, blk.ldc, blk.accumulate, bias, fin);
+  else micro_wide<3, 2>(blk.kc, pa, pb, blk.pb_stride, c, blk.ldc, blk.accumulate, bias, fin);
+}
+
 void sgemm_block(const SgemmBlock& blk) {
   const int64_t kc = blk.kc, n = blk.n;
   int64_t m = blk.m, j_first = 0;
+  // A row edge of 1..3 rows below full panels runs micro_wide over each pair
+  // of column panels right after the full rows have used them (B read from
+  // cache, not streamed again); its leftover columns run as a block of
+  // their own at the end.
+  int64_t edge_rows = 0;
   if (m <= kWideRows) {
     j_first = m == 1 ? wide_columns<1, 4>(blk) : m == 2 ? wide_columns<2, 2>(blk) : wide_columns<3, 2>(blk);
   } else if (m % kMR != 0 && m % kMR <= kWideRows) {
-    // A row edge of 1..3 rows: the full panels here, the edge as its own block.
-    const int64_t full = m - m % kMR;
-    SgemmBlock edge = blk;
-    edge.m = m - full;
-    edge.pa = blk.pa + (full / kMR) * blk.pa_stride;
-    edge.c = blk.c + full * blk.ldc;
-    edge.row_bias = blk.row_bias ? blk.row_bias + full : nullptr;
-    edge.res = blk.res ? blk.res + full * blk.ldc : nullptr;
-    sgemm_block(edge);
-    m = full;
+    edge_rows = m % kMR;
+    m -= edge_rows;
   }
+  int64_t edge_done = 0;  // columns of the edge rows computed
   const int64_t tail = (n - j_first) % kNR;
   const int64_t n_tiles = kColumnEdge && tail <= kEdgeColumns ? n - tail : n;
   for (int64_t j0 = j_first; j0 < n_tiles; j0 += kNR) {
@@ -439,11 +452,26 @@ void sgemm_block(const SgemmBlock& blk) {
       }
       ragged_tile(PanelRows{pb}, mr, nr, kc, pa, c, blk.ldc, blk.accumulate, bias, finish(blk, i0, j0));
     }
+    if (edge_rows && nr == kNR && j0 + kNR - edge_done == 2 * kNR) {
+      edge_pair(blk, edge_rows, m, j0 + kNR);
+      edge_done = j0 + kNR;
+    }
   }
   if (n_tiles < n && m > 0) {
     SgemmBlock rows = blk;
     rows.m = m;
     for (int64_t j = n_tiles; j < n; ++j) column_edge(rows, j);
+  }
+  if (edge_rows) {
+    SgemmBlock edge = blk;
+    edge.m = edge_rows;
+    edge.n = n - edge_done;
+    edge.pa = blk.pa + (m / kMR) * blk.pa_stride;
+    edge.pb = blk.pb + (edge_done / kNR) * blk.pb_stride;
+    edge.c = blk.c + m * blk.ldc + edge_done;
+    edge.row_bias = blk.row_bias ? blk.row_bias + m : nullptr;
+    edge.res = blk.res ? blk.res + m * blk.ldc + edge_done : nullptr;
+    if (edge.n > 0) sgemm_block(edge);
   }
 }
 
