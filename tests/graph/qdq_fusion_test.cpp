@@ -579,6 +579,52 @@ TEST(NhwcTransformer, QuantizedSplitConcatAndShuffleSameBits) {
   EXPECT_THAT(summary, ::testing::HasSubstr("1 Concat, 6 on quantized tensors"));
 }
 
+// The quantized unit above and the next unit: Shape -> Gather -> Div
+// bounds (minus one with `odd`) split the shuffled 8-bit tensor into lo2
+// and hi2 -> Conv 1x1; their QLinearConcat is output s and, through a Conv
+// 1x1, y. The shuffle and the Slices become one
+// spindle.ChannelShuffleSplitNhwc (the Shape reads the unshuffled tensor):
+// halves at whole channel pairs are written straight from the unshuffled
+// tensor, odd bounds take the kernel's fallback (the shuffle, then Slice).
+// Same bits either way.
+void expect_shuffle_split_same_bits(bool odd) {
+  SCOPED_TRACE(odd ? "odd bounds" : "halves");
+  const int64_t lo = odd ? 3 : 4;
+  ModelBuilder b(13);
+  three_conv_model(b, {"s", {1, 8, 13, 11}}, 6, {{8, 5, 1, 1}, {4, 4, 1, 1}, {6, 8, 1, 1}});
+  channel_split(b);
+  weights(b, {4, 4, 1, 1}, 0, 0.03f, 77, "d2");
+  weights(b, {8 - lo, 8 - lo, 1, 1}, 0, 0.07f, 78, "d3");
+  weights(b, {6, 8, 1, 1}, 0, 0.07f, 79, "d4");
+  b.node("Conv", {qdq(b, "hi", "p1"), "d2W", "d2B"}, {"h2"});
+  auto& cat = b.node("Concat", {qdq(b, "lo", "p1"), qdq(b, "h2", "p3")}, {"cat"});
+  ModelBuilder::attr_int(cat, "axis", 1);
+  b.node("Reshape", {qdq(b, "cat", "p5"), "shape5"}, {"r5"});
+  auto& tr = b.node("Transpose", {qdq(b, "r5", "p5")}, {"t5"});
+  ModelBuilder::attr_ints(tr, "perm", {0, 2, 1, 3, 4});
+  b.node("Reshape", {qdq(b, "t5", "p5"), "shape4"}, {"r4"});
+  const std::string sd = qdq(b, "r4", "p5");
+  b.node("Shape", {sd}, {"sh2"});
+  b.node("Gather", {"sh2", "one"}, {"ch2"});
+  b.node("Div", {"ch2", "two"}, {odd ? "half2e" : "half2"});
+  if (odd) b.node("Sub", {"half2e", "one"}, {"half2"});
+  b.node("Slice", {sd, "zero", "half2", "one"}, {"lo2"});
+  b.node("Slice", {sd, "half2", "ch2", "one"}, {"hi2"});
+  b.node("Conv", {qdq(b, "hi2", "p5"), "d3W", "d3B"}, {"e2"});
+  auto& cat2 = b.node("Concat", {qdq(b, "lo2", "p5"), qdq(b, "e2", "p3")}, {"cat2"});
+  ModelBuilder::attr_int(cat2, "axis", 1);
+  const std::string c2 = qdq(b, "cat2", "p4");
+  b.node("Identity", {c2}, {"s"});
+  b.node("Conv", {c2, "d4W", "d4B"}, {"e"});
+  quantized_output(b, "e", "p1", "y");
+  expect_nhwc_same_bits(b.bytes(), "1 shuffle splits)");
+}
+
+TEST(NhwcTransformer, ShuffleThenSplitAsOneNodeSameBits) {
+  expect_shuffle_split_same_bits(false);
+  expect_shuffle_split_same_bits(true);
+}
+
 // ---------------------------------------------------------------- QLinearLookupFusion
 
 // Scale and zero point `prefix`_s / `prefix`_z of type uint8 or int8.

@@ -13,6 +13,8 @@
 #include <random>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "kernel_errors.h"
 #include "kernels/kernel.h"
 #include "spindle/thread_pool.h"
@@ -514,34 +516,101 @@ TEST(NhwcKernels, ToNhwcMovesEachElementAndFromNhwcUndoesIt) {
 }
 
 // ChannelShuffleNhwc: Y[..., j * g + i] = X[..., i * (C / g) + j], groups 2
-// (the interleave) and 3, uint8 and float, 1 and 2 threads; a last
-// dimension not a multiple of the groups is named.
+// (the interleave: rows of 6, 37 and 48 bytes a group, below 16, past it
+// unaligned and a multiple of it) and 3, uint8 and float, 1 and 2 threads;
+// a last dimension not a multiple of the groups is named.
 TEST(NhwcKernels, ChannelShufflePermutesEachPixelsChannels) {
   auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
-  const Shape s = {2, 3, 7, 12};
-  const auto v = random_ints<uint8_t>(504, 44, 0, 255);
-  std::vector<float> f(v.begin(), v.end());
-  for (int64_t g : {2, 3}) {
-    Attributes a;
-    a.set("group", g);
-    const int64_t cg = 12 / g;
-    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), pool.get()}) {
-      const std::vector<uint8_t> y = run_nhwc("ChannelShuffleNhwc", Tensor::from_vector<uint8_t>(s, v), a, p).to_vector<uint8_t>();
-      const std::vector<float> yf = run_nhwc("ChannelShuffleNhwc", Tensor::from_vector<float>(s, f), a, p).to_vector<float>();
-      ASSERT_EQ(y.size(), v.size());
-      for (size_t px = 0; px < 42; ++px)
-        for (int64_t i = 0; i < g; ++i)
-          for (int64_t j = 0; j < cg; ++j) {
-            const size_t out = px * 12 + static_cast<size_t>(j * g + i), in = px * 12 + static_cast<size_t>(i * cg + j);
-            ASSERT_EQ(y[out], v[in]) << g;
-            ASSERT_EQ(yf[out], f[in]) << g;
-          }
+  for (int64_t C : {12, 74, 96}) {
+    const Shape s = {2, 3, 7, C};
+    const auto v = random_ints<uint8_t>(static_cast<size_t>(shape_numel(s)), 44, 0, 255);
+    std::vector<float> f(v.begin(), v.end());
+    for (int64_t g : {2, 3}) {
+      if (C % g) continue;
+      Attributes a;
+      a.set("group", g);
+      const int64_t cg = C / g;
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), pool.get()}) {
+        const std::vector<uint8_t> y = run_nhwc("ChannelShuffleNhwc", Tensor::from_vector<uint8_t>(s, v), a, p).to_vector<uint8_t>();
+        const std::vector<float> yf = run_nhwc("ChannelShuffleNhwc", Tensor::from_vector<float>(s, f), a, p).to_vector<float>();
+        ASSERT_EQ(y.size(), v.size());
+        for (size_t px = 0; px < 42; ++px)
+          for (int64_t i = 0; i < g; ++i)
+            for (int64_t j = 0; j < cg; ++j) {
+              const size_t out = px * C + static_cast<size_t>(j * g + i), in = px * C + static_cast<size_t>(i * cg + j);
+              ASSERT_EQ(y[out], v[in]) << C << " channels, group " << g;
+              ASSERT_EQ(yf[out], f[in]) << C << " channels, group " << g;
+            }
+      }
     }
   }
+  const Shape s = {2, 3, 7, 12};
+  const auto v = random_ints<uint8_t>(504, 44, 0, 255);
   Attributes a5;
   a5.set("group", int64_t{5});
   EXPECT_THAT(testing::error_of([&] { run_nhwc("ChannelShuffleNhwc", Tensor::from_vector<uint8_t>(s, v), a5); }),
               ::testing::HasSubstr("the last dimension a multiple of group 5"));
+}
+
+// ChannelShuffleSplitNhwc: output k equals Slice(ChannelShuffleNhwc(X),
+// starts, ends, axes, steps) for bytes at groups 2, 3 and 4 and channel
+// counts whose halves are shorter and longer than 16 (the two-plane
+// interleave's steps and its overlapping last one), with negative, clamped
+// and empty bounds, int32 bounds, 1 and 2 threads; bounds off the group,
+// steps of 2, another axis and float X take the two ops (same result).
+TEST(NhwcKernels, ChannelShuffleSplitEqualsShuffleThenSlice) {
+  auto pool = ThreadPool::create(ThreadingOptions{.num_threads = 2}).value();
+  const auto i64 = [](int64_t v) { return Tensor::from_vector<int64_t>({1}, {v}); };
+  struct Part {
+    int64_t start, end, axis, step;
+  };
+  const std::vector<std::vector<Part>> cases = {
+      {{0, 6, 3, 1}, {6, 12, 3, 1}},       // halves
+      {{0, 4, -1, 1}, {-8, 100, 3, 0}},    // negative start, clamped end, step absent (0 here)
+      {{6, 2, 3, 1}, {-100, 12, 3, 1}},    // empty, clamped start
+      {{0, 5, 3, 1}, {5, 12, 3, 1}},       // off the group: the two ops
+      {{0, 12, 3, 2}},                     // step 2: the two ops
+      {{0, 2, 1, 1}, {1, 3, 2, 1}},        // other axes: the two ops
+  };
+  for (int64_t C : {12, 24, 74, 120})
+    for (int64_t g : {2, 3, 4}) {
+      if (C % g) continue;
+      const Shape shape = {1, 3, 5, C};
+      const auto v = random_ints<uint8_t>(static_cast<size_t>(shape_numel(shape)), 45, 0, 255);
+      std::vector<float> f(v.begin(), v.end());
+      Attributes a;
+      a.set("group", g);
+      for (bool as_float : {false, true})
+        for (const auto& parts : cases)
+          for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), pool.get()}) {
+            const Tensor x = as_float ? Tensor::from_vector<float>(shape, f) : Tensor::from_vector<uint8_t>(shape, v);
+            const Tensor shuffled = run_nhwc("ChannelShuffleNhwc", x, a, p);
+            std::vector<Tensor> in{x};
+            for (const Part& q : parts) {
+              const int64_t scale = q.end >= 12 && q.end < 100 ? C / 12 : 1;  // bounds of 12 channels scaled to C
+              in.push_back(C == 24 ? Tensor::from_vector<int32_t>({1}, {static_cast<int32_t>(q.start * scale)})
+                                   : i64(q.start * scale));
+              in.push_back(i64(q.end * scale));
+              in.push_back(i64(q.axis));
+              in.push_back(q.step ? i64(q.step) : Tensor());
+            }
+            kernels::NodeInfo node = testing::spindle_node("ChannelShuffleSplitNhwc", a, static_cast<int>(in.size()));
+            node.num_outputs = static_cast<int>(parts.size());
+            const std::vector<Tensor> got = run_kernel_once(node, in, p);
+            ASSERT_EQ(got.size(), parts.size());
+            for (size_t k = 0; k < parts.size(); ++k) {
+              std::vector<Tensor> sin{shuffled};
+              for (int j = 1; j <= 4; ++j)
+                if (in[4 * k + static_cast<size_t>(j)].defined()) sin.push_back(in[4 * k + static_cast<size_t>(j)]);
+              const Tensor want = run_kernel_once("Slice", 13, {}, sin, 1, nullptr)[0];
+              const std::string where = fmt::format("C {} group {} part {} of case {}{}", C, g, k, &parts - cases.data(),
+                                                    as_float ? " float" : "");
+              ASSERT_EQ(got[k].shape(), want.shape()) << where;
+              if (as_float) ASSERT_EQ(got[k].to_vector<float>(), want.to_vector<float>()) << where;
+              else ASSERT_EQ(got[k].to_vector<uint8_t>(), want.to_vector<uint8_t>()) << where;
+            }
+          }
+    }
 }
 
 // BatchNormalizationNhwc of ToNhwc(X) = ToNhwc(BatchNormalization(X)),

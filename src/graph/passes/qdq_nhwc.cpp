@@ -44,6 +44,9 @@
 //                4) -> Reshape [N, C, H, W] (constant shapes), X produced
 //                by a member: the Reshapes keep [N, H, W, C], the
 //                Transpose becomes spindle.ChannelShuffleNhwc (group g);
+//                when only Slices (and Shapes) read its result, the
+//                shuffle, the Reshape after it and the Slices become one
+//                spindle.ChannelShuffleSplitNhwc (fuse_shuffle_splits);
 //   Shape        of a member's output, every reader a Gather (axis 0) of
 //                constant indices: the indices renumbered (ShuffleNet's
 //                split takes its bounds from the channel count).
@@ -210,6 +213,7 @@ class NhwcLayout {
     fold_dequantize();
     if (record.count) g_.opsets.emplace("spindle", 1);
     if (conversions_) record.detail = fmt::format("{} conversions", conversions_);
+    fuse_shuffle_splits(record);
   }
 
  private:
@@ -498,6 +502,76 @@ class NhwcLayout {
       any = true;
     }
     if (any) g_.compact(dead);
+  }
+
+  // ChannelShuffleNhwc -> Reshape back to its input's shape -> Slices (the
+  // split that starts ShuffleNet's next unit; any Shape of the shuffled
+  // tensor reads the unshuffled one, of the same shape): one
+  // spindle.ChannelShuffleSplitNhwc writing each Slice's channels from the
+  // unshuffled tensor, one pass instead of two.
+  void fuse_shuffle_splits(PassRecord& record) {
+    std::vector<bool> dead(g_.nodes.size(), false);
+    int fused = 0;
+    for (size_t t = 0; t < g_.nodes.size(); ++t) {
+      const Node& sh = g_.nodes[t];
+      if (sh.op_type != "ChannelShuffleNhwc" || sh.domain != "spindle" || sh.inputs.size() != 1 ||
+          sh.outputs.size() != 1 || g_.is_graph_output(sh.outputs[0]))
+        continue;
+      const int r1 = producer(sh.inputs[0]);
+      const std::vector<int> after = g_.consumers(sh.outputs[0]);
+      if (r1 < 0 || after.size() != 1) continue;
+      const int r2 = after[0];
+      const auto a = reshape_to(r1, 4), b = reshape_to(r2, 4);
+      if (!a || !b || node(r2).inputs[0] != sh.outputs[0] || !same_target(*a, *b)) continue;
+      const int x3 = node(r2).outputs[0];
+      if (g_.is_graph_output(x3)) continue;
+      std::vector<int> slices, shapes;
+      bool ok = true;
+      for (int r : g_.consumers(x3)) {
+        const Node& m = node(r);
+        const bool data_only = std::count(m.inputs.begin(), m.inputs.end(), x3) == 1 && m.inputs[0] == x3;
+        if (m.domain.empty() && m.op_type == "Slice" && m.opset >= 10 && m.inputs.size() >= 4 &&
+            m.inputs.size() <= 5 && m.inputs[1] >= 0 && m.inputs[2] >= 0 && m.inputs[3] >= 0 &&
+            m.outputs.size() == 1 && data_only)
+          slices.push_back(r);
+        else if (m.domain.empty() && m.op_type == "Shape" && m.inputs.size() == 1 && data_only)
+          shapes.push_back(r);
+        else ok = false;
+      }
+      if (!ok || slices.empty()) continue;
+      const int x1 = sh.inputs[0];
+      for (int s : shapes) {
+        node(s).inputs[0] = x1;
+        g_.reindex(s);
+      }
+      Node f;
+      f.name = sh.name.empty() ? g_.value_name(x3) + "/ChannelShuffleSplitNhwc" : sh.name + "/Split";
+      f.op_type = "ChannelShuffleSplitNhwc";
+      f.domain = "spindle";
+      f.opset = 1;
+      f.attrs.set("group", sh.attrs.get_int("group", 0));
+      f.inputs = {x1};
+      for (int s : slices) {
+        const Node& m = node(s);
+        for (size_t k = 1; k <= 4; ++k) f.inputs.push_back(k < m.inputs.size() ? m.inputs[k] : -1);
+        f.outputs.push_back(m.outputs[0]);
+        dead[static_cast<size_t>(s)] = true;
+      }
+      dead[static_cast<size_t>(r2)] = true;
+      g_.nodes[t] = std::move(f);
+      g_.reindex(static_cast<int>(t));
+      ++fused;
+    }
+    if (!fused) return;
+    g_.compact(dead);
+    record.detail += fmt::format("{}{} shuffle splits", record.detail.empty() ? "" : ", ", fused);
+  }
+  // Whether Reshape targets a (before the shuffle) and b (after it) give
+  // the same shape for every input a gives a shape to: equal, or b's last
+  // dimension -1 (inferred, the same size) with its first known.
+  static bool same_target(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+    if (a[1] <= 0 || a[2] <= 0 || a[3] <= 0 || a[0] != b[0] || a[1] != b[1] || a[2] != b[2]) return false;
+    return b[3] == a[3] || (b[3] == -1 && b[0] != -1);
   }
 
   // A pool reading a member's (now NHWC) output reads it in place.

@@ -9,6 +9,14 @@
 //                     Y[..., j * g + i] = X[..., i * (C / g) + j], the
 //                     channel shuffle (Reshape, Transpose, Reshape) of an
 //                     NCHW tensor done on its NHWC form
+//   spindle.ChannelShuffleSplitNhwc  X [..., C], group g, then four inputs
+//                     per output k (a Slice's starts, ends, axes and
+//                     optional steps): output k is Slice(ChannelShuffleNhwc(X),
+//                     those four) (NhwcTransformer's fusion of the split that
+//                     starts ShuffleNet's next unit); bytes sliced on the
+//                     channels at multiples of g with step 1 are written
+//                     straight from X (each output channel's source is
+//                     known), anything else runs the two ops
 //   spindle.MaxPoolNhwc  MaxPool (kernel_shape, strides, pads, dilations,
 //                     ceil_mode, auto_pad) of a 2-D int8 / uint8 NHWC X: one
 //                     output pixel is the element-wise max of its window's
@@ -20,6 +28,9 @@
 //                     quantized unary ops (QLinearLookupFusion), element-wise.
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "kernels/nn/nhwc.h"
 #include "kernels/nn/nhwc_bytes.h"
@@ -393,6 +404,92 @@ class ChannelShuffleNhwcKernel final : public OpKernel {
   int64_t group_;
 };
 
+// A Slice's one start / end / axis / step from a 1-element int32 / int64
+// input, or nothing (absent input: `absent`; another form: nullopt).
+std::optional<int64_t> one_int(const KernelContext& ctx, int i, std::optional<int64_t> absent = std::nullopt) {
+  if (!ctx.has_input(i)) return absent;
+  const Tensor& t = ctx.input(i);
+  if (t.numel() != 1) return std::nullopt;
+  if (t.dtype() == DataType::kInt64) return t.data<int64_t>()[0];
+  if (t.dtype() == DataType::kInt32) return t.data<int32_t>()[0];
+  return std::nullopt;
+}
+
+// Outputs k = Slice(ChannelShuffleNhwc(X, group), inputs 1 + 4k .. 4 + 4k).
+class ChannelShuffleSplitNhwcKernel final : public OpKernel {
+ public:
+  explicit ChannelShuffleSplitNhwcKernel(const NodeInfo& node) : group_(node.attrs.get_int("group", 0)) {
+    if (group_ < 1) fail(node, fmt::format("attribute group is {}, expected at least 1", group_));
+    if (node.num_outputs < 1 || node.num_inputs != 1 + 4 * node.num_outputs)
+      fail(node, fmt::format("has {} inputs and {} outputs, expected X and four Slice inputs per output",
+                             node.num_inputs, node.num_outputs));
+  }
+  void compute(KernelContext& ctx) const override {
+    const Tensor& X = ctx.input(0);
+    std::vector<std::pair<int64_t, int64_t>> runs;  // per output, its channels [s, e) of the shuffled X
+    if (direct_runs(ctx, X, runs)) return write_runs(ctx, X, runs);
+    // The two ops, with their own checks and messages.
+    NodeInfo shuffle;
+    shuffle.op_type = "ChannelShuffleNhwc";
+    shuffle.domain = "spindle";
+    shuffle.opset = 1;
+    shuffle.attrs.set("group", group_);
+    shuffle.num_inputs = 1;
+    const Tensor shuffled = run_kernel_once(shuffle, {X}, ctx.pool())[0];
+    for (int k = 0; k < ctx.num_outputs(); ++k) {
+      std::vector<Tensor> in{shuffled};
+      for (int j = 1; j <= 4; ++j)
+        if (ctx.has_input(4 * k + j)) in.push_back(ctx.input(4 * k + j));
+        else if (j < 4) fail(ctx.node(), fmt::format("input {} (a Slice's {}) is required", 4 * k + j, j == 1 ? "starts" : j == 2 ? "ends" : "axes"));
+      ctx.set_output(k, std::move(run_kernel_once("Slice", 13, {}, std::move(in), 1, ctx.pool())[0]));
+    }
+  }
+
+ private:
+  // Whether every output is a run of whole groups of X's bytes' shuffled
+  // channels (one axis, the last; step 1; bounds at multiples of group
+  // after Slice's clamping), and those runs.
+  bool direct_runs(const KernelContext& ctx, const Tensor& X, std::vector<std::pair<int64_t, int64_t>>& runs) const {
+    if (dtype_size(X.dtype()) != 1 || X.rank() < 1 || group_ < 2 || group_ > 4 || X.dim(-1) % group_ != 0) return false;
+    const int64_t C = X.dim(-1), rank = X.rank();
+    for (int k = 0; k < ctx.num_outputs(); ++k) {
+      const auto start = one_int(ctx, 4 * k + 1), end = one_int(ctx, 4 * k + 2), axis = one_int(ctx, 4 * k + 3),
+                 step = one_int(ctx, 4 * k + 4, 1);
+      if (!start || !end || !axis || step != 1 || (*axis != rank - 1 && *axis != -1)) return false;
+      const auto clamp = [C](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + C : v, 0, C); };
+      const int64_t s = clamp(*start), e = std::max(s, clamp(*end));
+      if (s % group_ != 0 || e % group_ != 0) return false;
+      runs.emplace_back(s, e);
+    }
+    return true;
+  }
+
+  // Shuffled channel s + j * g + i is X's channel i * (C / g) + s / g + j:
+  // each output row interleaves g runs of X's row.
+  void write_runs(KernelContext& ctx, const Tensor& X, const std::vector<std::pair<int64_t, int64_t>>& runs) const {
+    static const auto fn = SPINDLE_ISA_SELECT(interleave_planes_u8);
+    const int64_t C = X.dim(-1), rows = C > 0 ? X.numel() / C : 0;
+    std::vector<uint8_t*> ys;
+    for (int k = 0; k < ctx.num_outputs(); ++k) {
+      Shape shape = X.shape();
+      shape.back() = runs[static_cast<size_t>(k)].second - runs[static_cast<size_t>(k)].first;
+      ys.push_back(static_cast<uint8_t*>(ctx.output(k, X.dtype(), shape).raw_mutable_data()));
+    }
+    if (rows == 0) return;
+    const auto* x = static_cast<const uint8_t*>(X.raw_data());
+    const int64_t g = group_, cols = C / g;
+    parallel_for(ctx.pool(), 0, rows, grain_for_cost(ops_cost(static_cast<double>(C) / 4)), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        for (size_t k = 0; k < runs.size(); ++k) {
+          const auto [s, e] = runs[k];
+          if (e > s) fn(x + r * C + s / g, ys[k] + r * (e - s), g, cols, 0, (e - s) / g);
+        }
+    });
+  }
+
+  int64_t group_;
+};
+
 class LookupKernel final : public OpKernel {
  public:
   explicit LookupKernel(const NodeInfo&) {}
@@ -423,6 +520,7 @@ void register_nhwc(KernelRegistry& r) {
   r.add("spindle", "FromNhwc", 1, 1, factory_of<NhwcReorderKernel<false>>());
   r.add("spindle", "MaxPoolNhwc", 1, 1, factory_of<MaxPoolNhwcKernel>());
   r.add("spindle", "ChannelShuffleNhwc", 1, 1, factory_of<ChannelShuffleNhwcKernel>());
+  r.add("spindle", "ChannelShuffleSplitNhwc", 1, 1, factory_of<ChannelShuffleSplitNhwcKernel>());
   r.add("spindle", "QLinearLookup", 1, 1, factory_of<LookupKernel>());
   register_qlinear_gate(r);
 }
