@@ -4,7 +4,8 @@
 // BLIS (cblas_sgemm), on the GEMM shapes of CNN layers and FC layers.
 // Counter GFLOPS = 2 M N K / time. Shapes: M x N x K with C = A (M x K,
 // weights) * B (K x N, im2col columns or activations), Conv's orientation;
-// FC layers are M x N x K (M <= 8) with the weights as B. peak_fma: the
+// FC layers are M x N x K (M <= 8) with the weights as B, and so are a
+// transformer's 128-token products (from kFirstWeightsB on). peak_fma: the
 // core's own ceiling for those figures, 12 independent chains of 8-lane
 // fused multiply-adds in registers (AVX2 + FMA; skipped without them), and
 // peak_fma512 the same with 16 lanes (AVX-512).
@@ -34,7 +35,8 @@ struct Shape3 {
 
 // {M, N, K}: ResNet 3x3 im2col (stages 1..4 at 224x224), ResNet-50 / MobileNet
 // 1x1 layers, PP-OCR det / rec layers, FC layers (M = 1) and small-M
-// products (M <= 8: the weights are B), 1x1 with K = 16, conv stems.
+// products (M <= 8: the weights are B), 1x1 with K = 16, conv stems,
+// a decoder's 128-token products and the same without a 1..3-row edge.
 const Shape3 kShapes[] = {
     {64, 3136, 576},  {128, 784, 1152}, {256, 196, 2304}, {512, 49, 4608},  // resnet 3x3
     {64, 3136, 256},  {256, 3136, 64},  {1024, 196, 256}, {96, 784, 576},   // 1x1 / mobilenet expand
@@ -43,7 +45,7 @@ const Shape3 kShapes[] = {
     {8, 1000, 1280},  {64, 12544, 16},  {16, 12544, 27},  {64, 12544, 147}, // 1x1 small K, stems (3x3 s2, 7x7 s2)
     {440, 49, 440},   {440, 64, 440},   {208, 196, 208},  {48, 12544, 32},  // regnet_y_400mf 1x1
     {128, 1408, 512}, {128, 512, 1408}, {128, 512, 512},  {128, 8000, 512}, // decoder prefill (weights as B)
-    {126, 1408, 512}, {140, 1408, 512}, {126, 1024, 512}, {126, 1024, 256},
+    {126, 1408, 512}, {140, 1408, 512}, {126, 1024, 512}, {126, 1024, 256}, // no row edge (126, 140 rows)
 };
 // Shapes from this index on are a transformer's MatMuls: activations as A,
 // the weights pre-packed as B.
