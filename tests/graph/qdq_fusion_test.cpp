@@ -323,11 +323,21 @@ struct Conv2 {
   std::vector<int64_t> pads;  // begin h, w, end h, w
 };
 
+// The residual Add at the end of the chain below: the third convolution's
+// groups (0: depthwise), whether its output is the Add's first operand, and
+// the Relu after the Add.
+struct AddTail {
+  int64_t c3_group = 0;
+  bool conv_first = true;
+  bool relu = true;
+};
+
 // x [1, 5, 13, 11] -> Conv 3x3 + Relu (12 channels) -> MaxPool 3x3 / 2 ->
 // Conv `c` -> depthwise Conv 3x3 -> Add of the two -> Relu: output y, and
 // its GlobalAveragePool: output g; QDQ around each. The chain: every
-// QLinearConv, the MaxPool and the QLinearAdd in NHWC.
-std::vector<uint8_t> nhwc_chain_model(const Conv2& c) {
+// QLinearConv, the MaxPool and the QLinearAdd in NHWC, the Add folded into
+// the third convolution.
+std::vector<uint8_t> nhwc_chain_model(const Conv2& c, const AddTail& tail = {}) {
   const int64_t h1 = 7, w1 = 6;  // after the pool
   const int64_t ek = c.dilation * (c.k - 1) + 1;
   const int64_t h2 = (h1 + c.pads[0] + c.pads[2] - ek) / c.stride + 1, w2 = (w1 + c.pads[1] + c.pads[3] - ek) / c.stride + 1;
@@ -341,7 +351,8 @@ std::vector<uint8_t> nhwc_chain_model(const Conv2& c) {
   act_params(b, "p5", 0.01f, 3);
   weights(b, {12, 5, 3, 3}, 0, 0.02f, 11, "c1");
   weights(b, {c.m, 12 / c.group, c.k, c.k}, 0, 0.03f, 12, "c2");
-  weights(b, {c.m, 1, 3, 3}, 0, 0.04f, 13, "c3");
+  const int64_t g3 = tail.c3_group ? tail.c3_group : c.m;
+  weights(b, {c.m, c.m / g3, 3, 3}, 0, 0.04f, 13, "c3");
   auto& c1 = b.node("Conv", {qdq(b, "x", "p0"), "c1W", "c1B"}, {"a"});
   ModelBuilder::attr_ints(c1, "pads", {1, 1, 1, 1});
   b.node("Relu", {"a"}, {"ar"});
@@ -357,10 +368,11 @@ std::vector<uint8_t> nhwc_chain_model(const Conv2& c) {
   const std::string bd = qdq(b, "b", "p2");
   auto& c3 = b.node("Conv", {bd, "c3W", "c3B"}, {"d"});
   ModelBuilder::attr_ints(c3, "pads", {1, 1, 1, 1});
-  ModelBuilder::attr_int(c3, "group", c.m);
-  b.node("Add", {qdq(b, "d", "p3"), bd}, {"s"});
-  b.node("Relu", {"s"}, {"sr"});
-  b.node("QuantizeLinear", {"sr", "p4_s", "p4_z"}, {"sq"});
+  ModelBuilder::attr_int(c3, "group", g3);
+  const std::string dd = qdq(b, "d", "p3");
+  b.node("Add", {tail.conv_first ? dd : bd, tail.conv_first ? bd : dd}, {"s"});
+  if (tail.relu) b.node("Relu", {"s"}, {"sr"});
+  b.node("QuantizeLinear", {tail.relu ? "sr" : "s", "p4_s", "p4_z"}, {"sq"});
   b.node("DequantizeLinear", {"sq", "p4_s", "p4_z"}, {"y"});
   b.node("GlobalAveragePool", {"y"}, {"ga"});
   b.node("QuantizeLinear", {"ga", "p5_s", "p5_z"}, {"gq"});
@@ -396,7 +408,23 @@ void expect_nhwc_same_bits(const std::vector<uint8_t>& bytes, const std::string&
 
 // Three QLinearConvs, the MaxPool and the QLinearAdd: one ToNhwc (x), one
 // FromNhwc (y) and one after the channels-last QLinearGlobalAveragePool.
-TEST(NhwcTransformer, ChainSameBitsAsNchw3x3) { expect_nhwc_same_bits(nhwc_chain_model({9, 1, 3, 1, 1, {1, 1, 1, 1}}), "NhwcTransformer 5 (2 conversions)"); }
+TEST(NhwcTransformer, ChainSameBitsAsNchw3x3) {
+  expect_nhwc_same_bits(nhwc_chain_model({9, 1, 3, 1, 1, {1, 1, 1, 1}}), "NhwcTransformer 5 (2 conversions, 1 residual adds)");
+}
+// The residual Add folded into a GEMM-path convolution (each block added as
+// it is requantized): full and grouped 3x3, the convolution as the Add's
+// first or second operand, with and without the Relu after the Add; the
+// depthwise cases above take the convolution's output, then the Add.
+TEST(NhwcTransformer, ResidualAddFoldedIntoTheConvolutionSameBits) {
+  for (int64_t group : {1, 3})
+    for (bool conv_first : {true, false})
+      for (bool relu : {true, false}) {
+        SCOPED_TRACE(::testing::Message() << "group " << group << (conv_first ? ", conv first" : ", conv second")
+                                          << (relu ? ", Relu" : ""));
+        expect_nhwc_same_bits(nhwc_chain_model({9, 1, 3, 1, 1, {1, 1, 1, 1}}, {group, conv_first, relu}),
+                              "NhwcTransformer 5 (2 conversions, 1 residual adds)");
+      }
+}
 TEST(NhwcTransformer, ChainSameBitsStride2AsymmetricPads) {
   expect_nhwc_same_bits(nhwc_chain_model({7, 1, 3, 2, 1, {0, 1, 2, 0}}), "NhwcTransformer 5");
 }

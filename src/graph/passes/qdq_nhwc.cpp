@@ -12,7 +12,9 @@
 //                spindle.MaxPoolNhwc;
 //   QLinearAdd   (com.microsoft) both operands produced by members: it is
 //                element-wise, and two rank-4 operands permuted alike
-//                broadcast alike, so it stays as it is;
+//                broadcast alike, so it stays as it is; when one operand
+//                is a QLinearConvNhwc's output that only it reads, it is
+//                folded into that convolution (fold_residual_adds);
 //   QLinearLookup  (spindle, QLinearLookupFusion) its X produced by a
 //                member: a byte-wise table lookup, any layout;
 //   QLinearGateMul (spindle, QLinearGateMulFusion) X produced by a member
@@ -214,6 +216,7 @@ class NhwcLayout {
     if (record.count) g_.opsets.emplace("spindle", 1);
     if (conversions_) record.detail = fmt::format("{} conversions", conversions_);
     fuse_shuffle_splits(record);
+    fold_residual_adds(record);
   }
 
  private:
@@ -566,6 +569,51 @@ class NhwcLayout {
     g_.compact(dead);
     record.detail += fmt::format("{}{} shuffle splits", record.detail.empty() ? "" : ", ", fused);
   }
+  // A QLinearAdd (an NHWC chain member: both operands members) one of
+  // whose operands only it reads, made by a QLinearConvNhwc: the Add folded
+  // into the convolution (kernels/nn/qlinear_residual.h), which then writes
+  // the Add's output (ResNet's residual Add after the block's last
+  // convolution; the other operand, R, must be ready before the
+  // convolution runs: the final topological sort orders it).
+  void fold_residual_adds(PassRecord& record) {
+    std::vector<bool> dead(g_.nodes.size(), false);
+    int folded = 0;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& add = g_.nodes[i];
+      if (add.op_type != "QLinearAdd" || add.domain != "com.microsoft" || add.inputs.size() < 7 ||
+          add.inputs.size() > 8 || add.outputs.size() != 1 || add.inputs[0] < 0 || add.inputs[3] < 0 ||
+          add.inputs[0] == add.inputs[3])
+        continue;
+      const std::string act = add.attrs.get_string("activation", "");
+      if (!act.empty() && act != "Relu") continue;
+      for (int operand : {0, 1}) {
+        const int v = add.inputs[operand == 0 ? 0 : 3];
+        const int c = producer(v);
+        if (c < 0 || dead[static_cast<size_t>(c)] || g_.is_graph_output(v) || g_.consumers(v).size() != 1) continue;
+        Node& conv = node(c);
+        if (conv.op_type != "QLinearConvNhwc" || conv.domain != "spindle" || conv.inputs.size() < 8 ||
+            conv.inputs.size() > 9 || conv.outputs.size() != 1)
+          continue;
+        const auto in = [&](size_t k) { return k < add.inputs.size() ? add.inputs[k] : -1; };
+        const int r = operand == 0 ? 3 : 0;
+        conv.inputs.resize(9, -1);
+        for (int k : {in(static_cast<size_t>(r)), in(operand == 0 ? 1 : 4), in(operand == 0 ? 2 : 5),
+                      in(static_cast<size_t>(r) + 1), in(static_cast<size_t>(r) + 2), in(6), in(7)})
+          conv.inputs.push_back(k);
+        conv.attrs.set("add_conv_operand", int64_t{operand});
+        if (!act.empty()) conv.attrs.set("add_activation", act);
+        conv.outputs[0] = add.outputs[0];
+        dead[i] = true;
+        g_.invalidate_uses();
+        ++folded;
+        break;
+      }
+    }
+    if (!folded) return;
+    g_.compact(dead);
+    record.detail += fmt::format("{}{} residual adds", record.detail.empty() ? "" : ", ", folded);
+  }
+
   // Whether Reshape targets a (before the shuffle) and b (after it) give
   // the same shape for every input a gives a shape to: equal, or b's last
   // dimension -1 (inferred, the same size) with its first known.

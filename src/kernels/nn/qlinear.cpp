@@ -22,6 +22,7 @@
 #include "kernels/nn/nn_util.h"
 #include "kernels/nn/qlinear_depthwise.h"
 #include "kernels/nn/qlinear_grouped.h"
+#include "kernels/nn/qlinear_residual.h"
 #include "primitives/gemm/qgemm.h"
 #include "primitives/quant/requant.h"
 
@@ -506,6 +507,7 @@ class QLinearConvKernel final : public OpKernel {
  public:
   QLinearConvKernel(const NodeInfo& node, bool nhwc)
       : attrs_(WindowAttrs::parse(node, true, false)), group_(node.attrs.get_int("group", 1)), nhwc_(nhwc) {
+    if (nhwc_) add_ = QResidualAdd::of(node);
     const std::string act = node.attrs.get_string("activation", "");
     if (!act.empty() && act != "Relu")
       fail_unsupported(node, fmt::format("attribute activation is '{}', expected Relu or none", act));
@@ -613,9 +615,12 @@ class QLinearConvKernel final : public OpKernel {
                     N, P, C);
     Tensor yc;
     reference(ctx, xc, &yc);
-    Tensor& Y = ctx.output(0, yc.dtype(), Shape{N, yc.dim(2), yc.dim(3), yc.dim(1)});
+    const Shape y_shape{N, yc.dim(2), yc.dim(3), yc.dim(1)};
+    Tensor conv_out = add_ ? Tensor(yc.dtype(), y_shape) : Tensor();
+    Tensor& Y = add_ ? conv_out : ctx.output(0, yc.dtype(), y_shape);
     transpose_bytes(ctx.pool(), static_cast<const uint8_t*>(yc.raw_data()), static_cast<uint8_t*>(Y.raw_mutable_data()),
                     N, yc.dim(1), yc.dim(2) * yc.dim(3));
+    if (add_) ctx.set_output(0, add_->unfused(ctx, conv_out));
   }
 
   ConvRequant requant_terms(KernelContext& ctx, int64_t M, const Tensor& yzp) const {
@@ -698,16 +703,22 @@ class QLinearConvKernel final : public OpKernel {
       reference_any(ctx);
       return;
     }
-    Tensor& Y = ctx.output(0, yzp.dtype(), out_shape);
     const bool x_signed = X.dtype() == DataType::kInt8;
+    const bool gemm = !depthwise_ && grouped_.packed.empty();
+    // A folded QLinearAdd: the GEMM path adds each block as it is made; else
+    // the convolution's output, then the Add.
+    const std::optional<QuantRow> add = add_ && gemm ? add_->row(ctx, out_shape, yzp.dtype()) : std::nullopt;
+    Tensor conv_out = add_ && !add ? Tensor(yzp.dtype(), out_shape) : Tensor();
+    Tensor& Y = conv_out.defined() ? conv_out : ctx.output(0, yzp.dtype(), out_shape);
     auto run = [&](auto* y) {
       if (depthwise_ && nhwc_) dw_.run(ctx, X, g, x_zp, w_zp, ChannelRequant{r.bias.data(), r.scale.data(), r.zp, r.lo, r.hi}, y);
       else if (depthwise_) depthwise(ctx, X, g, x_zp, w_zp, r, y);
-      else if (!grouped_.packed.empty()) grouped(ctx, X, g, x_zp, w_zp, r, y);
-      else gemm_path(ctx, X, g, x_signed, x_zp, w_zp, r, y);
+      else if (!gemm) grouped(ctx, X, g, x_zp, w_zp, r, y);
+      else gemm_path(ctx, X, g, x_signed, x_zp, w_zp, r, y, add ? &*add : nullptr);
     };
     if (yzp.dtype() == DataType::kUInt8) run(Y.mutable_data<uint8_t>());
     else run(Y.mutable_data<int8_t>());
+    if (conv_out.defined()) ctx.set_output(0, add_->unfused(ctx, conv_out));
   }
 
   // Depthwise weight i, widened.
@@ -790,7 +801,7 @@ class QLinearConvKernel final : public OpKernel {
 
   template <class T>
   void gemm_path(KernelContext& ctx, const Tensor& X, const Window3& g, bool x_signed, int32_t x_zp,
-                 const std::vector<int32_t>& w_zp, const ConvRequant& r, T* y) const {
+                 const std::vector<int32_t>& w_zp, const ConvRequant& r, T* y, const QuantRow* add) const {
     const int64_t N = X.dim(0), C = X.dim(nhwc_ ? 3 : 1), M = w_shape_[0];
     const int64_t G = group_, cg = C / G, mg = M / G;
     const int64_t taps = g.k_size(), K = cg * taps, P = g.out_size(), in_size = g.in_size();
@@ -836,6 +847,7 @@ class QLinearConvKernel final : public OpKernel {
     const uint8_t** tab = indirect ? reinterpret_cast<const uint8_t**>(shared_rows) : nullptr;
     const uint8_t* xdata = static_cast<const uint8_t*>(X.raw_data());
     const uint8_t pad_byte = static_cast<uint8_t>(x_zp);
+    const T* r_data = add ? ctx.input(9).data<T>() : nullptr;
     for (int64_t n = 0; n < N; ++n) {
       const uint8_t* xn = xdata + n * C * in_size;
       // NCHW: X transposed [C][pixels] -> [pixels][C]; NHWC: X as it is.
@@ -876,9 +888,10 @@ class QLinearConvKernel final : public OpKernel {
             }
             const int64_t cols = c1 - c0, m0 = grp * mg + c0;
             // Requantized in qgemm's epilogue: straight into the NHWC output
-            // pixels, or into scratch transposed into the NCHW planes.
-            T* q = nhwc_ ? yn + p0 * M + m0
-                         : reinterpret_cast<T*>(scratch_floats(2, static_cast<size_t>((rows * cols + 3) / 4)));
+            // pixels, or into scratch transposed into the NCHW planes (or
+            // added to R's block into the output, with a folded Add).
+            T* q = nhwc_ && !add ? yn + p0 * M + m0
+                                 : reinterpret_cast<T*>(scratch_floats(2, static_cast<size_t>((rows * cols + 3) / 4)));
             RequantRow rq;
             rq.bias = r.bias.data() + grp * mg;  // qgemm indexes them by the group's column
             rq.scale = r.scale.data() + grp * mg;
@@ -901,9 +914,10 @@ class QLinearConvKernel final : public OpKernel {
             args.col_end = c1;
             args.requant = &rq;
             args.yq = q;
-            args.ldyq = nhwc_ ? M : cols;
+            args.ldyq = nhwc_ && !add ? M : cols;
             qgemm(args);
-            if (!nhwc_) store_planes(q, rows, cols, m0, p0, P, yn);
+            if (add) add_->add_rows(*add, q, cols, r_data + n * M * P + p0 * M + m0, yn + p0 * M + m0, M, rows, cols);
+            else if (!nhwc_) store_planes(q, rows, cols, m0, p0, P, yn);
           }
         });
       }
@@ -922,6 +936,7 @@ class QLinearConvKernel final : public OpKernel {
   // once the plan dropped the input) and its packing.
   QDepthwise dw_;
   QGroupedWeights grouped_;  // narrow square groups (empty: not used)
+  std::optional<QResidualAdd> add_;  // a folded QLinearAdd (NHWC only)
 };
 
 }  // namespace
