@@ -799,6 +799,19 @@ class QLinearConvKernel final : public OpKernel {
     });
   }
 
+  // The requantization of a group's output channels from channel m0 (qgemm
+  // indexes the terms by the group's column).
+  static RequantRow group_requant(const ConvRequant& r, int64_t m0, bool y_signed) {
+    RequantRow rq;
+    rq.bias = r.bias.data() + m0;
+    rq.scale = r.scale.data() + m0;
+    rq.zp = r.zp;
+    rq.lo = r.lo;
+    rq.hi = r.hi;
+    rq.y_signed = y_signed;
+    return rq;
+  }
+
   template <class T>
   void gemm_path(KernelContext& ctx, const Tensor& X, const Window3& g, bool x_signed, int32_t x_zp,
                  const std::vector<int32_t>& w_zp, const ConvRequant& r, T* y, const QuantRow* add) const {
@@ -892,13 +905,7 @@ class QLinearConvKernel final : public OpKernel {
             // added to R's block into the output, with a folded Add).
             T* q = nhwc_ && !add ? yn + p0 * M + m0
                                  : reinterpret_cast<T*>(scratch_floats(2, static_cast<size_t>((rows * cols + 3) / 4)));
-            RequantRow rq;
-            rq.bias = r.bias.data() + grp * mg;  // qgemm indexes them by the group's column
-            rq.scale = r.scale.data() + grp * mg;
-            rq.zp = r.zp;
-            rq.lo = r.lo;
-            rq.hi = r.hi;
-            rq.y_signed = std::is_same_v<T, int8_t>;
+            const RequantRow rq = group_requant(r, grp * mg, std::is_same_v<T, int8_t>);
             QGemmArgs args;
             args.a = a;
             args.a_rows = ptrs;
