@@ -583,12 +583,12 @@ TEST(NhwcTransformer, ChannelSplitAndShuffleSameBits) {
 // of the shuffle (their input's parameters: moved onto the 8-bit tensors).
 // The whole unit runs on 8-bit NHWC tensors: one conversion in, one out for
 // each output.
-TEST(NhwcTransformer, QuantizedSplitConcatAndShuffleSameBits) {
-  ModelBuilder b(13);
-  three_conv_model(b, {"s", {1, 8, 13, 11}}, 6, {{8, 5, 1, 1}, {4, 4, 1, 1}, {6, 8, 1, 1}});
+// The quantized unit's split, Conv 1x1 of the second half (its input
+// keeps the Slice's, p1's, parameters), QLinearConcat and shuffle, each
+// step on 8-bit tensors; returns the shuffled tensor's DequantizeLinear.
+std::string quantized_shuffle_unit(ModelBuilder& b) {
   channel_split(b);
-  weights(b, {4, 4, 1, 1}, 0, 0.03f, 77, "d2");  // its input keeps the Slice's (p1's) parameters
-  weights(b, {6, 8, 1, 1}, 0, 0.07f, 78, "d3");  // p5's
+  weights(b, {4, 4, 1, 1}, 0, 0.03f, 77, "d2");
   b.node("Conv", {qdq(b, "hi", "p1"), "d2W", "d2B"}, {"h2"});
   auto& cat = b.node("Concat", {qdq(b, "lo", "p1"), qdq(b, "h2", "p3")}, {"cat"});
   ModelBuilder::attr_int(cat, "axis", 1);
@@ -596,7 +596,14 @@ TEST(NhwcTransformer, QuantizedSplitConcatAndShuffleSameBits) {
   auto& tr = b.node("Transpose", {qdq(b, "r5", "p5")}, {"t5"});
   ModelBuilder::attr_ints(tr, "perm", {0, 2, 1, 3, 4});
   b.node("Reshape", {qdq(b, "t5", "p5"), "shape4"}, {"r4"});
-  const std::string sd = qdq(b, "r4", "p5");
+  return qdq(b, "r4", "p5");
+}
+
+TEST(NhwcTransformer, QuantizedSplitConcatAndShuffleSameBits) {
+  ModelBuilder b(13);
+  three_conv_model(b, {"s", {1, 8, 13, 11}}, 6, {{8, 5, 1, 1}, {4, 4, 1, 1}, {6, 8, 1, 1}});
+  weights(b, {6, 8, 1, 1}, 0, 0.07f, 78, "d3");  // p5's
+  const std::string sd = quantized_shuffle_unit(b);
   b.node("Identity", {sd}, {"s"});
   b.node("Conv", {sd, "d3W", "d3B"}, {"e"});
   quantized_output(b, "e", "p1", "y");
@@ -620,18 +627,9 @@ void expect_shuffle_split_same_bits(bool odd) {
   const int64_t lo = odd ? 3 : 4;
   ModelBuilder b(13);
   three_conv_model(b, {"s", {1, 8, 13, 11}}, 6, {{8, 5, 1, 1}, {4, 4, 1, 1}, {6, 8, 1, 1}});
-  channel_split(b);
-  weights(b, {4, 4, 1, 1}, 0, 0.03f, 77, "d2");
   weights(b, {8 - lo, 8 - lo, 1, 1}, 0, 0.07f, 78, "d3");
   weights(b, {6, 8, 1, 1}, 0, 0.07f, 79, "d4");
-  b.node("Conv", {qdq(b, "hi", "p1"), "d2W", "d2B"}, {"h2"});
-  auto& cat = b.node("Concat", {qdq(b, "lo", "p1"), qdq(b, "h2", "p3")}, {"cat"});
-  ModelBuilder::attr_int(cat, "axis", 1);
-  b.node("Reshape", {qdq(b, "cat", "p5"), "shape5"}, {"r5"});
-  auto& tr = b.node("Transpose", {qdq(b, "r5", "p5")}, {"t5"});
-  ModelBuilder::attr_ints(tr, "perm", {0, 2, 1, 3, 4});
-  b.node("Reshape", {qdq(b, "t5", "p5"), "shape4"}, {"r4"});
-  const std::string sd = qdq(b, "r4", "p5");
+  const std::string sd = quantized_shuffle_unit(b);
   b.node("Shape", {sd}, {"sh2"});
   b.node("Gather", {"sh2", "one"}, {"ch2"});
   b.node("Div", {"ch2", "two"}, {odd ? "half2e" : "half2"});
