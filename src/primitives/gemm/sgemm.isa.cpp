@@ -143,11 +143,12 @@ constexpr int kNR = kNV * kW;
 // Where a tile's B rows come from: a packed NR-column panel (row k at
 // pb + k * NR), or one pointer per k (the implicit GEMM: taps[k] + j0).
 // pf, when set, is another panel's k-range asked for into L2 as the tile
-// runs (an A panel, MR floats per k: next_panel below; with kAheadIsB a B
-// panel, one 64-byte line per k: a constant B's next column panel, half of
-// it during each of the first two row tiles, from memory in time; a 128 x
-// 512 x 1408 product with caches flushed 1.48 -> 1.37 ms); it changes no
-// arithmetic.
+// runs (an A panel, MR floats per k: next_panel below; with kAheadB a B
+// panel, NR / 2 floats per k (one 64-byte line at AVX-512): a constant B's
+// next column panel, half of it during each of the first two row tiles,
+// from memory in time (a 128 x 512 x 1408 product with caches flushed 1.48
+// -> 1.37 ms), all of it during the one row tile of a block of fewer rows
+// (kAheadB 2: both halves at once); it changes no arithmetic.
 struct PanelRows {
   const float* __restrict pb;
   SG_INLINE const float* row() const { return pb; }
@@ -160,10 +161,11 @@ struct TapRows {
   SG_INLINE void next() { ++taps; }
 };
 
-template <int R, int NV = kNV, class Rows = PanelRows, bool kAheadIsB = false>
+template <int R, int NV = kNV, class Rows = PanelRows, int kAheadB = 0>
 SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, Rows rows, float* c, int64_t ldc, bool accumulate,
                           const float* row_bias, Finish fin = {}, const float* pf = nullptr) {
-  constexpr int64_t kPfStep = kAheadIsB ? kNR / 2 : kMR;  // floats per k of the panel pf reads
+  constexpr int64_t kPfStep = kAheadB ? kNR / 2 : kMR;  // floats per k of the panel pf reads
+  const int64_t pf_half = (kc / 2) * kNR;               // kAheadB 2: the panel's second half
   Vec acc[R][NV];
   if (accumulate) {
 #pragma GCC unroll 16
@@ -194,7 +196,10 @@ SG_INLINE void micro_tile(int64_t kc, const float* __restrict pa, Rows rows, flo
       for (int v = 0; v < NV; ++v) acc[i][v] = vfma(a, b[v], acc[i][v]);
     }
 #if defined(__SSE2__)
-    if (pf) _mm_prefetch(reinterpret_cast<const char*>(pf + k * kPfStep), _MM_HINT_T1);
+    if (pf) {
+      _mm_prefetch(reinterpret_cast<const char*>(pf + k * kPfStep), _MM_HINT_T1);
+      if constexpr (kAheadB == 2) _mm_prefetch(reinterpret_cast<const char*>(pf + pf_half + k * kPfStep), _MM_HINT_T1);
+    }
 #endif
     pa += kMR;
     rows.next();
@@ -445,9 +450,12 @@ void sgemm_block(const SgemmBlock& blk) {
       if (nr == kNR) {
         prefetch_next_tile(c, blk.ldc, mr);
         const Finish fin = finish(blk, i0, j0);
-        if (mr == kMR && blk.b_ahead && i0 < 2 * kMR && j0 + kNR < n_tiles)
-          micro_tile<kMR, kNV, PanelRows, true>(kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, fin,
-                                                pb + blk.pb_stride + (i0 / kMR) * (kc / 2) * kNR);
+        if (mr == kMR && blk.b_ahead && m < 2 * kMR && j0 + kNR < n_tiles)
+          micro_tile<kMR, kNV, PanelRows, 2>(kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, fin,
+                                             pb + blk.pb_stride);
+        else if (mr == kMR && blk.b_ahead && i0 < 2 * kMR && j0 + kNR < n_tiles)
+          micro_tile<kMR, kNV, PanelRows, 1>(kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, fin,
+                                             pb + blk.pb_stride + (i0 / kMR) * (kc / 2) * kNR);
         else if (mr == kMR)
           micro_tile<kMR>(kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, fin, next_panel(blk, j0 == j_first, i0, pa));
         else micro_rows(static_cast<int>(mr), kc, pa, PanelRows{pb}, c, blk.ldc, blk.accumulate, bias, fin);
