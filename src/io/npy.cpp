@@ -209,6 +209,13 @@ Result<Tensor> read_npy(const std::filesystem::path& path) {
   if (static_cast<uintmax_t>(*bytes) != present)
     return invalid_argument(fmt::format("{}: holds {} bytes of data, expected {} for {} {}", where, present, *bytes,
                                         descr, shape_to_string(h.shape)));
+  // Strings of no width take no bytes, so the file would not bound how many
+  // a shape claims (a 128-byte file claimed 5 million); numpy writes at
+  // least one code unit per string ('<U1' for empty ones).
+  if (chars == 0 && *numel > 0)
+    return invalid_argument(fmt::format("{}: element type '{}' holds {} strings of no width, expected a string length "
+                                        "of at least 1 (numpy writes '<U1' for empty strings)",
+                                        where, descr, *numel));
   if (dtype != DataType::kString) {
     Tensor t(dtype, h.shape);
     SPINDLE_RETURN_IF_ERROR(in.read_at(prefix + header_len, t.raw_mutable_data(), t.nbytes()));

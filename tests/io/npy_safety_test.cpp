@@ -83,6 +83,17 @@ TEST_F(NpySafety, StringsRoundTripAsNumpyUnicode) {
   EXPECT_EQ(back.value().to_vector<std::string>(), s.to_vector<std::string>());
 }
 
+// Strings of no width ('<U0') take no data, so the file cannot bound the
+// element count a shape claims: refused, naming the count; an empty array
+// of them still reads.
+TEST_F(NpySafety, ZeroWidthStringsAreRefused) {
+  const std::string msg = error_of(npy("{'descr': '=U0', 'fortran_order': False, 'shape': (5277525, 1), }", 0));
+  EXPECT_NE(msg.find("5277525 strings of no width"), std::string::npos) << msg;
+  auto empty = io::read_npy(npy("{'descr': '<U0', 'fortran_order': False, 'shape': (0, 3), }", 0));
+  ASSERT_TRUE(empty.is_ok()) << empty.status().message();
+  EXPECT_EQ(empty.value().shape(), (Shape{0, 3}));
+}
+
 TEST_F(NpySafety, PbFilesAreReadAsWhatTheInputIs) {
   onnx::SequenceProto seq;
   seq.set_name("xs");  // read as a TensorProto, these bytes become packed dims
