@@ -13,8 +13,9 @@
 //   QLinearAdd   (com.microsoft) both operands produced by members: it is
 //                element-wise, and two rank-4 operands permuted alike
 //                broadcast alike, so it stays as it is; when one operand
-//                is a QLinearConvNhwc's output that only it reads, it is
-//                folded into that convolution (fold_residual_adds);
+//                is a one-group QLinearConvNhwc's output that only it
+//                reads, it is folded into that convolution
+//                (fold_residual_adds);
 //   QLinearLookup  (spindle, QLinearLookupFusion) its X produced by a
 //                member: a byte-wise table lookup, any layout;
 //   QLinearGateMul (spindle, QLinearGateMulFusion) X produced by a member
@@ -570,7 +571,7 @@ class NhwcLayout {
     record.detail += fmt::format("{}{} shuffle splits", record.detail.empty() ? "" : ", ", fused);
   }
   // A QLinearAdd (an NHWC chain member: both operands members) one of
-  // whose operands only it reads, made by a QLinearConvNhwc: the Add folded
+  // whose operands only it reads, made by a QLinearConvNhwc of one group: the Add folded
   // into the convolution (kernels/nn/qlinear_residual.h), which then writes
   // the Add's output (ResNet's residual Add after the block's last
   // convolution; the other operand, R, must be ready before the
@@ -591,8 +592,11 @@ class NhwcLayout {
         const int c = producer(v);
         if (c < 0 || dead[static_cast<size_t>(c)] || g_.is_graph_output(v) || g_.consumers(v).size() != 1) continue;
         Node& conv = node(c);
+        // One group: the GEMM path, which adds each block as it is made (a
+        // depthwise or grouped convolution would write its whole output,
+        // then run the Add: nothing saved).
         if (conv.op_type != "QLinearConvNhwc" || conv.domain != "spindle" || conv.inputs.size() < 8 ||
-            conv.inputs.size() > 9 || conv.outputs.size() != 1)
+            conv.inputs.size() > 9 || conv.outputs.size() != 1 || conv.attrs.get_int("group", 1) != 1)
           continue;
         const auto in = [&](size_t k) { return k < add.inputs.size() ? add.inputs[k] : -1; };
         const int r = operand == 0 ? 3 : 0;
