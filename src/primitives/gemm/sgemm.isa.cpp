@@ -146,8 +146,9 @@ constexpr int kNR = kNV * kW;
 // runs (an A panel, MR floats per k: next_panel below; with kAheadB a B
 // panel, NR / 2 floats per k (one 64-byte line at AVX-512): a constant B's
 // next column panel, half of it during each of the first two row tiles,
-// from memory in time (a 128 x 512 x 1408 product with caches flushed 1.48
-// -> 1.37 ms), all of it during the one row tile of a block of fewer rows
+// from memory in time (a 128 x 512 x 1408 product with caches flushed
+// 1.54-1.90 -> 1.39-1.47 ms), all of it during the one row tile of a block
+// of fewer rows
 // (kAheadB 2: both halves at once); it changes no arithmetic.
 struct PanelRows {
   const float* __restrict pb;
