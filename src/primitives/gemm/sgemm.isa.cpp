@@ -148,8 +148,7 @@ constexpr int kNR = kNV * kW;
 // next column panel, half of it during each of the first two row tiles,
 // from memory in time (a 128 x 512 x 1408 product with caches flushed
 // 1.54-1.90 -> 1.39-1.47 ms), all of it during the one row tile of a block
-// of fewer rows
-// (kAheadB 2: both halves at once); it changes no arithmetic.
+// of fewer rows (kAheadB 2: both halves at once); it changes no arithmetic.
 struct PanelRows {
   const float* __restrict pb;
   SG_INLINE const float* row() const { return pb; }
