@@ -5,7 +5,8 @@
 // shapes: decode-like (m = 1..16 rows) and prefill-like (m = 128), and on
 // ResNet-50's 3x3 convolutions (whole, and in QLinearConv's 24 x 64 calls),
 // and on ResNet-50's convolutions requantized to uint8 as QLinearConv runs
-// them (its row blocks, "/requant"). Counter GOPS = 2 m n K / time (a
+// them (its row blocks, "/requant"), and on the int8 encoder's projections
+// dequantized to float as DynamicQuantizeMatMul runs them ("/float"). Counter GOPS = 2 m n K / time (a
 // multiply and an add per product).
 //
 //   build/bench/kernels/bench_qgemm --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
@@ -32,6 +33,7 @@ struct Shape3 {
   int64_t m, n, k;
   int64_t rows = 0, cols = 0;  // calls of at most rows x cols (0: the whole product in one call)
   bool requant = false;        // QLinearConv's requantizing epilogue (uint8 out, weight zero points 0)
+  bool dequant = false;        // DynamicQuantizeMatMul's float epilogue (scale and bias per column)
 };
 
 // Encoder / decoder projections (hidden 256 .. 768, FFN 4x) at 1, 4, 16
@@ -50,6 +52,10 @@ const Shape3 kShapes[] = {
     // straight on the NHWC input).
     {3136, 64, 576, 54, 64, true}, {3136, 256, 64, 120, 256, true}, {784, 512, 128, 60, 512, true},
     {784, 128, 1152, 54, 128, true}, {3136, 128, 256, 114, 128, true}, {196, 1024, 256, 24, 1024, true},
+    // The int8 encoder's projections (hidden 384, 128 tokens) to float, in
+    // DynamicQuantizeMatMul's blocks of at most 96 rows x 64 columns.
+    {128, 1152, 384, 96, 64, false, true}, {128, 384, 384, 96, 64, false, true},
+    {128, 1536, 384, 96, 64, false, true}, {128, 384, 1536, 96, 64, false, true},
 };
 
 void run(benchmark::State& state, Shape3 s, int level, bool vnni) {
@@ -83,6 +89,13 @@ void run(benchmark::State& state, Shape3 s, int level, bool vnni) {
     args.requant = &rq;
     args.ldyq = s.n;
   }
+  std::vector<float> y(s.dequant ? static_cast<size_t>(s.m * s.n) : 0), fbias(static_cast<size_t>(s.n), 0.5f);
+  if (s.dequant) {
+    args.scale = scale.data();
+    args.per_column_scale = true;
+    args.bias = fbias.data();
+    args.ldy = s.n;
+  }
   const int64_t rb = s.rows > 0 ? s.rows : s.m, cb = s.cols > 0 ? s.cols : s.n;
   for (auto _ : state) {
     for (int64_t r0 = 0; r0 < s.m; r0 += rb)
@@ -94,10 +107,12 @@ void run(benchmark::State& state, Shape3 s, int level, bool vnni) {
         part.col_end = std::min(s.n, c0 + cb);
         part.c = c.data() + r0 * s.n + c0;
         part.yq = yq.data() + r0 * s.n + c0;
+        if (s.dequant) part.y = y.data() + r0 * s.n + c0;
         spindle::kernels::nn::qgemm_at_level(part, level, vnni);
       }
     benchmark::DoNotOptimize(c.data());
     benchmark::DoNotOptimize(yq.data());
+    benchmark::DoNotOptimize(y.data());
   }
   state.counters["GOPS"] = benchmark::Counter(2.0 * static_cast<double>(s.m * s.n * s.k) * state.iterations(),
                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
@@ -160,7 +175,7 @@ int register_all() {
       const std::string name = std::string("qgemm/") + l.name + "/" + std::to_string(s.m) + "x" +
                                std::to_string(s.n) + "x" + std::to_string(s.k) +
                                (s.rows > 0 ? "/in" + std::to_string(s.rows) + "x" + std::to_string(s.cols) : "") +
-                               (s.requant ? "/requant" : "");
+                               (s.requant ? "/requant" : "") + (s.dequant ? "/float" : "");
       benchmark::RegisterBenchmark(name.c_str(), run, s, l.level, l.vnni);
     }
   return 0;

@@ -9,7 +9,9 @@
 // whether it falls in a vector or in a tail. Relative error ~2e-7.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "primitives/isa/dispatch.h"
 
@@ -65,76 +67,164 @@ inline float div_one_plus_exp(float x, float t0) {
 // they come one vector after another, so a loop over single vectors waits on
 // latency. Written over Lanes<4>, each step of the chain is issued for 4
 // vectors in a row: 4 chains in flight, the same operations per lane (the
-// same bits as over one __m256).
+// same bits as over one __m256). At the AVX-512 level Wide<N> holds N
+// 16-lane vectors: the same operations per lane again (a comparison's
+// result is a vector of all-ones / zero lanes at both widths), half the
+// instructions.
 template <int N>
 struct Lanes {
   __m256 v[N];
 };
-#define SPINDLE_LANES_UNARY(name, expr)                                        \
-  __attribute__((always_inline)) inline __m256 name(__m256 a) { return expr; } \
-  template <int N>                                                             \
-  __attribute__((always_inline)) inline Lanes<N> name(Lanes<N> a) {           \
-    Lanes<N> r;                                                                \
-    for (int i = 0; i < N; ++i) r.v[i] = name(a.v[i]);                         \
-    return r;                                                                  \
+#if defined(__AVX512F__)
+template <int N>
+struct Wide {
+  __m512 v[N];
+};
+#define SPINDLE_LANES_512(...) __VA_ARGS__
+#else
+#define SPINDLE_LANES_512(...)
+#endif
+// Each operation over __m256 (and __m512 at the AVX-512 level), then over
+// each vector of a Lanes<N> (Wide<N>).
+#define SPINDLE_LANES_OF1(S, name)                                         \
+  template <int N>                                                        \
+  __attribute__((always_inline)) inline S<N> name(S<N> a) {               \
+    S<N> r;                                                               \
+    for (int i = 0; i < N; ++i) r.v[i] = name(a.v[i]);                    \
+    return r;                                                             \
   }
-#define SPINDLE_LANES_BINARY(name, expr)                                                 \
-  __attribute__((always_inline)) inline __m256 name(__m256 a, __m256 b) { return expr; } \
-  template <int N>                                                                       \
-  __attribute__((always_inline)) inline Lanes<N> name(Lanes<N> a, Lanes<N> b) {         \
-    Lanes<N> r;                                                                          \
-    for (int i = 0; i < N; ++i) r.v[i] = name(a.v[i], b.v[i]);                           \
-    return r;                                                                            \
+#define SPINDLE_LANES_OF2(S, name)                                         \
+  template <int N>                                                        \
+  __attribute__((always_inline)) inline S<N> name(S<N> a, S<N> b) {       \
+    S<N> r;                                                               \
+    for (int i = 0; i < N; ++i) r.v[i] = name(a.v[i], b.v[i]);            \
+    return r;                                                             \
   }
-#define SPINDLE_LANES_TERNARY(name, expr)                                                          \
+#define SPINDLE_LANES_OF3(S, name)                                         \
+  template <int N>                                                        \
+  __attribute__((always_inline)) inline S<N> name(S<N> a, S<N> b, S<N> c) { \
+    S<N> r;                                                               \
+    for (int i = 0; i < N; ++i) r.v[i] = name(a.v[i], b.v[i], c.v[i]);    \
+    return r;                                                             \
+  }
+#define SPINDLE_LANES_UNARY(name, expr, expr512)                                                  \
+  __attribute__((always_inline)) inline __m256 name(__m256 a) { return expr; }                    \
+  SPINDLE_LANES_OF1(Lanes, name)                                                                  \
+  SPINDLE_LANES_512(__attribute__((always_inline)) inline __m512 name(__m512 a) { return expr512; } \
+                    SPINDLE_LANES_OF1(Wide, name))
+#define SPINDLE_LANES_BINARY(name, expr, expr512)                                                          \
+  __attribute__((always_inline)) inline __m256 name(__m256 a, __m256 b) { return expr; }                   \
+  SPINDLE_LANES_OF2(Lanes, name)                                                                           \
+  SPINDLE_LANES_512(__attribute__((always_inline)) inline __m512 name(__m512 a, __m512 b) { return expr512; } \
+                    SPINDLE_LANES_OF2(Wide, name))
+#define SPINDLE_LANES_TERNARY(name, expr, expr512)                                                 \
   __attribute__((always_inline)) inline __m256 name(__m256 a, __m256 b, __m256 c) { return expr; } \
-  template <int N>                                                                                 \
-  __attribute__((always_inline)) inline Lanes<N> name(Lanes<N> a, Lanes<N> b, Lanes<N> c) {       \
-    Lanes<N> r;                                                                                    \
-    for (int i = 0; i < N; ++i) r.v[i] = name(a.v[i], b.v[i], c.v[i]);                             \
-    return r;                                                                                      \
-  }
-SPINDLE_LANES_BINARY(l_add, _mm256_add_ps(a, b))
-SPINDLE_LANES_BINARY(l_sub, _mm256_sub_ps(a, b))
-SPINDLE_LANES_BINARY(l_mul, _mm256_mul_ps(a, b))
-SPINDLE_LANES_BINARY(l_div, _mm256_div_ps(a, b))
-SPINDLE_LANES_BINARY(l_min, _mm256_min_ps(a, b))
-SPINDLE_LANES_BINARY(l_max, _mm256_max_ps(a, b))
-SPINDLE_LANES_BINARY(l_andnot, _mm256_andnot_ps(a, b))
-SPINDLE_LANES_BINARY(l_and, _mm256_and_ps(a, b))
-SPINDLE_LANES_BINARY(l_or, _mm256_or_ps(a, b))
-SPINDLE_LANES_BINARY(l_lt, _mm256_cmp_ps(a, b, _CMP_LT_OQ))
-SPINDLE_LANES_BINARY(l_ge, _mm256_cmp_ps(a, b, _CMP_GE_OQ))
-SPINDLE_LANES_BINARY(l_gt, _mm256_cmp_ps(a, b, _CMP_GT_OQ))
-SPINDLE_LANES_BINARY(l_unord, _mm256_cmp_ps(a, b, _CMP_UNORD_Q))
-SPINDLE_LANES_TERNARY(l_fmadd, _mm256_fmadd_ps(a, b, c))
-SPINDLE_LANES_TERNARY(l_fnmadd, _mm256_fnmadd_ps(a, b, c))
-SPINDLE_LANES_TERNARY(l_blendv, _mm256_blendv_ps(a, b, c))
+  SPINDLE_LANES_OF3(Lanes, name)                                                                   \
+  SPINDLE_LANES_512(__attribute__((always_inline)) inline __m512 name(__m512 a, __m512 b, __m512 c) { \
+    return expr512;                                                                                \
+  } SPINDLE_LANES_OF3(Wide, name))
+// A comparison's mask register as all-ones / zero float lanes (AVX2's form).
+#define SPINDLE_MASK512(k) _mm512_castsi512_ps(_mm512_movm_epi32(k))
+SPINDLE_LANES_BINARY(l_add, _mm256_add_ps(a, b), _mm512_add_ps(a, b))
+SPINDLE_LANES_BINARY(l_sub, _mm256_sub_ps(a, b), _mm512_sub_ps(a, b))
+SPINDLE_LANES_BINARY(l_mul, _mm256_mul_ps(a, b), _mm512_mul_ps(a, b))
+SPINDLE_LANES_BINARY(l_div, _mm256_div_ps(a, b), _mm512_div_ps(a, b))
+SPINDLE_LANES_BINARY(l_min, _mm256_min_ps(a, b), _mm512_maskz_min_ps(static_cast<__mmask16>(0xFFFF), a, b))
+SPINDLE_LANES_BINARY(l_max, _mm256_max_ps(a, b), _mm512_maskz_max_ps(static_cast<__mmask16>(0xFFFF), a, b))
+SPINDLE_LANES_BINARY(l_andnot, _mm256_andnot_ps(a, b), _mm512_andnot_ps(a, b))
+SPINDLE_LANES_BINARY(l_and, _mm256_and_ps(a, b), _mm512_and_ps(a, b))
+SPINDLE_LANES_BINARY(l_or, _mm256_or_ps(a, b), _mm512_or_ps(a, b))
+SPINDLE_LANES_BINARY(l_lt, _mm256_cmp_ps(a, b, _CMP_LT_OQ), SPINDLE_MASK512(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)))
+SPINDLE_LANES_BINARY(l_ge, _mm256_cmp_ps(a, b, _CMP_GE_OQ), SPINDLE_MASK512(_mm512_cmp_ps_mask(a, b, _CMP_GE_OQ)))
+SPINDLE_LANES_BINARY(l_gt, _mm256_cmp_ps(a, b, _CMP_GT_OQ), SPINDLE_MASK512(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ)))
+SPINDLE_LANES_BINARY(l_unord, _mm256_cmp_ps(a, b, _CMP_UNORD_Q),
+                     SPINDLE_MASK512(_mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q)))
+SPINDLE_LANES_TERNARY(l_fmadd, _mm256_fmadd_ps(a, b, c), _mm512_fmadd_ps(a, b, c))
+SPINDLE_LANES_TERNARY(l_fnmadd, _mm256_fnmadd_ps(a, b, c), _mm512_fnmadd_ps(a, b, c))
+// b where c's sign bit is set, else a (blendv's rule at both widths).
+SPINDLE_LANES_TERNARY(l_blendv, _mm256_blendv_ps(a, b, c),
+                      _mm512_mask_blend_ps(_mm512_movepi32_mask(_mm512_castps_si512(c)), a, b))
 // 2^n for the integer n held as m - magic in m's bits (exp's scale).
 SPINDLE_LANES_UNARY(l_pow2_of_magic,
                     _mm256_castsi256_ps(_mm256_slli_epi32(
                         _mm256_add_epi32(_mm256_sub_epi32(_mm256_castps_si256(a), _mm256_set1_epi32(0x4B400000)),
                                          _mm256_set1_epi32(127)),
+                        23)),
+                    _mm512_castsi512_ps(_mm512_maskz_slli_epi32(
+                        static_cast<__mmask16>(0xFFFF),
+                        _mm512_add_epi32(_mm512_sub_epi32(_mm512_castps_si512(a), _mm512_set1_epi32(0x4B400000)),
+                                         _mm512_set1_epi32(127)),
                         23)))
+#undef SPINDLE_MASK512
+#undef SPINDLE_LANES_OF1
+#undef SPINDLE_LANES_OF2
+#undef SPINDLE_LANES_OF3
 #undef SPINDLE_LANES_UNARY
 #undef SPINDLE_LANES_BINARY
 #undef SPINDLE_LANES_TERNARY
+#undef SPINDLE_LANES_512
 
 template <class V>
 constexpr bool kIsLanes = false;
 template <int N>
 constexpr bool kIsLanes<Lanes<N>> = true;
+#if defined(__AVX512F__)
+template <int N>
+constexpr bool kIsLanes<Wide<N>> = true;
+#endif
 
-// A constant in every lane of V (__m256 or Lanes<N>).
+// A constant in every lane of V (__m256, __m512, Lanes<N> or Wide<N>).
 template <class V>
 __attribute__((always_inline)) inline V l_set1(float c) {
-  if constexpr (!kIsLanes<V>) {
-    return _mm256_set1_ps(c);
-  } else {
+  if constexpr (kIsLanes<V>) {
     V r;
-    for (auto& x : r.v) x = _mm256_set1_ps(c);
+    for (auto& x : r.v) {
+#if defined(__AVX512F__)
+      if constexpr (sizeof(x) == sizeof(__m512)) x = _mm512_set1_ps(c);
+      else
+#endif
+        x = _mm256_set1_ps(c);
+    }
     return r;
+#if defined(__AVX512F__)
+  } else if constexpr (sizeof(V) == sizeof(__m512)) {
+    return _mm512_set1_ps(c);
+#endif
+  } else {
+    return _mm256_set1_ps(c);
   }
+}
+
+// V's lanes from / to q (sizeof(V) / 4 floats; unaligned).
+template <class V>
+__attribute__((always_inline)) inline V l_load(const float* q) {
+  if constexpr (kIsLanes<V>) {
+    V r;
+    constexpr size_t kCount = sizeof(V) / sizeof(r.v[0]), kStep = sizeof(r.v[0]) / sizeof(float);
+    for (size_t i = 0; i < kCount; ++i) {
+#if defined(__AVX512F__)
+      if constexpr (kStep == 16) r.v[i] = _mm512_loadu_ps(q + kStep * i);
+      else
+#endif
+        r.v[i] = _mm256_loadu_ps(q + kStep * i);
+    }
+    return r;
+#if defined(__AVX512F__)
+  } else if constexpr (sizeof(V) == sizeof(__m512)) {
+    return _mm512_loadu_ps(q);
+#endif
+  } else {
+    return _mm256_loadu_ps(q);
+  }
+}
+__attribute__((always_inline)) inline void l_store(float* q, __m256 v) { _mm256_storeu_ps(q, v); }
+#if defined(__AVX512F__)
+__attribute__((always_inline)) inline void l_store(float* q, __m512 v) { _mm512_storeu_ps(q, v); }
+#endif
+template <class V, std::enable_if_t<kIsLanes<V>, int> = 0>
+__attribute__((always_inline)) inline void l_store(float* q, const V& v) {
+  constexpr size_t kCount = sizeof(V) / sizeof(v.v[0]), kStep = sizeof(v.v[0]) / sizeof(float);
+  for (size_t i = 0; i < kCount; ++i) l_store(q + kStep * i, v.v[i]);
 }
 
 // exp_normal over V: the operations of the scalar form, one for one.
@@ -168,18 +258,18 @@ inline __m256 exp_normal8(__m256 t) { return exp_normal_v(t); }
 #endif
 
 // o[i] = f(x[i]) for i < n (o may be x): with AVX2, N vectors at a time
-// through fv over Lanes<N>, then single vectors through fv over __m256;
-// the rest through the scalar twin fs (the same operations, the same bits).
+// through fv over Lanes<N> (with AVX-512, N / 2 16-lane vectors over
+// Wide<N / 2> first), then single vectors through fv over __m256; the rest
+// through the scalar twin fs (the same operations, the same bits).
 template <int N, class FV, class FS>
 __attribute__((always_inline)) inline void map_lanes(float* o, const float* x, int64_t n, FV fv, FS fs) {
   int64_t i = 0;
 #if defined(SPINDLE_VEC_EXP_AVX2)
-  for (; i + 8 * N <= n; i += 8 * N) {
-    Lanes<N> v;
-    for (int c = 0; c < N; ++c) v.v[c] = _mm256_loadu_ps(x + i + 8 * c);
-    v = fv(v);
-    for (int c = 0; c < N; ++c) _mm256_storeu_ps(o + i + 8 * c, v.v[c]);
-  }
+#if defined(__AVX512F__)
+  using W = Wide<(N / 2 > 0 ? N / 2 : 1)>;
+  for (; i + static_cast<int64_t>(sizeof(W) / 4) <= n; i += sizeof(W) / 4) l_store(o + i, fv(l_load<W>(x + i)));
+#endif
+  for (; i + 8 * N <= n; i += 8 * N) l_store(o + i, fv(l_load<Lanes<N>>(x + i)));
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(o + i, fv(_mm256_loadu_ps(x + i)));
 #else
   (void)fv;

@@ -160,7 +160,8 @@ inline float clip_s(float v, float c) {
 
 #if defined(SPINDLE_VEC_EXP_AVX2)
 // max(a, v) / min(a, v) with the constant first: a NaN v comes out as v.
-// Over V = __m256 or vm::Lanes<N> (N vectors of units in flight).
+// Over V = __m256 or vm::Lanes<N> (N vectors of units in flight), or
+// vm::Wide<N> at the AVX-512 level.
 template <class V>
 __attribute__((always_inline)) inline V gate_sigmoid_v(V v) {
   using namespace vm;
@@ -200,22 +201,14 @@ template <bool Peep, bool Clip, bool InputForget>
 void lstm_cells(const float* xg, const float* hg, int64_t H, const float* p, float clip, float* c, float* h) {
   int64_t j = 0;
 #if defined(SPINDLE_VEC_EXP_AVX2)
-  // 32 units (four vectors of chains in flight), 16, then 8 (eight vectors
-  // measured slower: 1.04-1.05x).
+  // 32 units (four vectors of chains in flight; two 16-lane vectors at the
+  // AVX-512 level), 16, then 8 (eight vectors measured slower: 1.04-1.05x).
   auto cells = [&](auto tag) {
     using V = decltype(tag);
     constexpr int64_t kUnits = sizeof(V) / sizeof(float);
     const V lo = vm::l_set1<V>(-clip), hi = vm::l_set1<V>(clip), one = vm::l_set1<V>(1.0f);
-    auto ld = [](const float* q) {
-      V r;
-      if constexpr (kUnits == 8) r = _mm256_loadu_ps(q);
-      else for (int64_t i = 0; i < kUnits / 8; ++i) r.v[i] = _mm256_loadu_ps(q + 8 * i);
-      return r;
-    };
-    auto st = [](float* q, V v) {
-      if constexpr (kUnits == 8) _mm256_storeu_ps(q, v);
-      else for (int64_t i = 0; i < kUnits / 8; ++i) _mm256_storeu_ps(q + 8 * i, v.v[i]);
-    };
+    auto ld = [](const float* q) { return vm::l_load<V>(q); };
+    auto st = [](float* q, const V& v) { vm::l_store(q, v); };
     using namespace vm;
     for (; j + kUnits <= H; j += kUnits) {
       const V cj = ld(c + j);
@@ -235,6 +228,9 @@ void lstm_cells(const float* xg, const float* hg, int64_t H, const float* p, flo
       st(h + j, l_mul(og, gate_tanh_v(ct)));
     }
   };
+#if defined(__AVX512F__)
+  cells(vm::Wide<2>{});
+#endif
   cells(vm::Lanes<4>{});
   cells(vm::Lanes<2>{});
   cells(__m256{});

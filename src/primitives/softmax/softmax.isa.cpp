@@ -100,7 +100,8 @@ inline float row_exp(float d) {
   return d != d ? d : d < -87.3f ? 0.0f : e;
 }
 #if defined(SPINDLE_VEC_EXP_AVX2)
-// Over V = __m256 or vm::Lanes<N> (N vectors of chains in flight).
+// Over V = __m256 or vm::Lanes<N> (N vectors of chains in flight), or
+// vm::Wide<N> at the AVX-512 level.
 template <class V>
 __attribute__((always_inline)) inline V row_exp_v(V d) {
   using namespace vm;
@@ -118,7 +119,23 @@ T row_exp_sum(const T* __restrict x, T* __restrict y, int64_t n, T m) {
   if constexpr (!kVectorRows<T>) {
     for (int j = 0; j < kLanes; ++j) lanes[j] = T(0);
   } else {
-#if defined(SPINDLE_VEC_EXP_AVX2)
+#if defined(__AVX512F__)
+    // Lane j of the 32 is element j % 16 of vector j / 16: the same sums
+    // as the loop below.
+    __m512 acc[kLanes / 16];
+    for (int v = 0; v < kLanes / 16; ++v) acc[v] = _mm512_setzero_ps();
+    const __m512 mv = _mm512_set1_ps(m);
+    for (; i + kLanes <= n; i += kLanes) {
+      vm::Wide<kLanes / 16> d;  // the 2 vectors' exp chains side by side
+      for (int v = 0; v < kLanes / 16; ++v) d.v[v] = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16 * v), mv);
+      const vm::Wide<kLanes / 16> e = row_exp_v(d);
+      for (int v = 0; v < kLanes / 16; ++v) {
+        if constexpr (Store) _mm512_storeu_ps(y + i + 16 * v, e.v[v]);
+        acc[v] = _mm512_add_ps(acc[v], e.v[v]);
+      }
+    }
+    for (int v = 0; v < kLanes / 16; ++v) _mm512_storeu_ps(lanes + 16 * v, acc[v]);
+#elif defined(SPINDLE_VEC_EXP_AVX2)
     // Lane j of the 32 is element j % 8 of vector j / 8: the same sums as
     // the loop below.
     __m256 acc[kLanes / 8];
