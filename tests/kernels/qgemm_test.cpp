@@ -17,6 +17,7 @@
 #include "primitives/gemm/qgemm.h"
 #include "primitives/gemm/qgemm_isa.h"
 #include "spindle/cpu.h"
+#include "spindle/thread_pool.h"
 
 namespace spindle::kernels::nn {
 namespace {
@@ -414,6 +415,32 @@ TEST(QGemm, DynamicQuantizePassesAgreeAcrossLevels) {
       std::vector<uint8_t> got(x.size());
       quant(x.data(), n, q.scale, static_cast<float>(q.zero_point), got.data());
       EXPECT_EQ(got, want) << "n=" << n;
+    }
+  }
+}
+
+// With a pool, the passes run in chunks of 16K values on its threads: the
+// same scale, zero point and bytes as one pass, wherever the extremes, NaNs
+// and infinities fall (in the last, partial chunk too).
+TEST(QGemm, DynamicQuantizeInChunksOnAPoolEqualsOnePass) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(-3.0f, 3.0f);
+  for (int threads : {2, 3}) {
+    auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
+    for (int64_t n : {int64_t{16384}, int64_t{16385}, int64_t{3 * 16384 + 77}, int64_t{196608}}) {
+      for (int extreme : {0, 1, 2}) {
+        std::vector<float> x(static_cast<size_t>(n));
+        for (auto& v : x) v = d(rng);
+        x[static_cast<size_t>(n - 1)] = -9.5f;        // the minimum in the last chunk
+        x[static_cast<size_t>(n / 2)] = extreme == 1 ? NAN : 7.25f;
+        if (extreme == 2) x[static_cast<size_t>(n / 3)] = INFINITY;
+        std::vector<uint8_t> want(x.size()), got(x.size(), 0xAB);
+        const DynamicQuantization a = dynamic_quantize_u8(x.data(), n, want.data());
+        const DynamicQuantization b = dynamic_quantize_u8(x.data(), n, got.data(), pool.get());
+        EXPECT_EQ(a.scale, b.scale) << "n=" << n << " extreme=" << extreme;
+        EXPECT_EQ(a.zero_point, b.zero_point) << "n=" << n << " extreme=" << extreme;
+        EXPECT_EQ(want, got) << "n=" << n << " extreme=" << extreme << " threads=" << threads;
+      }
     }
   }
 }

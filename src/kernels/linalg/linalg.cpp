@@ -327,7 +327,7 @@ void dynamic_quantize(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   require_float(node, x, "x");
   Tensor& y = ctx.output(0, DataType::kUInt8, x.shape());
-  const nn::DynamicQuantization q = nn::dynamic_quantize_u8(x.data<float>(), x.numel(), y.mutable_data<uint8_t>());
+  const nn::DynamicQuantization q = nn::dynamic_quantize_u8(x.data<float>(), x.numel(), y.mutable_data<uint8_t>(), ctx.pool());
   ctx.output(1, DataType::kFloat32, {}).mutable_data<float>()[0] = q.scale;
   ctx.output(2, DataType::kUInt8, {}).mutable_data<uint8_t>()[0] = q.zero_point;
 }

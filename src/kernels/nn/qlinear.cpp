@@ -106,10 +106,12 @@ T requantize(int32_t acc, int32_t bias, float scale, int32_t zp) {
 void parallel_qgemm(KernelContext& ctx, const QGemmArgs& base, int64_t rows, int64_t N) {
   if (rows <= 0 || N <= 0) return;
   const int64_t panel = base.b->panel_columns;
-  // Column blocks of N / 8 rounded up to a panel, at least 4 panels (the
-  // micro-kernel's widest tile), and row blocks of at most 96 rows.
-  const int64_t nb = std::min(round_up(N, panel), std::max<int64_t>(4 * panel, round_up(ceil_div(N, 8), panel)));
-  const int64_t mb = std::min<int64_t>(rows, 96);
+  // Column blocks of N / 8 rounded up to a panel (with 8 rows or more, to 4
+  // panels: the micro-kernel's widest tile, none left narrower), at least 4
+  // panels, and row blocks of at most 96 rows, of even sizes in tiles of 6.
+  const int64_t wide = 4 * panel;
+  const int64_t nb = std::min(round_up(N, panel), std::max<int64_t>(wide, round_up(ceil_div(N, 8), rows >= 8 ? wide : panel)));
+  const int64_t mb = std::min(rows, round_up(ceil_div(rows, ceil_div(rows, 96)), 6));
   const int64_t n_blocks = ceil_div(N, nb), m_blocks = ceil_div(rows, mb);
   const int64_t blocks = n_blocks * m_blocks;
   const int64_t lda = base.lda;
@@ -357,7 +359,7 @@ class DequantizedMatMulKernel final : public OpKernel {
     if (quantize_a_) {
       // A quantized into the calling thread's shared scratch (read by every block).
       uint8_t* qa = reinterpret_cast<uint8_t*>(scratch_floats(kSharedScratchSlot, static_cast<size_t>(ceil_div(A.numel(), 4))));
-      const DynamicQuantization q = dynamic_quantize_u8(A.data<float>(), A.numel(), qa);
+      const DynamicQuantization q = dynamic_quantize_u8(A.data<float>(), A.numel(), qa, ctx.pool());
       a_scale = q.scale;
       args.a = qa;
       args.a_zero_point = q.zero_point;

@@ -14,6 +14,9 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
+
+#include "spindle/thread_pool.h"
 
 #include "primitives/gemm/qgemm_isa.h"
 
@@ -188,11 +191,31 @@ QGemmPackedB qgemm_pack_b(const void* b, bool b_signed, int64_t k, int64_t n, in
 
 void qgemm(const QGemmArgs& args) { run(args, active_level()); }
 
-DynamicQuantization dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y) {
+DynamicQuantization dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y, ThreadPool* pool) {
   static const auto min_max = SPINDLE_ISA_SELECT(quantize_min_max);
   static const auto quantize = SPINDLE_ISA_SELECT(quantize_u8);
+  // Chunks of 16K values (64 KB): the first pass's ranges, one per chunk,
+  // then their union.
+  constexpr int64_t kChunk = 16384;
+  const int64_t chunks = pool != nullptr && n > kChunk ? (n + kChunk - 1) / kChunk : 1;
+  Cost per_chunk;
+  per_chunk.bytes_loaded = static_cast<double>(4 * std::min(n, kChunk));
+  per_chunk.compute_cycles = static_cast<double>(std::min(n, kChunk)) / 4;
   float lo = 0.0f, hi = 0.0f;  // the range always includes 0
-  min_max(x, n, &lo, &hi);
+  if (chunks == 1) {
+    min_max(x, n, &lo, &hi);
+  } else {
+    std::vector<float> ranges(static_cast<size_t>(2 * chunks), 0.0f);
+    parallel_for(pool, 0, chunks, 1, per_chunk, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c)
+        min_max(x + c * kChunk, std::min(kChunk, n - c * kChunk), &ranges[static_cast<size_t>(2 * c)],
+                &ranges[static_cast<size_t>(2 * c + 1)]);
+    });
+    for (int64_t c = 0; c < chunks; ++c) {
+      lo = std::min(lo, ranges[static_cast<size_t>(2 * c)]);
+      hi = std::max(hi, ranges[static_cast<size_t>(2 * c + 1)]);
+    }
+  }
   DynamicQuantization q;
   q.scale = (hi - lo) / 255.0f;
   if (q.scale == 0.0f) {
@@ -201,7 +224,14 @@ DynamicQuantization dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y) {
   }
   const float z = -lo / q.scale;  // NaN (an infinite range) -> 0
   q.zero_point = std::isnan(z) ? 0 : static_cast<uint8_t>(std::clamp(std::nearbyint(static_cast<double>(z)), 0.0, 255.0));
-  quantize(x, n, q.scale, static_cast<float>(q.zero_point), y);
+  const float zero = static_cast<float>(q.zero_point);
+  if (chunks == 1) {
+    quantize(x, n, q.scale, zero, y);
+  } else {
+    parallel_for(pool, 0, chunks, 1, per_chunk, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) quantize(x + c * kChunk, std::min(kChunk, n - c * kChunk), q.scale, zero, y + c * kChunk);
+    });
+  }
   return q;
 }
 

@@ -25,6 +25,10 @@
 
 #include "primitives/quant/requant.h"
 
+namespace spindle {
+class ThreadPool;
+}
+
 namespace spindle::kernels::nn {
 
 // B (K x n) in the layout of the active ISA level's micro-kernel.
@@ -94,7 +98,9 @@ struct DynamicQuantization {
   float scale = 0.0f;
   uint8_t zero_point = 0;
 };
-DynamicQuantization dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y);
+// With a pool, each pass runs in chunks of a fixed size across its threads
+// (min and max are exact in any order: the same bytes at any thread count).
+DynamicQuantization dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y, ThreadPool* pool = nullptr);
 
 // Whether the active kernels read indirect A (QGemmArgs::a_rows) in place
 // (requantizing, every B zero point 0, runs of whole k groups): the
