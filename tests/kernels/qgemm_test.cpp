@@ -163,6 +163,8 @@ void check(const Problem& p, const Level& lv, int64_t step) {
   std::vector<int32_t> c(static_cast<size_t>(p.m * p.n), 0x5A5A5A5A);
   std::vector<float> y(static_cast<size_t>(p.m * p.n), -1.0f), scale(static_cast<size_t>(p.n)), bias(static_cast<size_t>(p.n));
   for (int64_t j = 0; j < p.n; ++j) scale[j] = 0.001f * static_cast<float>(j + 1), bias[j] = 0.5f * static_cast<float>(j) - 3.0f;
+  // The float epilogue with one scale or one per column, with and without a bias.
+  const bool per_column_scale = (p.m + p.k) % 2 == 0, with_bias = (p.n + p.k) % 3 != 0;
   for (int64_t c0 = 0; c0 < p.n; c0 += step) {
     const int64_t c1 = std::min(p.n, c0 + step);
     QGemmArgs args = args_for(p, packed, c0, c1);
@@ -173,8 +175,8 @@ void check(const Problem& p, const Level& lv, int64_t step) {
     args.y = y.data() + c0;
     args.ldy = p.n;
     args.scale = scale.data();
-    args.per_column_scale = true;
-    args.bias = bias.data();
+    args.per_column_scale = per_column_scale;
+    args.bias = with_bias ? bias.data() : nullptr;
     qgemm_at_level(args, lv.level, lv.vnni);
   }
   for (int64_t i = 0; i < p.m; ++i)
@@ -183,9 +185,11 @@ void check(const Problem& p, const Level& lv, int64_t step) {
       ASSERT_EQ(c[i * p.n + j], w) << lv.name << " m=" << p.m << " n=" << p.n << " k=" << p.k << " A "
                                    << (p.a_signed ? "s8" : "u8") << " B " << (p.b_signed ? "s8" : "u8")
                                    << (p.per_column ? " per-column" : " per-tensor") << " at (" << i << ", " << j << ")";
-      const float prod = static_cast<float>(w) * scale[j];
-      const float wy = prod + bias[j];
-      ASSERT_EQ(y[i * p.n + j], wy) << lv.name << " dequantized at (" << i << ", " << j << ")";
+      const float prod = static_cast<float>(w) * scale[per_column_scale ? j : 0];
+      const float wy = with_bias ? prod + bias[j] : prod;
+      ASSERT_EQ(y[i * p.n + j], wy) << lv.name << " dequantized at (" << i << ", " << j << ")"
+                                    << (per_column_scale ? " scale per column" : " one scale")
+                                    << (with_bias ? " with bias" : "");
     }
   check_requant(p, lv, step, packed);
 }
@@ -205,7 +209,7 @@ TEST(QGemm, RandomShapesEveryLevelAndSignedness) {
 
 TEST(QGemm, EdgeShapes) {
   std::mt19937 rng(11);
-  const int64_t ms[] = {1, 2, 5, 6, 7, 13, 70};
+  const int64_t ms[] = {1, 2, 5, 6, 7, 8, 13, 14, 70};
   const int64_t ns[] = {1, 15, 16, 17, 33, 64, 65};
   const int64_t ks[] = {1, 2, 3, 4, 5, 63, 64, 257, 700};
   for (const Level& lv : levels())

@@ -286,8 +286,9 @@ TileFn select_tile(int mr, int np, bool vnni) {
 #if defined(__AVX512F__)
 }  // namespace
 
-// qgemm_requant.isa.cpp: tiles of 2 to 6 rows requantized from their registers (VNNI); returns the rows done.
-int64_t qgemm_requant_rows(const QGemmKernelArgs& p, int64_t p0, int np, int64_t j0, int64_t j1);
+// qgemm_requant.isa.cpp: tiles of 2 to 6 rows requantized or dequantized from their registers (VNNI);
+// returns the rows done.
+int64_t qgemm_epilogue_rows(const QGemmKernelArgs& p, int64_t p0, int np, int64_t j0, int64_t j1);
 
 namespace {
 
@@ -375,7 +376,7 @@ void qgemm_kernel(const QGemmKernelArgs& p) {
     const int8_t* pb = p.pb + p0 * pstride;
     int64_t done = 0;
 #if defined(__AVX512F__)
-    if (p.requant && vnni) done = qgemm_requant_rows(p, p0, np, j0, j1);
+    if ((p.requant || p.y) && vnni) done = qgemm_epilogue_rows(p, p0, np, j0, j1);
 #endif
     for (int64_t i0 = done; i0 < p.m; i0 += kMaxMr) {
       const int mr = static_cast<int>(min64(kMaxMr, p.m - i0));

@@ -1,7 +1,14 @@
 // qgemm_requant.isa.cpp — the 8-bit GEMM's register tile with QLinearConv's
-// requantizing epilogue applied straight from its accumulators (AVX512-VNNI
+// requantizing epilogue, or the dequantizing one of DynamicQuantizeMatMul /
+// MatMulIntegerToFloat, applied straight from its accumulators (AVX512-VNNI
 // level only; qgemm.isa.cpp drives it, and runs its own tile and epilogue at
 // the other levels and for one-row tiles).
+//
+// Dequantized: the accumulators start at the column terms, lose
+// zb[j] * row_terms[i] when a weight zero point is not 0, and become
+// float(v) * scale, then + bias: two roundings, as the epilogue through
+// memory does (no fused multiply-add: the rounding intrinsics below are not
+// contracted).
 //
 // The accumulators start at the column terms plus the bias (col_terms[j] +
 // bias[j], the int32 sum the epilogue would add), take the k groups'
@@ -67,7 +74,25 @@ struct Epi {
   uint8_t* y;              // row i0's first output byte
   int64_t ldy;
   bool y_signed;
+  // Dequantizing instead (yf set): row i0's first float, its row stride,
+  // scale per column or one, the float bias (or null).
+  float* yf = nullptr;
+  int64_t ldyf = 0;
+  bool per_column_scale = false;
+  const float* fbias = nullptr;  // fbias + j0
 };
+
+// Panel q of row `row` dequantized into y (16 floats, masked).
+__attribute__((always_inline)) inline void dequant16(const Epi& e, __m512i v, int q, int64_t row, float* y) {
+  if (e.zb_any) {
+    const __m512i zb = _mm512_maskz_loadu_epi32(e.m[q], e.zb + 16 * q);
+    v = _mm512_sub_epi32(v, _mm512_mullo_epi32(zb, _mm512_set1_epi32(e.row_terms[row])));
+  }
+  const __m512 scale = e.per_column_scale ? _mm512_maskz_loadu_ps(e.m[q], e.scale + 16 * q) : _mm512_set1_ps(e.scale[0]);
+  __m512 f = _mm512_mul_round_ps(_mm512_cvtepi32_ps(v), scale, _MM_FROUND_CUR_DIRECTION);
+  if (e.fbias) f = _mm512_add_round_ps(f, _mm512_maskz_loadu_ps(e.m[q], e.fbias + 16 * q), _MM_FROUND_CUR_DIRECTION);
+  _mm512_mask_storeu_ps(y + 16 * q, e.m[q], f);
+}
 
 __attribute__((always_inline)) inline __m512i requant16(const Epi& e, __m512i v, int q, int64_t row) {
   if (e.zb_any) {
@@ -83,6 +108,16 @@ __attribute__((always_inline)) inline __m512i requant16(const Epi& e, __m512i v,
 template <int NP>
 __attribute__((always_inline)) inline void store_row(const Epi& e, int r, __m512i c0, __m512i c1, __m512i c2,
                                                      __m512i c3) {
+  if (e.yf) {
+    float* yf = e.yf + r * e.ldyf;
+    dequant16(e, c0, 0, r, yf);
+    if constexpr (NP > 1) dequant16(e, c1, 1, r, yf);
+    if constexpr (NP > 2) {
+      dequant16(e, c2, 2, r, yf);
+      dequant16(e, c3, 3, r, yf);
+    }
+    return;
+  }
   uint8_t* y = e.y + r * e.ldy;
   if constexpr (NP == 4) {
     if (e.fast) {
@@ -220,20 +255,21 @@ IndirectFn indirect_for(int mr, int np) {
 }  // namespace
 
 // Panels [p0, p0 + np) (np 1, 2 or 4; columns [j0, j1)) of the call's rows
-// in tiles of 2 to 6 rows, requantized into p.yq; returns the rows done: m,
-// or 0 when m is 1.
-int64_t qgemm_requant_rows(const QGemmKernelArgs& p, int64_t p0, int np, int64_t j0, int64_t j1) {
-  const RequantRow& rq = *p.requant;
+// in tiles of 2 to 6 rows, requantized into p.yq (p.requant set) or
+// dequantized into p.y; returns the rows done: m, or 0 when m is 1.
+int64_t qgemm_epilogue_rows(const QGemmKernelArgs& p, int64_t p0, int np, int64_t j0, int64_t j1) {
+  const bool dequant = p.requant == nullptr;
+  const RequantRow rq = dequant ? RequantRow{} : *p.requant;
   const int64_t pstride = (p.k + 3) / 4 * kGroup, full = p.k / 4;
   const int k4 = static_cast<int>(p.k - 4 * full);
   Epi e;
-  e.scale = rq.scale + j0;
+  e.scale = dequant ? (p.per_column_scale ? p.scale + j0 : p.scale) : rq.scale + j0;
   e.zb = p.zb + j0;
   e.zb_any = p.zb_any;
   const int64_t count = j1 - j0;
   e.full = count == 16 * np;
   // (the upper bound the type's: it is never lowered)
-  e.fast = e.full && np == 4 && !p.zb_any && rq.hi == (rq.y_signed ? 127.0f : 255.0f) &&
+  e.fast = !dequant && e.full && np == 4 && !p.zb_any && rq.hi == (rq.y_signed ? 127.0f : 255.0f) &&
            rq.lo >= (rq.y_signed ? -128.0f : 0.0f);
   for (int q = 0; q < 4 && e.fast; ++q) {
     const __m512 a = _mm512_abs_ps(_mm512_loadu_ps(rq.scale + j0 + 16 * q));
@@ -247,9 +283,12 @@ int64_t qgemm_requant_rows(const QGemmKernelArgs& p, int64_t p0, int np, int64_t
     e.m[q] = left >= 16 ? static_cast<__mmask16>(0xFFFF)
              : left <= 0 ? static_cast<__mmask16>(0)
                          : static_cast<__mmask16>((1u << left) - 1);
-    init[q] = _mm512_add_epi32(_mm512_maskz_loadu_epi32(e.m[q], p.col_terms + j0 + 16 * q),
-                               _mm512_maskz_loadu_epi32(e.m[q], rq.bias + j0 + 16 * q));
+    init[q] = _mm512_maskz_loadu_epi32(e.m[q], p.col_terms + j0 + 16 * q);
+    if (!dequant) init[q] = _mm512_add_epi32(init[q], _mm512_maskz_loadu_epi32(e.m[q], rq.bias + j0 + 16 * q));
   }
+  e.per_column_scale = p.per_column_scale;
+  e.fbias = dequant && p.bias ? p.bias + j0 : nullptr;
+  e.ldyf = p.ldy;
   e.lo_z = _mm512_set1_ps(rq.lo - rq.zp);
   e.hi_z = _mm512_set1_ps(rq.hi - rq.zp);
   e.zp = _mm512_set1_epi32(static_cast<int32_t>(rq.zp));
@@ -257,13 +296,15 @@ int64_t qgemm_requant_rows(const QGemmKernelArgs& p, int64_t p0, int np, int64_t
   e.y_signed = rq.y_signed;
   const int8_t* pb = p.pb + p0 * pstride;
   // Tiles of 6 rows; 7 left are 4 + 3 (a one-row tile would load B for
-  // one row's products); one row alone is the caller's.
+  // one row's products), 8 are 4 + 4 (a two-row tile loads B for two); one
+  // row alone is the caller's.
   const int64_t rows = p.m == 1 ? 0 : p.m;
   for (int64_t i0 = 0, mr = 0; i0 < rows; i0 += mr) {
     const int64_t left = rows - i0;
-    mr = left == 7 ? 4 : left < 6 ? left : 6;
+    mr = left == 7 || left == 8 ? 4 : left < 6 ? left : 6;
     e.row_terms = p.row_terms + i0;
-    e.y = p.yq + i0 * p.ldyq + j0;
+    if (dequant) e.yf = p.y + i0 * p.ldy + j0;
+    else e.y = p.yq + i0 * p.ldyq + j0;
     if (p.a_rows) {  // K / a_taps a multiple of 4 (qgemm.cpp)
       const IndirectFn fn = p.a_flip ? indirect_for<true>(static_cast<int>(mr), np)
                                      : indirect_for<false>(static_cast<int>(mr), np);
