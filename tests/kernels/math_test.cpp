@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernel_errors.h"
@@ -16,6 +17,7 @@
 #include "kernels/math/activation.h"
 #include "kernels/math/binary_isa.h"
 #include "onnx_node_runner.h"
+#include "primitives/math/moments_isa.h"
 #include "primitives/math/vec_math.h"
 
 namespace spindle {
@@ -826,4 +828,57 @@ TEST(BinaryIsa, BroadcastMaxMinKeepNaNAndTies) {
 }
 
 }  // namespace
+// A row's moments at each level this CPU runs are the plain loop's bits:
+// 8 partial double sums (element i into sum i % 8), the fixed tree, then
+// the squared deviations the same way; and the normalized row is
+// ((x - mean) * inv) * scale (+ bias), each step rounded. Lengths around
+// the vector widths (tails of 1 to 7), RMS (no centering), no bias.
+TEST(MomentsIsa, EveryLevelGivesThePlainLoopsBits) {
+  using Moments = void (*)(const float*, int64_t, bool, double*, double*);
+  using Normalize = void (*)(const float*, float*, int64_t, float, float, const float*, const float*);
+  std::vector<std::tuple<const char*, Moments, Normalize>> levels{
+      {"baseline", &kernels::baseline::row_moments, &kernels::baseline::normalize_row}};
+  if (detected_isa_level() >= IsaLevel::kAvx2)
+    levels.push_back({"avx2", &kernels::avx2::row_moments, &kernels::avx2::normalize_row});
+  if (detected_isa_level() >= IsaLevel::kAvx512)
+    levels.push_back({"avx512", &kernels::avx512::row_moments, &kernels::avx512::normalize_row});
+  auto chained = [](const std::vector<float>& x, double m, bool squares) {
+    double s[8] = {};
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double d = static_cast<double>(x[i]) - m;
+      volatile double sq = d * d;  // rounded before the add
+      s[i % 8] += squares ? sq : static_cast<double>(x[i]);
+    }
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  };
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> dist(-3.0f, 5.0f);
+  for (int64_t n : {1, 5, 7, 8, 9, 15, 16, 23, 64, 383, 384, 1000}) {
+    std::vector<float> x(static_cast<size_t>(n)), scale(x.size()), bias(x.size());
+    for (size_t i = 0; i < x.size(); ++i) x[i] = dist(rng), scale[i] = dist(rng), bias[i] = dist(rng);
+    for (bool centered : {true, false}) {
+      const double want_mean = centered ? chained(x, 0.0, false) / static_cast<double>(n) : 0.0;
+      const double want_var = chained(x, want_mean, true) / static_cast<double>(n);
+      const float m = static_cast<float>(want_mean), inv = static_cast<float>(1.0 / std::sqrt(want_var + 1e-5));
+      for (const auto& [name, moments, normalize] : levels) {
+        double mean = -1.0, var = -1.0;
+        moments(x.data(), n, centered, &mean, &var);
+        EXPECT_EQ(mean, want_mean) << name << " n=" << n << " centered=" << centered;
+        EXPECT_EQ(var, want_var) << name << " n=" << n << " centered=" << centered;
+        for (bool with_bias : {true, false}) {
+          std::vector<float> y(x.size() + 1, 77.0f);
+          normalize(x.data(), y.data(), n, m, inv, scale.data(), with_bias ? bias.data() : nullptr);
+          for (size_t i = 0; i < x.size(); ++i) {
+            volatile float t = (x[i] - m) * inv;
+            volatile float u = t * scale[i];
+            const float want = with_bias ? u + bias[i] : u;
+            ASSERT_EQ(y[i], want) << name << " n=" << n << " i=" << i << " bias=" << with_bias;
+          }
+          EXPECT_EQ(y[x.size()], 77.0f) << name << ": wrote past the row";
+        }
+      }
+    }
+  }
+}
+
 }  // namespace spindle

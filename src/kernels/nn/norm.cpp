@@ -28,6 +28,7 @@
 #include "kernels/nn/activation.h"
 #include "kernels/nn/nn_util.h"
 #include "kernels/op_schema.h"
+#include "primitives/math/moments_isa.h"
 #include "primitives/quant/requant.h"
 
 // batchnorm_nhwc.isa.cpp
@@ -83,32 +84,19 @@ std::vector<float> expand_to(const NodeInfo& node, const Tensor& t, const char* 
 
 // Mean and (biased) variance of n values, accumulated in double; with
 // centered = false the mean is taken as 0 (RMSNormalization). Each sum runs
-// in kChains partial sums (element i into sum i % kChains, then a fixed
-// tree), so the adds do not wait on each other: one running double sum was
-// a 4-cycle chain per element (LayerNormalization over 128 x 384: ~106 us).
-// The order depends on n alone.
+// in 8 partial sums (element i into sum i % 8, then a fixed tree), so the
+// adds do not wait on each other: one running double sum was a 4-cycle
+// chain per element (LayerNormalization over 128 x 384: ~106 us). The order
+// depends on n alone; the loops are per ISA level (moments_isa.h: 8 double
+// lanes at AVX-512), the same bits at each.
 struct Moments {
   double mean, var;
 };
-constexpr int kChains = 8;
-template <class F>
-double chained_sum(int64_t n, F term) {
-  double s[kChains] = {};
-  int64_t i = 0;
-  for (; i + kChains <= n; i += kChains)
-    for (int l = 0; l < kChains; ++l) s[l] += term(i + l);
-  for (int l = 0; i < n; ++i, ++l) s[l] += term(i);
-  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
 Moments moments(const float* x, int64_t n, bool centered = true) {
-  const double mean = centered ? chained_sum(n, [x](int64_t i) { return static_cast<double>(x[i]); }) /
-                                     static_cast<double>(n)
-                               : 0.0;
-  const double sq = chained_sum(n, [x, mean](int64_t i) {
-    const double d = x[i] - mean;
-    return d * d;
-  });
-  return {mean, sq / static_cast<double>(n)};
+  static const auto fn = SPINDLE_ISA_SELECT(row_moments);
+  Moments m{};
+  fn(x, n, centered, &m.mean, &m.var);
+  return m;
 }
 
 // ---------------------------------------------------------------- BatchNormalization
@@ -438,6 +426,7 @@ class LayerNormKernel final : public OpKernel {
     float* y = Y.mutable_data<float>();
     const float* sc = scale.data();
     const float* bi = bias.empty() ? nullptr : bias.data();
+    static const auto normalize = SPINDLE_ISA_SELECT(normalize_row);
     parallel_for(ctx.pool(), 0, rows, grain_for_cost(ops_cost(3.0 * static_cast<double>(cols))), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const float* xr = x + r * cols;
@@ -445,11 +434,7 @@ class LayerNormKernel final : public OpKernel {
         const auto [mean, var] = moments(xr, cols, !rms_);
         const float inv = static_cast<float>(1.0 / std::sqrt(var + epsilon_));
         const float m = static_cast<float>(mean);
-        if (bi) {
-          for (int64_t i = 0; i < cols; ++i) yr[i] = (xr[i] - m) * inv * sc[i] + bi[i];
-        } else {
-          for (int64_t i = 0; i < cols; ++i) yr[i] = (xr[i] - m) * inv * sc[i];
-        }
+        normalize(xr, yr, cols, m, inv, sc, bi);
         if (mean_out) mean_out[r] = m;
         if (inv_out) inv_out[r] = inv;
       }
