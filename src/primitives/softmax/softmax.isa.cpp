@@ -119,38 +119,23 @@ T row_exp_sum(const T* __restrict x, T* __restrict y, int64_t n, T m) {
   if constexpr (!kVectorRows<T>) {
     for (int j = 0; j < kLanes; ++j) lanes[j] = T(0);
   } else {
+#if defined(SPINDLE_VEC_EXP_AVX2)
+    // Lane j of the 32 is element j of the vectors side by side (two of
+    // 16 at AVX-512, four of 8 at AVX2: their exp chains in flight
+    // together): the same sums as the loop below.
 #if defined(__AVX512F__)
-    // Lane j of the 32 is element j % 16 of vector j / 16: the same sums
-    // as the loop below.
-    __m512 acc[kLanes / 16];
-    for (int v = 0; v < kLanes / 16; ++v) acc[v] = _mm512_setzero_ps();
-    const __m512 mv = _mm512_set1_ps(m);
+    using V = vm::Wide<kLanes / 16>;
+#else
+    using V = vm::Lanes<kLanes / 8>;
+#endif
+    V acc = vm::l_set1<V>(0.0f);
+    const V mv = vm::l_set1<V>(m);
     for (; i + kLanes <= n; i += kLanes) {
-      vm::Wide<kLanes / 16> d;  // the 2 vectors' exp chains side by side
-      for (int v = 0; v < kLanes / 16; ++v) d.v[v] = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16 * v), mv);
-      const vm::Wide<kLanes / 16> e = row_exp_v(d);
-      for (int v = 0; v < kLanes / 16; ++v) {
-        if constexpr (Store) _mm512_storeu_ps(y + i + 16 * v, e.v[v]);
-        acc[v] = _mm512_add_ps(acc[v], e.v[v]);
-      }
+      const V e = row_exp_v(vm::l_sub(vm::l_load<V>(x + i), mv));
+      if constexpr (Store) vm::l_store(y + i, e);
+      acc = vm::l_add(acc, e);
     }
-    for (int v = 0; v < kLanes / 16; ++v) _mm512_storeu_ps(lanes + 16 * v, acc[v]);
-#elif defined(SPINDLE_VEC_EXP_AVX2)
-    // Lane j of the 32 is element j % 8 of vector j / 8: the same sums as
-    // the loop below.
-    __m256 acc[kLanes / 8];
-    for (int v = 0; v < kLanes / 8; ++v) acc[v] = _mm256_setzero_ps();
-    const __m256 mv = _mm256_set1_ps(m);
-    for (; i + kLanes <= n; i += kLanes) {
-      vm::Lanes<kLanes / 8> d;  // the 4 vectors' exp chains side by side
-      for (int v = 0; v < kLanes / 8; ++v) d.v[v] = _mm256_sub_ps(_mm256_loadu_ps(x + i + 8 * v), mv);
-      const vm::Lanes<kLanes / 8> e = row_exp_v(d);
-      for (int v = 0; v < kLanes / 8; ++v) {
-        if constexpr (Store) _mm256_storeu_ps(y + i + 8 * v, e.v[v]);
-        acc[v] = _mm256_add_ps(acc[v], e.v[v]);
-      }
-    }
-    for (int v = 0; v < kLanes / 8; ++v) _mm256_storeu_ps(lanes + 8 * v, acc[v]);
+    vm::l_store(lanes, acc);
 #endif
   }
   for (; i + kLanes <= n; i += kLanes)
