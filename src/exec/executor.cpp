@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <new>
 #include <queue>
 #include <set>
 #include <thread>
@@ -474,6 +475,37 @@ void check_terminate(const RunControl& control) {
   if (control.limits) control.limits->check("");
 }
 
+// A node's output slots: up to N empty tensors constructed in place on the
+// stack (only as many as the node has: most nodes have one, and a node's
+// fixed overhead counts on graphs of many small ones, such as a decode
+// step's shape arithmetic), more on the heap.
+template <size_t N>
+class OutputSlots {
+ public:
+  explicit OutputSlots(size_t n) : n_(n) {
+    if (n > N) {
+      heap_.resize(n);
+      ptr_ = heap_.data();
+    } else {
+      ptr_ = reinterpret_cast<Tensor*>(raw_);
+      for (size_t i = 0; i < n; ++i) new (ptr_ + i) Tensor();
+    }
+  }
+  ~OutputSlots() {
+    if (n_ <= N)
+      for (size_t i = 0; i < n_; ++i) ptr_[i].~Tensor();
+  }
+  OutputSlots(const OutputSlots&) = delete;
+  OutputSlots& operator=(const OutputSlots&) = delete;
+  std::span<Tensor> span() const { return {ptr_, n_}; }
+
+ private:
+  size_t n_;
+  Tensor* ptr_ = nullptr;
+  std::vector<Tensor> heap_;
+  alignas(Tensor) unsigned char raw_[N * sizeof(Tensor)];
+};
+
 void run_node(const Plan& plan, Frame& frame, int index, ThreadPool* intra, const RunControl& control) {
   const PlanNode& n = plan.nodes()[static_cast<size_t>(index)];
   std::vector<Tensor>& values = frame.values();
@@ -495,10 +527,8 @@ void run_node(const Plan& plan, Frame& frame, int index, ThreadPool* intra, cons
   std::vector<Tensor> copied_inputs;
   if (n.info.num_outer_inputs > 0)
     for (size_t i = 0; i < num_in; ++i) copied_inputs.push_back(in_ptrs[i] ? *in_ptrs[i] : Tensor());
-  Tensor out_inline[kInline];
-  std::vector<Tensor> out_heap;
-  if (num_out > kInline) out_heap.resize(num_out);
-  const std::span<Tensor> outputs = num_out > kInline ? std::span<Tensor>(out_heap) : std::span<Tensor>(out_inline, num_out);
+  OutputSlots<kInline> slots(num_out);
+  const std::span<Tensor> outputs = slots.span();
   const bool profiled = control.on_node || control.on_block;
   // Nodes of a subgraph take a fresh id per run (a Loop body's nodes are
   // events of their own in every iteration).
