@@ -430,7 +430,7 @@ void Frame::release_use(int value) {
 
 void Frame::recycle(Tensor t) {
   std::shared_ptr<Buffer> b = t.buffer();
-  t = Tensor();
+  { const Tensor dropped = std::move(t); }  // its hold on b released (cheaper than assigning an empty tensor)
   // Not when still shared (a view, an output, a sequence item), borrowed, or
   // holding std::string objects.
   if (!b || !b->owned() || b->holds_strings() || b.use_count() != 1) return;
