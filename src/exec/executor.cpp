@@ -487,8 +487,8 @@ class OutputSlots {
       heap_.resize(n);
       ptr_ = heap_.data();
     } else {
-      ptr_ = reinterpret_cast<Tensor*>(raw_);
-      for (size_t i = 0; i < n; ++i) new (ptr_ + i) Tensor();
+      for (size_t i = 0; i < n; ++i) new (&inline_.t[i]) Tensor();
+      ptr_ = inline_.t;
     }
   }
   ~OutputSlots() {
@@ -503,7 +503,11 @@ class OutputSlots {
   size_t n_;
   Tensor* ptr_ = nullptr;
   std::vector<Tensor> heap_;
-  alignas(Tensor) unsigned char raw_[N * sizeof(Tensor)];
+  union Inline {  // its tensors' lifetimes are the constructor's and destructor's business
+    Inline() {}
+    ~Inline() {}
+    Tensor t[N];
+  } inline_;
 };
 
 void run_node(const Plan& plan, Frame& frame, int index, ThreadPool* intra, const RunControl& control) {
