@@ -67,9 +67,9 @@ __attribute__((always_inline)) inline V gelu_v(V x) {
   q = l_fmadd(q, t, l_set1<V>(-1.26551223f));
   const V arg = l_fnmadd(z, z, q);
   const V a = l_min(l_max(arg, l_set1<V>(-87.3f)), l_set1<V>(88.3f));
-  const V tiny = l_lt(arg, l_set1<V>(-87.3f));
+  const auto tiny = l_lt(arg, l_set1<V>(-87.3f));
   const V h = l_andnot(tiny, l_mul(l_set1<V>(0.5f), l_mul(t, exp_normal_v(a))));
-  const V pos = l_ge(x, l_set1<V>(0.0f));
+  const auto pos = l_ge(x, l_set1<V>(0.0f));
   return l_blendv(l_mul(x, h), l_mul(x, l_sub(one, h)), pos);
 }
 #endif

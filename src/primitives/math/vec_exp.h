@@ -69,8 +69,8 @@ inline float div_one_plus_exp(float x, float t0) {
 // vectors in a row: 4 chains in flight, the same operations per lane (the
 // same bits as over one __m256). At the AVX-512 level Wide<N> holds N
 // 16-lane vectors: the same operations per lane again (a comparison's
-// result is a vector of all-ones / zero lanes at both widths), half the
-// instructions.
+// result a mask register there, used by the blends and masked moves that do
+// what the 8-lane form's blendv and andnot do), half the instructions.
 template <int N>
 struct Lanes {
   __m256 v[N];
@@ -123,8 +123,14 @@ struct Wide {
   SPINDLE_LANES_512(__attribute__((always_inline)) inline __m512 name(__m512 a, __m512 b, __m512 c) { \
     return expr512;                                                                                \
   } SPINDLE_LANES_OF3(Wide, name))
-// A comparison's mask register as all-ones / zero float lanes (AVX2's form).
-#define SPINDLE_MASK512(k) _mm512_castsi512_ps(_mm512_movm_epi32(k))
+// Comparisons and blends: at 8 lanes a vector of all-ones / zero lanes; at
+// 16 lanes a mask register (Mask16, WideMask<N> below).
+#define SPINDLE_LANES_BINARY_256(name, expr)                                              \
+  __attribute__((always_inline)) inline __m256 name(__m256 a, __m256 b) { return expr; } \
+  SPINDLE_LANES_OF2(Lanes, name)
+#define SPINDLE_LANES_TERNARY_256(name, expr)                                                      \
+  __attribute__((always_inline)) inline __m256 name(__m256 a, __m256 b, __m256 c) { return expr; } \
+  SPINDLE_LANES_OF3(Lanes, name)
 SPINDLE_LANES_BINARY(l_add, _mm256_add_ps(a, b), _mm512_add_ps(a, b))
 SPINDLE_LANES_BINARY(l_sub, _mm256_sub_ps(a, b), _mm512_sub_ps(a, b))
 SPINDLE_LANES_BINARY(l_mul, _mm256_mul_ps(a, b), _mm512_mul_ps(a, b))
@@ -134,16 +140,14 @@ SPINDLE_LANES_BINARY(l_max, _mm256_max_ps(a, b), _mm512_maskz_max_ps(static_cast
 SPINDLE_LANES_BINARY(l_andnot, _mm256_andnot_ps(a, b), _mm512_andnot_ps(a, b))
 SPINDLE_LANES_BINARY(l_and, _mm256_and_ps(a, b), _mm512_and_ps(a, b))
 SPINDLE_LANES_BINARY(l_or, _mm256_or_ps(a, b), _mm512_or_ps(a, b))
-SPINDLE_LANES_BINARY(l_lt, _mm256_cmp_ps(a, b, _CMP_LT_OQ), SPINDLE_MASK512(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)))
-SPINDLE_LANES_BINARY(l_ge, _mm256_cmp_ps(a, b, _CMP_GE_OQ), SPINDLE_MASK512(_mm512_cmp_ps_mask(a, b, _CMP_GE_OQ)))
-SPINDLE_LANES_BINARY(l_gt, _mm256_cmp_ps(a, b, _CMP_GT_OQ), SPINDLE_MASK512(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ)))
-SPINDLE_LANES_BINARY(l_unord, _mm256_cmp_ps(a, b, _CMP_UNORD_Q),
-                     SPINDLE_MASK512(_mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q)))
+SPINDLE_LANES_BINARY_256(l_lt, _mm256_cmp_ps(a, b, _CMP_LT_OQ))
+SPINDLE_LANES_BINARY_256(l_ge, _mm256_cmp_ps(a, b, _CMP_GE_OQ))
+SPINDLE_LANES_BINARY_256(l_gt, _mm256_cmp_ps(a, b, _CMP_GT_OQ))
+SPINDLE_LANES_BINARY_256(l_unord, _mm256_cmp_ps(a, b, _CMP_UNORD_Q))
 SPINDLE_LANES_TERNARY(l_fmadd, _mm256_fmadd_ps(a, b, c), _mm512_fmadd_ps(a, b, c))
 SPINDLE_LANES_TERNARY(l_fnmadd, _mm256_fnmadd_ps(a, b, c), _mm512_fnmadd_ps(a, b, c))
-// b where c's sign bit is set, else a (blendv's rule at both widths).
-SPINDLE_LANES_TERNARY(l_blendv, _mm256_blendv_ps(a, b, c),
-                      _mm512_mask_blend_ps(_mm512_movepi32_mask(_mm512_castps_si512(c)), a, b))
+// b where c's sign bit is set (a comparison held), else a.
+SPINDLE_LANES_TERNARY_256(l_blendv, _mm256_blendv_ps(a, b, c))
 // 2^n for the integer n held as m - magic in m's bits (exp's scale).
 SPINDLE_LANES_UNARY(l_pow2_of_magic,
                     _mm256_castsi256_ps(_mm256_slli_epi32(
@@ -155,13 +159,57 @@ SPINDLE_LANES_UNARY(l_pow2_of_magic,
                         _mm512_add_epi32(_mm512_sub_epi32(_mm512_castps_si512(a), _mm512_set1_epi32(0x4B400000)),
                                          _mm512_set1_epi32(127)),
                         23)))
-#undef SPINDLE_MASK512
+#if defined(__AVX512F__)
+// A comparison's result over 16 lanes, and over each vector of a Wide<N>.
+struct Mask16 {
+  __mmask16 k;
+};
+template <int N>
+struct WideMask {
+  __mmask16 k[N];
+};
+#define SPINDLE_LANES_CMP512(name, pred)                                                         \
+  __attribute__((always_inline)) inline Mask16 name(__m512 a, __m512 b) {                        \
+    return {_mm512_cmp_ps_mask(a, b, pred)};                                                     \
+  }                                                                                              \
+  template <int N>                                                                               \
+  __attribute__((always_inline)) inline WideMask<N> name(Wide<N> a, Wide<N> b) {                 \
+    WideMask<N> r;                                                                               \
+    for (int i = 0; i < N; ++i) r.k[i] = _mm512_cmp_ps_mask(a.v[i], b.v[i], pred);               \
+    return r;                                                                                    \
+  }
+SPINDLE_LANES_CMP512(l_lt, _CMP_LT_OQ)
+SPINDLE_LANES_CMP512(l_ge, _CMP_GE_OQ)
+SPINDLE_LANES_CMP512(l_gt, _CMP_GT_OQ)
+SPINDLE_LANES_CMP512(l_unord, _CMP_UNORD_Q)
+#undef SPINDLE_LANES_CMP512
+// b where the comparison did not hold, 0 where it did (andnot of the 8-lane form).
+__attribute__((always_inline)) inline __m512 l_andnot(Mask16 m, __m512 b) {
+  return _mm512_maskz_mov_ps(static_cast<__mmask16>(~m.k), b);
+}
+// b where the comparison held, else a (blendv of the 8-lane form).
+__attribute__((always_inline)) inline __m512 l_blendv(__m512 a, __m512 b, Mask16 m) {
+  return _mm512_mask_blend_ps(m.k, a, b);
+}
+template <int N>
+__attribute__((always_inline)) inline Wide<N> l_andnot(WideMask<N> m, Wide<N> b) {
+  for (int i = 0; i < N; ++i) b.v[i] = _mm512_maskz_mov_ps(static_cast<__mmask16>(~m.k[i]), b.v[i]);
+  return b;
+}
+template <int N>
+__attribute__((always_inline)) inline Wide<N> l_blendv(Wide<N> a, Wide<N> b, WideMask<N> m) {
+  for (int i = 0; i < N; ++i) a.v[i] = _mm512_mask_blend_ps(m.k[i], a.v[i], b.v[i]);
+  return a;
+}
+#endif
 #undef SPINDLE_LANES_OF1
 #undef SPINDLE_LANES_OF2
 #undef SPINDLE_LANES_OF3
 #undef SPINDLE_LANES_UNARY
 #undef SPINDLE_LANES_BINARY
 #undef SPINDLE_LANES_TERNARY
+#undef SPINDLE_LANES_BINARY_256
+#undef SPINDLE_LANES_TERNARY_256
 #undef SPINDLE_LANES_512
 
 template <class V>
@@ -249,7 +297,7 @@ __attribute__((always_inline)) inline V exp_normal_v(V t) {
 template <class V>
 __attribute__((always_inline)) inline V div_one_plus_exp_v(V x, V t0) {
   const V t = l_max(l_min(t0, l_set1<V>(88.3f)), l_set1<V>(-87.3f));
-  const V big = l_gt(t0, l_set1<V>(88.3f));
+  const auto big = l_gt(t0, l_set1<V>(88.3f));
   const V den = l_blendv(l_add(l_set1<V>(1.0f), exp_normal_v(t)), l_set1<V>(__builtin_inff()), big);
   return l_div(x, den);
 }
