@@ -226,7 +226,11 @@ TEST(IntraPool, OffersTakenBackFromSleepingWorkersLeaveThePoolServing) {
     for (auto& h : hits) wrong += h.load() != 1;
   }
   EXPECT_EQ(wrong, 0);
-  EXPECT_LT(cpu_ms_while_sleeping(100), 2.0) << "workers sleep after the loops";
+  // Up to three windows: one the host's scheduler stalls (workers parked
+  // late) is not the case under test; workers that keep spinning fail all.
+  double idle_cpu_ms = cpu_ms_while_sleeping(100);
+  for (int a = 1; a < 3 && !(idle_cpu_ms < 2.0); ++a) idle_cpu_ms = cpu_ms_while_sleeping(100);
+  EXPECT_LT(idle_cpu_ms, 2.0) << "workers sleep after the loops";
   std::mutex mu;
   std::set<int> tids;
   pool->parallel_for(0, 8, 1, [&](int64_t, int64_t) {
@@ -382,7 +386,9 @@ TEST(IntraPool, ParkedWorkerIsWokenForASeriesOfSmallLoops) {
   std::atomic<int> on_worker{0};
   const auto caller = std::this_thread::get_id();
   int loops = 0;
-  for (; loops < 500 && on_worker.load() == 0; ++loops) {
+  // (2000 loops of ~10 us at most: a worker the host keeps off the CPU for
+  // a few milliseconds is not the case under test.)
+  for (; loops < 2000 && on_worker.load() == 0; ++loops) {
     pool->parallel_for(0, 8, 1, Cost{0, 0, 15000}, [&](int64_t, int64_t) {
       const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(10);
       while (std::chrono::steady_clock::now() < until) {
