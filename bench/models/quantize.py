@@ -11,10 +11,16 @@ with one DynamicQuantizeLinear per activation (shared by the MatMuls that
 read it). A weight read through Identity nodes counts as an initializer
 (PyTorch exports shared weights so), and a Gemm (alpha = beta = 1, transA = 0)
 of a constant B is quantized as a MatMul of op(B) followed by the Add of its C,
-as ONNX Runtime's quantizer sees them after its pre-processing. Weights are symmetric int8, as quantize_dynamic's default:
+as ONNX Runtime's quantizer sees them after its pre-processing. Every LSTM
+whose W and R are 3-D float initializers becomes com.microsoft
+DynamicQuantizeLSTM, as quantize_dynamic writes it: W [D, 4H, I] and R
+[D, 4H, H] quantized per direction (--per-channel: per gate unit, a row of
+W / R) and stored transposed, [D, I, 4H] and [D, H, 4H], followed by
+W_scale, W_zero_point, R_scale, R_zero_point of shape [D] ([D, 4H]).
+Weights are symmetric int8, as quantize_dynamic's default:
 scale = max|w| / 127, zero point 0, w_q = clip(round_half_even(w / scale),
 -127, 127), over the whole tensor or (--per-channel) per column of B. Bias
-Adds, LSTMs, Gemms and everything else stay float.
+Adds, Gemms and everything else stay float.
 
     /usr/bin/python3 bench/models/quantize.py IN.onnx OUT.onnx [--per-channel]
 """
@@ -33,6 +39,33 @@ def quantize_weight(w, per_channel):
     q = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
     zp = np.zeros(scale.shape, dtype=np.int8)
     return q, scale, zp
+
+
+def quantize_lstm(node, inits, per_channel, new_inits):
+    """The DynamicQuantizeLSTM replacing `node` (an LSTM of 3-D float W and R
+    initializers), its weights appended to new_inits; None when W or R is not
+    such an initializer."""
+    w, r = (inits.get(node.input[i]) for i in (1, 2))
+    if w is None or r is None or len(w.dims) != 3 or len(r.dims) != 3 or w.data_type != TensorProto.FLOAT or \
+            r.data_type != TensorProto.FLOAT:
+        return None
+    inputs = [node.input[0]]
+    params = []
+    for t in (w, r):
+        a = numpy_helper.to_array(t).astype(np.float32)  # [D, 4H, K]
+        rows = a.reshape(-1, a.shape[2]).T if per_channel else a.reshape(a.shape[0], -1).T  # columns: channels
+        q, scale, zp = quantize_weight(rows, True)
+        shape = (a.shape[0], a.shape[1]) if per_channel else (a.shape[0],)
+        q = q.T.reshape(a.shape).transpose(0, 2, 1).copy()  # [D, K, 4H]
+        names = (t.name + "_quantized", t.name + "_scale", t.name + "_zero_point")
+        new_inits += [numpy_helper.from_array(q, names[0]), numpy_helper.from_array(scale.reshape(shape), names[1]),
+                      numpy_helper.from_array(zp.reshape(shape), names[2])]
+        inputs.append(names[0])
+        params += [names[1], names[2]]
+    inputs += [node.input[i] if len(node.input) > i else "" for i in range(3, 8)] + params
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute if a.name != "layout"}
+    return helper.make_node("DynamicQuantizeLSTM", inputs, list(node.output), name=(node.name or "lstm") + "_quant",
+                            domain="com.microsoft", **attrs)
 
 
 def load_with_weights(path):
@@ -58,9 +91,15 @@ def main():
     new_nodes, new_inits = [], []
     quantized_weights = {}  # weight name -> (q name, scale name, zp name)
     dq_of = {}  # activation name -> (q, scale, zp)
-    count = 0
+    count = lstms = 0
     for node in g.node:
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        if node.op_type == "LSTM" and attrs.get("layout", 0) == 0:
+            q = quantize_lstm(node, inits, args.per_channel, new_inits)
+            if q is not None:
+                new_nodes.append(q)
+                lstms += 1
+                continue
         w, trans, bias = None, False, None
         if node.op_type == "MatMul" and len(node.input) == 2:
             w = inits.get(node.input[1])
@@ -113,9 +152,11 @@ def main():
     g.node.extend(new_nodes)
     if not any(o.domain in ("", "ai.onnx") and o.version >= 11 for o in model.opset_import):
         sys.exit("the model imports ai.onnx below opset 11 (DynamicQuantizeLinear needs 11)")
+    if lstms and not any(o.domain == "com.microsoft" for o in model.opset_import):
+        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     onnx.checker.check_model(model)
     onnx.save(model, args.dst)
-    print(f"{args.dst}: {count} MatMuls quantized ({len(quantized_weights)} weights, "
+    print(f"{args.dst}: {count} MatMuls and {lstms} LSTMs quantized ({len(quantized_weights)} weights, "
           f"{'per channel' if args.per_channel else 'per tensor'}), {len(dq_of)} DynamicQuantizeLinear")
 
 

@@ -21,6 +21,8 @@ inline kernels::NodeInfo node_basics(const Node& n) {
   info.num_outer_inputs = static_cast<int>(n.outer_names.size());
   info.num_inputs = static_cast<int>(n.inputs.size()) - info.num_outer_inputs;
   info.num_outputs = static_cast<int>(n.outputs.size());
+  for (size_t o = 0; o < n.outputs.size() && o < 64; ++o)
+    if (n.outputs[o] < 0) info.absent_outputs |= uint64_t{1} << o;
   return info;
 }
 

@@ -79,6 +79,9 @@ struct NodeInfo {
   // the node's own inputs (Node::outer_names says which).
   int num_outer_inputs = 0;
   int num_outputs = 1;
+  // Bit i set: output i (of the first 64) is written as "" in the model, an
+  // optional output nobody asked for (KernelContext::wants_output).
+  uint64_t absent_outputs = 0;
   // Inputs whose values are known at load time (initializers, folded
   // constants); null where the value is only known at run time.
   std::vector<const Tensor*> const_inputs;
@@ -142,7 +145,11 @@ class KernelContext {
   Tensor& output(int i, DataType dtype, const Shape& shape);
   // Sets output i to an existing tensor (views: Reshape, Identity, Squeeze...).
   void set_output(int i, Tensor t);
-  bool wants_output(int i) const { return i < num_outputs(); }
+  // Whether output i is asked for: within the outputs given and not an
+  // optional one the model left out ("").
+  bool wants_output(int i) const {
+    return i < num_outputs() && !(i < 64 && ((node_.absent_outputs >> i) & 1) != 0);
+  }
   ThreadPool* pool() const { return pool_; }
   // The run's limits (cancel flag, deadline, Loop cap; may be null): kernels
   // that loop over subgraph runs check them between iterations.

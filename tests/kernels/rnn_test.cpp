@@ -7,7 +7,9 @@
 // alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <ostream>
 #include <random>
 #include <string>
@@ -473,6 +475,161 @@ TEST(RnnBadInput, ErrorsNameTheInputAndWhatWasExpected) {
   testing::expect_error("LSTM", 14, acts, {x, wt.w, wt.r}, {"activations has 2 entries", "expected 3"}, 2);
   acts.set("activations", std::vector<std::string>{"Sigmoid", "Tanh", "Swish"});
   testing::expect_error("LSTM", 14, acts, {x, wt.w, wt.r}, {"activation 'Swish' is not supported"}, 2);
+}
+
+// ---------------------------------------------------------------- DynamicQuantizeLSTM
+// com.microsoft DynamicQuantizeLSTM, ONNX Runtime's quantize_dynamic LSTM
+// (tests/opsets checks its values against ONNX Runtime): int8 W [D, I, 4H]
+// and R [D, H, 4H] with their scales and zero points as inputs 8-11.
+
+struct QuantizedLstm {
+  Tensor w, r, b, ws, wz, rs, rz;
+  std::vector<int8_t> wq, rq;  // the weights as stored
+};
+QuantizedLstm quantized_lstm(int64_t dirs, int64_t in, int64_t hidden, bool per_unit, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> code(-127, 127);
+  std::uniform_real_distribution<float> scale(0.002f, 0.02f);
+  const int64_t gh = 4 * hidden;
+  QuantizedLstm q;
+  q.wq.resize(static_cast<size_t>(dirs * in * gh));
+  q.rq.resize(static_cast<size_t>(dirs * hidden * gh));
+  for (int8_t& v : q.wq) v = static_cast<int8_t>(code(rng));
+  for (int8_t& v : q.rq) v = static_cast<int8_t>(code(rng));
+  q.w = Tensor::from_vector<int8_t>({dirs, in, gh}, q.wq);
+  q.r = Tensor::from_vector<int8_t>({dirs, hidden, gh}, q.rq);
+  q.b = Tensor::from_vector<float>({dirs, 2 * gh}, random_values(static_cast<size_t>(dirs * 2 * gh), seed + 1));
+  const Shape ps = per_unit ? Shape{dirs, gh} : Shape{dirs};
+  const size_t n = static_cast<size_t>(shape_numel(ps));
+  std::vector<float> s(2 * n);
+  for (float& v : s) v = scale(rng);
+  q.ws = Tensor::from_vector<float>(ps, std::vector<float>(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n)));
+  q.rs = Tensor::from_vector<float>(ps, std::vector<float>(s.begin() + static_cast<std::ptrdiff_t>(n), s.end()));
+  q.wz = q.rz = Tensor::from_vector<int8_t>(ps, std::vector<int8_t>(n, 0));
+  return q;
+}
+
+kernels::NodeInfo quantized_lstm_node(int64_t hidden, const std::string& direction) {
+  kernels::NodeInfo node;
+  node.op_type = "DynamicQuantizeLSTM";
+  node.domain = "com.microsoft";
+  node.opset = 1;
+  node.attrs.set("hidden_size", hidden);
+  node.attrs.set("direction", direction);
+  node.num_inputs = 12;
+  node.num_outputs = 3;
+  return node;
+}
+
+std::vector<Tensor> quantized_lstm_inputs(const Tensor& x, const QuantizedLstm& q, const Tensor& lens = Tensor()) {
+  return {x, q.w, q.r, q.b, lens, Tensor(), Tensor(), Tensor(), q.ws, q.wz, q.rs, q.rz};
+}
+
+// The float LSTM of the dequantized weights (W, R back in LSTM's [D, 4H, K]
+// layout): the quantized cell differs from it only by the quantization of X
+// and H_{t-1} (1/255 of their range), so a transposed weight or a gate read
+// from the wrong columns shows here.
+TEST(QuantizedLstm, ApproximatesTheFloatLstmOfItsDequantizedWeights) {
+  constexpr int64_t kT = 6, kB = 2, kI = 10, kH = 24, kGh = 4 * kH;
+  for (bool per_unit : {false, true}) {
+    const QuantizedLstm q = quantized_lstm(1, kI, kH, per_unit, 31);
+    auto dequantized = [&](const std::vector<int8_t>& codes, const Tensor& scales, int64_t K) {
+      std::vector<float> f(static_cast<size_t>(kGh * K));
+      const auto s = scales.to_vector<float>();
+      for (int64_t j = 0; j < kGh; ++j)
+        for (int64_t k = 0; k < K; ++k)
+          f[static_cast<size_t>(j * K + k)] =
+              static_cast<float>(codes[static_cast<size_t>(k * kGh + j)]) * s[per_unit ? static_cast<size_t>(j) : 0];
+      return Tensor::from_vector<float>({1, kGh, K}, f);
+    };
+    const Tensor x = Tensor::from_vector<float>({kT, kB, kI}, random_values(kT * kB * kI, 33));
+    Attributes a;
+    a.set("hidden_size", kH);
+    const auto want = kernels::run_kernel_once("LSTM", 14, a, {x, dequantized(q.wq, q.ws, kI), dequantized(q.rq, q.rs, kH), q.b}, 3);
+    const auto got = kernels::run_kernel_once(quantized_lstm_node(kH, "forward"), quantized_lstm_inputs(x, q));
+    for (int o = 0; o < 3; ++o) {
+      const auto g = got[static_cast<size_t>(o)].to_vector<float>(), w = want[static_cast<size_t>(o)].to_vector<float>();
+      ASSERT_EQ(g.size(), w.size());
+      double worst = 0, largest = 0;
+      for (size_t i = 0; i < g.size(); ++i) {
+        worst = std::max(worst, std::fabs(static_cast<double>(g[i]) - w[i]));
+        largest = std::max(largest, std::fabs(static_cast<double>(w[i])));
+      }
+      // Quantization moves outputs by a few hundredths; a misread weight by their size.
+      EXPECT_LT(worst, 0.08 * largest) << "output " << o << (per_unit ? " per unit" : " per direction");
+      EXPECT_GT(largest, 0.5) << "output " << o;
+      EXPECT_GT(worst, 0.0) << "output " << o << ": no quantization at all?";
+    }
+  }
+}
+
+// The same bits for any thread count (the step products split across the
+// pool at H = 256), whether W and R are packed when the kernel is created
+// or read at run time, and a bidirectional run is its two directions side by
+// side.
+TEST(QuantizedLstm, SameBitsForAnyThreadCountPackingAndDirection) {
+  constexpr int64_t kT = 5, kB = 3, kI = 40, kH = 256;
+  const QuantizedLstm q = quantized_lstm(2, kI, kH, true, 41);
+  const Tensor x = Tensor::from_vector<float>({kT, kB, kI}, random_values(kT * kB * kI, 43));
+  const Tensor lens = Tensor::from_vector<int32_t>({kB}, {5, 2, 4});
+  const std::vector<Tensor> in = quantized_lstm_inputs(x, q, lens);
+  kernels::NodeInfo node = quantized_lstm_node(kH, "bidirectional");
+  const auto base = kernels::run_kernel_once(node, in);
+  ASSERT_EQ(base[0].shape(), (Shape{kT, 2, kB, kH}));
+  kernels::NodeInfo packed = node;
+  packed.const_inputs = {nullptr, &in[1], &in[2]};
+  for (int threads : {1, 2, 3}) {
+    auto pool = ThreadPool::create(ThreadingOptions{.num_threads = threads}).value();
+    for (const kernels::NodeInfo* n : {&node, &packed}) {
+      const auto more = kernels::run_kernel_once(*n, in, pool.get());
+      for (int o = 0; o < 3; ++o)
+        EXPECT_EQ(more[static_cast<size_t>(o)].to_vector<float>(), base[static_cast<size_t>(o)].to_vector<float>())
+            << threads << " threads, output " << o << (n == &packed ? ", packed" : "");
+    }
+  }
+  // Direction d alone: its slice of every per-direction input.
+  for (int64_t d = 0; d < 2; ++d) {
+    auto slice = [d](const Tensor& t) {
+      const int64_t n = t.numel() / t.dim(0);
+      Shape s = t.shape();
+      s[0] = 1;
+      Tensor out(t.dtype(), s);
+      const size_t bytes = static_cast<size_t>(n) * dtype_size(t.dtype());
+      std::memcpy(out.raw_mutable_data(), static_cast<const char*>(t.raw_data()) + static_cast<size_t>(d) * bytes, bytes);
+      return out;
+    };
+    QuantizedLstm one{slice(q.w), slice(q.r), slice(q.b), slice(q.ws), slice(q.wz), slice(q.rs), slice(q.rz), {}, {}};
+    const auto alone = kernels::run_kernel_once(quantized_lstm_node(kH, d == 0 ? "forward" : "reverse"),
+                                                quantized_lstm_inputs(x, one, lens));
+    const auto y = base[0].to_vector<float>(), y1 = alone[0].to_vector<float>();
+    for (int64_t t = 0; t < kT; ++t)
+      for (int64_t i = 0; i < kB * kH; ++i)
+        ASSERT_EQ(y[static_cast<size_t>((t * 2 + d) * kB * kH + i)], y1[static_cast<size_t>(t * kB * kH + i)])
+            << "direction " << d << " step " << t;
+  }
+}
+
+TEST(QuantizedLstm, ErrorsNameTheInputAndWhatWasExpected) {
+  const QuantizedLstm q = quantized_lstm(1, I, H, false, 51);
+  const Tensor x = Tensor::from_vector<float>({T, B, I}, random_values(T * B * I, 52));
+  const kernels::NodeInfo node = quantized_lstm_node(H, "forward");
+  auto error = [&](std::vector<Tensor> in) { return testing::error_of([&] { kernels::run_kernel_once(node, in); }); };
+  std::vector<Tensor> in = quantized_lstm_inputs(x, q);
+  in[8] = Tensor();
+  EXPECT_NE(error(in).find("W_scale (input 8) is missing"), std::string::npos) << error(in);
+  in = quantized_lstm_inputs(x, q);
+  in[11] = Tensor::from_vector<uint8_t>({1}, {0});
+  EXPECT_NE(error(in).find("input R_zero_point is"), std::string::npos) << error(in);
+  EXPECT_NE(error(in).find("expected int8 of shape [1]"), std::string::npos) << error(in);
+  in = quantized_lstm_inputs(x, q);
+  in[10] = Tensor::from_vector<float>({2}, {0.1f, 0.1f});
+  EXPECT_NE(error(in).find("R_scale"), std::string::npos) << error(in);
+  in = quantized_lstm_inputs(x, q);
+  std::swap(in[1], in[2]);
+  EXPECT_NE(error(in).find("input W has shape 1x6x24, expected 1x4x24"), std::string::npos) << error(in);
+  in = quantized_lstm_inputs(x, q);
+  in[1] = Tensor::from_vector<float>({1, I, 4 * H}, random_values(I * 4 * H, 53));
+  EXPECT_NE(error(in).find("input W is float32"), std::string::npos) << error(in);
 }
 
 }  // namespace

@@ -474,6 +474,48 @@ def nbits_cases():
     return cases
 
 
+def dqlstm_cases():
+    """com.microsoft DynamicQuantizeLSTM (ONNX Runtime's quantize_dynamic LSTM): 8-bit W [D, I, 4H] and R
+    [D, H, 4H] with scales and zero points per direction or per gate unit, as constants (packed when the session
+    loads) and as graph inputs; int8 and uint8 weights; forward, reverse, bidirectional with sequence_lens and
+    initial states; peepholes, input_forget and clip. Hidden sizes of 6 and 40 (4H of 24 and 160: panels and a
+    ragged one)."""
+    one = dict(since=23, until=23, domain='com.microsoft')
+    cases = []
+
+    def weights(d, k, h, t, per_unit, zp=0):
+        w = ints(d, k, 4 * h, lo=-127 if t == np.int8 else 0, hi=128 if t == np.int8 else 256, dtype=t)
+        shape = (d, 4 * h) if per_unit else (d,)
+        scale = rng.uniform(0.002, 0.02, size=shape).astype(np.float32)
+        return w, scale, np.full(shape, zp, t)
+
+    def case(name, d, t_len, b, i, h, t=np.int8, per_unit=False, consts=True, zp=0, extra=(), outputs=3, **attrs):
+        x = f32(t_len, b, i, lo=-1.5, hi=1.5)
+        w, ws, wz = weights(d, i, h, t, per_unit, zp)
+        r, rs, rz = weights(d, h, h, t, per_unit, zp)
+        bias = f32(d, 8 * h, lo=-0.5, hi=0.5)
+        opt = dict(extra)
+        inputs = [('x', x), ('w', w), ('r', r), ('b', bias), ('sl', opt.get('sl')), ('h0', opt.get('h0')),
+                  ('c0', opt.get('c0')), ('p', opt.get('p')), ('ws', ws), ('wz', wz), ('rs', rs), ('rz', rz)]
+        c = ['w', 'r', 'b', 'ws', 'wz', 'rs', 'rz'] if consts else ['ws', 'wz', 'rs', 'rz']
+        cases.append(Case(f'ms_dqlstm_{name}', 'DynamicQuantizeLSTM', inputs, outputs=outputs, consts=c,
+                          hidden_size=h, **attrs, **one))
+
+    case('fwd_i8', 1, 7, 2, 5, 6)
+    case('fwd_i8_per_unit_h40', 1, 6, 1, 24, 40, per_unit=True)
+    case('fwd_i8_inputs', 1, 5, 3, 7, 40, per_unit=True, consts=False)
+    case('fwd_u8_zp128', 1, 6, 2, 9, 40, t=np.uint8, zp=128)
+    case('reverse_i8', 1, 6, 2, 5, 6, direction='reverse')
+    lens = np.array([6, 3, 5], np.int32)
+    case('bidi_lens_states', 2, 6, 3, 8, 40, per_unit=True, direction='bidirectional',
+         extra=[('sl', lens), ('h0', f32(2, 3, 40, lo=-0.5, hi=0.5)), ('c0', f32(2, 3, 40, lo=-0.5, hi=0.5))])
+    case('bidi_lens_no_y', 2, 6, 3, 8, 6, direction='bidirectional', outputs=['', 'y1', 'y2'],
+         extra=[('sl', lens)])
+    case('peephole_input_forget_clip', 1, 5, 2, 6, 40, extra=[('p', f32(1, 120, lo=-0.5, hi=0.5))], input_forget=1,
+         clip=1.5)
+    return cases
+
+
 def with_defaults(function, defaults):
     """A FunctionProto with attribute defaults (attribute_proto, field 11 of IR 9), which Debian's
     onnx 1.12 cannot write: appended in wire format."""
@@ -718,7 +760,7 @@ def qoperator_cases():
 
 def all_cases():
     return (unary_cases() + binary_cases() + reduce_cases() + tensor_cases() + nn_cases() + more_cases() +
-            function_cases() + contrib_cases() + nbits_cases() + qoperator_cases())
+            function_cases() + contrib_cases() + nbits_cases() + qoperator_cases() + dqlstm_cases())
 
 
 def json_value(v):

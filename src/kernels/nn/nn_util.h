@@ -76,6 +76,14 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float alp
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, double alpha, const double* a, int64_t lda,
           const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
 
+// One 8-bit GEMM (primitives/gemm/qgemm.h) over rows x N, split over the
+// pool in blocks of rows and of columns chosen from the shape only (integer
+// sums are exact, and each float of an epilogue depends on its own sum
+// alone, so the blocks change no bit). `base` holds every field but the
+// rows, columns and outputs (qlinear.cpp).
+struct QGemmArgs;
+void parallel_qgemm(ThreadPool* pool, const QGemmArgs& base, int64_t rows, int64_t N);
+
 // Block granularity of GEMM splits: row tiles are multiples of the SGEMM's
 // MR (sgemm_mr(), which pre-packed A panels require), column tiles of
 // kGemmTileN (every level's NR divides it), so blocks do not end in ragged

@@ -28,6 +28,37 @@
 
 namespace spindle::kernels::nn {
 
+// Blocks of parallel_qgemm (nn_util.h): column blocks as below, chosen from
+// the shape only.
+void parallel_qgemm(ThreadPool* pool, const QGemmArgs& base, int64_t rows, int64_t N) {
+  if (rows <= 0 || N <= 0) return;
+  const int64_t panel = base.b->panel_columns;
+  // Column blocks of N / 8 rounded up to a panel (with 8 rows or more, to 4
+  // panels: the micro-kernel's widest tile, none left narrower), at least 4
+  // panels, and row blocks of at most 96 rows, of even sizes in tiles of 6.
+  const int64_t wide = 4 * panel;
+  const int64_t nb = std::min(round_up(N, panel), std::max<int64_t>(wide, round_up(ceil_div(N, 8), rows >= 8 ? wide : panel)));
+  const int64_t mb = std::min(rows, round_up(ceil_div(rows, ceil_div(rows, 96)), 6));
+  const int64_t n_blocks = ceil_div(N, nb), m_blocks = ceil_div(rows, mb);
+  const int64_t blocks = n_blocks * m_blocks;
+  const int64_t lda = base.lda;
+  parallel_for(pool, 0, blocks, 1, gemm_cost(mb, nb, std::max<int64_t>(base.b->k / 4, 1)),
+               [&](int64_t b0, int64_t b1) {
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      const int64_t m0 = (blk / n_blocks) * mb, m1 = std::min(rows, m0 + mb);
+      const int64_t n0 = (blk % n_blocks) * nb, n1 = std::min(N, n0 + nb);
+      QGemmArgs args = base;
+      args.a = static_cast<const uint8_t*>(base.a) + m0 * lda;
+      args.m = m1 - m0;
+      args.col_begin = n0;
+      args.col_end = n1;
+      if (base.y) args.y = base.y + m0 * base.ldy + n0;
+      else args.c = base.c + m0 * base.ldc + n0;
+      qgemm(args);
+    }
+  });
+}
+
 namespace {
 
 void require_q8(const NodeInfo& node, const Tensor& t, const char* name) {
@@ -98,39 +129,6 @@ T requantize(int32_t acc, int32_t bias, float scale, int32_t zp) {
 }
 
 // ---------------------------------------------------------------- MatMul
-
-// One 8-bit GEMM over rows x N, split over the pool in blocks of rows and of
-// columns chosen from the shape only (integer sums are exact, and each
-// float of the epilogue depends on its own sum alone, so the blocks change no
-// bit). `base` holds every field but the rows, columns and outputs.
-void parallel_qgemm(KernelContext& ctx, const QGemmArgs& base, int64_t rows, int64_t N) {
-  if (rows <= 0 || N <= 0) return;
-  const int64_t panel = base.b->panel_columns;
-  // Column blocks of N / 8 rounded up to a panel (with 8 rows or more, to 4
-  // panels: the micro-kernel's widest tile, none left narrower), at least 4
-  // panels, and row blocks of at most 96 rows, of even sizes in tiles of 6.
-  const int64_t wide = 4 * panel;
-  const int64_t nb = std::min(round_up(N, panel), std::max<int64_t>(wide, round_up(ceil_div(N, 8), rows >= 8 ? wide : panel)));
-  const int64_t mb = std::min(rows, round_up(ceil_div(rows, ceil_div(rows, 96)), 6));
-  const int64_t n_blocks = ceil_div(N, nb), m_blocks = ceil_div(rows, mb);
-  const int64_t blocks = n_blocks * m_blocks;
-  const int64_t lda = base.lda;
-  parallel_for(ctx.pool(), 0, blocks, 1, gemm_cost(mb, nb, std::max<int64_t>(base.b->k / 4, 1)),
-               [&](int64_t b0, int64_t b1) {
-    for (int64_t blk = b0; blk < b1; ++blk) {
-      const int64_t m0 = (blk / n_blocks) * mb, m1 = std::min(rows, m0 + mb);
-      const int64_t n0 = (blk % n_blocks) * nb, n1 = std::min(N, n0 + nb);
-      QGemmArgs args = base;
-      args.a = static_cast<const uint8_t*>(base.a) + m0 * lda;
-      args.m = m1 - m0;
-      args.col_begin = n0;
-      args.col_end = n1;
-      if (base.y) args.y = base.y + m0 * base.ldy + n0;
-      else args.c = base.c + m0 * base.ldc + n0;
-      qgemm(args);
-    }
-  });
-}
 
 // A constant B of MatMulInteger / QLinearMatMul (2-D, or with batch dims of
 // 1), packed for qgemm when the kernel is created.
@@ -221,7 +219,7 @@ struct IntMatMul {
       args.per_column_b_zero_points = true;
       args.c = acc.data();
       args.ldc = N;
-      parallel_qgemm(ctx, args, batches * M, N);
+      parallel_qgemm(ctx.pool(), args, batches * M, N);
       return;
     }
     std::vector<int32_t> a = widen(A), b = widen(B);
@@ -387,7 +385,7 @@ class DequantizedMatMulKernel final : public OpKernel {
     args.scale = scale.data();
     args.per_column_scale = per_column_scale;
     args.bias = bias;
-    parallel_qgemm(ctx, args, rows, N);
+    parallel_qgemm(ctx.pool(), args, rows, N);
   }
 
  private:

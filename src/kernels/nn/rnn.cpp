@@ -29,6 +29,7 @@
 #include <span>
 
 #include "kernels/nn/nn_util.h"
+#include "kernels/nn/rnn_q8.h"
 #include "primitives/gemm/sgemm.h"
 #include "primitives/isa/dispatch.h"
 #include "primitives/math/vec_math.h"
@@ -117,7 +118,9 @@ constexpr ActSpec kActs[] = {
 
 class RecurrentKernel final : public OpKernel {
  public:
-  RecurrentKernel(const NodeInfo& node, Cell cell) : cell_(cell) {
+  // quantized: com.microsoft DynamicQuantizeLSTM (rnn_q8.h), an LSTM of
+  // 8-bit W and R with their scales and zero points as inputs 8-11.
+  RecurrentKernel(const NodeInfo& node, Cell cell, bool quantized = false) : cell_(cell), quantized_(quantized) {
     hidden_ = node.attrs.get_int("hidden_size", 0);
     if (hidden_ <= 0) fail(node, fmt::format("attribute hidden_size is {}, expected a positive size", hidden_));
     const std::string dir = node.attrs.get_string("direction", "forward");
@@ -132,14 +135,17 @@ class RecurrentKernel final : public OpKernel {
     linear_before_reset_ = cell == Cell::kGru && node.attrs.get_int("linear_before_reset", 0) != 0;
     input_forget_ = cell == Cell::kLstm && node.attrs.get_int("input_forget", 0) != 0;
     parse_activations(node);
-    prepack(node);
+    if (quantized) q8_.prepack(node, dirs_, gates_of(cell) * hidden_);
+    else prepack(node);
   }
 
   // The packed forms replace constant W and R: the plan frees the
   // originals, and compute() takes their shapes from w_shape_ / r_shape_.
-  bool owns_constant_input(int i) const override { return (i == 1 && !w_shape_.empty()) || (i == 2 && !r_shape_.empty()); }
+  bool owns_constant_input(int i) const override {
+    return quantized_ ? q8_.packed(i) : (i == 1 && !w_shape_.empty()) || (i == 2 && !r_shape_.empty());
+  }
   size_t packed_bytes() const override {
-    size_t b = 0;
+    size_t b = q8_.packed_bytes();
     for (const PackedDir& p : packed_) b += p.w.bytes() + (p.r.size() + p.r_h.size()) * sizeof(float);
     return b;
   }
@@ -147,15 +153,7 @@ class RecurrentKernel final : public OpKernel {
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
     const Tensor& X = ctx.input(0);
-    // W / R absent: the constants packed at creation, whose originals the plan dropped.
-    const Tensor* W = w_shape_.empty() || ctx.has_input(1) ? &ctx.input(1) : nullptr;
-    const Tensor* R = r_shape_.empty() || ctx.has_input(2) ? &ctx.input(2) : nullptr;
     require_float(node, X, "X");
-    if (W) require_float(node, *W, "W");
-    if (R) require_float(node, *R, "R");
-    // The packed forms apply when this run's W / R is the constant they were packed from.
-    const bool w_pre = !w_shape_.empty() && (!W || W->data<float>() == const_w_);
-    const bool r_pre = !r_shape_.empty() && (!R || R->data<float>() == const_r_);
     if (X.rank() != 3)
       fail(node, fmt::format("input X has shape {}, expected rank 3 ({})", shape_to_string(X.shape()),
                              layout_ == 0 ? "seq_length x batch_size x input_size"
@@ -169,8 +167,12 @@ class RecurrentKernel final : public OpKernel {
     size_mul(node, TB, GH, "the input projection workspace (seq_length x batch_size x gates x hidden_size)");
     size_mul(node, B, GH, "the recurrent workspace (batch_size x gates x hidden_size)");
     size_mul(node, size_mul(node, TB, D, "seq_length x batch_size x directions"), H, "the output Y");
-    check_shape(node, W ? W->shape() : w_shape_, "W", {D, GH, I});
-    check_shape(node, R ? R->shape() : r_shape_, "R", {D, GH, H});
+    // W and R: float32 (packed at creation or read as given), or 8-bit (rnn_q8.h).
+    FloatWeights fw;
+    std::vector<QGemmPackedB> q8_local;
+    std::vector<Q8RnnDirection> q8;
+    if (quantized_) q8 = q8_.bind(ctx, D, I, H, GH, q8_local);
+    else fw = float_weights(ctx, D, GH, I);
     const float* bias = nullptr;
     if (ctx.has_input(3)) {
       require_float(node, ctx.input(3), "B");
@@ -179,8 +181,9 @@ class RecurrentKernel final : public OpKernel {
     }
     const std::vector<int64_t> lens = sequence_lens(ctx, B, T);
     const Shape state_shape = layout_ == 0 ? Shape{D, B, H} : Shape{B, D, H};
-    const float* h0 = optional_state(ctx, 5, "initial_h", state_shape);
-    const float* c0 = cell_ == Cell::kLstm ? optional_state(ctx, 6, "initial_c", state_shape) : nullptr;
+    RunIo io{.lens = &lens};
+    io.h0 = optional_state(ctx, 5, "initial_h", state_shape);
+    io.c0 = cell_ == Cell::kLstm ? optional_state(ctx, 6, "initial_c", state_shape) : nullptr;
     const float* peep = nullptr;
     if (cell_ == Cell::kLstm && ctx.has_input(7)) {
       require_float(node, ctx.input(7), "P");
@@ -189,53 +192,33 @@ class RecurrentKernel final : public OpKernel {
     }
 
     // Outputs (zero where a sequence has ended).
-    float* y = nullptr;
     if (ctx.wants_output(0)) {
       Tensor& Y = ctx.output(0, DataType::kFloat32, layout_ == 0 ? Shape{T, D, B, H} : Shape{B, T, D, H});
-      y = Y.mutable_data<float>();
+      io.y = Y.mutable_data<float>();
       // Every step of a full-length sequence writes its Y; only shorter ones leave zeros.
-      if (std::any_of(lens.begin(), lens.end(), [T](int64_t n) { return n < T; })) std::fill(y, y + Y.numel(), 0.0f);
+      if (std::any_of(lens.begin(), lens.end(), [T](int64_t n) { return n < T; }))
+        std::fill(io.y, io.y + Y.numel(), 0.0f);
     }
-    float* yh = ctx.wants_output(1) ? ctx.output(1, DataType::kFloat32, state_shape).mutable_data<float>() : nullptr;
-    float* yc = cell_ == Cell::kLstm && ctx.wants_output(2)
-                    ? ctx.output(2, DataType::kFloat32, state_shape).mutable_data<float>()
-                    : nullptr;
+    io.yh = ctx.wants_output(1) ? ctx.output(1, DataType::kFloat32, state_shape).mutable_data<float>() : nullptr;
+    io.yc = cell_ == Cell::kLstm && ctx.wants_output(2)
+                ? ctx.output(2, DataType::kFloat32, state_shape).mutable_data<float>()
+                : nullptr;
 
     std::vector<float> xt;
-    const float* x = time_major(X, T, B, I, xt);
+    io.x = time_major(X, T, B, I, xt);
 
     auto direction = [&](int64_t d, ThreadPool* pool) {
       Direction dir{T, B, I, H, G};
       dir.reverse = reverse_only_ || d == 1;
-      dir.w = W ? W->data<float>() + d * G * H * I : nullptr;  // null: packed_[d].w
-      // R of this direction in its own layout, for the GEMM packing of
-      // larger batches: from the rnn_pack panels when only those are kept.
-      std::vector<float> r_unpacked;
-      if (R) {
-        dir.r = R->data<float>() + d * G * H * H;
-      } else if (B > kMatvecBatch) {
-        r_unpacked = unpack_r(packed_[static_cast<size_t>(d)]);
-        dir.r = r_unpacked.data();
-      }
       dir.wb = bias ? bias + d * 2 * G * H : nullptr;
       dir.rb = bias ? bias + d * 2 * G * H + G * H : nullptr;
       dir.peep = peep ? peep + d * 3 * H : nullptr;
-      // R in rnn_pack panels: pre-packed, or packed once for this call.
-      PackedDir local;
-      const PackedDir* pd = r_pre ? &packed_[static_cast<size_t>(d)] : &local;
-      if (!r_pre && B <= kMatvecBatch) pack_r(dir.r, local);
-      // Larger batches: R^T as sgemm's B operand, packed once for all steps.
-      PackedMatrix r_gemm, rh_gemm;
-      if (B > kMatvecBatch) {
-        r_gemm = PackedMatrix::pack_b(true, recurrence_rows(), H, dir.r, H);
-        if (gru_split()) rh_gemm = PackedMatrix::pack_b(true, H, H, dir.r + 2 * H * H, H);
-        dir.r_gemm = &r_gemm;
-        dir.rh_gemm = &rh_gemm;
+      if (quantized_) {
+        dir.q8 = &q8[static_cast<size_t>(d)];
+        run_direction(pool, dir, io, d);
+      } else {
+        run_float_direction(pool, dir, fw, io, d);
       }
-      dir.w_packed = w_pre ? &packed_[static_cast<size_t>(d)].w : nullptr;
-      dir.r_packed = pd->r.data();
-      dir.rh_packed = pd->r_h.data();
-      run_direction(pool, dir, x, lens, d, h0, c0, y, yh, yc);
     };
     if (D == 1) {
       direction(0, ctx.pool());  // the projection GEMM splits across the pool
@@ -291,6 +274,7 @@ class RecurrentKernel final : public OpKernel {
     const float* rh_packed = nullptr;  // GRU without linear_before_reset: R_h in rnn_pack panels
     const PackedMatrix* r_gemm = nullptr;   // batch > kMatvecBatch: the same rows of R packed for sgemm
     const PackedMatrix* rh_gemm = nullptr;  // and R_h
+    const Q8RnnDirection* q8 = nullptr;  // DynamicQuantizeLSTM: the 8-bit W and R (w, r, the packed forms unused)
   };
 
   // One direction's constant weights in compute layout.
@@ -299,6 +283,74 @@ class RecurrentKernel final : public OpKernel {
     std::vector<float> r;    // rows [0, recurrence_rows()) of R in rnn_pack panels
     std::vector<float> r_h;  // GRU without linear_before_reset: rows [2H, 3H) of R
   };
+
+  // A run's float32 W and R: as given, or (null) the constants packed at
+  // creation, whose originals the plan dropped; the packed forms apply when
+  // this run's W / R is the constant they were packed from.
+  struct FloatWeights {
+    const Tensor* W = nullptr;
+    const Tensor* R = nullptr;
+    bool w_pre = false, r_pre = false;
+  };
+  FloatWeights float_weights(KernelContext& ctx, int64_t D, int64_t GH, int64_t I) const {
+    const NodeInfo& node = ctx.node();
+    FloatWeights f;
+    f.W = w_shape_.empty() || ctx.has_input(1) ? &ctx.input(1) : nullptr;
+    f.R = r_shape_.empty() || ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    if (f.W) require_float(node, *f.W, "W");
+    if (f.R) require_float(node, *f.R, "R");
+    f.w_pre = !w_shape_.empty() && (!f.W || f.W->data<float>() == const_w_);
+    f.r_pre = !r_shape_.empty() && (!f.R || f.R->data<float>() == const_r_);
+    check_shape(node, f.W ? f.W->shape() : w_shape_, "W", {D, GH, I});
+    check_shape(node, f.R ? f.R->shape() : r_shape_, "R", {D, GH, hidden_});
+    return f;
+  }
+
+  // What the directions of a run read and write: X in [T, B, I] order, the
+  // sequence lengths, the initial states (or null) and the outputs (null
+  // when not wanted).
+  struct RunIo {
+    const float* x = nullptr;
+    const std::vector<int64_t>* lens = nullptr;
+    const float* h0 = nullptr;
+    const float* c0 = nullptr;
+    float* y = nullptr;
+    float* yh = nullptr;
+    float* yc = nullptr;
+  };
+
+  // Direction d of a float32 cell: its W and R bound into `dir`, the packed
+  // forms of R its batch size calls for made for this call when not
+  // pre-packed, then run_direction.
+  void run_float_direction(ThreadPool* pool, Direction dir, const FloatWeights& fw, const RunIo& io, int64_t d) const {
+    const int64_t B = dir.B, H = dir.H, G = dir.G, I = dir.I;
+    dir.w = fw.W ? fw.W->data<float>() + d * G * H * I : nullptr;  // null: packed_[d].w
+    // R of this direction in its own layout, for the GEMM packing of
+    // larger batches: from the rnn_pack panels when only those are kept.
+    std::vector<float> r_unpacked;
+    if (fw.R) {
+      dir.r = fw.R->data<float>() + d * G * H * H;
+    } else if (B > kMatvecBatch) {
+      r_unpacked = unpack_r(packed_[static_cast<size_t>(d)]);
+      dir.r = r_unpacked.data();
+    }
+    // R in rnn_pack panels: pre-packed, or packed once for this call.
+    PackedDir local;
+    const PackedDir* pd = fw.r_pre ? &packed_[static_cast<size_t>(d)] : &local;
+    if (!fw.r_pre && B <= kMatvecBatch) pack_r(dir.r, local);
+    // Larger batches: R^T as sgemm's B operand, packed once for all steps.
+    PackedMatrix r_gemm, rh_gemm;
+    if (B > kMatvecBatch) {
+      r_gemm = PackedMatrix::pack_b(true, recurrence_rows(), H, dir.r, H);
+      if (gru_split()) rh_gemm = PackedMatrix::pack_b(true, H, H, dir.r + 2 * H * H, H);
+      dir.r_gemm = &r_gemm;
+      dir.rh_gemm = &rh_gemm;
+    }
+    dir.w_packed = fw.w_pre ? &packed_[static_cast<size_t>(d)].w : nullptr;
+    dir.r_packed = pd->r.data();
+    dir.rh_packed = pd->r_h.data();
+    run_direction(pool, dir, io, d);
+  }
 
   // GRU without linear_before_reset multiplies H_{t-1} by the z and r rows of
   // R only; its hidden gate multiplies (r . H_{t-1}) by R_h afterwards.
@@ -378,17 +430,23 @@ class RecurrentKernel final : public OpKernel {
 
   float clip(float v) const { return clip_ > 0 ? std::min(clip_, std::max(-clip_, v)) : v; }
 
-  // Input projections of all steps: xw [T*B, G*H] = X W^T + Wb + Rb (all
-  // but GRU's Rb_h), written whole by the GEMM (no zero fill).
-  // `bias` is GH zeros of workspace; `xw` has room for T*B*GH.
-  void project_inputs(ThreadPool* pool, const Direction& dir, const float* x, std::span<float> bias, float* xw) const {
-    const int64_t T = dir.T, B = dir.B, I = dir.I, H = dir.H, GH = dir.G * H;
+  // Input projections of the first `rows` rows: xw [rows, G*H] = X W^T + Wb +
+  // Rb (all but GRU's Rb_h), written whole by the GEMM (no zero fill); `bias`
+  // (GH zeros of workspace) is left holding those biases. `xw` has room for
+  // T*B*GH.
+  void project_inputs(ThreadPool* pool, const Direction& dir, const float* x, int64_t rows, std::span<float> bias,
+                      float* xw) const {
+    const int64_t I = dir.I, H = dir.H, GH = dir.G * H;
     const bool gru_h_bias_apart = cell_ == Cell::kGru;  // Rb_h is scaled by r (lbr) or added after r.H R_h
     for (int64_t k = 0; k < GH; ++k) {
       if (dir.wb) bias[static_cast<size_t>(k)] += dir.wb[k];
       if (dir.rb && !(gru_h_bias_apart && k >= 2 * H)) bias[static_cast<size_t>(k)] += dir.rb[k];
     }
-    const int64_t rows = T * B;
+    // DynamicQuantizeLSTM: X W dequantized, the biases added in each step (rnn_q8.h).
+    if (dir.q8) {
+      q8_project(pool, x, rows, I, *dir.q8, GH, xw);
+      return;
+    }
     // Blocks split the gate columns first (choose_gemm_blocks): each block
     // reads its columns of W once for all rows. Thin row blocks each
     // streamed the whole W (1 MB for LSTM 256), which on two threads
@@ -509,46 +567,104 @@ class RecurrentKernel final : public OpKernel {
     }
   }
 
-  void run_direction(ThreadPool* pool, const Direction& dir, const float* x, const std::vector<int64_t>& lens,
-                     int64_t d, const float* h0, const float* c0, float* y, float* yh, float* yc) const {
-    const int64_t T = dir.T, B = dir.B, H = dir.H, G = dir.G, GH = G * H;
+  // The workspaces of one direction's run in one zeroed allocation (a few
+  // small vectors each call cost more in malloc than a short sequence's
+  // compute), each part starting on a 64-byte boundary.
+  struct Workspace {
+    std::unique_ptr<float[]> mem;
+    std::span<float> bias, h, c;
+    std::span<float> hr;  // H_{t-1} R^T (DynamicQuantizeLSTM: X_t W + H_{t-1} R)
+    std::span<float> gates, tmp, rbh_zeros, rh, rhr;
+    float* xw = nullptr;  // the input projections, T * B * G * H (not zeroed)
+  };
+  Workspace workspace(const Direction& dir) const {
+    const int64_t T = dir.T, B = dir.B, H = dir.H, GH = dir.G * H;
     const bool gru_split = this->gru_split();
-    // Every workspace of the call in one zeroed allocation (a few small
-    // vectors each call cost more in malloc than a short sequence's
-    // compute), each part starting on a 64-byte boundary.
     const size_t bh = static_cast<size_t>(B * H), gh = static_cast<size_t>(GH);
     constexpr size_t kAlign = 16;  // floats
     auto padded = [](size_t n) { return (n + kAlign - 1) / kAlign * kAlign; };
     const size_t xw_size = static_cast<size_t>(T * B * GH);
     const size_t zeroed = padded(gh) * 3 + padded(bh) * (gru_split ? 4 : 2) + padded(static_cast<size_t>(B) * gh) +
                           padded(static_cast<size_t>(H)) * 2;
-    const std::unique_ptr<float[]> ws(new float[zeroed + xw_size + kAlign]);
-    float* next = ws.get() + (kAlign - reinterpret_cast<uintptr_t>(ws.get()) / sizeof(float) % kAlign) % kAlign;
+    Workspace w;
+    w.mem.reset(new float[zeroed + xw_size + kAlign]);
+    float* next = w.mem.get() + (kAlign - reinterpret_cast<uintptr_t>(w.mem.get()) / sizeof(float) % kAlign) % kAlign;
     std::fill(next, next + zeroed, 0.0f);
     auto take = [&next, &padded](size_t n) {
       const std::span<float> s(next, n);
       next += padded(n);
       return s;
     };
-    const std::span<float> bias = take(gh);
-    const std::span<float> h = take(bh), c = take(bh);
-    const std::span<float> hr = take(static_cast<size_t>(B) * gh);  // H_{t-1} R^T
-    const std::span<float> gates = take(gh), tmp = take(static_cast<size_t>(H));
-    const std::span<float> rbh_zeros = take(static_cast<size_t>(H));
-    const std::span<float> rh = take(gru_split ? bh : 0), rhr = take(gru_split ? bh : 0);
-    float* const xw = take(xw_size).data();
-    project_inputs(pool, dir, x, bias, xw);
+    w.bias = take(gh);
+    w.h = take(bh);
+    w.c = take(bh);
+    w.hr = take(static_cast<size_t>(B) * gh);
+    w.gates = take(gh);
+    w.tmp = take(static_cast<size_t>(H));
+    w.rbh_zeros = take(static_cast<size_t>(H));
+    w.rh = take(gru_split ? bh : 0);
+    w.rhr = take(gru_split ? bh : 0);
+    w.xw = take(xw_size).data();
+    return w;
+  }
+
+  // DynamicQuantizeLSTM's products of one step into ws.hr: X_t W + H_{t-1} R
+  // for every running sequence. H_{t-1} is quantized as one block, as ONNX
+  // Runtime does on one thread, and with its rows: with Y wanted, those of
+  // sequences that ended before the previous step count as zeros (it reads
+  // H_{t-1} from Y, where they are zeroed); without, as their last state
+  // (it reads Y_h).
+  struct Q8Scratch {
+    std::vector<uint8_t> hq;
+    std::vector<float> hz;
+    std::vector<const float*> xg;
+  };
+  void q8_step(ThreadPool* pool, const Direction& dir, const RunIo& io, const Workspace& ws, int64_t step,
+               Q8Scratch& s) const {
+    const int64_t B = dir.B, H = dir.H, GH = dir.G * H;
+    const std::vector<int64_t>& lens = *io.lens;
+    s.hq.resize(static_cast<size_t>(B * H));
+    s.xg.resize(static_cast<size_t>(B));
+    const float* h = ws.h.data();
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t len = lens[static_cast<size_t>(b)];
+      s.xg[static_cast<size_t>(b)] = step < len ? ws.xw + ((dir.reverse ? len - 1 - step : step) * B + b) * GH : nullptr;
+      if (io.y && len < step) {
+        if (s.hz.empty()) s.hz.resize(static_cast<size_t>(B * H));
+        h = s.hz.data();
+      }
+    }
+    if (h != ws.h.data())
+      for (int64_t b = 0; b < B; ++b) {
+        const bool zero = lens[static_cast<size_t>(b)] < step;
+        for (int64_t k = 0; k < H; ++k) s.hz[static_cast<size_t>(b * H + k)] = zero ? 0.0f : ws.h[static_cast<size_t>(b * H + k)];
+      }
+    q8_recurrence(pool, h, B, H, *dir.q8, GH, s.xg.data(), s.hq.data(), ws.hr.data());
+  }
+
+  void run_direction(ThreadPool* pool, const Direction& dir, const RunIo& io, int64_t d) const {
+    const int64_t T = dir.T, B = dir.B, H = dir.H, G = dir.G, GH = G * H;
+    const bool gru_split = this->gru_split();
+    const std::vector<int64_t>& lens = *io.lens;
+    Workspace ws = workspace(dir);
+    const std::span<float> h = ws.h, c = ws.c, hr = ws.hr, rh = ws.rh, rhr = ws.rhr;
+    float* const xw = ws.xw;
+    // DynamicQuantizeLSTM quantizes the rows up to the longest sequence, as
+    // ONNX Runtime does; the float cells project every row.
+    const int64_t longest = lens.empty() ? 0 : *std::max_element(lens.begin(), lens.end());
+    project_inputs(pool, dir, io.x, dir.q8 ? longest * B : T * B, ws.bias, xw);
+    Q8Scratch q8s;
 
     for (int64_t b = 0; b < B; ++b)
       for (int64_t k = 0; k < H; ++k) {
-        if (h0) h[static_cast<size_t>(b * H + k)] = h0[state_at(d, b, B) + k];
-        if (c0) c[static_cast<size_t>(b * H + k)] = c0[state_at(d, b, B) + k];
+        if (io.h0) h[static_cast<size_t>(b * H + k)] = io.h0[state_at(d, b, B) + k];
+        if (io.c0) c[static_cast<size_t>(b * H + k)] = io.c0[state_at(d, b, B) + k];
       }
     const int64_t r_rows = recurrence_rows();
     const Act* acts = &acts_[static_cast<size_t>((dir.reverse && dirs_ == 2 ? 1 : 0) * acts_per_dir())];
     auto active = [&](int64_t b, int64_t step) { return step < lens[static_cast<size_t>(b)]; };
     auto time_of = [&](int64_t b, int64_t step) { return dir.reverse ? lens[static_cast<size_t>(b)] - 1 - step : step; };
-    float* g = gates.data();
+    float* g = ws.gates.data();
     // The default activations: gates and state update in one pass
     // (rnn_step.isa.cpp).
     static const auto lstm_step = SPINDLE_ISA_SELECT(lstm_step);
@@ -558,19 +674,25 @@ class RecurrentKernel final : public OpKernel {
     static const auto rnn_tanh_step = SPINDLE_ISA_SELECT(rnn_tanh_step);
     const bool fused_step = default_activations();
     const float* rbh_or_zeros = dir.rb ? dir.rb + 2 * H : nullptr;
-    if (fused_step && cell_ == Cell::kGru && !rbh_or_zeros) rbh_or_zeros = rbh_zeros.data();
+    if (fused_step && cell_ == Cell::kGru && !rbh_or_zeros) rbh_or_zeros = ws.rbh_zeros.data();
 
     for (int64_t step = 0; step < T; ++step) {
-      recurrence(pool, B, H, h.data(), dir.r, dir.r_packed, dir.r_gemm, r_rows, hr.data(), GH, step % 2 == 1);
+      if (dir.q8) {
+        q8_step(pool, dir, io, ws, step, q8s);
+      } else {
+        recurrence(pool, B, H, h.data(), dir.r, dir.r_packed, dir.r_gemm, r_rows, hr.data(), GH, step % 2 == 1);
+      }
       for (int64_t b = 0; b < B; ++b) {
         if (!active(b, step)) continue;  // this sequence has ended: its state stays, its Y stays 0
-        const float* xg = xw + (time_of(b, step) * B + b) * GH;
-        const float* hg = hr.data() + b * GH;
+        // The gate sums: X_t W (+ biases) and H_{t-1} R; DynamicQuantizeLSTM's
+        // (X_t W + H_{t-1} R) in hr and the biases.
+        const float* xg = dir.q8 ? hr.data() + b * GH : xw + (time_of(b, step) * B + b) * GH;
+        const float* hg = dir.q8 ? ws.bias.data() : hr.data() + b * GH;
         float* hb = h.data() + b * H;
         float* cb = c.data() + b * H;
         float* z_slot = hr.data() + b * GH + 2 * H;  // GRU: hr's h-gate slot, unused after the product
         if (!fused_step)
-          general_step(dir, acts, xg, hg, hb, cb, g, tmp.data(), z_slot, gru_split ? rh.data() + b * H : nullptr);
+          general_step(dir, acts, xg, hg, hb, cb, g, ws.tmp.data(), z_slot, gru_split ? rh.data() + b * H : nullptr);
         else if (cell_ == Cell::kRnn)
           rnn_tanh_step(xg, hg, H, clip_, hb);
         else if (cell_ == Cell::kLstm)
@@ -600,14 +722,14 @@ class RecurrentKernel final : public OpKernel {
           for (int64_t k = 0; k < H; ++k) hb[k] = (1.0f - z[k]) * g[k] + z[k] * hb[k];
         }
       }
-      if (y)
+      if (io.y)
         for (int64_t b = 0; b < B; ++b)
           if (active(b, step))
-            std::copy(h.begin() + b * H, h.begin() + (b + 1) * H, y + y_at(time_of(b, step), d, b, T, B));
+            std::copy(h.begin() + b * H, h.begin() + (b + 1) * H, io.y + y_at(time_of(b, step), d, b, T, B));
     }
     for (int64_t b = 0; b < B; ++b) {
-      if (yh) std::copy(h.begin() + b * H, h.begin() + (b + 1) * H, yh + state_at(d, b, B));
-      if (yc) std::copy(c.begin() + b * H, c.begin() + (b + 1) * H, yc + state_at(d, b, B));
+      if (io.yh) std::copy(h.begin() + b * H, h.begin() + (b + 1) * H, io.yh + state_at(d, b, B));
+      if (io.yc) std::copy(c.begin() + b * H, c.begin() + (b + 1) * H, io.yc + state_at(d, b, B));
     }
   }
 
@@ -674,6 +796,8 @@ class RecurrentKernel final : public OpKernel {
   }
 
   Cell cell_;
+  bool quantized_ = false;
+  Q8RnnWeights q8_;  // quantized_: the packed constant W and R
   int64_t hidden_ = 0;
   int64_t dirs_ = 1;
   bool reverse_only_ = false;
@@ -695,6 +819,8 @@ void register_rnn(KernelRegistry& r) {
   r.add("", "RNN", 7, 17, [](const NodeInfo& n) { return std::make_unique<RecurrentKernel>(n, Cell::kRnn); });
   r.add("", "GRU", 7, 17, [](const NodeInfo& n) { return std::make_unique<RecurrentKernel>(n, Cell::kGru); });
   r.add("", "LSTM", 7, 17, [](const NodeInfo& n) { return std::make_unique<RecurrentKernel>(n, Cell::kLstm); });
+  r.add("com.microsoft", "DynamicQuantizeLSTM", 1, 1,
+        [](const NodeInfo& n) { return std::make_unique<RecurrentKernel>(n, Cell::kLstm, true); });
 }
 
 }  // namespace spindle::kernels::nn
