@@ -39,7 +39,7 @@ struct Shape3 {
 // Encoder / decoder projections (hidden 256 .. 768, FFN 4x) at 1, 4, 16
 // and 128 rows.
 const Shape3 kShapes[] = {
-    {1, 768, 768},   {1, 3072, 768},  {1, 768, 3072},  {4, 768, 768},   {16, 768, 768},
+    {1, 768, 768},   {1, 3072, 768},  {1, 768, 3072},  {1, 1024, 256},  {4, 768, 768},   {16, 768, 768},
     {16, 3072, 768}, {128, 256, 256}, {128, 1024, 256}, {128, 256, 1024}, {128, 768, 768}, {128, 3072, 768},
     // ResNet-50's 3x3 convolutions as im2col GEMMs (M pixels, N output
     // channels, K = 9 x input channels).

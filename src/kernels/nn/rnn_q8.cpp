@@ -37,14 +37,17 @@ std::vector<float> scales_of(const DirParam& p, int64_t d, int64_t gh) {
   return std::vector<float>(s, s + n);
 }
 
+// Empty when every one is 0 (symmetric int8 weights): qgemm then skips them.
 std::vector<int32_t> zero_points_of(const DirParam& p, int64_t d, int64_t gh) {
   std::vector<int32_t> z(static_cast<size_t>(gh));
   const int64_t n = p.per_unit ? gh : 1;
+  bool any = false;
   for (int64_t j = 0; j < gh; ++j) {
     const int64_t i = d * n + (p.per_unit ? j : 0);
     z[static_cast<size_t>(j)] = p.t->dtype() == DataType::kInt8 ? p.t->data<int8_t>()[i] : p.t->data<uint8_t>()[i];
+    any = any || z[static_cast<size_t>(j)] != 0;
   }
-  return z;
+  return any ? z : std::vector<int32_t>();
 }
 
 // Direction d of a [dirs, K, gh] weight for qgemm.
@@ -129,26 +132,35 @@ std::vector<Q8RnnDirection> Q8RnnWeights::bind(KernelContext& ctx, int64_t dirs,
 
 namespace {
 
-// The dequantizing product of `rows` rows of 8-bit A (one zero point, scale
-// a_scale) and B (the direction's W or R) into y [rows, gh].
-void dequantized_product(ThreadPool* pool, const uint8_t* a, int64_t rows, int64_t K, DynamicQuantization q,
-                         const QGemmPackedB* b, const std::vector<float>& b_scale, const std::vector<int32_t>& b_zp,
-                         int64_t gh, float* y) {
-  std::vector<float> scale(b_scale.size());
+// The dequantizing product of rows of 8-bit A (one zero point, scale
+// q.scale) and B (the direction's W or R) into y [rows, gh]: the fields of
+// qgemm's arguments but the rows and columns. `scale` holds q.scale * b_scale.
+QGemmArgs dequantized_product(const uint8_t* a, int64_t K, DynamicQuantization q, const QGemmPackedB* b,
+                              const std::vector<float>& b_scale, const std::vector<int32_t>& b_zp, int64_t gh,
+                              float* y, std::vector<float>& scale) {
+  scale.resize(b_scale.size());
   for (size_t j = 0; j < scale.size(); ++j) scale[j] = q.scale * b_scale[j];
   QGemmArgs args;
   args.a = a;
   args.lda = K;
   args.a_zero_point = q.zero_point;
   args.b = b;
-  args.b_zero_points = b_zp.data();
-  args.per_column_b_zero_points = true;
+  args.b_zero_points = b_zp.empty() ? nullptr : b_zp.data();
+  args.per_column_b_zero_points = !b_zp.empty();
   args.y = y;
   args.ldy = gh;
   args.scale = scale.data();
   args.per_column_scale = scale.size() > 1;
-  parallel_qgemm(pool, args, rows, gh);
+  return args;
 }
+
+// A step's product of more multiply-adds than this (R of 256 KB and up for
+// one batch entry) splits in column blocks of about this size, which the
+// intra-op pool runs side by side with no cost gate: steps follow each
+// other within the workers' spin window, and each thread keeps its columns
+// of R in its own L2 (as the float cells' steps, rnn.cpp). Blocks follow
+// from the shapes alone.
+constexpr int64_t kStepBlockMacs = int64_t{1} << 18;
 
 }  // namespace
 
@@ -160,18 +172,41 @@ void q8_project(ThreadPool* pool, const float* x, int64_t rows, int64_t I, const
   }
   std::vector<uint8_t> xq(static_cast<size_t>(rows * I));
   const DynamicQuantization q = dynamic_quantize_u8(x, rows * I, xq.data(), pool);
-  dequantized_product(pool, xq.data(), rows, I, q, d.w, d.w_scale, d.w_zp, gh, xw);
+  std::vector<float> scale;
+  parallel_qgemm(pool, dequantized_product(xq.data(), I, q, d.w, d.w_scale, d.w_zp, gh, xw, scale), rows, gh);
 }
 
 void q8_recurrence(ThreadPool* pool, const float* h, int64_t B, int64_t H, const Q8RnnDirection& d, int64_t gh,
                    const float* const* xg, uint8_t* hq, float* out) {
   const DynamicQuantization q = dynamic_quantize_u8(h, B * H, hq);
-  dequantized_product(pool, hq, B, H, q, d.r, d.r_scale, d.r_zp, gh, out);
-  for (int64_t b = 0; b < B; ++b) {
-    if (!xg[b]) continue;
-    float* o = out + b * gh;
-    for (int64_t j = 0; j < gh; ++j) o[j] = xg[b][j] + o[j];
-  }
+  thread_local std::vector<float> scale;
+  const QGemmArgs base = dequantized_product(hq, H, q, d.r, d.r_scale, d.r_zp, gh, out, scale);
+  // Column blocks of whole 4-panel tiles (the micro-kernel's widest).
+  const int64_t tile = 4 * d.r->panel_columns;
+  const int64_t blocks = std::max<int64_t>(1, std::min(ceil_div(gh, tile), B * H * gh / kStepBlockMacs));
+  const int64_t cols = round_up(ceil_div(gh, blocks), tile);
+  auto run = [&](int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k) {
+      const int64_t j0 = k * cols, j1 = std::min(gh, j0 + cols);
+      if (j0 >= j1) continue;
+      QGemmArgs args = base;
+      args.m = B;
+      args.col_begin = j0;
+      args.col_end = j1;
+      args.y = out + j0;
+      // One row: X_t W added by the epilogue, as its bias (the same one
+      // addition); more rows: after the product.
+      if (B == 1) args.bias = xg[0];
+      qgemm(args);
+      for (int64_t b = 0; b < B && B > 1; ++b) {
+        if (!xg[b]) continue;
+        float* o = out + b * gh;
+        for (int64_t j = j0; j < j1; ++j) o[j] = xg[b][j] + o[j];
+      }
+    }
+  };
+  if (blocks == 1) run(0, 1);
+  else parallel_for(pool, 0, blocks, 1, run);
 }
 
 }  // namespace spindle::kernels::nn

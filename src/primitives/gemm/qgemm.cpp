@@ -26,11 +26,12 @@ namespace {
 
 using KernelFn = void (*)(const QGemmKernelArgs&);
 using RowSumsFn = void (*)(const uint8_t*, int64_t, uint8_t, int64_t, int64_t, int32_t*);
-
+using ColTermsFn = void (*)(const int32_t*, int64_t, uint32_t, uint32_t, int32_t*);
 
 struct Level {
   KernelFn kernel;
   RowSumsFn row_sums;
+  ColTermsFn col_terms;
   bool vnni;
   const char* name;
 };
@@ -38,14 +39,16 @@ struct Level {
 Level level_of(int level, bool vnni) {
 #ifndef SPINDLE_ISA_BASELINE_ONLY
   switch (level) {
-    case 2: return {&avx512::qgemm_kernel, &avx512::qgemm_row_sums, vnni, vnni ? "avx512-vnni" : "avx512"};
-    case 1: return {&avx2::qgemm_kernel, &avx2::qgemm_row_sums, false, "avx2"};
+    case 2:
+      return {&avx512::qgemm_kernel, &avx512::qgemm_row_sums, &avx512::qgemm_col_terms, vnni,
+              vnni ? "avx512-vnni" : "avx512"};
+    case 1: return {&avx2::qgemm_kernel, &avx2::qgemm_row_sums, &avx2::qgemm_col_terms, false, "avx2"};
     default: break;
   }
 #endif
   (void)level;
   (void)vnni;
-  return {&baseline::qgemm_kernel, &baseline::qgemm_row_sums, false, "baseline"};
+  return {&baseline::qgemm_kernel, &baseline::qgemm_row_sums, &baseline::qgemm_col_terms, false, "baseline"};
 }
 
 const Level& active_level() {
@@ -100,20 +103,23 @@ void run(const QGemmArgs& args, const Level& level) {
   const uint32_t za = static_cast<uint32_t>(args.a_zero_point + (args.a_signed ? 128 : 0));
   const int32_t zb_shift = b.b_signed ? 0 : 128;
   // Plain loops over arrays (vectorized): the zero points, whether one is
-  // not 0, the column terms.
+  // not 0 (for one value, that value), the column terms (at the ISA level:
+  // a recurrence's step calls this for its one row).
   const int32_t* cs = b.column_sums.data() + args.col_begin;
   const uint32_t cs_shift = b.b_signed ? 0u : 128u * uk;
+  bool any_zb = false;
   if (args.b_zero_points == nullptr || !args.per_column_b_zero_points) {
     const int32_t z = (args.b_zero_points == nullptr ? 0 : args.b_zero_points[0]) - zb_shift;
+    any_zb = z != 0;
     std::fill(zb, zb + n, z);
   } else {
     const int32_t* bz = args.b_zero_points + args.col_begin;
     for (int64_t j = 0; j < n; ++j) zb[j] = bz[j] - zb_shift;
+    int32_t zb_or = 0;
+    for (int64_t j = 0; j < n; ++j) zb_or |= zb[j];
+    any_zb = zb_or != 0;
   }
-  int32_t zb_or = 0;
-  for (int64_t j = 0; j < n; ++j) zb_or |= zb[j];
-  const bool any_zb = zb_or != 0;
-  for (int64_t j = 0; j < n; ++j) col_terms[j] = static_cast<int32_t>(0u - za * (static_cast<uint32_t>(cs[j]) - cs_shift));
+  level.col_terms(cs, n, za, cs_shift, col_terms);
   if (args.a_rows && (any_zb || !args.requant || !level.vnni || (k / args.a_taps) % 4 != 0)) {
     run_gathered(args, level);
     return;

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "primitives/cache_line.h"
 #include "primitives/quant/requant.h"
 
 namespace spindle {
@@ -36,7 +37,7 @@ struct QGemmPackedB {
   int64_t k = 0, n = 0;
   bool b_signed = true;                // the values as given: int8 (true) or uint8
   std::vector<int32_t> column_sums;    // n: sum over k of B[k][j], as given
-  std::vector<uint8_t> data;           // the packed panels (implementation's layout)
+  CacheLineVector<uint8_t> data;       // the packed panels (implementation's layout, 64-byte aligned)
   int64_t panel_columns = 0;           // columns per panel; column ranges start at multiples of it
   size_t bytes() const { return data.size() + column_sums.size() * sizeof(int32_t); }
 };

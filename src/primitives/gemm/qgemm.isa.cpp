@@ -457,6 +457,10 @@ void qgemm_row_sums(const uint8_t* a, int64_t lda, uint8_t flip, int64_t m, int6
   }
 }
 
+void qgemm_col_terms(const int32_t* colsum, int64_t n, uint32_t za, uint32_t shift, int32_t* terms) {
+  for (int64_t j = 0; j < n; ++j) terms[j] = static_cast<int32_t>(0u - za * (static_cast<uint32_t>(colsum[j]) - shift));
+}
+
 // ---------------------------------------------------------------- DynamicQuantizeLinear
 
 // GCC 12's unmasked AVX-512 min / max pass an "undefined" vector that the

@@ -65,6 +65,10 @@ SPINDLE_ISA_DECLARE(void, qgemm_kernel, (const ::spindle::kernels::QGemmKernelAr
 // sums[i] = sum over k of (a[i * lda + k] ^ flip) as uint8, rows [0, m).
 SPINDLE_ISA_DECLARE(void, qgemm_row_sums, (const uint8_t* a, int64_t lda, uint8_t flip, int64_t m, int64_t k,
                                            int32_t* sums));
+// terms[j] = -za * (colsum[j] - shift), wrapping as uint32 (the A zero
+// point's term of every column), j < n.
+SPINDLE_ISA_DECLARE(void, qgemm_col_terms, (const int32_t* colsum, int64_t n, uint32_t za, uint32_t shift,
+                                            int32_t* terms));
 // DynamicQuantizeLinear's two passes. min / max of x[0, n) folded into
 // *lo / *hi (NaNs skipped, as std::min / std::max with the running value
 // first skip them); then y = saturate(round_half_even(x / scale) + zero).

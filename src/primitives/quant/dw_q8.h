@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "primitives/cache_line.h"
 #include "primitives/isa/dispatch.h"
 
 namespace spindle::kernels {
@@ -46,7 +47,7 @@ namespace spindle::kernels {
 // kept in copy k = j % 4 only. sums[c] = the sum of channel c's taps.
 struct DwQ8Weights {
   int64_t C = 0, taps = 0, blocks = 0, step = 0;
-  std::vector<int8_t> packed;
+  CacheLineVector<int8_t> packed;
   std::vector<int32_t> sums;
   bool empty() const { return packed.empty(); }
   size_t bytes() const { return packed.size() + sums.size() * sizeof(int32_t); }

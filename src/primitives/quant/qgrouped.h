@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "primitives/cache_line.h"
 #include "primitives/isa/dispatch.h"
 
 namespace spindle::kernels {
@@ -27,7 +28,7 @@ inline constexpr int64_t kQGroupedLanes = 16;
 // m's weights over its taps and channels.
 struct QGroupedWeights {
   int64_t m = 0, cg = 0, taps = 0;
-  std::vector<int8_t> packed;
+  CacheLineVector<int8_t> packed;
   std::vector<int32_t> sums;
   size_t bytes() const { return packed.size() + sums.size() * sizeof(int32_t); }
 };
