@@ -30,6 +30,7 @@
 
 #include "kernels/nn/nn_util.h"
 #include "kernels/nn/rnn_q8.h"
+#include "primitives/cache_line.h"
 #include "primitives/gemm/sgemm.h"
 #include "primitives/isa/dispatch.h"
 #include "primitives/math/vec_math.h"
@@ -280,8 +281,8 @@ class RecurrentKernel final : public OpKernel {
   // One direction's constant weights in compute layout.
   struct PackedDir {
     PackedMatrix w;          // W^T as sgemm's B operand
-    std::vector<float> r;    // rows [0, recurrence_rows()) of R in rnn_pack panels
-    std::vector<float> r_h;  // GRU without linear_before_reset: rows [2H, 3H) of R
+    CacheLineVector<float> r;    // rows [0, recurrence_rows()) of R in rnn_pack panels
+    CacheLineVector<float> r_h;  // GRU without linear_before_reset: rows [2H, 3H) of R
   };
 
   // A run's float32 W and R: as given, or (null) the constants packed at
@@ -357,10 +358,10 @@ class RecurrentKernel final : public OpKernel {
   bool gru_split() const { return cell_ == Cell::kGru && !linear_before_reset_; }
   int64_t recurrence_rows() const { return gru_split() ? 2 * hidden_ : gates_of(cell_) * hidden_; }
 
-  static std::vector<float> pack_rows(const float* r, int64_t rows, int64_t len) {
+  static CacheLineVector<float> pack_rows(const float* r, int64_t rows, int64_t len) {
     static const auto size_fn = SPINDLE_ISA_SELECT(rnn_packed_size);
     static const auto pack_fn = SPINDLE_ISA_SELECT(rnn_pack);
-    std::vector<float> out(static_cast<size_t>(size_fn(rows, len)));
+    CacheLineVector<float> out(static_cast<size_t>(size_fn(rows, len)));
     pack_fn(r, rows, len, out.data());
     return out;
   }

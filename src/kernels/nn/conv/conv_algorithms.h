@@ -16,6 +16,7 @@
 
 #include "kernels/nn/activation.h"
 #include "kernels/nn/nn_util.h"
+#include "primitives/cache_line.h"
 #include "primitives/gemm/sgemm.h"
 
 namespace spindle::kernels::nn::conv {
@@ -84,13 +85,13 @@ inline int64_t im2col_tile(int64_t K) {
 
 // 1-D weights of one group in conv1d_pack blocks (direct 1-D path).
 struct Direct1dWeights {
-  std::vector<float> w;
+  CacheLineVector<float> w;
 };
 Direct1dWeights prepare_direct1d(const Tensor& w);
 
 // Weights in grouped8_rows' blocks: [g][block of 8 output channels][c][kh][kw][8].
 struct Grouped8Weights {
-  std::vector<float> w;
+  CacheLineVector<float> w;
 };
 Grouped8Weights prepare_grouped8(const Tensor& w, int64_t G);
 
