@@ -331,13 +331,13 @@ __attribute__((optimize("fp-contract=off"))) void dequant_tile16(const QGemmKern
     const int count = static_cast<int>(min64(16, j1 - j));
     const __mmask16 m = count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
     const __m512i ct = _mm512_maskz_loadu_epi32(m, p.col_terms + j);
-    const __m512i zb = _mm512_maskz_loadu_epi32(m, p.zb + j);
+    // Every zb 0 (symmetric weights): the row terms are 0 and skipped.
+    const __m512i zb = p.zb_any ? _mm512_maskz_loadu_epi32(m, p.zb + j) : _mm512_setzero_si512();
     const __m512 scale = p.per_column_scale ? _mm512_maskz_loadu_ps(m, p.scale + j) : _mm512_set1_ps(p.scale[0]);
     const __m512 bias = p.bias ? _mm512_maskz_loadu_ps(m, p.bias + j) : _mm512_setzero_ps();
     for (int r = 0; r < mr; ++r) {
-      const __m512i rt = _mm512_set1_epi32(p.row_terms[i0 + r]);
-      const __m512i v = _mm512_sub_epi32(_mm512_add_epi32(_mm512_loadu_si512(tile + r * 64 + (j - j0)), ct),
-                                         _mm512_mullo_epi32(zb, rt));
+      __m512i v = _mm512_add_epi32(_mm512_loadu_si512(tile + r * 64 + (j - j0)), ct);
+      if (p.zb_any) v = _mm512_sub_epi32(v, _mm512_mullo_epi32(zb, _mm512_set1_epi32(p.row_terms[i0 + r])));
       __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), scale);
       if (p.bias) f = _mm512_add_ps(f, bias);
       _mm512_mask_storeu_ps(p.y + (i0 + r) * p.ldy + j, m, f);
