@@ -1,7 +1,9 @@
 // rnn.cpp — the recurrent family: RNN, GRU and LSTM (opsets 7..17, layout
 // attribute from 14), forward, reverse and bidirectional, with sequence_lens,
 // initial states, LSTM peepholes and input_forget, GRU linear_before_reset,
-// clip, and any of the ONNX activation functions.
+// clip, and any of the ONNX activation functions; and com.microsoft
+// DynamicQuantizeLSTM, the same LSTM over 8-bit W and R whose two products
+// run on the 8-bit GEMM (rnn_q8.h describes them).
 //
 // The input projection of every time step is one GEMM over the whole
 // sequence (X [T*B, I] x W^T, spindle's sgemm, split in row blocks across the
@@ -629,7 +631,8 @@ class RecurrentKernel final : public OpKernel {
     const float* h = ws.h.data();
     for (int64_t b = 0; b < B; ++b) {
       const int64_t len = lens[static_cast<size_t>(b)];
-      s.xg[static_cast<size_t>(b)] = step < len ? ws.xw + ((dir.reverse ? len - 1 - step : step) * B + b) * GH : nullptr;
+      const int64_t t = dir.reverse ? len - 1 - step : step;
+      s.xg[static_cast<size_t>(b)] = step < len ? ws.xw + (t * B + b) * GH : nullptr;
       if (io.y && len < step) {
         if (s.hz.empty()) s.hz.resize(static_cast<size_t>(B * H));
         h = s.hz.data();
@@ -638,7 +641,8 @@ class RecurrentKernel final : public OpKernel {
     if (h != ws.h.data())
       for (int64_t b = 0; b < B; ++b) {
         const bool zero = lens[static_cast<size_t>(b)] < step;
-        for (int64_t k = 0; k < H; ++k) s.hz[static_cast<size_t>(b * H + k)] = zero ? 0.0f : ws.h[static_cast<size_t>(b * H + k)];
+        for (int64_t k = 0; k < H; ++k)
+          s.hz[static_cast<size_t>(b * H + k)] = zero ? 0.0f : ws.h[static_cast<size_t>(b * H + k)];
       }
     q8_recurrence(pool, h, B, H, *dir.q8, GH, s.xg.data(), s.hq.data(), ws.hr.data());
   }
