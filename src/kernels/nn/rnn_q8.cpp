@@ -154,12 +154,14 @@ QGemmArgs dequantized_product(const uint8_t* a, int64_t K, DynamicQuantization q
   return args;
 }
 
-// A step's product of more multiply-adds than this (R of 256 KB and up for
+// A step's product of more multiply-adds than this (R of 512 KB and up for
 // one batch entry) splits in column blocks of about this size, which the
 // intra-op pool runs side by side with no cost gate: steps follow each
 // other within the workers' spin window, and each thread keeps its columns
-// of R in its own L2 (as the float cells' steps, rnn.cpp). Blocks follow
-// from the shapes alone.
+// of R in its own L2 (as the float cells' steps, rnn.cpp). Split at 128K,
+// lstm_lm's 256 KB R in two halves, its steps of ~2 us lost more to the
+// hand-off than they saved (docs/benchmarks.md). Blocks follow from the
+// shapes alone.
 constexpr int64_t kStepBlockMacs = int64_t{1} << 18;
 
 }  // namespace
