@@ -1103,8 +1103,8 @@ TEST(Optimizer, ConvolutionsThatDoNotChainKeepNchw) {
 // Mul(a_scale, b_scale) (either operand order), the first + a constant bias:
 // both become com.microsoft DynamicQuantizeMatMul with no bit changed, at 1,
 // 2 and 3 threads. Weights come through Casts of float initializers (folded
-// at load).
-std::vector<uint8_t> dynamic_quant_model(bool zp_is_output) {
+// at load). `relu`: the first output through a Relu.
+std::vector<uint8_t> dynamic_quant_model(bool zp_is_output, bool relu = false) {
   std::mt19937 rng(77);
   std::uniform_int_distribution<int> s8(-128, 127), u8(0, 255);
   std::vector<float> w1(70 * 45), w2(70 * 33), z2(33);
@@ -1127,7 +1127,8 @@ std::vector<uint8_t> dynamic_quant_model(bool zp_is_output) {
   ModelBuilder::attr_int(b.node("Cast", {"acc1"}, {"f1"}), "to", onnx::TensorProto::FLOAT);
   b.node("Mul", {"xs", "s1"}, {"sc1"});
   b.node("Mul", {"f1", "sc1"}, {"m1"});
-  b.node("Add", {"m1", "bias1"}, {"y1"});
+  b.node("Add", {"m1", "bias1"}, {relu ? "a1" : "y1"});
+  if (relu) b.node("Relu", {"a1"}, {"y1"});
   b.node("MatMulInteger", {"xq", "w2", "xz", "z2"}, {"acc2"});
   ModelBuilder::attr_int(b.node("Cast", {"acc2"}, {"f2"}), "to", onnx::TensorProto::FLOAT);
   b.node("Mul", {"s2", "xs"}, {"sc2"});
@@ -1151,6 +1152,18 @@ TEST(Optimizer, DynamicQuantizedMatMulsBecomeDynamicQuantizeMatMulBitwise) {
   // A zero point that is also a graph output keeps the chain.
   auto kept = InferenceSession::create_from_bytes(dynamic_quant_model(true));
   EXPECT_EQ(kept->num_nodes(), 10) << kept->optimization_summary();
+}
+
+// A Relu after the fused product (a transformer's FFN) goes into it
+// (ActivationFusion), applied to each output block: still the unfused
+// chain's bits.
+TEST(Optimizer, AReluAfterADynamicQuantizeMatMulIsFusedBitwise) {
+  const auto bytes = dynamic_quant_model(false, true);
+  Tensor x = Tensor::from_vector<float>({6, 7, 70}, random_values(6 * 7 * 70, 81, -4, 3));
+  expect_same_bits_as_unoptimized(bytes, x, [](const InferenceSession& session) {
+    EXPECT_EQ(session.num_nodes(), 2) << session.optimization_summary();
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("ActivationFusion 1"));
+  });
 }
 
 // The optimizer is a table of named passes: each runs in table order at its

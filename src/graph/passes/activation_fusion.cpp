@@ -1,7 +1,8 @@
 // activation_fusion.cpp — activations into the node before them: HardSwish
 // written out as x * Clip(x + 3, 0, 6) / 6, exported SiLU, and
-// Conv/ConvTranspose/Gemm/MatMul/BatchNormalization + activation (+ a scalar
-// Mul / Add after it), applied by the kernel to each output block.
+// Conv/ConvTranspose/Gemm/MatMul/BatchNormalization and com.microsoft
+// DynamicQuantizeMatMul / MatMulIntegerToFloat + activation (+ a scalar Mul /
+// Add after it), applied by the kernel to each output block.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -141,9 +142,13 @@ void fuse_activations(Graph& g, PassRecord& record) {
   std::vector<bool> dead(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& p = g.nodes[i];
-    if (dead[i] || !p.domain.empty() || p.outputs.size() != 1 || p.attrs.has("activation")) continue;
-    if (p.op_type != "Conv" && p.op_type != "ConvTranspose" && p.op_type != "Gemm" && p.op_type != "MatMul" &&
-        p.op_type != "BatchNormalization")
+    if (dead[i] || p.outputs.size() != 1 || p.attrs.has("activation")) continue;
+    // com.microsoft's dequantizing int8 products (DynamicQuantizeMatMulFusion's) take one too.
+    const bool dequantized = p.domain == "com.microsoft" &&
+                             (p.op_type == "DynamicQuantizeMatMul" || p.op_type == "MatMulIntegerToFloat");
+    if (!dequantized && (!p.domain.empty() || (p.op_type != "Conv" && p.op_type != "ConvTranspose" &&
+                                                 p.op_type != "Gemm" && p.op_type != "MatMul" &&
+                                                 p.op_type != "BatchNormalization")))
       continue;
     if (p.op_type == "BatchNormalization" && p.attrs.get_int("training_mode", 0) != 0) continue;
     std::string kind;
@@ -176,7 +181,7 @@ void fuse_activations(Graph& g, PassRecord& record) {
       if (op.op_type != (want_mul ? "Mul" : "Add") || !op.domain.empty()) continue;
       const Tensor* c = constant_operand(g, op, p.outputs[0]);
       // (A [1] constant would turn MatMul's rank-0 vector product into rank 1.)
-      if (!c || c->numel() != 1 || c->rank() > (p.op_type == "MatMul" ? 0 : 1)) continue;
+      if (!c || c->numel() != 1 || c->rank() > (p.op_type == "MatMul" || dequantized ? 0 : 1)) continue;
       (want_mul ? scale : shift) = c->data<float>()[0];
       p.outputs[0] = op.outputs[0];
       g.reindex(static_cast<int>(i));

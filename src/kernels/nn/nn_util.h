@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "kernels/kernel.h"
+#include "primitives/math/activation.h"  // Activation
 #include "primitives/scratch.h"  // ceil_div, round_up, scratch_floats
 #include "threading/cost.h"  // grain_for_cost, cycles_of
 
@@ -80,9 +81,11 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, double al
 // pool in blocks of rows and of columns chosen from the shape only (integer
 // sums are exact, and each float of an epilogue depends on its own sum
 // alone, so the blocks change no bit). `base` holds every field but the
-// rows, columns and outputs (qlinear.cpp).
+// rows, columns and outputs (qlinear.cpp). `act` (float output only): a
+// fused activation applied to each block of y as it is written.
 struct QGemmArgs;
-void parallel_qgemm(ThreadPool* pool, const QGemmArgs& base, int64_t rows, int64_t N);
+void parallel_qgemm(ThreadPool* pool, const QGemmArgs& base, int64_t rows, int64_t N,
+                    const Activation* act = nullptr);
 
 // Block granularity of GEMM splits: row tiles are multiples of the SGEMM's
 // MR (sgemm_mr(), which pre-packed A panels require), column tiles of

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "kernels/broadcast.h"
+#include "kernels/nn/activation.h"
 #include "kernels/nn/nhwc.h"
 #include "kernels/nn/nn_util.h"
 #include "kernels/nn/qlinear_depthwise.h"
@@ -30,8 +31,9 @@ namespace spindle::kernels::nn {
 
 // Blocks of parallel_qgemm (nn_util.h): column blocks as below, chosen from
 // the shape only.
-void parallel_qgemm(ThreadPool* pool, const QGemmArgs& base, int64_t rows, int64_t N) {
+void parallel_qgemm(ThreadPool* pool, const QGemmArgs& base, int64_t rows, int64_t N, const Activation* act) {
   if (rows <= 0 || N <= 0) return;
+  if (act && act->is_none()) act = nullptr;
   const int64_t panel = base.b->panel_columns;
   // Column blocks of N / 8 rounded up to a panel (with 8 rows or more, to 4
   // panels: the micro-kernel's widest tile, none left narrower), at least 4
@@ -55,6 +57,8 @@ void parallel_qgemm(ThreadPool* pool, const QGemmArgs& base, int64_t rows, int64
       if (base.y) args.y = base.y + m0 * base.ldy + n0;
       else args.c = base.c + m0 * base.ldc + n0;
       qgemm(args);
+      if (act && base.y)
+        for (int64_t i = 0; i < m1 - m0; ++i) act->apply(args.y + i * base.ldy, n1 - n0);
     }
   });
 }
@@ -316,7 +320,10 @@ class QLinearMatMulKernel final : public OpKernel {
 // point). B is 2-D; a constant B is packed when the kernel is created.
 class DequantizedMatMulKernel final : public OpKernel {
  public:
-  DequantizedMatMulKernel(const NodeInfo& node, bool quantize_a) : quantize_a_(quantize_a) { pre_.pack(node, 1); }
+  DequantizedMatMulKernel(const NodeInfo& node, bool quantize_a)
+      : quantize_a_(quantize_a), act_(activation_from_attrs(node)) {
+    pre_.pack(node, 1);
+  }
 
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
@@ -385,11 +392,12 @@ class DequantizedMatMulKernel final : public OpKernel {
     args.scale = scale.data();
     args.per_column_scale = per_column_scale;
     args.bias = bias;
-    parallel_qgemm(ctx.pool(), args, rows, N);
+    parallel_qgemm(ctx.pool(), args, rows, N, &act_);
   }
 
  private:
   bool quantize_a_;
+  Activation act_;  // fused by ActivationFusion (applied to each block)
   PrepackedB pre_;
 };
 
