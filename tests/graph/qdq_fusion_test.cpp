@@ -435,6 +435,62 @@ TEST(NhwcTransformer, ChainSameBitsDilation2) {
 TEST(NhwcTransformer, ChainSameBitsGrouped) {
   expect_nhwc_same_bits(nhwc_chain_model({9, 3, 3, 1, 1, {1, 0, 1, 2}}), "NhwcTransformer 5");
 }
+// A model in ONNX Runtime's QOperator format: x (4 channels) ->
+// QuantizeLinear -> QLinearConv 3x3 and QLinearConv 1x1 (16 channels each)
+// -> com.microsoft QLinearAdd of the two -> DequantizeLinear. `unfused`: the Add carries
+// spindle_unfused (the unfused ops' arithmetic, as QDQFusion writes it).
+std::vector<uint8_t> qoperator_residual_model(bool unfused) {
+  const int64_t c = 16;
+  ModelBuilder b(13);
+  b.opset("com.microsoft", 1);
+  b.input("x", {1, 4, 12, 12}).output("y", {1, c, 12, 12});
+  // The Add's output scale twice its operands': half the sums are ties
+  // mathematically, on which the two arithmetics' roundings decide.
+  act_params(b, "p0", 0.03f, 128);
+  act_params(b, "p1", 0.03f, 119);
+  act_params(b, "p2", 0.06f, 131);
+  weights(b, {c, 4, 3, 3}, 0, 0.03f, 17, "a");
+  weights(b, {c, 4, 1, 1}, 0, 0.03f, 18, "b");
+  b.node("QuantizeLinear", {"x", "p0_s", "p0_z"}, {"xq"});
+  auto& conv = b.node("QLinearConv", {"xq", "p0_s", "p0_z", "aWq", "aW_s", "aW_z", "p1_s", "p1_z", "aBq"}, {"cq"});
+  ModelBuilder::attr_ints(conv, "pads", {1, 1, 1, 1});
+  b.node("QLinearConv", {"xq", "p0_s", "p0_z", "bWq", "bW_s", "bW_z", "p0_s", "p0_z", "bBq"}, {"rq"});
+  auto& add = b.node("QLinearAdd", {"cq", "p1_s", "p1_z", "rq", "p0_s", "p0_z", "p2_s", "p2_z"}, {"sq"});
+  add.set_domain("com.microsoft");
+  if (unfused) ModelBuilder::attr_int(add, "spindle_unfused", 1);
+  b.node("DequantizeLinear", {"sq", "p2_s", "p2_z"}, {"y"});
+  return b.bytes();
+}
+
+// The QOperator model's QLinearAdd computes ONNX Runtime's arithmetic (ratios
+// of the scales, fused multiply-adds), which rounds some values one step
+// away from the unfused ops' arithmetic; folded into the NHWC convolution it
+// keeps its own arithmetic: the same bits as the Add node, either way, at 1
+// and 2 threads.
+TEST(NhwcTransformer, QOperatorResidualAddFoldedKeepsItsArithmetic) {
+  const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", random_input({1, 4, 12, 12}, 5, -2.0f, 2.5f)}};
+  std::vector<float> outs[2];
+  for (bool unfused : {false, true}) {
+    SCOPED_TRACE(unfused ? "spindle_unfused" : "ONNX Runtime's arithmetic");
+    const std::vector<uint8_t> bytes = qoperator_residual_model(unfused);
+    SessionOptions plain;
+    plain.add_config_entry("optimization.disable_specified_optimizers", "NhwcTransformer");
+    const std::vector<float> want = InferenceSession::create_from_bytes(bytes, plain)->run(feeds)[0].to_vector<float>();
+    for (int threads : {1, 2}) {
+      SessionOptions o;
+      o.intra_op_num_threads = threads;
+      auto s = InferenceSession::create_from_bytes(bytes, o);
+      EXPECT_THAT(s->optimization_summary(), ::testing::HasSubstr("1 residual adds"));
+      EXPECT_EQ(s->run(feeds)[0].to_vector<float>(), want) << threads << " threads";
+    }
+    outs[unfused ? 1 : 0] = want;
+  }
+  size_t differ = 0;
+  for (size_t i = 0; i < outs[0].size(); ++i) differ += outs[0][i] != outs[1][i];
+  EXPECT_GT(differ, 0u) << "the two arithmetics gave the same bits: the test does not tell them apart";
+  EXPECT_LT(differ, outs[0].size() / 2) << "more than the ties differ";
+}
+
 TEST(NhwcTransformer, ChainSameBitsPointwise) {
   expect_nhwc_same_bits(nhwc_chain_model({13, 1, 1, 1, 1, {0, 0, 0, 0}}), "NhwcTransformer 5");
 }

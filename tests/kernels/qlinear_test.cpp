@@ -234,7 +234,10 @@ namespace spindle {
 namespace {
 
 // com.microsoft element-wise quantized ops against DequantizeLinear, the
-// float op and QuantizeLinear run one after the other: the same bits.
+// float op and QuantizeLinear run one after the other: the same bits (for
+// QLinearAdd, the form QDQFusion writes, spindle_unfused; a model's own
+// QLinearAdd computes ONNX Runtime's arithmetic, checked against it by the
+// opsets cases ms_qlinearadd_*).
 std::vector<uint8_t> composed(const std::string& op, const std::vector<Tensor>& xs, const std::vector<float>& scales,
                               const std::vector<uint8_t>& zps, float ys, uint8_t yz, Attributes attrs = {}) {
   std::vector<Tensor> floats;
@@ -260,6 +263,7 @@ TEST(QLinearContrib, AddMulSigmoidLeakyReluMatchTheComposedOps) {
   for (const char* op : {"QLinearAdd", "QLinearMul"}) {
     node.op_type = op;
     node.num_inputs = 8;
+    if (node.op_type == "QLinearAdd") node.attrs.set("spindle_unfused", int64_t{1});
     for (const Tensor& other : {b, row}) {
       const auto got = run_kernel_once(node, {a, f(0.03f), u(120), other, f(0.02f), u(131), f(0.05f), u(100)});
       const auto want = composed(std::string(op).substr(7), {a, other}, {0.03f, 0.02f}, {120, 131}, 0.05f, 100);
@@ -268,6 +272,7 @@ TEST(QLinearContrib, AddMulSigmoidLeakyReluMatchTheComposedOps) {
   }
   node.op_type = "QLinearSigmoid";
   node.num_inputs = 5;
+  node.attrs = Attributes();
   EXPECT_EQ(run_kernel_once(node, {a, f(0.05f), u(128), f(1.0f / 256), u(0)})[0].to_vector<uint8_t>(),
             composed("Sigmoid", {a}, {0.05f}, {128}, 1.0f / 256, 0));
   node.op_type = "QLinearLeakyRelu";

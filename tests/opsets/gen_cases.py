@@ -758,9 +758,127 @@ def qoperator_cases():
     return cases
 
 
+def qcontrib_cases():
+    """com.microsoft operators ONNX Runtime's quantization tool writes into models (QDQ conversions and
+    quantize_dynamic): QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QLinearSigmoid, QLinearLeakyRelu, QGemm,
+    DynamicQuantizeMatMul, MatMulIntegerToFloat, and com.microsoft Gelu; uint8 and int8, scales and zero points as
+    graph inputs and as initializers, broadcasting, per-column weight scales."""
+    one = dict(since=23, until=23, domain='com.microsoft')
+
+    def q(t, *shape):
+        return ints(*shape, lo=-128 if t == np.int8 else 0, hi=128 if t == np.int8 else 256, dtype=t)
+
+    def sc(v):
+        return np.array(v, np.float32)
+
+    cases = []
+    for t, tn in ((np.uint8, 'u8'), (np.int8, 'i8')):
+        def z(u, i):
+            return np.array(u if t == np.uint8 else i, t)
+        # QLinearAdd / QLinearMul: A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point.
+        for op, cs in (('QLinearAdd', 0.061), ('QLinearMul', 0.37)):
+            low = op.lower()
+            same = [('a', q(t, 2, 3, 8)), ('as', sc(0.043)), ('az', z(121, -7)), ('b', q(t, 2, 3, 8)),
+                    ('bs', sc(0.029)), ('bz', z(133, 9)), ('cs', sc(cs)), ('cz', z(117, 3))]
+            cases.append(Case(f'ms_{low}_{tn}', op, same, **one))
+            cases.append(Case(f'ms_{low}_{tn}_const', op, same, consts=['as', 'az', 'bs', 'bz', 'cs', 'cz'], **one))
+            cases.append(Case(f'ms_{low}_{tn}_broadcast', op,
+                              [('a', q(t, 2, 1, 5, 7)), ('as', sc(0.021)), ('az', z(100, -20)), ('b', q(t, 3, 1, 7)),
+                               ('bs', sc(0.09)), ('bz', z(140, 12)), ('cs', sc(cs * 1.7)), ('cz', z(128, 0))],
+                              consts=['as', 'az', 'bs', 'bz', 'cs', 'cz'], **one))
+            cases.append(Case(f'ms_{low}_{tn}_scalar_b', op,
+                              [('a', q(t, 4, 33)), ('as', sc(0.05)), ('az', z(128, 0)), ('b', q(t)), ('bs', sc(0.2)),
+                               ('bz', z(110, -18)), ('cs', sc(cs)), ('cz', z(90, -40))], **one))
+            cases.append(Case(f'ms_{low}_{tn}_large', op,
+                              [('a', q(t, 3, 16, 70)), ('as', sc(0.013)), ('az', z(127, -1)), ('b', q(t, 16, 70)),
+                               ('bs', sc(0.017)), ('bz', z(129, 1)), ('cs', sc(cs * 0.8)), ('cz', z(125, -2))],
+                              consts=['as', 'az', 'bs', 'bz', 'cs', 'cz'], **one))
+        # QLinearGlobalAveragePool: X, x_scale, x_zero_point, y_scale, y_zero_point.
+        for cl in (0, 1):
+            shape = (2, 5, 6, 7) if cl == 0 else (2, 6, 7, 5)
+            cases.append(Case(f'ms_qlinearglobalavgpool_{tn}_cl{cl}', 'QLinearGlobalAveragePool',
+                              [('x', q(t, *shape)), ('xs', sc(0.07)), ('xz', z(118, -6)), ('ys', sc(0.031)),
+                               ('yz', z(125, 4))], channels_last=cl, **one))
+            cases.append(Case(f'ms_qlinearglobalavgpool_{tn}_cl{cl}_large', 'QLinearGlobalAveragePool',
+                              [('x', q(t, 1, 64, 7, 7) if cl == 0 else q(t, 1, 7, 7, 64)), ('xs', sc(0.02)),
+                               ('xz', z(128, 0)), ('ys', sc(0.011)), ('yz', z(120, -9))],
+                              consts=['xs', 'xz', 'ys', 'yz'], channels_last=cl, **one))
+        # QLinearSigmoid / QLinearLeakyRelu: X, X_scale, X_zero_point, Y_scale, Y_zero_point.
+        every = np.arange(-128, 128).astype(t) if t == np.int8 else np.arange(256).astype(t)
+        for op, ys, yz, attrs in (('QLinearSigmoid', 1 / 256, z(0, -128), {}),
+                                  ('QLinearLeakyRelu', 0.043, z(100, -30), {'alpha': 0.13})):
+            low = op.lower()
+            inputs = [('x', every.reshape(4, 64)), ('xs', sc(0.047)), ('xz', z(131, 3)), ('ys', sc(ys)), ('yz', yz)]
+            cases.append(Case(f'ms_{low}_{tn}', op, inputs, **attrs, **one))
+            cases.append(Case(f'ms_{low}_{tn}_const', op, inputs, consts=['xs', 'xz', 'ys', 'yz'], **attrs, **one))
+    # QGemm: A, a_scale, a_zero_point, B, b_scale, b_zero_point, C (int32), y_scale, y_zero_point; uint8 A.
+    for tb, tbn in ((np.int8, 's8'), (np.uint8, 'u8')):
+        bz_col = np.array(np.full(6, 3 if tb == np.int8 else 128), tb)
+        gemm = [('a', q(np.uint8, 5, 9)), ('as', sc(0.031)), ('az', np.array(117, np.uint8)), ('b', q(tb, 9, 6)),
+                ('bs', sc(0.017)), ('bz', np.array(0 if tb == np.int8 else 128, tb)),
+                ('c', ints(6, lo=-900, hi=900, dtype=np.int32)), ('ys', sc(0.21)), ('yz', np.array(120, np.uint8))]
+        cases.append(Case(f'ms_qgemm_u8{tbn}_quantized', 'QGemm', gemm, consts=['b', 'bs', 'bz', 'c'], **one))
+        cases.append(Case(f'ms_qgemm_u8{tbn}_float', 'QGemm', gemm[:7], consts=['b', 'bs', 'bz', 'c'], **one))
+        cases.append(Case(f'ms_qgemm_u8{tbn}_transb_per_column_alpha', 'QGemm',
+                          [('a', q(np.uint8, 7, 12)), ('as', sc(0.02)), ('az', np.array(128, np.uint8)),
+                           ('b', q(tb, 6, 12)), ('bs', rng.uniform(0.005, 0.03, size=6).astype(np.float32)),
+                           ('bz', bz_col), ('c', ints(7, 6, lo=-500, hi=500, dtype=np.int32)), ('ys', sc(0.3)),
+                           ('yz', np.array(90, np.uint8))], consts=['b', 'bs', 'bz'], transB=1, alpha=0.75, **one))
+        cases.append(Case(f'ms_qgemm_u8{tbn}_transa_no_c', 'QGemm',
+                          [('a', q(np.uint8, 12, 4)), ('as', sc(0.02)), ('az', np.array(100, np.uint8)),
+                           ('b', q(tb, 12, 33)), ('bs', sc(0.011)), ('bz', np.array(0 if tb == np.int8 else 128, tb)),
+                           ('c', None), ('ys', sc(0.4)), ('yz', np.array(128, np.uint8))], consts=['b', 'bs', 'bz'],
+                          transA=1, **one))
+    # DynamicQuantizeMatMul: A (float), B, b_scale, b_zero_point, bias.
+    for tb, tbn in ((np.int8, 's8'), (np.uint8, 'u8')):
+        zero = 0 if tb == np.int8 else 128
+        cases.append(Case(f'ms_dynamicquantizematmul_{tbn}', 'DynamicQuantizeMatMul',
+                          [('a', f32(3, 5, 24)), ('b', q(tb, 24, 10)), ('bs', sc([0.013])),
+                           ('bz', np.array([zero], tb))], consts=['b', 'bs', 'bz'], **one))
+        cases.append(Case(f'ms_dynamicquantizematmul_{tbn}_per_column_bias', 'DynamicQuantizeMatMul',
+                          [('a', f32(7, 40, lo=-3.0, hi=1.0)), ('b', q(tb, 40, 33)),
+                           ('bs', rng.uniform(0.004, 0.02, size=33).astype(np.float32)),
+                           ('bz', np.array(rng.integers(zero - 5, zero + 5, size=33), tb)), ('bias', f32(33))],
+                          consts=['b', 'bs', 'bz', 'bias'], **one))
+        cases.append(Case(f'ms_dynamicquantizematmul_{tbn}_inputs', 'DynamicQuantizeMatMul',
+                          [('a', f32(2, 16)), ('b', q(tb, 16, 8)), ('bs', sc([0.02])), ('bz', None),
+                           ('bias', f32(8))], **one))
+    # MatMulIntegerToFloat: A, B, a_scale, b_scale, a_zero_point, b_zero_point, bias.
+    for tb, tbn in ((np.int8, 's8'), (np.uint8, 'u8')):
+        zero = 0 if tb == np.int8 else 128
+        cases.append(Case(f'ms_matmulintegertofloat_u8{tbn}', 'MatMulIntegerToFloat',
+                          [('a', q(np.uint8, 2, 6, 20)), ('b', q(tb, 20, 9)), ('as', sc(0.025)), ('bs', sc(0.012)),
+                           ('az', np.array(119, np.uint8)), ('bz', np.array(zero, tb)), ('bias', f32(9))],
+                          consts=['b', 'bs', 'bz', 'bias'], **one))
+        cases.append(Case(f'ms_matmulintegertofloat_u8{tbn}_per_column', 'MatMulIntegerToFloat',
+                          [('a', q(np.uint8, 5, 37)), ('b', q(tb, 37, 21)), ('as', sc(0.03)),
+                           ('bs', rng.uniform(0.004, 0.02, size=21).astype(np.float32)), ('az', np.array(128, np.uint8)),
+                           ('bz', np.array(rng.integers(zero - 4, zero + 4, size=21), tb))],
+                          consts=['b', 'bs', 'bz'], **one))
+    cases.append(Case('ms_gelu', 'Gelu', [('x', f32(3, 4, 17, lo=-5.0, hi=5.0))], **one))
+    # QLinearAdd with A one value (ONNX Runtime swaps the operands) and with B one value per channel plane.
+    for t, tn in ((np.uint8, 'u8'), (np.int8, 'i8')):
+        def zq(u, i):
+            return np.array(u if t == np.uint8 else i, t)
+        cases.append(Case(f'ms_qlinearadd_{tn}_scalar_a', 'QLinearAdd',
+                          [('a', q(t, 1)), ('as', sc(0.3)), ('az', zq(101, 7)), ('b', q(t, 5, 40)), ('bs', sc(0.021)),
+                           ('bz', zq(135, -4)), ('cs', sc(0.057)), ('cz', zq(128, 0))], **one))
+        cases.append(Case(f'ms_qlinearadd_{tn}_per_channel', 'QLinearAdd',
+                          [('a', q(t, 2, 6, 5, 9)), ('as', sc(0.019)), ('az', zq(126, 2)), ('b', q(t, 1, 6, 1, 1)),
+                           ('bs', sc(0.044)), ('bz', zq(130, -1)), ('cs', sc(0.033)), ('cz', zq(122, 5))],
+                          consts=['b', 'as', 'az', 'bs', 'bz', 'cs', 'cz'], **one))
+    cases.append(Case('ms_qgemm_u8s8_c_per_row', 'QGemm',
+                      [('a', q(np.uint8, 6, 10)), ('as', sc(0.025)), ('az', np.array(120, np.uint8)),
+                       ('b', q(np.int8, 10, 13)), ('bs', sc(0.013)), ('bz', np.array(0, np.int8)),
+                       ('c', ints(6, 1, lo=-700, hi=700, dtype=np.int32)), ('ys', sc(0.17)),
+                       ('yz', np.array(128, np.uint8))], consts=['b', 'bs', 'bz'], **one))
+    return cases
+
+
 def all_cases():
     return (unary_cases() + binary_cases() + reduce_cases() + tensor_cases() + nn_cases() + more_cases() +
-            function_cases() + contrib_cases() + nbits_cases() + qoperator_cases() + dqlstm_cases())
+            function_cases() + contrib_cases() + nbits_cases() + qoperator_cases() + dqlstm_cases() +
+            qcontrib_cases())
 
 
 def json_value(v):

@@ -12,14 +12,20 @@
 // Zero points are optional (0 of the data's type); scales are float32. The
 // element-wise ops compute in float32 exactly as the unfused
 // DequantizeLinear, float op, QuantizeLinear sequence does (round half to
-// even, saturation), so they give the same bits. QLinearAdd accepts a
+// even, saturation), so they give the same bits; except a QLinearAdd of the
+// model, which computes ONNX Runtime's arithmetic (QuantRow::ratio: the
+// scales' ratios and fused multiply-adds, ONNX Runtime's bits), unless it
+// carries the spindle attribute spindle_unfused = 1, as the QLinearAdd
+// QDQFusion writes does. QGemm's C broadcasts to M x N. QLinearAdd accepts a
 // spindle attribute `activation` = "Relu" (the QDQFusion pass folds a Relu
 // before the output quantization into it: the output is then clamped below
 // at C_zero_point, which is what quantizing the Relu's output gives).
 // Blocks of elements, planes or output rows split across the pool by shape.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/nn_util.h"
@@ -63,6 +69,47 @@ int index_of(Q v) {
 
 enum class BinOp { kAdd, kMul };
 
+// QLinearAdd in ONNX Runtime's arithmetic (QuantRow::ratio): rows along the
+// output's last dimension of more than one value; an input broadcast along
+// it is one value for the row (with A that one, the operands swap, as ONNX
+// Runtime's kernel swaps them). q carries the scales, zero points and range.
+template <class Q>
+void ratio_add(KernelContext& ctx, const Tensor& A, const Tensor& B, const Shape& out_shape, QuantRow q, Q* y) {
+  static const auto row_fn = SPINDLE_ISA_SELECT(qlinear_binary_row);
+  Shape shape = out_shape;
+  while (shape.size() > 1 && shape.back() == 1) shape.pop_back();
+  const Shape as = broadcast_strides(A.shape(), shape), bs = broadcast_strides(B.shape(), shape);
+  const int64_t rank = static_cast<int64_t>(shape.size()), total = shape_numel(shape);
+  const int64_t inner = rank == 0 ? 1 : shape.back(), rows = inner > 0 ? total / inner : 0;
+  const bool a_one = rank == 0 || as.back() == 0, b_one = !a_one && (rank == 0 || bs.back() == 0);
+  const Q* a = A.data<Q>();
+  const Q* b = B.data<Q>();
+  if (a_one) {
+    std::swap(q.a_scale, q.b_scale);
+    std::swap(q.a_zero, q.b_zero);
+  }
+  q.ratio = true;
+  q.b_scalar = a_one || b_one;
+  q.n = inner;
+  const int64_t grain = std::max<int64_t>(1, grain_for_cost(ops_cost(4.0)) / std::max<int64_t>(inner, 1));
+  parallel_for(ctx.pool(), 0, rows, grain, [&](int64_t r0, int64_t r1) {
+    QuantRow row = q;
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t ao = 0, bo = 0, rem = r;
+      for (int64_t d = rank - 2; d >= 0; --d) {
+        const int64_t idx = rem % shape[static_cast<size_t>(d)];
+        rem /= shape[static_cast<size_t>(d)];
+        ao += idx * as[static_cast<size_t>(d)];
+        bo += idx * bs[static_cast<size_t>(d)];
+      }
+      row.a = a_one ? b + bo : a + ao;
+      row.b = a_one ? a + ao : b + bo;
+      row.y = y + r * inner;
+      row_fn(row);
+    }
+  });
+}
+
 class QLinearBinaryKernel final : public OpKernel {
  public:
   QLinearBinaryKernel(const NodeInfo& node, BinOp op) : op_(op) {
@@ -70,6 +117,7 @@ class QLinearBinaryKernel final : public OpKernel {
     if (!act.empty() && (act != "Relu" || op != BinOp::kAdd))
       fail_unsupported(node, fmt::format("attribute activation is '{}', expected Relu (QLinearAdd) or none", act));
     relu_ = act == "Relu";
+    ratio_ = op == BinOp::kAdd && node.attrs.get_int("spindle_unfused", 0) == 0;
   }
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
@@ -103,6 +151,15 @@ class QLinearBinaryKernel final : public OpKernel {
       };
       const int64_t total = shape_numel(out_shape);
       const int64_t grain = grain_for_cost(ops_cost(4.0));  // an element: dequantize, op, requantize
+      if (ratio_) {
+        QuantRow q;
+        q.sign = std::is_same_v<Q, int8_t>;
+        q.a_scale = sa, q.a_zero = static_cast<float>(za), q.b_scale = sb, q.b_zero = static_cast<float>(zb);
+        q.y_scale = sc, q.y_zero = static_cast<float>(zc);
+        q.lo = static_cast<float>(floor), q.hi = static_cast<float>(std::numeric_limits<Q>::max());
+        if (total > 0) ratio_add<Q>(ctx, A, B, out_shape, q, y);
+        return;
+      }
       if (A.shape() == B.shape() && std::isfinite(sc) && sc != 0.0f) {
         // The same float operations in a loop the compiler vectorizes: the
         // quotient is rounded half to even by adding and subtracting 1.5 *
@@ -165,6 +222,7 @@ class QLinearBinaryKernel final : public OpKernel {
  private:
   BinOp op_;
   bool relu_ = false;
+  bool ratio_ = false;  // a QLinearAdd of the model: ONNX Runtime's arithmetic (ratio_add)
 };
 
 // ---------------------------------------------------------------- unary (tables)
@@ -327,12 +385,25 @@ class QGemmKernel final : public OpKernel {
         zb[static_cast<size_t>(j)] = B.dtype() == DataType::kUInt8 ? z.data<uint8_t>()[at] : z.data<int8_t>()[at];
       }
     }
+    // C (int32, A * B's scale): per column in `bias`, or, when it differs
+    // between rows ([M, 1] or [M, N]), broadcast to M x N in `bias`.
     std::vector<int32_t> bias(static_cast<size_t>(N), 0);
+    bool bias_rows = false;
     if (ctx.has_input(6)) {
       const Tensor& c = ctx.input(6);
-      if (c.dtype() != DataType::kInt32 || (c.numel() != 1 && c.numel() != N))
-        fail(node, fmt::format("input C is {}, expected int32 with one value or {} (one per column)", c.describe(), N));
-      for (int64_t j = 0; j < N; ++j) bias[static_cast<size_t>(j)] = c.data<int32_t>()[c.numel() == 1 ? 0 : j];
+      const Shape mn{M, N};
+      bool fits = c.rank() <= 2;
+      for (int64_t d = 1; fits && d <= c.rank(); ++d)
+        fits = c.dim(-d) == 1 || c.dim(-d) == mn[static_cast<size_t>(2 - d)];
+      if (c.dtype() != DataType::kInt32 || !fits)
+        fail(node, fmt::format("input C is {}, expected int32 that broadcasts to {} (one value, one per column, one "
+                               "per row or one per output)", c.describe(), shape_to_string(mn)));
+      const Shape st = broadcast_strides(c.shape(), mn);
+      bias_rows = M > 1 && st[0] != 0;
+      if (bias_rows) bias.resize(static_cast<size_t>(M * N));
+      const int32_t* cv = c.data<int32_t>();
+      for (int64_t i = 0; i < (bias_rows ? M : 1); ++i)
+        for (int64_t j = 0; j < N; ++j) bias[static_cast<size_t>(i * N + j)] = cv[i * st[0] + j * st[1]];
     }
     const bool quantized = ctx.has_input(7);
     float sy = 1.0f;
@@ -397,7 +468,7 @@ class QGemmKernel final : public OpKernel {
         args.per_column_b_zero_points = true;
         args.col_begin = c0;
         args.col_end = c1;
-        if (quantized) {
+        if (quantized && !bias_rows) {
           args.requant = &rq;
           args.yq = static_cast<uint8_t*>(Y.raw_mutable_data()) + r0 * N + c0;
           args.ldyq = N;
@@ -408,13 +479,25 @@ class QGemmKernel final : public OpKernel {
         args.c = acc;
         args.ldc = cols;
         qgemm(args);
-        for (int64_t i = 0; i < rows; ++i)
-          for (int64_t j = 0; j < cols; ++j) {
-            const int64_t col = c0 + j;
-            const double v = (static_cast<double>(acc[i * cols + j]) + bias[static_cast<size_t>(col)]) *
-                             static_cast<double>(scale[static_cast<size_t>(col)]);
-            Y.mutable_data<float>()[(r0 + i) * N + col] = static_cast<float>(v);
+        for (int64_t i = 0; i < rows; ++i) {
+          const int32_t* brow = bias.data() + (bias_rows ? (r0 + i) * N : 0) + c0;
+          if (quantized) {  // C per row: the epilogue's arithmetic, a row at a time
+            static const auto requant_fn = SPINDLE_ISA_SELECT(requant_row);
+            RequantRow row = rq;
+            row.acc = acc + i * cols;
+            row.n = cols;
+            row.bias = brow;
+            row.scale = scale.data() + c0;
+            row.y = static_cast<uint8_t*>(Y.raw_mutable_data()) + (r0 + i) * N + c0;
+            requant_fn(row);
+            continue;
           }
+          for (int64_t j = 0; j < cols; ++j) {
+            const double v = (static_cast<double>(acc[i * cols + j]) + brow[j]) *
+                             static_cast<double>(scale[static_cast<size_t>(c0 + j)]);
+            Y.mutable_data<float>()[(r0 + i) * N + c0 + j] = static_cast<float>(v);
+          }
+        }
       }
     });
   }

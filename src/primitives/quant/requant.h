@@ -41,6 +41,10 @@ struct QuantRow {
   float a_scale = 1, a_zero = 0, b_scale = 1, b_zero = 0, y_scale = 1, y_zero = 0;
   float lo = 0, hi = 255;   // output range (binary, quantize); lo raised for a fused Relu
   bool multiply = false;    // binary: a * b (else a + b)
+  // binary add in ONNX Runtime's QLinearAdd arithmetic (qlinear_binary_row,
+  // binary_ratio in requant.isa.cpp); b_scalar: b is one value for every a.
+  bool ratio = false;
+  bool b_scalar = false;
   // gate: y = Q(gate * DQ(a)), gate[i] per value when gate_per_value, else gate[0].
   const float* gate = nullptr;
   bool gate_per_value = false;

@@ -413,10 +413,38 @@ void gate16(const ::spindle::kernels::QuantRow& p) {
 #pragma GCC diagnostic pop
 #endif
 
+// ONNX Runtime's QLinearAdd arithmetic (its x86 kernel): the ratios
+// ra = sa / sy and rb = sb / sy and one constant k = zy - (ra za + rb zb)
+// (each product and sum rounded), then y = fma(a, ra, fma(b, rb, k)) rounded
+// half to even and saturated; with one b for every a, k + b rb first (two
+// roundings), then fma(a, ra, that). A NaN saturates low, as its conversion
+// does. Checked against ONNX Runtime by the opsets cases ms_qlinearadd_*.
+template <class Q>
+__attribute__((optimize("fp-contract=off"))) void binary_ratio(const ::spindle::kernels::QuantRow& p) {
+  const Q* __restrict a = static_cast<const Q*>(p.a);
+  const Q* __restrict b = static_cast<const Q*>(p.b);
+  Q* __restrict y = static_cast<Q*>(p.y);
+  const float ra = p.a_scale / p.y_scale, rb = p.b_scale / p.y_scale;
+  const float k = p.y_zero - (ra * p.a_zero + rb * p.b_zero);
+  const float lo = p.lo, hi = p.hi;
+  auto store = [&](int64_t i, float t) {
+    const float r = std::nearbyint(t);
+    y[i] = static_cast<Q>(static_cast<int32_t>(r >= lo ? (r <= hi ? r : hi) : lo));
+  };
+  if (p.b_scalar) {
+    const float k1 = k + static_cast<float>(b[0]) * rb;
+    for (int64_t i = 0; i < p.n; ++i) store(i, std::fma(static_cast<float>(a[i]), ra, k1));
+    return;
+  }
+  for (int64_t i = 0; i < p.n; ++i)
+    store(i, std::fma(static_cast<float>(a[i]), ra, std::fma(static_cast<float>(b[i]), rb, k)));
+}
+
 // No fused multiply-add: DequantizeLinear's product and the Add round
 // separately (an FMA would round once, other bits than the unfused ops).
 template <class Q>
 __attribute__((optimize("fp-contract=off"))) void binary(const ::spindle::kernels::QuantRow& p) {
+  if (p.ratio) return binary_ratio<Q>(p);
 #if defined(__AVX512F__)
   if (p.n >= 16) return binary16<Q>(p);
 #endif
