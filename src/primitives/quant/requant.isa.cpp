@@ -426,18 +426,27 @@ __attribute__((optimize("fp-contract=off"))) void binary_ratio(const ::spindle::
   Q* __restrict y = static_cast<Q*>(p.y);
   const float ra = p.a_scale / p.y_scale, rb = p.b_scale / p.y_scale;
   const float k = p.y_zero - (ra * p.a_zero + rb * p.b_zero);
+  const float k1 = p.b_scalar ? k + static_cast<float>(b[0]) * rb : k;
   const float lo = p.lo, hi = p.hi;
-  auto store = [&](int64_t i, float t) {
-    const float r = std::nearbyint(t);
-    y[i] = static_cast<Q>(static_cast<int32_t>(r >= lo ? (r <= hi ? r : hi) : lo));
-  };
-  if (p.b_scalar) {
-    const float k1 = k + static_cast<float>(b[0]) * rb;
-    for (int64_t i = 0; i < p.n; ++i) store(i, std::fma(static_cast<float>(a[i]), ra, k1));
-    return;
+  int64_t i = 0;
+#if defined(__AVX512F__)
+  const __m512 vra = _mm512_set1_ps(ra), vrb = _mm512_set1_ps(rb), vk = _mm512_set1_ps(k1);
+  const __m512i vlo = _mm512_set1_epi32(static_cast<int32_t>(lo)), vhi = _mm512_set1_epi32(static_cast<int32_t>(hi));
+  for (; i < p.n; i += 16) {
+    const __mmask16 m = mask16(p.n - i);
+    const __m512 t = p.b_scalar ? vk : _mm512_fmadd_ps(load16(b + i, m), vrb, vk);
+    // Rounded half to even; NaN and values past int32 convert to INT32_MIN,
+    // which saturates low.
+    const __m512i r = _mm512_cvtps_epi32(_mm512_fmadd_ps(load16(a + i, m), vra, t));
+    _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(r, vlo), vhi)));
   }
-  for (int64_t i = 0; i < p.n; ++i)
-    store(i, std::fma(static_cast<float>(a[i]), ra, std::fma(static_cast<float>(b[i]), rb, k)));
+#endif
+  for (; i < p.n; ++i) {
+    const float t = std::fma(static_cast<float>(a[i]), ra, p.b_scalar ? k1 : std::fma(static_cast<float>(b[i]), rb, k));
+    const float r = std::nearbyint(t);
+    const bool in_int32 = r >= -2147483648.0f && r < 2147483648.0f;  // else INT32_MIN, as the conversion gives
+    y[i] = static_cast<Q>(static_cast<int32_t>(in_int32 && r >= lo ? (r <= hi ? r : hi) : lo));
+  }
 }
 
 // No fused multiply-add: DequantizeLinear's product and the Add round
