@@ -97,8 +97,7 @@ const std::vector<FusedForm>& fused_forms() {
     matmul.push_back({"fused_op", AttrType::kString, false});
     f.push_back({"", "MatMul", 4, matmul});
     f.push_back({"", "QLinearConv", 0, {{"activation", AttrType::kString, false}}});
-    f.push_back({"com.microsoft", "QLinearAdd", 0,
-                 {{"activation", AttrType::kString, false}, {"spindle_unfused", AttrType::kInt, false}}});
+    f.push_back({"com.microsoft", "QLinearAdd", 0, {{"activation", AttrType::kString, false}}});
     return f;
   }();
   return forms;

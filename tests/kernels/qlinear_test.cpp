@@ -234,10 +234,9 @@ namespace spindle {
 namespace {
 
 // com.microsoft element-wise quantized ops against DequantizeLinear, the
-// float op and QuantizeLinear run one after the other: the same bits (for
-// QLinearAdd, the form QDQFusion writes, spindle_unfused; a model's own
-// QLinearAdd computes ONNX Runtime's arithmetic, checked against it by the
-// opsets cases ms_qlinearadd_*).
+// float op and QuantizeLinear run one after the other: the same bits
+// (QLinearAdd computes ONNX Runtime's arithmetic instead:
+// QLinearAddIsOnnxRuntimesArithmetic below).
 std::vector<uint8_t> composed(const std::string& op, const std::vector<Tensor>& xs, const std::vector<float>& scales,
                               const std::vector<uint8_t>& zps, float ys, uint8_t yz, Attributes attrs = {}) {
   std::vector<Tensor> floats;
@@ -251,7 +250,7 @@ std::vector<uint8_t> composed(const std::string& op, const std::vector<Tensor>& 
       .to_vector<uint8_t>();
 }
 
-TEST(QLinearContrib, AddMulSigmoidLeakyReluMatchTheComposedOps) {
+TEST(QLinearContrib, MulSigmoidLeakyReluMatchTheComposedOps) {
   const Tensor a = Tensor::from_vector<uint8_t>({2, 3, 4}, random_ints<uint8_t>(24, 21, 0, 255));
   const Tensor b = Tensor::from_vector<uint8_t>({2, 3, 4}, random_ints<uint8_t>(24, 22, 0, 255));
   const Tensor row = Tensor::from_vector<uint8_t>({3, 1}, random_ints<uint8_t>(3, 23, 0, 255));
@@ -260,10 +259,9 @@ TEST(QLinearContrib, AddMulSigmoidLeakyReluMatchTheComposedOps) {
   kernels::NodeInfo node;
   node.domain = "com.microsoft";
   node.opset = 1;
-  for (const char* op : {"QLinearAdd", "QLinearMul"}) {
+  for (const char* op : {"QLinearMul"}) {
     node.op_type = op;
     node.num_inputs = 8;
-    if (node.op_type == "QLinearAdd") node.attrs.set("spindle_unfused", int64_t{1});
     for (const Tensor& other : {b, row}) {
       const auto got = run_kernel_once(node, {a, f(0.03f), u(120), other, f(0.02f), u(131), f(0.05f), u(100)});
       const auto want = composed(std::string(op).substr(7), {a, other}, {0.03f, 0.02f}, {120, 131}, 0.05f, 100);
@@ -272,7 +270,6 @@ TEST(QLinearContrib, AddMulSigmoidLeakyReluMatchTheComposedOps) {
   }
   node.op_type = "QLinearSigmoid";
   node.num_inputs = 5;
-  node.attrs = Attributes();
   EXPECT_EQ(run_kernel_once(node, {a, f(0.05f), u(128), f(1.0f / 256), u(0)})[0].to_vector<uint8_t>(),
             composed("Sigmoid", {a}, {0.05f}, {128}, 1.0f / 256, 0));
   node.op_type = "QLinearLeakyRelu";
@@ -281,6 +278,59 @@ TEST(QLinearContrib, AddMulSigmoidLeakyReluMatchTheComposedOps) {
   alpha.set("alpha", 0.1f);
   EXPECT_EQ(run_kernel_once(node, {a, f(0.05f), u(128), f(0.04f), u(30)})[0].to_vector<uint8_t>(),
             composed("LeakyRelu", {a}, {0.05f}, {128}, 0.04f, 30, alpha));
+}
+
+// ONNX Runtime's QLinearAdd on x86 written out for one value: the scales'
+// ratios, k = zc - fma(ra, za, rb zb), then fma(a, ra, fma(b, rb, k)) rounded
+// half to even and saturated.
+uint8_t onnx_runtime_add(uint8_t a, float sa, int za, uint8_t b, float sb, int zb, float sc, int zc) {
+  const float ra = sa / sc, rb = sb / sc;
+  const float k = static_cast<float>(zc) - std::fma(ra, static_cast<float>(za), rb * static_cast<float>(zb));
+  const float r = std::nearbyint(std::fma(static_cast<float>(a), ra, std::fma(static_cast<float>(b), rb, k)));
+  return static_cast<uint8_t>(std::clamp(r, 0.0f, 255.0f));
+}
+
+// QLinearAdd gives ONNX Runtime's bits: operands of one shape, B one value
+// per row (broadcast along the last axis), A one value (the operands
+// swapped, as ONNX Runtime swaps them). Scales in the ratio 1 : 1 : 2 make
+// half the sums ties, some of which the unfused float ops round the other
+// way: the test tells the two apart.
+TEST(QLinearContrib, QLinearAddIsOnnxRuntimesArithmetic) {
+  const Tensor a = Tensor::from_vector<uint8_t>({2, 3, 40}, random_ints<uint8_t>(240, 31, 0, 255));
+  const Tensor b = Tensor::from_vector<uint8_t>({2, 3, 40}, random_ints<uint8_t>(240, 32, 0, 255));
+  const Tensor row = Tensor::from_vector<uint8_t>({3, 1}, random_ints<uint8_t>(3, 33, 0, 255));
+  const Tensor one = Tensor::from_vector<uint8_t>({1}, {77});
+  auto f = [](float v) { return Tensor::from_vector<float>({}, {v}); };
+  auto u = [](uint8_t v) { return Tensor::from_vector<uint8_t>({}, {v}); };
+  kernels::NodeInfo node;
+  node.domain = "com.microsoft";
+  node.opset = 1;
+  node.op_type = "QLinearAdd";
+  node.num_inputs = 8;
+  const float sa = 0.03f, sb = 0.03f, sc = 0.06f;
+  const int za = 119, zb = 128, zc = 131;
+  size_t differ_from_unfused = 0;
+  for (const auto& [x, y] : std::vector<std::pair<Tensor, Tensor>>{{a, b}, {a, row}, {one, b}}) {
+    const auto got = run_kernel_once(node, {x, f(sa), u(za), y, f(sb), u(zb), f(sc), u(zc)})[0].to_vector<uint8_t>();
+    const Shape out = x.numel() == 1 ? y.shape() : x.shape();
+    ASSERT_EQ(got.size(), static_cast<size_t>(shape_numel(out)));
+    const std::vector<uint8_t> xv = x.to_vector<uint8_t>(), yv = y.to_vector<uint8_t>();
+    for (size_t i = 0; i < got.size(); ++i) {
+      const uint8_t xi = xv[x.numel() == 1 ? 0 : i];
+      const uint8_t yi = yv[y.numel() == 3 ? (i / 40) % 3 : y.numel() == 1 ? 0 : i];
+      // A one value: ONNX Runtime runs B as the row, A as the one value.
+      const uint8_t want = x.numel() == 1 ? onnx_runtime_add(yi, sb, zb, xi, sa, za, sc, zc)
+                                          : onnx_runtime_add(xi, sa, za, yi, sb, zb, sc, zc);
+      EXPECT_EQ(got[i], want) << "element " << i << " of " << shape_to_string(out);
+    }
+    const auto unfused = composed("Add", {x, y}, {sa, sb}, {static_cast<uint8_t>(za), static_cast<uint8_t>(zb)}, sc,
+                                  static_cast<uint8_t>(zc));
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_LE(std::abs(static_cast<int>(got[i]) - static_cast<int>(unfused[i])), 1) << "element " << i;
+      differ_from_unfused += got[i] != unfused[i];
+    }
+  }
+  EXPECT_GT(differ_from_unfused, 0u) << "no tie rounded differently: the test does not tell the arithmetics apart";
 }
 
 // com.microsoft QGemm (transB) on A 2x3 uint8 (zp 10, scale 0.5), B^T 2x3

@@ -392,9 +392,6 @@ bool fuse_add(Graph& g, size_t i, std::vector<bool>& dead) {
   f.domain = "com.microsoft";
   f.opset = 1;
   if (relu) f.attrs.set("activation", std::string("Relu"));
-  // The unfused DequantizeLinear, Add, QuantizeLinear arithmetic (not ONNX
-  // Runtime's QLinearAdd's): the same bits as the nodes it replaces.
-  f.attrs.set("spindle_unfused", int64_t{1});
   f.inputs = {a.data, a.scale, a.zp, b.data, b.scale, b.zp, y.scale, y.zp};
   replace_unit(g, i, std::move(f), qi, relu_index, dead);
   return true;

@@ -606,7 +606,6 @@ class NhwcLayout {
           conv.inputs.push_back(k);
         conv.attrs.set("add_conv_operand", int64_t{operand});
         if (!act.empty()) conv.attrs.set("add_activation", act);
-        if (add.attrs.get_int("spindle_unfused", 0) != 0) conv.attrs.set("add_unfused", int64_t{1});
         conv.outputs[0] = add.outputs[0];
         dead[i] = true;
         g_.invalidate_uses();

@@ -12,11 +12,12 @@
 // Zero points are optional (0 of the data's type); scales are float32. The
 // element-wise ops compute in float32 exactly as the unfused
 // DequantizeLinear, float op, QuantizeLinear sequence does (round half to
-// even, saturation), so they give the same bits; except a QLinearAdd of the
-// model, which computes ONNX Runtime's arithmetic (QuantRow::ratio: the
-// scales' ratios and fused multiply-adds, ONNX Runtime's bits), unless it
-// carries the spindle attribute spindle_unfused = 1, as the QLinearAdd
-// QDQFusion writes does. QGemm's C broadcasts to M x N. QLinearAdd accepts a
+// even, saturation), so they give the same bits; except QLinearAdd, which
+// computes ONNX Runtime's QLinearAdd arithmetic (qlinear_binary_row: the
+// scales' ratios and fused multiply-adds; ONNX Runtime's bits, which can be
+// one step from the unfused ops' where a sum sits at a rounding tie), as
+// ONNX Runtime does for the QLinearAdd its QDQ fusion writes. QGemm's C
+// broadcasts to M x N. QLinearAdd accepts a
 // spindle attribute `activation` = "Relu" (the QDQFusion pass folds a Relu
 // before the output quantization into it: the output is then clamped below
 // at C_zero_point, which is what quantizing the Relu's output gives).
@@ -69,7 +70,7 @@ int index_of(Q v) {
 
 enum class BinOp { kAdd, kMul };
 
-// QLinearAdd in ONNX Runtime's arithmetic (QuantRow::ratio): rows along the
+// QLinearAdd in ONNX Runtime's arithmetic (qlinear_binary_row): rows along the
 // output's last dimension of more than one value; an input broadcast along
 // it is one value for the row (with A that one, the operands swap, as ONNX
 // Runtime's kernel swaps them). q carries the scales, zero points and range.
@@ -88,7 +89,6 @@ void ratio_add(KernelContext& ctx, const Tensor& A, const Tensor& B, const Shape
     std::swap(q.a_scale, q.b_scale);
     std::swap(q.a_zero, q.b_zero);
   }
-  q.ratio = true;
   q.b_scalar = a_one || b_one;
   q.n = inner;
   const int64_t grain = std::max<int64_t>(1, grain_for_cost(ops_cost(4.0)) / std::max<int64_t>(inner, 1));
@@ -117,7 +117,6 @@ class QLinearBinaryKernel final : public OpKernel {
     if (!act.empty() && (act != "Relu" || op != BinOp::kAdd))
       fail_unsupported(node, fmt::format("attribute activation is '{}', expected Relu (QLinearAdd) or none", act));
     relu_ = act == "Relu";
-    ratio_ = op == BinOp::kAdd && node.attrs.get_int("spindle_unfused", 0) == 0;
   }
   void compute(KernelContext& ctx) const override {
     const NodeInfo& node = ctx.node();
@@ -145,13 +144,12 @@ class QLinearBinaryKernel final : public OpKernel {
       const Q floor = relu_ ? static_cast<Q>(std::max<int32_t>(zc, std::numeric_limits<Q>::min())) : std::numeric_limits<Q>::min();
       auto one = [&](Q av, Q bv) {
         const float fa = ta[static_cast<size_t>(index_of(av))], fb = tb[static_cast<size_t>(index_of(bv))];
-        const float v = op_ == BinOp::kAdd ? fa + fb : fa * fb;
-        const Q q = quantize_value<Q>(v, sc, zc);
+        const Q q = quantize_value<Q>(fa * fb, sc, zc);  // QLinearMul (QLinearAdd: ratio_add)
         return q < floor ? floor : q;
       };
       const int64_t total = shape_numel(out_shape);
       const int64_t grain = grain_for_cost(ops_cost(4.0));  // an element: dequantize, op, requantize
-      if (ratio_) {
+      if (op_ == BinOp::kAdd) {
         QuantRow q;
         q.sign = std::is_same_v<Q, int8_t>;
         q.a_scale = sa, q.a_zero = static_cast<float>(za), q.b_scale = sb, q.b_zero = static_cast<float>(zb);
@@ -167,7 +165,6 @@ class QLinearBinaryKernel final : public OpKernel {
         // saturates the same way).
         const float lo = static_cast<float>(floor), hi = static_cast<float>(std::numeric_limits<Q>::max());
         const float fza = static_cast<float>(za), fzb = static_cast<float>(zb), fzc = static_cast<float>(zc);
-        const bool add = op_ == BinOp::kAdd;
         static const auto row_fn = SPINDLE_ISA_SELECT(qlinear_binary_row);
         parallel_for(ctx.pool(), 0, total, grain, [&](int64_t i0, int64_t i1) {
           QuantRow q;
@@ -184,7 +181,7 @@ class QLinearBinaryKernel final : public OpKernel {
           q.y_zero = fzc;
           q.lo = lo;
           q.hi = hi;
-          q.multiply = !add;
+          q.multiply = true;
           row_fn(q);
         });
         return;
@@ -222,7 +219,6 @@ class QLinearBinaryKernel final : public OpKernel {
  private:
   BinOp op_;
   bool relu_ = false;
-  bool ratio_ = false;  // a QLinearAdd of the model: ONNX Runtime's arithmetic (ratio_add)
 };
 
 // ---------------------------------------------------------------- unary (tables)

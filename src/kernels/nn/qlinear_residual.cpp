@@ -24,7 +24,6 @@ std::optional<QResidualAdd> QResidualAdd::of(const NodeInfo& node) {
   if (!act.empty() && act != "Relu")
     fail_unsupported(node, fmt::format("attribute add_activation is '{}', expected Relu or none", act));
   a.relu_ = act == "Relu";
-  a.unfused_ = node.attrs.get_int("add_unfused", 0) != 0;
   return a;
 }
 
@@ -49,7 +48,6 @@ std::optional<QuantRow> QResidualAdd::row(KernelContext& ctx, const Shape& out_s
   const int32_t lo = sign ? std::numeric_limits<int8_t>::min() : 0;
   q.lo = static_cast<float>(relu_ ? std::max(zy, lo) : lo);
   q.hi = sign ? 127.0f : 255.0f;
-  q.ratio = !unfused_;
   return q;
 }
 
@@ -75,7 +73,6 @@ Tensor QResidualAdd::unfused(KernelContext& ctx, const Tensor& conv_out) const {
   add.domain = "com.microsoft";
   add.opset = 1;
   if (relu_) add.attrs.set("activation", std::string("Relu"));
-  if (unfused_) add.attrs.set("spindle_unfused", int64_t{1});
   add.num_inputs = 8;
   const auto at = [&](int i) { return ctx.has_input(i) ? ctx.input(i) : Tensor(); };
   std::vector<Tensor> in = conv_is_a_ ? std::vector<Tensor>{conv_out, at(10), at(11), at(9), at(12), at(13), at(14), at(15)}

@@ -6,8 +6,7 @@
 //   and zero point as the Add reads it, 12 / 13 R's, 14 / 15 the Add's
 //   output scale and zero point,
 // and the attributes add_conv_operand (0: the convolution was the Add's A,
-// 1: its B), add_activation ("Relu" or absent, the Add's fused Relu) and
-// add_unfused (1: the Add was spindle_unfused, written by QDQFusion). Its
+// 1: its B) and add_activation ("Relu" or absent, the Add's fused Relu). Its
 // output is the Add's. The convolution's own 8-bit values (requantized with
 // inputs 6 / 7) are computed as before, block by block into scratch, and
 // each block goes through the Add's row (qlinear_binary_row, the operands in
@@ -43,7 +42,6 @@ class QResidualAdd {
  private:
   bool conv_is_a_ = true;
   bool relu_ = false;
-  bool unfused_ = false;  // add_unfused: the unfused ops' arithmetic, else ONNX Runtime's QLinearAdd's
 };
 
 }  // namespace spindle::kernels::nn

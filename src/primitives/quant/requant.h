@@ -31,7 +31,9 @@ struct RequantRow {
 // float op and QuantizeLinear compute it one after the other (the quotient
 // rounded half to even by adding and subtracting 1.5 * 2^23 after a clamp to
 // +-2^22, which saturates the same way; a NaN quotient gives 0, as
-// QuantizeLinear). `sign`: the 8-bit values are int8 (else uint8).
+// QuantizeLinear); except the binary add, which computes ONNX Runtime's
+// QLinearAdd arithmetic (binary_ratio in requant.isa.cpp). `sign`: the 8-bit
+// values are int8 (else uint8).
 struct QuantRow {
   int64_t n = 0;
   bool sign = false;
@@ -41,10 +43,7 @@ struct QuantRow {
   float a_scale = 1, a_zero = 0, b_scale = 1, b_zero = 0, y_scale = 1, y_zero = 0;
   float lo = 0, hi = 255;   // output range (binary, quantize); lo raised for a fused Relu
   bool multiply = false;    // binary: a * b (else a + b)
-  // binary add in ONNX Runtime's QLinearAdd arithmetic (qlinear_binary_row,
-  // binary_ratio in requant.isa.cpp); b_scalar: b is one value for every a.
-  bool ratio = false;
-  bool b_scalar = false;
+  bool b_scalar = false;    // binary add: b is one value for every a
   // gate: y = Q(gate * DQ(a)), gate[i] per value when gate_per_value, else gate[0].
   const float* gate = nullptr;
   bool gate_per_value = false;

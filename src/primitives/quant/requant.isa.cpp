@@ -330,8 +330,8 @@ struct Quantize64 {
 // binary() first 64 values a step (Quantize64: more independent work in
 // flight, one tie test and whole-vector loads and stores), then the rest 16
 // at a time, masked.
-template <class Q, bool kMultiply>
-void binary16_run(const ::spindle::kernels::QuantRow& p) {
+template <class Q>
+void binary16(const ::spindle::kernels::QuantRow& p) {
   const Q* a = static_cast<const Q*>(p.a);
   const Q* b = static_cast<const Q*>(p.b);
   Q* y = static_cast<Q*>(p.y);
@@ -339,12 +339,8 @@ void binary16_run(const ::spindle::kernels::QuantRow& p) {
   const __m512 za = _mm512_set1_ps(p.a_zero), sa = _mm512_set1_ps(p.a_scale);
   const __m512 zb = _mm512_set1_ps(p.b_zero), sb = _mm512_set1_ps(p.b_scale);
   const Quantize16 quant(p.y_scale, p.y_zero, p.lo, p.hi);
-  // The explicitly rounded add (round to nearest, as the plain one) is not
-  // contracted with x's product into an FMA, which would round once.
   auto op = [&](__m512 fa, __m512 fb, __m512 za_, __m512 zb_) {
-    const __m512 x = _mm512_mul_ps(_mm512_sub_ps(fa, za_), sa);
-    const __m512 w = _mm512_mul_ps(_mm512_sub_ps(fb, zb_), sb);
-    return kMultiply ? _mm512_mul_ps(x, w) : _mm512_add_round_ps(x, w, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm512_mul_ps(_mm512_mul_ps(_mm512_sub_ps(fa, za_), sa), _mm512_mul_ps(_mm512_sub_ps(fb, zb_), sb));
   };
   int64_t i = 0;
   const Quantize64 quant64(quant, p.lo - p.y_zero, p.hi - p.y_zero, p.y_zero);
@@ -379,11 +375,6 @@ void binary16_run(const ::spindle::kernels::QuantRow& p) {
   }
 }
 
-template <class Q>
-void binary16(const ::spindle::kernels::QuantRow& p) {
-  if (p.multiply) binary16_run<Q, true>(p);
-  else binary16_run<Q, false>(p);
-}
 
 template <class Q>
 void gate16(const ::spindle::kernels::QuantRow& p) {
@@ -422,6 +413,8 @@ void gate16(const ::spindle::kernels::QuantRow& p) {
 // does. Checked against ONNX Runtime by the opsets cases ms_qlinearadd_* and
 // on ResNet-18 in its QOperator form (the contraction of k decides 3 of
 // 50176 values of one layer).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // the masked intrinsics' pass-through operands
 template <class Q>
 __attribute__((optimize("fp-contract=off"))) void binary_ratio(const ::spindle::kernels::QuantRow& p) {
   const Q* __restrict a = static_cast<const Q*>(p.a);
@@ -451,31 +444,23 @@ __attribute__((optimize("fp-contract=off"))) void binary_ratio(const ::spindle::
     y[i] = static_cast<Q>(static_cast<int32_t>(in_int32 && r >= lo ? (r <= hi ? r : hi) : lo));
   }
 }
+#pragma GCC diagnostic pop
 
-// No fused multiply-add: DequantizeLinear's product and the Add round
-// separately (an FMA would round once, other bits than the unfused ops).
+// The product: QLinearMul's arithmetic is the unfused ops' (ONNX Runtime's
+// too); the sum: ONNX Runtime's QLinearAdd's (binary_ratio).
 template <class Q>
-__attribute__((optimize("fp-contract=off"))) void binary(const ::spindle::kernels::QuantRow& p) {
-  if (p.ratio) return binary_ratio<Q>(p);
+void binary(const ::spindle::kernels::QuantRow& p) {
+  if (!p.multiply) return binary_ratio<Q>(p);
 #if defined(__AVX512F__)
   if (p.n >= 16) return binary16<Q>(p);
 #endif
   const Q* __restrict a = static_cast<const Q*>(p.a);
   const Q* __restrict b = static_cast<const Q*>(p.b);
   Q* __restrict y = static_cast<Q*>(p.y);
-  const int64_t n = p.n;
   const float sa = p.a_scale, za = p.a_zero, sb = p.b_scale, zb = p.b_zero, sy = p.y_scale, zy = p.y_zero;
-  const float lo = p.lo, hi = p.hi;
-  if (p.multiply) {
-    for (int64_t i = 0; i < n; ++i) {
-      const float v = ((static_cast<float>(a[i]) - za) * sa) * ((static_cast<float>(b[i]) - zb) * sb);
-      y[i] = static_cast<Q>(static_cast<int32_t>(quantize(v / sy, zy, lo, hi)));
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-      const float v = (static_cast<float>(a[i]) - za) * sa + (static_cast<float>(b[i]) - zb) * sb;
-      y[i] = static_cast<Q>(static_cast<int32_t>(quantize(v / sy, zy, lo, hi)));
-    }
+  for (int64_t i = 0; i < p.n; ++i) {
+    const float v = ((static_cast<float>(a[i]) - za) * sa) * ((static_cast<float>(b[i]) - zb) * sb);
+    y[i] = static_cast<Q>(static_cast<int32_t>(quantize(v / sy, zy, p.lo, p.hi)));
   }
 }
 
