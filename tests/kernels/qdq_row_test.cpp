@@ -1,8 +1,11 @@
 // qdq_row_test.cpp — qlinear_binary_row, qlinear_gate_row and quantize_row
 // (primitives/quant/requant.h) at every ISA level this CPU runs, against
-// the unfused QDQ arithmetic written out per element: DequantizeLinear, the
-// float Add / Mul, then QuantizeLinear's float division, round half to even,
-// zero point and saturation (NaN -> 0). Every pair of 8-bit inputs, scales
+// the arithmetic written out per element: for the product and the gate the
+// unfused QDQ ops (DequantizeLinear, the float Mul, then QuantizeLinear's
+// float division, round half to even, zero point and saturation, NaN -> 0),
+// for the sum ONNX Runtime's QLinearAdd (the scales' ratios and fused
+// multiply-adds; NaN and values past int32 saturate low, one value for all
+// of b as well as one per element). Every pair of 8-bit inputs, scales
 // that put quotients exactly on half-integers (ties), random scales, an
 // output scale whose reciprocal overflows, a Relu's raised lower bound,
 // int8 and uint8, gates per value and per row with infinities and NaN.
@@ -49,6 +52,17 @@ struct Scales {
   float sa, sb, sy;
 };
 
+// ONNX Runtime's QLinearAdd of one pair (its x86 kernel as its build
+// computes it): k = zy - fma(ra, za, rb zb), then fma(a, ra, fma(b, rb, k)),
+// converted to int32 (NaN and values past int32: INT32_MIN), saturated.
+int32_t onnx_runtime_add(float a, float b, const Scales& s, float za, float zb, float zy, float lo, float hi) {
+  const float ra = s.sa / s.sy, rb = s.sb / s.sy;
+  const float k = zy - std::fma(ra, za, rb * zb);
+  const float r = std::nearbyint(std::fma(a, ra, std::fma(b, rb, k)));
+  if (!(r >= -2147483648.0f && r < 2147483648.0f)) return static_cast<int32_t>(lo);
+  return static_cast<int32_t>(std::clamp(r, lo, hi));
+}
+
 TEST(QdqRow, BinaryEveryPairEveryLevel) {
   std::mt19937 rng(23);
   std::uniform_real_distribution<float> sd(1e-3f, 0.1f);
@@ -78,11 +92,43 @@ TEST(QdqRow, BinaryEveryPairEveryLevel) {
         for (int64_t i = 0; i < n; ++i) {
           const float x = (static_cast<float>(value(a, i, sign)) - za) * s.sa;
           const float w = (static_cast<float>(value(b, i, sign)) - zb) * s.sb;
-          const int32_t want = quantize_def(multiply ? x * w : x + w, s.sy, zy, lo, hi);
+          const int32_t want = multiply ? quantize_def(x * w, s.sy, zy, lo, hi)
+                                        : onnx_runtime_add(static_cast<float>(value(a, i, sign)),
+                                                           static_cast<float>(value(b, i, sign)), s, za, zb, zy, lo, hi);
           ASSERT_EQ(value(y, i, sign), want) << name << " variant " << variant << " sy " << s.sy << " at " << i;
         }
         ASSERT_EQ(y[n], 0x3C) << name << " wrote past n";
       }
+    }
+}
+
+// The sum with one b for every a (a row of a broadcast QLinearAdd): the
+// same arithmetic, b's term computed once.
+TEST(QdqRow, BinaryAddOneBEveryLevel) {
+  const std::vector<Scales> scales = {{0.05f, 0.05f, 0.1f}, {0.013f, 0.041f, 0.029f}, {3e36f, 3e36f, 1.0f}};
+  std::vector<uint8_t> a(4099);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(i * 7 + 3);
+  for (const Scales& s : scales)
+    for (int variant = 0; variant < 4; ++variant) {
+      const bool sign = variant & 1, relu = variant & 2;
+      const float za = sign ? -4 : 125, zb = sign ? 7 : 131, zy = sign ? -2 : 120;
+      const float lo = relu ? zy : sign ? -128 : 0, hi = sign ? 127 : 255;
+      for (const uint8_t bv : {uint8_t{0}, uint8_t{97}, uint8_t{200}})
+        for (const auto& [fn, name] : levels(false)) {
+          std::vector<uint8_t> y(a.size() + 1, 0x3C);
+          QuantRow row{.n = static_cast<int64_t>(a.size()), .sign = sign, .a = a.data(), .b = &bv, .y = y.data(),
+                       .a_scale = s.sa, .a_zero = za, .b_scale = s.sb, .b_zero = zb, .y_scale = s.sy, .y_zero = zy,
+                       .lo = lo, .hi = hi};
+          row.b_scalar = true;
+          fn(row);
+          const std::vector<uint8_t> one{bv};
+          for (size_t i = 0; i < a.size(); ++i)
+            ASSERT_EQ(value(y, static_cast<int64_t>(i), sign),
+                      onnx_runtime_add(static_cast<float>(value(a, static_cast<int64_t>(i), sign)),
+                                       static_cast<float>(value(one, 0, sign)), s, za, zb, zy, lo, hi))
+                << name << " variant " << variant << " b " << int{bv} << " at " << i;
+          ASSERT_EQ(y[a.size()], 0x3C) << name << " wrote past n";
+        }
     }
 }
 
