@@ -404,6 +404,8 @@ Frame::Frame(const Plan& plan)
       uses_(new std::atomic<int>[plan.value_uses().size()]),
       deps_(new std::atomic<int>[plan.nodes().size()]) {
   for (const auto& [id, t] : plan.graph().initializers) values_[static_cast<size_t>(id)] = t;
+  for (size_t v = 0; v < values_.size(); ++v)
+    if (!values_[v].defined()) transient_.push_back(static_cast<int>(v));
   max_cached_ = std::max<size_t>(max_cached_, values_.size());
   allocator_ = [this](DataType dtype, const Shape& shape) { return allocate(dtype, shape); };
 }
@@ -417,9 +419,10 @@ void Frame::begin_run(const NodeSubset* subset) {
 }
 
 void Frame::end_run() {
-  const graph::Graph& g = plan_.graph();
-  for (size_t v = 0; v < values_.size(); ++v)
-    if (values_[v].defined() && !g.is_initializer(static_cast<int>(v))) recycle(std::move(values_[v]));
+  for (int v : transient_) {
+    Tensor& t = values_[static_cast<size_t>(v)];
+    if (t.defined()) recycle(std::move(t));
+  }
 }
 
 void Frame::release_use(int value) {

@@ -120,6 +120,7 @@ class Frame {
   const Plan& plan_;
   const NodeSubset* subset_ = nullptr;
   std::vector<Tensor> values_;
+  std::vector<int> transient_;  // the values that are not initializers (end_run drops what they hold)
   std::unique_ptr<std::atomic<int>[]> uses_;
   std::unique_ptr<std::atomic<int>[]> deps_;
   std::mutex cache_mu_;
