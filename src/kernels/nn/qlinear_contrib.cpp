@@ -339,6 +339,44 @@ class QLinearGlobalAveragePoolKernel final : public OpKernel {
 
 // ---------------------------------------------------------------- QGemm
 
+// QGemm's b_zero_point (input 5) per column: N values (0 when absent).
+std::vector<int32_t> qgemm_b_zero_points(KernelContext& ctx, const Tensor& B, int64_t N) {
+  std::vector<int32_t> zb(static_cast<size_t>(N), 0);
+  if (!ctx.has_input(5)) return zb;
+  const Tensor& z = ctx.input(5);
+  if (z.dtype() != B.dtype() || (z.numel() != 1 && z.numel() != N))
+    fail(ctx.node(), fmt::format("input b_zero_point is {}, expected {} with one value or {}", z.describe(),
+                                 dtype_name(B.dtype()), N));
+  for (int64_t j = 0; j < N; ++j) {
+    const int64_t at = z.numel() == 1 ? 0 : j;
+    zb[static_cast<size_t>(j)] = B.dtype() == DataType::kUInt8 ? z.data<uint8_t>()[at] : z.data<int8_t>()[at];
+  }
+  return zb;
+}
+
+// QGemm's C (input 6; int32 at A * B's scale, broadcast to M x N): per column
+// (N values, 0 when absent), or, when it differs between rows ([M, 1] or
+// [M, N]; rows set), M x N values.
+std::vector<int32_t> qgemm_c(KernelContext& ctx, int64_t M, int64_t N, bool& rows) {
+  std::vector<int32_t> bias(static_cast<size_t>(N), 0);
+  rows = false;
+  if (!ctx.has_input(6)) return bias;
+  const Tensor& c = ctx.input(6);
+  const Shape mn{M, N};
+  bool fits = c.rank() <= 2;
+  for (int64_t d = 1; fits && d <= c.rank(); ++d) fits = c.dim(-d) == 1 || c.dim(-d) == mn[static_cast<size_t>(2 - d)];
+  if (c.dtype() != DataType::kInt32 || !fits)
+    fail(ctx.node(), fmt::format("input C is {}, expected int32 that broadcasts to {} (one value, one per column, "
+                                 "one per row or one per output)", c.describe(), shape_to_string(mn)));
+  const Shape st = broadcast_strides(c.shape(), mn);
+  rows = M > 1 && st[0] != 0;
+  if (rows) bias.resize(static_cast<size_t>(M * N));
+  const int32_t* cv = c.data<int32_t>();
+  for (int64_t i = 0; i < (rows ? M : 1); ++i)
+    for (int64_t j = 0; j < N; ++j) bias[static_cast<size_t>(i * N + j)] = cv[i * st[0] + j * st[1]];
+  return bias;
+}
+
 class QGemmKernel final : public OpKernel {
  public:
   explicit QGemmKernel(const NodeInfo& node)
@@ -370,37 +408,9 @@ class QGemmKernel final : public OpKernel {
     const Tensor& bs = ctx.input(4);
     if (bs.dtype() != DataType::kFloat32 || (bs.numel() != 1 && bs.numel() != N))
       fail(node, fmt::format("input b_scale is {}, expected float32 with one value or {} (one per column)", bs.describe(), N));
-    std::vector<int32_t> zb(static_cast<size_t>(N), 0);
-    if (ctx.has_input(5)) {
-      const Tensor& z = ctx.input(5);
-      if (z.dtype() != B.dtype() || (z.numel() != 1 && z.numel() != N))
-        fail(node, fmt::format("input b_zero_point is {}, expected {} with one value or {}", z.describe(),
-                               dtype_name(B.dtype()), N));
-      for (int64_t j = 0; j < N; ++j) {
-        const int64_t at = z.numel() == 1 ? 0 : j;
-        zb[static_cast<size_t>(j)] = B.dtype() == DataType::kUInt8 ? z.data<uint8_t>()[at] : z.data<int8_t>()[at];
-      }
-    }
-    // C (int32, A * B's scale): per column in `bias`, or, when it differs
-    // between rows ([M, 1] or [M, N]), broadcast to M x N in `bias`.
-    std::vector<int32_t> bias(static_cast<size_t>(N), 0);
+    const std::vector<int32_t> zb = qgemm_b_zero_points(ctx, B, N);
     bool bias_rows = false;
-    if (ctx.has_input(6)) {
-      const Tensor& c = ctx.input(6);
-      const Shape mn{M, N};
-      bool fits = c.rank() <= 2;
-      for (int64_t d = 1; fits && d <= c.rank(); ++d)
-        fits = c.dim(-d) == 1 || c.dim(-d) == mn[static_cast<size_t>(2 - d)];
-      if (c.dtype() != DataType::kInt32 || !fits)
-        fail(node, fmt::format("input C is {}, expected int32 that broadcasts to {} (one value, one per column, one "
-                               "per row or one per output)", c.describe(), shape_to_string(mn)));
-      const Shape st = broadcast_strides(c.shape(), mn);
-      bias_rows = M > 1 && st[0] != 0;
-      if (bias_rows) bias.resize(static_cast<size_t>(M * N));
-      const int32_t* cv = c.data<int32_t>();
-      for (int64_t i = 0; i < (bias_rows ? M : 1); ++i)
-        for (int64_t j = 0; j < N; ++j) bias[static_cast<size_t>(i * N + j)] = cv[i * st[0] + j * st[1]];
-    }
+    const std::vector<int32_t> bias = qgemm_c(ctx, M, N, bias_rows);
     const bool quantized = ctx.has_input(7);
     float sy = 1.0f;
     int32_t zy = 0;
