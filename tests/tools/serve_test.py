@@ -440,10 +440,12 @@ class ServeTest(ClassServerTest):
 
     def test_client_that_disconnects_cancels_its_request(self):
         """A client that closes its connection while its request waits in the
-        queue or runs cancels it: the run stops (unstopped it would take 12 s
-        or more) and the server counts a cancel."""
+        queue or runs cancels it: the run stops (unstopped it would take 120 s
+        or more: a calibration slowed by other work on the machine must still
+        leave the first request running while the second queues) and the
+        server counts a cancel."""
         trip = self.calibrate_trip()
-        body = json.dumps({"inputs": [{"name": "trip", "shape": [], "datatype": "INT64", "data": [trip * 40]},
+        body = json.dumps({"inputs": [{"name": "trip", "shape": [], "datatype": "INT64", "data": [trip * 400]},
                                       {"name": "x", "shape": [2], "datatype": "FP32", "data": [0, 1]}]}).encode()
         before = failures(self.server, "slow", "cancelled")
         running = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=60)
