@@ -24,7 +24,7 @@
 //
 // A constant B, scales and zero points are kept by the kernel at creation in
 // their quantized form (4 bits per weight; the zero points as floats), and
-// the plan drops the model's copies. A product of at most kDecodeMaxRows
+// the plan drops the model's copies. A product of at most kFloatGemvMaxRows
 // rows (decoding a token) is a fused dequantize-and-dot (nbits_gemv) over
 // column blocks of B, groups of 4 rows per block so that each block's
 // weights are unpacked from cache for the later groups; larger products
@@ -50,6 +50,13 @@ namespace spindle::kernels::nn {
 namespace {
 
 constexpr int64_t kDecodeMaxRows = 16;
+// Float A: the fused product up to this many rows, the dequantized SGEMM
+// from the next. The fused product unpacks B once per group of 4 rows, its
+// cost grows with the rows; the SGEMM's dequantization is paid once. On the
+// 4-bit decoder's 57 products (`spindle bench decoder_q4.onnx`, intra 1, p50
+// ms, fused / SGEMM): 2 rows 2.6 / 6.4, 4 rows 4.5-4.7 / 7.1-7.3, 6 rows
+// 6.6-6.9 / 7.4-7.5, 8 rows 8.8-8.9 / 8.3-8.5, 16 rows 21-22 / 13-15.
+constexpr int64_t kFloatGemvMaxRows = 6;
 // Column blocks of the fused product: about this many bytes of quantized B each.
 constexpr double kGemvBlockBytes = 64.0 * 1024;
 // Dequantized column block of the SGEMM path: at most about this many floats
@@ -152,7 +159,7 @@ class MatMulNBitsKernel final : public OpKernel {
     if (rows <= kDecodeMaxRows && accuracy_level_ == 4 && bits_ == 4 && block_size_ <= 256 &&
         integer_zeros(w))
       gemv_q8(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());
-    else if (rows <= kDecodeMaxRows) gemv(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());
+    else if (rows <= kFloatGemvMaxRows) gemv(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());
     else dequantized_gemm(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());
   }
 
