@@ -70,6 +70,19 @@ int index_of(Q v) {
 
 enum class BinOp { kAdd, kMul };
 
+// The offsets into A and B (element strides as, bs over `shape`) of row r of
+// the output's last dimension.
+std::pair<int64_t, int64_t> row_offsets(const Shape& shape, const Shape& as, const Shape& bs, int64_t r) {
+  int64_t ao = 0, bo = 0;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d) {
+    const int64_t idx = r % shape[static_cast<size_t>(d)];
+    r /= shape[static_cast<size_t>(d)];
+    ao += idx * as[static_cast<size_t>(d)];
+    bo += idx * bs[static_cast<size_t>(d)];
+  }
+  return {ao, bo};
+}
+
 // QLinearAdd in ONNX Runtime's arithmetic (qlinear_binary_row): rows along the
 // output's last dimension of more than one value; an input broadcast along
 // it is one value for the row (with A that one, the operands swap, as ONNX
@@ -95,13 +108,7 @@ void ratio_add(KernelContext& ctx, const Tensor& A, const Tensor& B, const Shape
   parallel_for(ctx.pool(), 0, rows, grain, [&](int64_t r0, int64_t r1) {
     QuantRow row = q;
     for (int64_t r = r0; r < r1; ++r) {
-      int64_t ao = 0, bo = 0, rem = r;
-      for (int64_t d = rank - 2; d >= 0; --d) {
-        const int64_t idx = rem % shape[static_cast<size_t>(d)];
-        rem /= shape[static_cast<size_t>(d)];
-        ao += idx * as[static_cast<size_t>(d)];
-        bo += idx * bs[static_cast<size_t>(d)];
-      }
+      const auto [ao, bo] = row_offsets(shape, as, bs, r);
       row.a = a_one ? b + bo : a + ao;
       row.b = a_one ? a + ao : b + bo;
       row.y = y + r * inner;
@@ -195,18 +202,11 @@ class QLinearBinaryKernel final : public OpKernel {
       }
       // General broadcasting: rows of the last output dimension.
       const Shape as = broadcast_strides(A.shape(), out_shape), bs = broadcast_strides(B.shape(), out_shape);
-      const int64_t rank = static_cast<int64_t>(out_shape.size());
       const int64_t inner = out_shape.back(), rows = inner > 0 ? total / inner : 0;
       parallel_for(ctx.pool(), 0, rows, std::max<int64_t>(1, grain / std::max<int64_t>(inner, 1)),
                    [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
-          int64_t ao = 0, bo = 0, rem = r;
-          for (int64_t d = rank - 2; d >= 0; --d) {
-            const int64_t idx = rem % out_shape[static_cast<size_t>(d)];
-            rem /= out_shape[static_cast<size_t>(d)];
-            ao += idx * as[static_cast<size_t>(d)];
-            bo += idx * bs[static_cast<size_t>(d)];
-          }
+          const auto [ao, bo] = row_offsets(out_shape, as, bs, r);
           const int64_t sa_in = as.back(), sb_in = bs.back();
           for (int64_t i = 0; i < inner; ++i) y[r * inner + i] = one(a[ao + i * sa_in], b[bo + i * sb_in]);
         }
