@@ -449,7 +449,7 @@ __attribute__((optimize("fp-contract=off"))) void binary_ratio(const ::spindle::
 // The product: QLinearMul's arithmetic is the unfused ops' (ONNX Runtime's
 // too); the sum: ONNX Runtime's QLinearAdd's (binary_ratio).
 template <class Q>
-void binary(const ::spindle::kernels::QuantRow& p) {
+__attribute__((optimize("fp-contract=off"))) void binary(const ::spindle::kernels::QuantRow& p) {
   if (!p.multiply) return binary_ratio<Q>(p);
 #if defined(__AVX512F__)
   if (p.n >= 16) return binary16<Q>(p);
