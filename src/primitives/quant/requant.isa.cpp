@@ -375,7 +375,6 @@ void binary16(const ::spindle::kernels::QuantRow& p) {
   }
 }
 
-
 template <class Q>
 void gate16(const ::spindle::kernels::QuantRow& p) {
   const Q* a = static_cast<const Q*>(p.a);
