@@ -1,8 +1,9 @@
 // nbits_test.cpp — com.microsoft MatMulNBits (4- and 8-bit block-quantized
 // weights) against an independent reference: the weights dequantized one by
 // one, then the product summed in double. Shapes cover the fused path of
-// few rows (1, 3, batched [2, 5, K] = 10) and the prefill path of more rows
-// (17 to 301: B dequantized into the SGEMM's packed panels; one and several
+// few rows (1, 3, 6; float A up to 6 rows) and the prefill path of more rows
+// (7, batched [2, 5, K] = 10, 17 to 301: B dequantized into the SGEMM's
+// packed panels; one and several
 // column blocks, rows split; block sizes 16 to 128), odd M, N and K, K not a
 // multiple of block_size (the last block padded),
 // packed uint8 and float32 zero points, the default zero point, a bias, and
@@ -173,7 +174,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{{3, 100}, 37, 100, 16, 4, Zp::kNone, false},      // default zero point 8
                       Case{{3, 100}, 39, 100, 32, 4, Zp::kFloat, true},      // 3 rows, blocks of 32
                       Case{{1, 77}, 19, 77, 64, 4, Zp::kFloat, true},        // float zero points
-                      Case{{2, 5, 136}, 45, 136, 32, 4, Zp::kPacked, true},  // batched A, 10 rows
+                      Case{{2, 5, 136}, 45, 136, 32, 4, Zp::kPacked, true},  // batched A, 10 rows: SGEMM
+                      Case{{6, 136}, 45, 136, 32, 4, Zp::kPacked, true},     // 6 rows: the last fused
+                      Case{{7, 136}, 45, 136, 32, 4, Zp::kFloat, false},     // 7 rows: the first SGEMM
                       Case{{37, 200}, 67, 200, 32, 4, Zp::kPacked, true},    // many rows: dequantize + SGEMM
                       Case{{37, 40}, 300, 40, 128, 4, Zp::kNone, false},     // one padded block, many columns
                       Case{{1, 520}, 1500, 520, 32, 4, Zp::kPacked, false},  // several column blocks
@@ -181,7 +184,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{{3, 90}, 21, 90, 32, 8, Zp::kPacked, true},       // 8 bits
                       Case{{37, 90}, 21, 90, 16, 8, Zp::kNone, false},       // 8 bits, default zero point 128
                       Case{{100}, 9, 100, 32, 4, Zp::kPacked, false},        // 1-D A
-                      // Prefill (more than 16 rows): B dequantized into the SGEMM's packed panels.
+                      // Prefill: B dequantized into the SGEMM's packed panels.
                       Case{{17, 33}, 35, 33, 16, 4, Zp::kPacked, true},      // 17 rows, blocks of 16, ragged panel
                       Case{{45, 77}, 67, 77, 32, 4, Zp::kNone, false},       // odd M, N, K; default zero point
                       Case{{33, 130}, 300, 130, 64, 4, Zp::kPacked, false},  // several column blocks, K % 64 = 2
@@ -191,7 +194,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{{19, 70}, 50, 70, 64, 8, Zp::kPacked, false},     // 8 bits, blocks of 64
                       Case{{23, 260}, 33, 260, 128, 8, Zp::kFloat, true}));  // 8 bits, blocks of 128
 
-// More than 16 rows run the SGEMM on B dequantized into its packed panels:
+// More than 6 rows of float A run the SGEMM on B dequantized into its packed panels:
 // the same bits as the float MatMul kernel over the weights dequantized in
 // float32 ((q - zero) * scale), at one and two threads.
 TEST(MatMulNBits, PrefillGivesMatMulBitsOverDequantizedWeights) {
