@@ -428,6 +428,11 @@ class ServeGrpcTest(unittest.TestCase):
             self.assertEqual(out[0][0], grpc.StatusCode.OK, out[0][1])
         self.assert_failed(before, queue_full=3)
         # The "timeout" parameter cancels a request waiting in the queue ...
+        # (once the server is idle: a client can hold its answer before the
+        # server has counted the run done, and the next call would queue
+        # behind it while the gauge still reads the old run)
+        wait_for_gauge(self.server, "spindle_serve_requests_in_run", "slow", 0)
+        wait_for_gauge(self.server, "spindle_serve_queued_requests", "slow", 0)
         before = self.failures()
         first = self.in_thread(lambda: self.slow_request(trip * 4))
         wait_for_gauge(self.server, "spindle_serve_requests_in_run", "slow", 1)

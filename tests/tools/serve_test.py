@@ -417,7 +417,12 @@ class ServeTest(ClassServerTest):
         first.join()
         second.join()
         self.assertEqual([r[0] for r in results], [200, 200], results)
-        # A timeout cancels a request waiting in the queue, and a running one.
+        # A timeout cancels a request waiting in the queue, and a running one
+        # (once the server is idle: a client can hold its answer before the
+        # server has counted the run done, and the next request would queue
+        # behind it while the gauge still reads the old run).
+        wait_for_gauge(self.server, "spindle_serve_requests_in_run", "slow", 0)
+        wait_for_gauge(self.server, "spindle_serve_queued_requests", "slow", 0)
         results = []
         first = threading.Thread(target=self.slow_request, args=(trip * 4, results))
         first.start()
