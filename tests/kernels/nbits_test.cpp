@@ -9,9 +9,12 @@
 // packed uint8 and float32 zero points, the default zero point, a bias, and
 // constant weights kept by the kernel (the originals absent at run time).
 // One and two intra-op threads give the same bits. At accuracy_level 4 a
-// product of few rows quantizes A per block to int8 and takes integer dot
-// products: checked against a reference that quantizes A itself (max|a| /
-// 127, round half to even), sums the integer products and scales per block.
+// product of any row count quantizes A per block to int8 and takes integer
+// dot products (fused over the 4-bit codes up to 4 rows, an int8 GEMM on
+// unpacked panels from 5): checked against a reference that quantizes A
+// itself (max|a| / 127, round half to even), sums the integer products and
+// scales per block; the int8 GEMM's primitives at every ISA level against
+// its arithmetic written out.
 // Bad attributes and inputs give errors naming what was wrong.
 #include <gtest/gtest.h>
 
@@ -23,12 +26,16 @@
 
 #include "kernel_errors.h"
 #include "kernels/kernel.h"
+#include "primitives/gemm/nbits.h"
+#include "primitives/gemm/qgemm.h"
+#include "spindle/cpu.h"
 #include "spindle/thread_pool.h"
 
 namespace spindle {
 namespace {
 
-enum class Zp { kNone, kPacked, kFloat };
+// kFloatWide: float32 zero points that are integers, some above 15.
+enum class Zp { kNone, kPacked, kFloat, kFloatWide };
 
 struct Quantized {
   int64_t N, K, bs, bits, k_blocks, blob;
@@ -64,6 +71,8 @@ Quantized make_weights(int64_t N, int64_t K, int64_t bs, int64_t bits, Zp zp, ui
         byte = static_cast<uint8_t>(bits == 8 ? zi : (blk % 2 == 0 ? (byte & 0xF0) | zi : (byte & 0x0F) | (zi << 4)));
       } else if (zp == Zp::kFloat) {
         z = static_cast<float>(code(rng)) + 0.25f;
+      } else if (zp == Zp::kFloatWide) {
+        z = static_cast<float>(code(rng) * 9);
       }
       q.zp_float[bi] = z;
       for (int64_t j = 0; j < bs; ++j) {
@@ -243,6 +252,7 @@ TEST_P(MatMulNBitsInt8Case, MatchesInt8ReferenceAtAnyThreadCount) {
                                 Tensor::from_vector<float>({c.N, kb}, q.scales), Tensor(), Tensor(), Tensor()};
   if (c.zp == Zp::kPacked)
     inputs[3] = Tensor::from_vector<uint8_t>({static_cast<int64_t>(q.zp_packed.size())}, q.zp_packed);
+  if (c.zp == Zp::kFloatWide) inputs[3] = Tensor::from_vector<float>({c.N * kb}, q.zp_float);
   if (c.bias) inputs[5] = Tensor::from_vector<float>({c.N}, bias);
   const kernels::NodeInfo node = nbits_node(c.K, c.N, c.bs, 4, 4);
   const auto y = kernels::run_kernel_once(node, inputs)[0].to_vector<float>();
@@ -295,16 +305,98 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{{1, 300}, 1500, 300, 128, 4, Zp::kPacked, false}, // several column blocks
                       Case{{1, 512}, 4001, 512, 32, 4, Zp::kPacked, true},   // decode, split over threads
                       Case{{2, 8, 130}, 23, 130, 128, 4, Zp::kPacked, true}, // batched A, 16 rows
-                      Case{{1, 520}, 9, 520, 256, 4, Zp::kNone, false}));    // blocks of 256
+                      Case{{1, 520}, 9, 520, 256, 4, Zp::kNone, false},      // blocks of 256
+                      // The int8 GEMM: rows in tiles of 6 and a rest, columns in pairs of 16-column panels
+                      // and a rest, column blocks and row blocks over the threads.
+                      Case{{40, 100}, 37, 100, 32, 4, Zp::kPacked, true},
+                      Case{{33, 77}, 50, 77, 16, 4, Zp::kNone, false},
+                      Case{{2, 10, 200}, 16, 200, 64, 4, Zp::kPacked, true},
+                      Case{{64, 300}, 1500, 300, 128, 4, Zp::kPacked, false},
+                      Case{{7, 520}, 33, 520, 256, 4, Zp::kPacked, true},
+                      Case{{129, 96}, 70, 96, 32, 4, Zp::kNone, true},
+                      // Zero points above 15 (float32 integers): the fused int8 product at any row count.
+                      Case{{20, 96}, 21, 96, 32, 4, Zp::kFloatWide, true}));
+
+// The int8 GEMM's primitives (nbits.h's NbitsQ8Gemm) at every ISA level the
+// CPU has, against their arithmetic written out: a block's integer sum of
+// (u - 128) * (code - zero) over A's layout (per group of min(32, bs)
+// values, the even k then the odd k), then acc = fma(float(sum), sa * sb,
+// acc) block after block, plus the bias. AVX2 and AVX-512 (with and without
+// VNNI) give those bits; the baseline (separate multiply and add) is within
+// rounding. Columns from an offset (n0 > 0) land at their own index.
+TEST(MatMulNBitsQ8Gemm, EveryIsaLevelComputesItsArithmetic) {
+  using PackFn = void (*)(const kernels::NbitsWeights&, const int32_t*, int64_t, int64_t, uint8_t*);
+  using GemmFn = void (*)(const kernels::NbitsWeights&, const uint8_t*, int64_t, int64_t, const kernels::NbitsQ8Gemm&);
+  struct Level {
+    PackFn pack;
+    GemmFn gemm;
+    const char* name;
+    bool exact;
+  };
+  std::vector<Level> levels = {{&kernels::baseline::nbits_q8_pack, &kernels::baseline::nbits_q8_gemm, "baseline", false}};
+  if (detected_isa_level() >= IsaLevel::kAvx2)
+    levels.push_back({&kernels::avx2::nbits_q8_pack, &kernels::avx2::nbits_q8_gemm, "avx2", true});
+  if (detected_isa_level() >= IsaLevel::kAvx512)
+    levels.push_back({&kernels::avx512::nbits_q8_pack, &kernels::avx512::nbits_q8_gemm, "avx512", true});
+
+  for (const int64_t bs : {16, 32, 64, 256}) {
+    const int64_t N = 53, K = bs == 256 ? 300 : 200, rows = 13, n0 = 5;
+    const Quantized q = make_weights(N, K, bs, 4, Zp::kPacked, static_cast<uint32_t>(bs));
+    const int64_t kb = q.k_blocks, ld = kb * bs, half = std::min<int64_t>(bs, 32) / 2;
+    std::vector<int32_t> zint(q.zp_float.begin(), q.zp_float.end());
+    kernels::NbitsWeights w;
+    w.b = q.b.data(), w.scale = q.scales.data(), w.zero = q.zp_float.data();
+    w.N = N, w.K = K, w.k_blocks = kb, w.block_size = bs, w.blob = q.blob, w.bits = 4;
+    std::mt19937 rng(static_cast<uint32_t>(bs + 1));
+    std::vector<uint8_t> u(static_cast<size_t>(rows * ld));
+    for (auto& v : u) v = static_cast<uint8_t>(1 + rng() % 255);  // qa in [-127, 127]
+    std::vector<float> sa = activations(static_cast<size_t>(rows * kb), 3), bias = activations(N, 4);
+    for (auto& v : sa) v = std::fabs(v) * 0.01f;
+
+    std::vector<float> want(static_cast<size_t>(rows * N), -1.0f);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t n = n0; n < N; ++n) {
+        float acc = 0.0f;
+        for (int64_t b = 0; b < kb; ++b) {
+          const size_t bi = static_cast<size_t>(n * kb + b);
+          int32_t dot = 0;
+          for (int64_t p = 0; p < bs; ++p) {
+            const int64_t i = p % (2 * half), k = p / (2 * half) * 2 * half + 2 * (i % half) + i / half;
+            const uint8_t byte = q.b[bi * static_cast<size_t>(q.blob) + static_cast<size_t>(k / 2)];
+            const int32_t code = k % 2 == 0 ? byte & 0x0F : byte >> 4;
+            dot += (u[static_cast<size_t>(r * ld + b * bs + p)] - 128) * (code - zint[bi]);
+          }
+          acc = std::fma(static_cast<float>(dot), sa[static_cast<size_t>(r * kb + b)] * q.scales[bi], acc);
+        }
+        want[static_cast<size_t>(r * N + n)] = acc + bias[static_cast<size_t>(n)];
+      }
+
+    for (const Level& level : levels)
+      for (const bool vnni : {false, true}) {
+        if (vnni && (std::string(level.name) != "avx512" || !kernels::nn::cpu_has_avx512_vnni())) continue;
+        std::vector<uint8_t> packed(static_cast<size_t>((N - n0 + 15) / 16 * kernels::nbits_q8_panel_bytes(kb, bs)));
+        level.pack(w, zint.data(), n0, N, packed.data());
+        std::vector<float> y(static_cast<size_t>(rows * N), -1.0f);
+        kernels::NbitsQ8Gemm p;
+        p.a = u.data(), p.a_scale = sa.data(), p.ld = ld, p.rows = rows, p.bias = bias.data();
+        p.y = y.data(), p.ldy = N, p.vnni = vnni;
+        level.gemm(w, packed.data(), n0, N, p);
+        for (size_t i = 0; i < y.size(); ++i) {
+          if (level.exact) ASSERT_EQ(y[i], want[i]) << level.name << " vnni " << vnni << " bs " << bs << " at " << i;
+          else ASSERT_NEAR(y[i], want[i], 1e-5f * (1.0f + std::fabs(want[i]))) << level.name << " bs " << bs << " at " << i;
+        }
+      }
+  }
+}
 
 // accuracy_level 4 with what the int8 path does not cover runs the float
-// product: non-integer float zero points, 8 bits, more than 16 rows.
+// product: non-integer float zero points, 8 bits.
 TEST(MatMulNBits, Int8LevelFallsBackToFloatWhereNotCovered) {
   struct Fallback {
     int64_t rows, bits;
     Zp zp;
   };
-  for (const Fallback f : {Fallback{1, 4, Zp::kFloat}, Fallback{2, 8, Zp::kPacked}, Fallback{20, 4, Zp::kPacked}}) {
+  for (const Fallback f : {Fallback{1, 4, Zp::kFloat}, Fallback{20, 4, Zp::kFloat}, Fallback{2, 8, Zp::kPacked}}) {
     const int64_t N = 13, K = 96, bs = 32;
     const Quantized q = make_weights(N, K, bs, f.bits, f.zp, 9u);
     std::vector<Tensor> inputs = {Tensor::from_vector<float>({f.rows, K}, activations(static_cast<size_t>(f.rows * K), 1)),

@@ -457,7 +457,8 @@ def more_cases():
 
 def nbits_cases():
     """com.microsoft MatMulNBits (4 bits, uint8 zero points, K not a multiple of the block) at
-    accuracy_level 0 (float A) and 4 (A quantized per block to int8), 3 rows, constant weights."""
+    accuracy_level 0 (float A) and 4 (A quantized per block to int8), 3 rows, and 40 rows at level 4; constant
+    weights."""
     cases = []
     K, N = 200, 37
     for bs in (16, 32, 64, 128):
@@ -471,6 +472,11 @@ def nbits_cases():
                               [('a', f32(3, K)), ('b', b), ('s', scales), ('z', zp)], consts=['b', 's', 'z'],
                               since=18, until=18, domain='com.microsoft', K=K, N=N, bits=4, block_size=bs,
                               accuracy_level=level))
+        # A prompt's rows at accuracy_level 4: the int8 GEMM.
+        cases.append(Case(f'matmulnbits_b{bs}_level4_rows40', 'MatMulNBits',
+                          [('a', f32(40, K)), ('b', b), ('s', scales), ('z', zp)], consts=['b', 's', 'z'],
+                          since=18, until=18, domain='com.microsoft', K=K, N=N, bits=4, block_size=bs,
+                          accuracy_level=4))
     return cases
 
 

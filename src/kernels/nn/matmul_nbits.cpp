@@ -15,12 +15,14 @@
 // Attributes K, N, block_size (a power of 2 >= 16) and bits (4 or 8;
 // others are refused) are required or checked. accuracy_level is the
 // precision A may be computed in: 4 (int8) with 4-bit weights, block_size
-// <= 256 and integer zero points makes a product of at most
-// kDecodeMaxRows rows quantize A per block to int8 (symmetric, scale =
-// max|a| / 127, nbits.h's NbitsQ8A) and take integer dot products with the
-// 4-bit codes, scaled to float per block, the arithmetic ONNX Runtime's
-// CPU provider uses at that level; every other case multiplies float A by
-// the dequantized float weights.
+// <= 256 and integer zero points makes a product of any row count
+// quantize A per block to int8 (symmetric, scale = max|a| / 127, nbits.h's
+// NbitsQ8A) and take integer dot products with the 4-bit codes, scaled to
+// float per block, the arithmetic ONNX Runtime's CPU provider uses at that
+// level: fewer than kQ8GemmMinRows rows (or zero points above 15) as a
+// fused product over B's 4-bit codes (nbits_gemv_q8), more as an int8 GEMM
+// on B unpacked to int8 once per column block (nbits_q8_gemm). Every other
+// case multiplies float A by the dequantized float weights.
 //
 // A constant B, scales and zero points are kept by the kernel at creation in
 // their quantized form (4 bits per weight; the zero points as floats), and
@@ -49,7 +51,6 @@ namespace spindle::kernels::nn {
 
 namespace {
 
-constexpr int64_t kDecodeMaxRows = 16;
 // Float A: the fused product up to this many rows, the dequantized SGEMM
 // from the next. The fused product unpacks B once per group of 4 rows, its
 // cost grows with the rows; the SGEMM's dequantization is paid once. On the
@@ -57,6 +58,11 @@ constexpr int64_t kDecodeMaxRows = 16;
 // ms, fused / SGEMM): 2 rows 2.6 / 6.4, 4 rows 4.5-4.7 / 7.1-7.3, 6 rows
 // 6.6-6.9 / 7.4-7.5, 8 rows 8.8-8.9 / 8.3-8.5, 16 rows 21-22 / 13-15.
 constexpr int64_t kFloatGemvMaxRows = 6;
+// accuracy_level 4: the int8 GEMM (nbits_q8_gemm) from this many rows,
+// the fused int8 product below.
+constexpr int64_t kQ8GemmMinRows = 5;
+// Column blocks of the int8 GEMM: about this many bytes of int8 panels.
+constexpr int64_t kQ8BlockBytes = 192 * 1024;
 // Column blocks of the fused product: about this many bytes of quantized B each.
 constexpr double kGemvBlockBytes = 64.0 * 1024;
 // Dequantized column block of the SGEMM path: at most about this many floats
@@ -123,6 +129,7 @@ class MatMulNBitsKernel final : public OpKernel {
     w.N = N_, w.K = K_, w.k_blocks = k_blocks_, w.block_size = block_size_, w.blob = blob_;
     w.bits = static_cast<int>(bits_);
     std::vector<float> run_zero;  // zero points of weights given at run time
+    std::vector<int32_t> run_zero_int;  // and as integers (accuracy_level 4)
     const bool kept = owned_ && !ctx.has_input(1);
     if (kept) {
       w.b = b_.data();
@@ -156,10 +163,12 @@ class MatMulNBitsKernel final : public OpKernel {
     Tensor& Y = ctx.output(0, DataType::kFloat32, ys);
     if (Y.numel() == 0) return;
     const int64_t rows = A.numel() / K_;
-    if (rows <= kDecodeMaxRows && accuracy_level_ == 4 && bits_ == 4 && block_size_ <= 256 &&
-        integer_zeros(w))
-      gemv_q8(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());
-    else if (rows <= kFloatGemvMaxRows) gemv(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());
+    if (accuracy_level_ == 4 && bits_ == 4 && block_size_ <= 256 && integer_zeros(w)) {
+      const int32_t* zint = int_zeros(w, run_zero_int);
+      if (rows >= kQ8GemmMinRows && std::all_of(zint, zint + blocks_total_, [](int32_t z) { return z <= 15; }))
+        gemm_q8(ctx, w, zint, A.data<float>(), rows, bias, Y.mutable_data<float>());
+      else gemv_q8(ctx, w, zint, A.data<float>(), rows, bias, Y.mutable_data<float>());
+    } else if (rows <= kFloatGemvMaxRows) gemv(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());
     else dequantized_gemm(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());
   }
 
@@ -217,6 +226,15 @@ class MatMulNBitsKernel final : public OpKernel {
     return true;
   }
 
+  // The integer zero points of w (integer_zeros holds): the kept ones, or
+  // those given at run time converted into buf.
+  const int32_t* int_zeros(const NbitsWeights& w, std::vector<int32_t>& buf) const {
+    if (owned_ && w.zero == zero_.data() && !zero_int_.empty()) return zero_int_.data();
+    buf.resize(static_cast<size_t>(blocks_total_));
+    for (int64_t i = 0; i < blocks_total_; ++i) buf[static_cast<size_t>(i)] = static_cast<int32_t>(w.zero[i]);
+    return buf.data();
+  }
+
   // Column blocks of B as gemv's: about kGemvBlockBytes each, an even count
   // when there are few. Returns the columns per block.
   int64_t gemv_columns_per_block() const {
@@ -229,8 +247,8 @@ class MatMulNBitsKernel final : public OpKernel {
 
   // Few rows at accuracy_level 4: A quantized per block to int8 once
   // (NbitsQ8A's layout), then nbits_gemv_q8 over gemv's column blocks.
-  void gemv_q8(KernelContext& ctx, const NbitsWeights& w, const float* a, int64_t rows, const float* bias,
-               float* y) const {
+  void gemv_q8(KernelContext& ctx, const NbitsWeights& w, const int32_t* zint, const float* a, int64_t rows,
+               const float* bias, float* y) const {
     static const auto q8_fn = SPINDLE_ISA_SELECT(nbits_gemv_q8);
     static const bool vnni = cpu_has_avx512_vnni();
     const int64_t ld = round_up(k_blocks_ * block_size_, 64);
@@ -243,24 +261,16 @@ class MatMulNBitsKernel final : public OpKernel {
     float* qscaled = qscale + rows * k_blocks_;
     auto* qsum = reinterpret_cast<int32_t*>(qscaled + rows * k_blocks_);
     float* lanes = qscaled + 2 * rows * k_blocks_;
+    static const auto quantize_fn = SPINDLE_ISA_SELECT(nbits_quantize_a);
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t b = 0; b < k_blocks_; ++b) {
-        const int64_t i = r * k_blocks_ + b;
-        quantize_block(a + r * K_, b, q + r * ld + b * block_size_, qscale[i], qsum[i]);
-        qscaled[i] = qscale[i] * static_cast<float>(qsum[i]);
-      }
+      quantize_fn(a + r * K_, K_, block_size_, k_blocks_, q + r * ld, qscale + r * k_blocks_, qsum + r * k_blocks_,
+                  false);
+      for (int64_t i = r * k_blocks_; i < (r + 1) * k_blocks_; ++i) qscaled[i] = qscale[i] * static_cast<float>(qsum[i]);
       std::memset(q + r * ld + k_blocks_ * block_size_, 0, static_cast<size_t>(ld - k_blocks_ * block_size_));
       for (int64_t j = 0; j < steps * 16; ++j) {  // 32-bit lane j holds values 4j..4j+3
         const int64_t b = 4 * j / block_size_;
         lanes[r * steps * 16 + j] = b < k_blocks_ ? qscale[r * k_blocks_ + b] : 0.0f;
       }
-    }
-    std::vector<int32_t> run_zero;
-    const int32_t* zint = zero_int_.data();
-    if (!(owned_ && w.zero == zero_.data() && !zero_int_.empty())) {
-      run_zero.resize(static_cast<size_t>(blocks_total_));
-      for (int64_t i = 0; i < blocks_total_; ++i) run_zero[static_cast<size_t>(i)] = static_cast<int32_t>(w.zero[i]);
-      zint = run_zero.data();
     }
     for_column_blocks(ctx, rows, [&](int64_t n0, int64_t n1, int64_t r0) {
       NbitsQ8A p;
@@ -280,6 +290,57 @@ class MatMulNBitsKernel final : public OpKernel {
     });
   }
 
+  // Many rows at accuracy_level 4: A quantized per block to int8 once (as
+  // u = qa + 128, NbitsQ8Gemm), then blocks of columns x rows, column-major:
+  // a thread packs a column block's int8 panels (nbits_q8_pack) once for its
+  // consecutive row blocks. Each output is computed by one block in block
+  // order, so the partition changes no bit.
+  void gemm_q8(KernelContext& ctx, const NbitsWeights& w, const int32_t* zint, const float* a, int64_t rows,
+               const float* bias, float* y) const {
+    static const auto pack_fn = SPINDLE_ISA_SELECT(nbits_q8_pack);
+    static const auto gemm_fn = SPINDLE_ISA_SELECT(nbits_q8_gemm);
+    static const bool vnni = cpu_has_avx512_vnni();
+    const int64_t ld = k_blocks_ * block_size_;
+    float* buf = scratch_floats(kSharedScratchSlot, static_cast<size_t>(rows * ld / 4 + rows * k_blocks_));
+    auto* u = reinterpret_cast<uint8_t*>(buf);
+    float* sa = buf + rows * ld / 4;
+    static const auto quantize_fn = SPINDLE_ISA_SELECT(nbits_quantize_a);
+    parallel_for(ctx.pool(), 0, rows, 1, ops_cost(static_cast<double>(ld)), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        quantize_fn(a + r * K_, K_, block_size_, k_blocks_, reinterpret_cast<int8_t*>(u + r * ld),
+                    sa + r * k_blocks_, nullptr, true);
+    });
+
+    const int64_t panel_bytes = nbits_q8_panel_bytes(k_blocks_, block_size_);
+    const int64_t dop = ctx.pool() ? ctx.pool()->dop() : 1;
+    int64_t nt = std::max<int64_t>(32, kQ8BlockBytes / (2 * panel_bytes) * 32);
+    if (N_ >= 32 * dop) nt = std::min(nt, round_up(ceil_div(N_, dop), 32));
+    const int64_t n_blocks = ceil_div(N_, nt);
+    const int64_t m_blocks = n_blocks < dop ? std::min(rows, ceil_div(dop, n_blocks)) : 1;
+    const int64_t mt = ceil_div(rows, m_blocks);
+    parallel_for(ctx.pool(), 0, n_blocks * m_blocks, 1, gemm_cost(mt, nt, K_ / 4), [&](int64_t b0, int64_t b1) {
+      auto* panels = reinterpret_cast<uint8_t*>(
+          scratch_floats(0, static_cast<size_t>(ceil_div(ceil_div(nt, 16) * panel_bytes, 4))));
+      int64_t have = -1;  // the column block in panels
+      for (int64_t blk = b0; blk < b1; ++blk) {
+        const int64_t nb = blk / m_blocks, m0 = (blk % m_blocks) * mt, m1 = std::min(rows, m0 + mt);
+        const int64_t n0 = nb * nt, n1 = std::min(N_, n0 + nt);
+        if (m0 >= m1) continue;
+        if (nb != have) pack_fn(w, zint, n0, n1, panels), have = nb;
+        NbitsQ8Gemm p;
+        p.a = u + m0 * ld;
+        p.a_scale = sa + m0 * k_blocks_;
+        p.ld = ld;
+        p.rows = m1 - m0;
+        p.bias = bias;
+        p.y = y + m0 * N_;
+        p.ldy = N_;
+        p.vnni = vnni;
+        gemm_fn(w, panels, n0, n1, p);
+      }
+    });
+  }
+
   // fn(n0, n1, r0) for each column block [n0, n1) (gemv_columns_per_block
   // columns) and each group of kNbitsGemvMaxRows rows from r0, the column
   // blocks over the intra-op pool as one run of consecutive blocks per
@@ -294,32 +355,6 @@ class MatMulNBitsKernel final : public OpKernel {
       for (int64_t blk = b0; blk < b1; ++blk)
         for (int64_t r0 = 0; r0 < rows; r0 += kNbitsGemvMaxRows) fn(blk * nt, std::min(N_, (blk + 1) * nt), r0);
     });
-  }
-
-  // Block b of row a as int8 (NbitsQ8A): scale = max|a| / 127, q =
-  // round_half_even(a * (127 / max|a|)), groups of min(32, block_size) as
-  // even then odd k.
-  void quantize_block(const float* a, int64_t b, int8_t* out, float& scale, int32_t& sum) const {
-    const int64_t k0 = b * block_size_, valid = std::min(block_size_, K_ - k0);
-    float amax = 0.0f;
-    for (int64_t k = 0; k < valid; ++k) amax = std::max(amax, std::fabs(a[k0 + k]));
-    scale = amax / 127.0f;
-    const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
-    int32_t s = 0;
-    const int64_t half = std::min<int64_t>(block_size_, 32) / 2;
-    for (int64_t g = 0; g < block_size_; g += 2 * half)
-      for (int64_t i = 0; i < 2 * half; ++i) {
-        const int64_t k = g + 2 * (i % half) + i / half;  // even k first, then odd
-        float v = k < valid ? a[k0 + k] * inv : 0.0f;
-        v = v > 127.0f ? 127.0f : (v < -127.0f ? -127.0f : (v == v ? v : 0.0f));  // NaN -> 0
-        // Round half to even: adding and subtracting 1.5 * 2^23 leaves no
-        // fraction bits (exact for |v| < 2^22), without a library call.
-        v = (v + 12582912.0f) - 12582912.0f;
-        const auto qv = static_cast<int8_t>(v);
-        out[g + i] = qv;
-        s += qv;
-      }
-    sum = s;
   }
 
   // Few rows: column blocks of ~kGemvBlockBytes of B, rows in groups of 4.

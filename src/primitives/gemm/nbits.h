@@ -81,6 +81,34 @@ struct NbitsQ8A {
   bool vnni = false;  // AVX-512 level: the CPU has AVX512-VNNI
 };
 
+// Int8 activations against 4-bit weights for products of many rows
+// (accuracy_level 4, zero points in [0, 15]): NbitsQ8A's activations and
+// the arithmetic of its AVX2 and baseline levels,
+//
+//   Y[r][n] = sum over blocks b, in order, of
+//             float(sum_k qa * (qb - zero)) * (scale_a * scale_b)
+//
+// as a blocked GEMM. B's columns [n0, n1) are first packed
+// (nbits_q8_pack) into panels of 16 columns, each
+// nbits_q8_panel_bytes(k_blocks, block_size) bytes: per block and per 4
+// consecutive values of A's layout (NbitsQ8A: per group, the even k then
+// the odd k), 64 bytes, the 4 values qb - zero of each column as int8;
+// then, per block, the 16 columns' corrections -128 * sum(qb - zero) as
+// int32 and their 16 scales (zeros past n1). A comes as u = qa + 128
+// (unsigned bytes), so that sum(u * (qb - zero)) plus the correction is
+// the exact integer sum (AVX-512 VNNI's vpdpbusd multiplies unsigned by
+// signed bytes).
+inline int64_t nbits_q8_panel_bytes(int64_t k_blocks, int64_t block_size) { return 16 * k_blocks * (block_size + 8); }
+struct NbitsQ8Gemm {
+  const uint8_t* a = nullptr;     // rows x ld: qa + 128, NbitsQ8A's layout
+  const float* a_scale = nullptr;  // rows x k_blocks
+  int64_t ld = 0, rows = 0;
+  const float* bias = nullptr;  // N, or null
+  float* y = nullptr;           // rows x N (column n at y[n]), row stride ldy
+  int64_t ldy = 0;
+  bool vnni = false;  // AVX-512 level: the CPU has AVX512-VNNI
+};
+
 }  // namespace spindle::kernels
 
 // Columns [n0, n1) of the int8-activation product (NbitsQ8A); 4-bit B.
@@ -100,3 +128,20 @@ SPINDLE_ISA_DECLARE(void, nbits_split_a, (const float* a, int64_t lda, int64_t r
 // is the (q - zero) * scale of nbits.h.
 SPINDLE_ISA_DECLARE(void, nbits_dequantize_panels,
                     (const ::spindle::kernels::NbitsWeights& w, int64_t n0, int64_t n1, int64_t nr, float* dst));
+// Columns [n0, n1) of B into NbitsQ8Gemm's panels at dst; zero: N * k_blocks
+// integer zero points, each in [0, 15].
+SPINDLE_ISA_DECLARE(void, nbits_q8_pack,
+                    (const ::spindle::kernels::NbitsWeights& w, const int32_t* zero, int64_t n0, int64_t n1,
+                     uint8_t* dst));
+// Columns [n0, n1) of every row of p from the panels nbits_q8_pack wrote.
+SPINDLE_ISA_DECLARE(void, nbits_q8_gemm,
+                    (const ::spindle::kernels::NbitsWeights& w, const uint8_t* packed, int64_t n0, int64_t n1,
+                     const ::spindle::kernels::NbitsQ8Gemm& p));
+// One row of A (K floats) quantized per block to int8 in NbitsQ8A's layout:
+// k_blocks * block_size values to q (zeros past K), the blocks' scales to
+// scale and, when sum is not null, the sums of their values to sum; with
+// offset, each value is stored plus 128 as an unsigned byte (NbitsQ8Gemm).
+// A NaN quantizes to 0 and takes no part in max|a|.
+SPINDLE_ISA_DECLARE(void, nbits_quantize_a,
+                    (const float* a, int64_t K, int64_t block_size, int64_t k_blocks, int8_t* q, float* scale,
+                     int32_t* sum, bool offset));

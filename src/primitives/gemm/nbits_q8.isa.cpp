@@ -231,7 +231,85 @@ void run_rows(const NbitsWeights& w, const NbitsQ8A& p, int64_t n0, int64_t n1) 
 #endif
 }
 
+// Values [k0, k0 + n) of a (n <= 16) as 16 floats, zeros past them.
+#if defined(__AVX512F__)
+inline __m512 load16(const float* a, int64_t n) {
+  return n >= 16 ? _mm512_loadu_ps(a) : _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), a);
+}
+#endif
+
 }  // namespace
+
+void nbits_quantize_a(const float* a, int64_t K, int64_t block_size, int64_t k_blocks, int8_t* q, float* scale,
+                      int32_t* sum, bool offset) {
+  const int64_t half = (block_size < 32 ? block_size : 32) / 2;
+  for (int64_t b = 0; b < k_blocks; ++b) {
+    const int64_t k0 = b * block_size, valid = K - k0 < block_size ? K - k0 : block_size;
+    int8_t* out = q + k0;
+#if defined(__AVX512F__)
+    const __m512 abs_mask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FFFFFFF));
+    __m512 m = _mm512_setzero_ps();
+    for (int64_t k = 0; k < valid; k += 16)  // max_ps(x, m) keeps m when x is NaN
+      m = _mm512_max_ps(_mm512_and_ps(load16(a + k0 + k, valid - k), abs_mask), m);
+    const float amax = _mm512_reduce_max_ps(m);
+#else
+    float amax = 0.0f;
+    for (int64_t k = 0; k < valid; ++k) {
+      const float x = a[k0 + k] < 0.0f ? -a[k0 + k] : a[k0 + k];
+      amax = x > amax ? x : amax;
+    }
+#endif
+    scale[b] = amax / 127.0f;
+    const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
+    int32_t s = 0;
+#if defined(__AVX512F__)
+    // Per group of 2 * half values: the even k, then the odd k.
+    const __m512 iv = _mm512_set1_ps(inv), lim = _mm512_set1_ps(127.0f);
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    __m512i acc = _mm512_setzero_si512();
+    for (int64_t g = 0; g < block_size; g += 2 * half) {
+      __m512i v[2];
+      for (int h = 0; h < 2; ++h) {
+        const int64_t k = g + 16 * h, n = valid - k;
+        __m512 x = n > 0 ? _mm512_mul_ps(load16(a + k0 + k, n), iv) : _mm512_setzero_ps();
+        x = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, x, _CMP_ORD_Q), x);  // NaN -> 0
+        x = _mm512_min_ps(_mm512_max_ps(x, _mm512_sub_ps(_mm512_setzero_ps(), lim)), lim);
+        v[h] = _mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      }
+      const __m512i ev = _mm512_permutex2var_epi32(v[0], even, v[1]), od = _mm512_permutex2var_epi32(v[0], odd, v[1]);
+      acc = _mm512_add_epi32(acc, _mm512_add_epi32(ev, od));
+      __m128i e8 = _mm512_cvtepi32_epi8(ev), o8 = _mm512_cvtepi32_epi8(od);
+      if (offset) {
+        e8 = _mm_xor_si128(e8, _mm_set1_epi8(static_cast<char>(0x80)));
+        o8 = _mm_xor_si128(o8, _mm_set1_epi8(static_cast<char>(0x80)));
+      }
+      if (half == 16) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + g), e8);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + g + 16), o8);
+      } else {  // blocks of 16: 8 even, 8 odd (the upper halves are past the block)
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out + g), e8);
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out + g + 8), o8);
+      }
+    }
+    if (sum) s = _mm512_reduce_add_epi32(acc);
+#else
+    for (int64_t g = 0; g < block_size; g += 2 * half)
+      for (int64_t i = 0; i < 2 * half; ++i) {
+        const int64_t k = g + 2 * (i % half) + i / half;  // even k first, then odd
+        float v = k < valid ? a[k0 + k] * inv : 0.0f;
+        v = v > 127.0f ? 127.0f : (v < -127.0f ? -127.0f : (v == v ? v : 0.0f));  // NaN -> 0
+        // Round half to even: adding and subtracting 1.5 * 2^23 leaves no
+        // fraction bits (exact for |v| < 2^22), without a library call.
+        v = (v + 12582912.0f) - 12582912.0f;
+        const auto qv = static_cast<int8_t>(v);
+        out[g + i] = offset ? static_cast<int8_t>(qv ^ static_cast<int8_t>(0x80)) : qv;
+        s += qv;
+      }
+#endif
+    if (sum) sum[b] = s;
+  }
+}
 
 void nbits_gemv_q8(const NbitsWeights& w, const NbitsQ8A& p, int64_t n0, int64_t n1) {
   if (p.rows <= 0 || n1 <= n0) return;
