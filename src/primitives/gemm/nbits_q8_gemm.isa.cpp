@@ -61,9 +61,32 @@ void pack_column(const NbitsWeights& w, const int32_t* zero, int64_t n, bool val
 
 #else
 
-// Panel q at AVX-512: per block, each 4-byte word of B gathered for the 16
-// columns, its low and high nibbles (A's order puts a group's low nibbles
-// first) less the zero points stored as two 64-byte steps.
+// Words 0-3 of 16 bytes at p + j * stride for the 16 columns j: words[d]
+// holds word d of every column (4 columns per register, then a 16 x 4
+// transpose of 32-bit words in two permutes and a blend per word).
+inline void load_words(const uint8_t* p, int64_t stride, __m512i* words) {
+  __m512i z[4];
+  for (int g = 0; g < 4; ++g) {
+    const uint8_t* c = p + 4 * g * stride;
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(c)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(c + stride)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(c + 2 * stride)), 2);
+    z[g] = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(c + 3 * stride)), 3);
+  }
+  // Column j % 8 of a pair of registers: lane (j % 4), word d, of the first (j % 8 < 4) or the second.
+  const __m512i base = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28);
+  for (int d = 0; d < 4; ++d) {
+    const __m512i idx = _mm512_add_epi32(base, _mm512_set1_epi32(d));
+    words[d] = _mm512_mask_blend_epi32(0xFF00, _mm512_permutex2var_epi32(z[0], idx, z[1]),
+                                       _mm512_permutex2var_epi32(z[2], idx, z[3]));
+  }
+}
+
+// Panel q at AVX-512: per block, each 4-byte word of B for the 16 columns
+// (transposed from 16-byte rows when the panel is whole and the block a
+// multiple of 16 bytes, gathered otherwise), its low and high nibbles (A's
+// order puts a group's low nibbles first) less the zero points stored as
+// two 64-byte steps.
 void pack_panel(const NbitsWeights& w, const int32_t* zero, int64_t n, int64_t cols, const Panel& pn) {
   const int64_t kb = w.k_blocks, bs = w.block_size, row_bytes = kb * w.blob;
   const int64_t dpg = (bs < 32 ? bs : 32) / 8;  // words per group of A's layout
@@ -72,6 +95,7 @@ void pack_panel(const NbitsWeights& w, const int32_t* zero, int64_t n, int64_t c
   const __m512i b_idx = _mm512_mullo_epi32(iota, _mm512_set1_epi32(static_cast<int32_t>(row_bytes)));
   const __m512i kb_idx = _mm512_mullo_epi32(iota, _mm512_set1_epi32(static_cast<int32_t>(kb)));
   const __m512i nib = _mm512_set1_epi8(0x0F), ones8 = _mm512_set1_epi8(1), ones16 = _mm512_set1_epi16(1);
+  const bool transpose = cols == 16 && w.blob % 16 == 0;
   for (int64_t b = 0; b < kb; ++b) {
     const __m512i z = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, kb_idx, zero + n * kb + b, 4);
     const __m512 s = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, kb_idx, w.scale + n * kb + b, 4);
@@ -80,8 +104,11 @@ void pack_panel(const NbitsWeights& w, const int32_t* zero, int64_t n, int64_t c
     const uint8_t* base = w.b + n * row_bytes + b * w.blob;
     int8_t* out = pn.codes + b * bs * 16;
     __m512i sum = _mm512_setzero_si512();
+    __m512i words[4];
     for (int64_t d = 0; d < w.blob / 4; ++d) {
-      const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, b_idx, base + 4 * d, 1);
+      if (d % 4 == 0 && transpose) load_words(base + 4 * d, row_bytes, words);
+      const __m512i v = transpose ? words[d % 4]
+                                  : _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, b_idx, base + 4 * d, 1);
       const __m512i lo = _mm512_and_si512(v, nib), hi = _mm512_and_si512(_mm512_srli_epi32(v, 4), nib);
       const int64_t step = d / dpg * 2 * dpg + d % dpg;
       _mm512_storeu_si512(out + step * 64, _mm512_sub_epi8(lo, zb));
@@ -153,25 +180,16 @@ SPINDLE_NBITS_Q8_TILE(tile_madd, dots_madd, )
 SPINDLE_NBITS_Q8_TILE(tile_vnni, dots_vnni, __attribute__((target("avx512vnni"))))
 #undef SPINDLE_NBITS_Q8_TILE
 
-constexpr int kMr = 6;
+constexpr int kMr = 4;
 
-template <int NP>
+template <int NP, int M = kMr>
 void tile_rows(const NbitsWeights& w, const Panel* pn, const NbitsQ8Gemm& p, int64_t r0, int64_t n, int64_t cols,
                int64_t mr) {
-#define SPINDLE_NBITS_Q8_ROWS(M)                                             \
-  case M:                                                                   \
-    if (p.vnni) tile_vnni<M, NP>(w, pn, p, r0, n, cols);                    \
-    else tile_madd<M, NP>(w, pn, p, r0, n, cols);                           \
-    break;
-  switch (mr) {
-    SPINDLE_NBITS_Q8_ROWS(1)
-    SPINDLE_NBITS_Q8_ROWS(2)
-    SPINDLE_NBITS_Q8_ROWS(3)
-    SPINDLE_NBITS_Q8_ROWS(4)
-    SPINDLE_NBITS_Q8_ROWS(5)
-    default: SPINDLE_NBITS_Q8_ROWS(kMr)
+  if constexpr (M > 1) {
+    if (mr < M) return tile_rows<NP, M - 1>(w, pn, p, r0, n, cols, mr);
   }
-#undef SPINDLE_NBITS_Q8_ROWS
+  if (p.vnni) tile_vnni<M, NP>(w, pn, p, r0, n, cols);
+  else tile_madd<M, NP>(w, pn, p, r0, n, cols);
 }
 
 #endif
