@@ -7,10 +7,11 @@
 // kernel (best of 5 rounds of the median of 15 calls), the ratio
 // MatMulNBits / MatMul, and the MatMulNBits rate in GFLOP/s.
 //
-// --accuracy-level 4 sets the node's accuracy_level (int8 activations for
-// the products of few rows); --decode runs M = 1 only.
+// --accuracy-level 4 sets the node's accuracy_level (int8 activations);
+// --rows M1,M2,... the row counts (default 1,32,128); --decode runs M = 1
+// only.
 //
-//   build/bench/kernels/bench_nbits [--block-size 32] [--accuracy-level 4] [--decode]
+//   build/bench/kernels/bench_nbits [--block-size 32] [--accuracy-level 4] [--rows 1,32,128] [--decode]
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -92,16 +93,26 @@ void product(ThreadPool* pool, int threads, int64_t M, int64_t K, int64_t N, int
 int main(int argc, char** argv) {
   int64_t bs = 32, level = 0;
   bool decode = false;
+  std::vector<int64_t> rows = {1, 32, 128};
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--decode") == 0) decode = true;
     if (i + 1 == argc) break;
     if (std::strcmp(argv[i], "--block-size") == 0) bs = std::atoll(argv[i + 1]);
     if (std::strcmp(argv[i], "--accuracy-level") == 0) level = std::atoll(argv[i + 1]);
+    if (std::strcmp(argv[i], "--rows") == 0) {
+      rows.clear();
+      for (const char* p = argv[i + 1]; *p;) {
+        char* end = nullptr;
+        rows.push_back(std::strtoll(p, &end, 10));
+        p = *end == ',' ? end + 1 : end;
+        if (end == p && *p) break;
+      }
+    }
   }
   const int64_t shapes[][2] = {{512, 512}, {512, 128}, {512, 1408}, {1408, 512}, {512, 8000}};
   for (int threads : {1, 2}) {
     auto pool = ThreadPool::create(spindle::ThreadingOptions{.num_threads = threads}).value();
-    for (int64_t M : {1, 32, 128}) {
+    for (int64_t M : rows) {
       if (decode && M > 1) break;
       for (const auto& kn : shapes) product(pool.get(), threads, M, kn[0], kn[1], bs, level);
     }

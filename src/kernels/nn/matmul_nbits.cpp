@@ -19,10 +19,11 @@
 // quantize A per block to int8 (symmetric, scale = max|a| / 127, nbits.h's
 // NbitsQ8A) and take integer dot products with the 4-bit codes, scaled to
 // float per block, the arithmetic ONNX Runtime's CPU provider uses at that
-// level: fewer than kQ8GemmMinRows rows (or zero points above 15) as a
-// fused product over B's 4-bit codes (nbits_gemv_q8), more as an int8 GEMM
-// on B unpacked to int8 once per column block (nbits_q8_gemm). Every other
-// case multiplies float A by the dequantized float weights.
+// level: fewer than kQ8GemmMinRows rows (or zero points above 15, or the
+// baseline ISA level) as a fused product over B's 4-bit codes
+// (nbits_gemv_q8), more as an int8 GEMM on B unpacked to int8 once per
+// column block (nbits_q8_gemm). Every other case multiplies float A by the
+// dequantized float weights.
 //
 // A constant B, scales and zero points are kept by the kernel at creation in
 // their quantized form (4 bits per weight; the zero points as floats), and
@@ -58,8 +59,13 @@ namespace {
 // ms, fused / SGEMM): 2 rows 2.6 / 6.4, 4 rows 4.5-4.7 / 7.1-7.3, 6 rows
 // 6.6-6.9 / 7.4-7.5, 8 rows 8.8-8.9 / 8.3-8.5, 16 rows 21-22 / 13-15.
 constexpr int64_t kFloatGemvMaxRows = 6;
-// accuracy_level 4: the int8 GEMM (nbits_q8_gemm) from this many rows,
-// the fused int8 product below.
+// accuracy_level 4 at AVX2 and AVX-512: the int8 GEMM (nbits_q8_gemm) from
+// this many rows, the fused int8 product (nbits_gemv_q8) below; the fused
+// product unpacks B once per group of 4 rows, the GEMM once per call. Sums
+// of the five products of `bench_nbits --accuracy-level 4 --rows 5,8,16`,
+// 1 thread, us, fused / GEMM: 5 rows 862-1243 / 657-891, 8 rows 1188 /
+// 718-732, 16 rows 2370-2420 / 979-1062. The baseline level runs the fused
+// product at any row count (its GEMM is plain loops, tens of times slower).
 constexpr int64_t kQ8GemmMinRows = 5;
 // Column blocks of the int8 GEMM: about this many bytes of int8 panels.
 constexpr int64_t kQ8BlockBytes = 192 * 1024;
@@ -163,9 +169,11 @@ class MatMulNBitsKernel final : public OpKernel {
     Tensor& Y = ctx.output(0, DataType::kFloat32, ys);
     if (Y.numel() == 0) return;
     const int64_t rows = A.numel() / K_;
+    static const bool q8_gemm = active_isa_level() >= IsaLevel::kAvx2;
     if (accuracy_level_ == 4 && bits_ == 4 && block_size_ <= 256 && integer_zeros(w)) {
       const int32_t* zint = int_zeros(w, run_zero_int);
-      if (rows >= kQ8GemmMinRows && std::all_of(zint, zint + blocks_total_, [](int32_t z) { return z <= 15; }))
+      if (q8_gemm && rows >= kQ8GemmMinRows &&
+          std::all_of(zint, zint + blocks_total_, [](int32_t z) { return z <= 15; }))
         gemm_q8(ctx, w, zint, A.data<float>(), rows, bias, Y.mutable_data<float>());
       else gemv_q8(ctx, w, zint, A.data<float>(), rows, bias, Y.mutable_data<float>());
     } else if (rows <= kFloatGemvMaxRows) gemv(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());

@@ -7,9 +7,11 @@
 // each column, vpdpbusd with VNNI, vpmaddubsw + vpmaddwd without: |u *
 // (qb - zero)| <= 255 * 15, pairs far from int16's saturation), start from
 // the block's correction, and add float(sum) * (scale_a * scale_b) to the
-// float sums, one fused multiply-add per block. AVX2 runs the same
-// arithmetic in plain loops (the same bits), the baseline too with a
-// separate multiply and add. Every output is one chain of blocks
+// float sums, one fused multiply-add per block. AVX2 the same with 8
+// columns per register (vpmaddubsw + vpmaddwd; the same bits); the
+// baseline in plain loops with a separate multiply and add (the reference
+// the tests hold the other levels to; MatMulNBits does not call it, see
+// matmul_nbits.cpp). Every output is one chain of blocks
 // in order, whichever tile computes it: the bits follow the shape alone.
 #include <cstdint>
 
@@ -36,7 +38,7 @@ inline Panel panel_at(uint8_t* dst, int64_t q, int64_t kb, int64_t bs) {
   return {reinterpret_cast<int8_t*>(base), corr, reinterpret_cast<float*>(corr + 16 * kb)};
 }
 
-#if !defined(__AVX512F__)
+#if !defined(__AVX2__)
 // One column j of a panel (plain loops): position p of block b in A's
 // layout (group of G = min(32, bs) values: G/2 even k from the low nibbles,
 // then G/2 odd k from the high ones) goes to byte (b * bs / 4 + p / 4) * 64
@@ -57,6 +59,97 @@ void pack_column(const NbitsWeights& w, const int32_t* zero, int64_t n, bool val
     pn.corr[b * 16 + j] = -128 * sum;
     pn.scale[b * 16 + j] = valid ? w.scale[n * kb + b] : 0.0f;
   }
+}
+
+#elif !defined(__AVX512F__)
+// AVX2: per half panel of 8 columns and per block, each 4-byte word of B
+// gathered for the 8 columns, its low and high nibbles less the zero
+// points stored as the half's 32 bytes of two steps; then the half's
+// corrections and scales.
+void pack_panel(const NbitsWeights& w, const int32_t* zero, int64_t n, int64_t cols, const Panel& pn) {
+  const int64_t kb = w.k_blocks, bs = w.block_size, row_bytes = kb * w.blob;
+  const int64_t dpg = (bs < 32 ? bs : 32) / 8;  // words per group of A's layout
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i b_idx = _mm256_mullo_epi32(iota, _mm256_set1_epi32(static_cast<int32_t>(row_bytes)));
+  const __m256i kb_idx = _mm256_mullo_epi32(iota, _mm256_set1_epi32(static_cast<int32_t>(kb)));
+  const __m256i nib = _mm256_set1_epi8(0x0F), ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+  for (int64_t h = 0; h < 2; ++h) {
+    const int64_t left = cols - 8 * h;
+    const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(left < 0 ? 0 : left)), iota);
+    for (int64_t b = 0; b < kb; ++b) {
+      const int64_t first = (n + 8 * h) * kb + b;  // block b of the half's first column
+      const __m256i z = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), zero + (left > 0 ? first : 0), kb_idx,
+                                                    m, 4);
+      const __m256 s = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), w.scale + (left > 0 ? first : 0), kb_idx,
+                                                _mm256_castsi256_ps(m), 4);
+      _mm256_storeu_ps(pn.scale + b * 16 + 8 * h, s);
+      const __m256i zb = _mm256_mullo_epi32(z, _mm256_set1_epi32(0x01010101));
+      const uint8_t* base = w.b + (left > 0 ? (n + 8 * h) * row_bytes + b * w.blob : 0);
+      int8_t* out = pn.codes + b * bs * 16 + 32 * h;
+      __m256i sum = _mm256_setzero_si256();
+      for (int64_t d = 0; d < w.blob / 4; ++d) {
+        const __m256i v = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(),
+                                                      reinterpret_cast<const int*>(base + 4 * d), b_idx, m, 1);
+        const __m256i lo = _mm256_and_si256(v, nib), hi = _mm256_and_si256(_mm256_srli_epi32(v, 4), nib);
+        const int64_t step = d / dpg * 2 * dpg + d % dpg;
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + step * 64), _mm256_sub_epi8(lo, zb));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (step + dpg) * 64), _mm256_sub_epi8(hi, zb));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_add_epi8(lo, hi), ones8), ones16));
+      }
+      const __m256i corr = _mm256_slli_epi32(
+          _mm256_sub_epi32(_mm256_mullo_epi32(z, _mm256_set1_epi32(static_cast<int32_t>(bs))), sum), 7);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(pn.corr + b * 16 + 8 * h), corr);
+    }
+  }
+}
+
+// AVX2: MR rows x one panel (two registers of 8 columns); the float sums
+// in memory, updated once per block.
+template <int MR>
+void tile_avx2(const NbitsWeights& w, const Panel& pn, const NbitsQ8Gemm& p, int64_t r0, int64_t n, int64_t cols) {
+  const int64_t kb = w.k_blocks, bs = w.block_size;
+  const uint8_t* a = p.a + r0 * p.ld;
+  const float* sa = p.a_scale + r0 * kb;
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  alignas(32) float acc[MR][16] = {};
+  for (int64_t b = 0; b < kb; ++b) {
+    __m256i dot[MR][2];
+    const __m256i c0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pn.corr + b * 16));
+    const __m256i c1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pn.corr + b * 16 + 8));
+    for (int r = 0; r < MR; ++r) dot[r][0] = c0, dot[r][1] = c1;
+    const int8_t* codes = pn.codes + b * bs * 16;
+    const uint8_t* ab = a + b * bs;
+    for (int64_t s = 0; s < bs / 4; ++s) {
+      const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + s * 64));
+      const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + s * 64 + 32));
+      for (int r = 0; r < MR; ++r) {
+        const __m256i av = _mm256_broadcastd_epi32(_mm_loadu_si32(ab + r * p.ld + 4 * s));
+        dot[r][0] = _mm256_add_epi32(dot[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(av, b0), ones16));
+        dot[r][1] = _mm256_add_epi32(dot[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones16));
+      }
+    }
+    for (int h = 0; h < 2; ++h) {
+      const __m256 sb = _mm256_loadu_ps(pn.scale + b * 16 + 8 * h);
+      for (int r = 0; r < MR; ++r) {
+        const __m256 s = _mm256_mul_ps(sb, _mm256_set1_ps(sa[r * kb + b]));
+        _mm256_store_ps(acc[r] + 8 * h, _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[r][h]), s, _mm256_load_ps(acc[r] + 8 * h)));
+      }
+    }
+  }
+  for (int r = 0; r < MR; ++r)
+    for (int64_t j = 0; j < cols; ++j)
+      p.y[(r0 + r) * p.ldy + n + j] = p.bias ? acc[r][j] + p.bias[n + j] : acc[r][j];
+}
+
+constexpr int kMrAvx2 = 4;
+
+template <int M = kMrAvx2>
+void tile_rows_avx2(const NbitsWeights& w, const Panel& pn, const NbitsQ8Gemm& p, int64_t r0, int64_t n,
+                    int64_t cols, int64_t mr) {
+  if constexpr (M > 1) {
+    if (mr < M) return tile_rows_avx2<M - 1>(w, pn, p, r0, n, cols, mr);
+  }
+  tile_avx2<M>(w, pn, p, r0, n, cols);
 }
 
 #else
@@ -201,7 +294,7 @@ void nbits_q8_pack(const NbitsWeights& w, const int32_t* zero, int64_t n0, int64
   for (int64_t q = 0; q * 16 < n1 - n0; ++q) {
     const Panel pn = panel_at(dst, q, kb, bs);
     const int64_t n = n0 + 16 * q, cols = n1 - n < 16 ? n1 - n : 16;
-#if defined(__AVX512F__)
+#if defined(__AVX2__)
     pack_panel(w, zero, n, cols, pn);
 #else
     for (int64_t j = 0; j < 16; ++j) pack_column(w, zero, n + j, j < cols, j, pn);
@@ -222,6 +315,13 @@ void nbits_q8_gemm(const NbitsWeights& w, const uint8_t* packed, int64_t n0, int
       else tile_rows<1>(w, pn, p, r0, n, left, mr);
     }
   }
+#elif defined(__AVX2__)
+  for (int64_t q = 0; q * 16 < n1 - n0; ++q) {
+    const Panel pn = panel_at(dst, q, kb, bs);
+    const int64_t n = n0 + 16 * q, cols = n1 - n < 16 ? n1 - n : 16;
+    for (int64_t r0 = 0; r0 < p.rows; r0 += kMrAvx2)
+      tile_rows_avx2(w, pn, p, r0, n, cols, p.rows - r0 < kMrAvx2 ? p.rows - r0 : kMrAvx2);
+  }
 #else
   for (int64_t r = 0; r < p.rows; ++r)
     for (int64_t n = n0; n < n1; ++n) {
@@ -234,11 +334,7 @@ void nbits_q8_gemm(const NbitsWeights& w, const uint8_t* packed, int64_t n0, int
         const uint8_t* a = p.a + r * p.ld + b * bs;
         for (int64_t k = 0; k < bs; ++k) dot += a[k] * codes[k / 4 * 64 + k % 4];
         const float s = p.a_scale[r * kb + b] * pn.scale[b * 16 + j];
-#if defined(__FMA__)
-        acc = __builtin_fmaf(static_cast<float>(dot), s, acc);
-#else
         acc += static_cast<float>(dot) * s;
-#endif
       }
       p.y[r * p.ldy + n] = p.bias ? acc + p.bias[n] : acc;
     }
