@@ -185,7 +185,13 @@ const float* pack_shared_a(KernelContext& ctx, const GemmBlocks& gb, bool trans,
   if (gb.n_blocks < 2 || K <= 0 || m <= 0) return nullptr;
   const int64_t MR = sgemm_mr(), panels = ceil_div(m, MR);
   float* dst = scratch_floats(kSharedScratchSlot, static_cast<size_t>(panels * MR * K));
-  parallel_for(ctx.pool(), 0, panels, grain_for_cost(ops_cost(static_cast<double>(MR * K))), [&](int64_t p0, int64_t p1) {
+  // A panel interleaves MR rows (strided reads): ~4 ops per value, measured
+  // (the decoder's 128 x 512 A took 30 us on one thread, as one block,
+  // while the other thread waited; at 1 op per value it was too small to
+  // split). Split, it is one block per thread.
+  const int64_t dop = ctx.pool() ? ctx.pool()->dop() : 1;
+  const int64_t grain = std::max(grain_for_cost(ops_cost(4.0 * static_cast<double>(MR * K))), ceil_div(panels, dop));
+  parallel_for(ctx.pool(), 0, panels, grain, [&](int64_t p0, int64_t p1) {
     sgemm_pack_a_panels(trans, m, K, alpha, a, lda, p0, p1, dst);
   });
   return dst;
