@@ -294,17 +294,23 @@ void nbits_quantize_a(const float* a, int64_t K, int64_t block_size, int64_t k_b
     }
     if (sum) s = _mm512_reduce_add_epi32(acc);
 #else
+    // The block's values in k order first (a loop the compiler vectorizes),
+    // then in A's order: per group, the even k, then the odd k.
+    int8_t nat[256];  // block_size <= 256 (MatMulNBits' int8 paths)
+    for (int64_t k = 0; k < block_size; ++k) {
+      float v = k < valid ? a[k0 + k] * inv : 0.0f;
+      v = v > 127.0f ? 127.0f : (v < -127.0f ? -127.0f : (v == v ? v : 0.0f));  // NaN -> 0
+      // Round half to even: adding and subtracting 1.5 * 2^23 leaves no
+      // fraction bits (exact for |v| < 2^22), without a library call.
+      v = (v + 12582912.0f) - 12582912.0f;
+      nat[k] = static_cast<int8_t>(v);
+    }
+    for (int64_t k = 0; k < block_size; ++k) s += nat[k];
+    const int8_t flip = offset ? static_cast<int8_t>(0x80) : 0;
     for (int64_t g = 0; g < block_size; g += 2 * half)
-      for (int64_t i = 0; i < 2 * half; ++i) {
-        const int64_t k = g + 2 * (i % half) + i / half;  // even k first, then odd
-        float v = k < valid ? a[k0 + k] * inv : 0.0f;
-        v = v > 127.0f ? 127.0f : (v < -127.0f ? -127.0f : (v == v ? v : 0.0f));  // NaN -> 0
-        // Round half to even: adding and subtracting 1.5 * 2^23 leaves no
-        // fraction bits (exact for |v| < 2^22), without a library call.
-        v = (v + 12582912.0f) - 12582912.0f;
-        const auto qv = static_cast<int8_t>(v);
-        out[g + i] = offset ? static_cast<int8_t>(qv ^ static_cast<int8_t>(0x80)) : qv;
-        s += qv;
+      for (int64_t i = 0; i < half; ++i) {
+        out[g + i] = static_cast<int8_t>(nat[g + 2 * i] ^ flip);
+        out[g + half + i] = static_cast<int8_t>(nat[g + 2 * i + 1] ^ flip);
       }
 #endif
     if (sum) sum[b] = s;
