@@ -137,7 +137,7 @@ SPINDLE_ISA_DECLARE(void, nbits_q8_pack,
 SPINDLE_ISA_DECLARE(void, nbits_q8_gemm,
                     (const ::spindle::kernels::NbitsWeights& w, const uint8_t* packed, int64_t n0, int64_t n1,
                      const ::spindle::kernels::NbitsQ8Gemm& p));
-// One row of A (K floats) quantized per block to int8 in NbitsQ8A's layout:
+// One row of A (K floats) quantized per block (16 <= block_size <= 256) to int8 in NbitsQ8A's layout:
 // k_blocks * block_size values to q (zeros past K), the blocks' scales to
 // scale and, when sum is not null, the sums of their values to sum; with
 // offset, each value is stored plus 128 as an unsigned byte (NbitsQ8Gemm).
