@@ -137,7 +137,7 @@ Cost gemm_cost(int64_t m, int64_t n, int64_t k);
 
 // A run-time A read by several column blocks (an encoder's 128 x 384
 // activations times 384 x 1536 weights: 24 column blocks) would be packed
-// again by each of them; it is packed once instead, its row panels split
+// again by each of them; it is packed once instead, its row panels split evenly
 // across the pool, into the calling thread's shared scratch (slot
 // kSharedScratchSlot), and each block passes its rows as
 // SgemmExtras::packed_a (row m0 at the result + m0 * K, m0 a multiple of
