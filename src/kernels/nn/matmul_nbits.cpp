@@ -172,7 +172,8 @@ class MatMulNBitsKernel final : public OpKernel {
     static const bool q8_gemm = active_isa_level() >= IsaLevel::kAvx2;
     if (accuracy_level_ == 4 && bits_ == 4 && block_size_ <= 256 && integer_zeros(w)) {
       const int32_t* zint = int_zeros(w, run_zero_int);
-      if (q8_gemm && rows >= kQ8GemmMinRows &&
+      // (nbits_q8_pack addresses 16 rows of B with 32-bit offsets: below 2^31 bytes.)
+      if (q8_gemm && rows >= kQ8GemmMinRows && 16 * k_blocks_ * blob_ < (int64_t{1} << 31) &&
           std::all_of(zint, zint + blocks_total_, [](int32_t z) { return z <= 15; }))
         gemm_q8(ctx, w, zint, A.data<float>(), rows, bias, Y.mutable_data<float>());
       else gemv_q8(ctx, w, zint, A.data<float>(), rows, bias, Y.mutable_data<float>());

@@ -129,7 +129,8 @@ SPINDLE_ISA_DECLARE(void, nbits_split_a, (const float* a, int64_t lda, int64_t r
 SPINDLE_ISA_DECLARE(void, nbits_dequantize_panels,
                     (const ::spindle::kernels::NbitsWeights& w, int64_t n0, int64_t n1, int64_t nr, float* dst));
 // Columns [n0, n1) of B into NbitsQ8Gemm's panels at dst; zero: N * k_blocks
-// integer zero points, each in [0, 15].
+// integer zero points, each in [0, 15]; 16 rows of B (16 * k_blocks * blob
+// bytes) below 2^31 bytes.
 SPINDLE_ISA_DECLARE(void, nbits_q8_pack,
                     (const ::spindle::kernels::NbitsWeights& w, const int32_t* zero, int64_t n0, int64_t n1,
                      uint8_t* dst));
