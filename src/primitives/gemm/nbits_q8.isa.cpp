@@ -148,7 +148,7 @@ inline __m512 lane_scales(const float* s, int64_t c, int64_t kb, int shift) {
     const int64_t b0 = c * PER;
     __m128 v;
     if (b0 + PER <= kb)
-      v = PER == 4 ? _mm_loadu_ps(s + b0) : _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(s + b0)));
+      v = PER == 4 ? _mm_loadu_ps(s + b0) : _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s + b0)));
     else
       v = _mm_maskz_loadu_ps(static_cast<__mmask8>((1u << (kb - b0)) - 1), s + b0);
     const __m512i idx = PER == 4 ? _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3)
