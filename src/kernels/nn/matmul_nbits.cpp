@@ -273,13 +273,22 @@ class MatMulNBitsKernel final : public OpKernel {
     auto* qsum = reinterpret_cast<int32_t*>(qscaled + rows * k_blocks_);
     float* lanes = qscaled + 2 * rows * k_blocks_;
     static const auto quantize_fn = SPINDLE_ISA_SELECT(nbits_quantize_a);
+    static const bool swaps = SPINDLE_ISA_SELECT(nbits_gemv_q8_swaps_quarters)();
     for (int64_t r = 0; r < rows; ++r) {
-      quantize_fn(a + r * K_, K_, block_size_, k_blocks_, q + r * ld, qscale + r * k_blocks_, qsum + r * k_blocks_,
-                  false);
+      int8_t* qr = q + r * ld;
+      quantize_fn(a + r * K_, K_, block_size_, k_blocks_, qr, qscale + r * k_blocks_, qsum + r * k_blocks_, false);
       for (int64_t i = r * k_blocks_; i < (r + 1) * k_blocks_; ++i) qscaled[i] = qscale[i] * static_cast<float>(qsum[i]);
-      std::memset(q + r * ld + k_blocks_ * block_size_, 0, static_cast<size_t>(ld - k_blocks_ * block_size_));
-      for (int64_t j = 0; j < steps * 16; ++j) {  // 32-bit lane j holds values 4j..4j+3
-        const int64_t b = 4 * j / block_size_;
+      std::memset(qr + k_blocks_ * block_size_, 0, static_cast<size_t>(ld - k_blocks_ * block_size_));
+      if (swaps)  // each 64 bytes' quarters as 0, 2, 1, 3 (NbitsQ8A::q)
+        for (int64_t c = 0; c < ld; c += 64) {
+          int8_t t[16];
+          std::memcpy(t, qr + c + 16, 16);
+          std::memcpy(qr + c + 16, qr + c + 32, 16);
+          std::memcpy(qr + c + 32, t, 16);
+        }
+      for (int64_t j = 0; j < steps * 16; ++j) {  // 32-bit lane j holds 4 values of quarter j % 16 / 4
+        const int64_t quarter = j % 16 / 4, from = swaps && (quarter == 1 || quarter == 2) ? 3 - quarter : quarter;
+        const int64_t b = (j / 16 * 64 + from * 16 + j % 4 * 4) / block_size_;
         lanes[r * steps * 16 + j] = b < k_blocks_ ? qscale[r * k_blocks_ + b] : 0.0f;
       }
     }

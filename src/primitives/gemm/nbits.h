@@ -63,14 +63,17 @@ struct NbitsGemv {
 // call is given. At AVX-512 the zero-point term is summed apart, as
 // sum over b of zero * scale_b * scaled_sum.
 struct NbitsQ8A {
-  const int8_t* q = nullptr;     // rows x ld bytes
+  // rows x ld bytes. Where nbits_gemv_q8_swaps_quarters() (the AVX-512
+  // level), each 64 bytes hold their 16-byte quarters in the order 0, 2, 1,
+  // 3 (the order the 4-bit codes of 32 bytes of B unpack in: the low
+  // nibbles of both halves, then the high ones).
+  const int8_t* q = nullptr;
   const float* scale = nullptr;  // rows x k_blocks
   const int32_t* sum = nullptr;  // rows x k_blocks: sum of the block's q
   const float* scaled_sum = nullptr;  // rows x k_blocks: scale * sum
-  // rows x (ld / 64) x 16: for each 64 values of a row, each 32-bit lane's
-  // block scale (lane j of step c: value 64c + 4j's block, in the order
-  // the AVX-512 level lays the 4-bit codes out: per 128-bit lane one group
-  // of 32 values (one block of 16 when block_size is 16)).
+  // rows x (ld / 64) x 16 (AVX-512): for each 64 values of a row, each
+  // 32-bit lane's block scale (lane j of step c holds q's bytes 64c + 4j ..
+  // + 3 as stored, quarters swapped).
   const float* lane_scale = nullptr;
   int64_t ld = 0;                // round_up(k_blocks * block_size, 64), zeros past the last block
   int64_t rows = 0;              // at most kNbitsGemvMaxRows
@@ -111,6 +114,9 @@ struct NbitsQ8Gemm {
 
 }  // namespace spindle::kernels
 
+// Whether nbits_gemv_q8 reads NbitsQ8A::q with each 64 bytes' quarters in
+// the order 0, 2, 1, 3 (true at the AVX-512 level).
+SPINDLE_ISA_DECLARE(bool, nbits_gemv_q8_swaps_quarters, ());
 // Columns [n0, n1) of the int8-activation product (NbitsQ8A); 4-bit B.
 SPINDLE_ISA_DECLARE(void, nbits_gemv_q8,
                     (const ::spindle::kernels::NbitsWeights& w, const ::spindle::kernels::NbitsQ8A& p, int64_t n0,

@@ -117,8 +117,9 @@ void columns(const NbitsWeights& w, const NbitsQ8A& p, int64_t n0, int64_t n1) {
 #if defined(__AVX512F__)
 // AVX-512: 64 values (32 bytes of B) per step, across block boundaries:
 // the low and high nibbles of each 16-byte half (a group of 32; for blocks
-// of 16, each 8-byte block as low then high) put in 128-bit lanes in k
-// order, so that the activations load straight. Each 32-bit lane of the
+// of 16, each 8-byte block as low then high) put in 128-bit lanes in the
+// order A's quarters are stored in (0, 2, 1, 3: one insert, no shuffle), so
+// that the activations load straight. Each 32-bit lane of the
 // dot products belongs to one block; the products are converted to float
 // and multiplied by their lane's scale_a * scale_b (the block scales spread
 // over the lanes) into 16 float sums. The zero points enter as
@@ -130,12 +131,13 @@ inline __m512i codes64(const uint8_t* p, int64_t bytes) {
                                 : _mm256_maskz_loadu_epi8(static_cast<__mmask32>((1ull << bytes) - 1), p);
   const __m256i m = _mm256_set1_epi8(0x0F);
   const __m256i lo = _mm256_and_si256(w, m), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
-  __m512i t;
-  if constexpr (BLOCKS16)  // lanes [block 0, block 2 | block 1, block 3] before the shuffle
-    t = _mm512_inserti64x4(_mm512_zextsi256_si512(_mm256_unpacklo_epi64(lo, hi)), _mm256_unpackhi_epi64(lo, hi), 1);
+  // Quarters 0, 2, 1, 3 of the 64 values in k order (A's quarters are
+  // stored in that order: NbitsQ8A::q): blocks 0, 2, 1, 3 of 16, or
+  // groups' even, even, odd, odd values.
+  if constexpr (BLOCKS16)
+    return _mm512_inserti64x4(_mm512_zextsi256_si512(_mm256_unpacklo_epi64(lo, hi)), _mm256_unpackhi_epi64(lo, hi), 1);
   else
-    t = _mm512_inserti64x4(_mm512_zextsi256_si512(lo), hi, 1);
-  return _mm512_shuffle_i64x2(t, t, _MM_SHUFFLE(3, 1, 2, 0));
+    return _mm512_inserti64x4(_mm512_zextsi256_si512(lo), hi, 1);
 }
 
 // The scales of the blocks step c covers, spread over its 16 lanes: PER
@@ -151,8 +153,9 @@ inline __m512 lane_scales(const float* s, int64_t c, int64_t kb, int shift) {
       v = PER == 4 ? _mm_loadu_ps(s + b0) : _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s + b0)));
     else
       v = _mm_maskz_loadu_ps(static_cast<__mmask8>((1u << (kb - b0)) - 1), s + b0);
-    const __m512i idx = PER == 4 ? _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3)
-                                 : _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    // (the quarters in the order 0, 2, 1, 3)
+    const __m512i idx = PER == 4 ? _mm512_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2, 1, 1, 1, 1, 3, 3, 3, 3)
+                                 : _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1);
     return _mm512_permutexvar_ps(idx, _mm512_zextps128_ps512(v));
   }
 }
@@ -315,6 +318,14 @@ void nbits_quantize_a(const float* a, int64_t K, int64_t block_size, int64_t k_b
 #endif
     if (sum) sum[b] = s;
   }
+}
+
+bool nbits_gemv_q8_swaps_quarters() {
+#if defined(__AVX512F__)
+  return true;
+#else
+  return false;
+#endif
 }
 
 void nbits_gemv_q8(const NbitsWeights& w, const NbitsQ8A& p, int64_t n0, int64_t n1) {
