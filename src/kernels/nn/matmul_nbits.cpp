@@ -257,7 +257,8 @@ class MatMulNBitsKernel final : public OpKernel {
   }
 
   // Few rows at accuracy_level 4: A quantized per block to int8 once
-  // (NbitsQ8A's layout), then nbits_gemv_q8 over gemv's column blocks.
+  // (NbitsQ8A's layout, quarters swapped where the level reads them so),
+  // then nbits_gemv_q8 over gemv's column blocks.
   void gemv_q8(KernelContext& ctx, const NbitsWeights& w, const int32_t* zint, const float* a, int64_t rows,
                const float* bias, float* y) const {
     static const auto q8_fn = SPINDLE_ISA_SELECT(nbits_gemv_q8);

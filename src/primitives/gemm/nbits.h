@@ -94,7 +94,7 @@ struct NbitsQ8A {
 // as a blocked GEMM. B's columns [n0, n1) are first packed
 // (nbits_q8_pack) into panels of 16 columns, each
 // nbits_q8_panel_bytes(k_blocks, block_size) bytes: per block and per 4
-// consecutive values of A's layout (NbitsQ8A: per group, the even k then
+// consecutive values of A's layout (nbits_quantize_a's: per group, the even k then
 // the odd k), 64 bytes, the 4 values qb - zero of each column as int8;
 // then, per block, the 16 columns' corrections -128 * sum(qb - zero) as
 // int32 and their 16 scales (zeros past n1). A comes as u = qa + 128
@@ -103,7 +103,7 @@ struct NbitsQ8A {
 // signed bytes).
 inline int64_t nbits_q8_panel_bytes(int64_t k_blocks, int64_t block_size) { return 16 * k_blocks * (block_size + 8); }
 struct NbitsQ8Gemm {
-  const uint8_t* a = nullptr;     // rows x ld: qa + 128, NbitsQ8A's layout
+  const uint8_t* a = nullptr;     // rows x ld: qa + 128, nbits_quantize_a's layout (quarters in order)
   const float* a_scale = nullptr;  // rows x k_blocks
   int64_t ld = 0, rows = 0;
   const float* bias = nullptr;  // N, or null
@@ -144,7 +144,8 @@ SPINDLE_ISA_DECLARE(void, nbits_q8_pack,
 SPINDLE_ISA_DECLARE(void, nbits_q8_gemm,
                     (const ::spindle::kernels::NbitsWeights& w, const uint8_t* packed, int64_t n0, int64_t n1,
                      const ::spindle::kernels::NbitsQ8Gemm& p));
-// One row of A (K floats) quantized per block (16 <= block_size <= 256) to int8 in NbitsQ8A's layout:
+// One row of A (K floats) quantized per block (16 <= block_size <= 256) to int8 in NbitsQ8A's layout
+// (its quarters in order; nbits_gemv_q8 at AVX-512 wants them swapped, the caller's step):
 // k_blocks * block_size values to q (zeros past K), the blocks' scales to
 // scale and, when sum is not null, the sums of their values to sum; with
 // offset, each value is stored plus 128 as an unsigned byte (NbitsQ8Gemm).
