@@ -306,7 +306,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{{1, 512}, 4001, 512, 32, 4, Zp::kPacked, true},   // decode, split over threads
                       Case{{2, 8, 130}, 23, 130, 128, 4, Zp::kPacked, true}, // batched A, 16 rows
                       Case{{1, 520}, 9, 520, 256, 4, Zp::kNone, false},      // blocks of 256
-                      // The int8 GEMM: rows in tiles of 6 and a rest, columns in pairs of 16-column panels
+                      // The int8 GEMM: rows in tiles of 4 and a rest, columns in pairs of 16-column panels
                       // and a rest, column blocks and row blocks over the threads.
                       Case{{40, 100}, 37, 100, 32, 4, Zp::kPacked, true},
                       Case{{33, 77}, 50, 77, 16, 4, Zp::kNone, false},
