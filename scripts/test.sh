@@ -25,6 +25,7 @@ jobs=$(nproc)
 logs=$PWD/build/test-logs
 mkdir -p "$logs"
 summary=()
+failed_tests=()
 total_passed=0
 total_failed=0
 script_start=$SECONDS
@@ -89,11 +90,24 @@ suite() {
   total_failed=$((total_failed + failed))
   summary+=("$(printf '%-34s %6d passed %5d failed  %8s  %s' "$name" "$passed" "$failed" \
                 "$(elapsed $((SECONDS - start)))" "$([ "$failed" -eq 0 ] && echo ok || echo "FAILED (log: $log)")")")
+  [ "$failed" -eq 0 ] || failed_tests+=("$name:" "$(failed_names "$log")")
+  local retried
+  retried=$(grep -oE 'Test +#[0-9]+: [^ ]+ [.]+[*]{3}(Failed|Timeout)' "$log" | sed -E 's/Test +#[0-9]+: ([^ ]+) .*/\1/' | sort -u)
+  [ "$failed" -ne 0 ] || [ -z "$retried" ] || failed_tests+=("$name: failed once, passed when run again:" "$(sed 's/^/  /' <<<"$retried")")
+}
+
+# The names of the failed tests in a suite's log (ctest, gtest, pytest,
+# Python unittest, node --test), at most 20 lines: the summary closes with
+# them, so the end of the output says what failed, not only where the log is.
+failed_names() {
+  grep -E '^[[:space:]]*[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception|Child aborted|Not Run)\)|^\[  FAILED  \] [A-Za-z]|^FAILED |^(FAIL|ERROR): |^not ok ' "$1" |
+    sort -u | head -20 | sed 's/^[[:space:]]*/  /'
 }
 
 print_summary() {
   printf '\n===== summary (%s)\n' "$(elapsed $((SECONDS - script_start)))"
   printf '%s\n' "${summary[@]}"
+  [ ${#failed_tests[@]} -eq 0 ] || printf 'failed tests\n%s\n' "$(printf '%s\n' "${failed_tests[@]}")"
   echo "scripts/test.sh: $total_passed passed, $total_failed failed"
 }
 
@@ -127,8 +141,10 @@ suite "C++ graph/exec/kernels/session/io/models (Release)" ctest \
 for t in test_threading test_exec test_session; do
   suite "$t x3 in one process" status build/tests/$t --gtest_repeat=3 --gtest_brief=1
 done
-# spindle tune picks settings by timing them: alone on the machine.
-suite "C++ tools (Release)" ctest ctest --test-dir build --output-on-failure -j 1 -L tools
+# spindle tune picks settings by timing them, and serve's tests time
+# queues and deadlines: alone on the machine, and a test that fails is run
+# once more (its failed try stays in the log and the summary names it).
+suite "C++ tools (Release)" ctest ctest --test-dir build --output-on-failure -j 1 -L tools --repeat until-pass:2
 suite "pytest (Python bindings)" pytest ctest --test-dir build --verbose -L python
 suite "node --test (Node bindings)" node ctest --test-dir build --verbose -L node
 # ONNX Runtime's C API: the C program on spindle's libonnxruntime.so.1 and on
