@@ -11,6 +11,8 @@
 #include <Eigen/Core>  // Eigen::half: binary16 conversions
 #include <fmt/format.h>
 
+#include "common/buffer_cache.h"
+
 namespace spindle {
 
 float float16_to_float(uint16_t bits) {
@@ -175,8 +177,9 @@ std::shared_ptr<Buffer> Buffer::allocate(size_t bytes) {
     throw Error(StatusCode::kResourceExhausted,
                 fmt::format("a tensor of {} bytes is larger than this machine's {} bytes of memory", bytes, memory));
   }
-  const size_t rounded = (std::max<size_t>(bytes, 1) + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-  void* p = rounded < bytes ? nullptr : std::aligned_alloc(kTensorAlignment, rounded);
+  const size_t capacity = buffer_capacity(bytes);
+  void* p = capacity == 0 ? nullptr : take_cached_buffer(capacity);
+  if (!p && capacity != 0) p = std::aligned_alloc(kTensorAlignment, capacity);
   if (!p) {
     if (budget) budget->release(bytes);
     throw Error(StatusCode::kResourceExhausted, fmt::format("out of memory allocating a tensor of {} bytes", bytes));
@@ -201,7 +204,7 @@ std::shared_ptr<Buffer> Buffer::allocate_strings(size_t count) {
 Buffer::~Buffer() {
   auto* p = static_cast<std::string*>(data_);
   for (size_t i = 0; i < strings_; ++i) p[i].~basic_string();
-  if (owned_) std::free(data_);
+  if (owned_) give_cached_buffer(data_, buffer_capacity(size_));
   if (budget_) budget_->release(size_);
 }
 

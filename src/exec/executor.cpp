@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "common/buffer_cache.h"
 #include "exec/static_shapes.h"
 #include "graph/node_info.h"
 #include "kernels/custom/custom_op_kernel.h"
@@ -210,6 +211,7 @@ class HeapTrimmer {
   void trim() {
     if (pending_ == 0) return;
     pending_ = 0;
+    release_cached_buffers();  // the originals just dropped
 #if defined(__GLIBC__)
     malloc_trim(0);
 #endif
