@@ -17,9 +17,18 @@ constexpr size_t kMinBytes = size_t{64} << 10;
 constexpr size_t kMaxBytes = size_t{8} << 20;
 constexpr size_t kTotalBytes = size_t{32} << 20;
 
+// AddressSanitizer finds a use after free only when the memory is freed
+// (GCC defines __SANITIZE_ADDRESS__; clang, which builds the fuzzers, tells
+// through __has_feature).
 #if defined(__SANITIZE_ADDRESS__)
-// AddressSanitizer finds a use after free only when the memory is freed.
-constexpr bool kEnabled = true;
+#define SPINDLE_BUFFER_CACHE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SPINDLE_BUFFER_CACHE_ASAN 1
+#endif
+#endif
+#if defined(SPINDLE_BUFFER_CACHE_ASAN)
+constexpr bool kEnabled = false;
 #else
 constexpr bool kEnabled = true;
 #endif

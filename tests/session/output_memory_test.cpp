@@ -20,8 +20,15 @@ namespace {
 
 using testing::ModelBuilder;
 
+// AddressSanitizer builds free every buffer (use-after-free checks).
 #if defined(__SANITIZE_ADDRESS__)
-constexpr bool kCacheOn = false;  // AddressSanitizer builds free every buffer (use-after-free checks)
+constexpr bool kCacheOn = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kCacheOn = false;
+#else
+constexpr bool kCacheOn = true;
+#endif
 #else
 constexpr bool kCacheOn = true;
 #endif
@@ -39,7 +46,8 @@ TEST(OutputMemory, FreedOutputsTakeNoFreshPagesInTheNextRun) {
   ModelBuilder b;
   b.input("x", {65536});
   for (int i = 0; i < kOutputs; ++i) {
-    const std::string y = "y" + std::to_string(i);
+    std::string y = "y";
+    y += std::to_string(i);
     b.output(y, {131072});
     auto& n = b.node("Concat", {"x", "x"}, {y});
     ModelBuilder::attr_int(n, "axis", 0);
