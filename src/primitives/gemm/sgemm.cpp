@@ -34,7 +34,7 @@ const SgemmGeometry& geometry() {
 // Rows of A per cache block: the packed A block (mc x kc) stays in L2 while
 // the B panels stream past it. Columns per block: the packed B block
 // (kc x nc) stays in L3 / the outer L2.
-constexpr int64_t kMC = 168;  // a multiple of 4, 6 and 14 (every MR)
+constexpr int64_t kMC = 168;  // a multiple of 4, 6 and 12 (every MR)
 constexpr int64_t kNC = 1024;
 
 // The k blocks of a reduction of length K: ceil(K / kSgemmKC) blocks of

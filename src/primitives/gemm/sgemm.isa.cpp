@@ -8,9 +8,11 @@
 // written once over a small width-generic vector layer (Vec, kW lanes):
 //   baseline  SSE2, 4 lanes, multiply + add:   MR x NR =  4 x 8
 //   avx2      AVX2 + FMA, 8 lanes:             MR x NR =  6 x 16
-//   avx512    AVX-512F, 16 lanes:              MR x NR = 14 x 32
+//   avx512    AVX-512F, 16 lanes:              MR x NR = 12 x 32
 // NR is always two vectors; MR fills the register file (MR * 2 accumulators
-// + 2 B vectors + 1 broadcast A value).
+// + 2 B vectors + 1 broadcast A value), except at AVX-512, where 14 rows
+// (31 of 32 zmm) left GCC spilling two accumulators to the stack in the
+// k loop: 12 x 32 runs the same sums 8-20% faster (docs/gemm.md).
 //
 // Panel formats (K = the full reduction length of the packed operand):
 //   A: panels of MR rows; panel p holds dst[p*K*MR + k*MR + i] =
@@ -47,7 +49,7 @@ namespace {
 #if defined(__AVX512F__)
 using Vec = __m512;
 constexpr int kW = 16;
-constexpr int kMR = 14;
+constexpr int kMR = 12;
 SG_INLINE Vec vzero() { return _mm512_setzero_ps(); }
 SG_INLINE Vec vset1(float v) { return _mm512_set1_ps(v); }
 SG_INLINE Vec vload(const float* p) { return _mm512_loadu_ps(p); }
@@ -541,10 +543,10 @@ void sgemm_pack_a(bool trans, int64_t m, int64_t k0, int64_t kc, float alpha, co
       }
 #endif
 #if defined(__AVX512F__)
-      // A full panel of 14 rows, 8 k at a time: rows 0-7 and rows 8-13 (two
-      // rows of zeros) transposed in 8-lane registers; each k's 14 values
-      // are a store of 8 and one of 8 whose last 2 the next k's first store
-      // overwrites (the last k's cut to 6). The same products alpha * a as
+      // A full panel of 12 rows, 8 k at a time: rows 0-7 and rows 8-11 (four
+      // rows of zeros) transposed in 8-lane registers; each k's 12 values
+      // are a store of 8 and one of 8 whose last 4 the next k's first store
+      // overwrites (the last k's cut to 4). The same products alpha * a as
       // the scalar loop below, which wrote a decoder's 128 x 512 activations
       // (every MatMul's run-time A) at ~3 floats per ns in scattered stores.
       if (rows == kMR && kc >= 8) {
@@ -555,7 +557,7 @@ void sgemm_pack_a(bool trans, int64_t m, int64_t k0, int64_t kc, float alpha, co
           for (int i = 0; i < 8; ++i) lo[i] = _mm256_mul_ps(_mm256_loadu_ps(a + (p0 + i) * lda + k0 + k), av);
           for (int i = 0; i < kMR - 8; ++i)
             hi[i] = _mm256_mul_ps(_mm256_loadu_ps(a + (p0 + 8 + i) * lda + k0 + k), av);
-          hi[6] = hi[7] = _mm256_setzero_ps();
+          for (int i = kMR - 8; i < 8; ++i) hi[i] = _mm256_setzero_ps();
           simd::transpose8(lo);
           simd::transpose8(hi);
           float* dk = d + k * kMR;
