@@ -281,7 +281,7 @@ TEST(Sgemm, StoreTimeResidualEqualsTheAddThenTheActivation) {
                                    : act == &hard_swish ? ", HardSwish" : "";
   };
   for (int64_t m : {int64_t{1}, int64_t{3}, MR, MR + 2, 2 * MR + 5})
-    for (int64_t n : {NR, 3 * NR + 1, 3 * NR + 2, 2 * NR + 5, 2 * NR + NR / 2 + 3})
+    for (int64_t n : {NR, 3 * NR + 1, 3 * NR + 2, 2 * NR + 5, 2 * NR + NR / 2 + 1, 2 * NR + NR / 2 + 3})
       for (const Activation* act : acts)
         for (bool packed : {false, true}) {
           const int64_t ldc = n + 3;
@@ -411,18 +411,19 @@ TEST(Sgemm, RowEdgeBelowFullPanelsEqualsRowsAloneBitwise) {
 }
 
 // A tail of one or two columns (7 x 7 outputs: 49 = 3 x 16 + 1) runs as
-// matrix-vector products with the rows in the vector lanes; each element must
-// still get the tile's operations, so the tail equals the same columns
-// computed inside full tiles bit for bit: with a bias, Relu clamped at the
+// matrix-vector products with the rows in the vector lanes, and a tail of one
+// vector and 0-2 columns (49 = 32 + 16 + 1 at AVX-512) as a one-vector tile
+// and those products; each element must still get the tile's operations, so
+// the tail equals the same columns computed inside full tiles bit for bit: with a bias, Relu clamped at the
 // store, three k blocks (the sums stored and loaded back), row counts that
 // fill a panel, leave a 1..3-row edge or a wider one, and a packed B.
-TEST(Sgemm, OneOrTwoTailColumnsEqualTheSameColumnsInsideFullTilesBitwise) {
+TEST(Sgemm, TailColumnsEqualTheSameColumnsInsideFullTilesBitwise) {
   const int64_t MR = kernels::nn::sgemm_mr(), NR = kernels::nn::sgemm_nr();
   const int64_t k = 700, wide = 4 * NR;
   Activation relu;
   relu.kind = Activation::kRelu;
   for (int64_t m : {int64_t{1}, int64_t{3}, MR + 2, 2 * MR + 5, 7 * MR})
-    for (int64_t tail : {1, 2})
+    for (int64_t tail : {int64_t{1}, int64_t{2}, NR / 2, NR / 2 + 1, NR / 2 + 2})
       for (bool packed : {false, true}) {
         const int64_t n = 3 * NR + tail;
         const auto a = random_floats(m * k, 31), b = random_floats(k * wide, 32), bias = random_floats(m, 33);

@@ -439,8 +439,13 @@ void sgemm_block(const SgemmBlock& blk) {
     m -= edge_rows;
   }
   int64_t edge_done = 0;  // columns of the edge rows computed
+  // Columns past the last full tile: 1-2 run as column_edge; one vector
+  // and 1-2 more (7x7 outputs: 49 = 32 + 16 + 1) as a one-vector tile
+  // stored in place, then column_edge, where a ragged tile would compute 32
+  // columns for 17; any other tail as a ragged tile.
   const int64_t tail = (n - j_first) % kNR;
-  const int64_t n_tiles = kColumnEdge && tail <= kEdgeColumns ? n - tail : n;
+  const bool vector_tail = kColumnEdge && kNV == 2 && tail >= kW && tail - kW <= kEdgeColumns;
+  const int64_t n_tiles = kColumnEdge && (tail <= kEdgeColumns || vector_tail) ? n - tail : n;
   for (int64_t j0 = j_first; j0 < n_tiles; j0 += kNR) {
     const int64_t nr = n - j0 < kNR ? n - j0 : kNR;
     const float* pb = blk.pb + (j0 / kNR) * blk.pb_stride;
@@ -470,10 +475,20 @@ void sgemm_block(const SgemmBlock& blk) {
       edge_done = j0 + kNR;
     }
   }
-  if (n_tiles < n && m > 0) {
+  int64_t j_edge = n_tiles;
+  if (vector_tail && m > 0) {
+    const float* pb = blk.pb + (n_tiles / kNR) * blk.pb_stride;
+    for (int64_t i0 = 0; i0 < m; i0 += kMR) {
+      const int rows = static_cast<int>(m - i0 < kMR ? m - i0 : kMR);
+      micro_rows<kMR, 1>(rows, kc, blk.pa + (i0 / kMR) * blk.pa_stride, PanelRows{pb}, blk.c + i0 * blk.ldc + n_tiles,
+                         blk.ldc, blk.accumulate, blk.row_bias ? blk.row_bias + i0 : nullptr, finish(blk, i0, n_tiles));
+    }
+    j_edge += kW;
+  }
+  if (j_edge < n && m > 0) {
     SgemmBlock rows = blk;
     rows.m = m;
-    for (int64_t j = n_tiles; j < n; ++j) column_edge(rows, j);
+    for (int64_t j = j_edge; j < n; ++j) column_edge(rows, j);
   }
   if (edge_rows) {
     SgemmBlock edge = blk;
