@@ -114,12 +114,14 @@ class MatMulNBitsKernel final : public OpKernel {
       zero_int_.assign(zero_.begin(), zero_.end());
     zero_int_small_ = std::all_of(zero_int_.begin(), zero_int_.end(), [](int32_t z) { return z <= 15; });
     scale_.assign(s->data<float>(), s->data<float>() + blocks_total_);
+    if (!zero_int_.empty() && reads_zero_scale()) zero_scale_ = zero_scales(zero_int_.data(), scale_.data());
     owned_ = true;
   }
 
   bool owns_constant_input(int i) const override { return owned_ && (i == 1 || i == 2 || (i == 3 && zero_const_)); }
   size_t packed_bytes() const override {
-    return owned_ ? b_.size() + (scale_.size() + zero_.size()) * sizeof(float) + zero_int_.size() * sizeof(int32_t)
+    return owned_ ? b_.size() + (scale_.size() + zero_.size() + zero_scale_.size()) * sizeof(float) +
+                        zero_int_.size() * sizeof(int32_t)
                   : 0;
   }
 
@@ -256,6 +258,19 @@ class MatMulNBitsKernel final : public OpKernel {
     return std::max<int64_t>(1, ceil_div(N_, want));
   }
 
+  // Whether the active level's nbits_gemv_q8 reads NbitsQ8A::zero_scale
+  // (AVX-512: the level that swaps A's quarters).
+  static bool reads_zero_scale() {
+    static const bool yes = SPINDLE_ISA_SELECT(nbits_gemv_q8_swaps_quarters)();
+    return yes;
+  }
+  // float(zero) * scale of every block (NbitsQ8A::zero_scale).
+  std::vector<float> zero_scales(const int32_t* zint, const float* scale) const {
+    std::vector<float> zs(static_cast<size_t>(blocks_total_));
+    for (int64_t i = 0; i < blocks_total_; ++i) zs[static_cast<size_t>(i)] = static_cast<float>(zint[i]) * scale[i];
+    return zs;
+  }
+
   // Few rows at accuracy_level 4: A quantized per block to int8 once
   // (NbitsQ8A's layout, quarters swapped where the level reads them so),
   // then nbits_gemv_q8 over gemv's column blocks.
@@ -263,6 +278,16 @@ class MatMulNBitsKernel final : public OpKernel {
                const float* bias, float* y) const {
     static const auto q8_fn = SPINDLE_ISA_SELECT(nbits_gemv_q8);
     static const bool vnni = cpu_has_avx512_vnni();
+    std::vector<float> run_zero_scale;  // weights, scales or zero points given at run time
+    const float* zero_scale = nullptr;
+    if (reads_zero_scale()) {
+      if (zint == zero_int_.data() && w.scale == scale_.data() && !zero_scale_.empty()) {
+        zero_scale = zero_scale_.data();
+      } else {
+        run_zero_scale = zero_scales(zint, w.scale);
+        zero_scale = run_zero_scale.data();
+      }
+    }
     const int64_t ld = round_up(k_blocks_ * block_size_, 64);
     // Scratch: the codes, then the scales, the scaled sums, the sums and the lane scales (4-byte aligned).
     const int64_t steps = ld / 64;
@@ -303,6 +328,7 @@ class MatMulNBitsKernel final : public OpKernel {
       p.ld = ld;
       p.rows = std::min(kNbitsGemvMaxRows, rows - r0);
       p.zero = zint;
+      p.zero_scale = zero_scale;
       p.bias = bias;
       p.y = y + r0 * N_;
       p.ldy = N_;
@@ -446,6 +472,7 @@ class MatMulNBitsKernel final : public OpKernel {
 
   int64_t accuracy_level_ = 0;
   std::vector<int32_t> zero_int_;  // when owned_ at accuracy_level 4: zero_ as integers (when they all are)
+  std::vector<float> zero_scale_;  // and float(zero) * scale per block, where nbits_gemv_q8 reads it
   bool zero_int_small_ = false;    // every zero_int_ at most 15 (the int8 GEMM's panels hold code - zero)
   int64_t K_ = 0, N_ = 0, bits_ = 4, block_size_ = 0, k_blocks_ = 0, blob_ = 0, blocks_total_ = 0, b_bytes_ = 0;
   bool owned_ = false, zero_const_ = false;

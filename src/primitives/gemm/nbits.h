@@ -78,6 +78,9 @@ struct NbitsQ8A {
   int64_t ld = 0;                // round_up(k_blocks * block_size, 64), zeros past the last block
   int64_t rows = 0;              // at most kNbitsGemvMaxRows
   const int32_t* zero = nullptr;  // N * k_blocks integer zero points of B
+  // N * k_blocks: float(zero) * scale of B's blocks, the zero-point term's
+  // factor (the AVX-512 level reads it in place of zero and B's scales).
+  const float* zero_scale = nullptr;
   const float* bias = nullptr;    // N, or null
   float* y = nullptr;             // rows x N, row stride ldy
   int64_t ldy = 0;

@@ -176,39 +176,64 @@ __attribute__((target("avx512vnni"), always_inline)) inline __m512i dots_vnni512
   return _mm512_dpbusd_epi32(_mm512_setzero_si512(), w, a);
 }
 
+// NC columns side by side (4 for one row, 2 for two): NC * R independent
+// sums, so the float multiply-add chains overlap instead of each column
+// waiting on its own, and every activation load serves NC columns. The
+// zero-point term reads float(zero) * scale_b as kept (NbitsQ8A::zero_scale)
+// where it converted and multiplied per call: the same products. Each
+// column's operations are the ones it gets alone, in the same order.
+constexpr int64_t kAheadColumns = 16;
 #define SPINDLE_NBITS_Q8_COLUMNS512(NAME, DOTS, ATTR)                                                  \
-  template <int R, int PER>                                                                             \
-  ATTR void NAME(const NbitsWeights& w, const NbitsQ8A& p, int64_t n0, int64_t n1) {                    \
-    const int64_t kb = w.k_blocks, bs = w.block_size, row_bytes = kb * w.blob, steps = (kb * bs + 63) / 64; \
-    int shift = 0;                                                                                      \
-    while ((int64_t{64} << shift) < bs) ++shift;                                                        \
-    for (int64_t n = n0; n < n1; ++n) {                                                                 \
-      __m512 acc[R], corr[R];                                                                           \
-      for (int r = 0; r < R; ++r) acc[r] = corr[r] = _mm512_setzero_ps();                               \
-      const uint8_t* row = w.b + n * row_bytes;                                                         \
-      const float* sb = w.scale + n * kb;                                                               \
-      for (int64_t c = 0; c < steps; ++c) {                                                             \
-        const __m512i codes = codes64<PER == 4>(row + 32 * c, row_bytes - 32 * c);                      \
-        const __m512 sbv = lane_scales<PER>(sb, c, kb, shift);                                          \
-        for (int r = 0; r < R; ++r) {                                                                   \
-          const __m512i av = _mm512_loadu_si512(p.q + r * p.ld + 64 * c);                               \
-          const __m512 s = _mm512_mul_ps(_mm512_loadu_ps(p.lane_scale + (r * steps + c) * 16), sbv);    \
-          acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(DOTS(codes, av)), s, acc[r]);                     \
-        }                                                                                               \
+  template <int R, int PER, int NC>                                                                     \
+  ATTR inline void NAME##_group(const NbitsWeights& w, const NbitsQ8A& p, int64_t n, int64_t steps,      \
+                                int shift) {                                                            \
+    const int64_t kb = w.k_blocks, row_bytes = kb * w.blob;                                             \
+    __m512 acc[NC][R];                                                                                  \
+    for (int j = 0; j < NC; ++j)                                                                        \
+      for (int r = 0; r < R; ++r) acc[j][r] = _mm512_setzero_ps();                                      \
+    for (int64_t c = 0; c < steps; ++c) {                                                               \
+      __m512i codes[NC];                                                                                \
+      __m512 sbv[NC];                                                                                   \
+      for (int j = 0; j < NC; ++j) {                                                                    \
+        if (n + j + kAheadColumns < w.N && (c & 1) == 0)                                                \
+          _mm_prefetch(reinterpret_cast<const char*>(w.b + (n + j + kAheadColumns) * row_bytes + 32 * c),  \
+                       _MM_HINT_T0);                                                                    \
+        codes[j] = codes64<PER == 4>(w.b + (n + j) * row_bytes + 32 * c, row_bytes - 32 * c);           \
+        sbv[j] = lane_scales<PER>(w.scale + (n + j) * kb, c, kb, shift);                                \
       }                                                                                                 \
-      const int32_t* z = p.zero + n * kb;                                                               \
+      for (int r = 0; r < R; ++r) {                                                                     \
+        const __m512i av = _mm512_loadu_si512(p.q + r * p.ld + 64 * c);                                 \
+        const __m512 ls = _mm512_loadu_ps(p.lane_scale + (r * steps + c) * 16);                         \
+        for (int j = 0; j < NC; ++j)                                                                    \
+          acc[j][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(DOTS(codes[j], av)), _mm512_mul_ps(ls, sbv[j]), \
+                                      acc[j][r]);                                                       \
+      }                                                                                                 \
+    }                                                                                                   \
+    for (int j = 0; j < NC; ++j) {                                                                      \
+      __m512 corr[R];                                                                                   \
+      for (int r = 0; r < R; ++r) corr[r] = _mm512_setzero_ps();                                        \
+      const float* zsb = p.zero_scale + (n + j) * kb;                                                   \
       for (int64_t b = 0; b < kb; b += 16) {                                                            \
         const __mmask16 m = kb - b >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (kb - b)) - 1);       \
-        const __m512 zs = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(m, z + b)),         \
-                                        _mm512_maskz_loadu_ps(m, sb + b));                              \
+        const __m512 zs = _mm512_maskz_loadu_ps(m, zsb + b);                                            \
         for (int r = 0; r < R; ++r)                                                                     \
           corr[r] = _mm512_fmadd_ps(zs, _mm512_maskz_loadu_ps(m, p.scaled_sum + r * kb + b), corr[r]);  \
       }                                                                                                 \
       for (int r = 0; r < R; ++r) {                                                                     \
-        const float v = reduce16(_mm512_sub_ps(acc[r], corr[r]));                                       \
-        p.y[r * p.ldy + n] = p.bias ? v + p.bias[n] : v;                                                \
+        const float v = reduce16(_mm512_sub_ps(acc[j][r], corr[r]));                                    \
+        p.y[r * p.ldy + n + j] = p.bias ? v + p.bias[n + j] : v;                                        \
       }                                                                                                 \
     }                                                                                                   \
+  }                                                                                                     \
+  template <int R, int PER>                                                                             \
+  ATTR void NAME(const NbitsWeights& w, const NbitsQ8A& p, int64_t n0, int64_t n1) {                    \
+    const int64_t steps = (w.k_blocks * w.block_size + 63) / 64;                                        \
+    int shift = 0;                                                                                      \
+    while ((int64_t{64} << shift) < w.block_size) ++shift;                                              \
+    constexpr int kCols = R == 1 ? 4 : R == 2 ? 2 : 1;                                                  \
+    int64_t n = n0;                                                                                     \
+    for (; n + kCols <= n1; n += kCols) NAME##_group<R, PER, kCols>(w, p, n, steps, shift);             \
+    for (; n < n1; ++n) NAME##_group<R, PER, 1>(w, p, n, steps, shift);                                 \
   }
 
 SPINDLE_NBITS_Q8_COLUMNS512(columns512, dots_madd512, )
