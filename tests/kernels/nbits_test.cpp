@@ -325,7 +325,7 @@ INSTANTIATE_TEST_SUITE_P(
 // VNNI) give those bits; the baseline (separate multiply and add) is within
 // rounding. Columns from an offset (n0 > 0) land at their own index.
 TEST(MatMulNBitsQ8Gemm, EveryIsaLevelComputesItsArithmetic) {
-  using PackFn = void (*)(const kernels::NbitsWeights&, const int32_t*, int64_t, int64_t, uint8_t*);
+  using PackFn = void (*)(const kernels::NbitsWeights&, const uint8_t*, int64_t, int64_t, uint8_t*);
   using GemmFn = void (*)(const kernels::NbitsWeights&, const uint8_t*, int64_t, int64_t, const kernels::NbitsQ8Gemm&);
   struct Level {
     PackFn pack;
@@ -343,7 +343,7 @@ TEST(MatMulNBitsQ8Gemm, EveryIsaLevelComputesItsArithmetic) {
     const int64_t N = 53, K = bs == 256 ? 300 : 200, rows = 13, n0 = 5;
     const Quantized q = make_weights(N, K, bs, 4, Zp::kPacked, static_cast<uint32_t>(bs));
     const int64_t kb = q.k_blocks, ld = kb * bs, half = std::min<int64_t>(bs, 32) / 2;
-    std::vector<int32_t> zint(q.zp_float.begin(), q.zp_float.end());
+    std::vector<uint8_t> zint(q.zp_float.begin(), q.zp_float.end());
     kernels::NbitsWeights w;
     w.b = q.b.data(), w.scale = q.scales.data(), w.zero = q.zp_float.data();
     w.N = N, w.K = K, w.k_blocks = kb, w.block_size = bs, w.blob = q.blob, w.bits = 4;

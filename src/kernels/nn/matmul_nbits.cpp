@@ -112,17 +112,14 @@ class MatMulNBitsKernel final : public OpKernel {
           return z >= 0.0f && z <= 255.0f && z == std::floor(z);
         }))
       zero_int_.assign(zero_.begin(), zero_.end());
-    zero_int_small_ = std::all_of(zero_int_.begin(), zero_int_.end(), [](int32_t z) { return z <= 15; });
+    zero_int_small_ = std::all_of(zero_int_.begin(), zero_int_.end(), [](uint8_t z) { return z <= 15; });
     scale_.assign(s->data<float>(), s->data<float>() + blocks_total_);
-    if (!zero_int_.empty() && reads_zero_scale()) zero_scale_ = zero_scales(zero_int_.data(), scale_.data());
     owned_ = true;
   }
 
   bool owns_constant_input(int i) const override { return owned_ && (i == 1 || i == 2 || (i == 3 && zero_const_)); }
   size_t packed_bytes() const override {
-    return owned_ ? b_.size() + (scale_.size() + zero_.size() + zero_scale_.size()) * sizeof(float) +
-                        zero_int_.size() * sizeof(int32_t)
-                  : 0;
+    return owned_ ? b_.size() + (scale_.size() + zero_.size()) * sizeof(float) + zero_int_.size() : 0;
   }
 
   void compute(KernelContext& ctx) const override {
@@ -138,7 +135,7 @@ class MatMulNBitsKernel final : public OpKernel {
     w.N = N_, w.K = K_, w.k_blocks = k_blocks_, w.block_size = block_size_, w.blob = blob_;
     w.bits = static_cast<int>(bits_);
     std::vector<float> run_zero;  // zero points of weights given at run time
-    std::vector<int32_t> run_zero_int;  // and as integers (accuracy_level 4)
+    std::vector<uint8_t> run_zero_int;  // and as integers (accuracy_level 4)
     const bool kept = owned_ && !ctx.has_input(1);
     if (kept) {
       w.b = b_.data();
@@ -174,11 +171,11 @@ class MatMulNBitsKernel final : public OpKernel {
     const int64_t rows = A.numel() / K_;
     static const bool q8_gemm = active_isa_level() >= IsaLevel::kAvx2;
     if (accuracy_level_ == 4 && bits_ == 4 && block_size_ <= 256 && integer_zeros(w)) {
-      const int32_t* zint = int_zeros(w, run_zero_int);
+      const uint8_t* zint = int_zeros(w, run_zero_int);
       // (nbits_q8_pack addresses 16 rows of B with 32-bit offsets: below 2^31 bytes.)
       if (q8_gemm && rows >= kQ8GemmMinRows && 16 * k_blocks_ * blob_ < (int64_t{1} << 31) &&
           (zint == zero_int_.data() ? zero_int_small_
-                                    : std::all_of(zint, zint + blocks_total_, [](int32_t z) { return z <= 15; })))
+                                    : std::all_of(zint, zint + blocks_total_, [](uint8_t z) { return z <= 15; })))
         gemm_q8(ctx, w, zint, A.data<float>(), rows, bias, Y.mutable_data<float>());
       else gemv_q8(ctx, w, zint, A.data<float>(), rows, bias, Y.mutable_data<float>());
     } else if (rows <= kFloatGemvMaxRows) gemv(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());
@@ -241,10 +238,10 @@ class MatMulNBitsKernel final : public OpKernel {
 
   // The integer zero points of w (integer_zeros holds): the kept ones, or
   // those given at run time converted into buf.
-  const int32_t* int_zeros(const NbitsWeights& w, std::vector<int32_t>& buf) const {
+  const uint8_t* int_zeros(const NbitsWeights& w, std::vector<uint8_t>& buf) const {
     if (owned_ && w.zero == zero_.data() && !zero_int_.empty()) return zero_int_.data();
     buf.resize(static_cast<size_t>(blocks_total_));
-    for (int64_t i = 0; i < blocks_total_; ++i) buf[static_cast<size_t>(i)] = static_cast<int32_t>(w.zero[i]);
+    for (int64_t i = 0; i < blocks_total_; ++i) buf[static_cast<size_t>(i)] = static_cast<uint8_t>(w.zero[i]);
     return buf.data();
   }
 
@@ -258,36 +255,13 @@ class MatMulNBitsKernel final : public OpKernel {
     return std::max<int64_t>(1, ceil_div(N_, want));
   }
 
-  // Whether the active level's nbits_gemv_q8 reads NbitsQ8A::zero_scale
-  // (AVX-512: the level that swaps A's quarters).
-  static bool reads_zero_scale() {
-    static const bool yes = SPINDLE_ISA_SELECT(nbits_gemv_q8_swaps_quarters)();
-    return yes;
-  }
-  // float(zero) * scale of every block (NbitsQ8A::zero_scale).
-  std::vector<float> zero_scales(const int32_t* zint, const float* scale) const {
-    std::vector<float> zs(static_cast<size_t>(blocks_total_));
-    for (int64_t i = 0; i < blocks_total_; ++i) zs[static_cast<size_t>(i)] = static_cast<float>(zint[i]) * scale[i];
-    return zs;
-  }
-
   // Few rows at accuracy_level 4: A quantized per block to int8 once
   // (NbitsQ8A's layout, quarters swapped where the level reads them so),
   // then nbits_gemv_q8 over gemv's column blocks.
-  void gemv_q8(KernelContext& ctx, const NbitsWeights& w, const int32_t* zint, const float* a, int64_t rows,
+  void gemv_q8(KernelContext& ctx, const NbitsWeights& w, const uint8_t* zint, const float* a, int64_t rows,
                const float* bias, float* y) const {
     static const auto q8_fn = SPINDLE_ISA_SELECT(nbits_gemv_q8);
     static const bool vnni = cpu_has_avx512_vnni();
-    std::vector<float> run_zero_scale;  // weights, scales or zero points given at run time
-    const float* zero_scale = nullptr;
-    if (reads_zero_scale()) {
-      if (zint == zero_int_.data() && w.scale == scale_.data() && !zero_scale_.empty()) {
-        zero_scale = zero_scale_.data();
-      } else {
-        run_zero_scale = zero_scales(zint, w.scale);
-        zero_scale = run_zero_scale.data();
-      }
-    }
     const int64_t ld = round_up(k_blocks_ * block_size_, 64);
     // Scratch: the codes, then the scales, the scaled sums, the sums and the lane scales (4-byte aligned).
     const int64_t steps = ld / 64;
@@ -328,7 +302,6 @@ class MatMulNBitsKernel final : public OpKernel {
       p.ld = ld;
       p.rows = std::min(kNbitsGemvMaxRows, rows - r0);
       p.zero = zint;
-      p.zero_scale = zero_scale;
       p.bias = bias;
       p.y = y + r0 * N_;
       p.ldy = N_;
@@ -342,7 +315,7 @@ class MatMulNBitsKernel final : public OpKernel {
   // a thread packs a column block's int8 panels (nbits_q8_pack) once for its
   // consecutive row blocks. Each output is computed by one block in block
   // order, so the partition changes no bit.
-  void gemm_q8(KernelContext& ctx, const NbitsWeights& w, const int32_t* zint, const float* a, int64_t rows,
+  void gemm_q8(KernelContext& ctx, const NbitsWeights& w, const uint8_t* zint, const float* a, int64_t rows,
                const float* bias, float* y) const {
     static const auto pack_fn = SPINDLE_ISA_SELECT(nbits_q8_pack);
     static const auto gemm_fn = SPINDLE_ISA_SELECT(nbits_q8_gemm);
@@ -471,8 +444,7 @@ class MatMulNBitsKernel final : public OpKernel {
   }
 
   int64_t accuracy_level_ = 0;
-  std::vector<int32_t> zero_int_;  // when owned_ at accuracy_level 4: zero_ as integers (when they all are)
-  std::vector<float> zero_scale_;  // and float(zero) * scale per block, where nbits_gemv_q8 reads it
+  std::vector<uint8_t> zero_int_;  // when owned_ at accuracy_level 4: zero_ as integers (when they all are)
   bool zero_int_small_ = false;    // every zero_int_ at most 15 (the int8 GEMM's panels hold code - zero)
   int64_t K_ = 0, N_ = 0, bits_ = 4, block_size_ = 0, k_blocks_ = 0, blob_ = 0, blocks_total_ = 0, b_bytes_ = 0;
   bool owned_ = false, zero_const_ = false;

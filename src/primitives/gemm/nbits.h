@@ -77,10 +77,7 @@ struct NbitsQ8A {
   const float* lane_scale = nullptr;
   int64_t ld = 0;                // round_up(k_blocks * block_size, 64), zeros past the last block
   int64_t rows = 0;              // at most kNbitsGemvMaxRows
-  const int32_t* zero = nullptr;  // N * k_blocks integer zero points of B
-  // N * k_blocks: float(zero) * scale of B's blocks, the zero-point term's
-  // factor (the AVX-512 level reads it in place of zero and B's scales).
-  const float* zero_scale = nullptr;
+  const uint8_t* zero = nullptr;  // N * k_blocks integer zero points of B
   const float* bias = nullptr;    // N, or null
   float* y = nullptr;             // rows x N, row stride ldy
   int64_t ldy = 0;
@@ -141,7 +138,7 @@ SPINDLE_ISA_DECLARE(void, nbits_dequantize_panels,
 // integer zero points, each in [0, 15]; 16 rows of B (16 * k_blocks * blob
 // bytes) below 2^31 bytes.
 SPINDLE_ISA_DECLARE(void, nbits_q8_pack,
-                    (const ::spindle::kernels::NbitsWeights& w, const int32_t* zero, int64_t n0, int64_t n1,
+                    (const ::spindle::kernels::NbitsWeights& w, const uint8_t* zero, int64_t n0, int64_t n1,
                      uint8_t* dst));
 // Columns [n0, n1) of every row of p from the panels nbits_q8_pack wrote.
 SPINDLE_ISA_DECLARE(void, nbits_q8_gemm,

@@ -178,10 +178,10 @@ __attribute__((target("avx512vnni"), always_inline)) inline __m512i dots_vnni512
 
 // NC columns side by side (4 for one row, 2 for two): NC * R independent
 // sums, so the float multiply-add chains overlap instead of each column
-// waiting on its own, and every activation load serves NC columns. The
-// zero-point term reads float(zero) * scale_b as kept (NbitsQ8A::zero_scale)
-// where it converted and multiplied per call: the same products. Each
-// column's operations are the ones it gets alone, in the same order.
+// waiting on its own, and every activation load serves NC columns; the
+// codes of the columns 16 ahead are asked for as these run (the hardware
+// prefetchers left the loop waiting on memory). Each column's operations
+// are the ones it gets alone, in the same order.
 constexpr int64_t kAheadColumns = 16;
 #define SPINDLE_NBITS_Q8_COLUMNS512(NAME, DOTS, ATTR)                                                  \
   template <int R, int PER, int NC>                                                                     \
@@ -212,10 +212,12 @@ constexpr int64_t kAheadColumns = 16;
     for (int j = 0; j < NC; ++j) {                                                                      \
       __m512 corr[R];                                                                                   \
       for (int r = 0; r < R; ++r) corr[r] = _mm512_setzero_ps();                                        \
-      const float* zsb = p.zero_scale + (n + j) * kb;                                                   \
+      const uint8_t* z = p.zero + (n + j) * kb;                                                         \
+      const float* sb = w.scale + (n + j) * kb;                                                         \
       for (int64_t b = 0; b < kb; b += 16) {                                                            \
         const __mmask16 m = kb - b >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (kb - b)) - 1);       \
-        const __m512 zs = _mm512_maskz_loadu_ps(m, zsb + b);                                            \
+        const __m512 zs = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, z + b))), \
+                                        _mm512_maskz_loadu_ps(m, sb + b));                              \
         for (int r = 0; r < R; ++r)                                                                     \
           corr[r] = _mm512_fmadd_ps(zs, _mm512_maskz_loadu_ps(m, p.scaled_sum + r * kb + b), corr[r]);  \
       }                                                                                                 \

@@ -43,7 +43,7 @@ inline Panel panel_at(uint8_t* dst, int64_t q, int64_t kb, int64_t bs) {
 // layout (group of G = min(32, bs) values: G/2 even k from the low nibbles,
 // then G/2 odd k from the high ones) goes to byte (b * bs / 4 + p / 4) * 64
 // + 4 * j + p % 4.
-void pack_column(const NbitsWeights& w, const int32_t* zero, int64_t n, bool valid, int64_t j, const Panel& pn) {
+void pack_column(const NbitsWeights& w, const uint8_t* zero, int64_t n, bool valid, int64_t j, const Panel& pn) {
   const int64_t kb = w.k_blocks, bs = w.block_size, half = (bs < 32 ? bs : 32) / 2;
   for (int64_t b = 0; b < kb; ++b) {
     const uint8_t* blk = w.b + (n * kb + b) * w.blob;
@@ -66,7 +66,7 @@ void pack_column(const NbitsWeights& w, const int32_t* zero, int64_t n, bool val
 // gathered for the 8 columns, its low and high nibbles less the zero
 // points stored as the half's 32 bytes of two steps; then the half's
 // corrections and scales.
-void pack_panel(const NbitsWeights& w, const int32_t* zero, int64_t n, int64_t cols, const Panel& pn) {
+void pack_panel(const NbitsWeights& w, const uint8_t* zero, int64_t n, int64_t cols, const Panel& pn) {
   const int64_t kb = w.k_blocks, bs = w.block_size, row_bytes = kb * w.blob;
   const int64_t dpg = (bs < 32 ? bs : 32) / 8;  // words per group of A's layout
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -78,8 +78,9 @@ void pack_panel(const NbitsWeights& w, const int32_t* zero, int64_t n, int64_t c
     const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(left < 0 ? 0 : left)), iota);
     for (int64_t b = 0; b < kb; ++b) {
       const int64_t first = (n + 8 * h) * kb + b;  // block b of the half's first column
-      const __m256i z = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), zero + (left > 0 ? first : 0), kb_idx,
-                                                    m, 4);
+      alignas(32) int32_t zl[8];  // the 8 columns' zero points (one byte each), 0 past cols
+      for (int64_t j = 0; j < 8; ++j) zl[j] = j < left ? zero[first + j * kb] : 0;
+      const __m256i z = _mm256_load_si256(reinterpret_cast<const __m256i*>(zl));
       const __m256 s = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), w.scale + (left > 0 ? first : 0), kb_idx,
                                                 _mm256_castsi256_ps(m), 4);
       _mm256_storeu_ps(pn.scale + b * 16 + 8 * h, s);
@@ -180,7 +181,7 @@ inline void load_words(const uint8_t* p, int64_t stride, __m512i* words) {
 // multiple of 16 bytes, gathered otherwise), its low and high nibbles (A's
 // order puts a group's low nibbles first) less the zero points stored as
 // two 64-byte steps.
-void pack_panel(const NbitsWeights& w, const int32_t* zero, int64_t n, int64_t cols, const Panel& pn) {
+void pack_panel(const NbitsWeights& w, const uint8_t* zero, int64_t n, int64_t cols, const Panel& pn) {
   const int64_t kb = w.k_blocks, bs = w.block_size, row_bytes = kb * w.blob;
   const int64_t dpg = (bs < 32 ? bs : 32) / 8;  // words per group of A's layout
   const __mmask16 m = cols >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << cols) - 1);
@@ -190,7 +191,9 @@ void pack_panel(const NbitsWeights& w, const int32_t* zero, int64_t n, int64_t c
   const __m512i nib = _mm512_set1_epi8(0x0F), ones8 = _mm512_set1_epi8(1), ones16 = _mm512_set1_epi16(1);
   const bool transpose = cols == 16 && w.blob % 16 == 0;
   for (int64_t b = 0; b < kb; ++b) {
-    const __m512i z = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, kb_idx, zero + n * kb + b, 4);
+    alignas(64) int32_t zl[16];  // the 16 columns' zero points (one byte each), 0 past cols
+    for (int64_t j = 0; j < 16; ++j) zl[j] = j < cols ? zero[(n + j) * kb + b] : 0;
+    const __m512i z = _mm512_load_si512(zl);
     const __m512 s = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, kb_idx, w.scale + n * kb + b, 4);
     _mm512_storeu_ps(pn.scale + b * 16, s);
     const __m512i zb = _mm512_mullo_epi32(z, _mm512_set1_epi32(0x01010101));
@@ -289,7 +292,7 @@ void tile_rows(const NbitsWeights& w, const Panel* pn, const NbitsQ8Gemm& p, int
 
 }  // namespace
 
-void nbits_q8_pack(const NbitsWeights& w, const int32_t* zero, int64_t n0, int64_t n1, uint8_t* dst) {
+void nbits_q8_pack(const NbitsWeights& w, const uint8_t* zero, int64_t n0, int64_t n1, uint8_t* dst) {
   const int64_t kb = w.k_blocks, bs = w.block_size;
   for (int64_t q = 0; q * 16 < n1 - n0; ++q) {
     const Panel pn = panel_at(dst, q, kb, bs);
