@@ -105,6 +105,10 @@ const std::vector<Pass>& table() {
        plain<passes::fuse_input_scales>},
       {{"ConvInputBatchNormFusion", L::kExtended, "a BatchNormalization (+ Relu) read only by a Conv, applied by the Conv"},
        plain<passes::fuse_input_batchnorms>},
+      {{"CommonSubexpressionElimination", L::kExtended,
+        "a node that computes what an earlier one does (same operator, attributes and inputs; small constants by "
+        "content) removed, its readers reading the earlier one"},
+       plain<passes::eliminate_common_subexpressions>},
       {{"NhwcTransformer", L::kAll,
         "chains of 8-bit QLinearConv / MaxPool / QLinearAdd / QLinearLookup / QLinearGateMul with their activations in "
         "NHWC"},

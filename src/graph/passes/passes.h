@@ -53,5 +53,9 @@ void use_blocked_layout(Graph& g, PassRecord& record);
 // Chains of 8-bit QLinearConv / MaxPool / QLinearAdd / QLinearLookup /
 // QLinearGateMul in NHWC (qdq_nhwc.cpp).
 void use_nhwc_layout(Graph& g, PassRecord& record);
+// cse.cpp: a node computing what an earlier one computes (same standard
+// operator, attributes and inputs, small constants compared by content)
+// reads as that one.
+void eliminate_common_subexpressions(Graph& g, PassRecord& record);
 
 }  // namespace spindle::graph::passes
