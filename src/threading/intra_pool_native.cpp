@@ -140,6 +140,16 @@ struct alignas(64) Job {
   int64_t begin = 0;
   int64_t end = 0;
   int64_t block_size = 0;
+  // Which block a claim runs: the caller's claims take blocks from the
+  // front (block 0 first, its own before publishing), the workers' from the
+  // back. A claim on `state` (next < n) entitles its thread to one block, so
+  // the two ends never meet past n. The caller thus runs the first blocks
+  // of every loop and a worker the last: consecutive loops over the same
+  // rows or positions find what they read in the cache of the core that
+  // wrote it (two cores of a guest ~230 ns apart: ResNet-50 at intra 2 did
+  // 48% more block work than at intra 1 with blocks taken in claim order).
+  std::atomic<int64_t> front{0};
+  std::atomic<int64_t> back{0};
   const RangeFn* fn = nullptr;
   std::atomic<bool> failed{false};
   std::mutex error_mu;
@@ -157,23 +167,25 @@ struct alignas(64) Job {
   // to credit to this thread: the ones it ran plus, after an exception, the
   // ones it skipped. All claims of one call are of the same loop: its owner
   // cannot finish the loop before this thread reports them.
-  int64_t help() {
+  int64_t help(bool caller) {
     int64_t count = 0;
     uint64_t s = state.load(std::memory_order_acquire);
     while (is_busy(s) && next_of(s) < blocks_of(s)) {
       if (!state.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
       SPINDLE_POOL_CHECK(next_of(s) < blocks_of(s) && blocks_of(s) <= 0xffff);
-      count += run_block(s);
+      const int64_t block = caller ? front.fetch_add(1, std::memory_order_relaxed)
+                                   : blocks_of(s) - 1 - back.fetch_add(1, std::memory_order_relaxed);
+      SPINDLE_POOL_CHECK(block >= 0 && block < blocks_of(s));
+      count += run_block(s, block);
       s = state.load(std::memory_order_acquire);
     }
     return count;
   }
 
-  // Runs block next_of(s) of the loop whose state word was s when it was
-  // claimed; returns the blocks to credit (1, plus the skipped ones when fn
-  // throws).
-  int64_t run_block(uint64_t s) {
-    const int64_t lo = begin + next_of(s) * block_size;
+  // Runs `block` of the loop whose state word was s when it was claimed;
+  // returns the blocks to credit (1, plus the skipped ones when fn throws).
+  int64_t run_block(uint64_t s, int64_t block) {
+    const int64_t lo = begin + block * block_size;
     const int64_t hi = std::min(end, lo + block_size);
     try {
       (*fn)(lo, hi);
@@ -262,6 +274,8 @@ class NativeIntraPool final : public IntraPoolImpl {
     job->error = nullptr;
     job->failed.store(false, std::memory_order_relaxed);
     job->done.store(0, std::memory_order_relaxed);
+    job->front.store(1, std::memory_order_relaxed);  // block 0: the caller's
+    job->back.store(0, std::memory_order_relaxed);
     // Block 0 is the caller's before anyone can claim: a worker that arrives
     // while the caller runs it finds the rest, one that arrives after an
     // empty or tiny loop finds nothing, and the caller never waits for it.
@@ -289,8 +303,8 @@ class NativeIntraPool final : public IntraPoolImpl {
     int64_t mine;
     {
       InsidePoolScope scope(this);
-      mine = job->run_block(first);
-      mine += job->help();
+      mine = job->run_block(first, 0);
+      mine += job->help(true);
     }
 
     // 4. Wait for the blocks workers claimed (none when the caller ran them all).
@@ -386,7 +400,7 @@ class NativeIntraPool final : public IntraPoolImpl {
       if (word == kIdle) return;  // stopping
       for (;;) {
         Job* job = reinterpret_cast<Job*>(word);
-        if (const int64_t ran = job->help(); ran > 0) {
+        if (const int64_t ran = job->help(false); ran > 0) {
           // seq_cst: the condition write of Parker's protocol (parker.h).
           [[maybe_unused]] const int64_t before = job->done.fetch_add(ran, std::memory_order_seq_cst);
           SPINDLE_POOL_CHECK(before + ran < 0x10000);
