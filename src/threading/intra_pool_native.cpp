@@ -3,7 +3,7 @@
 // Overview. The pool owns dop - 1 workers and a fixed table of Jobs. A Job is
 // never freed while the pool lives, so a worker may look at any Job at any
 // time; who may run what is decided by one word per Job, `state`:
-//   busy (1 bit) | gen (31) | n = blocks (16) | next block (16)
+//   busy (1 bit) | gen (31) | n = blocks (16) | next = blocks claimed (16)
 // A caller of parallel_for:
 //   1. acquires a free Job (CAS busy 0 -> 1, gen + 1, no blocks), writes the
 //      loop into it and publishes n blocks with block 0 already its own
@@ -13,7 +13,9 @@
 //      kIdle -> &job (a slot still holding &job is already offered), and
 //      unparks the ones that sleep;
 //   3. runs block 0, then claims and runs blocks like everyone (CAS next ->
-//      next + 1);
+//      next + 1). A claim entitles its thread to one block: the caller's
+//      claims take blocks 1, 2, ... (the Job's `front`), workers' the last
+//      ones first (`back`); as claims never exceed n, the ends never cross;
 //   4. waits only for the blocks workers claimed: `done` counts them. A worker
 //      that arrives late finds no block and leaves without the caller ever
 //      waiting for it, which is what keeps back-to-back loops cheap;
@@ -30,7 +32,8 @@
 // idle). Pairs with spin.h (the spin window) and parker.h (sleeping).
 //
 // The key invariant: any thread may claim any block of any Job, and the claim
-// (the CAS on `state`) is the only thing that decides who runs a block. An
+// (the CAS on `state`) is the only thing that decides whether a thread runs
+// a block (which one then follows from front or back). An
 // offer (a worker's slot holding &job) decides nothing: it only wakes a
 // worker so that it looks. So an offer that arrives late, twice, or for a
 // loop already over costs a wasted look and never a lost or doubled block.

@@ -255,6 +255,39 @@ TEST(IntraPool, UsesWorkersForLargeLoops) {
   EXPECT_EQ(seen.size(), 2u);
 }
 
+// The caller runs a loop's first blocks, workers its last ones: with two or
+// three threads, the caller's blocks are a prefix of the loop and every
+// block runs once, so consecutive loops cut the same way run each range on
+// the same core (docs/threading.md).
+TEST(IntraPool, CallerTakesBlocksFromTheFrontWorkersFromTheBack) {
+  for (int threads : {2, 3}) {
+    auto pool = make_pool(threads);
+    bool workers_ran = false;
+    for (int rep = 0; rep < 50 && !workers_ran; ++rep) {
+      constexpr int64_t kBlocks = 64;
+      const std::thread::id caller = std::this_thread::get_id();
+      std::vector<int> by_caller(kBlocks, -1);
+      std::vector<std::atomic<int>> runs(kBlocks);
+      pool->parallel_for(0, kBlocks, 1, [&](int64_t b0, int64_t b1) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        for (int64_t b = b0; b < b1; ++b) {
+          runs[static_cast<size_t>(b)].fetch_add(1);
+          by_caller[static_cast<size_t>(b)] = std::this_thread::get_id() == caller ? 1 : 0;
+        }
+      });
+      int64_t prefix = 0;
+      while (prefix < kBlocks && by_caller[static_cast<size_t>(prefix)] == 1) ++prefix;
+      for (int64_t b = 0; b < kBlocks; ++b) {
+        ASSERT_EQ(runs[static_cast<size_t>(b)].load(), 1) << "block " << b;
+        ASSERT_EQ(by_caller[static_cast<size_t>(b)], b < prefix ? 1 : 0)
+            << threads << " threads: block " << b << " of a loop whose caller ran blocks 0.." << prefix - 1;
+      }
+      workers_ran = prefix < kBlocks;
+    }
+    EXPECT_TRUE(workers_ran) << threads << " threads: no worker took a block in 50 loops";
+  }
+}
+
 TEST(IntraPool, CreateAndDestroyInALoopIdleAndRightAfterWork) {
   SPINDLE_REQUIRE_NATIVE_BACKEND();
   const int before = testing::baseline_thread_count();
