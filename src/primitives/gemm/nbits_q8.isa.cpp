@@ -179,8 +179,8 @@ __attribute__((target("avx512vnni"), always_inline)) inline __m512i dots_vnni512
 // NC columns side by side (4 for one row, 2 for two): NC * R independent
 // sums, so the float multiply-add chains overlap instead of each column
 // waiting on its own, and every activation load serves NC columns; the
-// codes of the columns 16 ahead are asked for as these run (the hardware
-// prefetchers left the loop waiting on memory). Each column's operations
+// codes, scales and zero points of the columns 16 ahead are asked for as
+// these run (the hardware prefetchers left the loop waiting on memory). Each column's operations
 // are the ones it gets alone, in the same order.
 constexpr int64_t kAheadColumns = 16;
 #define SPINDLE_NBITS_Q8_COLUMNS512(NAME, DOTS, ATTR)                                                  \
@@ -191,6 +191,14 @@ constexpr int64_t kAheadColumns = 16;
     __m512 acc[NC][R];                                                                                  \
     for (int j = 0; j < NC; ++j)                                                                        \
       for (int r = 0; r < R; ++r) acc[j][r] = _mm512_setzero_ps();                                      \
+    if (n + NC + kAheadColumns <= w.N)                                                                  \
+      for (int j = 0; j < NC; ++j) {                                                                    \
+        const int64_t ahead = (n + j + kAheadColumns) * kb;                                             \
+        for (int64_t b = 0; b < kb; b += 16) {                                                          \
+          _mm_prefetch(reinterpret_cast<const char*>(w.scale + ahead + b), _MM_HINT_T0);                \
+          _mm_prefetch(reinterpret_cast<const char*>(p.zero + ahead + b), _MM_HINT_T0);                 \
+        }                                                                                               \
+      }                                                                                                 \
     for (int64_t c = 0; c < steps; ++c) {                                                               \
       __m512i codes[NC];                                                                                \
       __m512 sbv[NC];                                                                                   \
