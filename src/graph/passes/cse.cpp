@@ -20,6 +20,7 @@
 #include <unordered_set>
 #include <variant>
 
+#include "graph/passes/pass_util.h"
 #include "graph/passes/passes.h"
 
 namespace spindle::graph::passes {
@@ -104,14 +105,8 @@ void eliminate_common_subexpressions(Graph& g, PassRecord& record) {
   std::unordered_map<std::string, size_t> seen;                       // key -> index of the node kept
   std::vector<bool> dead(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    Node& n = g.nodes[i];
-    bool rewired = false;
-    for (int& in : n.inputs)
-      if (in >= 0 && forward[static_cast<size_t>(in)] >= 0) {
-        in = forward[static_cast<size_t>(in)];
-        rewired = true;
-      }
-    if (rewired) g.reindex(static_cast<int>(i));
+    read_forwarded(g, i, forward);
+    const Node& n = g.nodes[i];
     if (!n.domain.empty() || is_random(n.op_type) || !n.outer_names.empty() || n.outputs.empty()) continue;
     std::string key = n.op_type;
     key += '\0';

@@ -121,14 +121,8 @@ void remove_identities(Graph& g, PassRecord& record) {
   std::vector<bool> dead(g.nodes.size(), false);
   std::vector<int> forward(static_cast<size_t>(g.num_values()), -1);  // a removed node's output -> what it forwarded
   for (size_t i = 0; i < g.nodes.size(); ++i) {
+    read_forwarded(g, i, forward);
     Node& n = g.nodes[i];
-    bool rewired = false;
-    for (int& in : n.inputs)
-      if (in >= 0 && forward[static_cast<size_t>(in)] >= 0) {
-        in = forward[static_cast<size_t>(in)];
-        rewired = true;
-      }
-    if (rewired) g.reindex(static_cast<int>(i));
     const bool identity = (n.op_type == "Identity" && n.domain.empty()) || is_zero_pad(g, n);
     const bool dropout = n.op_type == "Dropout" && n.domain.empty() &&
                          (n.outputs.size() < 2 || n.outputs[1] < 0 || g.consumers(n.outputs[1], 0).empty()) &&

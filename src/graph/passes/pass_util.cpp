@@ -38,6 +38,16 @@ int fresh_value(Graph& g, const std::string& base) {
   return g.add_value(name);
 }
 
+void read_forwarded(Graph& g, size_t i, const std::vector<int>& forward) {
+  bool rewired = false;
+  for (int& in : g.nodes[i].inputs)
+    if (in >= 0 && forward[static_cast<size_t>(in)] >= 0) {
+      in = forward[static_cast<size_t>(in)];
+      rewired = true;
+    }
+  if (rewired) g.reindex(static_cast<int>(i));
+}
+
 Node reorder_node(const char* op, std::string name, int in, int out) {
   Node r;
   r.name = std::move(name);

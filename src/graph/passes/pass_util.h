@@ -22,6 +22,9 @@ int only_reader(const Graph& g, int value, const char* op, const std::vector<boo
 const Tensor* constant_operand(const Graph& g, const Node& n, int x);
 // The value of a float32 constant holding one element; NaN otherwise.
 float single_value(const Graph& g, int id);
+// Node `i` reads forward[v] for each input v that has one (>= 0): the
+// values of nodes a pass removed, in favour of what they forwarded.
+void read_forwarded(Graph& g, size_t i, const std::vector<int>& forward);
 // A new value named after `base` (a model may already use the name).
 int fresh_value(Graph& g, const std::string& base);
 // A spindle-domain node `op` (opset 1) reading `in`, writing `out`: the
