@@ -614,6 +614,30 @@ std::unique_ptr<RunControl> with_nested_ids(const Plan& plan, const RunControl& 
 
 }  // namespace
 
+// What running node i + 1 reads first, asked for while node i runs: its
+// kernel, its input and output ids and the frame's tensors they name, and
+// node i + 2's fields. A decode step's kernels stream ~20 MB of weights, so
+// each node found the plan's few lines about it evicted (the loads of its
+// ids were run_node's hottest instructions, run_node 6.5% of the 4-bit
+// decoder's step; with the prefetches the step's p50 went 1.47-1.51 ->
+// 1.46-1.47 ms, three alternations).
+void prefetch_node(const Plan& plan, Frame& frame, size_t i) {
+  const auto& nodes = plan.nodes();
+  if (i + 2 < nodes.size()) {
+    const PlanNode& after = nodes[i + 2];
+    __builtin_prefetch(&after.kernel);
+    __builtin_prefetch(&after.outputs);
+  }
+  if (i + 1 >= nodes.size()) return;
+  const PlanNode& next = nodes[i + 1];
+  __builtin_prefetch(next.kernel.get());
+  __builtin_prefetch(next.inputs.data());
+  __builtin_prefetch(next.outputs.data());
+  const std::vector<Tensor>& values = frame.values();
+  for (int in : next.inputs)
+    if (in >= 0) __builtin_prefetch(&values[static_cast<size_t>(in)]);
+}
+
 void run_sequential(const Plan& plan, Frame& frame, ThreadPool* intra, const RunControl& control) {
   std::atomic<int> ids{0};
   if (auto c = with_nested_ids(plan, control, ids)) return run_sequential(plan, frame, intra, *c);
@@ -622,6 +646,7 @@ void run_sequential(const Plan& plan, Frame& frame, ThreadPool* intra, const Run
   for (int i = 0; i < n; ++i) {
     if (subset && !subset->run[static_cast<size_t>(i)]) continue;
     check_terminate(control);
+    prefetch_node(plan, frame, static_cast<size_t>(i));
     run_node(plan, frame, i, intra, control);
   }
 }
