@@ -345,33 +345,38 @@ TEST(Sgemm, TapsEqualThePackedPathWithResidualAndActivation) {
 // rows bit for bit, and matches the double reference.
 TEST(Sgemm, FewRowsEqualTheSameRowsOfALargerBlockBitwise) {
   const int64_t MR = kernels::nn::sgemm_mr(), NR = kernels::nn::sgemm_nr();
-  const int64_t n = 9 * NR + 5, k = 530, big = MR + 3;
-  const auto a = random_floats(big * k, 21), b = random_floats(k * n, 22), bias = random_floats(big, 23);
-  const PackedMatrix pb = PackedMatrix::pack_b(false, n, k, b.data(), n);
-  for (bool packed : {false, true})
-    for (bool with_bias : {false, true}) {
-      SgemmExtras ex;
-      if (packed) ex.packed_b = pb.panel(0);
-      if (with_bias) ex.row_bias = bias.data();
-      std::vector<float> whole(big * n);
-      sgemm(false, false, big, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, whole.data(), n, ex);
-      for (int64_t rows = 1; rows <= 3; ++rows)
-        for (int64_t r0 : {int64_t{0}, MR}) {
-          SgemmExtras exr = ex;
-          if (with_bias) exr.row_bias = bias.data() + r0;
-          std::vector<float> few(rows * n, NAN);
-          sgemm(false, false, rows, n, k, 1.0f, a.data() + r0 * k, k, b.data(), n, 0.0f, few.data(), n, exr);
-          ASSERT_EQ(0, std::memcmp(few.data(), &whole[r0 * n], few.size() * sizeof(float)))
-              << rows << " rows from row " << r0 << (packed ? ", packed B" : "") << (with_bias ? ", bias" : "");
-        }
-    }
+  // One row runs 4 panels at a time, then 2: 9 panels leave one panel, 10
+  // leave a pair for the 2-panel step.
+  for (const int64_t n : {9 * NR + 5, 10 * NR + 5}) {
+    const int64_t k = 530, big = MR + 3;
+    const auto a = random_floats(big * k, 21), b = random_floats(k * n, 22), bias = random_floats(big, 23);
+    const PackedMatrix pb = PackedMatrix::pack_b(false, n, k, b.data(), n);
+    for (bool packed : {false, true})
+      for (bool with_bias : {false, true}) {
+        SgemmExtras ex;
+        if (packed) ex.packed_b = pb.panel(0);
+        if (with_bias) ex.row_bias = bias.data();
+        std::vector<float> whole(big * n);
+        sgemm(false, false, big, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, whole.data(), n, ex);
+        for (int64_t rows = 1; rows <= 3; ++rows)
+          for (int64_t r0 : {int64_t{0}, MR}) {
+            SgemmExtras exr = ex;
+            if (with_bias) exr.row_bias = bias.data() + r0;
+            std::vector<float> few(rows * n, NAN);
+            sgemm(false, false, rows, n, k, 1.0f, a.data() + r0 * k, k, b.data(), n, 0.0f, few.data(), n, exr);
+            ASSERT_EQ(0, std::memcmp(few.data(), &whole[r0 * n], few.size() * sizeof(float)))
+                << rows << " rows from row " << r0 << ", " << n << " columns" << (packed ? ", packed B" : "")
+                << (with_bias ? ", bias" : "");
+          }
+      }
+  }
   for (int64_t m : {1, 2, 3})
     for (int64_t nn : {4 * NR, 8 * NR + 1, 13 * NR - 3})
       for (bool tb : {false, true}) ASSERT_TRUE(check_against_reference({false, tb, m, nn, 300, 1.0f, m == 2 ? 1.0f : 0.0f}, 90));
 }
 
-// A row edge of 1..3 rows below full panels (M = 16 at AVX-512's 14-row
-// panels: a 16-token prompt) runs beside each pair of column panels, its
+// A row edge of 1..3 rows below full panels (M = MR + 1 .. MR + 3, and
+// 2 MR + 2) runs beside each pair of column panels, its
 // leftover columns (an odd panel, a ragged tile, a one-column tail) at the
 // end: every row must equal the same row computed alone bit for bit, with a
 // bias, a residual and Relu at the store, several k blocks and a packed
