@@ -180,8 +180,8 @@ __attribute__((target("avx512vnni"), always_inline)) inline __m512i dots_vnni512
 // sums, so the float multiply-add chains overlap instead of each column
 // waiting on its own, and every activation load serves NC columns; the
 // codes, scales and zero points of the columns 16 ahead are asked for as
-// these run (the hardware prefetchers left the loop waiting on memory). Each column's operations
-// are the ones it gets alone, in the same order.
+// these run (the hardware prefetchers left the loop waiting on memory).
+// Each column's operations are the ones it gets alone, in the same order.
 constexpr int64_t kAheadColumns = 16;
 #define SPINDLE_NBITS_Q8_COLUMNS512(NAME, DOTS, ATTR)                                                  \
   template <int R, int PER, int NC>                                                                     \
