@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "spindle/environment.h"
 #include "spindle/thread_pool.h"
 #include "test_util.h"
 #include "threading/cost.h"
@@ -258,8 +259,10 @@ TEST(IntraPool, UsesWorkersForLargeLoops) {
 // The caller runs a loop's first blocks, workers its last ones: with two or
 // three threads, the caller's blocks are a prefix of the loop and every
 // block runs once, so consecutive loops cut the same way run each range on
-// the same core (docs/threading.md).
+// the same core (docs/threading.md). The native pool's dispatch: OpenMP and
+// TBB schedule blocks their own way.
 TEST(IntraPool, CallerTakesBlocksFromTheFrontWorkersFromTheBack) {
+  if (std::string(parallel_backend_name()) != "native") GTEST_SKIP() << "the " << parallel_backend_name() << " backend";
   for (int threads : {2, 3}) {
     auto pool = make_pool(threads);
     bool workers_ran = false;

@@ -30,13 +30,20 @@ using ::testing::HasSubstr;
 
 // `branches` independent chains of `depth` single-row Softmax ops over 32768
 // values, summed. A single row runs inline (intra-op threads cannot help it),
-// so only running the chains side by side (parallel mode) can.
+// so only running the chains side by side (parallel mode) can. Each chain
+// starts from x times its own scale: identical chains would be one chain
+// after common subexpression elimination.
 fs::path softmax_chains(const std::string& name, int branches, int depth) {
   ModelBuilder b;
   b.input("x", {1, 32768}).output("y", {1, 32768});
   std::vector<std::string> ends;
   for (int c = 0; c < branches; ++c) {
     std::string prev = "x";
+    if (branches > 1) {
+      b.initializer(fmt::format("s{}", c), {}, {1.0f + 0.25f * static_cast<float>(c)});
+      b.node("Mul", {"x", fmt::format("s{}", c)}, {fmt::format("x{}", c)});
+      prev = fmt::format("x{}", c);
+    }
     for (int k = 0; k < depth; ++k) {
       const std::string out = fmt::format("b{}_{}", c, k);
       b.node("Softmax", {prev}, {out});
