@@ -389,6 +389,116 @@ TEST(MatMulNBitsQ8Gemm, EveryIsaLevelComputesItsArithmetic) {
   }
 }
 
+// The kept 4-bit panels (nbits.h's NbitsQ4Panels) at every ISA level: the
+// few-row product against the arithmetic written out (integer sum of qa *
+// (code - zero), then acc = fma(float(sum), sa * sb, acc) block after
+// block, plus the bias), exact at AVX-512 with and without VNNI and within
+// rounding at the plain-loop levels; and the panels unpacked for the int8
+// GEMM give the GEMM the bits of the few-row product, so a row's result does
+// not depend on how many rows share its call. Zero points up to 255 (the
+// few-row product's range), 1 to 4 rows, columns from a panel boundary.
+TEST(MatMulNBitsQ4Panels, EveryIsaLevelComputesItsArithmetic) {
+  using PackFn = void (*)(const kernels::NbitsWeights&, const uint8_t*, uint8_t*);
+  using GemvFn = void (*)(const kernels::NbitsQ4Panels&, const kernels::NbitsQ4A&, int64_t, int64_t);
+  using ToQ8Fn = void (*)(const kernels::NbitsQ4Panels&, int64_t, int64_t, uint8_t*);
+  using GemmFn = void (*)(const kernels::NbitsWeights&, const uint8_t*, int64_t, int64_t, const kernels::NbitsQ8Gemm&);
+  struct Level {
+    PackFn pack;
+    GemvFn gemv;
+    ToQ8Fn to_q8;
+    GemmFn gemm;
+    const char* name;
+    bool exact;
+  };
+  std::vector<Level> levels = {{&kernels::baseline::nbits_q4_pack, &kernels::baseline::nbits_q4_gemv,
+                                &kernels::baseline::nbits_q4_to_q8, &kernels::baseline::nbits_q8_gemm, "baseline",
+                                false}};
+  if (detected_isa_level() >= IsaLevel::kAvx2)
+    levels.push_back({&kernels::avx2::nbits_q4_pack, &kernels::avx2::nbits_q4_gemv, &kernels::avx2::nbits_q4_to_q8,
+                      &kernels::avx2::nbits_q8_gemm, "avx2", false});
+  if (detected_isa_level() >= IsaLevel::kAvx512)
+    levels.push_back({&kernels::avx512::nbits_q4_pack, &kernels::avx512::nbits_q4_gemv,
+                      &kernels::avx512::nbits_q4_to_q8, &kernels::avx512::nbits_q8_gemm, "avx512", true});
+
+  for (const int64_t bs : {16, 32, 64, 256})
+    for (const bool wide : {false, true}) {
+      const int64_t N = 150, K = bs == 256 ? 300 : 200, n0 = 16;
+      const Quantized q = make_weights(N, K, bs, 4, Zp::kPacked, static_cast<uint32_t>(bs) + (wide ? 50u : 0u));
+      const int64_t kb = q.k_blocks, ld = kb * bs;
+      std::vector<uint8_t> zint(q.zp_float.begin(), q.zp_float.end());
+      if (wide)
+        for (size_t i = 0; i < zint.size(); i += 3) zint[i] = static_cast<uint8_t>(100 + i % 156);
+      kernels::NbitsWeights w;
+      w.b = q.b.data(), w.scale = q.scales.data();
+      w.N = N, w.K = K, w.k_blocks = kb, w.block_size = bs, w.blob = q.blob, w.bits = 4;
+      std::mt19937 rng(static_cast<uint32_t>(bs + 7));
+      const int64_t rows = 4;
+      std::vector<int8_t> qa(static_cast<size_t>(rows * ld));
+      for (auto& v : qa) v = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
+      std::vector<int32_t> sum(static_cast<size_t>(rows * kb), 0);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t p = 0; p < ld; ++p) sum[static_cast<size_t>(r * kb + p / bs)] += qa[static_cast<size_t>(r * ld + p)];
+      std::vector<float> sa = activations(static_cast<size_t>(rows * kb), 3), bias = activations(N, 4);
+      for (auto& v : sa) v = std::fabs(v) * 0.01f;
+
+      const int64_t G = std::min<int64_t>(bs, 32), half = G / 2;
+      std::vector<float> want(static_cast<size_t>(rows * N), -1.0f);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t n = n0; n < N; ++n) {
+          float acc = 0.0f;
+          for (int64_t b = 0; b < kb; ++b) {
+            const size_t bi = static_cast<size_t>(n * kb + b);
+            int32_t dot = 0;
+            for (int64_t p = 0; p < bs; ++p) {  // p: position in A's layout
+              const int64_t i = p % G, k = p / G * G + 2 * (i % half) + i / half;
+              const uint8_t byte = q.b[bi * static_cast<size_t>(q.blob) + static_cast<size_t>(k / 2)];
+              const int32_t code = k % 2 == 0 ? byte & 0x0F : byte >> 4;
+              dot += qa[static_cast<size_t>(r * ld + b * bs + p)] * (code - zint[bi]);
+            }
+            acc = std::fma(static_cast<float>(dot), sa[static_cast<size_t>(r * kb + b)] * q.scales[bi], acc);
+          }
+          want[static_cast<size_t>(r * N + n)] = acc + bias[static_cast<size_t>(n)];
+        }
+
+      for (const Level& level : levels)
+        for (const bool vnni : {false, true}) {
+          if (vnni && (std::string(level.name) != "avx512" || !kernels::nn::cpu_has_avx512_vnni())) continue;
+          std::vector<uint8_t> panels(static_cast<size_t>((N + 15) / 16 * kernels::nbits_q4_panel_bytes(kb, bs)));
+          level.pack(w, zint.data(), panels.data());
+          const kernels::NbitsQ4Panels pw{panels.data(), N, kb, bs};
+          for (int64_t R = 1; R <= rows; ++R) {
+            std::vector<float> y(static_cast<size_t>(rows * N), -1.0f);
+            kernels::NbitsQ4A p;
+            p.q = qa.data(), p.scale = sa.data(), p.sum = sum.data(), p.ld = ld, p.rows = R;
+            p.bias = bias.data(), p.y = y.data(), p.ldy = N, p.vnni = vnni;
+            level.gemv(pw, p, n0, N);
+            for (int64_t i = 0; i < R * N; ++i) {
+              const size_t at = static_cast<size_t>(i);
+              if (i % N < n0) ASSERT_EQ(y[at], -1.0f) << level.name << " wrote column " << i % N;
+              else if (level.exact) ASSERT_EQ(y[at], want[at]) << level.name << " vnni " << vnni << " bs " << bs << " R " << R << " at " << i;
+              else ASSERT_NEAR(y[at], want[at], 1e-5f * (1.0f + std::fabs(want[at]))) << level.name << " bs " << bs << " at " << i;
+            }
+          }
+          if (wide) continue;  // (the GEMM's panels hold code - zero as int8: zero points up to 15)
+          std::vector<uint8_t> q8(static_cast<size_t>((N - n0 + 15) / 16 * kernels::nbits_q8_panel_bytes(kb, bs)));
+          level.to_q8(pw, n0, N, q8.data());
+          std::vector<uint8_t> u(qa.size());
+          for (size_t i = 0; i < u.size(); ++i) u[i] = static_cast<uint8_t>(qa[i] + 128);
+          std::vector<float> y(static_cast<size_t>(rows * N), -1.0f);
+          kernels::NbitsQ8Gemm g;
+          g.a = u.data(), g.a_scale = sa.data(), g.ld = ld, g.rows = rows, g.bias = bias.data();
+          g.y = y.data(), g.ldy = N, g.vnni = vnni;
+          level.gemm(w, q8.data(), n0, N, g);
+          for (int64_t i = 0; i < rows * N; ++i) {
+            const size_t at = static_cast<size_t>(i);
+            if (i % N < n0) continue;
+            if (level.exact) ASSERT_EQ(y[at], want[at]) << level.name << " GEMM vnni " << vnni << " bs " << bs << " at " << i;
+            else ASSERT_NEAR(y[at], want[at], 1e-5f * (1.0f + std::fabs(want[at]))) << level.name << " GEMM bs " << bs << " at " << i;
+          }
+        }
+    }
+}
+
 // accuracy_level 4 with what the int8 path does not cover runs the float
 // product: non-integer float zero points, 8 bits.
 TEST(MatMulNBits, Int8LevelFallsBackToFloatWhereNotCovered) {

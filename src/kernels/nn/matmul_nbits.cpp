@@ -40,7 +40,10 @@
 // thread count.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <vector>
 
 #include "kernels/nn/nn_util.h"
@@ -115,11 +118,15 @@ class MatMulNBitsKernel final : public OpKernel {
     zero_int_small_ = std::all_of(zero_int_.begin(), zero_int_.end(), [](uint8_t z) { return z <= 15; });
     scale_.assign(s->data<float>(), s->data<float>() + blocks_total_);
     owned_ = true;
+    // (zero points given at run time would replace the ones the panels hold)
+    static const bool panels = SPINDLE_ISA_SELECT(nbits_q4_panels_used)();
+    if (panels && bits_ == 4 && block_size_ <= 256 && !zero_int_.empty() && (zero_const_ || node.num_inputs <= 3))
+      keep_panels();
   }
 
   bool owns_constant_input(int i) const override { return owned_ && (i == 1 || i == 2 || (i == 3 && zero_const_)); }
   size_t packed_bytes() const override {
-    return owned_ ? b_.size() + (scale_.size() + zero_.size()) * sizeof(float) + zero_int_.size() : 0;
+    return owned_ ? b_.size() + (scale_.size() + zero_.size()) * sizeof(float) + zero_int_.size() + q4_bytes_ : 0;
   }
 
   void compute(KernelContext& ctx) const override {
@@ -170,14 +177,28 @@ class MatMulNBitsKernel final : public OpKernel {
     if (Y.numel() == 0) return;
     const int64_t rows = A.numel() / K_;
     static const bool q8_gemm = active_isa_level() >= IsaLevel::kAvx2;
-    if (accuracy_level_ == 4 && bits_ == 4 && block_size_ <= 256 && integer_zeros(w)) {
+    static const bool panels_used = SPINDLE_ISA_SELECT(nbits_q4_panels_used)();
+    if (kept && q4_) {
+      run_panels(ctx, {q4_.get(), N_, k_blocks_, block_size_}, zero_int_small_, A.data<float>(), rows, bias,
+                 Y.mutable_data<float>());
+    } else if (accuracy_level_ == 4 && bits_ == 4 && block_size_ <= 256 && integer_zeros(w)) {
       const uint8_t* zint = int_zeros(w, run_zero_int);
-      // (nbits_q8_pack addresses 16 rows of B with 32-bit offsets: below 2^31 bytes.)
-      if (q8_gemm && rows >= kQ8GemmMinRows && 16 * k_blocks_ * blob_ < (int64_t{1} << 31) &&
-          (zint == zero_int_.data() ? zero_int_small_
-                                    : std::all_of(zint, zint + blocks_total_, [](uint8_t z) { return z <= 15; })))
-        gemm_q8(ctx, w, zint, A.data<float>(), rows, bias, Y.mutable_data<float>());
-      else gemv_q8(ctx, w, zint, A.data<float>(), rows, bias, Y.mutable_data<float>());
+      const bool small = zint == zero_int_.data() ? zero_int_small_
+                                                  : std::all_of(zint, zint + blocks_total_, [](uint8_t z) { return z <= 15; });
+      if (panels_used) {  // weights given to the run: panels for this run (the kept ones' arithmetic)
+        static const auto pack_fn = SPINDLE_ISA_SELECT(nbits_q4_pack);
+        auto* dst = reinterpret_cast<uint8_t*>(scratch_floats(
+            kSharedInputSlot, static_cast<size_t>(ceil_div(N_, 16) * nbits_q4_panel_bytes(k_blocks_, block_size_) / 4)));
+        pack_fn(w, zint, dst);
+        run_panels(ctx, {dst, N_, k_blocks_, block_size_}, small, A.data<float>(), rows, bias, Y.mutable_data<float>());
+      } else if (q8_gemm && rows >= kQ8GemmMinRows && small && 16 * k_blocks_ * blob_ < (int64_t{1} << 31)) {
+        // (nbits_q8_pack addresses 16 rows of B with 32-bit offsets: below 2^31 bytes.)
+        static const auto pack_fn = SPINDLE_ISA_SELECT(nbits_q8_pack);
+        gemm_q8(ctx, [&](int64_t n0, int64_t n1, uint8_t* dst) { pack_fn(w, zint, n0, n1, dst); }, A.data<float>(),
+                rows, bias, Y.mutable_data<float>());
+      } else {
+        gemv_q8(ctx, w, zint, A.data<float>(), rows, bias, Y.mutable_data<float>());
+      }
     } else if (rows <= kFloatGemvMaxRows) gemv(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());
     else dequantized_gemm(ctx, w, A.data<float>(), rows, bias, Y.mutable_data<float>());
   }
@@ -246,68 +267,108 @@ class MatMulNBitsKernel final : public OpKernel {
   }
 
   // Column blocks of B as gemv's: about kGemvBlockBytes each, an even count
-  // when there are few. Returns the columns per block.
-  int64_t gemv_columns_per_block() const {
+  // when there are few, a multiple of `align` columns. Returns the columns per block.
+  int64_t gemv_columns_per_block(int64_t align) const {
     const double col_bytes = static_cast<double>(k_blocks_ * blob_);
     int64_t want = static_cast<int64_t>(std::ceil(static_cast<double>(N_) * col_bytes / kGemvBlockBytes));
     want = std::clamp<int64_t>(want, 1, 256);
     if (want > 1 && want < 16 && want % 2 != 0) ++want;  // two threads get even shares
-    return std::max<int64_t>(1, ceil_div(N_, want));
+    return round_up(std::max<int64_t>(1, ceil_div(N_, want)), align);
   }
 
-  // Few rows at accuracy_level 4: A quantized per block to int8 once
-  // (NbitsQ8A's layout, quarters swapped where the level reads them so),
+  // Rows of A quantized per block to int8 (nbits_quantize_a's layout, k_blocks
+  // * block_size bytes a row) with their blocks' scales and sums, in the
+  // calling thread's shared scratch.
+  struct Int8Rows {
+    int8_t* q;
+    float* scale;
+    int32_t* sum;
+  };
+  Int8Rows quantize_rows(const float* a, int64_t rows) const {
+    static const auto quantize_fn = SPINDLE_ISA_SELECT(nbits_quantize_a);
+    const int64_t ld = k_blocks_ * block_size_;  // a multiple of 16
+    float* buf = scratch_floats(kSharedScratchSlot, static_cast<size_t>(rows * ld / 4 + 2 * rows * k_blocks_));
+    Int8Rows out{reinterpret_cast<int8_t*>(buf), buf + rows * ld / 4, nullptr};
+    out.sum = reinterpret_cast<int32_t*>(out.scale + rows * k_blocks_);
+    for (int64_t r = 0; r < rows; ++r)
+      quantize_fn(a + r * K_, K_, block_size_, k_blocks_, out.q + r * ld, out.scale + r * k_blocks_,
+                  out.sum + r * k_blocks_, false);
+    return out;
+  }
+
+  // Few rows at accuracy_level 4 (B in its own layout): A quantized once,
   // then nbits_gemv_q8 over gemv's column blocks.
   void gemv_q8(KernelContext& ctx, const NbitsWeights& w, const uint8_t* zint, const float* a, int64_t rows,
                const float* bias, float* y) const {
     static const auto q8_fn = SPINDLE_ISA_SELECT(nbits_gemv_q8);
-    static const bool vnni = cpu_has_avx512_vnni();
-    const int64_t ld = round_up(k_blocks_ * block_size_, 64);
-    // Scratch: the codes, then the scales, the scaled sums, the sums and the lane scales (4-byte aligned).
-    const int64_t steps = ld / 64;
-    const size_t floats = static_cast<size_t>(rows * ld / 4 + 3 * rows * k_blocks_ + rows * steps * 16);
-    float* buf = scratch_floats(kSharedScratchSlot, floats);
-    auto* q = reinterpret_cast<int8_t*>(buf);
-    float* qscale = buf + rows * ld / 4;
-    float* qscaled = qscale + rows * k_blocks_;
-    auto* qsum = reinterpret_cast<int32_t*>(qscaled + rows * k_blocks_);
-    float* lanes = qscaled + 2 * rows * k_blocks_;
-    static const auto quantize_fn = SPINDLE_ISA_SELECT(nbits_quantize_a);
-    static const bool swaps = SPINDLE_ISA_SELECT(nbits_gemv_q8_swaps_quarters)();
-    for (int64_t r = 0; r < rows; ++r) {
-      int8_t* qr = q + r * ld;
-      quantize_fn(a + r * K_, K_, block_size_, k_blocks_, qr, qscale + r * k_blocks_, qsum + r * k_blocks_, false);
-      for (int64_t i = r * k_blocks_; i < (r + 1) * k_blocks_; ++i) qscaled[i] = qscale[i] * static_cast<float>(qsum[i]);
-      std::memset(qr + k_blocks_ * block_size_, 0, static_cast<size_t>(ld - k_blocks_ * block_size_));
-      if (swaps)  // each 64 bytes' quarters as 0, 2, 1, 3 (NbitsQ8A::q)
-        for (int64_t c = 0; c < ld; c += 64) {
-          int8_t t[16];
-          std::memcpy(t, qr + c + 16, 16);
-          std::memcpy(qr + c + 16, qr + c + 32, 16);
-          std::memcpy(qr + c + 32, t, 16);
-        }
-      for (int64_t j = 0; j < steps * 16; ++j) {  // 32-bit lane j holds 4 values of quarter j % 16 / 4
-        const int64_t quarter = j % 16 / 4, from = swaps && (quarter == 1 || quarter == 2) ? 3 - quarter : quarter;
-        const int64_t b = (j / 16 * 64 + from * 16 + j % 4 * 4) / block_size_;
-        lanes[r * steps * 16 + j] = b < k_blocks_ ? qscale[r * k_blocks_ + b] : 0.0f;
-      }
-    }
+    const int64_t ld = k_blocks_ * block_size_;
+    const Int8Rows qa = quantize_rows(a, rows);
     for_column_blocks(ctx, rows, [&](int64_t n0, int64_t n1, int64_t r0) {
       NbitsQ8A p;
-      p.q = q + r0 * ld;
-      p.scale = qscale + r0 * k_blocks_;
-      p.sum = qsum + r0 * k_blocks_;
-      p.scaled_sum = qscaled + r0 * k_blocks_;
-      p.lane_scale = lanes + r0 * steps * 16;
+      p.q = qa.q + r0 * ld;
+      p.scale = qa.scale + r0 * k_blocks_;
+      p.sum = qa.sum + r0 * k_blocks_;
       p.ld = ld;
       p.rows = std::min(kNbitsGemvMaxRows, rows - r0);
       p.zero = zint;
       p.bias = bias;
       p.y = y + r0 * N_;
       p.ldy = N_;
-      p.vnni = vnni;
       q8_fn(w, p, n0, n1);
     });
+  }
+
+  // The int8 products on NbitsQ4Panels: the int8 GEMM from kQ8GemmMinRows
+  // rows when every zero point is at most 15 (`small`), else nbits_q4_gemv.
+  void run_panels(KernelContext& ctx, const NbitsQ4Panels& panels, bool small, const float* a, int64_t rows,
+                  const float* bias, float* y) const {
+    if (rows >= kQ8GemmMinRows && small) {
+      static const auto unpack_fn = SPINDLE_ISA_SELECT(nbits_q4_to_q8);
+      gemm_q8(ctx, [&](int64_t n0, int64_t n1, uint8_t* dst) { unpack_fn(panels, n0, n1, dst); }, a, rows, bias, y);
+    } else {
+      gemv_q4(ctx, panels, a, rows, bias, y);
+    }
+  }
+
+  // Few rows on NbitsQ4Panels: A quantized once, then nbits_q4_gemv over
+  // column blocks of whole panels.
+  void gemv_q4(KernelContext& ctx, const NbitsQ4Panels& panels, const float* a, int64_t rows, const float* bias,
+               float* y) const {
+    static const auto gemv_fn = SPINDLE_ISA_SELECT(nbits_q4_gemv);
+    static const bool vnni = cpu_has_avx512_vnni();
+    const int64_t ld = k_blocks_ * block_size_;
+    const Int8Rows qa = quantize_rows(a, rows);
+    for_column_blocks(
+        ctx, rows,
+        [&](int64_t n0, int64_t n1, int64_t r0) {
+          NbitsQ4A p;
+          p.q = qa.q + r0 * ld;
+          p.scale = qa.scale + r0 * k_blocks_;
+          p.sum = qa.sum + r0 * k_blocks_;
+          p.ld = ld;
+          p.rows = std::min(kNbitsGemvMaxRows, rows - r0);
+          p.bias = bias;
+          p.y = y + r0 * N_;
+          p.ldy = N_;
+          p.vnni = vnni;
+          gemv_fn(panels, p, n0, n1);
+        },
+        16);
+  }
+
+  // The kept B, scales and integer zero points as NbitsQ4Panels, in place of
+  // their copies.
+  void keep_panels() {
+    NbitsWeights w;
+    w.b = b_.data(), w.scale = scale_.data(), w.zero = zero_.data();
+    w.N = N_, w.K = K_, w.k_blocks = k_blocks_, w.block_size = block_size_, w.blob = blob_, w.bits = 4;
+    q4_bytes_ = static_cast<size_t>(ceil_div(N_, 16) * nbits_q4_panel_bytes(k_blocks_, block_size_));
+    q4_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, std::max<size_t>(q4_bytes_, 64))));
+    if (!q4_) throw std::bad_alloc();
+    static const auto pack_fn = SPINDLE_ISA_SELECT(nbits_q4_pack);
+    pack_fn(w, zero_int_.data(), q4_.get());
+    for (auto* v : {&b_, &zero_int_}) std::vector<uint8_t>().swap(*v);
+    for (auto* v : {&scale_, &zero_}) std::vector<float>().swap(*v);
   }
 
   // Many rows at accuracy_level 4: A quantized per block to int8 once (as
@@ -315,11 +376,14 @@ class MatMulNBitsKernel final : public OpKernel {
   // a thread packs a column block's int8 panels (nbits_q8_pack) once for its
   // consecutive row blocks. Each output is computed by one block in block
   // order, so the partition changes no bit.
-  void gemm_q8(KernelContext& ctx, const NbitsWeights& w, const uint8_t* zint, const float* a, int64_t rows,
-               const float* bias, float* y) const {
-    static const auto pack_fn = SPINDLE_ISA_SELECT(nbits_q8_pack);
+  // pack(n0, n1, dst) writes columns [n0, n1) as NbitsQ8Gemm's panels.
+  template <class Pack>
+  void gemm_q8(KernelContext& ctx, const Pack& pack, const float* a, int64_t rows, const float* bias,
+               float* y) const {
     static const auto gemm_fn = SPINDLE_ISA_SELECT(nbits_q8_gemm);
     static const bool vnni = cpu_has_avx512_vnni();
+    NbitsWeights dims;  // (the GEMM reads the panels; B's dimensions only)
+    dims.N = N_, dims.K = K_, dims.k_blocks = k_blocks_, dims.block_size = block_size_, dims.blob = blob_;
     const int64_t ld = k_blocks_ * block_size_;
     float* buf = scratch_floats(kSharedScratchSlot, static_cast<size_t>(rows * ld / 4 + rows * k_blocks_));
     auto* u = reinterpret_cast<uint8_t*>(buf);
@@ -352,7 +416,7 @@ class MatMulNBitsKernel final : public OpKernel {
         const int64_t nb = blk / m_blocks, m0 = (blk % m_blocks) * mt, m1 = std::min(rows, m0 + mt);
         const int64_t n0 = nb * nt, n1 = std::min(N_, n0 + nt);
         if (m0 >= m1) continue;
-        if (nb != have) pack_fn(w, zint, n0, n1, panels), have = nb;
+        if (nb != have) pack(n0, n1, panels), have = nb;
         NbitsQ8Gemm p;
         p.a = u + m0 * ld;
         p.a_scale = sa + m0 * k_blocks_;
@@ -362,7 +426,7 @@ class MatMulNBitsKernel final : public OpKernel {
         p.y = y + m0 * N_;
         p.ldy = N_;
         p.vnni = vnni;
-        gemm_fn(w, panels, n0, n1, p);
+        gemm_fn(dims, panels, n0, n1, p);
       }
     });
   }
@@ -374,8 +438,8 @@ class MatMulNBitsKernel final : public OpKernel {
   // and each column's arithmetic follow the shape alone, so grouping them
   // changes no output bit.
   template <class Fn>
-  void for_column_blocks(KernelContext& ctx, int64_t rows, const Fn& fn) const {
-    const int64_t nt = gemv_columns_per_block(), blocks = ceil_div(N_, nt);
+  void for_column_blocks(KernelContext& ctx, int64_t rows, const Fn& fn, int64_t align = 1) const {
+    const int64_t nt = gemv_columns_per_block(align), blocks = ceil_div(N_, nt);
     const int64_t grain = ceil_div(blocks, int64_t{ctx.pool() ? ctx.pool()->dop() : 1});
     parallel_for(ctx.pool(), 0, blocks, grain, gemm_cost(rows, nt, K_ / 8), [&](int64_t b0, int64_t b1) {
       for (int64_t blk = b0; blk < b1; ++blk)
@@ -451,6 +515,14 @@ class MatMulNBitsKernel final : public OpKernel {
   std::vector<uint8_t> b_;     // constant B as given (quantized), when owned_
   std::vector<float> scale_;   // constant scales, when owned_
   std::vector<float> zero_;    // when owned_: zero points as floats (constant ones, or the default 2^(bits-1))
+  struct Free {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  // When owned_ at accuracy_level 4 and nbits_q4_panels_used(), with integer
+  // zero points: b_, scale_ and zero_int_ as NbitsQ4Panels (those and zero_ then empty;
+  // a run that gives B takes the other paths with its own inputs).
+  std::unique_ptr<uint8_t, Free> q4_;
+  size_t q4_bytes_ = 0;
 };
 
 }  // namespace

@@ -58,30 +58,20 @@ struct NbitsGemv {
 //             float(sum_k qa * qb - zero * sum_k qa) * (scale_a * scale_b)
 //
 // with integer zero points (qb the 4-bit code). The integer sums are exact,
-// whatever instructions compute them; the float sums run in an order set by
-// the shape (per ISA level), so results do not depend on which columns a
-// call is given. At AVX-512 the zero-point term is summed apart, as
-// sum over b of zero * scale_b * scaled_sum.
+// whatever instructions compute them; the float sums run in block order, so
+// results do not depend on which columns a call is given. B in its own
+// layout: the few-row product of the AVX2 and baseline levels (AVX-512
+// keeps NbitsQ4Panels, below).
 struct NbitsQ8A {
-  // rows x ld bytes. Where nbits_gemv_q8_swaps_quarters() (the AVX-512
-  // level), each 64 bytes hold their 16-byte quarters in the order 0, 2, 1,
-  // 3 (the order the 4-bit codes of 32 bytes of B unpack in: the low
-  // nibbles of both halves, then the high ones).
-  const int8_t* q = nullptr;
+  const int8_t* q = nullptr;     // rows x ld bytes
   const float* scale = nullptr;  // rows x k_blocks
   const int32_t* sum = nullptr;  // rows x k_blocks: sum of the block's q
-  const float* scaled_sum = nullptr;  // rows x k_blocks: scale * sum
-  // rows x (ld / 64) x 16 (AVX-512): for each 64 values of a row, each
-  // 32-bit lane's block scale (lane j of step c holds q's bytes 64c + 4j ..
-  // + 3 as stored, quarters swapped).
-  const float* lane_scale = nullptr;
-  int64_t ld = 0;                // round_up(k_blocks * block_size, 64), zeros past the last block
+  int64_t ld = 0;                // k_blocks * block_size, zeros past K
   int64_t rows = 0;              // at most kNbitsGemvMaxRows
   const uint8_t* zero = nullptr;  // N * k_blocks integer zero points of B
   const float* bias = nullptr;    // N, or null
   float* y = nullptr;             // rows x N, row stride ldy
   int64_t ldy = 0;
-  bool vnni = false;  // AVX-512 level: the CPU has AVX512-VNNI
 };
 
 // Int8 activations against 4-bit weights for products of many rows
@@ -112,11 +102,47 @@ struct NbitsQ8Gemm {
   bool vnni = false;  // AVX-512 level: the CPU has AVX512-VNNI
 };
 
+// 4-bit weights kept at creation for the int8 products (accuracy_level 4,
+// zero points in [0, 15]) where nbits_q4_panels_used() (the AVX-512 level),
+// in panels of 16 columns: panel q (columns 16q .. 16q + 15) is
+// nbits_q4_panel_bytes(k_blocks, block_size) bytes at data + q * that,
+// holding first the codes of every block, 8 * block_size bytes each: for t
+// < H = block_size / 8, 64 bytes whose byte 4j + i holds column j's code
+// at position 4t + i of A's int8 layout (nbits_quantize_a's: per group,
+// the even k then the odd k) in its low nibble and the one at 4(t + H) + i
+// in its high nibble; then the blocks' 16 scales (float32), then their 16
+// zero points (a byte each). Columns past N are zeros. The same bytes as
+// B, scales and zero points, rearranged, so that a product reads 16
+// columns' codes per 64-byte load and no horizontal sums.
+struct NbitsQ4Panels {
+  const uint8_t* data = nullptr;
+  int64_t N = 0, k_blocks = 0, block_size = 0;
+};
+inline int64_t nbits_q4_panel_bytes(int64_t k_blocks, int64_t block_size) {
+  return (k_blocks * (8 * block_size + 80) + 63) / 64 * 64;
+}
+
+// Few rows of int8 activations against NbitsQ4Panels: A as NbitsQ8A's q
+// (quarters in order), scale and sum, and
+//
+//   Y[r][n] = sum over blocks b, in order, of
+//             float(sum_k qa * qb - zero * sum_k qa) * (scale_a * scale_b)
+//
+// NbitsQ8Gemm's arithmetic (fused multiply-adds at AVX-512: the same bits
+// as nbits_q8_gemm for the same row).
+struct NbitsQ4A {
+  const int8_t* q = nullptr;     // rows x ld, zeros past K
+  const float* scale = nullptr;  // rows x k_blocks
+  const int32_t* sum = nullptr;  // rows x k_blocks
+  int64_t ld = 0, rows = 0;      // rows: at most kNbitsGemvMaxRows
+  const float* bias = nullptr;   // N, or null
+  float* y = nullptr;            // rows x N (column n at y[n]), row stride ldy
+  int64_t ldy = 0;
+  bool vnni = false;  // AVX-512 level: the CPU has AVX512-VNNI
+};
+
 }  // namespace spindle::kernels
 
-// Whether nbits_gemv_q8 reads NbitsQ8A::q with each 64 bytes' quarters in
-// the order 0, 2, 1, 3 (true at the AVX-512 level).
-SPINDLE_ISA_DECLARE(bool, nbits_gemv_q8_swaps_quarters, ());
 // Columns [n0, n1) of the int8-activation product (NbitsQ8A); 4-bit B.
 SPINDLE_ISA_DECLARE(void, nbits_gemv_q8,
                     (const ::spindle::kernels::NbitsWeights& w, const ::spindle::kernels::NbitsQ8A& p, int64_t n0,
@@ -145,7 +171,7 @@ SPINDLE_ISA_DECLARE(void, nbits_q8_gemm,
                     (const ::spindle::kernels::NbitsWeights& w, const uint8_t* packed, int64_t n0, int64_t n1,
                      const ::spindle::kernels::NbitsQ8Gemm& p));
 // One row of A (K floats) quantized per block (16 <= block_size <= 256) to int8 in NbitsQ8A's layout
-// (its quarters in order; nbits_gemv_q8 at AVX-512 wants them swapped, the caller's step):
+// (NbitsQ4A's and NbitsQ8Gemm's too):
 // k_blocks * block_size values to q (zeros past K), the blocks' scales to
 // scale and, when sum is not null, the sums of their values to sum; with
 // offset, each value is stored plus 128 as an unsigned byte (NbitsQ8Gemm).
@@ -153,3 +179,19 @@ SPINDLE_ISA_DECLARE(void, nbits_q8_gemm,
 SPINDLE_ISA_DECLARE(void, nbits_quantize_a,
                     (const float* a, int64_t K, int64_t block_size, int64_t k_blocks, int8_t* q, float* scale,
                      int32_t* sum, bool offset));
+// Whether MatMulNBits keeps int8-path weights as NbitsQ4Panels (the
+// AVX-512 level; the other levels' functions below are their plain-loop
+// reference).
+SPINDLE_ISA_DECLARE(bool, nbits_q4_panels_used, ());
+// All N columns of w (4 bits; zero: its N * k_blocks integer zero points)
+// into NbitsQ4Panels at dst (ceil(N / 16) panels).
+SPINDLE_ISA_DECLARE(void, nbits_q4_pack,
+                    (const ::spindle::kernels::NbitsWeights& w, const uint8_t* zero, uint8_t* dst));
+// Columns [n0, n1) of every row of p (n0 a multiple of 16).
+SPINDLE_ISA_DECLARE(void, nbits_q4_gemv,
+                    (const ::spindle::kernels::NbitsQ4Panels& w, const ::spindle::kernels::NbitsQ4A& p, int64_t n0,
+                     int64_t n1));
+// Columns [n0, n1) (n0 a multiple of 16) into NbitsQ8Gemm's panels at dst:
+// the products nbits_q8_pack's panels give for those columns.
+SPINDLE_ISA_DECLARE(void, nbits_q4_to_q8,
+                    (const ::spindle::kernels::NbitsQ4Panels& w, int64_t n0, int64_t n1, uint8_t* dst));

@@ -1,13 +1,14 @@
-// nbits_q8.isa.cpp — nbits_gemv_q8 (nbits.h), compiled once per ISA level:
-// 4-bit weights against int8 activations. A block's integer dot products
-// run per group of 32 values (16 bytes of B; a block of 16 is one group of
-// 16): the low nibbles (even k) and the high nibbles (odd k) side by side as
-// unsigned bytes against the activations in the same order. AVX-512 with VNNI sums them with vpdpbusd,
-// AVX2 with vpmaddubsw then vpmaddwd (no saturation: |q| <= 127, codes <=
-// 15), the baseline in plain loops; the integer sums are exact. AVX2 and
-// the baseline then multiply and add per row, column and block, in block
-// order; AVX-512 keeps 16 float lanes (below). The order of the float sums
-// follows the shape alone, so any split of the columns gives the same bits.
+// nbits_q8.isa.cpp — nbits_gemv_q8 (nbits.h) and nbits_quantize_a, compiled
+// once per ISA level: 4-bit weights in B's own layout against int8
+// activations, the few-row product of the AVX2 and baseline levels (the
+// AVX-512 level keeps the weights as NbitsQ4Panels: nbits_q4.isa.cpp). A
+// block's integer dot products run per group of 32 values (16 bytes of B;
+// a block of 16 is one group of 16): the low nibbles (even k) and the high
+// nibbles (odd k) side by side as unsigned bytes against the activations in
+// the same order, with vpmaddubsw then vpmaddwd (no saturation: |q| <= 127,
+// codes <= 15) or plain loops; the integer sums are exact. Then a multiply
+// and add per row, column and block, in block order: any split of the
+// columns gives the same bits.
 #include <cstdint>
 
 #include "primitives/gemm/nbits.h"
@@ -114,161 +115,6 @@ void columns(const NbitsWeights& w, const NbitsQ8A& p, int64_t n0, int64_t n1) {
   }
 }
 
-#if defined(__AVX512F__)
-// AVX-512: 64 values (32 bytes of B) per step, across block boundaries:
-// the low and high nibbles of each 16-byte half (a group of 32; for blocks
-// of 16, each 8-byte block as low then high) put in 128-bit lanes in the
-// order A's quarters are stored in (0, 2, 1, 3: one insert, no shuffle), so
-// that the activations load straight. Each 32-bit lane of the
-// dot products belongs to one block; the products are converted to float
-// and multiplied by their lane's scale_a * scale_b (the block scales spread
-// over the lanes) into 16 float sums. The zero points enter as
-// sum over blocks of zero * scale_b * (scale_a * sum qa), 16 blocks per step.
-// Both are reduced at the end, in a fixed order.
-template <bool BLOCKS16>
-inline __m512i codes64(const uint8_t* p, int64_t bytes) {
-  const __m256i w = bytes >= 32 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
-                                : _mm256_maskz_loadu_epi8(static_cast<__mmask32>((1ull << bytes) - 1), p);
-  const __m256i m = _mm256_set1_epi8(0x0F);
-  const __m256i lo = _mm256_and_si256(w, m), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
-  // Quarters 0, 2, 1, 3 of the 64 values in k order (A's quarters are
-  // stored in that order: NbitsQ8A::q): blocks 0, 2, 1, 3 of 16, or
-  // groups' even, even, odd, odd values.
-  if constexpr (BLOCKS16)
-    return _mm512_inserti64x4(_mm512_zextsi256_si512(_mm256_unpacklo_epi64(lo, hi)), _mm256_unpackhi_epi64(lo, hi), 1);
-  else
-    return _mm512_inserti64x4(_mm512_zextsi256_si512(lo), hi, 1);
-}
-
-// The scales of the blocks step c covers, spread over its 16 lanes: PER
-// blocks per step (4: blocks of 16, 2: of 32), or 1: a block of 64 << shift.
-template <int PER>
-inline __m512 lane_scales(const float* s, int64_t c, int64_t kb, int shift) {
-  if constexpr (PER == 1) {
-    return _mm512_set1_ps(s[c >> shift]);
-  } else {
-    const int64_t b0 = c * PER;
-    __m128 v;
-    if (b0 + PER <= kb)
-      v = PER == 4 ? _mm_loadu_ps(s + b0) : _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s + b0)));
-    else
-      v = _mm_maskz_loadu_ps(static_cast<__mmask8>((1u << (kb - b0)) - 1), s + b0);
-    // (the quarters in the order 0, 2, 1, 3)
-    const __m512i idx = PER == 4 ? _mm512_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2, 1, 1, 1, 1, 3, 3, 3, 3)
-                                 : _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1);
-    return _mm512_permutexvar_ps(idx, _mm512_zextps128_ps512(v));
-  }
-}
-
-// Sum of 16 lanes in a fixed tree (halves, then quarters, ...).
-inline float reduce16(__m512 v) {
-  const __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
-  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
-}
-
-inline __m512i dots_madd512(__m512i w, __m512i a) {
-  return _mm512_madd_epi16(_mm512_maddubs_epi16(w, a), _mm512_set1_epi16(1));
-}
-
-__attribute__((target("avx512vnni"), always_inline)) inline __m512i dots_vnni512(__m512i w, __m512i a) {
-  return _mm512_dpbusd_epi32(_mm512_setzero_si512(), w, a);
-}
-
-// NC columns side by side (4 for one row, 2 for two): NC * R independent
-// sums, so the float multiply-add chains overlap instead of each column
-// waiting on its own, and every activation load serves NC columns; the
-// codes, scales and zero points of the columns 16 ahead are asked for as
-// these run (the hardware prefetchers left the loop waiting on memory).
-// Each column's operations are the ones it gets alone, in the same order.
-constexpr int64_t kAheadColumns = 16;
-#define SPINDLE_NBITS_Q8_COLUMNS512(NAME, DOTS, ATTR)                                                  \
-  template <int R, int PER, int NC>                                                                     \
-  ATTR inline void NAME##_group(const NbitsWeights& w, const NbitsQ8A& p, int64_t n, int64_t steps,      \
-                                int shift) {                                                            \
-    const int64_t kb = w.k_blocks, row_bytes = kb * w.blob;                                             \
-    __m512 acc[NC][R];                                                                                  \
-    for (int j = 0; j < NC; ++j)                                                                        \
-      for (int r = 0; r < R; ++r) acc[j][r] = _mm512_setzero_ps();                                      \
-    if (n + NC + kAheadColumns <= w.N)                                                                  \
-      for (int j = 0; j < NC; ++j) {                                                                    \
-        const int64_t ahead = (n + j + kAheadColumns) * kb;                                             \
-        for (int64_t b = 0; b < kb; b += 16) {                                                          \
-          _mm_prefetch(reinterpret_cast<const char*>(w.scale + ahead + b), _MM_HINT_T0);                \
-          _mm_prefetch(reinterpret_cast<const char*>(p.zero + ahead + b), _MM_HINT_T0);                 \
-        }                                                                                               \
-      }                                                                                                 \
-    for (int64_t c = 0; c < steps; ++c) {                                                               \
-      __m512i codes[NC];                                                                                \
-      __m512 sbv[NC];                                                                                   \
-      for (int j = 0; j < NC; ++j) {                                                                    \
-        if (n + j + kAheadColumns < w.N && (c & 1) == 0)                                                \
-          _mm_prefetch(reinterpret_cast<const char*>(w.b + (n + j + kAheadColumns) * row_bytes + 32 * c),  \
-                       _MM_HINT_T0);                                                                    \
-        codes[j] = codes64<PER == 4>(w.b + (n + j) * row_bytes + 32 * c, row_bytes - 32 * c);           \
-        sbv[j] = lane_scales<PER>(w.scale + (n + j) * kb, c, kb, shift);                                \
-      }                                                                                                 \
-      for (int r = 0; r < R; ++r) {                                                                     \
-        const __m512i av = _mm512_loadu_si512(p.q + r * p.ld + 64 * c);                                 \
-        const __m512 ls = _mm512_loadu_ps(p.lane_scale + (r * steps + c) * 16);                         \
-        for (int j = 0; j < NC; ++j)                                                                    \
-          acc[j][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(DOTS(codes[j], av)), _mm512_mul_ps(ls, sbv[j]), \
-                                      acc[j][r]);                                                       \
-      }                                                                                                 \
-    }                                                                                                   \
-    for (int j = 0; j < NC; ++j) {                                                                      \
-      __m512 corr[R];                                                                                   \
-      for (int r = 0; r < R; ++r) corr[r] = _mm512_setzero_ps();                                        \
-      const uint8_t* z = p.zero + (n + j) * kb;                                                         \
-      const float* sb = w.scale + (n + j) * kb;                                                         \
-      for (int64_t b = 0; b < kb; b += 16) {                                                            \
-        const __mmask16 m = kb - b >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (kb - b)) - 1);       \
-        const __m512 zs = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, z + b))), \
-                                        _mm512_maskz_loadu_ps(m, sb + b));                              \
-        for (int r = 0; r < R; ++r)                                                                     \
-          corr[r] = _mm512_fmadd_ps(zs, _mm512_maskz_loadu_ps(m, p.scaled_sum + r * kb + b), corr[r]);  \
-      }                                                                                                 \
-      for (int r = 0; r < R; ++r) {                                                                     \
-        const float v = reduce16(_mm512_sub_ps(acc[j][r], corr[r]));                                    \
-        p.y[r * p.ldy + n + j] = p.bias ? v + p.bias[n + j] : v;                                        \
-      }                                                                                                 \
-    }                                                                                                   \
-  }                                                                                                     \
-  template <int R, int PER>                                                                             \
-  ATTR void NAME(const NbitsWeights& w, const NbitsQ8A& p, int64_t n0, int64_t n1) {                    \
-    const int64_t steps = (w.k_blocks * w.block_size + 63) / 64;                                        \
-    int shift = 0;                                                                                      \
-    while ((int64_t{64} << shift) < w.block_size) ++shift;                                              \
-    constexpr int kCols = R == 1 ? 4 : R == 2 ? 2 : 1;                                                  \
-    int64_t n = n0;                                                                                     \
-    for (; n + kCols <= n1; n += kCols) NAME##_group<R, PER, kCols>(w, p, n, steps, shift);             \
-    for (; n < n1; ++n) NAME##_group<R, PER, 1>(w, p, n, steps, shift);                                 \
-  }
-
-SPINDLE_NBITS_Q8_COLUMNS512(columns512, dots_madd512, )
-SPINDLE_NBITS_Q8_COLUMNS512(columns512_vnni, dots_vnni512, __attribute__((target("avx512vnni"))))
-#undef SPINDLE_NBITS_Q8_COLUMNS512
-#endif
-
-template <int R>
-void run_rows(const NbitsWeights& w, const NbitsQ8A& p, int64_t n0, int64_t n1) {
-#if defined(__AVX512F__)
-  const int64_t bs = w.block_size;
-  if (p.vnni) {
-    if (bs == 16) columns512_vnni<R, 4>(w, p, n0, n1);
-    else if (bs == 32) columns512_vnni<R, 2>(w, p, n0, n1);
-    else columns512_vnni<R, 1>(w, p, n0, n1);
-  } else {
-    if (bs == 16) columns512<R, 4>(w, p, n0, n1);
-    else if (bs == 32) columns512<R, 2>(w, p, n0, n1);
-    else columns512<R, 1>(w, p, n0, n1);
-  }
-#else
-  columns<R>(w, p, n0, n1);
-#endif
-}
-
 // Values [k0, k0 + n) of a (n <= 16) as 16 floats, zeros past them.
 #if defined(__AVX512F__)
 inline __m512 load16(const float* a, int64_t n) {
@@ -355,21 +201,13 @@ void nbits_quantize_a(const float* a, int64_t K, int64_t block_size, int64_t k_b
   }
 }
 
-bool nbits_gemv_q8_swaps_quarters() {
-#if defined(__AVX512F__)
-  return true;
-#else
-  return false;
-#endif
-}
-
 void nbits_gemv_q8(const NbitsWeights& w, const NbitsQ8A& p, int64_t n0, int64_t n1) {
   if (p.rows <= 0 || n1 <= n0) return;
   switch (p.rows) {
-    case 1: run_rows<1>(w, p, n0, n1); break;
-    case 2: run_rows<2>(w, p, n0, n1); break;
-    case 3: run_rows<3>(w, p, n0, n1); break;
-    default: run_rows<4>(w, p, n0, n1); break;
+    case 1: columns<1>(w, p, n0, n1); break;
+    case 2: columns<2>(w, p, n0, n1); break;
+    case 3: columns<3>(w, p, n0, n1); break;
+    default: columns<4>(w, p, n0, n1); break;
   }
 }
 
