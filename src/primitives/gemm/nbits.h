@@ -103,17 +103,17 @@ struct NbitsQ8Gemm {
 };
 
 // 4-bit weights kept at creation for the int8 products (accuracy_level 4,
-// zero points in [0, 15]) where nbits_q4_panels_used() (the AVX-512 level),
-// in panels of 16 columns: panel q (columns 16q .. 16q + 15) is
+// integer zero points) where nbits_q4_panels_used() (the AVX-512 level), in
+// panels of 16 columns: panel q (columns 16q .. 16q + 15) is
 // nbits_q4_panel_bytes(k_blocks, block_size) bytes at data + q * that,
-// holding first the codes of every block, 8 * block_size bytes each: for t
-// < H = block_size / 8, 64 bytes whose byte 4j + i holds column j's code
-// at position 4t + i of A's int8 layout (nbits_quantize_a's: per group,
-// the even k then the odd k) in its low nibble and the one at 4(t + H) + i
-// in its high nibble; then the blocks' 16 scales (float32), then their 16
-// zero points (a byte each). Columns past N are zeros. The same bytes as
-// B, scales and zero points, rearranged, so that a product reads 16
-// columns' codes per 64-byte load and no horizontal sums.
+// holding first the codes of every block, 8 * block_size bytes each: B's
+// bytes of the block transposed by 4-byte words, word t of column j at
+// byte 64t + 4j (the low nibbles of a word are 4 consecutive values of A's
+// int8 layout, its high nibbles the 4 half a group further); then the
+// blocks' 16 scales (float32), then their 16 zero points (a byte each).
+// Columns past N are zeros. The same bytes as B, scales and zero points,
+// rearranged, so that a product reads 16 columns' codes per 64-byte load
+// and needs no horizontal sums.
 struct NbitsQ4Panels {
   const uint8_t* data = nullptr;
   int64_t N = 0, k_blocks = 0, block_size = 0;

@@ -5,7 +5,8 @@
 //
 // The few-row product at AVX-512: 16 columns per register, 4 values of a
 // row broadcast against 4 values of each column, the codes unpacked in
-// registers from 64 bytes that hold two such steps (low and high nibbles),
+// registers from 64 bytes (a 4-byte word of each column) that hold two
+// such steps (its low and its high nibbles),
 // summed with vpdpbusd (VNNI; vpmaddubsw + vpmaddwd without: codes <= 15,
 // |qa| <= 127, far from int16's saturation) in two independent sets of
 // accumulators (the two nibbles). Per block, the exact integer sum less
@@ -43,13 +44,14 @@ inline Q4Panel q4_panel(const NbitsQ4Panels& w, int64_t q) {
 }
 
 #if !defined(__AVX512F__)
-// The code of column j at position p of A's layout within block b, and
-// where nbits_q4_pack puts it: byte (p / 4 % H) * 64 + 4j + p % 4 of the
-// block's codes, the low nibble when p / 4 < H (H = block_size / 8).
+// The code of column j at position p of A's layout within block b: in a
+// group of G = min(32, block_size) values, position i < G / 2 is the low
+// nibble of the group's byte i, G / 2 + i the high nibble of byte i; byte
+// c of the block is byte (c / 4) * 64 + 4j + c % 4 of the block's codes.
 inline int code_at(const Q4Panel& pn, int64_t bs, int64_t b, int64_t j, int64_t p) {
-  const int64_t H = bs / 8, t = p / 4;
-  const uint8_t byte = pn.codes[b * 8 * bs + (t % H) * 64 + 4 * j + p % 4];
-  return t < H ? byte & 0x0F : byte >> 4;
+  const int64_t G = bs < 32 ? bs : 32, i = p % G, c = p / G * (G / 2) + i % (G / 2);
+  const uint8_t byte = pn.codes[b * 8 * bs + c / 4 * 64 + 4 * j + c % 4];
+  return i < G / 2 ? byte & 0x0F : byte >> 4;
 }
 #endif
 
@@ -64,7 +66,7 @@ bool nbits_q4_panels_used() {
 }
 
 void nbits_q4_pack(const NbitsWeights& w, const uint8_t* zero, uint8_t* dst) {
-  const int64_t kb = w.k_blocks, bs = w.block_size, H = bs / 8, G = bs < 32 ? bs : 32, half = G / 2;
+  const int64_t kb = w.k_blocks, bs = w.block_size, words = bs / 8;  // 4-byte words per block
   const int64_t panels = (w.N + 15) / 16, panel_bytes = ::spindle::kernels::nbits_q4_panel_bytes(kb, bs);
   std::memset(dst, 0, static_cast<size_t>(panels * panel_bytes));
   for (int64_t q = 0; q < panels; ++q) {
@@ -73,16 +75,10 @@ void nbits_q4_pack(const NbitsWeights& w, const uint8_t* zero, uint8_t* dst) {
     uint8_t* zp = codes + kb * (8 * bs + 64);
     for (int64_t j = 0; j < 16 && 16 * q + j < w.N; ++j) {
       const int64_t n = 16 * q + j;
+      const uint8_t* col = w.b + n * kb * w.blob;
       for (int64_t b = 0; b < kb; ++b) {
-        const uint8_t* blk = w.b + (n * kb + b) * w.blob;
-        uint8_t* out = codes + b * 8 * bs + 4 * j;
-        for (int64_t p = 0; p < bs; ++p) {  // p: position in A's layout (per group, even k then odd k)
-          const int64_t i = p % G;
-          const uint8_t byte = blk[p / G * half + i % half];
-          const int code = i < half ? byte & 0x0F : byte >> 4;
-          const int64_t t = p / 4;
-          out[(t % H) * 64 + p % 4] |= static_cast<uint8_t>(t < H ? code : code << 4);
-        }
+        for (int64_t t = 0; t < words; ++t)
+          std::memcpy(codes + b * 8 * bs + t * 64 + 4 * j, col + b * w.blob + 4 * t, 4);
         scale[b * 16 + j] = w.scale[n * kb + b];
         zp[b * 16 + j] = zero[n * kb + b];
       }
@@ -143,7 +139,8 @@ constexpr int64_t kAheadBytes = 4096;
 #define SPINDLE_NBITS_Q4_TILE(NAME, DOTS, ATTR)                                                              \
   template <int R, int NP>                                                                                   \
   ATTR void NAME(const NbitsQ4Panels& w, const NbitsQ4A& p, int64_t q0, int64_t n1, bool ahead) {            \
-    const int64_t kb = w.k_blocks, bs = w.block_size, H = bs / 8;                                            \
+    const int64_t kb = w.k_blocks, bs = w.block_size, H = bs / 8;  /* 4-byte words of a block */             \
+    const int64_t G = bs < 32 ? bs : 32, wpg = G / 8;  /* values and words of a group */                     \
     const int64_t next = NP * ::spindle::kernels::nbits_q4_panel_bytes(kb, bs);                              \
     const int64_t D = kAheadBytes / (NP * 8 * bs) > 1 ? kAheadBytes / (NP * 8 * bs) : 1;                    \
     Q4Panel pn[NP];                                                                                          \
@@ -168,8 +165,8 @@ constexpr int64_t kAheadBytes = 4096;
           hi[q] = _mm512_and_si512(_mm512_srli_epi16(v, 4), nib);                                            \
         }                                                                                                    \
         for (int r = 0; r < R; ++r) {                                                                        \
-          const int8_t* a = p.q + r * p.ld + b * bs + 4 * t;                                                 \
-          const __m512i al = broadcast4(a), ah = broadcast4(a + 4 * H);                                      \
+          const int8_t* a = p.q + r * p.ld + b * bs + t / wpg * G + 4 * (t % wpg);                           \
+          const __m512i al = broadcast4(a), ah = broadcast4(a + G / 2);                                      \
           for (int q = 0; q < NP; ++q) {                                                                     \
             lo_sum[r][q] = DOTS(lo_sum[r][q], lo[q], al);                                                    \
             hi_sum[r][q] = DOTS(hi_sum[r][q], hi[q], ah);                                                    \
@@ -264,7 +261,7 @@ void nbits_q4_to_q8(const NbitsQ4Panels& w, int64_t n0, int64_t n1, uint8_t* dst
       int8_t* out = codes + b * bs * 16;
 #if defined(__AVX512F__)
       const uint8_t* in = pn.codes + b * 8 * bs;
-      const int64_t H = bs / 8;
+      const int64_t H = bs / 8, wpg = (bs < 32 ? bs : 32) / 8;  // words of the block, of a group
       const __m512i zl = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pn.zero + b * 16)));
       const __m512i zb = _mm512_mullo_epi32(zl, _mm512_set1_epi32(0x01010101));
       const __m512i nib = _mm512_set1_epi8(0x0F), ones8 = _mm512_set1_epi8(1), ones16 = _mm512_set1_epi16(1);
@@ -272,8 +269,9 @@ void nbits_q4_to_q8(const NbitsQ4Panels& w, int64_t n0, int64_t n1, uint8_t* dst
       for (int64_t t = 0; t < H; ++t) {
         const __m512i v = _mm512_loadu_si512(in + t * 64);
         const __m512i lo = _mm512_and_si512(v, nib), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), nib);
-        _mm512_storeu_si512(out + t * 64, _mm512_sub_epi8(lo, zb));
-        _mm512_storeu_si512(out + (t + H) * 64, _mm512_sub_epi8(hi, zb));
+        const int64_t step = t / wpg * 2 * wpg + t % wpg;  // (A's layout: a group's low nibbles, then its high ones)
+        _mm512_storeu_si512(out + step * 64, _mm512_sub_epi8(lo, zb));
+        _mm512_storeu_si512(out + (step + wpg) * 64, _mm512_sub_epi8(hi, zb));
         sum = _mm512_add_epi32(sum, _mm512_madd_epi16(_mm512_maddubs_epi16(_mm512_add_epi8(lo, hi), ones8), ones16));
       }
       // -128 * (sum of codes - bs * zero)
