@@ -15,7 +15,9 @@
 // activations (accuracy_level 0) and int8 ones (4); GB/s counts the bytes a
 // call reads: the 4-bit codes and a 4-byte scale and zero point per block.
 //
-//   build/bench/kernels/bench_decode [--nbits]   (--nbits: copy bandwidth and the MatMulNBits products only)
+//   build/bench/kernels/bench_decode [--nbits | --stream]
+//   (--nbits: copy bandwidth and the MatMulNBits products only; --stream:
+//   the bandwidth only, as bench/models/decode_bandwidth.py reads it)
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -137,6 +139,7 @@ int main(int argc, char** argv) {
     auto pool = ThreadPool::create(spindle::ThreadingOptions{.num_threads = threads}).value();
     stream(pool.get(), threads);
   }
+  if (argc > 1 && std::strcmp(argv[1], "--stream") == 0) return 0;
   const int64_t shapes[][2] = {{512, 512}, {512, 128}, {512, 1408}, {1408, 512}, {512, 8000}};
   for (int threads : {1, 2}) {
     auto pool = ThreadPool::create(spindle::ThreadingOptions{.num_threads = threads}).value();
