@@ -10,14 +10,17 @@
 // with M = 1, 4 and 16 rows; GB/s counts the packed weights read once per
 // product; the calls cycle through 96 MB of packed copies so the weights
 // come from memory. Best of 5 rounds of the median of 15 calls.
+// int8: the one-row products through com.microsoft DynamicQuantizeMatMul
+// (int8 weights, per-column scales); GB/s counts the int8 weights.
 // nbits: the same products through com.microsoft MatMulNBits (4-bit
 // weights, blocks of 32 with zero points, kept by the kernel), float
 // activations (accuracy_level 0) and int8 ones (4); GB/s counts the bytes a
 // call reads: the 4-bit codes and a 4-byte scale and zero point per block.
 //
-//   build/bench/kernels/bench_decode [--nbits | --stream]
-//   (--nbits: copy bandwidth and the MatMulNBits products only; --stream:
-//   the bandwidth only, as bench/models/decode_bandwidth.py reads it)
+//   build/bench/kernels/bench_decode [--nbits | --int8 | --stream]
+//   (--nbits, --int8: copy bandwidth and the MatMulNBits or the int8
+//   products only; --stream: the bandwidth only, as
+//   bench/models/decode_bandwidth.py reads it)
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -98,6 +101,43 @@ void decode(ThreadPool* pool, int threads, int64_t M, int64_t K, int64_t N) {
               static_cast<double>(kernel->packed_bytes()) / s / 1e9);
 }
 
+// The same products with int8 weights (per-column scales, symmetric)
+// through com.microsoft DynamicQuantizeMatMul, as dynamically quantized
+// decoders run them: A quantized to uint8 per call, then the int8 GEMM's one-row path.
+void decode_q8(ThreadPool* pool, int threads, int64_t M, int64_t K, int64_t N) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> q(-127, 127);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<int8_t> w(static_cast<size_t>(K * N));
+  std::vector<float> scales(static_cast<size_t>(N)), x(static_cast<size_t>(M * K));
+  for (auto& v : w) v = static_cast<int8_t>(q(rng));
+  for (auto& v : scales) v = 0.002f * (1.5f + d(rng));
+  for (auto& v : x) v = d(rng);
+  const Tensor B = Tensor::from_vector<int8_t>({K, N}, w);
+  const Tensor S = Tensor::from_vector<float>({N}, scales);
+  spindle::kernels::NodeInfo info;
+  info.op_type = "DynamicQuantizeMatMul";
+  info.domain = "com.microsoft";
+  info.opset = 1;
+  info.num_inputs = 3;
+  info.const_inputs = {nullptr, &B, &S};
+  const auto* factory = spindle::kernels::KernelRegistry::global().find("com.microsoft", "DynamicQuantizeMatMul", 1);
+  const int64_t copies = std::max<int64_t>(1, (int64_t{96} << 20) / (K * N));
+  std::vector<std::unique_ptr<spindle::kernels::OpKernel>> kernels;
+  for (int64_t i = 0; i < copies; ++i) kernels.push_back((*factory)(info));
+  const Tensor A = Tensor::from_vector<float>({M, K}, x);
+  const Tensor inputs[3] = {A, B, S};
+  Tensor outputs[1];
+  size_t next = 0;
+  const double s = best_seconds([&] {
+    spindle::kernels::KernelContext ctx(info, std::span<const Tensor>(inputs, 3), std::span<Tensor>(outputs, 1), pool);
+    kernels[next++ % kernels.size()]->compute(ctx);
+  });
+  std::printf("int8    threads %d  M %2lld K %5lld N %5lld  %8.1f us  weights %6.2f GB/s\n", threads,
+              static_cast<long long>(M), static_cast<long long>(K), static_cast<long long>(N), s * 1e6,
+              static_cast<double>(K * N) / s / 1e9);
+}
+
 void decode_nbits(ThreadPool* pool, int threads, int64_t M, int64_t K, int64_t N, int64_t level) {
   const int64_t bs = 32, kb = (K + bs - 1) / bs, blob = bs / 2;
   std::mt19937 rng(5);
@@ -135,6 +175,7 @@ void decode_nbits(ThreadPool* pool, int threads, int64_t M, int64_t K, int64_t N
 
 int main(int argc, char** argv) {
   const bool nbits_only = argc > 1 && std::strcmp(argv[1], "--nbits") == 0;
+  const bool int8_only = argc > 1 && std::strcmp(argv[1], "--int8") == 0;
   for (int threads : {1, 2}) {
     auto pool = ThreadPool::create(spindle::ThreadingOptions{.num_threads = threads}).value();
     stream(pool.get(), threads);
@@ -143,9 +184,12 @@ int main(int argc, char** argv) {
   const int64_t shapes[][2] = {{512, 512}, {512, 128}, {512, 1408}, {1408, 512}, {512, 8000}};
   for (int threads : {1, 2}) {
     auto pool = ThreadPool::create(spindle::ThreadingOptions{.num_threads = threads}).value();
-    if (!nbits_only)
+    if (!nbits_only && !int8_only)
       for (int64_t M : {1, 4, 16})
         for (const auto& kn : shapes) decode(pool.get(), threads, M, kn[0], kn[1]);
+    if (!nbits_only)
+      for (const auto& kn : shapes) decode_q8(pool.get(), threads, 1, kn[0], kn[1]);
+    if (int8_only) continue;
     for (int64_t level : {0, 4})
       for (const auto& kn : shapes) decode_nbits(pool.get(), threads, 1, kn[0], kn[1], level);
   }

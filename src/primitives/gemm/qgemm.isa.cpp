@@ -188,6 +188,10 @@ __attribute__((target("avx512vnni"), noinline)) void vnni_tail(const uint8_t* a,
   VNNI_STORE_ROW(0) VNNI_STORE_ROW(1) VNNI_STORE_ROW(2) VNNI_STORE_ROW(3) VNNI_STORE_ROW(4) VNNI_STORE_ROW(5)
 }
 
+// How far vnni_row asks for B ahead of its loads, in k groups (1 KB of
+// each panel): decode products stream B from memory once.
+constexpr int64_t kRowAhead = 16;
+
 // One row (a matrix-vector product, decode's shape): the even and the odd k
 // groups in two sets of accumulators, so that 2 x NP sums are in flight
 // instead of NP (vpdpbusd's latency would otherwise bound the row).
@@ -201,6 +205,16 @@ __attribute__((target("avx512vnni"), always_inline)) inline void vnni_row(const 
   int64_t g = 0;
   for (; g + 2 <= full; g += 2) {
     const int8_t* bp = pb + g * kGroupBytes;
+    // The two lines kRowAhead groups on in each panel, or past a panel's
+    // end the same lines of the panel NP on (the next tile's; a prefetch
+    // past the matrix is harmless).
+    const int8_t* ahead = g + kRowAhead + 2 <= full ? bp + kRowAhead * kGroupBytes
+                                                    : bp + NP * pstride + (kRowAhead - full) * kGroupBytes;
+#pragma GCC unroll 4
+    for (int q = 0; q < NP; ++q) {
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + q * pstride), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + q * pstride + kGroupBytes), _MM_HINT_T0);
+    }
     __m512i av = _mm512_set1_epi32(load_a4_full(a + 4 * g));
     __m512i aw = _mm512_set1_epi32(load_a4_full(a + 4 * g + 4));
     if constexpr (FLIP) av = _mm512_xor_si512(av, vflip), aw = _mm512_xor_si512(aw, vflip);
