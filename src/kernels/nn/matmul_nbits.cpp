@@ -20,14 +20,17 @@
 // NbitsQ8A) and take integer dot products with the 4-bit codes, scaled to
 // float per block, the arithmetic ONNX Runtime's CPU provider uses at that
 // level: fewer than kQ8GemmMinRows rows (or zero points above 15, or the
-// baseline ISA level) as a fused product over B's 4-bit codes
-// (nbits_gemv_q8), more as an int8 GEMM on B unpacked to int8 once per
-// column block (nbits_q8_gemm). Every other case multiplies float A by the
-// dequantized float weights.
+// baseline ISA level) as a fused product over B's 4-bit codes, more as an
+// int8 GEMM on B unpacked to int8 once per column block (nbits_q8_gemm).
+// At AVX-512 B is read as panels of 16 columns (nbits.h's NbitsQ4Panels:
+// kept at creation, or packed for the run when B is given to it) by
+// nbits_q4_gemv and unpacked from them for the GEMM; below, B in its own
+// layout (nbits_gemv_q8, nbits_q8_pack). Every other case multiplies float
+// A by the dequantized float weights.
 //
 // A constant B, scales and zero points are kept by the kernel at creation in
-// their quantized form (4 bits per weight; the zero points as floats), and
-// the plan drops the model's copies. A product of at most kFloatGemvMaxRows
+// their quantized form (4 bits per weight; the zero points as floats, or
+// all three as NbitsQ4Panels), and the plan drops the model's copies. A product of at most kFloatGemvMaxRows
 // rows (decoding a token) is a fused dequantize-and-dot (nbits_gemv) over
 // column blocks of B, groups of 4 rows per block so that each block's
 // weights are unpacked from cache for the later groups; larger products
