@@ -138,7 +138,7 @@ TEST(SessionPrepacking, PackedWeightsAreHeldOnce) {
 // x [2, 40] -> com.microsoft MatMulNBits (K 40, N 6, 4 bits, blocks of 16:
 // 3 per column, the last padded; packed zero points) -> y [2, 6]. The kernel
 // keeps B, scales and zero points; the loader's copies are freed.
-std::vector<uint8_t> nbits_model() {
+std::vector<uint8_t> nbits_model(int64_t accuracy_level = 0) {
   ModelBuilder b;
   b.opset("com.microsoft", 1);
   b.input("x", {2, 40}).output("y", {2, 6});
@@ -154,22 +154,27 @@ std::vector<uint8_t> nbits_model() {
   ModelBuilder::attr_int(n, "N", 6);
   ModelBuilder::attr_int(n, "bits", 4);
   ModelBuilder::attr_int(n, "block_size", 16);
+  ModelBuilder::attr_int(n, "accuracy_level", accuracy_level);
   return b.bytes();
 }
 
-TEST(SessionPrepacking, MatMulNBitsWeightsAreHeldOnce) {
-  std::vector<float> x(80);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 13) - 6) * 0.1f;
+// nbits_model(accuracy_level) compiled with and without prepacking and run
+// on x [2, 40]: y of each plan, after checking that prepacking dropped the
+// loader's copies (and kept packed bytes instead).
+std::vector<std::vector<float>> run_nbits_plans(int64_t accuracy_level, const std::vector<float>& x) {
   std::vector<std::vector<float>> outs;
   for (bool prepack : {true, false}) {
-    auto loaded = graph::load_model_bytes(nbits_model(), "nbits", ".");
-    ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+    auto loaded = graph::load_model_bytes(nbits_model(accuracy_level), "nbits", ".");
+    EXPECT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+    if (!loaded.is_ok()) return {};
     graph::Graph g = std::move(loaded).value();
     std::weak_ptr<Buffer> q = g.initializer(g.value_id("q"))->buffer();
     auto plan = exec::Plan::compile(std::move(g), graph::OptimizationLevel::kAll, prepack);
-    ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+    EXPECT_TRUE(plan.is_ok()) << plan.status().to_string();
+    if (!plan.is_ok()) return {};
     EXPECT_EQ(q.expired(), prepack);
     EXPECT_EQ((*plan)->constant_bytes().initializers, prepack ? 0u : 6u * 3 * 8 + 18 * 4 + 12);
+    EXPECT_EQ((*plan)->constant_bytes().packed > 0, prepack);
     exec::Frame frame(**plan);
     const graph::Graph& pg = (*plan)->graph();
     frame.begin_run();
@@ -178,6 +183,14 @@ TEST(SessionPrepacking, MatMulNBitsWeightsAreHeldOnce) {
     outs.push_back(frame.values()[static_cast<size_t>(pg.outputs[0])].to_vector<float>());
     frame.end_run();
   }
+  return outs;
+}
+
+TEST(SessionPrepacking, MatMulNBitsWeightsAreHeldOnce) {
+  std::vector<float> x(80);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 13) - 6) * 0.1f;
+  const auto outs = run_nbits_plans(0, x);
+  ASSERT_EQ(outs.size(), 2u);
   ASSERT_EQ(outs[0].size(), 12u);
   EXPECT_EQ(outs[0], outs[1]);
   // Row 0, column 0 by hand: code k of column 0 is nibble k of its 24 bytes
@@ -190,6 +203,18 @@ TEST(SessionPrepacking, MatMulNBitsWeightsAreHeldOnce) {
     want += static_cast<double>(x[static_cast<size_t>(k)]) * (code - z) * (0.01 * (blk + 1));
   }
   EXPECT_NEAR(outs[0][0], want, 1e-4);
+}
+
+// accuracy_level 4: the kept weights (at AVX-512 rearranged into 16-column
+// panels in place of the copies) give the bits a plan without prepacking
+// gets from the model's own B.
+TEST(SessionPrepacking, MatMulNBitsInt8WeightsAreHeldOnceAndGiveTheSameBits) {
+  std::vector<float> x(80);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 11) - 5) * 0.13f;
+  const auto outs = run_nbits_plans(4, x);
+  ASSERT_EQ(outs.size(), 2u);
+  ASSERT_EQ(outs[0].size(), 12u);
+  EXPECT_EQ(outs[0], outs[1]);
 }
 
 TEST(SessionPrepacking, WeightAlsoReadAsGivenIsKept) {
