@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -317,6 +318,35 @@ INSTANTIATE_TEST_SUITE_P(
                       // Zero points above 15 (float32 integers): the fused int8 product at any row count.
                       Case{{20, 96}, 21, 96, 32, 4, Zp::kFloatWide, true}));
 
+// The int8 arithmetic of NbitsQ8Gemm and NbitsQ4A written out: for rows
+// r and columns [n0, N), block after block, the integer sum of qa(r, p) *
+// (code - zero) over A's layout positions p (per group of min(32, bs)
+// values, the even k then the odd k), then acc = fma(float(sum), sa * sb,
+// acc); plus the bias. Columns below n0 are -1.
+std::vector<float> int8_reference(const Quantized& q, const std::vector<uint8_t>& zint, int64_t N, int64_t bs,
+                                  int64_t rows, int64_t n0, const std::function<int32_t(int64_t, int64_t)>& qa,
+                                  const std::vector<float>& sa, const std::vector<float>& bias) {
+  const int64_t kb = q.k_blocks, G = std::min<int64_t>(bs, 32), half = G / 2;
+  std::vector<float> want(static_cast<size_t>(rows * N), -1.0f);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t n = n0; n < N; ++n) {
+      float acc = 0.0f;
+      for (int64_t b = 0; b < kb; ++b) {
+        const size_t bi = static_cast<size_t>(n * kb + b);
+        int32_t dot = 0;
+        for (int64_t p = 0; p < bs; ++p) {
+          const int64_t i = p % G, k = p / G * G + 2 * (i % half) + i / half;
+          const uint8_t byte = q.b[bi * static_cast<size_t>(q.blob) + static_cast<size_t>(k / 2)];
+          const int32_t code = k % 2 == 0 ? byte & 0x0F : byte >> 4;
+          dot += qa(r, b * bs + p) * (code - zint[bi]);
+        }
+        acc = std::fma(static_cast<float>(dot), sa[static_cast<size_t>(r * kb + b)] * q.scales[bi], acc);
+      }
+      want[static_cast<size_t>(r * N + n)] = acc + bias[static_cast<size_t>(n)];
+    }
+  return want;
+}
+
 // The int8 GEMM's primitives (nbits.h's NbitsQ8Gemm) at every ISA level the
 // CPU has, against their arithmetic written out: a block's integer sum of
 // (u - 128) * (code - zero) over A's layout (per group of min(32, bs)
@@ -342,7 +372,7 @@ TEST(MatMulNBitsQ8Gemm, EveryIsaLevelComputesItsArithmetic) {
   for (const int64_t bs : {16, 32, 64, 256}) {
     const int64_t N = 53, K = bs == 256 ? 300 : 200, rows = 13, n0 = 5;
     const Quantized q = make_weights(N, K, bs, 4, Zp::kPacked, static_cast<uint32_t>(bs));
-    const int64_t kb = q.k_blocks, ld = kb * bs, half = std::min<int64_t>(bs, 32) / 2;
+    const int64_t kb = q.k_blocks, ld = kb * bs;
     std::vector<uint8_t> zint(q.zp_float.begin(), q.zp_float.end());
     kernels::NbitsWeights w;
     w.b = q.b.data(), w.scale = q.scales.data(), w.zero = q.zp_float.data();
@@ -353,23 +383,9 @@ TEST(MatMulNBitsQ8Gemm, EveryIsaLevelComputesItsArithmetic) {
     std::vector<float> sa = activations(static_cast<size_t>(rows * kb), 3), bias = activations(N, 4);
     for (auto& v : sa) v = std::fabs(v) * 0.01f;
 
-    std::vector<float> want(static_cast<size_t>(rows * N), -1.0f);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t n = n0; n < N; ++n) {
-        float acc = 0.0f;
-        for (int64_t b = 0; b < kb; ++b) {
-          const size_t bi = static_cast<size_t>(n * kb + b);
-          int32_t dot = 0;
-          for (int64_t p = 0; p < bs; ++p) {
-            const int64_t i = p % (2 * half), k = p / (2 * half) * 2 * half + 2 * (i % half) + i / half;
-            const uint8_t byte = q.b[bi * static_cast<size_t>(q.blob) + static_cast<size_t>(k / 2)];
-            const int32_t code = k % 2 == 0 ? byte & 0x0F : byte >> 4;
-            dot += (u[static_cast<size_t>(r * ld + b * bs + p)] - 128) * (code - zint[bi]);
-          }
-          acc = std::fma(static_cast<float>(dot), sa[static_cast<size_t>(r * kb + b)] * q.scales[bi], acc);
-        }
-        want[static_cast<size_t>(r * N + n)] = acc + bias[static_cast<size_t>(n)];
-      }
+    const std::vector<float> want = int8_reference(
+        q, zint, N, bs, rows, n0, [&](int64_t r, int64_t p) { return u[static_cast<size_t>(r * ld + p)] - 128; }, sa,
+        bias);
 
     for (const Level& level : levels)
       for (const bool vnni : {false, true}) {
@@ -441,24 +457,9 @@ TEST(MatMulNBitsQ4Panels, EveryIsaLevelComputesItsArithmetic) {
       std::vector<float> sa = activations(static_cast<size_t>(rows * kb), 3), bias = activations(N, 4);
       for (auto& v : sa) v = std::fabs(v) * 0.01f;
 
-      const int64_t G = std::min<int64_t>(bs, 32), half = G / 2;
-      std::vector<float> want(static_cast<size_t>(rows * N), -1.0f);
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t n = n0; n < N; ++n) {
-          float acc = 0.0f;
-          for (int64_t b = 0; b < kb; ++b) {
-            const size_t bi = static_cast<size_t>(n * kb + b);
-            int32_t dot = 0;
-            for (int64_t p = 0; p < bs; ++p) {  // p: position in A's layout
-              const int64_t i = p % G, k = p / G * G + 2 * (i % half) + i / half;
-              const uint8_t byte = q.b[bi * static_cast<size_t>(q.blob) + static_cast<size_t>(k / 2)];
-              const int32_t code = k % 2 == 0 ? byte & 0x0F : byte >> 4;
-              dot += qa[static_cast<size_t>(r * ld + b * bs + p)] * (code - zint[bi]);
-            }
-            acc = std::fma(static_cast<float>(dot), sa[static_cast<size_t>(r * kb + b)] * q.scales[bi], acc);
-          }
-          want[static_cast<size_t>(r * N + n)] = acc + bias[static_cast<size_t>(n)];
-        }
+      const std::vector<float> want = int8_reference(
+          q, zint, N, bs, rows, n0, [&](int64_t r, int64_t p) { return int32_t{qa[static_cast<size_t>(r * ld + p)]}; },
+          sa, bias);
 
       for (const Level& level : levels)
         for (const bool vnni : {false, true}) {
