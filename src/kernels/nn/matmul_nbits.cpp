@@ -299,24 +299,32 @@ class MatMulNBitsKernel final : public OpKernel {
     return out;
   }
 
+  // NbitsQ8A's or NbitsQ4A's fields for the rows of qa from r0 (at most
+  // kNbitsGemvMaxRows of `rows`) and their outputs in y.
+  template <class P>
+  P rows_from(const Int8Rows& qa, int64_t r0, int64_t rows, const float* bias, float* y) const {
+    const int64_t ld = k_blocks_ * block_size_;
+    P p;
+    p.q = qa.q + r0 * ld;
+    p.scale = qa.scale + r0 * k_blocks_;
+    p.sum = qa.sum + r0 * k_blocks_;
+    p.ld = ld;
+    p.rows = std::min(kNbitsGemvMaxRows, rows - r0);
+    p.bias = bias;
+    p.y = y + r0 * N_;
+    p.ldy = N_;
+    return p;
+  }
+
   // Few rows at accuracy_level 4 (B in its own layout): A quantized once,
   // then nbits_gemv_q8 over gemv's column blocks.
   void gemv_q8(KernelContext& ctx, const NbitsWeights& w, const uint8_t* zint, const float* a, int64_t rows,
                const float* bias, float* y) const {
     static const auto q8_fn = SPINDLE_ISA_SELECT(nbits_gemv_q8);
-    const int64_t ld = k_blocks_ * block_size_;
     const Int8Rows qa = quantize_rows(a, rows);
     for_column_blocks(ctx, rows, [&](int64_t n0, int64_t n1, int64_t r0) {
-      NbitsQ8A p;
-      p.q = qa.q + r0 * ld;
-      p.scale = qa.scale + r0 * k_blocks_;
-      p.sum = qa.sum + r0 * k_blocks_;
-      p.ld = ld;
-      p.rows = std::min(kNbitsGemvMaxRows, rows - r0);
+      NbitsQ8A p = rows_from<NbitsQ8A>(qa, r0, rows, bias, y);
       p.zero = zint;
-      p.bias = bias;
-      p.y = y + r0 * N_;
-      p.ldy = N_;
       q8_fn(w, p, n0, n1);
     });
   }
@@ -339,20 +347,11 @@ class MatMulNBitsKernel final : public OpKernel {
                float* y) const {
     static const auto gemv_fn = SPINDLE_ISA_SELECT(nbits_q4_gemv);
     static const bool vnni = cpu_has_avx512_vnni();
-    const int64_t ld = k_blocks_ * block_size_;
     const Int8Rows qa = quantize_rows(a, rows);
     for_column_blocks(
         ctx, rows,
         [&](int64_t n0, int64_t n1, int64_t r0) {
-          NbitsQ4A p;
-          p.q = qa.q + r0 * ld;
-          p.scale = qa.scale + r0 * k_blocks_;
-          p.sum = qa.sum + r0 * k_blocks_;
-          p.ld = ld;
-          p.rows = std::min(kNbitsGemvMaxRows, rows - r0);
-          p.bias = bias;
-          p.y = y + r0 * N_;
-          p.ldy = N_;
+          NbitsQ4A p = rows_from<NbitsQ4A>(qa, r0, rows, bias, y);
           p.vnni = vnni;
           gemv_fn(panels, p, n0, n1);
         },
