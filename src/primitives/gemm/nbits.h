@@ -93,7 +93,7 @@ struct NbitsQ8A {
 // signed bytes).
 inline int64_t nbits_q8_panel_bytes(int64_t k_blocks, int64_t block_size) { return 16 * k_blocks * (block_size + 8); }
 struct NbitsQ8Gemm {
-  const uint8_t* a = nullptr;     // rows x ld: qa + 128, nbits_quantize_a's layout (quarters in order)
+  const uint8_t* a = nullptr;     // rows x ld: qa + 128, nbits_quantize_a's layout
   const float* a_scale = nullptr;  // rows x k_blocks
   int64_t ld = 0, rows = 0;
   const float* bias = nullptr;  // N, or null
@@ -123,7 +123,7 @@ inline int64_t nbits_q4_panel_bytes(int64_t k_blocks, int64_t block_size) {
 }
 
 // Few rows of int8 activations against NbitsQ4Panels: A as NbitsQ8A's q
-// (quarters in order), scale and sum, and
+// (nbits_quantize_a's layout), scale and sum, and
 //
 //   Y[r][n] = sum over blocks b, in order, of
 //             float(sum_k qa * qb - zero * sum_k qa) * (scale_a * scale_b)
