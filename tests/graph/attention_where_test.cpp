@@ -7,6 +7,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "../session/model_builder.h"
 #include "graph/attention_test_util.h"
 
@@ -66,13 +69,45 @@ Feeds gpt_feeds(int64_t Sq, int64_t Skv, Tensor cond, uint32_t seed) {
 // past) and a short cache; the condition [Sq, Skv] as sliced from GPT-2's
 // buffer, and [B, 1, Sq, Skv]; both branch orders.
 TEST(AttentionWhere, CausalWhereMaskIsFusedBitwise) {
-  for (auto [Sq, Skv] : {std::pair<int64_t, int64_t>{9, 9}, {1, 67}, {3, 40}}) {
+  // (100, 100) and (70, 90): prompts in several query blocks, each stopping
+  // at the last key its rows see.
+  for (auto [Sq, Skv] : {std::pair<int64_t, int64_t>{9, 9}, {1, 67}, {3, 40}, {100, 100}, {70, 90}}) {
     SCOPED_TRACE(::testing::Message() << "Sq " << Sq << ", Skv " << Skv);
     expect_fused_bits(gpt_model({-1, -1}, true), gpt_feeds(Sq, Skv, causal({Sq, Skv}, Sq, Skv, true), 81), 1);
     expect_fused_bits(gpt_model({B, 1, -1, -1}, true),
                       gpt_feeds(Sq, Skv, causal({B, 1, Sq, Skv}, Sq, Skv, true), 82), 1);
     expect_fused_bits(gpt_model({-1, -1}, false), gpt_feeds(Sq, Skv, causal({Sq, Skv}, Sq, Skv, false), 83), 1);
   }
+}
+
+// The skipped keys' probabilities are exact zeros, so skipping them keeps
+// the unfused graph's bits; a NaN or an infinity in a V row no query of a
+// block sees still reaches that block's outputs (0 x NaN), as unfused: the
+// block reads up to that row. A query row that sees no key at all spreads
+// its probability over every key, as unfused.
+TEST(AttentionWhere, SkippedKeysKeepNonFiniteValuesAndEmptyRows) {
+  const int64_t Sq = 60, Skv = 60;
+  Feeds nan_v = gpt_feeds(Sq, Skv, causal({Sq, Skv}, Sq, Skv, true), 91);
+  float* v = nan_v[2].second.mutable_data<float>();
+  v[(Skv - 3) * D + 4] = std::numeric_limits<float>::quiet_NaN();  // head 0, key Skv - 3
+  v[(2 * Skv - 1) * D] = std::numeric_limits<float>::infinity();   // head 1, the last key
+  const auto want = testing::run_model(gpt_model({-1, -1}, true), nan_v, 1, false);
+  const auto got = testing::run_model(gpt_model({-1, -1}, true), nan_v, 2, true);
+  ASSERT_EQ(got.size(), 1u);
+  const auto w = want[0].to_vector<float>(), g = got[0].to_vector<float>();
+  ASSERT_EQ(w.size(), g.size());
+  size_t nans = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    EXPECT_EQ(std::isnan(w[i]), std::isnan(g[i])) << "at " << i;
+    if (!std::isnan(w[i])) EXPECT_EQ(w[i], g[i]) << "at " << i;
+    nans += std::isnan(w[i]) ? 1 : 0;
+  }
+  EXPECT_GT(nans, 0u);  // the NaN reaches rows that do not see its key
+
+  Tensor cond = causal({Sq, Skv}, Sq, Skv, true);
+  bool* c = cond.mutable_data<bool>();
+  for (int64_t j = 0; j < Skv; ++j) c[5 * Skv + j] = false;  // query 5 sees nothing
+  expect_fused_bits(gpt_model({-1, -1}, true), gpt_feeds(Sq, Skv, std::move(cond), 92), 1);
 }
 
 // A condition with a larger batch than the scores widens the result: the

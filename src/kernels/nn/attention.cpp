@@ -398,6 +398,79 @@ class FusedAttentionKernel final : public OpKernel {
     }
   }
 
+  // A Where-masked chain whose fill is the lowest float or -inf gives a
+  // masked score the probability exp(fill - max) = 0 exactly, as long as
+  // the row's max is above kSkipMaxAbove; a query block then stops its
+  // scores, softmax and product at the last key column any of its rows
+  // attends to (a causal mask's upper triangle is skipped), and at least
+  // after the last V row holding a NaN or an infinity (whose 0 x NaN the
+  // whole product keeps): the dropped terms are exact zeros, the bits those
+  // of the whole block.
+  static constexpr float kSkipMaxAbove = -1e30f;
+  bool skips_masked_columns(const Geometry& g) const {
+    return g.cond && !(mask_fill_ > std::numeric_limits<float>::lowest());
+  }
+
+  // 1 + the last key column some row of [r0, r0 + m) attends to, at least
+  // v_end; Skv when a row attends to none (its softmax spreads over all).
+  int64_t attended_end(const Geometry& g, int64_t mo, int64_t r0, int64_t m, int64_t v_end) const {
+    const size_t L = g.lead.size();
+    const int64_t rs = g.ms[L], cs = g.ms[L + 1];
+    const bool keep = mask_where_ == 1;  // the condition value that keeps the score
+    int64_t end = v_end;
+    for (int64_t i = 0; i < m; ++i) {
+      const int64_t o = mo + (r0 + i) * rs;
+      int64_t j = g.Skv;
+      while (j > 0 && g.cond[o + (j - 1) * cs] != keep) --j;
+      if (j == 0) return g.Skv;
+      end = std::max(end, j);
+    }
+    return end;
+  }
+
+  // 1 + the last of V's Skv rows (row stride rs, column stride cs) holding a
+  // NaN or an infinity; 0 when none.
+  static int64_t nonfinite_end(const float* v, int64_t Skv, int64_t Dv, int64_t rs, int64_t cs) {
+    for (int64_t j = Skv; j-- > 0;)
+      for (int64_t d = 0; d < Dv; ++d)
+        if (!std::isfinite(v[j * rs + d * cs])) return j + 1;
+    return 0;
+  }
+
+  // The block's m score rows (row stride Skv), their first `end` columns
+  // scaled and masked as masked() does, in loops the compiler vectorizes
+  // (unit mask stride); false when some row's max is not above
+  // kSkipMaxAbove (then only the whole rows give the right probabilities).
+  bool mask_rows(const Geometry& g, float* S, int64_t m, int64_t end, int64_t mo, int64_t r0) const {
+    const size_t L = g.lead.size();
+    const int64_t rs = g.has_mask() ? g.ms[L] : 0, cs = g.has_mask() ? g.ms[L + 1] : 0;
+    const bool keep = mask_where_ == 1;
+    const float fill = mask_fill_, c = s_scale_.c;
+    bool high = true;
+    for (int64_t i = 0; i < m; ++i) {
+      float* s = S + i * g.Skv;
+      if (s_scale_.op == kMulScale)
+        for (int64_t j = 0; j < end; ++j) s[j] *= c;
+      else if (s_scale_.op == kDivScale)
+        for (int64_t j = 0; j < end; ++j) s[j] /= c;
+      const int64_t o = mo + (r0 + i) * rs;
+      if (g.mask && cs == 1)
+        for (int64_t j = 0; j < end; ++j) s[j] += g.mask[o + j];
+      else if (g.mask)
+        for (int64_t j = 0; j < end; ++j) s[j] += g.mask[o + j * cs];
+      else if (g.cond && cs == 1)
+        for (int64_t j = 0; j < end; ++j) s[j] = g.cond[o + j] == keep ? s[j] : fill;
+      else if (g.cond)
+        for (int64_t j = 0; j < end; ++j) s[j] = g.cond[o + j * cs] == keep ? s[j] : fill;
+      if (end < g.Skv) {
+        float mx = -std::numeric_limits<float>::infinity();
+        for (int64_t j = 0; j < end; ++j) mx = s[j] > mx ? s[j] : mx;
+        high = high && mx > kSkipMaxAbove;
+      }
+    }
+    return high;
+  }
+
   void run_blocks(KernelContext& ctx, const Geometry& g, Tensor& Y) const {
     const View &q = g.q, &k = g.k, &v = g.v;
     const int64_t Sq = g.Sq, D = g.D, Skv = g.Skv, Dv = g.Dv, rank = g.rank;
@@ -412,7 +485,11 @@ class FusedAttentionKernel final : public OpKernel {
     const int64_t MR = sgemm_mr();
     // Query rows per block: at most ~64 KB of scores (and as much of
     // probabilities), blocks of even size; from the shapes alone.
-    const int64_t rows_max = std::clamp<int64_t>(16384 / std::max<int64_t>(Skv, 1), MR, 128);
+    // A chain that skips masked columns takes at least four blocks (a causal
+    // prompt's blocks then read 1/4, 2/4, ... of the keys).
+    const bool skip = skips_masked_columns(g);
+    int64_t rows_max = std::clamp<int64_t>(16384 / std::max<int64_t>(Skv, 1), MR, 128);
+    if (skip && Sq > 2 * MR) rows_max = std::min(rows_max, std::max(MR, ceil_div(Sq, 4)));
     const int64_t mq = std::min(Sq, round_up(ceil_div(Sq, ceil_div(Sq, rows_max)), MR));
     const int64_t q_blocks = ceil_div(Sq, mq);
     const int64_t items = G * q_blocks;
@@ -445,10 +522,11 @@ class FusedAttentionKernel final : public OpKernel {
       float* kpack = scratch_floats(1, static_cast<size_t>(round_up(Skv, NR) * D));
       float* vpack = scratch_floats(2, static_cast<size_t>(round_up(Dv, NR) * Skv));
       int64_t last_g = -1, last_ko = -1, last_vo = -1;
-      int64_t qo = 0, mo = 0, yo = 0;
+      int64_t qo = 0, mo = 0, yo = 0, v_end = Skv;
       SgemmExtras kx, vx;
       kx.packed_b = kpack;
       vx.packed_b = vpack;
+      vx.packed_b_k = Skv;  // (a block may read only the first rows)
       for (int64_t it = i0; it < i1; ++it) {
         const int64_t bg = it / q_blocks, r0 = (it % q_blocks) * mq, m = std::min(mq, Sq - r0);
         if (bg != last_g) {
@@ -462,7 +540,10 @@ class FusedAttentionKernel final : public OpKernel {
           }
           // Batch positions sharing K / V (repeated heads) pack them once.
           if (ko != last_ko) pack_k(g, kp + ko, km, k_copy, gather, kpack);
-          if (vo != last_vo) pack_v(g, vp + vo, vm, v_copy, gather, vpack);
+          if (vo != last_vo) {
+            pack_v(g, vp + vo, vm, v_copy, gather, vpack);
+            if (skip) v_end = nonfinite_end(vp + vo, Skv, Dv, v.row_stride(), v.col_stride());
+          }
           last_g = bg, last_ko = ko, last_vo = vo;
         }
         // This block's query rows.
@@ -475,20 +556,18 @@ class FusedAttentionKernel final : public OpKernel {
             }
           qa = {qbuf, false, D};
         }
-        sgemm(qa.trans, false, m, Skv, D, 1.0f, qa.p, qa.ld, nullptr, Skv, 0.0f, S, Skv, kx);
-        static const auto softmax_row = SPINDLE_ISA_SELECT(softmax_row_float);
-        for (int64_t i = 0; i < m; ++i) {
-          float* s = S + i * Skv;
-          if (s_scale_.op != kNoScale)
-            for (int64_t j = 0; j < Skv; ++j) s[j] = s_scale_.apply(s[j]);
-          if (g.has_mask()) {
-            const int64_t rs = ms[L], cs = ms[L + 1], o = mo + (r0 + i) * rs;
-            for (int64_t j = 0; j < Skv; ++j) s[j] = masked(g, o + j * cs, s[j]);
-          }
-          softmax_row(reduce::SoftmaxKind::kSoftmax, s, P + i * Skv, Skv);
+        // The key columns [0, end) the block reads (skips_masked_columns).
+        int64_t end = skip ? attended_end(g, mo, r0, m, v_end) : Skv;
+        sgemm(qa.trans, false, m, end, D, 1.0f, qa.p, qa.ld, nullptr, Skv, 0.0f, S, Skv, kx);
+        if (!mask_rows(g, S, m, end, mo, r0)) {
+          end = Skv;
+          sgemm(qa.trans, false, m, end, D, 1.0f, qa.p, qa.ld, nullptr, Skv, 0.0f, S, Skv, kx);
+          mask_rows(g, S, m, end, mo, r0);
         }
+        static const auto softmax_row = SPINDLE_ISA_SELECT(softmax_row_float);
+        for (int64_t i = 0; i < m; ++i) softmax_row(reduce::SoftmaxKind::kSoftmax, S + i * Skv, P + i * Skv, end);
         float* yb = yp + yo + r0 * y_rs;
-        sgemm(false, false, m, Dv, Skv, 1.0f, P, Skv, nullptr, Dv, 0.0f, y_copy ? ybuf : yb, y_copy ? Dv : ym.ld, vx);
+        sgemm(false, false, m, Dv, end, 1.0f, P, Skv, nullptr, Dv, 0.0f, y_copy ? ybuf : yb, y_copy ? Dv : ym.ld, vx);
         if (y_copy)
           for (int64_t i = 0; i < m; ++i)
             for (int64_t d = 0; d < Dv; ++d) yb[i * y_rs + d * y_cs] = ybuf[i * Dv + d];

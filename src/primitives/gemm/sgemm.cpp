@@ -209,8 +209,9 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, float al
       blk.accumulate = pc > 0 || beta != 0.0f;
       blk.b_ahead = x.packed_b != nullptr && x.b_constant;
       if (x.packed_b) {
-        blk.pb = x.packed_b + (jc / NR) * K * NR + pc * NR;
-        blk.pb_stride = K * NR;
+        const int64_t bk = x.packed_b_k > 0 ? x.packed_b_k : K;
+        blk.pb = x.packed_b + (jc / NR) * bk * NR + pc * NR;
+        blk.pb_stride = bk * NR;
       } else {
         pack_b_fn(trans_b, nc, pc, kc, trans_b ? b + jc * ldb : b + jc, ldb, buf_b, kc * NR, &x.b_rows);
         blk.pb = buf_b;

@@ -73,6 +73,9 @@ class PackedMatrix {
 struct SgemmExtras {
   const float* packed_a = nullptr;  // PackedMatrix::panel of the call's first row (alpha already applied)
   const float* packed_b = nullptr;  // PackedMatrix::panel of the call's first column
+  // The K packed_b's panels were packed with, when the call reads only their
+  // first K rows (0: the call's K).
+  int64_t packed_b_k = 0;
   const float* row_bias = nullptr;  // C[i][j] += row_bias[i] (only with beta == 0)
   // B's rows transformed as they are packed (B not transposed and packed by
   // the call: a per-channel Mul or BatchNormalization folded into a 1x1 Conv)
