@@ -32,7 +32,10 @@
 // come from the shapes alone, and each step does the operations of the
 // node it replaces in the same order (the same SGEMM per element, the same
 // scalar op, the same Add, the same softmax row), so the result has the
-// bits of the unfused chain at any thread count. Any other case (a rank-1
+// bits of the unfused chain at any thread count. With a Where mask whose
+// fill is the lowest float (GPT-2's causal mask) a block stops at the last
+// key its rows see (skips_masked_columns: the skipped probabilities are
+// exact zeros; the cases where they would not be read every key). Any other case (a rank-1
 // operand, another Softmax axis, a broadcast that widens, other types) runs
 // the replaced nodes one after another, with their checks and messages.
 #include <limits>
