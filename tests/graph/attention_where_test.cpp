@@ -69,9 +69,11 @@ Feeds gpt_feeds(int64_t Sq, int64_t Skv, Tensor cond, uint32_t seed) {
 // past) and a short cache; the condition [Sq, Skv] as sliced from GPT-2's
 // buffer, and [B, 1, Sq, Skv]; both branch orders.
 TEST(AttentionWhere, CausalWhereMaskIsFusedBitwise) {
-  // (100, 100) and (70, 90): prompts in several query blocks, each stopping
-  // at the last key its rows see.
-  for (auto [Sq, Skv] : {std::pair<int64_t, int64_t>{9, 9}, {1, 67}, {3, 40}, {100, 100}, {70, 90}}) {
+  // (100, 100), (70, 90), (300, 300) and (150, 520): prompts in several
+  // query blocks, each stopping at the last key its rows see (past 256 keys
+  // too: the SGEMM's k blocks continue one chain per element).
+  for (auto [Sq, Skv] :
+       {std::pair<int64_t, int64_t>{9, 9}, {1, 67}, {3, 40}, {100, 100}, {70, 90}, {300, 300}, {150, 520}}) {
     SCOPED_TRACE(::testing::Message() << "Sq " << Sq << ", Skv " << Skv);
     expect_fused_bits(gpt_model({-1, -1}, true), gpt_feeds(Sq, Skv, causal({Sq, Skv}, Sq, Skv, true), 81), 1);
     expect_fused_bits(gpt_model({B, 1, -1, -1}, true),
