@@ -225,6 +225,13 @@ TEST(QLinearBadInput, ErrorsNameTheInputAndWhatWasExpected) {
   testing::expect_error("ConvInteger", 10, {}, {Tensor::from_vector<uint8_t>({1, 2, 3, 3}, std::vector<uint8_t>(18, 1)),
                                                Tensor::from_vector<uint8_t>({1, 3, 2, 2}, std::vector<uint8_t>(12, 1))},
                         {"ConvInteger", "group 1"});
+  // QLinearConv whose weights are absent (an empty input name) and were
+  // never packed: input 3's error, not a read of weights that do not exist.
+  const Tensor x = Tensor::from_vector<uint8_t>({1, 1, 3, 3}, std::vector<uint8_t>(9, 1));
+  const Tensor one = Tensor::from_vector<float>({}, {1.0f});
+  const Tensor zero = Tensor::from_vector<uint8_t>({}, {0});
+  testing::expect_error("QLinearConv", 10, {}, {x, one, zero, Tensor(), one, zero, one, zero},
+                        {"QLinearConv", "input 3", "required but was not given"});
 }
 
 }  // namespace

@@ -577,7 +577,9 @@ class QLinearConvKernel final : public OpKernel {
     const NodeInfo& node = ctx.node();
     require_q8(node, ctx.input(0), "x");
     const Tensor& X = ctx.input(0);
-    const bool owned = !ctx.has_input(3);  // W packed when the kernel was created, the input dropped
+    // W packed when the kernel was created, the input dropped; a W absent
+    // from the graph is input(3)'s clear error.
+    const bool owned = owns_w_ && !ctx.has_input(3);
     if (!owned) require_q8(node, ctx.input(3), "w");
     const Shape ws = owned ? w_shape_ : ctx.input(3).shape();
     if (nhwc_ && (X.rank() != 4 || ws.size() != 4))
