@@ -33,11 +33,15 @@
 // node it replaces in the same order (the same SGEMM per element, the same
 // scalar op, the same Add, the same softmax row), so the result has the
 // bits of the unfused chain at any thread count. With a Where mask whose
-// fill is the lowest float (GPT-2's causal mask) a block stops at the last
-// key its rows see (skips_masked_columns: the skipped probabilities are
-// exact zeros; the cases where they would not be read every key). Any other case (a rank-1
-// operand, another Softmax axis, a broadcast that widens, other types) runs
-// the replaced nodes one after another, with their checks and messages.
+// fill is the lowest float (GPT-2's causal mask), or with an Add mask whose
+// masked entries are at most -1e6 (LLaMA-style exports), a block stops at
+// the last key its rows see (skips_masked_columns: the skipped
+// probabilities are exact zeros; the cases where they would not, read every
+// key). Any other case (a rank-1 operand, another Softmax axis, a broadcast
+// that widens, other types) runs the replaced nodes one after another, with
+// their checks and messages.
+#include <bit>
+#include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
@@ -52,6 +56,8 @@ SPINDLE_ISA_DECLARE(void, attention_row_scores,
                     (const float* q, const float* k, int64_t k_rs, int64_t D, int64_t Skv, float* s));
 SPINDLE_ISA_DECLARE(void, attention_row_values,
                     (const float* p, const float* v, int64_t v_rs, int64_t Skv, int64_t Dv, float* y));
+SPINDLE_ISA_DECLARE(uint32_t, attention_max_abs_bits, (const float* x, int64_t n, int64_t len, int64_t rs));
+SPINDLE_ISA_DECLARE(int64_t, attention_last_above, (const float* x, int64_t lo, int64_t hi, float thr));
 
 namespace spindle::kernels::nn {
 
@@ -63,6 +69,8 @@ struct Scale {
   int64_t op = kNoScale;
   float c = 1.0f;
   float apply(float x) const { return op == kMulScale ? x * c : x / c; }
+  // |apply(x)| <= factor() * |x| (within a rounding).
+  double factor() const { return op == kMulScale ? std::fabs(c) : op == kDivScale ? 1.0 / std::fabs(c) : 1.0; }
 };
 
 // The logical operand (after its Transpose) of a rank >= 2 tensor: shape,
@@ -410,21 +418,63 @@ class FusedAttentionKernel final : public OpKernel {
   // whole product keeps): the dropped terms are exact zeros, the bits those
   // of the whole block.
   static constexpr float kSkipMaxAbove = -1e30f;
+  // An Add mask (LLaMA-style exports add 0 or a large negative constant)
+  // skips the trailing columns of a row whose mask value is at most
+  // kMaskedAt. Their scores are at most D x max|q| x max|k| (over the whole
+  // inputs Q and K, times the scales, with a margin for rounding): when
+  // every row's max over the columns kept is above kMaskedAt + that bound +
+  // kExpZeroBelow, each skipped term exp(s + mask - max) is an exact 0 (the
+  // softmax gives 0 below -87.3) and the max is the same; else the block
+  // reads every key (mask_rows).
+  static constexpr float kMaskedAt = -1e6f;
+  static constexpr double kExpZeroBelow = 129.0;
   bool skips_masked_columns(const Geometry& g) const {
-    return g.cond && !(mask_fill_ > std::numeric_limits<float>::lowest());
+    if (g.cond) return !(mask_fill_ > std::numeric_limits<float>::lowest());
+    // An Add mask: when the first row's last key is masked (a causal mask's
+    // shape; any mask is exact, this only avoids the smaller blocks when no
+    // column would be skipped).
+    return g.mask && g.mask[(g.Skv - 1) * g.ms[g.lead.size() + 1]] <= kMaskedAt;
   }
 
-  // 1 + the last key column some row of [r0, r0 + m) attends to, at least
-  // v_end; Skv when a row attends to none (its softmax spreads over all).
-  int64_t attended_end(const Geometry& g, int64_t mo, int64_t r0, int64_t m, int64_t v_end) const {
+  // The largest |x| of a tensor's elements times the scale's factor;
+  // infinite or NaN when an element is. In blocks over the pool's threads.
+  static double max_abs(ThreadPool* pool, const Tensor& t, const Scale& scale) {
+    static const auto rows = SPINDLE_ISA_SELECT(attention_max_abs_bits);
+    const float* x = t.data<float>();
+    auto part = [&](int64_t lo, int64_t hi, uint32_t) { return rows(x + lo, 1, hi - lo, 0); };
+    auto larger = [](uint32_t a, uint32_t b) { return std::max(a, b); };
+    const uint32_t top = pool ? pool->parallel_reduce<uint32_t>(0, t.numel(), 32768, 0u, part, larger)
+                              : part(0, t.numel(), 0u);
+    return static_cast<double>(std::bit_cast<float>(top)) * scale.factor();
+  }
+
+  // The floor every row's kept max must clear for an Add mask's skipped
+  // columns to be exact zeros (kMaskedAt), from the operands' max_abs.
+  double additive_floor(double q_abs, double k_abs, int64_t D) const {
+    const double bound = static_cast<double>(D) * q_abs * k_abs * s_scale_.factor() * 1.01;
+    return static_cast<double>(kMaskedAt) + bound + kExpZeroBelow;
+  }
+
+  // 1 + the last key column some row of [r0, r0 + m) attends to; Skv when
+  // a row attends to none (its softmax spreads over all).
+  int64_t attended_end(const Geometry& g, int64_t mo, int64_t r0, int64_t m) const {
     const size_t L = g.lead.size();
     const int64_t rs = g.ms[L], cs = g.ms[L + 1];
     const bool keep = mask_where_ == 1;  // the condition value that keeps the score
-    int64_t end = v_end;
+    int64_t end = 0;
     for (int64_t i = 0; i < m; ++i) {
       const int64_t o = mo + (r0 + i) * rs;
       int64_t j = g.Skv;
-      while (j > 0 && g.cond[o + (j - 1) * cs] != keep) --j;
+      if (g.mask && cs == 1) {
+        // Past the end so far first; below it, only whether the row sees a key.
+        static const auto last_above = SPINDLE_ISA_SELECT(attention_last_above);
+        j = last_above(g.mask + o, end, g.Skv, kMaskedAt);
+        if (j == end) j = last_above(g.mask + o, 0, end, kMaskedAt) > 0 ? end : 0;
+      } else if (g.mask) {
+        while (j > 0 && g.mask[o + (j - 1) * cs] <= kMaskedAt) --j;
+      } else {
+        while (j > 0 && g.cond[o + (j - 1) * cs] != keep) --j;
+      }
       if (j == 0) return g.Skv;
       end = std::max(end, j);
     }
@@ -434,6 +484,8 @@ class FusedAttentionKernel final : public OpKernel {
   // 1 + the last of V's Skv rows (row stride rs, column stride cs) holding a
   // NaN or an infinity; 0 when none.
   static int64_t nonfinite_end(const float* v, int64_t Skv, int64_t Dv, int64_t rs, int64_t cs) {
+    static const auto max_abs_bits = SPINDLE_ISA_SELECT(attention_max_abs_bits);
+    if (cs == 1 && max_abs_bits(v, Skv, Dv, rs) < 0x7F800000u) return 0;  // every |x| below infinity
     for (int64_t j = Skv; j-- > 0;)
       for (int64_t d = 0; d < Dv; ++d)
         if (!std::isfinite(v[j * rs + d * cs])) return j + 1;
@@ -442,9 +494,9 @@ class FusedAttentionKernel final : public OpKernel {
 
   // The block's m score rows (row stride Skv), their first `end` columns
   // scaled and masked as masked() does, in loops the compiler vectorizes
-  // (unit mask stride); false when some row's max is not above
-  // kSkipMaxAbove (then only the whole rows give the right probabilities).
-  bool mask_rows(const Geometry& g, float* S, int64_t m, int64_t end, int64_t mo, int64_t r0) const {
+  // (unit mask stride); false when some row's max is not above `floor`
+  // (then only the whole rows give the right probabilities).
+  bool mask_rows(const Geometry& g, float* S, int64_t m, int64_t end, int64_t mo, int64_t r0, double floor) const {
     const size_t L = g.lead.size();
     const int64_t rs = g.has_mask() ? g.ms[L] : 0, cs = g.has_mask() ? g.ms[L + 1] : 0;
     const bool keep = mask_where_ == 1;
@@ -465,10 +517,10 @@ class FusedAttentionKernel final : public OpKernel {
         for (int64_t j = 0; j < end; ++j) s[j] = g.cond[o + j] == keep ? s[j] : fill;
       else if (g.cond)
         for (int64_t j = 0; j < end; ++j) s[j] = g.cond[o + j * cs] == keep ? s[j] : fill;
-      if (end < g.Skv) {
-        float mx = -std::numeric_limits<float>::infinity();
-        for (int64_t j = 0; j < end; ++j) mx = s[j] > mx ? s[j] : mx;
-        high = high && mx > kSkipMaxAbove;
+      if (end < g.Skv && high) {  // (the row's max is above floor: some value is)
+        int64_t j = 0;
+        while (j < end && !(static_cast<double>(s[j]) > floor)) ++j;
+        high = j < end;
       }
     }
     return high;
@@ -491,6 +543,12 @@ class FusedAttentionKernel final : public OpKernel {
     // A chain that skips masked columns takes at least four blocks (a causal
     // prompt's blocks then read 1/4, 2/4, ... of the keys).
     const bool skip = skips_masked_columns(g);
+    // An Add mask's skip: the floor from the largest |q| and |k| of the
+    // whole inputs.
+    const double bound_floor =
+        skip && g.mask
+            ? additive_floor(max_abs(ctx.pool(), ctx.input(0), q_scale_), max_abs(ctx.pool(), ctx.input(1), k_scale_), D)
+            : 0.0;
     int64_t rows_max = std::clamp<int64_t>(16384 / std::max<int64_t>(Skv, 1), MR, 128);
     if (skip && Sq > 2 * MR) rows_max = std::min(rows_max, std::max(MR, ceil_div(Sq, 4)));
     const int64_t mq = std::min(Sq, round_up(ceil_div(Sq, ceil_div(Sq, rows_max)), MR));
@@ -510,7 +568,11 @@ class FusedAttentionKernel final : public OpKernel {
     const bool y_copy = !as_matrix(nullptr, Sq, Dv, y_rs, y_cs, ym) || ym.trans;
 
     const int64_t NR = sgemm_nr();
-    parallel_for(ctx.pool(), 0, items, grain_for_cost(ops_cost(work)), gemm_cost(mq, Skv + Dv, D),
+    // With enough batch positions to share, a thread takes all the query
+    // blocks of its positions (each packs K and V once, not every thread).
+    int64_t grain = grain_for_cost(ops_cost(work));
+    if (ctx.pool() && G >= 2 * ctx.pool()->dop()) grain = std::max(grain, q_blocks);
+    parallel_for(ctx.pool(), 0, items, grain, gemm_cost(mq, Skv + Dv, D),
                  [&](int64_t i0, int64_t i1) {
       // Per thread: the block's scores, probabilities, scaled Q rows and
       // (when written through a transpose) output rows; a gathered K or V
@@ -526,6 +588,10 @@ class FusedAttentionKernel final : public OpKernel {
       float* vpack = scratch_floats(2, static_cast<size_t>(round_up(Dv, NR) * Skv));
       int64_t last_g = -1, last_ko = -1, last_vo = -1;
       int64_t qo = 0, mo = 0, yo = 0, v_end = Skv;
+      // The mask's end per query block, kept while the mask offset stays
+      // (a mask broadcast over the heads is scanned once).
+      thread_local std::vector<int64_t> mask_ends;
+      int64_t ends_mo = -1;
       SgemmExtras kx, vx;
       kx.packed_b = kpack;
       vx.packed_b = vpack;
@@ -560,12 +626,23 @@ class FusedAttentionKernel final : public OpKernel {
           qa = {qbuf, false, D};
         }
         // The key columns [0, end) the block reads (skips_masked_columns).
-        int64_t end = skip ? attended_end(g, mo, r0, m, v_end) : Skv;
+        int64_t end = Skv;
+        if (skip) {
+          if (mo != ends_mo) mask_ends.assign(static_cast<size_t>(q_blocks), -1), ends_mo = mo;
+          int64_t& e = mask_ends[static_cast<size_t>(r0 / mq)];
+          if (e < 0) e = attended_end(g, mo, r0, m);
+          end = std::max(e, v_end);
+        }
+        double floor = kSkipMaxAbove;
+        if (g.mask && end < Skv) {
+          floor = bound_floor;
+          if (!(floor < static_cast<double>(std::numeric_limits<float>::max()))) end = Skv;  // no bound
+        }
         sgemm(qa.trans, false, m, end, D, 1.0f, qa.p, qa.ld, nullptr, Skv, 0.0f, S, Skv, kx);
-        if (!mask_rows(g, S, m, end, mo, r0)) {
+        if (!mask_rows(g, S, m, end, mo, r0, floor)) {
           end = Skv;
           sgemm(qa.trans, false, m, end, D, 1.0f, qa.p, qa.ld, nullptr, Skv, 0.0f, S, Skv, kx);
-          mask_rows(g, S, m, end, mo, r0);
+          mask_rows(g, S, m, end, mo, r0, floor);
         }
         static const auto softmax_row = SPINDLE_ISA_SELECT(softmax_row_float);
         for (int64_t i = 0; i < m; ++i) softmax_row(reduce::SoftmaxKind::kSoftmax, S + i * Skv, P + i * Skv, end);

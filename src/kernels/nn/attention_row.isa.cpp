@@ -6,8 +6,14 @@
 //     a time.
 //   attention_row_values: y = sum_j p_j v_j over value rows v_j = v + j * v_rs,
 //     in key order.
+//   attention_max_abs_bits: the largest |x| of n rows (an additive mask's
+//     score bound), as bits.
+//   attention_last_above: the end of the mask values above a threshold in a
+//     row (an additive mask's skipped keys).
 // The order of the operations is fixed by the loops at each ISA level (fused
 // multiply-adds from AVX2 up), whatever the thread count.
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -74,6 +80,31 @@ void attention_row_values(const float* p, const float* v, int64_t v_rs, int64_t 
     const float pj = p[j];
     for (int64_t d = 0; d < Dv; ++d) y[d] += pj * vj[d];
   }
+}
+
+// The largest |x| over n rows of len floats (row stride rs, unit element
+// stride) as the float's bits with the sign cleared: they order as the
+// values do, a NaN above infinity.
+uint32_t attention_max_abs_bits(const float* x, int64_t n, int64_t len, int64_t rs) {
+  uint32_t top = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float* r = x + i * rs;
+    for (int64_t d = 0; d < len; ++d) top = std::max(top, std::bit_cast<uint32_t>(r[d]) & 0x7FFFFFFFu);
+  }
+  return top;
+}
+
+// 1 + the last j in [lo, hi) whose x[j] is not at most thr (a NaN is not),
+// lo when none is: 16 values at a time from the end.
+int64_t attention_last_above(const float* x, int64_t lo, int64_t hi, float thr) {
+  int64_t j = hi;
+  for (; j - lo >= 16; j -= 16) {
+    bool any = false;
+    for (int t = 0; t < 16; ++t) any |= !(x[j - 16 + t] <= thr);
+    if (any) break;
+  }
+  while (j > lo && x[j - 1] <= thr) --j;
+  return j;
 }
 
 }  // namespace spindle::kernels::SPINDLE_ISA_NS
