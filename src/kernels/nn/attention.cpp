@@ -526,6 +526,25 @@ class FusedAttentionKernel final : public OpKernel {
     return high;
   }
 
+  // The block's m masked score rows over the key columns [0, end) into S
+  // (row stride Skv), or over all Skv when the skipped probabilities would
+  // not be exact zeros (an Add mask's floor unbounded, or mask_rows says
+  // so); the columns it read.
+  int64_t block_scores(const Geometry& g, const MatArg& qa, int64_t m, int64_t end, int64_t mo, int64_t r0,
+                       double bound_floor, const SgemmExtras& kx, float* S) const {
+    const int64_t Skv = g.Skv;
+    double floor = kSkipMaxAbove;
+    if (g.mask && end < Skv) {
+      floor = bound_floor;
+      if (!(floor < static_cast<double>(std::numeric_limits<float>::max()))) end = Skv;  // no bound
+    }
+    sgemm(qa.trans, false, m, end, g.D, 1.0f, qa.p, qa.ld, nullptr, Skv, 0.0f, S, Skv, kx);
+    if (mask_rows(g, S, m, end, mo, r0, floor)) return end;
+    sgemm(qa.trans, false, m, Skv, g.D, 1.0f, qa.p, qa.ld, nullptr, Skv, 0.0f, S, Skv, kx);
+    mask_rows(g, S, m, Skv, mo, r0, floor);
+    return Skv;
+  }
+
   void run_blocks(KernelContext& ctx, const Geometry& g, Tensor& Y) const {
     const View &q = g.q, &k = g.k, &v = g.v;
     const int64_t Sq = g.Sq, D = g.D, Skv = g.Skv, Dv = g.Dv, rank = g.rank;
@@ -633,17 +652,7 @@ class FusedAttentionKernel final : public OpKernel {
           if (e < 0) e = attended_end(g, mo, r0, m);
           end = std::max(e, v_end);
         }
-        double floor = kSkipMaxAbove;
-        if (g.mask && end < Skv) {
-          floor = bound_floor;
-          if (!(floor < static_cast<double>(std::numeric_limits<float>::max()))) end = Skv;  // no bound
-        }
-        sgemm(qa.trans, false, m, end, D, 1.0f, qa.p, qa.ld, nullptr, Skv, 0.0f, S, Skv, kx);
-        if (!mask_rows(g, S, m, end, mo, r0, floor)) {
-          end = Skv;
-          sgemm(qa.trans, false, m, end, D, 1.0f, qa.p, qa.ld, nullptr, Skv, 0.0f, S, Skv, kx);
-          mask_rows(g, S, m, end, mo, r0, floor);
-        }
+        end = block_scores(g, qa, m, end, mo, r0, bound_floor, kx, S);
         static const auto softmax_row = SPINDLE_ISA_SELECT(softmax_row_float);
         for (int64_t i = 0; i < m; ++i) softmax_row(reduce::SoftmaxKind::kSoftmax, S + i * Skv, P + i * Skv, end);
         float* yb = yp + yo + r0 * y_rs;
