@@ -722,6 +722,11 @@ INSTANTIATE_TEST_SUITE_P(
                         {{1, 1, 300, 300}, {1, 1, 3, 3}}},
         DeterminismCase{"conv_im2col_shared_columns", "Conv", {{"pads", std::vector<int64_t>{1, 1, 1, 1}}},
                         {{1, 128, 7, 7}, {256, 128, 3, 3}, {256}}},
+        // Two passes on one thread, column tiles with their own im2col on several.
+        DeterminismCase{"conv_im2col_column_tiles_by_threads",
+                        "Conv",
+                        {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{2, 2}}},
+                        {{1, 128, 56, 56}, {128, 128, 3, 3}, {128}}},
         DeterminismCase{"conv_pointwise", "Conv", {}, {{1, 64, 40, 40}, {96, 64, 1, 1}, {96}}},
         DeterminismCase{"conv_pointwise_small_spatial", "Conv", {}, {{1, 480, 3, 20}, {480, 480, 1, 1}}},
         DeterminismCase{"conv_pointwise_shared_input", "Conv", {}, {{1, 1024, 10, 10}, {96, 1024, 1, 1}, {96}}},
