@@ -393,10 +393,10 @@ class ConvKernel final : public OpKernel {
     // least 64 output positions: the shared columns of the two-pass path
     // are written by every thread and read by every other, from the other
     // core's cache (3x3 stride-2 convolutions of 128 channels at 56x56 / 256
-    // at 28x28, intra 2: 1.21-1.31 -> 0.85-0.86 and 1.17-1.34 -> 1.02 ms in
-    // `spindle bench`; one thread keeps the two-pass path, 8% faster there;
-    // a 7x7 output in two tiles of 32 and 17 columns was slower). The bits
-    // are the same: only where B is packed changes.
+    // at 28x28, intra 2: 1.21-1.25 -> 0.85-0.91 and 1.14-1.34 -> 1.02-1.04
+    // ms in `spindle bench`; one thread keeps the two-pass path, 8-13%
+    // faster there; a 7x7 output in two tiles of 32 and 17 columns was
+    // slower). The bits are the same: only where B is packed changes.
     const int dop = a.ctx.pool() ? a.ctx.pool()->dop() : 1;
     if (!pointwise && gb.m_blocks > 1 && N * G * gb.n_blocks > 1 &&
         (2 * N * G * gb.n_blocks >=
