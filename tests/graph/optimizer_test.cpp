@@ -521,9 +521,11 @@ TEST(Optimizer, MatMulAndConstantBiasAddBecomeOneMatMul) {
   b.node("MatMul", {"r", "W2"}, {"h4"});
   b.node("Add", {"h4", "bias"}, {"u4"});  // h4 read twice: kept
   b.node("Mul", {"h4", "u4"}, {"u"});
-  const std::string summary = optimized_matches_plain(b.bytes(), {64, 5, 300}, 2 + 2 + 3);
+  // The three MatMuls of r by W2 then run as one spindle.MatMulGroup.
+  const std::string summary = optimized_matches_plain(b.bytes(), {64, 5, 300}, 1 + 1 + 3);
   EXPECT_THAT(summary, ::testing::HasSubstr("MatMulAddFusion 2"));
   EXPECT_THAT(summary, ::testing::HasSubstr("ActivationFusion 1"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("MatMulSiblingFusion 3"));
   // The bias is added after the product as Add would: no bit differs from
   // the unfused graph, at any thread count (several row blocks here).
   Tensor x = Tensor::from_vector<float>({64, 5, 300}, random_values(64 * 5 * 300, 35, -6, 6));
@@ -1148,9 +1150,12 @@ std::vector<uint8_t> dynamic_quant_model(bool zp_is_output, bool relu = false) {
 TEST(Optimizer, DynamicQuantizedMatMulsBecomeDynamicQuantizeMatMulBitwise) {
   const auto bytes = dynamic_quant_model(false);
   Tensor x = Tensor::from_vector<float>({6, 7, 70}, random_values(6 * 7 * 70, 80, -4, 3));
+  // The two products of the one A then run as one spindle.DynamicQuantizeMatMulGroup
+  // (A quantized once): still the chain's bits.
   expect_same_bits_as_unoptimized(bytes, x, [](const InferenceSession& session) {
-    EXPECT_EQ(session.num_nodes(), 2) << session.optimization_summary();
+    EXPECT_EQ(session.num_nodes(), 1) << session.optimization_summary();
     EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("DynamicQuantizeMatMulFusion 2"));
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("MatMulSiblingFusion 2"));
   });
   // Disabled by name: the chain stays (and computes the same).
   SessionOptions off;
@@ -1169,9 +1174,11 @@ TEST(Optimizer, DynamicQuantizedMatMulsBecomeDynamicQuantizeMatMulBitwise) {
 TEST(Optimizer, AReluAfterADynamicQuantizeMatMulIsFusedBitwise) {
   const auto bytes = dynamic_quant_model(false, true);
   Tensor x = Tensor::from_vector<float>({6, 7, 70}, random_values(6 * 7 * 70, 81, -4, 3));
+  // In the group of the two products, the Relu applies to the first one's blocks only.
   expect_same_bits_as_unoptimized(bytes, x, [](const InferenceSession& session) {
-    EXPECT_EQ(session.num_nodes(), 2) << session.optimization_summary();
+    EXPECT_EQ(session.num_nodes(), 1) << session.optimization_summary();
     EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("ActivationFusion 1"));
+    EXPECT_THAT(session.optimization_summary(), ::testing::HasSubstr("MatMulSiblingFusion 2"));
   });
 }
 

@@ -30,6 +30,7 @@ void fuse_layer_norm(Graph& g, PassRecord& record);
 void fuse_rms_norm(Graph& g, PassRecord& record);
 void fuse_matmul_bias(Graph& g, PassRecord& record);
 void fuse_matmul_binary(Graph& g, PassRecord& record);
+void fuse_matmul_siblings(Graph& g, PassRecord& record);
 // qdq_fusion.cpp: QDQ node units as integer operators (QLinearConv,
 // com.microsoft QLinearAdd / QLinearGlobalAveragePool / QGemm, MaxPool and
 // reshapes on the quantized tensors); `status` takes constant folding's.

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "kernels/broadcast.h"
@@ -287,6 +288,141 @@ class MatMulKernel final : public OpKernel {
   Shape b_shape_;                   // its shape
 };
 
+// ---------------------------------------------------------------- MatMulGroup
+
+// spindle.MatMulGroup (MatMulSiblingFusion): the MatMuls of one float A by
+// n constant 2-D weights (a decoder's query / key / value projections).
+// Inputs A, B_0..B_{n-1}, then bias_0..bias_{n-1} (each absent or [N_i]);
+// output i is A x B_i (+ bias_i), of A's shape with N_i last. Each member
+// keeps its own packed B and the blocks it would have as a MatMul alone
+// (decode_blocks, or choose_gemm_blocks on its own shape); the blocks of
+// all members run in one parallel loop over one packing of A: one dispatch
+// and one join where the separate nodes had n, and a narrow member (a
+// 512 x 128 key projection, one block alone) shares the threads with the
+// wide ones. Each block computes what it computes in the member's own
+// MatMul, so no bit changes.
+class MatMulGroupKernel final : public OpKernel {
+ public:
+  explicit MatMulGroupKernel(const NodeInfo& node) : n_(node.num_outputs), members_(static_cast<size_t>(n_)) {
+    if (n_ < 1 || node.num_inputs < 1 + n_ || node.num_inputs > 1 + 2 * n_)
+      fail(node, fmt::format("has {} inputs and {} outputs, expected A, one B per output and up to one bias each",
+                             node.num_inputs, n_));
+    for (int i = 0; i < n_; ++i) {
+      const Tensor* b = node.const_input(1 + i);
+      if (!b || b->dtype() != DataType::kFloat32 || b->rank() != 2)
+        fail(node, fmt::format("input {} must be a constant 2-D float32 weight matrix", 1 + i));
+      Member& m = members_[static_cast<size_t>(i)];
+      m.K = b->dim(0), m.N = b->dim(1);
+      if (node.prepack && b->numel() > 0) m.packed = PackedMatrix::pack_b(false, m.N, m.K, b->data<float>(), m.N);
+    }
+  }
+
+  bool owns_constant_input(int i) const override {
+    return i >= 1 && i <= n_ && !members_[static_cast<size_t>(i - 1)].packed.empty();
+  }
+  size_t packed_bytes() const override {
+    size_t bytes = 0;
+    for (const Member& m : members_) bytes += m.packed.bytes();
+    return bytes;
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const NodeInfo& node = ctx.node();
+    const Tensor& A = ctx.input(0);
+    require_float(node, A, "A");
+    const int64_t K = members_[0].K;
+    if (A.rank() < 1 || A.dim(A.rank() - 1) != K)
+      fail(node, fmt::format("input A has shape {}, expected a last dimension of {} (the rows of B)",
+                             shape_to_string(A.shape()), K));
+    const int64_t rows = A.numel() / std::max<int64_t>(K, 1);
+    std::vector<Run> runs(static_cast<size_t>(n_));
+    int64_t blocks = 0, grain = std::numeric_limits<int64_t>::max();
+    double cycles = 0;
+    for (int i = 0; i < n_; ++i) {
+      const Member& m = members_[static_cast<size_t>(i)];
+      Run& r = runs[static_cast<size_t>(i)];
+      if (m.K != K) fail(node, fmt::format("input {} has {} rows, expected {} like B_0", 1 + i, m.K, K));
+      Shape ys = A.shape();
+      ys.back() = m.N;
+      r.y = ctx.output(i, DataType::kFloat32, ys).mutable_data<float>();
+      r.bias = member_bias(ctx, i, m.N);
+      r.b = m.packed.empty() ? member_weights(ctx, i, m) : nullptr;
+      r.gb = decode_shaped(1, rows, m.packed) ? decode_blocks(rows, m.N, K)
+                                               : choose_gemm_blocks(1, rows, m.N, K, m.N, shared_a_blocks(ctx, 1, rows));
+      r.first = blocks;
+      blocks += r.gb.m_blocks * r.gb.n_blocks;
+      cycles += cycles_of(r.gb.m_blocks * r.gb.n_blocks, gemm_cost(r.gb.mt, r.gb.nt, K));
+      grain = std::min(grain, grain_for_cost(ops_cost(static_cast<double>(r.gb.mt * r.gb.nt * std::max<int64_t>(K, 1)))));
+    }
+    if (rows == 0 || blocks == 0) return;
+    // A packed once for every block that reads it (all of them).
+    GemmBlocks all;
+    all.n_blocks = blocks;
+    const float* shared_a = pack_shared_a(ctx, all, false, rows, K, 1.0f, A.data<float>(), K);
+    // Each block's cost the members' mean: the pool weighs the loop's whole work.
+    const double per_block = cycles / static_cast<double>(blocks);
+    parallel_for(ctx.pool(), 0, blocks, grain, Cost{0, 0, per_block}, [&](int64_t b0, int64_t b1) {
+      for (int64_t blk = b0; blk < b1; ++blk) run_block(runs, blk, rows, K, A.data<float>(), shared_a);
+    });
+  }
+
+ private:
+  struct Member {
+    int64_t K = 0, N = 0;
+    PackedMatrix packed;  // B_i in SGEMM panels (empty: read from the input at run time)
+  };
+  // One member's output and blocks in this run.
+  struct Run {
+    float* y = nullptr;
+    const float* bias = nullptr;
+    const float* b = nullptr;  // the weights as given when not packed
+    GemmBlocks gb;
+    int64_t first = 0;  // its first block in the loop
+  };
+
+  const float* member_bias(KernelContext& ctx, int i, int64_t N) const {
+    const int index = 1 + n_ + i;
+    if (!ctx.has_input(index)) return nullptr;
+    const Tensor& t = ctx.input(index);
+    require_float(ctx.node(), t, "bias");
+    if (t.rank() != 1 || t.dim(0) != N)
+      fail(ctx.node(), fmt::format("input {} (bias of output {}) has shape {}, expected [{}]", index, i,
+                                   shape_to_string(t.shape()), N));
+    return t.data<float>();
+  }
+
+  // B_i as this run gives it (the kernel did not pack it): the shape it had at creation.
+  static const float* member_weights(KernelContext& ctx, int i, const Member& m) {
+    const Tensor& t = ctx.input(1 + i);
+    require_float(ctx.node(), t, "B");
+    if (t.shape() != Shape{m.K, m.N})
+      fail(ctx.node(), fmt::format("input {} has shape {}, expected [{}, {}]", 1 + i, shape_to_string(t.shape()), m.K, m.N));
+    return t.data<float>();
+  }
+
+  void run_block(const std::vector<Run>& runs, int64_t blk, int64_t rows, int64_t K, const float* a,
+                 const float* shared_a) const {
+    size_t i = runs.size() - 1;
+    while (blk < runs[i].first) --i;
+    const Run& r = runs[i];
+    const Member& m = members_[i];
+    const int64_t local = blk - r.first;
+    const int64_t m0 = (local / r.gb.n_blocks) * r.gb.mt, m1 = std::min(rows, m0 + r.gb.mt);
+    const int64_t n0 = (local % r.gb.n_blocks) * r.gb.nt, n1 = std::min(m.N, n0 + r.gb.nt);
+    float* c = r.y + m0 * m.N + n0;
+    SgemmExtras ex = block_extras(m.packed, n0, Activation{});
+    if (shared_a) ex.packed_a = shared_a + m0 * K;
+    sgemm(false, false, m1 - m0, n1 - n0, K, 1.0f, a + m0 * K, K, r.b ? r.b + n0 : nullptr, m.N, 0.0f, c, m.N, ex);
+    if (!r.bias) return;
+    BlockEpilogue e;
+    e.bias = r.bias + n0;
+    e.apply(c, m.N, m1 - m0, n1 - n0);
+  }
+
+  int n_;
+  std::vector<Member> members_;
+};
+
 // ---------------------------------------------------------------- Gemm
 
 class GemmKernel final : public OpKernel {
@@ -393,6 +529,7 @@ void register_gemm(KernelRegistry& r) {
   // Gemm: 1 and 6 (broadcast attribute; C is broadcast either way), 7, 9,
   // 11 (C optional), 13.
   r.add("", "Gemm", 1, 17, factory_of<GemmKernel>());
+  r.add("spindle", "MatMulGroup", 1, 1, factory_of<MatMulGroupKernel>());
 }
 
 }  // namespace spindle::kernels::nn

@@ -86,6 +86,15 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t K, double al
 struct QGemmArgs;
 void parallel_qgemm(ThreadPool* pool, const QGemmArgs& base, int64_t rows, int64_t N,
                     const Activation* act = nullptr);
+// Its blocks (mb rows x nb columns), and one of them run: for a loop over
+// the blocks of several products (DynamicQuantizeMatMulGroup).
+struct QGemmBlocks {
+  int64_t nb = 1, mb = 1, n_blocks = 1, m_blocks = 1;
+  int64_t blocks() const { return n_blocks * m_blocks; }
+};
+QGemmBlocks qgemm_blocks(const QGemmArgs& base, int64_t rows, int64_t N);
+void run_qgemm_block(const QGemmArgs& base, const QGemmBlocks& g, int64_t rows, int64_t N, int64_t blk,
+                     const Activation* act);
 
 // Block granularity of GEMM splits: row tiles are multiples of the SGEMM's
 // MR (sgemm_mr(), which pre-packed A panels require), column tiles of

@@ -1,0 +1,152 @@
+// matmul_group_test.cpp — MatMuls of one A by constant weights (a decoder's
+// query / key / value projections) become one spindle.MatMulGroup whose
+// outputs have the separate MatMuls' bits at any thread count, for a decode
+// step's one row and a prompt's many, with or without fused biases and with
+// the weights packed or read as given; look-alikes stay as they are.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "../session/model_builder.h"
+#include "graph/attention_test_util.h"
+
+namespace spindle {
+namespace {
+
+using testing::ModelBuilder;
+using testing::random_values;
+
+// x [.., K] read by one MatMul per entry of `widths` (output yi = x Wi,
+// + bi when `bias[i]`, Wi of K rows). `computed_w` makes
+// W1 depend on x (not a constant), `relu_on` puts a Relu after
+// that member's MatMul.
+struct GroupModel {
+  int64_t K = 40;
+  std::vector<int64_t> widths = {48, 16, 33};
+  std::vector<bool> bias = {false, true, false};
+  bool computed_w = false;
+  int relu_on = -1;
+  int x_rank = 3;
+};
+
+std::vector<uint8_t> group_model(const GroupModel& m) {
+  ModelBuilder b(14);
+  b.input("x", std::vector<int64_t>(static_cast<size_t>(m.x_rank), -1));
+  for (size_t i = 0; i < m.widths.size(); ++i) {
+    const std::string s = std::to_string(i);
+    const int64_t k = m.K, n = m.widths[i];
+    b.output("y" + s, std::vector<int64_t>(static_cast<size_t>(m.x_rank), -1));
+    b.initializer("w" + s, {k, n}, random_values(static_cast<size_t>(k * n), 100 + static_cast<uint32_t>(i)));
+    std::string w = "w" + s;
+    if (m.computed_w && i == 1) {  // W1 + sum(x): known at run time only
+      ModelBuilder::attr_int(b.node("ReduceSum", {"x"}, {"sx"}), "keepdims", 0);
+      b.node("Add", {w, "sx"}, {"xw"});
+      w = "xw";
+    }
+    const bool more = m.bias[i] || m.relu_on == static_cast<int>(i);
+    b.node("MatMul", {"x", w}, {more ? "p" + s : "y" + s});
+    if (m.bias[i]) {
+      b.initializer("b" + s, {n}, random_values(static_cast<size_t>(n), 200 + static_cast<uint32_t>(i)));
+      b.node("Add", {"p" + s, "b" + s}, {m.relu_on == static_cast<int>(i) ? "q" + s : "y" + s});
+    }
+    if (m.relu_on == static_cast<int>(i)) b.node("Relu", {m.bias[i] ? "q" + s : "p" + s}, {"y" + s});
+  }
+  return b.bytes();
+}
+
+std::vector<Tensor> run(const std::vector<uint8_t>& bytes, const Tensor& x, int threads, bool group,
+                        bool prepack = true, std::string* summary = nullptr) {
+  SessionOptions o;
+  o.intra_op_num_threads = threads;
+  o.disable_prepacking = !prepack;
+  if (!group) o.disabled_optimizers = {"MatMulSiblingFusion"};
+  auto session = InferenceSession::create_from_bytes(bytes, o);
+  if (summary) *summary = session->optimization_summary();
+  return session->run({{"x", x}});
+}
+
+// The group (of `members` MatMuls) gives the separate MatMuls' bits at 1, 2
+// and 3 threads.
+void expect_group_bits(const GroupModel& m, const Shape& x_shape, int members, bool prepack = true) {
+  const auto bytes = group_model(m);
+  const Tensor x = Tensor::from_vector<float>(x_shape, random_values(static_cast<size_t>(shape_numel(x_shape)), 7));
+  const auto want = run(bytes, x, 1, false, prepack);
+  for (int threads : {1, 2, 3}) {
+    std::string summary;
+    const auto got = run(bytes, x, threads, true, prepack, &summary);
+    EXPECT_THAT(summary, ::testing::HasSubstr(fmt::format("MatMulSiblingFusion {},", members)));
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i].shape(), want[i].shape()) << "output " << i;
+      EXPECT_EQ(got[i].to_vector<float>(), want[i].to_vector<float>()) << "output " << i << ", " << threads << " threads";
+    }
+  }
+}
+
+// One row (decode), a few, and a prompt's many (several row blocks), with a
+// fused bias on one member and column counts that are not whole panels.
+TEST(MatMulGroup, SeparateMatMulsBitsAtAnyThreadCount) {
+  for (const Shape& x : {Shape{1, 1, 40}, Shape{1, 5, 40}, Shape{2, 130, 40}}) {
+    SCOPED_TRACE(shape_to_string(x));
+    expect_group_bits(GroupModel{}, x, 3);
+  }
+}
+
+// Decoder-sized members: a 512 x 512 query and two 512 x 128 key / value
+// projections, one row (each member's decode blocks in one loop) and 64.
+TEST(MatMulGroup, DecoderProjections) {
+  GroupModel m;
+  m.K = 512;
+  m.widths = {512, 128, 128};
+  m.bias = {false, false, false};
+  expect_group_bits(m, Shape{1, 1, 512}, 3);
+  expect_group_bits(m, Shape{1, 64, 512}, 3);
+}
+
+// Weights read as given (session.disable_prepacking) and a 2-D and a 1-D A.
+TEST(MatMulGroup, UnpackedWeightsAndLowRankA) {
+  expect_group_bits(GroupModel{}, Shape{3, 1, 40}, 3, false);
+  GroupModel two_d;
+  two_d.x_rank = 2;
+  expect_group_bits(two_d, Shape{7, 40}, 3);
+  GroupModel one_d;
+  one_d.x_rank = 1;
+  expect_group_bits(one_d, Shape{40}, 3);
+}
+
+// Not members: a MatMul by computed weights, one with a fused activation;
+// a single MatMul is no group.
+TEST(MatMulGroup, LookAlikesStaySeparate) {
+  GroupModel computed;
+  computed.computed_w = true;
+  expect_group_bits(computed, Shape{1, 4, 40}, 2);
+  GroupModel relu;
+  relu.relu_on = 0;
+  expect_group_bits(relu, Shape{1, 4, 40}, 2);
+  GroupModel single;
+  single.widths = {48};
+  single.bias = {true};
+  expect_group_bits(single, Shape{1, 4, 40}, 0);
+}
+
+// Bad input after the fusion: x whose last dimension is not the weights'
+// rows fails naming the group's input and what it expected; the session runs
+// the next good input.
+TEST(MatMulGroup, WrongInnerDimensionIsAClearError) {
+  const auto bytes = group_model(GroupModel{});
+  auto session = InferenceSession::create_from_bytes(bytes, SessionOptions{});
+  const Tensor bad = Tensor::from_vector<float>({1, 2, 39}, random_values(78, 3));
+  try {
+    session->run({{"x", bad}});
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("expected a last dimension of 40"));
+  }
+  const Tensor good = Tensor::from_vector<float>({1, 2, 40}, random_values(80, 3));
+  EXPECT_EQ(session->run({{"x", good}}).size(), 3u);
+}
+
+}  // namespace
+}  // namespace spindle
