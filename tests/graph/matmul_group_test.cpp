@@ -131,6 +131,66 @@ TEST(MatMulGroup, LookAlikesStaySeparate) {
   expect_group_bits(single, Shape{1, 4, 40}, 0);
 }
 
+// com.microsoft DynamicQuantizeMatMuls of one x (a dynamically quantized
+// decoder's projections): uint8 weights with per-column zero points and
+// scales, int8 ones with one of each, a bias, and on the first an exported
+// SiLU (x * Sigmoid(x), fused as its activation). One
+// spindle.DynamicQuantizeMatMulGroup, A quantized once, with the separate
+// nodes' bits at 1, 2 and 3 threads, for one row and many.
+std::vector<uint8_t> quantized_group_model() {
+  ModelBuilder b(14);
+  b.opset("com.microsoft", 1);
+  b.input("x", {-1, -1, 64});
+  const int64_t K = 64;
+  const std::vector<int64_t> widths = {80, 32, 48};
+  for (size_t i = 0; i < widths.size(); ++i) {
+    const std::string s = std::to_string(i);
+    const int64_t n = widths[i];
+    b.output("y" + s, {-1, -1, n});
+    std::vector<uint8_t> w(static_cast<size_t>(K * n));
+    for (size_t j = 0; j < w.size(); ++j) w[j] = static_cast<uint8_t>((j * 37 + i * 11) % 251);
+    std::vector<uint8_t> z(i == 1 ? 1 : static_cast<size_t>(n));
+    for (size_t j = 0; j < z.size(); ++j) z[j] = static_cast<uint8_t>(i == 1 ? 0 : (j * 7) % 200);
+    if (i == 1) {  // int8 weights, one scale and one zero point
+      b.initializer_i8("w" + s, {K, n}, std::vector<int8_t>(w.begin(), w.end()));
+      b.initializer_i8("z" + s, {}, {0});
+      b.initializer("s" + s, {}, {0.0123f});
+    } else {
+      b.initializer_u8("w" + s, {K, n}, w);
+      b.initializer_u8("z" + s, {n}, z);
+      b.initializer("s" + s, {n}, random_values(static_cast<size_t>(n), 300 + static_cast<uint32_t>(i)));
+    }
+    std::vector<std::string> in = {"x", "w" + s, "s" + s, "z" + s};
+    if (i == 2) {
+      b.initializer("b" + s, {n}, random_values(static_cast<size_t>(n), 400));
+      in.push_back("b" + s);
+    }
+    b.node("DynamicQuantizeMatMul", in, {i == 0 ? "p0" : "y" + s}).set_domain("com.microsoft");
+    if (i == 0) {
+      b.node("Sigmoid", {"p0"}, {"g0"});
+      b.node("Mul", {"p0", "g0"}, {"y0"});
+    }
+  }
+  return b.bytes();
+}
+
+TEST(MatMulGroup, DynamicQuantizeMatMulsOfOneA) {
+  const auto bytes = quantized_group_model();
+  for (const Shape& shape : {Shape{1, 1, 64}, Shape{2, 37, 64}}) {
+    SCOPED_TRACE(shape_to_string(shape));
+    const Tensor x = Tensor::from_vector<float>(shape, random_values(static_cast<size_t>(shape_numel(shape)), 9));
+    const auto want = run(bytes, x, 1, false);
+    for (int threads : {1, 2, 3}) {
+      std::string summary;
+      const auto got = run(bytes, x, threads, true, true, &summary);
+      EXPECT_THAT(summary, ::testing::HasSubstr("MatMulSiblingFusion 3,"));
+      ASSERT_EQ(got.size(), 3u);
+      for (size_t i = 0; i < 3; ++i)
+        EXPECT_EQ(got[i].to_vector<float>(), want[i].to_vector<float>()) << "output " << i << ", " << threads << " threads";
+    }
+  }
+}
+
 // Bad input after the fusion: x whose last dimension is not the weights'
 // rows fails naming the group's input and what it expected; the session runs
 // the next good input.

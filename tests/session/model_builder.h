@@ -53,6 +53,11 @@ class ModelBuilder {
     t->set_raw_data(std::string(values.begin(), values.end()));
     return *this;
   }
+  ModelBuilder& initializer_i8(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int8_t>& values) {
+    initializer_u8(name, dims, std::vector<uint8_t>(values.begin(), values.end()));
+    model_.mutable_graph()->mutable_initializer()->rbegin()->set_data_type(onnx::TensorProto::INT8);
+    return *this;
+  }
   // Imports another operator domain (com.microsoft, ...).
   ModelBuilder& opset(const std::string& domain, int version) {
     auto* op = model_.add_opset_import();

@@ -334,7 +334,7 @@ class MatMulGroupKernel final : public OpKernel {
     if (A.rank() < 1 || A.dim(A.rank() - 1) != K)
       fail(node, fmt::format("input A has shape {}, expected a last dimension of {} (the rows of B)",
                              shape_to_string(A.shape()), K));
-    const int64_t rows = A.numel() / std::max<int64_t>(K, 1);
+    const int64_t rows = shape_numel(Shape(A.shape().begin(), A.shape().end() - 1));
     std::vector<Run> runs(static_cast<size_t>(n_));
     int64_t blocks = 0, grain = std::numeric_limits<int64_t>::max();
     double cycles = 0;

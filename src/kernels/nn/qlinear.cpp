@@ -446,7 +446,7 @@ class DequantizedMatMulKernel final : public OpKernel {
     if (p.empty) return;
     QGemmArgs base;
     p.finish(dequant_a(ctx, A, quantize_a_, base), base);
-    const int64_t rows = A.numel() / std::max<int64_t>(A.dim(A.rank() - 1), 1);
+    const int64_t rows = shape_numel(Shape(A.shape().begin(), A.shape().end() - 1));
     parallel_qgemm(ctx.pool(), p.args, rows, p.N, &act_);
   }
 
@@ -500,7 +500,7 @@ class DynamicQuantizeMatMulGroupKernel final : public OpKernel {
     if (!any) return;
     QGemmArgs base;
     const float a_scale = dequant_a(ctx, A, true, base);
-    const int64_t rows = A.numel() / std::max<int64_t>(A.dim(A.rank() - 1), 1);
+    const int64_t rows = shape_numel(Shape(A.shape().begin(), A.shape().end() - 1));
     std::vector<QGemmBlocks> geometry(static_cast<size_t>(n_));
     std::vector<int64_t> first(static_cast<size_t>(n_) + 1, 0);
     double cycles = 0;
