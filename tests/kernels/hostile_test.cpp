@@ -115,6 +115,26 @@ TEST(HostileSizes, HugePoolKernelsCostTheirRealTaps) {
   }
 }
 
+// A window whose first tap lies 2^61 columns left of the row (a begin
+// padding of 2^61 and a kernel reaching back into the row): its pointer
+// used to be formed as x + start, far outside the input (undefined
+// behaviour that UBSan reports; fuzz_graph found it). The one output
+// column pools the row.
+TEST(HostileSizes, PoolWindowsStartingFarInThePadding) {
+  const int64_t pad = int64_t{1} << 61;
+  const Tensor X = Tensor::from_vector<float>({1, 1, 2, 3}, {1, 5, 2, 4, 0, 3});
+  Attributes attrs{{"kernel_shape", std::vector<int64_t>{1, pad + 3}}, {"pads", std::vector<int64_t>{0, pad, 0, 0}}};
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    const Tensor Y = run_kernel_once(op, 11, attrs, {X})[0];
+    ASSERT_EQ(Y.shape(), (Shape{1, 1, 2, 1})) << op;
+    const std::vector<float> want = std::string(op) == "MaxPool" ? std::vector<float>{5, 4}
+                                                                 : std::vector<float>{8.0f / 3, 7.0f / 3};
+    const auto got = Y.to_vector<float>();
+    EXPECT_FLOAT_EQ(got[0], want[0]) << op;
+    EXPECT_FLOAT_EQ(got[1], want[1]) << op;
+  }
+}
+
 TEST(HostileSizes, RangeCountsAreChecked) {
   expect_error("Range", 11, {}, {Tensor::scalar<float>(0), Tensor::scalar<float>(1e30f), Tensor::scalar<float>(1e-30f)},
                {"Range", "more than fit in a 64-bit count"});

@@ -192,8 +192,10 @@ class PoolKernel final : public OpKernel {
         if (ow == c0) ow = c1;
         if (ow >= OW) break;
         const size_t c = static_cast<size_t>(ow);
-        const float* col = x + t[2].start[c];
-        const int64_t k0 = t[2].lo[c], k1 = t[2].hi[c];
+        // Columns [k0, k1) of the window start at x[start + k0]; start alone
+        // may be far outside the row (a model's padding of 2^62), so the
+        // index is formed before the pointer.
+        const int64_t start = t[2].start[c], k0 = start + t[2].lo[c], k1 = start + t[2].hi[c];
         float m = avg ? 0.0f : -std::numeric_limits<float>::infinity();
         // A maximum folds with v > m ? v : m from -inf: one max instruction
         // per tap, where max_tap's branches mispredict on about every other
@@ -203,13 +205,13 @@ class PoolKernel final : public OpKernel {
         // (every tap NaN or -inf) is folded again by max_tap for its bits.
         for (int64_t r = r0; r < r1; ++r)
           for (int64_t k = k0; k < k1; ++k) {
-            const float v = col[r * W + k];
+            const float v = x[r * W + k];
             m = avg ? m + v : v > m ? v : m;
           }
         if (!avg && m == -std::numeric_limits<float>::infinity()) {
           m = std::numeric_limits<float>::quiet_NaN();
           for (int64_t r = r0; r < r1; ++r)
-            for (int64_t k = k0; k < k1; ++k) m = max_tap(m, col[r * W + k]);
+            for (int64_t k = k0; k < k1; ++k) m = max_tap(m, x[r * W + k]);
         }
         const int64_t cols = a_.count_include_pad ? t[2].pad_count[c] : t[2].hi[c] - t[2].lo[c];
         y[ow] = avg ? m / static_cast<float>(rows * cols) : m;
