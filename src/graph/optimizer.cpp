@@ -102,7 +102,8 @@ const std::vector<Pass>& table() {
         "Conv / ConvTranspose / Gemm / MatMul / BatchNormalization + activation (+ scalar Mul / Add) as one node"},
        plain<passes::fuse_activations>},
       {{"MatMulSiblingFusion", L::kExtended,
-        "MatMuls of one A by constant weights (a decoder's query / key / value projections) as one spindle.MatMulGroup"},
+        "MatMuls of one A by constant weights (a decoder's query / key / value projections) as one spindle.MatMulGroup; "
+        "DynamicQuantizeMatMuls and MatMulNBits of one A likewise"},
        plain<passes::fuse_matmul_siblings>},
       {{"ConvInputScaleFusion", L::kExtended, "a squeeze-excite Mul read only by a Conv, applied by the Conv"},
        plain<passes::fuse_input_scales>},

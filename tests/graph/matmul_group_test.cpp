@@ -191,6 +191,67 @@ TEST(MatMulGroup, DynamicQuantizeMatMulsOfOneA) {
   }
 }
 
+// com.microsoft MatMulNBits of one x (a 4-bit decoder's projections, as
+// ONNX Runtime GenAI writes them): K 96 in blocks of 32, 4 bits, packed
+// zero points on two members, a bias on one, at accuracy_level `level`.
+std::vector<uint8_t> nbits_group_model(int64_t level) {
+  ModelBuilder b(14);
+  b.opset("com.microsoft", 1);
+  b.input("x", {-1, -1, 96});
+  const int64_t K = 96, block = 32, k_blocks = 3;
+  const std::vector<int64_t> widths = {64, 16, 48};
+  for (size_t i = 0; i < widths.size(); ++i) {
+    const std::string s = std::to_string(i);
+    const int64_t n = widths[i];
+    b.output("y" + s, {-1, -1, n});
+    std::vector<uint8_t> q(static_cast<size_t>(n * k_blocks * block / 2)), zp(static_cast<size_t>(n * 2));
+    for (size_t j = 0; j < q.size(); ++j) q[j] = static_cast<uint8_t>((j * 37 + i * 5) % 251);
+    for (size_t j = 0; j < zp.size(); ++j) zp[j] = static_cast<uint8_t>((j * 29 + i) % 256);
+    std::vector<float> scales(static_cast<size_t>(n * k_blocks));
+    for (size_t j = 0; j < scales.size(); ++j) scales[j] = 0.002f * static_cast<float>(j % 17 + 1);
+    b.initializer_u8("q" + s, {n, k_blocks, block / 2}, q).initializer("s" + s, {n * k_blocks}, scales);
+    std::vector<std::string> in = {"x", "q" + s, "s" + s};
+    if (i != 1) {
+      b.initializer_u8("z" + s, {n * 2}, zp);
+      in.push_back("z" + s);
+    }
+    if (i == 2) {
+      b.initializer("b" + s, {n}, random_values(static_cast<size_t>(n), 500));
+      in.insert(in.end(), {"", "b" + s});  // no g_idx
+    }
+    onnx::NodeProto& node = b.node("MatMulNBits", in, {"y" + s});
+    node.set_domain("com.microsoft");
+    ModelBuilder::attr_int(node, "K", K);
+    ModelBuilder::attr_int(node, "N", n);
+    ModelBuilder::attr_int(node, "bits", 4);
+    ModelBuilder::attr_int(node, "block_size", block);
+    ModelBuilder::attr_int(node, "accuracy_level", level);
+  }
+  return b.bytes();
+}
+
+// The group of three gives each node's bits at 1, 2 and 3 threads: one row
+// and two (at accuracy_level 4 the members' column blocks in one loop), 9
+// rows (each member as its node), and at accuracy_level 0.
+TEST(MatMulGroup, MatMulNBitsOfOneA) {
+  for (int64_t level : {4, 0}) {
+    const auto bytes = nbits_group_model(level);
+    for (const Shape& shape : {Shape{1, 1, 96}, Shape{1, 2, 96}, Shape{1, 9, 96}}) {
+      SCOPED_TRACE(fmt::format("accuracy_level {}, x {}", level, shape_to_string(shape)));
+      const Tensor x = Tensor::from_vector<float>(shape, random_values(static_cast<size_t>(shape_numel(shape)), 11));
+      const auto want = run(bytes, x, 1, false);
+      for (int threads : {1, 2, 3}) {
+        std::string summary;
+        const auto got = run(bytes, x, threads, true, true, &summary);
+        EXPECT_THAT(summary, ::testing::HasSubstr("MatMulSiblingFusion 3,"));
+        ASSERT_EQ(got.size(), 3u);
+        for (size_t i = 0; i < 3; ++i)
+          EXPECT_EQ(got[i].to_vector<float>(), want[i].to_vector<float>()) << "output " << i << ", " << threads << " threads";
+      }
+    }
+  }
+}
+
 // Bad input after the fusion: x whose last dimension is not the weights'
 // rows fails naming the group's input and what it expected; the session runs
 // the next good input.

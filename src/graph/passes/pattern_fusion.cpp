@@ -452,41 +452,74 @@ bool constant_or_absent(const Graph& g, const Node& n, size_t i, bool optional) 
   return is_constant(g, n.inputs[i]);
 }
 
-// The rows (K) of a MatMulSiblingFusion member's weights, or -1 when `n` is
-// not one: a float MatMul by a constant 2-D B with at most a constant bias
-// vector (MatMulAddFusion) and nothing else fused; a DynamicQuantizeMatMul
-// by a constant 2-D 8-bit B with constant scales, zero points and bias and
-// at most an activation without parameters (ActivationFusion).
-int64_t sibling_rows(const Graph& g, const Node& n, bool quantized) {
-  if (n.outputs.size() != 1 || n.inputs.size() < 2 || n.inputs[0] < 0 || n.attrs.has("activation_affine") ||
-      n.attrs.has("fused_op") || !n.attrs.get_floats("activation_params", {}).empty() || !is_constant(g, n.inputs[1]))
-    return -1;
+// The kinds of products MatMulSiblingFusion groups.
+enum class Sibling { kNone, kFloat, kDynamicQuantize, kNBits };
+
+Sibling sibling_kind(const Node& n) {
+  if (n.op_type == "MatMul" && n.domain.empty()) return Sibling::kFloat;
+  if (n.domain != "com.microsoft") return Sibling::kNone;
+  if (n.op_type == "DynamicQuantizeMatMul") return Sibling::kDynamicQuantize;
+  if (n.op_type == "MatMulNBits") return Sibling::kNBits;
+  return Sibling::kNone;
+}
+
+// What members of one group share (K, and for MatMulNBits bits, block_size
+// and accuracy_level), or empty when `n` is no member: a float MatMul by a
+// constant 2-D B with at most a constant bias vector (MatMulAddFusion) and
+// nothing else fused; a DynamicQuantizeMatMul by a constant 2-D 8-bit B with
+// constant scales, zero points and bias and at most an activation without
+// parameters (ActivationFusion); a MatMulNBits with constant B, scales,
+// zero points and bias and no g_idx.
+std::vector<int64_t> sibling_key(const Graph& g, const Node& n, Sibling kind) {
+  if (kind == Sibling::kNone || n.outputs.size() != 1 || n.inputs.size() < 2 || n.inputs[0] < 0 ||
+      n.attrs.has("activation_affine") || n.attrs.has("fused_op") ||
+      !n.attrs.get_floats("activation_params", {}).empty() || !is_constant(g, n.inputs[1]))
+    return {};
   const Tensor* w = g.initializer(n.inputs[1]);
-  if (w->rank() != 2) return -1;
-  if (!quantized) {
-    if (n.op_type != "MatMul" || !n.domain.empty() || n.inputs.size() > 3 || n.attrs.has("activation") ||
-        w->dtype() != DataType::kFloat32 || !constant_or_absent(g, n, 2, true))
-      return -1;
-    const Tensor* bias = n.inputs.size() == 3 ? g.initializer(n.inputs[2]) : nullptr;
-    if (bias && (bias->dtype() != DataType::kFloat32 || bias->rank() != 1 || bias->dim(0) != w->dim(1))) return -1;
-    return w->dim(0);
+  switch (kind) {
+    case Sibling::kFloat: {
+      if (n.inputs.size() > 3 || n.attrs.has("activation") || w->dtype() != DataType::kFloat32 || w->rank() != 2 ||
+          !constant_or_absent(g, n, 2, true))
+        return {};
+      const Tensor* bias = n.inputs.size() == 3 ? g.initializer(n.inputs[2]) : nullptr;
+      if (bias && (bias->dtype() != DataType::kFloat32 || bias->rank() != 1 || bias->dim(0) != w->dim(1))) return {};
+      return {w->dim(0)};
+    }
+    case Sibling::kDynamicQuantize:
+      if (n.inputs.size() > 5 || w->rank() != 2 || (w->dtype() != DataType::kInt8 && w->dtype() != DataType::kUInt8) ||
+          !constant_or_absent(g, n, 2, false) || !constant_or_absent(g, n, 3, true) || !constant_or_absent(g, n, 4, true))
+        return {};
+      return {w->dim(0)};
+    case Sibling::kNBits:
+      if (n.inputs.size() > 6 || n.attrs.has("activation") || !n.attrs.has("K") || !n.attrs.has("N") ||
+          !n.attrs.has("block_size") || !constant_or_absent(g, n, 2, false) || !constant_or_absent(g, n, 3, true) ||
+          (n.inputs.size() > 4 && n.inputs[4] >= 0) || !constant_or_absent(g, n, 5, true))
+        return {};
+      return {n.attrs.get_int("K"), n.attrs.get_int("bits", 4), n.attrs.get_int("block_size"),
+              n.attrs.get_int("accuracy_level", 0)};
+    case Sibling::kNone:
+      break;
   }
-  if (n.op_type != "DynamicQuantizeMatMul" || n.domain != "com.microsoft" || n.inputs.size() > 5 ||
-      (w->dtype() != DataType::kInt8 && w->dtype() != DataType::kUInt8) || !constant_or_absent(g, n, 2, false) ||
-      !constant_or_absent(g, n, 3, true) || !constant_or_absent(g, n, 4, true))
-    return -1;
-  return w->dim(0);
+  return {};
 }
 
 // Inputs and outputs of member m appended to the group node f.
-void add_member(const Node& m, bool quantized, Node& f, std::vector<int>& biases, std::vector<std::string>& acts) {
+void add_member(const Node& m, Sibling kind, Node& f, std::vector<int>& biases, std::vector<std::string>& acts,
+                std::vector<int64_t>& widths) {
   auto input = [&](size_t i) { return i < m.inputs.size() ? m.inputs[i] : -1; };
-  if (quantized) {
-    for (size_t i = 1; i <= 4; ++i) f.inputs.push_back(input(i));
-    acts.push_back(m.attrs.get_string("activation", ""));
-  } else {
-    f.inputs.push_back(m.inputs[1]);
-    biases.push_back(input(2));
+  switch (kind) {
+    case Sibling::kDynamicQuantize:
+      for (size_t i = 1; i <= 4; ++i) f.inputs.push_back(input(i));
+      acts.push_back(m.attrs.get_string("activation", ""));
+      break;
+    case Sibling::kNBits:
+      for (size_t i : {1, 2, 3, 5}) f.inputs.push_back(input(i));
+      widths.push_back(m.attrs.get_int("N"));
+      break;
+    default:
+      f.inputs.push_back(m.inputs[1]);
+      biases.push_back(input(2));
+      break;
   }
   f.outputs.push_back(m.outputs[0]);
 }
@@ -494,43 +527,52 @@ void add_member(const Node& m, bool quantized, Node& f, std::vector<int>& biases
 }  // namespace
 
 // Products of one A by constant weights of the same K rows (a decoder's
-// query / key / value projections; with dynamically quantized weights its
-// gate and up projections too) become one node at the first member's
-// place: float MatMuls (sibling_rows) one spindle.MatMulGroup (inputs A, the
-// Bs, then the biases, absent where a member has none), DynamicQuantizeMatMuls
+// query / key / value projections; with quantized weights its gate and up
+// projections too) become one node at the first member's place
+// (sibling_key): float MatMuls one spindle.MatMulGroup (inputs A, the Bs,
+// then the biases, absent where a member has none); DynamicQuantizeMatMuls
 // one spindle.DynamicQuantizeMatMulGroup (inputs A, then B, b_scale,
-// b_zero_point, bias per member; attribute activations). The members'
-// blocks run in one parallel loop (gemm.cpp, qlinear.cpp), each as it would
-// alone, so no bit changes; A is packed or quantized once.
+// b_zero_point, bias per member; attribute activations); MatMulNBits one
+// spindle.MatMulNBitsGroup (inputs A, then B, scales, zero_points, bias per
+// member; attributes K, bits, block_size, accuracy_level and N per member).
+// The members' blocks run in one parallel loop (gemm.cpp, qlinear.cpp,
+// matmul_nbits.cpp), each as it would alone, so no bit changes; A is packed
+// or quantized once.
 void fuse_matmul_siblings(Graph& g, PassRecord& record) {
+  static const char* const kOps[] = {"", "MatMulGroup", "DynamicQuantizeMatMulGroup", "MatMulNBitsGroup"};
   std::vector<bool> dead(g.nodes.size(), false), grouped(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const bool quantized = g.nodes[i].op_type == "DynamicQuantizeMatMul";
-    const int64_t K = grouped[i] ? -1 : sibling_rows(g, g.nodes[i], quantized);
-    if (K < 0) continue;
+    const Sibling kind = grouped[i] ? Sibling::kNone : sibling_kind(g.nodes[i]);
+    const std::vector<int64_t> key = sibling_key(g, g.nodes[i], kind);
+    if (key.empty()) continue;
     const int a = g.nodes[i].inputs[0];
     std::vector<int> members;
     for (int c : g.consumers(a)) {
       const Node& n = g.nodes[static_cast<size_t>(c)];
-      if (!grouped[static_cast<size_t>(c)] && n.inputs[0] == a && n.op_type == g.nodes[i].op_type &&
-          sibling_rows(g, n, quantized) == K)
+      if (!grouped[static_cast<size_t>(c)] && n.inputs[0] == a && sibling_kind(n) == kind && sibling_key(g, n, kind) == key)
         members.push_back(c);
     }
     if (members.size() < 2 || members[0] != static_cast<int>(i)) continue;
     Node f;
-    f.name = g.nodes[i].name + (quantized ? "/DynamicQuantizeMatMulGroup" : "/MatMulGroup");
-    f.op_type = quantized ? "DynamicQuantizeMatMulGroup" : "MatMulGroup";
+    f.op_type = kOps[static_cast<int>(kind)];
+    f.name = g.nodes[i].name + "/" + f.op_type;
     f.domain = "spindle";
     f.opset = 1;
     f.inputs.push_back(a);
     std::vector<int> biases;
     std::vector<std::string> acts;
+    std::vector<int64_t> widths;
     for (int m : members) {
-      add_member(g.nodes[static_cast<size_t>(m)], quantized, f, biases, acts);
+      add_member(g.nodes[static_cast<size_t>(m)], kind, f, biases, acts, widths);
       grouped[static_cast<size_t>(m)] = dead[static_cast<size_t>(m)] = true;
     }
     f.inputs.insert(f.inputs.end(), biases.begin(), biases.end());
-    if (quantized) f.attrs.set("activations", acts);
+    if (kind == Sibling::kDynamicQuantize) f.attrs.set("activations", acts);
+    if (kind == Sibling::kNBits) {
+      for (const char* name : {"K", "bits", "block_size", "accuracy_level"})
+        if (g.nodes[i].attrs.has(name)) f.attrs.set(name, g.nodes[i].attrs.get_int(name));
+      f.attrs.set("N", widths);
+    }
     while (f.inputs.back() < 0) f.inputs.pop_back();  // trailing absent inputs
     dead[i] = false;
     g.nodes[i] = std::move(f);

@@ -128,6 +128,35 @@ class MatMulNBitsKernel final : public OpKernel {
   }
 
   bool owns_constant_input(int i) const override { return owned_ && (i == 1 || i == 2 || (i == 3 && zero_const_)); }
+
+  // For spindle.MatMulNBitsGroup: whether a run of `rows` rows, B not given
+  // (kept), takes the kept panels' fused row product (gemv_q4), whose
+  // column blocks the group then runs in its own loop.
+  bool panel_rows(int64_t rows) const { return owned_ && q4_ && !(rows >= kQ8GemmMinRows && zero_int_small_); }
+  // Its column blocks (of whole panels, as gemv_q4's) and one block over
+  // every row of A quantized by quantize_rows (the same for members of one
+  // K and block_size).
+  int64_t panel_columns() const { return gemv_columns_per_block(16); }
+  int64_t columns() const { return N_; }
+  struct QuantizedA {
+    const int8_t* q;
+    const float* scale;
+    const int32_t* sum;
+  };
+  QuantizedA quantize_a(const float* a, int64_t rows) const {
+    const Int8Rows r = quantize_rows(a, rows);
+    return {r.q, r.scale, r.sum};
+  }
+  void panel_block(const QuantizedA& qa, int64_t rows, int64_t n0, int64_t n1, const float* bias, float* y) const {
+    static const auto gemv_fn = SPINDLE_ISA_SELECT(nbits_q4_gemv);
+    static const bool vnni = cpu_has_avx512_vnni();
+    const Int8Rows r{const_cast<int8_t*>(qa.q), const_cast<float*>(qa.scale), const_cast<int32_t*>(qa.sum)};
+    for (int64_t r0 = 0; r0 < rows; r0 += kNbitsGemvMaxRows) {
+      NbitsQ4A p = rows_from<NbitsQ4A>(r, r0, rows, bias, y);
+      p.vnni = vnni;
+      gemv_fn({q4_.get(), N_, k_blocks_, block_size_}, p, n0, n1);
+    }
+  }
   size_t packed_bytes() const override {
     return owned_ ? b_.size() + (scale_.size() + zero_.size()) * sizeof(float) + zero_int_.size() + q4_bytes_ : 0;
   }
@@ -527,10 +556,127 @@ class MatMulNBitsKernel final : public OpKernel {
   size_t q4_bytes_ = 0;
 };
 
+// spindle.MatMulNBitsGroup (MatMulSiblingFusion): the MatMulNBits of one A
+// (a 4-bit decoder's query / key / value projections, its gate and up) with
+// the same K, bits, block_size and accuracy_level. Inputs A, then for member
+// i: B_i, scales_i, zero_points_i, bias_i (the last two optional) at 1 + 4i;
+// attributes K, bits, block_size, accuracy_level and N (one per member).
+// Each member is the MatMulNBits kernel of its own node. When every member
+// runs its rows on kept panels (a decode step at accuracy_level 4), A is
+// quantized once and the members' column blocks run in one parallel loop;
+// otherwise each member runs as its node would. Each output has its node's bits.
+class MatMulNBitsGroupKernel final : public OpKernel {
+ public:
+  explicit MatMulNBitsGroupKernel(const NodeInfo& node) : n_(node.num_outputs) {
+    const std::vector<int64_t> ns = node.attrs.get_ints("N");
+    if (n_ < 1 || static_cast<int>(ns.size()) != n_ || node.num_inputs < 3 + 4 * (n_ - 1) || node.num_inputs > 1 + 4 * n_)
+      fail(node, fmt::format("has {} inputs, {} outputs and {} values of N: expected A, then B, scales, zero_points "
+                             "and bias per output, and one N each",
+                             node.num_inputs, n_, ns.size()));
+    for (int i = 0; i < n_; ++i) {
+      NodeInfo m;
+      m.op_type = "MatMulNBits";
+      m.domain = "com.microsoft";
+      m.opset = 1;
+      m.name = node.name;
+      for (const char* a : {"K", "bits", "block_size", "accuracy_level"})
+        if (node.attrs.has(a)) m.attrs.set(a, node.attrs.get_int(a));
+      m.attrs.set("N", ns[static_cast<size_t>(i)]);
+      // As the member's node was written: a node without zero points keeps its panels.
+      m.num_inputs = node.const_input(4 + 4 * i) ? 6 : node.const_input(3 + 4 * i) ? 4 : 3;
+      m.prepack = node.prepack;
+      m.const_inputs = {nullptr, node.const_input(1 + 4 * i), node.const_input(2 + 4 * i), node.const_input(3 + 4 * i),
+                        nullptr, node.const_input(4 + 4 * i)};
+      infos_.push_back(std::move(m));
+    }
+    for (const NodeInfo& m : infos_) members_.push_back(std::make_unique<MatMulNBitsKernel>(m));
+  }
+
+  bool owns_constant_input(int i) const override {
+    if (i < 1 || i > 4 * n_) return false;
+    static constexpr int kLocal[4] = {1, 2, 3, 5};  // B, scales, zero_points, bias of the member's node
+    return members_[static_cast<size_t>((i - 1) / 4)]->owns_constant_input(kLocal[(i - 1) % 4]);
+  }
+  size_t packed_bytes() const override {
+    size_t bytes = 0;
+    for (const auto& m : members_) bytes += m->packed_bytes();
+    return bytes;
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& A = ctx.input(0);
+    require_float(ctx.node(), A, "A");
+    const int64_t K = infos_[0].attrs.get_int("K", 0);
+    if (A.rank() < 1 || A.dim(A.rank() - 1) != K)
+      fail(ctx.node(), fmt::format("input A has shape {}, expected [..., {}] (attribute K)", shape_to_string(A.shape()), K));
+    const int64_t rows = shape_numel(Shape(A.shape().begin(), A.shape().end() - 1));
+    bool together = rows > 0;
+    for (int i = 0; i < n_ && together; ++i)
+      together = !ctx.has_input(1 + 4 * i) && members_[static_cast<size_t>(i)]->panel_rows(rows);
+    if (!together) {
+      for (int i = 0; i < n_; ++i) run_member(ctx, i);
+      return;
+    }
+    std::vector<float*> y(static_cast<size_t>(n_));
+    std::vector<const float*> bias(static_cast<size_t>(n_));
+    std::vector<int64_t> nt(static_cast<size_t>(n_)), first(static_cast<size_t>(n_) + 1, 0);
+    for (int i = 0; i < n_; ++i) {
+      const MatMulNBitsKernel& m = *members_[static_cast<size_t>(i)];
+      Shape ys = A.shape();
+      ys.back() = m.columns();
+      y[static_cast<size_t>(i)] = ctx.output(i, DataType::kFloat32, ys).mutable_data<float>();
+      bias[static_cast<size_t>(i)] = member_bias(ctx, i, m.columns());
+      nt[static_cast<size_t>(i)] = m.panel_columns();
+      first[static_cast<size_t>(i) + 1] = first[static_cast<size_t>(i)] + ceil_div(m.columns(), nt[static_cast<size_t>(i)]);
+    }
+    const MatMulNBitsKernel::QuantizedA qa = members_[0]->quantize_a(A.data<float>(), rows);
+    const int64_t blocks = first.back();
+    if (blocks == 0) return;
+    const int64_t grain = ceil_div(blocks, int64_t{ctx.pool() ? ctx.pool()->dop() : 1});
+    parallel_for(ctx.pool(), 0, blocks, grain, gemm_cost(rows, nt[0], K / 8), [&](int64_t b0, int64_t b1) {
+      for (int64_t blk = b0; blk < b1; ++blk) {
+        size_t i = static_cast<size_t>(n_) - 1;
+        while (blk < first[i]) --i;
+        const MatMulNBitsKernel& m = *members_[i];
+        const int64_t n0 = (blk - first[i]) * nt[i], n1 = std::min(m.columns(), n0 + nt[i]);
+        m.panel_block(qa, rows, n0, n1, bias[i], y[i]);
+      }
+    });
+  }
+
+ private:
+  const float* member_bias(KernelContext& ctx, int i, int64_t N) const {
+    if (!ctx.has_input(4 + 4 * i)) return nullptr;
+    const Tensor& t = ctx.input(4 + 4 * i);
+    require_float(ctx.node(), t, "bias");
+    if (t.rank() != 1 || t.dim(0) != N)
+      fail(ctx.node(), fmt::format("input {} (bias of output {}) has shape {}, expected [{}]", 4 + 4 * i, i,
+                                   shape_to_string(t.shape()), N));
+    return t.data<float>();
+  }
+
+  // Member i as its own node: A and its inputs (those the plan kept), output i.
+  void run_member(KernelContext& ctx, int i) const {
+    auto given = [&](int j) { return ctx.has_input(j) ? &ctx.input(j) : nullptr; };
+    const Tensor* in[6] = {&ctx.input(0), given(1 + 4 * i), given(2 + 4 * i), given(3 + 4 * i), nullptr, given(4 + 4 * i)};
+    Tensor out[1];
+    KernelContext sub(infos_[static_cast<size_t>(i)], std::span<const Tensor* const>(in, 6), std::span<Tensor>(out, 1),
+                      ctx.pool());
+    sub.set_limits(ctx.limits());
+    members_[static_cast<size_t>(i)]->compute(sub);
+    ctx.set_output(i, std::move(out[0]));
+  }
+
+  int n_;
+  std::vector<NodeInfo> infos_;  // each member's node (its kernel refers to it)
+  std::vector<std::unique_ptr<MatMulNBitsKernel>> members_;
+};
+
 }  // namespace
 
 void register_matmul_nbits(KernelRegistry& r) {
   r.add("com.microsoft", "MatMulNBits", 1, 1, factory_of<MatMulNBitsKernel>());
+  r.add("spindle", "MatMulNBitsGroup", 1, 1, factory_of<MatMulNBitsGroupKernel>());
 }
 
 }  // namespace spindle::kernels::nn
