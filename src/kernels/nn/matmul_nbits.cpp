@@ -655,13 +655,16 @@ class MatMulNBitsGroupKernel final : public OpKernel {
     return t.data<float>();
   }
 
-  // Member i as its own node: A and its inputs (those the plan kept), output i.
+  // Member i as its own node: A and its inputs (those the plan kept), output
+  // i allocated as the group's (the run's buffers: fresh pages for a
+  // prompt's outputs cost more than the products on this guest).
   void run_member(KernelContext& ctx, int i) const {
     auto given = [&](int j) { return ctx.has_input(j) ? &ctx.input(j) : nullptr; };
     const Tensor* in[6] = {&ctx.input(0), given(1 + 4 * i), given(2 + 4 * i), given(3 + 4 * i), nullptr, given(4 + 4 * i)};
     Tensor out[1];
+    const OutputAllocator as_group = [&](DataType dtype, const Shape& shape) { return ctx.output(i, dtype, shape); };
     KernelContext sub(infos_[static_cast<size_t>(i)], std::span<const Tensor* const>(in, 6), std::span<Tensor>(out, 1),
-                      ctx.pool());
+                      ctx.pool(), &as_group);
     sub.set_limits(ctx.limits());
     members_[static_cast<size_t>(i)]->compute(sub);
     ctx.set_output(i, std::move(out[0]));
