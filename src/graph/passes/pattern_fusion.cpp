@@ -469,12 +469,10 @@ Sibling sibling_kind(const Node& n) {
 // nothing else fused; a DynamicQuantizeMatMul by a constant 2-D 8-bit B with
 // constant scales, zero points and bias and at most an activation without
 // parameters (ActivationFusion); a MatMulNBits with constant B, scales,
-// zero points and bias and no g_idx.
-std::vector<int64_t> sibling_key(const Graph& g, const Node& n, Sibling kind) {
-  if (kind == Sibling::kNone || n.outputs.size() != 1 || n.inputs.size() < 2 || n.inputs[0] < 0 ||
-      n.attrs.has("activation_affine") || n.attrs.has("fused_op") ||
-      !n.attrs.get_floats("activation_params", {}).empty() || !is_constant(g, n.inputs[1]))
-    return {};
+// zero points and bias and no g_idx. (After sibling_key's checks; throws
+// on an attribute of the wrong type.)
+std::vector<int64_t> member_key(const Graph& g, const Node& n, Sibling kind) {
+  if (!n.attrs.get_floats("activation_params", {}).empty()) return {};
   const Tensor* w = g.initializer(n.inputs[1]);
   switch (kind) {
     case Sibling::kFloat: {
@@ -489,18 +487,34 @@ std::vector<int64_t> sibling_key(const Graph& g, const Node& n, Sibling kind) {
       if (n.inputs.size() > 5 || w->rank() != 2 || (w->dtype() != DataType::kInt8 && w->dtype() != DataType::kUInt8) ||
           !constant_or_absent(g, n, 2, false) || !constant_or_absent(g, n, 3, true) || !constant_or_absent(g, n, 4, true))
         return {};
+      (void)n.attrs.get_string("activation", "");  // of the type add_member reads
       return {w->dim(0)};
     case Sibling::kNBits:
       if (n.inputs.size() > 6 || n.attrs.has("activation") || !n.attrs.has("K") || !n.attrs.has("N") ||
           !n.attrs.has("block_size") || !constant_or_absent(g, n, 2, false) || !constant_or_absent(g, n, 3, true) ||
           (n.inputs.size() > 4 && n.inputs[4] >= 0) || !constant_or_absent(g, n, 5, true))
         return {};
+      (void)n.attrs.get_int("N");  // of the type add_member reads
       return {n.attrs.get_int("K"), n.attrs.get_int("bits", 4), n.attrs.get_int("block_size"),
               n.attrs.get_int("accuracy_level", 0)};
     case Sibling::kNone:
       break;
   }
   return {};
+}
+
+// The key of n as a member (member_key), or empty.
+std::vector<int64_t> sibling_key(const Graph& g, const Node& n, Sibling kind) {
+  if (kind == Sibling::kNone || n.outputs.size() != 1 || n.inputs.size() < 2 || n.inputs[0] < 0 ||
+      n.attrs.has("activation_affine") || n.attrs.has("fused_op") || !is_constant(g, n.inputs[1]))
+    return {};
+  // Attributes of a type the kernel would refuse leave the node alone (its
+  // own kernel names the problem).
+  try {
+    return member_key(g, n, kind);
+  } catch (const Error&) {
+    return {};
+  }
 }
 
 // Inputs and outputs of member m appended to the group node f.

@@ -315,15 +315,6 @@ class QLinearMatMulKernel final : public OpKernel {
 
 // ---------------------------------------------------------------- dequantized products
 
-// com.microsoft DynamicQuantizeMatMul (A float, B, b_scale, b_zero_point?,
-// bias?) and MatMulIntegerToFloat (A, B, a_scale, b_scale, a_zero_point?,
-// b_zero_point?, bias?): the int32 product of the (quantized) A and B, then
-//   Y = float(acc) * (a_scale * b_scale[j])  (+ bias[j])
-// one float rounding at a time: what DynamicQuantizeLinear, MatMulInteger,
-// Cast, Mul(a_scale, b_scale), Mul and Add compute, which the optimizer's
-// DynamicQuantizeMatMulFusion turns into DynamicQuantizeMatMul. DynamicQuantizeMatMul
-// quantizes A as DynamicQuantizeLinear does (uint8, its own scale and zero
-// point). B is 2-D; a constant B is packed when the kernel is created.
 // Where a DequantizeMatMul-like product's operands are: DynamicQuantizeMatMul
 // (A, B, b_scale, b_zero_point?, bias?) or MatMulIntegerToFloat (A, B,
 // a_scale, b_scale, a_zero_point?, b_zero_point?, bias?).
