@@ -252,6 +252,30 @@ TEST(MatMulGroup, MatMulNBitsOfOneA) {
   }
 }
 
+// A model may write the group itself: zero points it computes (the fusion
+// groups constant ones only) are refused by name rather than ignored.
+TEST(MatMulGroup, MatMulNBitsGroupWithComputedZeroPointsIsRefused) {
+  ModelBuilder b(14);
+  b.opset("spindle", 1);
+  b.input("x", {2, 32}).input("z", {3}, onnx::TensorProto::UINT8).output("y", {2, 3});
+  b.initializer_u8("q", {3, 1, 16}, std::vector<uint8_t>(48, 0x21)).initializer("s", {3}, {0.5f, 0.25f, 1.0f});
+  onnx::NodeProto& n = b.node("MatMulNBitsGroup", {"x", "q", "s", "z"}, {"y"});
+  n.set_domain("spindle");
+  ModelBuilder::attr_ints(n, "N", {3});
+  ModelBuilder::attr_int(n, "K", 32);
+  ModelBuilder::attr_int(n, "bits", 4);
+  ModelBuilder::attr_int(n, "block_size", 32);
+  ModelBuilder::attr_int(n, "accuracy_level", 4);
+  auto session = InferenceSession::create_from_bytes(b.bytes(), SessionOptions{});
+  try {
+    session->run({{"x", Tensor::from_vector<float>({2, 32}, random_values(64, 5))},
+                  {"z", Tensor::from_vector<uint8_t>({3}, {1, 2, 3})}});
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("input 3 (zero_points of output 0) is computed, expected a constant"));
+  }
+}
+
 // Bad input after the fusion: x whose last dimension is not the weights'
 // rows fails naming the group's input and what it expected; the session runs
 // the next good input.

@@ -610,6 +610,11 @@ class MatMulNBitsGroupKernel final : public OpKernel {
     if (A.rank() < 1 || A.dim(A.rank() - 1) != K)
       fail(ctx.node(), fmt::format("input A has shape {}, expected [..., {}] (attribute K)", shape_to_string(A.shape()), K));
     const int64_t rows = shape_numel(Shape(A.shape().begin(), A.shape().end() - 1));
+    // A member's node was made without zero points unless they are constant
+    // (MatMulSiblingFusion groups no others): ones given to a run would be ignored.
+    for (int i = 0; i < n_; ++i)
+      if (ctx.has_input(3 + 4 * i) && !ctx.node().const_input(3 + 4 * i))
+        fail(ctx.node(), fmt::format("input {} (zero_points of output {}) is computed, expected a constant", 3 + 4 * i, i));
     bool together = rows > 0;
     for (int i = 0; i < n_ && together; ++i)
       together = !ctx.has_input(1 + 4 * i) && members_[static_cast<size_t>(i)]->panel_rows(rows);
@@ -671,7 +676,7 @@ class MatMulNBitsGroupKernel final : public OpKernel {
   }
 
   int n_;
-  std::vector<NodeInfo> infos_;  // each member's node (its kernel refers to it)
+  std::vector<NodeInfo> infos_;  // each member's node (run_member's contexts refer to it)
   std::vector<std::unique_ptr<MatMulNBitsKernel>> members_;
 };
 
