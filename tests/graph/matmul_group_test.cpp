@@ -174,20 +174,26 @@ std::vector<uint8_t> quantized_group_model() {
   return b.bytes();
 }
 
+// `bytes`, whose three products of x become one group, gives the separate
+// nodes' bits at 1, 2 and 3 threads for an x of `shape`.
+void expect_group_of_three_bits(const std::vector<uint8_t>& bytes, const Shape& shape, uint32_t seed) {
+  const Tensor x = Tensor::from_vector<float>(shape, random_values(static_cast<size_t>(shape_numel(shape)), seed));
+  const auto want = run(bytes, x, 1, false);
+  for (int threads : {1, 2, 3}) {
+    std::string summary;
+    const auto got = run(bytes, x, threads, true, true, &summary);
+    EXPECT_THAT(summary, ::testing::HasSubstr("MatMulSiblingFusion 3,"));
+    ASSERT_EQ(got.size(), 3u);
+    for (size_t i = 0; i < 3; ++i)
+      EXPECT_EQ(got[i].to_vector<float>(), want[i].to_vector<float>()) << "output " << i << ", " << threads << " threads";
+  }
+}
+
 TEST(MatMulGroup, DynamicQuantizeMatMulsOfOneA) {
   const auto bytes = quantized_group_model();
   for (const Shape& shape : {Shape{1, 1, 64}, Shape{2, 37, 64}}) {
     SCOPED_TRACE(shape_to_string(shape));
-    const Tensor x = Tensor::from_vector<float>(shape, random_values(static_cast<size_t>(shape_numel(shape)), 9));
-    const auto want = run(bytes, x, 1, false);
-    for (int threads : {1, 2, 3}) {
-      std::string summary;
-      const auto got = run(bytes, x, threads, true, true, &summary);
-      EXPECT_THAT(summary, ::testing::HasSubstr("MatMulSiblingFusion 3,"));
-      ASSERT_EQ(got.size(), 3u);
-      for (size_t i = 0; i < 3; ++i)
-        EXPECT_EQ(got[i].to_vector<float>(), want[i].to_vector<float>()) << "output " << i << ", " << threads << " threads";
-    }
+    expect_group_of_three_bits(bytes, shape, 9);
   }
 }
 
@@ -238,16 +244,7 @@ TEST(MatMulGroup, MatMulNBitsOfOneA) {
     const auto bytes = nbits_group_model(level);
     for (const Shape& shape : {Shape{1, 1, 96}, Shape{1, 2, 96}, Shape{1, 9, 96}}) {
       SCOPED_TRACE(fmt::format("accuracy_level {}, x {}", level, shape_to_string(shape)));
-      const Tensor x = Tensor::from_vector<float>(shape, random_values(static_cast<size_t>(shape_numel(shape)), 11));
-      const auto want = run(bytes, x, 1, false);
-      for (int threads : {1, 2, 3}) {
-        std::string summary;
-        const auto got = run(bytes, x, threads, true, true, &summary);
-        EXPECT_THAT(summary, ::testing::HasSubstr("MatMulSiblingFusion 3,"));
-        ASSERT_EQ(got.size(), 3u);
-        for (size_t i = 0; i < 3; ++i)
-          EXPECT_EQ(got[i].to_vector<float>(), want[i].to_vector<float>()) << "output " << i << ", " << threads << " threads";
-      }
+      expect_group_of_three_bits(bytes, shape, 11);
     }
   }
 }
