@@ -549,7 +549,7 @@ void add_member(const Node& m, Sibling kind, Node& f, std::vector<int>& biases, 
 // b_zero_point, bias per member; attribute activations); MatMulNBits one
 // spindle.MatMulNBitsGroup (inputs A, then B, scales, zero_points, bias per
 // member; attributes K, bits, block_size, accuracy_level and N per member).
-// The members' blocks run in one parallel loop (gemm.cpp, qlinear.cpp,
+// The members' blocks run in one parallel loop (gemm.cpp, dequantized_matmul.cpp,
 // matmul_nbits.cpp), each as it would alone, so no bit changes; A is packed
 // or quantized once.
 void fuse_matmul_siblings(Graph& g, PassRecord& record) {

@@ -82,7 +82,7 @@ QuantChain match_chain(const Graph& g, int mi, int y, int ys, int yz, const std:
 // bias)] with constant int8 / uint8 B (2-D), b_zp, b_scale and bias: each
 // MatMul becomes DynamicQuantizeMatMul(x, B, b_scale, b_zp, bias), which
 // quantizes x as DynamicQuantizeLinear does and computes the same floats
-// (kernels/nn/qlinear.cpp). Only when every reader of y, ys and yz is such
+// (kernels/nn/dequantized_matmul.cpp). Only when every reader of y, ys and yz is such
 // a chain (the quantizer shares one DynamicQuantizeLinear between the
 // MatMuls reading one activation: each fused node then quantizes x itself)
 // and no intermediate is a graph output or read elsewhere.

@@ -173,6 +173,7 @@ void register_resize(KernelRegistry& r);
 void register_col2im(KernelRegistry& r);
 void register_rnn(KernelRegistry& r);
 void register_qlinear(KernelRegistry& r);
+void register_dequantized_matmul(KernelRegistry& r);  // dequantized_matmul.cpp
 void register_qlinear_contrib(KernelRegistry& r);  // qlinear_contrib.cpp: com.microsoft quantized ops
 void register_qoperator(KernelRegistry& r);        // qoperator.cpp: com.microsoft ops of QOperator-format models
 void register_matmul_nbits(KernelRegistry& r);      // matmul_nbits.cpp: com.microsoft MatMulNBits

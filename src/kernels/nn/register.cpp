@@ -1,6 +1,6 @@
 // register.cpp — registers the kernels of src/kernels/nn (one entry point per
 // file: conv.cpp (its drivers in conv/), conv_transpose.cpp, pool.cpp, norm.cpp, gemm.cpp, resize.cpp, col2im.cpp,
-// rnn.cpp, qlinear.cpp, qlinear_contrib.cpp, qoperator.cpp, matmul_nbits.cpp, transformer.cpp, attention.cpp, blocked.cpp).
+// rnn.cpp, qlinear.cpp, dequantized_matmul.cpp, qlinear_contrib.cpp, qoperator.cpp, matmul_nbits.cpp, transformer.cpp, attention.cpp, blocked.cpp).
 #include "kernels/kernel.h"
 #include "kernels/nn/nn_util.h"
 
@@ -16,6 +16,7 @@ void register_nn_kernels(KernelRegistry& r) {
   nn::register_col2im(r);
   nn::register_rnn(r);
   nn::register_qlinear(r);
+  nn::register_dequantized_matmul(r);
   nn::register_qlinear_contrib(r);
   nn::register_qoperator(r);
   nn::register_matmul_nbits(r);
